@@ -1,0 +1,3 @@
+from firedup.cli import main
+
+main()

@@ -1,0 +1,179 @@
+"""Timestamps as logs write them, completed with the date or year they leave out.
+
+SGLang printed only the time of day until 0.3.3; vLLM never prints the year; journald
+prints no year either. A collector prefix often carries what the line lacks. The `Clock`
+fills the gaps in a fixed order and remembers which source it used, so a report can say
+how much to trust a date.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from firedup.sources import OuterStamp
+
+HALF_DAY = timedelta(hours=12)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Stamp:
+    """A point in time plus the ISO 8601 text it is shown as (the log's own precision)."""
+
+    dt: datetime
+    iso: str = field(compare=False)
+
+    def minus(self, other: Stamp) -> float:
+        """Seconds from `other` to `self`."""
+        return (self.dt - other.dt).total_seconds()
+
+    def plus(self, seconds: float) -> Stamp:
+        dt = self.dt + timedelta(seconds=seconds)
+        text = dt.isoformat(timespec="milliseconds" if dt.microsecond else "seconds")
+        return Stamp(dt, text)
+
+    def __str__(self) -> str:
+        return self.iso
+
+
+def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
+    hh, mm, ss = (int(p) for p in time_text.split(":"))
+    micro = int((frac + "000000")[:6]) if frac else 0
+    dt = datetime(day.year, day.month, day.day, hh, mm, ss, micro)
+    iso = f"{day.isoformat()}T{time_text}" + (f".{frac}" if frac else "")
+    return Stamp(dt, iso)
+
+
+def _closest_day(candidates: list[date], time_text: str, frac: str, anchor: datetime) -> date:
+    def distance(day: date) -> float:
+        return abs((make_stamp(day, time_text, frac).dt - anchor).total_seconds())
+
+    return min(candidates, key=distance)
+
+
+def _safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:  # Feb 29 in a year that has none, or a garbled field
+        return None
+
+
+class Clock:
+    """Resolves partial timestamps of one source, in order.
+
+    `date_source` records where the date came from the first time one was needed:
+    "log" (the line carries it), "outer" (a collector prefix), "--date", "mtime" (the
+    file's modification year) or "default" (1970-01-01, as the contract asks).
+    """
+
+    def __init__(self, default_date: date | None = None, file_year: int | None = None) -> None:
+        self.default_date = default_date
+        self.file_year = file_year
+        self.date_source: str | None = None
+        self._day: date | None = None  # running day for time-only lines
+        self._last: datetime | None = None
+        self._year: int | None = None  # running year for month-day lines
+
+    def _note(self, source: str) -> None:
+        # "log" is the default; any completed date is the more telling fact, so it sticks.
+        if self.date_source in (None, "log"):
+            self.date_source = source
+
+    def outer_datetime(self, outer: OuterStamp) -> datetime | None:
+        if outer.year is None:
+            return None
+        day = _safe_date(outer.year, outer.month, outer.day)
+        return make_stamp(day, outer.time, outer.frac).dt if day else None
+
+    def resolve(
+        self,
+        *,
+        date_text: str | None = None,
+        month_day: str | None = None,
+        time_text: str | None = None,
+        frac: str = "",
+        outer: OuterStamp | None = None,
+    ) -> Stamp | None:
+        if time_text is None:
+            return self._from_outer(outer) if outer else None
+        if date_text is not None:
+            y, m, d = (int(p) for p in date_text.split("-"))
+            day = _safe_date(y, m, d)
+            if day is None:
+                return None
+            self._note("log")
+            stamp = make_stamp(day, time_text, frac)
+            self._remember(stamp)
+            return stamp
+        anchor = self.outer_datetime(outer) if outer else None
+        if month_day is not None:
+            month, dom = (int(p) for p in month_day.split("-"))
+            return self._month_day(month, dom, time_text, frac, anchor)
+        # Time of day only.
+        if anchor is not None:
+            base = anchor.date()
+            day = _closest_day([base - timedelta(days=1), base, base + timedelta(days=1)], time_text, frac, anchor)
+            self._note("outer")
+        else:
+            day = self._running_day(time_text)
+        stamp = make_stamp(day, time_text, frac)
+        self._remember(stamp)
+        return stamp
+
+    def _running_day(self, time_text: str) -> date:
+        if self._day is None:
+            if self.default_date is not None:
+                self._day = self.default_date
+                self._note("--date")
+            else:
+                self._day = date(1970, 1, 1)
+                self._note("default")
+        candidate = make_stamp(self._day, time_text).dt
+        if self._last is not None and self._last - candidate > HALF_DAY:
+            self._day += timedelta(days=1)  # the clock wrapped past midnight
+        return self._day
+
+    def _month_day(self, month: int, dom: int, time_text: str, frac: str, anchor: datetime | None) -> Stamp | None:
+        if anchor is not None:
+            years = [anchor.year - 1, anchor.year, anchor.year + 1]
+            days = [d for d in (_safe_date(y, month, dom) for y in years) if d]
+            if not days:
+                return None
+            day = _closest_day(days, time_text, frac, anchor)
+            self._note("outer")
+            self._year = day.year
+        else:
+            if self._year is None:
+                if self.default_date is not None:
+                    self._year = self.default_date.year
+                    self._note("--date")
+                elif self.file_year is not None:
+                    self._year = self.file_year
+                    self._note("mtime")
+                else:
+                    self._year = 1970
+                    self._note("default")
+            elif self._last is not None and month < self._last.month - 6:
+                self._year += 1  # December -> January: the year turned
+            maybe = _safe_date(self._year, month, dom)
+            if maybe is None:
+                return None
+            day = maybe
+        stamp = make_stamp(day, time_text, frac)
+        self._remember(stamp)
+        return stamp
+
+    def _from_outer(self, outer: OuterStamp) -> Stamp | None:
+        if outer.year is not None:
+            day = _safe_date(outer.year, outer.month, outer.day)
+            if day is None:
+                return None
+            self._note("outer")
+            return make_stamp(day, outer.time, outer.frac)
+        return self._month_day(outer.month, outer.day, outer.time, outer.frac, None)
+
+    def _remember(self, stamp: Stamp) -> None:
+        if self._last is None or stamp.dt > self._last:
+            self._last = stamp.dt
+        if self._day is None or stamp.dt.date() > self._day:
+            self._day = stamp.dt.date()

@@ -1,0 +1,225 @@
+"""The incremental engine: logical lines in, events out, one line at a time.
+
+It is what `wait` runs on a growing log and what `parse` runs on small inputs. The batch
+engine (`firedup.batch`) must give exactly the same events from the same rule tables;
+a differential test holds them to that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from firedup.clock import Clock, Stamp
+from firedup.formats.base import Format, Header
+from firedup.sources import Line
+
+# Event names the engine itself emits (not from rules): the first and the last line with
+# the engine's own timestamp around every possible run boundary and at the end of input.
+CLOCK_FIRST = "clock.first"
+CLOCK_LAST = "clock.last"
+
+
+@dataclass(slots=True)
+class Event:
+    """A line that matched a rule, with what the rule read from it."""
+
+    name: str
+    line: int  # physical line number, 1-based
+    ts: Stamp | None  # the line's own time, or the last one seen when `inherited`
+    rank: str | None = None  # "TP0", "DP1 TP1", "GPU0"; None for untagged lines
+    fields: dict[str, Any] = field(default_factory=dict)
+    text: str = ""  # the message
+    inherited: bool = False
+    header: str = "bare"  # which header family the line had
+    proc: str | None = None
+
+    def key(self) -> tuple[Any, ...]:
+        """What two engines must agree on."""
+        return (self.name, self.line, self.ts.iso if self.ts else None, self.inherited, self.rank,
+                sorted((k, repr(v)) for k, v in self.fields.items()), self.text, self.header)
+
+
+@dataclass(slots=True)
+class LineStats:
+    """How every input line was accounted for."""
+
+    physical: int = 0  # physical lines read
+    logical: int = 0  # after splitting progress redraws and glued lines
+    matched: int = 0  # became an event
+    runtime: int = 0  # runtime traffic skipped by literal (batch lines)
+    timestamped: int = 0  # carried the engine's own timestamp but no rule matched
+    other: int = 0  # everything else: third-party output, traceback bodies, blank lines
+
+    def as_dict(self) -> dict[str, int]:
+        return {"physical": self.physical, "logical": self.logical, "matched": self.matched,
+                "runtime": self.runtime, "timestamped": self.timestamped, "other": self.other}
+
+
+@dataclass(slots=True)
+class Parsed:
+    """A line split into header parts and message, before rules run."""
+
+    header: Header | None
+    msg: str
+    ts: Stamp | None
+    own_clock: bool
+    rank: str | None
+    level: str | None
+
+
+def _normalise_ranks(text: str | None) -> str | None:
+    if not text:
+        return None
+    ranks = text.split()
+    return " ".join(ranks) if ranks else None
+
+
+class Scanner:
+    """Turns the logical lines of one source into events, keeping the clock between lines."""
+
+    def __init__(self, fmt: Format, default_date: date | None = None, file_year: int | None = None) -> None:
+        self.fmt = fmt
+        self.clock = Clock(default_date, file_year)
+        self.stats = LineStats()
+        self._last_own: tuple[Stamp, int] | None = None  # last own-clock stamp and its line
+        self._want_first = True  # emit CLOCK_FIRST at the next own-clock stamp
+        self._last_any: Stamp | None = None  # fallback for logs that never show their own clock
+        self._last_physical = 0
+
+    # -- header layer ------------------------------------------------------------------
+    def split(self, line: Line) -> Parsed:
+        text = line.text
+        for header in self.fmt.headers:
+            m = header.regex.match(text)
+            if m is None:
+                continue
+            g = m.groupdict()
+            msg = g["msg"] or ""
+            level = g.get("level")
+            if self.fmt.compiled_level is not None:
+                lm = self.fmt.compiled_level.match(msg)
+                if lm:
+                    level = lm.groupdict().get("level") or level
+                    msg = msg[lm.end():]
+            ts = None
+            if g.get("time"):
+                ts = self.clock.resolve(date_text=g.get("date"), month_day=g.get("md"), time_text=g["time"],
+                                        frac=g.get("frac") or "", outer=line.outer)
+            rank = _normalise_ranks(g.get("ranks"))
+            if rank is None and g.get("gpu") is not None:
+                rank = f"GPU{g['gpu']}"
+            if rank is None and g.get("rank") is not None:
+                rank = g["rank"]
+            if rank is None:
+                rank = self.fmt.rank_from_proc(line.proc)
+            return Parsed(header, msg, ts, header.clock == "own" and ts is not None, rank, level)
+        rank = self.fmt.rank_from_proc(line.proc)
+        return Parsed(None, text, None, False, rank, None)
+
+    # -- rule layer --------------------------------------------------------------------
+    def feed(self, line: Line) -> list[Event]:
+        stats = self.stats
+        stats.logical += 1
+        if line.number > stats.physical:
+            stats.physical = line.number
+        parsed = self.split(line)
+        previous_own = self._last_own
+        own = parsed.own_clock and parsed.ts is not None
+        if own:
+            assert parsed.ts is not None
+            self._last_own = (parsed.ts, line.number)
+        out: list[Event] = []
+        msg = parsed.msg
+        if any(lit in msg for lit in self.fmt.runtime_literals):
+            stats.runtime += 1
+            self._maybe_first(out, parsed, line)
+            return out
+        ts, inherited = parsed.ts, False
+        if ts is not None and not own and self._last_own is not None:
+            ts, inherited = self._last_own[0], True  # a foreign clock: keep ours
+        if ts is None:
+            if self._last_own is not None:
+                ts, inherited = self._last_own[0], True
+            elif line.outer is not None:
+                ts = self.clock.resolve(outer=line.outer)
+            elif self._last_any is not None:
+                ts, inherited = self._last_any, True
+        if ts is not None and not inherited:
+            self._last_any = ts
+        event = self._match(msg, line, parsed, ts, inherited)
+        if event is None:
+            if own:
+                stats.timestamped += 1
+            else:
+                stats.other += 1
+            self._maybe_first(out, parsed, line)
+            return out
+        stats.matched += 1
+        if event.fields.get("starts_run"):
+            if previous_own is not None:
+                out.append(Event(CLOCK_LAST, previous_own[1], previous_own[0], header="clock"))
+            self._want_first = True
+        self._maybe_first(out, parsed, line)
+        out.append(event)
+        return out
+
+    def _maybe_first(self, out: list[Event], parsed: Parsed, line: Line) -> None:
+        if self._want_first and parsed.own_clock and parsed.ts is not None:
+            out.append(Event(CLOCK_FIRST, line.number, parsed.ts, parsed.rank, header="clock"))
+            self._want_first = False
+
+    def _match(self, msg: str, line: Line, parsed: Parsed, ts: Stamp | None, inherited: bool) -> Event | None:
+        for rule in self.fmt.rules:
+            if not any(lit in msg for lit in rule.literals):
+                continue
+            m = rule.regex.search(msg)
+            if m is None:
+                continue
+            fields = rule.convert(m.groupdict())
+            for regex, conv in self.fmt.compiled_fields:
+                if fields.keys() & regex.groupindex.keys():
+                    continue
+                fm = regex.search(msg)
+                if fm:
+                    for key, value in fm.groupdict().items():
+                        if value is not None:
+                            try:
+                                fields[key] = conv(value)
+                            except (TypeError, ValueError):
+                                fields[key] = value
+            if parsed.level:
+                fields.setdefault("level", parsed.level)
+            if line.repeated > 1:
+                fields["repeated"] = line.repeated
+            if rule.starts_run:
+                fields["starts_run"] = rule.starts_run
+            header = parsed.header.name if parsed.header else "bare"
+            return Event(rule.name, line.number, ts, parsed.rank, fields, msg, inherited, header, line.proc)
+        return None
+
+    def finish(self) -> list[Event]:
+        if self._last_own is None:
+            return []
+        stamp, number = self._last_own
+        return [Event(CLOCK_LAST, number, stamp, header="clock")]
+
+
+def scan(fmt: Format, lines: Iterable[Line], default_date: date | None = None,
+         file_year: int | None = None) -> tuple[list[Event], LineStats, Clock]:
+    """All events of a finite sequence of lines."""
+    scanner = Scanner(fmt, default_date, file_year)
+    events: list[Event] = []
+    for line in lines:
+        events.extend(scanner.feed(line))
+    events.extend(scanner.finish())
+    return events, scanner.stats, scanner.clock
+
+
+def iter_events(fmt: Format, lines: Iterable[Line], default_date: date | None = None) -> Iterator[Event]:
+    scanner = Scanner(fmt, default_date)
+    for line in lines:
+        yield from scanner.feed(line)
+    yield from scanner.finish()

@@ -1,0 +1,160 @@
+"""The vocabulary of a log format: headers, rules, and the format that bundles them.
+
+A format is data, not code. Each engine module declares tables of `Header` and `Rule`
+objects; the engines in `firedup.engine` (incremental) and `firedup.batch` (polars) both
+read the same tables. That is why every regex here must stay in the syntax that Python's
+`re` and Rust's `regex` crate share: no look-arounds, no back-references.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Converter = Callable[[str], Any]
+
+
+def to_float(text: str) -> float:
+    return float(text)
+
+
+def to_int(text: str) -> int:
+    return int(text)
+
+
+def to_list(text: str) -> list[int]:
+    """`[1, 2, 4]` or `1, 2, 4` as printed for captured batch sizes."""
+    return [int(part) for part in re.findall(r"-?\d+", text)]
+
+
+def to_bool(text: str) -> bool:
+    return text.strip().lower() in {"true", "1", "yes"}
+
+
+@dataclass(frozen=True)
+class Header:
+    """How one family of lines is laid out before its message.
+
+    Named groups the engines understand:
+    `date` (YYYY-MM-DD), `md` (MM-DD, no year), `time` (HH:MM:SS), `frac` (fraction of a
+    second), `ranks` (rank tags such as ` DP0 TP3`), `gpu` (old `[gpu_id=N]`), `level`,
+    `proc` (a process tag such as `EngineCore_DP0`), and `msg`, the text the rules see.
+    A header without `msg` is not allowed: rules always look at a message.
+    """
+
+    name: str
+    pattern: str
+    # "own": this is the engine's own clock; "foreign": a third-party logger whose clock
+    # and date may differ (vLLM-style lines inside old SGLang logs), so it never sets the
+    # run's first timestamp and never lends its time to lines without one.
+    clock: str = "own"
+    # A cheap literal every matching line contains, for the batch engine's prefilter.
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", re.compile(self.pattern))
+        if "msg" not in self.regex.groupindex:
+            raise ValueError(f"header {self.name!r} has no (?P<msg>...) group")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One kind of line worth knowing about.
+
+    `name` is the event the line becomes; milestone names follow shared/CONTRACT.md.
+    `pattern` is searched in the message. Every line the pattern matches contains one of
+    the `literal` strings; the engines test those before any regex runs. `fields` converts
+    named groups (group name -> converter); groups not listed are kept as strings, and
+    `const` adds fixed fields (such as which kind of graph a capture line is about).
+    `starts_run` marks lines that open a new startup: "always" (a fresh server_args dump)
+    or "after_end" (a process banner, which only starts a run after a ready or a crash).
+    """
+
+    name: str
+    pattern: str
+    literal: str | tuple[str, ...]
+    fields: Mapping[str, Converter] = field(default_factory=dict)
+    const: Mapping[str, Any] = field(default_factory=dict)
+    starts_run: str | None = None
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    literals: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", re.compile(self.pattern))
+        lits = (self.literal,) if isinstance(self.literal, str) else tuple(self.literal)
+        object.__setattr__(self, "literals", lits)
+        if self.starts_run not in (None, "always", "after_end"):
+            raise ValueError(f"rule {self.name!r}: starts_run must be None, 'always' or 'after_end'")
+
+    def convert(self, groups: Mapping[str, str | None]) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.const)
+        for key, value in groups.items():
+            if value is None:
+                continue
+            conv = self.fields.get(key)
+            if conv is None:
+                out[key] = value
+                continue
+            try:
+                out[key] = conv(value)
+            except (TypeError, ValueError):
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
+class Format:
+    """An engine's line layout and rules, plus how to recognise its logs.
+
+    `sniff_literals` maps a substring to a weight; `sniff` adds the weights of the
+    literals it sees in a sample of the file. The registry picks the highest score.
+    `runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
+    that the engines may skip without running any rule.
+    """
+
+    name: str
+    headers: Sequence[Header]
+    rules: Sequence[Rule]
+    sniff_literals: Mapping[str, float]
+    runtime_literals: Sequence[str] = ()
+    # Patterns with one named group each, searched in the message of every matched line
+    # to pick up values that many lines share (`avail mem=`, `mem usage=`).
+    field_patterns: Sequence[tuple[str, Converter]] = ()
+    # A level prefix some loggers put in front of the message (uvicorn's `INFO:     `).
+    level_prefix: str | None = None
+    # (pattern, template) pairs turning a process tag into a rank, e.g. Worker_TP1 -> TP1.
+    proc_ranks: Sequence[tuple[str, str]] = ()
+    # The values an engine uses for flags its launch command leaves out.
+    config_defaults: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+    compiled_fields: tuple[tuple[re.Pattern[str], Converter], ...] = field(init=False, repr=False, compare=False)
+    compiled_level: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    compiled_proc_ranks: tuple[tuple[re.Pattern[str], str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compiled_fields", tuple((re.compile(p), c) for p, c in self.field_patterns))
+        object.__setattr__(self, "compiled_level", re.compile(self.level_prefix) if self.level_prefix else None)
+        object.__setattr__(self, "compiled_proc_ranks", tuple((re.compile(p), t) for p, t in self.proc_ranks))
+        names = [r.name for r in self.rules]
+        if not names:
+            raise ValueError(f"format {self.name!r} has no rules")
+
+    def rank_from_proc(self, proc: str | None) -> str | None:
+        if not proc:
+            return None
+        for regex, template in self.compiled_proc_ranks:
+            m = regex.search(proc)
+            if m:
+                return template.format(**m.groupdict())
+        return None
+
+    def sniff(self, sample: str) -> float:
+        return sum(weight for literal, weight in self.sniff_literals.items() if literal in sample)
+
+    def rule(self, name: str) -> Rule:
+        for rule in self.rules:
+            if rule.name == name:
+                return rule
+        raise KeyError(name)

@@ -1,0 +1,271 @@
+"""SGLang server logs, 0.1 (2024) to 0.5.23 (2026), as catalogued in shared/formats/sglang.md.
+
+Two tables: `HEADERS` says how a line is laid out before its message, `RULES` which
+messages matter. The first header and the first rule that match win, so specific entries
+come before general ones. Regexes avoid look-arounds and back-references so that polars
+(Rust regex) can run them too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from firedup.formats.base import Format, Header, Rule, to_float, to_int, to_list
+
+# --- line layouts ------------------------------------------------------------------------
+
+_DATE = r"(?P<date>\d{4}-\d{2}-\d{2})"
+_TIME = r"(?P<time>\d{2}:\d{2}:\d{2})"
+_FRAC = r"(?:[.,](?P<frac>\d{1,9}))?"
+# Rank tags in any order: DP, PP, ATTN_CP, MOE_DP, TP, EP; encoder-disaggregation workers.
+_RANKS = r"(?P<ranks>(?: (?:[A-Z][A-Z_]*\d+|encode_server|encode_dp_worker\[\d+\]))*)"
+_LEVEL = r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|TRACE)"
+
+HEADERS = (
+    # Offline engine / docs CI: "[2025-10-31 21:10:05] INFO engine.py:124: msg"
+    Header("engine", rf"^\[{_DATE} {_TIME}{_FRAC}{_RANKS}\] {_LEVEL} [\w.-]+\.py:\d+: (?P<msg>.*)$"),
+    # The main format. The opening bracket is optional: terminals cut the first character.
+    Header("sglang", rf"^\[?{_DATE} {_TIME}{_FRAC}{_RANKS}\] ?(?P<msg>.*)$"),
+    # 0.2.14-0.3.3: time of day only.
+    Header("sglang-time", rf"^\[{_TIME}{_FRAC}{_RANKS}\] (?P<msg>.*)$"),
+    # 0.1-0.2: "[gpu_id=0] msg" / "[gpu=0] msg", no time at all.
+    Header("sglang-gpu", r"^\[gpu(?:_id)?=(?P<gpu>\d+)\] (?P<msg>.*)$"),
+    # vLLM-style lines from the vLLM loader inside 2024 SGLang logs. Their clock can be on
+    # another date (corpus 027), so they never lend their time to SGLang lines.
+    Header("vllm-style",
+           rf"^{_LEVEL} (?P<md>\d{{2}}-\d{{2}}) {_TIME}(?:\.\d+)? \[?[\w./-]+:\d+\] (?P<msg>.*)$",
+           clock="foreign"),
+    # Python's default logging format, used before SGLang configures its logger.
+    Header("pylogging", rf"^{_LEVEL}:(?P<logger>[\w.]+):(?P<msg>.*)$"),
+    # uvicorn without a timestamp (0.3.3 and older).
+    Header("uvicorn", rf"^{_LEVEL}:\s+(?P<msg>.*)$"),
+)
+
+# --- field converters --------------------------------------------------------------------
+
+
+def parse_timings(text: str) -> dict[str, Any]:
+    """`load_weight=1.2, kv_cache_allocation=0.3, cuda_graph={decode=4.5, ...}, ...` -> dict."""
+    out: dict[str, Any] = {}
+    nested = re.search(r"cuda_graph=\{([^}]*)\}", text)
+    if nested:
+        out["cuda_graph"] = {k: float(v) for k, v in re.findall(r"(\w+)=(-?[\d.]+)", nested.group(1))}
+        text = text[: nested.start()] + text[nested.end():]
+    for key, value in re.findall(r"(\w+)=(-?[\d.]+)", text):
+        out[key] = float(value)
+    return out
+
+
+_FLAG_ALIASES = {"tp": "tp_size", "tensor_parallel_size": "tp_size", "dp": "dp_size", "data_parallel_size": "dp_size",
+                 "pp": "pp_size", "pipeline_parallel_size": "pp_size", "ep": "ep_size",
+                 "expert_parallel_size": "ep_size", "model": "model_path"}
+
+
+def _typed(text: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
+
+
+def parse_argv(text: str) -> dict[str, Any]:
+    """`--tp-size 2 --disable-cuda-graph --model-path m` -> {"tp_size": 2, ...}."""
+    import shlex
+
+    try:
+        tokens = shlex.split(text)
+    except ValueError:
+        tokens = text.split()
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token.startswith("--"):
+            continue
+        name, _, value = token[2:].partition("=")
+        key = name.replace("-", "_")
+        key = _FLAG_ALIASES.get(key, key)
+        if not _:
+            if i < len(tokens) and not tokens[i].startswith("--"):
+                value = tokens[i]
+                i += 1
+            else:
+                out[key] = True
+                continue
+        out[key] = _typed(value)
+    return out
+
+
+_GB = r"(-?[\d.]+) ?GB"
+
+# --- rules -------------------------------------------------------------------------------
+
+RULES = (
+    # process start and configuration
+    Rule("server_args", r"^server_args=(?P<args>(?:ServerArgs\(|\{).*)$", "server_args=", starts_run="always"),
+    Rule("run.banner", r"'python -m sglang\.launch_server' is still supported", "is still supported",
+         starts_run="after_end"),
+    # A launch command echoed by a shell ("... Killed   python3 -m sglang.launch_server --tp-size 2")
+    Rule("config.command",
+         r"(?:^|\s)(?:python[\d.]* -m sglang\.(?:launch_server|bench_one_batch|bench_latency|bench_offline_throughput)|sglang serve) (?P<argv>--[^<>]*)$",
+         ("sglang.launch_server", "sglang serve", "sglang.bench"), fields={"argv": parse_argv}),
+    Rule("config.stated", r"parallel size is adjusted to be the same as the tensor parallel size\[(?P<tp_size>\d+)\]",
+         "tensor parallel size[", fields={"tp_size": to_int}),
+    Rule("config.stated", r"'--disable-cuda-graph' is deprecated", "--disable-cuda-graph' is deprecated",
+         const={"disable_cuda_graph": True}),
+    # distributed init
+    Rule("dist_init.begin", r"^Init (?:torch distributed|parallel|nccl) begin\.", "Init "),
+    Rule("dist_init.end", r"^Init (?:torch distributed|parallel) ends\.(?: elapsed=(?P<elapsed_s>[\d.]+) s)?",
+         "Init ", fields={"elapsed_s": to_float}),
+    # weights
+    Rule("load_weight.begin", r"^Load weight begin\.", "Load weight begin"),
+    Rule("load_weight.commit",
+         r"^Load weight end\. Committed real weights after CUDA graph capture in (?P<elapsed_s>[\d.]+) s",
+         "Committed real weights", fields={"elapsed_s": to_float}),
+    Rule("load_weight.end",
+         r"^Load weight end\.(?: elapsed=(?P<elapsed_s>[\d.]+) s,)?(?: type=(?P<model_type>\w+))?"
+         r"(?:, dtype=(?P<dtype>[\w.]+))?(?:, quant=(?P<quant>[\w.-]+))?",
+         "Load weight end", fields={"elapsed_s": to_float}),
+    Rule("load_weight.took", r"^Loading weights took (?P<elapsed_s>[\d.]+) seconds", "Loading weights took",
+         fields={"elapsed_s": to_float}),
+    # KV cache and memory pool
+    Rule("kv_cache.allocated",
+         r"KV Cache is allocated\.(?: dtype: (?P<kv_dtype>[\w.]+),)?(?: #tokens: (?P<tokens>\d+),)?",
+         "KV Cache is allocated", fields={"tokens": to_int}),
+    Rule("kv_cache.other", r"^(?:Mamba Cache is allocated|KV Cache VA upper bound|SWAKVPool mem usage|Initialize DeepSeekV4TokenToKVPool)",
+         ("Mamba Cache", "KV Cache VA", "SWAKVPool", "TokenToKVPool")),
+    Rule("memory_pool.end", r"^Memory pool end\.", "Memory pool end"),
+    # graph capture: 0.5.14+ names the role (target/draft) and the stage
+    Rule("cuda_graph.begin", r"^Capture target (?P<detail>\w+) (?P<device>\S+) graph begin\.", "Capture target",
+         fields={}, const={"model": "target"}),
+    Rule("cuda_graph.end",
+         r"^Capture target (?P<detail>\w+) (?P<device>\S+) graph end\.(?: bs=(?P<bs>\[[^\]]*\]),)? elapsed=(?P<elapsed_s>[\d.]+) s",
+         "Capture target", fields={"elapsed_s": to_float, "bs": to_list}, const={"model": "target"}),
+    Rule("draft.cuda_graph.begin", r"^Capture draft (?P<detail>\w+) (?P<device>\S+) graph begin\.", "Capture draft",
+         const={"model": "draft"}),
+    Rule("draft.cuda_graph.end",
+         r"^Capture draft (?P<detail>\w+) (?P<device>\S+) graph end\.(?: bs=(?P<bs>\[[^\]]*\]),)? elapsed=(?P<elapsed_s>[\d.]+) s",
+         "Capture draft", fields={"elapsed_s": to_float, "bs": to_list}, const={"model": "draft"}),
+    # 0.4.4-0.5.13 draft graphs
+    Rule("draft.cuda_graph.begin", r"^Capture draft (?:(?P<detail>extend) )?cuda graph begin", "Capture draft",
+         const={"model": "draft"}),
+    Rule("draft.cuda_graph.end",
+         r"^Capture draft (?:(?P<detail>extend) )?cuda graph end\. Time elapsed: (?P<elapsed_s>[\d.]+) s",
+         "Capture draft", fields={"elapsed_s": to_float}, const={"model": "draft"}),
+    # piecewise prefill graph (0.5.6-0.5.13)
+    Rule("cuda_graph.begin", r"^Capture piecewise (?P<device>\S+) graph begin\.", "Capture piecewise",
+         const={"detail": "piecewise"}),
+    Rule("cuda_graph.end", r"^Capture piecewise (?P<device>\S+) graph end\. Time elapsed: (?P<elapsed_s>[\d.]+) s",
+         "Capture piecewise", fields={"elapsed_s": to_float}, const={"detail": "piecewise"}),
+    # the classic decode graph (0.2-0.5.13); the word is cuda, cpu or npu
+    Rule("cuda_graph.begin", r"^Capture (?P<device>\w+) graph begin\.", "graph begin"),
+    Rule("cuda_graph.end", r"^Capture (?P<device>\w+) graph end\. Time elapsed: (?P<elapsed_s>[\d.]+) s", "graph end",
+         fields={"elapsed_s": to_float}),
+    Rule("cuda_graph.sizes", r"^Capture (?:\w+) graph (?:bs|num tokens) (?P<bs>\[[^\]]*\])", "graph ",
+         fields={"bs": to_list}),
+    Rule("cuda_graph.disabled", r"^Disable piecewise CUDA graph because", "Disable piecewise"),
+    # progress bars (no timestamp; tqdm)
+    Rule("progress.cuda_graph",
+         r"(?P<desc>Capturing batches|Capturing num tokens|Capturing prefill shape|Compiling num tokens)"
+         r"(?: \([^)]*\))?:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+)",
+         ("Capturing ", "Compiling num tokens"), fields={"pct": to_int, "n": to_int, "total": to_int}),
+    Rule("progress.weights",
+         r"(?P<desc>Loading [\w ]*checkpoint shards|Multi-thread loading[\w ]*shards|Loading safetensors using [\w ]+)"
+         r":\s+(?P<pct>\d+)% Completed \| (?P<n>\d+)/(?P<total>\d+) \[(?P<bar_elapsed>[\d:]+)",
+         ("shards", "Loading safetensors using"), fields={"pct": to_int, "n": to_int, "total": to_int}),
+    Rule("progress.download", r"Fetching (?P<total>\d+) files:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/",
+         "Fetching ", fields={"pct": to_int, "n": to_int, "total": to_int}),
+    Rule("progress.jit", r"DeepGEMM warmup:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+)", "DeepGEMM warmup",
+         fields={"pct": to_int, "n": to_int, "total": to_int}),
+    Rule("progress.bar", r"^(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+) \[", "%|",
+         fields={"pct": to_int, "n": to_int, "total": to_int}),
+    # slow things that print no duration of their own
+    Rule("jit.begin", r"^(?:Entering DeepGEMM JIT|Try DeepGEMM JIT Compiling|DeepGEMM JIT Compiling|Running FlashInfer autotune)",
+         ("DeepGEMM JIT", "FlashInfer autotune")),
+    Rule("jit.end", r"^FlashInfer autotune completed", "autotune completed"),
+    # the scheduler is up
+    Rule("scheduler.ready", r"^max_total_num_tokens=(?P<max_total_num_tokens>\d+)", "max_total_num_tokens=",
+         fields={"max_total_num_tokens": to_int}),
+    Rule("bench.marker", r"^(?:Warmup \.\.\.|Benchmark \.\.\.|Prefill\. latency: )", ("Warmup ...", "Benchmark ...", "latency: ")),
+    Rule("engine.timings", r"^Engine startup timings \(s\): (?P<timings>.*)$", "Engine startup timings",
+         fields={"timings": parse_timings}),
+    # HTTP server
+    Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process"),
+    Rule("http.startup_complete", r"^Application startup complete", "Application startup complete"),
+    Rule("http.startup_failed", r"Application startup failed", "Application startup failed"),
+    Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on"),
+    Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian"),
+    Rule("http.access",
+         r"^(?P<client>\S+) - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})",
+         "HTTP/", fields={"status": to_int}),
+    Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Waiting for application shutdown)",
+         ("Shutting down", "Finished server process", "application shutdown")),
+    Rule("warmup.end", r"^(?:End of (?:\w+ )*warmup|Disaggregation warmup requests completed|Warmup ended)",
+         ("warmup", "Warmup")),
+    # ready
+    Rule("ready", r"The server is fired up and ready to roll", "fired up and ready"),
+    # failures
+    Rule("error.warmup", r"^Initialization failed\. warmup error", "warmup error"),
+    Rule("error.child_exception",
+         r"^(?P<process>\w+) hit an exception", "hit an exception"),
+    Rule("error.traceback", r"^Traceback \(most recent call last\)", "Traceback"),
+    Rule("error.sigquit", r"(?:Received sigquit from a child process|SIGQUIT received\. signum=)",
+         ("sigquit", "SIGQUIT")),
+    Rule("error.scheduler_dead",
+         r"Rank (?P<failed_rank>\d+) scheduler (?:is dead|died during initialization)(?: \(exit code: (?P<exit_code>-?\d+)\))?",
+         "scheduler ", fields={"exit_code": to_int}),
+    Rule("error.child_died",
+         r"(?:^Scheduler or DataParallelController (?P<pid>\d+) terminated with (?P<exit_code>-?\d+)"
+         r"|^Subprocess (?P<subprocess>\S+) \(pid=\d+\) crashed with exit code (?P<exit_code2>-?\d+)"
+         r"|^Child process unexpectedly failed)",
+         ("terminated with", "crashed with exit code", "unexpectedly failed")),
+    Rule("error.init_failed", r"Initialization failed\. Please see the error messages above", "Initialization failed"),
+    Rule("error.unbalanced", r"could finish the model loading, but there are other ranks that didn't finish",
+         "other ranks that didn't finish"),
+    Rule("error.watchdog", r"[Ww]atchdog timeout \(", "atchdog timeout"),
+    Rule("error.health", r"^Health check failed\.", "Health check failed"),
+    Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed"),
+    Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError|Watchdog caught collective operation timeout)",
+         ("NCCL", "nccl", "collective operation timeout")),
+    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "'),
+    Rule("error.exception",
+         r"^(?P<exc_type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid))(?:: (?P<exc_msg>.*))?$",
+         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid")),
+    Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
+         ("out of memory", "CUDA error", "OutOfMemoryError")),
+)
+
+FORMAT = Format(
+    name="sglang",
+    description="SGLang (sgl-project/sglang) server and offline-engine logs, 0.1-0.5.23",
+    headers=HEADERS,
+    rules=RULES,
+    sniff_literals={
+        "server_args=ServerArgs(": 10.0,
+        "server_args={": 6.0,
+        "fired up and ready to roll": 10.0,
+        "Load weight begin. avail mem=": 5.0,
+        "Memory pool end. avail mem=": 5.0,
+        "Capture cuda graph begin": 4.0,
+        "max_total_num_tokens=": 3.0,
+        "sglang": 2.0,
+        " TP0] ": 2.0,
+        "Init torch distributed begin": 2.0,
+    },
+    runtime_literals=("Prefill batch", "Decode batch"),
+    field_patterns=(
+        (rf"avail mem={_GB.replace('(', '(?P<avail_mem_gb>', 1)}", to_float),
+        (rf"mem usage={_GB.replace('(', '(?P<mem_usage_gb>', 1)}", to_float),
+        (r"available_gpu_mem=(?P<available_gpu_mem_gb>[\d.]+) GB", to_float),
+        (r"context_len=(?P<context_len>\d+)", to_int),
+        (r"[KV]+ size: (?P<kv_size_gb>[\d.]+) GB", to_float),
+    ),
+    level_prefix=r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+",
+    # What a launch command means for the flags it leaves out (ServerArgs defaults).
+    config_defaults={"tp_size": 1, "dp_size": 1, "pp_size": 1, "ep_size": 1, "nnodes": 1,
+                     "disable_cuda_graph": False, "enable_torch_compile": False},
+)

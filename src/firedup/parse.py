@@ -1,0 +1,97 @@
+"""Parse inputs into runs: the library behind `firedup parse` and everything downstream.
+
+One bad input never stops the others: its reason lands in `ParseResult.errors` and the
+rest goes on.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from firedup.engine import LineStats, scan
+from firedup.formats import Format, get_format, sniff
+from firedup.sources import InputError, Line, Source, expand_inputs, file_year, read_lines
+from firedup.timeline import Run, build_timeline
+
+SNIFF_LINES = 2000
+
+
+@dataclass
+class SourceReport:
+    source: str
+    engine: str
+    runs: int
+    lines: dict[str, int]
+    date_source: str | None
+
+
+@dataclass
+class ParseResult:
+    runs: list[Run] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    sources: list[SourceReport] = field(default_factory=list)
+
+    def as_contract(self) -> dict[str, Any]:
+        """The JSON object of shared/CONTRACT.md (plus added keys)."""
+        return {
+            "runs": [run.as_contract() for run in self.runs],
+            "errors": [{"source": e.source, "error": e.reason, "line": e.line} for e in self.errors],
+            "sources": [
+                {"source": s.source, "engine": s.engine, "runs": s.runs, "lines": s.lines,
+                 "date_source": s.date_source}
+                for s in self.sources
+            ],
+        }
+
+
+def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format, Iterable[Line]]:
+    """Pick the format from the first lines, without losing them (stdin cannot rewind)."""
+    if engine is not None:
+        return get_format(engine), lines
+    head = list(itertools.islice(lines, SNIFF_LINES))
+    fmt = sniff("\n".join(line.text for line in head))
+    return fmt, itertools.chain(head, lines)
+
+
+def parse_source(source: Source, engine: str | None = None, default_date: date | None = None) -> tuple[list[Run], SourceReport]:
+    """All runs of one source. Raises InputError when the source cannot be read at all."""
+    lines = read_lines(source)
+    fmt, stream = _sniffed(lines, engine)
+    events, stats, clock = scan(fmt, stream, default_date, file_year(source))
+    runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
+    report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source)
+    return runs, report
+
+
+def parse_paths(
+    paths: Iterable[str],
+    engine: str | None = None,
+    default_date: date | None = None,
+    all_files: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ParseResult:
+    """Parse files, directories, globs and "-" (stdin)."""
+    sources, errors = expand_inputs(paths, all_files=all_files)
+    result = ParseResult(errors=list(errors))
+    for i, source in enumerate(sources):
+        if progress is not None:
+            progress(i, len(sources), source.name)
+        try:
+            runs, report = parse_source(source, engine, default_date)
+        except InputError as exc:
+            result.errors.append(exc)
+            continue
+        if not runs:
+            report.lines.setdefault("physical", 0)
+        result.runs.extend(runs)
+        result.sources.append(report)
+    if progress is not None:
+        progress(len(sources), len(sources), "")
+    return result
+
+
+__all__ = ["LineStats", "ParseResult", "SourceReport", "parse_paths", "parse_source"]

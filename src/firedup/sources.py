@@ -1,0 +1,350 @@
+"""Open log inputs and turn raw bytes into clean logical lines.
+
+Real logs reach us through collectors that decorate every line (docker, kubectl,
+journald, compose, Ray), through terminals that redraw progress bars with `\\r`, and
+through notebooks that indent everything. Each of those is undone here, once, so that the
+format rules only ever see what the server itself printed.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import os
+import re
+import sys
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+LOG_SUFFIXES = (".log", ".txt", ".out", ".gz")
+MAX_LINE_BYTES = 8 * 1024 * 1024  # a server_args dump is ~13 kB; 8 MB is not a log line
+SNIFF_BYTES = 64 * 1024
+
+MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
+
+
+class InputError(Exception):
+    """An input that cannot be read as a text log. `str()` is the one-line reason."""
+
+    def __init__(self, source: str, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.source = source
+        self.reason = reason
+        self.line = line
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.line}" if self.line else self.source
+        return f"{where}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class OuterStamp:
+    """A timestamp written by a collector in front of the server's own line."""
+
+    text: str  # as written, ISO-ish: "2026-09-22T06:49:56.336833841Z", "2025-02-04 21:21:40"
+    year: int | None  # None for journald, which prints no year
+    month: int
+    day: int
+    time: str  # HH:MM:SS
+    frac: str  # digits after the decimal point, "" when none
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One logical line: what the server printed, without collector decoration."""
+
+    number: int  # 1-based physical line number in the source
+    text: str
+    outer: OuterStamp | None = None
+    proc: str | None = None  # process tag such as "EngineCore_DP0" or "VllmWorker rank=1"
+    repeated: int = 1  # Ray's "[repeated Nx across cluster]"
+
+
+# --- normalisation -----------------------------------------------------------------------
+
+_ANSI = re.compile(r"(?:\x1b|#033)\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]|\[[0-9]{1,2}(?:;[0-9]{1,2})*m")
+_RFC3339 = re.compile(
+    r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d+))?"
+    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?\s+"
+)
+# Docker Desktop's view and Dozzle-like viewers: host-local "YYYY-MM-DD HH:MM:SS[.mmm] " or
+# "... | ". Only taken when what follows is not the rest of a Python logging line
+# ("2026-04-05 16:52:19,388 - CUTE_DSL - WARNING" keeps its own comma format).
+_LOCAL_STAMP = re.compile(
+    r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +)(?=\S)"
+)
+_JOURNALD = re.compile(
+    r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
+    r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?"
+)
+_COMPOSE = re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| ")
+_DJL = re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): ")
+_PROC = re.compile(
+    r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+)?|[A-Za-z_][\w-]*)? ?pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?)\) ?"
+)
+_RAY_REPEATED = re.compile(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
+_BAR = re.compile(r"\d+%(?:\||\s*Completed \|)")
+_BAR_END = re.compile(r"\| *\d+/\d+ \[[\d:]+<[\d:?]+[^\]\[]*\]")
+_BLOB = re.compile(r"^\[\d+B blob data\]$")
+
+
+def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None]:
+    """Remove collector prefixes (possibly nested) and return what they said."""
+    outer: OuterStamp | None = None
+    proc: str | None = None
+    for _ in range(4):
+        m = _RFC3339.match(text)
+        if m:
+            y, mo, d = (int(p) for p in m["date"].split("-"))
+            written = m.group(0).rstrip()
+            outer = outer or OuterStamp(written, y, mo, d, m["time"], m["frac"] or "")
+            text = text[m.end():]
+            continue
+        m = _LOCAL_STAMP.match(text)
+        if m and not text[m.end():].startswith("-"):
+            y, mo, d = (int(p) for p in m["date"].split("-"))
+            written = f"{m['date']} {m['time']}" + (f".{m['frac']}" if m["frac"] else "")
+            outer = outer or OuterStamp(written, y, mo, d, m["time"], m["frac"] or "")
+            text = text[m.end():]
+            continue
+        m = _JOURNALD.match(text)
+        if m:
+            written = m.group(0).split(" ", 3)
+            outer = outer or OuterStamp(" ".join(written[:3]), None, MONTHS[m["mon"]], int(m["day"]),
+                                        m["time"], "")
+            text = text[m.end():]
+            continue
+        m = _DJL.match(text) or _COMPOSE.match(text)
+        if m:
+            text = text[m.end():]
+            continue
+        m = _PROC.match(text)
+        if m:
+            proc = proc or (m["proc"].rsplit(" pid=", 1)[0].strip() if "pid=" in m["proc"] else m["proc"])
+            if proc.startswith("pid="):
+                proc = None
+            text = text[m.end():]
+            continue
+        break
+    return text, outer, proc
+
+
+def _split_glued(segment: str) -> list[str]:
+    """Split a tqdm bar from a log line printed right after it on the same line."""
+    out: list[str] = []
+    while True:
+        m = _BAR_END.search(segment)
+        if not m or not _BAR.search(segment[: m.start() + 1]):
+            break
+        rest = segment[m.end():]
+        if not rest.strip():
+            break
+        out.append(segment[: m.end()])
+        segment = rest
+    out.append(segment)
+    return out
+
+
+def _bar_key(segment: str) -> str | None:
+    """The description of a tqdm bar (text before the percentage), or None if not a bar."""
+    m = _BAR.search(segment)
+    if not m or not _BAR_END.search(segment):
+        return None
+    return segment[: m.start()].strip()
+
+
+def normalise(raw: str, number: int) -> list[Line]:
+    """One physical line of a log -> the logical lines the server printed on it."""
+    text = raw.rstrip("\n").rstrip("\r")
+    if "\x1b" in text or "#033[" in text or "m(" in text or "[0m" in text:
+        text = _ANSI.sub("", text)
+    text, outer, proc = _strip_outer(text)
+    repeated = 1
+    if "repeated" in text:
+        m = _RAY_REPEATED.search(text)
+        if m:
+            repeated = int(m["n"])
+            text = text[: m.start()]
+    segments = text.split("\r") if "\r" in text else [text]
+    pieces: list[str] = []
+    for seg in segments:
+        pieces.extend(_split_glued(seg) if "<" in seg and "%" in seg else [seg])
+    kept: list[str] = []
+    for i, piece in enumerate(pieces):
+        piece = piece.strip()
+        if not piece and len(pieces) > 1:
+            continue
+        key = _bar_key(piece) if "%" in piece else None
+        if key is not None:
+            # Keep only the last redraw of a bar: drop it if the next piece redraws it.
+            nxt = next((p.strip() for p in pieces[i + 1:] if p.strip()), None)
+            if nxt is not None and _bar_key(nxt) == key:
+                continue
+        kept.append(piece)
+    if not kept:
+        kept = [""]
+    return [Line(number, piece, outer, proc, repeated) for piece in kept]
+
+
+# --- opening inputs ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """A named input: a path on disk, or "-" for stdin."""
+
+    name: str
+    path: Path | None  # None for stdin
+
+    @property
+    def is_gzip(self) -> bool:
+        return self.name.endswith(".gz")
+
+
+def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[Source], list[InputError]]:
+    """Paths, directories (recursive) and globs -> sources, in a stable order.
+
+    Directories contribute files with a log suffix, or every file with `all_files`.
+    A path that does not exist is an error for that path only.
+    """
+    sources: list[Source] = []
+    errors: list[InputError] = []
+    seen: set[str] = set()
+
+    def add(path: Path) -> None:
+        key = str(path)
+        if key not in seen:
+            seen.add(key)
+            sources.append(Source(key, path))
+
+    for arg in args:
+        if arg == "-":
+            if "-" not in seen:
+                seen.add("-")
+                sources.append(Source("-", None))
+            continue
+        path = Path(arg)
+        if path.is_dir():
+            found = sorted(
+                p for p in path.rglob("*")
+                if p.is_file() and (all_files or p.name.endswith(LOG_SUFFIXES))
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            if not found:
+                errors.append(InputError(arg, "directory holds no log files (*.log, *.txt, *.out, *.gz; --all takes any file)"))
+            for p in found:
+                add(p)
+        elif path.exists() or path.is_symlink():
+            add(path)
+        elif glob.has_magic(arg):
+            matches = sorted(glob.glob(arg, recursive=True))
+            if not matches:
+                errors.append(InputError(arg, "no file matches this pattern"))
+            for m in matches:
+                mp = Path(m)
+                if mp.is_file():
+                    add(mp)
+        else:
+            errors.append(InputError(arg, "no such file or directory"))
+    return sources, errors
+
+
+def _open_binary(source: Source) -> BinaryIO:
+    if source.path is None:
+        stream: BinaryIO = sys.stdin.buffer
+    else:
+        try:
+            stream = open(source.path, "rb")  # noqa: SIM115 - closed by the caller
+        except PermissionError:
+            raise InputError(source.name, "permission denied") from None
+        except IsADirectoryError:
+            raise InputError(source.name, "is a directory") from None
+        except OSError as exc:
+            raise InputError(source.name, exc.strerror or str(exc)) from None
+    head = stream.peek(2)[:2] if hasattr(stream, "peek") else b""
+    if head == b"\x1f\x8b" or (source.is_gzip and head):
+        return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
+    return stream
+
+
+def read_lines(source: Source) -> Iterator[Line]:
+    """Yield the logical lines of a source, or raise InputError with a one-line reason.
+
+    Lines are streamed: the whole file is never held in memory. A binary file, an empty
+    file, an endless line and a broken gzip are refused with a reason that names the file.
+    """
+    stream = _open_binary(source)
+    number = 0
+    try:
+        try:
+            first = stream.read(SNIFF_BYTES)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InputError(source.name, _gzip_reason(exc, 0)) from None
+        if not first:
+            raise InputError(source.name, "empty file")
+        if b"\x00" in first:
+            offset = first.index(b"\x00")
+            raise InputError(source.name, f"not a text log: binary data (NUL byte at offset {offset})")
+        buffered = io.BufferedReader(_Prepend(first, stream), buffer_size=1 << 20)  # type: ignore[arg-type]
+        while True:
+            try:
+                raw = buffered.readline(MAX_LINE_BYTES + 1)
+            except (EOFError, OSError, zlib.error) as exc:
+                raise InputError(source.name, _gzip_reason(exc, number), number or None) from None
+            if not raw:
+                break
+            number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                mb = MAX_LINE_BYTES // (1024 * 1024)
+                raise InputError(source.name, f"line {number} is longer than {mb} MB: not a line-oriented text log", number)
+            yield from normalise(raw.decode("utf-8", errors="replace"), number)
+    finally:
+        if source.path is not None:
+            stream.close()
+
+
+def _gzip_reason(exc: BaseException, lines_read: int) -> str:
+    if isinstance(exc, EOFError):
+        return f"truncated gzip: the stream ends early (after {lines_read} lines)"
+    if isinstance(exc, gzip.BadGzipFile):
+        return f"not a valid gzip file ({exc})"
+    return f"unreadable: {exc}"
+
+
+class _Prepend(io.RawIOBase):
+    """A raw stream that first returns `head`, then the rest of `tail`."""
+
+    def __init__(self, head: bytes, tail: BinaryIO) -> None:
+        self._head = memoryview(head)
+        self._tail = tail
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        if self._head.nbytes:
+            n = min(len(buffer), self._head.nbytes)
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._tail.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        return n
+
+
+def file_year(source: Source) -> int | None:
+    """The year of a file's modification time: the last resort for logs without years."""
+    if source.path is None:
+        return None
+    try:
+        import time
+
+        return time.localtime(os.stat(source.path).st_mtime).tm_year
+    except OSError:
+        return None

@@ -1,0 +1,645 @@
+"""Events -> runs -> milestones, phases, outcome and crash.
+
+A source can hold several startups (restarts). Within a run, every rank prints its own
+milestones; a speculative-decoding run loads and captures a second (draft) model, which
+is not a restart. Phases are built per rank first, then for the run as its critical path
+(the slowest rank), and whatever time no phase explains becomes `unattributed`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from firedup.clock import Stamp
+from firedup.config import COMMON_FLAGS, read_server_args
+from firedup.crash import diagnose
+from firedup.engine import CLOCK_FIRST, CLOCK_LAST, Event
+
+# Milestone names of shared/CONTRACT.md, plus the draft/vLLM names that extend them.
+MILESTONES = frozenset({
+    "server_args", "dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
+    "draft.dist_init.begin", "draft.dist_init.end", "draft.load_weight.begin", "draft.load_weight.end",
+    "kv_cache.allocated", "memory_pool.end", "draft.kv_cache.allocated", "draft.memory_pool.end",
+    "cuda_graph.begin", "cuda_graph.end", "draft.cuda_graph.begin", "draft.cuda_graph.end",
+    "scheduler.ready", "engine.timings", "http.started", "http.running", "http.first_request", "health.first",
+    "request.first", "ready", "crash", "load_weight.commit",
+    # vLLM
+    "engine.init", "model_loading.end", "torch_compile.end", "engine.ready", "kv_cache.size",
+})
+
+# Events whose second occurrence on a rank belongs to the draft model.
+_PER_MODEL = ("dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
+              "kv_cache.allocated", "memory_pool.end")
+_DRAFT_TYPE = re.compile(r"Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash", re.IGNORECASE)
+
+# Lines that end a startup for good.
+_FATAL = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "error.scheduler_dead",
+                    "error.child_died", "error.init_failed", "error.killed", "http.startup_failed",
+                    "error.engine_core"})
+# Paths the server or probes request on their own; not a user's first request.
+_PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
+                "/server_info", "/metrics", "/freeze_gc", "/ping", "/version")
+
+# The stage a run is in right after a milestone: how a crash or a cut-off log is placed.
+_STAGE_AFTER = {
+    "server_args": "launch", "dist_init.begin": "dist_init", "dist_init.end": "load_weights",
+    "load_weight.begin": "load_weights", "load_weight.end": "kv_cache", "load_weight.took": "kv_cache",
+    "kv_cache.allocated": "kv_cache", "memory_pool.end": "cuda_graph",
+    "draft.dist_init.begin": "draft.dist_init", "draft.dist_init.end": "draft.load_weights",
+    "draft.load_weight.begin": "draft.load_weights", "draft.load_weight.end": "draft.kv_cache",
+    "draft.kv_cache.allocated": "draft.kv_cache", "draft.memory_pool.end": "draft.cuda_graph",
+    "cuda_graph.begin": "cuda_graph", "cuda_graph.end": "http_start",
+    "draft.cuda_graph.begin": "draft.cuda_graph", "draft.cuda_graph.end": "http_start",
+    "scheduler.ready": "http_start", "engine.timings": "http_start", "http.started": "http_start",
+    "http.running": "warmup", "http.first_request": "warmup", "ready": "serving",
+    # vLLM
+    "engine.init": "dist_init", "model_loading.end": "torch_compile", "torch_compile.end": "kv_cache",
+    "kv_cache.size": "cuda_graph", "engine.ready": "http_start",
+}
+
+# Per-rank phases: (name, begin event, end events). Ends are paired with the latest open
+# begin of the same model and detail on the same rank.
+PAIRED_PHASES = (
+    ("dist_init", "dist_init.begin", "dist_init.end"),
+    ("load_weights", "load_weight.begin", "load_weight.end"),
+    ("cuda_graph", "cuda_graph.begin", "cuda_graph.end"),
+)
+
+PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
+               "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
+               "http_start", "warmup", "unattributed", "total")
+
+
+@dataclass
+class Milestone:
+    name: str
+    ts: Stamp | None
+    rank: str | None
+    line: int
+    fields: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+    def as_contract(self) -> dict[str, Any]:
+        return {"name": self.name, "ts": self.ts.iso if self.ts else None, "rank": self.rank, "line": self.line}
+
+
+@dataclass
+class Phase:
+    name: str
+    rank: str | None  # None for the run-level (critical path) phase
+    start: Stamp | None
+    end: Stamp | None
+    seconds: float | None
+    source: str  # "reported" | "timestamps"
+    scope: str = "rank"  # "rank" | "run"
+    detail: str | None = None  # which graph: decode, piecewise, verify, ...
+    line: int | None = None  # the line that ends the phase (or states its duration)
+    open: bool = False  # began but never ended in this log
+
+    def as_contract(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "rank": self.rank,
+            "start": self.start.iso if self.start else None, "end": self.end.iso if self.end else None,
+            "seconds": None if self.seconds is None else round(self.seconds, 3), "source": self.source,
+            "scope": self.scope, "detail": self.detail, "line": self.line, "open": self.open,
+        }
+
+
+@dataclass
+class Crash:
+    category: str
+    ts: Stamp | None
+    line: int
+    message: str
+    phase: str | None
+    hint: str | None
+    first_line: str
+    after_ready: bool = False
+
+    def as_contract(self) -> dict[str, Any]:
+        return {"category": self.category, "ts": self.ts.iso if self.ts else None, "line": self.line,
+                "message": self.message, "phase": self.phase, "hint": self.hint, "first_line": self.first_line,
+                "after_ready": self.after_ready}
+
+
+@dataclass
+class Run:
+    """One startup, from its first line to ready, a crash, or the end of the log."""
+
+    source: str
+    run_index: int
+    engine: str
+    outcome: str = "incomplete"
+    first_ts: Stamp | None = None
+    ready_ts: Stamp | None = None
+    last_ts: Stamp | None = None
+    first_line: int | None = None
+    last_line: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    config_complete: bool = True
+    config_inferred: dict[str, str] = field(default_factory=dict)  # flag -> the evidence
+    milestones: list[Milestone] = field(default_factory=list)
+    phases: list[Phase] = field(default_factory=list)
+    crash: Crash | None = None
+    stopped_in: str | None = None  # for incomplete runs: the phase the log stops in
+    ready_kind: str | None = None  # "server" (the ready line) | "engine" (bench/offline, no HTTP)
+    ranks: list[str] = field(default_factory=list)
+    engine_timings: dict[str, Any] | None = None
+    date_source: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    health_url: str | None = None
+    all_config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total_seconds(self) -> float | None:
+        end = self.ready_ts if self.ready_ts is not None else self.last_ts
+        if self.first_ts is None or end is None:
+            return None
+        return max(0.0, end.minus(self.first_ts))
+
+    def run_phases(self) -> list[Phase]:
+        return [p for p in self.phases if p.scope == "run"]
+
+    def phase_seconds(self) -> dict[str, float]:
+        """Run-level seconds per phase name (details summed), without `total`."""
+        out: dict[str, float] = defaultdict(float)
+        for p in self.run_phases():
+            if p.seconds is not None and p.name != "total":
+                out[p.name] += p.seconds
+        return dict(out)
+
+    def milestone(self, name: str) -> Milestone | None:
+        return next((m for m in self.milestones if m.name == name), None)
+
+    def as_contract(self) -> dict[str, Any]:
+        total = self.total_seconds
+        return {
+            "source": self.source, "run_index": self.run_index, "engine": self.engine, "outcome": self.outcome,
+            "first_ts": self.first_ts.iso if self.first_ts else None,
+            "ready_ts": self.ready_ts.iso if self.ready_ts else None,
+            "total_seconds": None if total is None else round(total, 3),
+            "config": self.config,
+            "milestones": [m.as_contract() for m in self.milestones],
+            "phases": [p.as_contract() for p in self.phases],
+            "crash": self.crash.as_contract() if self.crash else None,
+            # additions beyond the contract's required keys
+            "last_ts": self.last_ts.iso if self.last_ts else None,
+            "lines": [self.first_line, self.last_line],
+            "stopped_in": self.stopped_in,
+            "ready_kind": self.ready_kind,
+            "ranks": self.ranks,
+            "config_inferred": self.config_inferred,
+            "config_complete": self.config_complete,
+            "engine_timings": self.engine_timings,
+            "date_source": self.date_source,
+            "unattributed_seconds": round(sum(p.seconds or 0 for p in self.run_phases() if p.name == "unattributed"), 3),
+            "warnings": self.warnings,
+        }
+
+
+# --- splitting a source into runs --------------------------------------------------------
+
+
+def split_runs(events: Sequence[Event]) -> list[list[Event]]:
+    """Cut the event stream where a new startup begins."""
+    segments: list[list[Event]] = [[]]
+    ended = False
+    substantive = False
+    dist_ranks: set[str | None] = set()
+    for event in events:
+        starts = event.fields.get("starts_run")
+        # A rank that starts distributed init again after the run ended is a new process.
+        begins_after_end = starts == "after_end" or (
+            event.name == "dist_init.begin" and ended and event.rank in dist_ranks)
+        if substantive and (starts == "always" or (begins_after_end and ended)):
+            current = segments[-1]
+            carried: list[Event] = []
+            while current and current[-1].name == CLOCK_FIRST and current[-1].line == event.line:
+                carried.insert(0, current.pop())
+            segments.append(carried)
+            ended = False
+            substantive = False
+            dist_ranks = set()
+        segments[-1].append(event)
+        if event.name == "dist_init.begin":
+            dist_ranks.add(event.rank)
+        if event.name not in (CLOCK_FIRST, CLOCK_LAST):
+            substantive = True
+        if event.name == "ready" or event.name in _FATAL:
+            ended = True
+    return [s for s in segments if any(e.name not in (CLOCK_FIRST, CLOCK_LAST) for e in s)]
+
+
+# --- building one run --------------------------------------------------------------------
+
+
+def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: dict[str | None, int]) -> str:
+    """'target' or 'draft' for a per-model event on its rank."""
+    explicit = event.fields.get("model")
+    if explicit in ("target", "draft"):
+        return str(explicit)
+    rank = event.rank
+    name = event.name
+    if name in _PER_MODEL:
+        key = (rank, name)
+        counts[key] = counts.get(key, 0) + 1
+        if name == "load_weight.begin":
+            loads[rank] = counts[key]
+        if name == "load_weight.end" and _DRAFT_TYPE.search(str(event.fields.get("model_type", ""))):
+            return "draft"
+        if name == "load_weight.end" and loads.get(rank):
+            return "draft" if loads[rank] >= 2 else "target"
+        return "draft" if counts[key] >= 2 else "target"
+    if name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
+        return "draft" if loads.get(rank, 0) >= 2 else "target"
+    return "target"
+
+
+def build_run(events: Sequence[Event], source: str, run_index: int, engine: str,
+              date_source: str | None = None, config_defaults: Mapping[str, Any] | None = None) -> Run:
+    run = Run(source=source, run_index=run_index, engine=engine, date_source=date_source)
+    lines = [e.line for e in events]
+    run.first_line, run.last_line = (min(lines), max(lines)) if lines else (None, None)
+
+    firsts = [e.ts for e in events if e.name == CLOCK_FIRST and e.ts]
+    lasts = [e.ts for e in events if e.name == CLOCK_LAST and e.ts]
+    stamped = [e.ts for e in events if e.ts is not None and e.name not in (CLOCK_FIRST, CLOCK_LAST)]
+    run.first_ts = firsts[0] if firsts else (min(stamped) if stamped else None)
+    candidates = lasts + stamped
+    run.last_ts = max(candidates) if candidates else None
+
+    _read_config(run, events, config_defaults or {})
+    _collect_milestones(run, events)
+    _decide_outcome(run, events)
+    _build_phases(run, events)
+    _infer_config(run, events)
+    run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
+    return run
+
+
+def _rank_sort_key(rank: str) -> tuple[Any, ...]:
+    return tuple((tag.rstrip("0123456789"), int(re.sub(r"\D", "", tag) or 0)) for tag in rank.split())
+
+
+def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any]) -> None:
+    """Flags from the args dump; else from an echoed launch command (plus the defaults it implies)."""
+    stated: dict[str, Any] = {}
+    for event in events:
+        if event.name == "server_args" and not run.all_config:
+            fields, complete = read_server_args(str(event.fields.get("args", "")))
+            run.all_config = fields
+            run.config_complete = complete
+            if not complete:
+                run.warnings.append(f"line {event.line}: the args dump is cut short; flags after the cut are unknown")
+        elif event.name == "config.args" and not run.all_config:
+            run.all_config = dict(event.fields.get("args") or {})
+        elif event.name == "config.command" and isinstance(event.fields.get("argv"), dict):
+            argv = event.fields["argv"]
+            for key, value in argv.items():
+                stated.setdefault(key, value)
+            for key, value in defaults.items():
+                if key not in argv and key not in stated:
+                    stated[key] = value
+                    run.config_inferred[key] = f"default: the launch command on line {event.line} does not set it"
+        elif event.name == "config.stated":
+            for key, value in event.fields.items():
+                if key not in ("level", "starts_run", "repeated"):
+                    stated.setdefault(key, value)
+    if run.all_config:
+        for key in list(run.config_inferred):
+            if key in run.all_config:
+                del run.config_inferred[key]
+    for key, value in stated.items():
+        run.all_config.setdefault(key, value)
+    config = {flag: run.all_config.get(flag) for flag in COMMON_FLAGS}
+    for key, value in run.all_config.items():
+        config.setdefault(key, value)
+    run.config = config
+
+
+def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
+    counts: dict[tuple[str | None, str], int] = {}
+    loads: dict[str | None, int] = {}
+    ready_line = next((e.line for e in events if e.name == "ready"), None)
+    seen_access = seen_health = seen_request = False
+    for event in events:
+        name = event.name
+        if name in _PER_MODEL or name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
+            model = _model_of(event, counts, loads)
+            if model == "draft":
+                name = "draft." + name
+            event.fields["_model"] = model
+        elif name.startswith("draft."):
+            event.fields["_model"] = "draft"
+        if name == "http.access":
+            path = str(event.fields.get("path", ""))
+            if not seen_access:
+                run.milestones.append(Milestone("http.first_request", event.ts, event.rank, event.line, event.fields, event.text))
+                seen_access = True
+            if not seen_health and path.startswith("/health"):
+                run.milestones.append(Milestone("health.first", event.ts, event.rank, event.line, event.fields, event.text))
+                seen_health = True
+            if (not seen_request and ready_line is not None and event.line > ready_line
+                    and not path.startswith(_PROBE_PATHS)):
+                run.milestones.append(Milestone("request.first", event.ts, event.rank, event.line, event.fields, event.text))
+                seen_request = True
+            continue
+        if name in _FATAL or (name == "error.traceback" and event.header == "bare"):
+            # Kept only if the run turns out to have crashed (see _decide_outcome).
+            run.milestones.append(Milestone("crash", event.ts, event.rank, event.line, event.fields, event.text))
+            continue
+        if name in MILESTONES:
+            run.milestones.append(Milestone(name, event.ts, event.rank, event.line, event.fields, event.text))
+            if name == "engine.timings":
+                run.engine_timings = event.fields.get("timings")
+            if name == "http.running" and event.fields.get("url"):
+                run.health_url = str(event.fields["url"])
+    run.milestones.sort(key=lambda m: m.line)
+
+
+def _stage_at(run: Run, line: int) -> str | None:
+    """The phase the run was in at `line`: the stage after the last milestone before it."""
+    stage: str | None = "launch"
+    for m in run.milestones:
+        if m.line > line:
+            break
+        if m.name == "memory_pool.end" and run.config.get("disable_cuda_graph") is True:
+            stage = "http_start"
+            continue
+        stage = _STAGE_AFTER.get(m.name, stage)
+    return stage
+
+
+def _engine_only(events: Sequence[Event]) -> bool:
+    """bench_one_batch / offline Engine: a model runner with no HTTP server to wait for."""
+    if any(e.name.startswith("http.") or e.name == "ready" for e in events):
+        return False
+    if any(e.name == "bench.marker" for e in events):
+        return True
+    args = next((e for e in events if e.name == "server_args"), None)
+    if args is not None:
+        return args.header == "engine"  # the offline Engine logs with "LEVEL file.py:N:"
+    # bench prints its summary with print(), so the line has no header at all
+    return any(e.name == "scheduler.ready" and e.header == "bare" for e in events)
+
+
+def _decide_outcome(run: Run, events: Sequence[Event]) -> None:
+    ready = run.milestone("ready")
+    failed_http = next((e for e in events if e.name == "http.startup_failed"), None)
+    ready_line: int | None = None
+    if ready is not None and (failed_http is None or failed_http.line > ready.line):
+        run.outcome, run.ready_ts, run.ready_kind = "ready", ready.ts, "server"
+        ready_line = ready.line
+    elif _engine_only(events):
+        engine_ready = [m for m in run.milestones if m.name in ("scheduler.ready", "engine.ready")]
+        if engine_ready:
+            run.outcome, run.ready_ts, run.ready_kind = "ready", engine_ready[-1].ts, "engine"
+            ready_line = engine_ready[-1].line
+    crash = _find_crash(run, events, ready_line)
+    if crash is not None:
+        if ready_line is not None and crash.line > ready_line:
+            crash.after_ready = True
+        elif run.outcome != "ready" or crash.line < (ready_line or 0):
+            run.outcome, run.ready_ts, run.ready_kind = "crashed", None, None
+        run.crash = crash
+    if run.outcome == "incomplete":
+        run.stopped_in = _stage_at(run, run.last_line or 0)
+    # The contract's crash milestone: the first line of each fatal error.
+    if run.crash is None:
+        run.milestones = [m for m in run.milestones if m.name != "crash"]
+
+
+def _fatal_index(events: Sequence[Event], ready_line: int | None) -> int | None:
+    for i, event in enumerate(events):
+        if event.name in _FATAL:
+            return i
+        if (event.name == "error.traceback" and event.header == "bare" and (ready_line is None or event.line < ready_line)
+                and not any(e.name in MILESTONES for e in events[i + 1:])):
+            return i  # a bare traceback after which the startup made no progress
+    return None
+
+
+def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Crash | None:
+    """The first fatal error, its message (the exception's last line) and its category."""
+    index = _fatal_index(events, ready_line)
+    if index is None:
+        return None
+    first = events[index]
+    # The traceback that follows the fatal line, up to the next line of the server's own.
+    block: list[Event] = [first]
+    for event in events[index + 1: index + 400]:
+        own_line = event.header != "bare" and not event.name.startswith("error.")
+        if own_line and any(e.name == "error.exception" for e in block):
+            break
+        block.append(event)
+    exceptions = [e for e in block if e.name == "error.exception"]
+    if not exceptions:  # a tail that starts inside the traceback: the exception came first
+        exceptions = [e for e in events[:index] if e.name == "error.exception"][-1:]
+    message = exceptions[0].text if exceptions else first.text
+    context = [e.text for e in events if e.name.startswith("error.")]
+    stage = _stage_at(run, first.line)
+    if any(e.name == "error.frame" and _CAPTURE_TRACE.search(e.text) for e in block):
+        stage = "draft.cuda_graph" if stage and stage.startswith("draft.") else "cuda_graph"
+    diagnosis = diagnose("\n".join([message, *context]), stage)
+    if first.name == "error.warmup" and diagnosis.category not in ("oom", "port_in_use", "distributed"):
+        diagnosis = diagnose("warmup error", stage)
+    ts = first.ts or next((e.ts for e in block if e.ts is not None), None)
+    return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first.text.strip())
+
+
+def _build_phases(run: Run, events: Sequence[Event]) -> None:
+    ms = run.milestones
+    phases: list[Phase] = []
+    by_rank: dict[str | None, list[Milestone]] = defaultdict(list)
+    for m in ms:
+        by_rank[m.rank].append(m)
+
+    took = [e for e in events if e.name in ("load_weight.took", "draft.load_weight.took")]
+    for rank, rms in by_rank.items():
+        phases.extend(_rank_phases(rank, rms, took))
+    phases.extend(_run_level(run, phases))
+    run.phases = phases
+
+
+def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) -> list[Phase]:
+    out: list[Phase] = []
+    for model_prefix in ("", "draft."):
+        for name, begin_name, end_name in PAIRED_PHASES:
+            bname, ename = model_prefix + begin_name, model_prefix + end_name
+            open_begins: dict[str | None, list[Milestone]] = defaultdict(list)
+            for m in rms:
+                detail = m.fields.get("detail")
+                if m.name == bname:
+                    open_begins[detail].append(m)
+                elif m.name == ename:
+                    queue = open_begins.get(detail) or (open_begins.get(None) if detail else None)
+                    begin = queue.pop(0) if queue else None
+                    out.append(_paired(model_prefix + name, rank, begin, m, detail))
+            for detail, queue in open_begins.items():
+                for begin in queue:
+                    nxt = next((m for m in rms if m.line > begin.line and m.name in _STAGE_AFTER
+                                and m.name != bname), None)
+                    out.append(Phase(model_prefix + name, rank, begin.ts, nxt.ts if nxt else None,
+                                     nxt.ts.minus(begin.ts) if nxt and nxt.ts and begin.ts else None,
+                                     "timestamps", detail=detail, line=nxt.line if nxt else begin.line,
+                                     open=nxt is None))
+        # kv_cache: from the milestone before the pool's end to the pool's end.
+        for m in rms:
+            if m.name != model_prefix + "memory_pool.end":
+                continue
+            before = [p for p in rms if p.line < m.line and p.name not in ("kv_cache.allocated",
+                                                                                "draft.kv_cache.allocated")]
+            prev = before[-1] if before else None
+            if prev is None or prev.ts is None or m.ts is None:
+                continue
+            out.append(Phase(model_prefix + "kv_cache", rank, prev.ts, m.ts, m.ts.minus(prev.ts), "timestamps",
+                             line=m.line))
+    # A weight load with its duration on a separate line ("Loading weights took X seconds").
+    for event in took:
+        if event.rank != rank:
+            continue
+        name = "draft.load_weights" if event.fields.get("_model") == "draft" else "load_weights"
+        secs = float(event.fields["elapsed_s"])
+        existing = next((p for p in out if p.name == name and p.source == "timestamps"
+                         and p.end is not None and event.ts is not None and abs(p.end.minus(event.ts)) <= 2), None)
+        if existing is not None:
+            existing.seconds, existing.source, existing.line = secs, "reported", event.line
+        elif not any(p.name == name for p in out) and event.ts is not None:
+            out.append(Phase(name, rank, event.ts.plus(-secs), event.ts, secs, "reported", line=event.line))
+    return out
+
+
+def _paired(name: str, rank: str | None, begin: Milestone | None, end: Milestone, detail: str | None) -> Phase:
+    reported = end.fields.get("elapsed_s")
+    if isinstance(reported, (int, float)):
+        start = begin.ts if begin and begin.ts else (end.ts.plus(-float(reported)) if end.ts else None)
+        return Phase(name, rank, start, end.ts, float(reported), "reported", detail=detail, line=end.line)
+    if begin is None or begin.ts is None or end.ts is None:
+        return Phase(name, rank, begin.ts if begin else None, end.ts, None, "timestamps", detail=detail, line=end.line)
+    return Phase(name, rank, begin.ts, end.ts, end.ts.minus(begin.ts), "timestamps", detail=detail, line=end.line)
+
+
+def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
+    """The critical path: per phase (and detail), the slowest rank; then the gaps."""
+    groups: dict[tuple[str, str | None], list[Phase]] = defaultdict(list)
+    for p in rank_phases:
+        groups[(p.name, p.detail)].append(p)
+    out: list[Phase] = []
+    for (name, detail), ps in groups.items():
+        timed = [p for p in ps if p.seconds is not None]
+        worst = max(timed, key=lambda p: p.seconds or 0.0) if timed else ps[0]
+        starts = [p.start for p in ps if p.start is not None]
+        ends = [p.end for p in ps if p.end is not None]
+        out.append(Phase(name, None, min(starts) if starts else None, max(ends) if ends else None,
+                         worst.seconds, worst.source, scope="run", detail=detail, line=worst.line,
+                         open=any(p.open for p in ps)))
+
+    ms = run.milestones
+    scheduler_names = {"dist_init.begin", "load_weight.begin", "load_weight.end", "memory_pool.end",
+                       "cuda_graph.begin", "engine.init", "kv_cache.allocated"}
+    first_sched = next((m for m in ms if m.name in scheduler_names or m.name.startswith("draft.")), None)
+    if run.first_ts is not None and first_sched is not None and first_sched.ts is not None:
+        out.append(_span("launch", run.first_ts, first_sched.ts, first_sched.line))
+    sched_end_names = {"scheduler.ready", "cuda_graph.end", "draft.cuda_graph.end", "memory_pool.end",
+                       "draft.memory_pool.end", "engine.timings", "engine.ready"}
+    http = next((m for m in ms if m.name == "http.running"), None) or next(
+        (m for m in ms if m.name == "http.started"), None)
+    sched_done = [m for m in ms if m.name in sched_end_names and (http is None or m.line < http.line)]
+    if http is not None and http.ts is not None and sched_done and sched_done[-1].ts is not None:
+        out.append(_span("http_start", sched_done[-1].ts, http.ts, http.line))
+    ready = run.milestone("ready")
+    if http is not None and http.ts is not None and ready is not None and ready.ts is not None \
+            and run.ready_kind == "server":
+        out.append(_span("warmup", http.ts, ready.ts, ready.line))
+    end = run.ready_ts if run.ready_ts is not None else run.last_ts
+    if run.first_ts is not None and end is not None:
+        out.extend(_gaps(run.first_ts, end, out))
+        out.append(Phase("total", None, run.first_ts, end, max(0.0, end.minus(run.first_ts)), "timestamps",
+                         scope="run", line=ready.line if ready and run.ready_kind == "server" else run.last_line))
+    return out
+
+
+def _span(name: str, start: Stamp, end: Stamp, line: int) -> Phase:
+    return Phase(name, None, start, end, max(0.0, end.minus(start)), "timestamps", scope="run", line=line)
+
+
+def _gaps(first: Stamp, end: Stamp, phases: Iterable[Phase]) -> list[Phase]:
+    """Stretches of [first, end] that no run-level phase covers."""
+    intervals = sorted((p.start, p.end) for p in phases if p.start is not None and p.end is not None
+                       and p.name != "total")
+    gaps: list[Phase] = []
+    cursor = first
+    for start, stop in intervals:
+        if start > cursor and start <= end:
+            gaps.append(Phase("unattributed", None, cursor, start, start.minus(cursor), "timestamps", scope="run"))
+        if stop > cursor:
+            cursor = stop
+    if end > cursor:
+        gaps.append(Phase("unattributed", None, cursor, end, end.minus(cursor), "timestamps", scope="run"))
+    return [g for g in gaps if (g.seconds or 0) > 0]
+
+
+_SCHEDULER_LINES = frozenset({"dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
+                              "kv_cache.allocated", "memory_pool.end", "cuda_graph.begin", "cuda_graph.end",
+                              "scheduler.ready"})
+_CAPTURE_TRACE = re.compile(r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
+                            r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")
+
+
+def _every_rank_era(run: Run, events: Sequence[Event]) -> bool:
+    """True when the scheduler finished in a log whose every rank prints every per-rank line.
+
+    Before SGLang 0.4.7 (and in bench runs) the TP tag is always printed and so is
+    `max_total_num_tokens` on every rank; 0.4.7+ adds `available_gpu_mem` to that line.
+    """
+    ready = [e for e in events if e.name == "scheduler.ready"]
+    if not ready:
+        return False
+    return _engine_only(events) or all("available_gpu_mem_gb" not in e.fields for e in ready)
+
+
+def _infer_config(run: Run, events: Sequence[Event]) -> None:
+    """Fill flags the log proves without stating them, and say what proved them."""
+    names = {m.name for m in run.milestones}
+    if run.config.get("disable_cuda_graph") is None:
+        traced = any(e.name.startswith("error.") and _CAPTURE_TRACE.search(e.text) for e in events)
+        if names & {"cuda_graph.begin", "cuda_graph.end"}:
+            run.config["disable_cuda_graph"] = False
+            run.config_inferred["disable_cuda_graph"] = "the log shows a CUDA graph capture"
+        elif traced:
+            run.config["disable_cuda_graph"] = False
+            run.config_inferred["disable_cuda_graph"] = "the crash happened inside CUDA graph capture"
+        else:
+            pool = next((m for m in run.milestones if m.name == "memory_pool.end"), None)
+            after = {"scheduler.ready", "http.started", "http.running", "ready", "engine.timings"}
+            if pool is not None and any(m.name in after and m.line > pool.line for m in run.milestones):
+                run.config["disable_cuda_graph"] = True
+                run.config_inferred["disable_cuda_graph"] = "the scheduler became ready without capturing a graph"
+    if run.config.get("tp_size") is None:
+        own = [e for e in events if e.header not in ("bare", "vllm-style") and e.ts is not None and not e.inherited]
+        sched = [e for e in own if e.name in _SCHEDULER_LINES]
+        # "[gpu_id=N]" (SGLang 0.1-0.2) numbers the tensor-parallel ranks the same way.
+        tps = sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for e in (own or events) if e.rank
+                      for t in e.rank.split() if t[:2] == "TP" and t[2:].isdigit() or t[:3] == "GPU" and t[3:].isdigit()})
+        if sched and not tps and not any(e.rank for e in sched):
+            run.config["tp_size"] = 1
+            run.config_inferred["tp_size"] = ("scheduler lines carry no TP tag, which SGLang prints only "
+                                              "when tp_size > 1")
+        elif len(tps) >= 2 and tps == list(range(len(tps))):
+            run.config["tp_size"] = len(tps)
+            run.config_inferred["tp_size"] = (f"ranks TP0..TP{len(tps) - 1} print lines (on a multi-node "
+                                              "run this counts this node's ranks only)")
+        elif tps == [0] and _every_rank_era(run, events):
+            run.config["tp_size"] = 1
+            run.config_inferred["tp_size"] = ("only TP0 prints the per-rank lines of a complete startup, "
+                                              "in a version where every rank prints them")
+
+
+def build_timeline(events: Sequence[Event], source: str, engine: str, date_source: str | None = None,
+                   config_defaults: Mapping[str, Any] | None = None) -> list[Run]:
+    return [build_run(seg, source, i, engine, date_source, config_defaults or {})
+            for i, seg in enumerate(split_runs(events))]
