@@ -75,6 +75,11 @@ def parse_paths(
     progress: Callable[[int, int, str], None] | None = None,
 ) -> ParseResult:
     """Parse files, directories, globs and "-" (stdin)."""
+    if engine is not None:
+        try:
+            get_format(engine)
+        except KeyError as exc:  # the caller's mistake, not a file's
+            raise ValueError(str(exc).strip("'\"")) from None
     sources, errors = expand_inputs(paths, all_files=all_files)
     result = ParseResult(errors=list(errors))
     for i, source in enumerate(sources):
@@ -84,6 +89,9 @@ def parse_paths(
             runs, report = parse_source(source, engine, default_date)
         except InputError as exc:
             result.errors.append(exc)
+            continue
+        except Exception as exc:  # a bug must not cost the user the rest of the batch
+            result.errors.append(InputError(source.name, f"internal error ({type(exc).__name__}: {exc}); please report it"))
             continue
         if not runs:
             report.lines.setdefault("physical", 0)

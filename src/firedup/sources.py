@@ -114,8 +114,8 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None]:
             continue
         m = _JOURNALD.match(text)
         if m:
-            written = m.group(0).split(" ", 3)
-            outer = outer or OuterStamp(" ".join(written[:3]), None, MONTHS[m["mon"]], int(m["day"]),
+            month_day_time = " ".join(m.group(0).split(" ", 3)[:3])
+            outer = outer or OuterStamp(month_day_time, None, MONTHS[m["mon"]], int(m["day"]),
                                         m["time"], "")
             text = text[m.end():]
             continue
@@ -290,7 +290,7 @@ def read_lines(source: Source) -> Iterator[Line]:
         if b"\x00" in first:
             offset = first.index(b"\x00")
             raise InputError(source.name, f"not a text log: binary data (NUL byte at offset {offset})")
-        buffered = io.BufferedReader(_Prepend(first, stream), buffer_size=1 << 20)  # type: ignore[arg-type]
+        buffered = io.BufferedReader(_Prepend(first, stream), buffer_size=1 << 20)  # type: ignore[type-var]
         while True:
             try:
                 raw = buffered.readline(MAX_LINE_BYTES + 1)

@@ -69,6 +69,10 @@ PAIRED_PHASES = (
     ("cuda_graph", "cuda_graph.begin", "cuda_graph.end"),
 )
 
+# Phases the log reports only as a duration on the line that ends them (vLLM).
+REPORTED_ONLY = {"model_loading.end": "model_loading", "torch_compile.end": "torch_compile",
+                 "engine.ready": "engine_init"}
+
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
                "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
                "http_start", "warmup", "unattributed", "total")
@@ -227,8 +231,8 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
         segments[-1].append(event)
         if event.name == "dist_init.begin":
             dist_ranks.add(event.rank)
-        if event.name not in (CLOCK_FIRST, CLOCK_LAST):
-            substantive = True
+        if event.name in MILESTONES or event.name in _FATAL:
+            substantive = True  # a banner or a warning alone does not make a startup
         if event.name == "ready" or event.name in _FATAL:
             ended = True
     return [s for s in segments if any(e.name not in (CLOCK_FIRST, CLOCK_LAST) for e in s)]
@@ -440,11 +444,16 @@ def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Cr
     if not exceptions:  # a tail that starts inside the traceback: the exception came first
         exceptions = [e for e in events[:index] if e.name == "error.exception"][-1:]
     message = exceptions[0].text if exceptions else first.text
-    context = [e.text for e in events if e.name.startswith("error.")]
     stage = _stage_at(run, first.line)
     if any(e.name == "error.frame" and _CAPTURE_TRACE.search(e.text) for e in block):
         stage = "draft.cuda_graph" if stage and stage.startswith("draft.") else "cuda_graph"
-    diagnosis = diagnose("\n".join([message, *context]), stage)
+    # The root cause speaks first: the exception, then its traceback, then the rest of the
+    # run (later lines are often consequences, e.g. "scheduler died ... OOM killer?").
+    diagnosis = diagnose(message, stage)
+    for context in ([e.text for e in block], [e.text for e in events if e.name.startswith("error.")]):
+        if diagnosis.category != "unknown":
+            break
+        diagnosis = diagnose("\n".join([message, *context]), stage)
     if first.name == "error.warmup" and diagnosis.category not in ("oom", "port_in_use", "distributed"):
         diagnosis = diagnose("warmup error", stage)
     ts = first.ts or next((e.ts for e in block if e.ts is not None), None)
@@ -497,6 +506,11 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) 
             if prev is None or prev.ts is None or m.ts is None:
                 continue
             out.append(Phase(model_prefix + "kv_cache", rank, prev.ts, m.ts, m.ts.minus(prev.ts), "timestamps",
+                             line=m.line))
+    for m in rms:
+        secs = m.fields.get("elapsed_s")
+        if m.name in REPORTED_ONLY and isinstance(secs, (int, float)) and m.ts is not None:
+            out.append(Phase(REPORTED_ONLY[m.name], rank, m.ts.plus(-float(secs)), m.ts, float(secs), "reported",
                              line=m.line))
     # A weight load with its duration on a separate line ("Loading weights took X seconds").
     for event in took:
@@ -624,7 +638,7 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
         sched = [e for e in own if e.name in _SCHEDULER_LINES]
         # "[gpu_id=N]" (SGLang 0.1-0.2) numbers the tensor-parallel ranks the same way.
         tps = sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for e in (own or events) if e.rank
-                      for t in e.rank.split() if t[:2] == "TP" and t[2:].isdigit() or t[:3] == "GPU" and t[3:].isdigit()})
+                      for t in e.rank.split() if (t[:2] == "TP" and t[2:].isdigit()) or (t[:3] == "GPU" and t[3:].isdigit())})
         if sched and not tps and not any(e.rank for e in sched):
             run.config["tp_size"] = 1
             run.config_inferred["tp_size"] = ("scheduler lines carry no TP tag, which SGLang prints only "

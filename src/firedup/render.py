@@ -1,0 +1,187 @@
+"""Plain-text views of runs for an 80-column terminal.
+
+Pure functions from runs to strings; the CLI decides where they go and whether to colour
+them. Styling is passed in as a function so that tests see plain text.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from firedup.timeline import Phase, Run
+
+Style = Callable[..., str]
+
+
+def plain(text: str, **_: object) -> str:
+    return text
+
+
+def fmt_duration(seconds: float | None) -> str:
+    """Human durations: `850 ms`, `4.2 s`, `58 s`, `4 min 02 s`, `1 h 03 min`."""
+    if seconds is None:
+        return "?"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    total = round(seconds)
+    if total < 3600:
+        return f"{total // 60} min {total % 60:02d} s"
+    return f"{total // 3600} h {(total % 3600) // 60:02d} min"
+
+
+def fmt_offset(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    total = round(seconds)
+    sign = "-" if total < 0 else "+"
+    total = abs(total)
+    if total >= 3600:
+        return f"{sign}{total // 3600}:{(total % 3600) // 60:02d}:{total % 60:02d}"
+    return f"{sign}{total // 60}:{total % 60:02d}"
+
+
+_SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",
+                "speculative_algorithm", "quantization", "cuda_graph_max_bs", "mem_fraction_static")
+
+
+def flag_summary(run: Run) -> str:
+    parts = []
+    for flag in _SHOWN_FLAGS:
+        value = run.config.get(flag)
+        if value is None or (flag in ("dp_size", "pp_size", "ep_size") and value == 1):
+            continue
+        if flag == "enable_torch_compile" and value is False:
+            continue
+        mark = "~" if flag in run.config_inferred else ""
+        parts.append(f"{flag}={mark}{value}")
+    return " ".join(parts)
+
+
+def outcome_line(run: Run, style: Style = plain) -> str:
+    total = fmt_duration(run.total_seconds)
+    if run.outcome == "ready":
+        kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
+        return style(f"READY in {total}{kind}", fg="green", bold=True)
+    if run.outcome == "crashed":
+        where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
+        cat = run.crash.category if run.crash else "unknown"
+        return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True)
+    where = f" in {run.stopped_in}" if run.stopped_in else ""
+    return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)
+
+
+def _phase_rows(run: Run) -> list[tuple[str, float, Phase]]:
+    """Run-level phases, details kept apart, longest first (like systemd-analyze blame)."""
+    rows = []
+    for p in run.run_phases():
+        if p.name == "total" or p.seconds is None:
+            continue
+        label = p.name + (f" ({p.detail})" if p.detail else "")
+        rows.append((label, p.seconds, p))
+    rows.sort(key=lambda r: -r[1])
+    return rows
+
+
+def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
+    lines: list[str] = []
+    head = f"{run.source}" + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
+    lines.append(style(head, bold=True) + f"  [{run.engine}]")
+    model = run.config.get("model_path") or "model unknown (no args line)"
+    lines.append(f"  model: {model}")
+    flags = flag_summary(run)
+    if flags:
+        lines.append(f"  flags: {flags}")
+    if run.config_inferred:
+        lines.append("         (~ = read from the log's shape, not from an args line)")
+    lines.append("  " + outcome_line(run, style))
+    if run.first_ts is not None:
+        end = run.ready_ts or run.last_ts
+        lines.append(f"  from {run.first_ts.iso} to {end.iso if end else '?'}"
+                     + (f" (dates: {run.date_source})" if run.date_source not in (None, "log") else ""))
+    rows = _phase_rows(run)
+    total = run.total_seconds or 0.0
+    if rows:
+        lines.append("")
+        lines.append(style(f"  {'duration':>12}  {'share':>6}  {'start':>7}  {'phase':<28} source", dim=True))
+        for label, secs, p in rows:
+            share = f"{100 * secs / total:5.1f}%" if total > 0 else "     -"
+            offset = fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else ""
+            src = "reported" if p.source == "reported" else "timestamps"
+            if p.open:
+                src += ", never ended"
+            shown = "<1 s" if secs == 0 and p.source == "timestamps" else fmt_duration(secs)
+            text = f"  {shown:>12}  {share:>6}  {offset:>7}  {label[:28]:<28} {src}"
+            if p.name == "unattributed":
+                text = style(text, fg="yellow")
+            lines.append(text[:width] if len(text) > width else text)
+    rank_table = ranks_text(run)
+    if rank_table:
+        lines.append("")
+        lines.extend(rank_table)
+    if run.crash is not None:
+        lines.append("")
+        c = run.crash
+        when = "after ready" if c.after_ready else f"in {c.phase or 'an unknown phase'}"
+        lines.append(style(f"  crash: {c.category}, {when}, line {c.line}", fg="red", bold=True))
+        lines.append(f"    first line: {_clip(c.first_line, width - 16)}")
+        if c.message and c.message != c.first_line:
+            lines.append(f"    error:      {_clip(c.message, width - 16)}")
+        if c.hint:
+            lines.append(f"    hint:       {_clip(c.hint, width - 16)}")
+    for warning in run.warnings:
+        lines.append(style(f"  note: {warning}", dim=True))
+    return "\n".join(lines)
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
+    """Per-rank spread of each phase, where ranks differ; the slowest rank is a straggler."""
+    per: dict[str, dict[str, float]] = defaultdict(dict)
+    for p in run.phases:
+        if p.scope == "rank" and p.rank and p.seconds is not None:
+            label = p.name + (f" ({p.detail})" if p.detail else "")
+            per[label][p.rank] = per[label].get(p.rank, 0.0) + p.seconds
+    rows = []
+    for label, by_rank in per.items():
+        if len(by_rank) < 2:
+            continue
+        lo, hi = min(by_rank.values()), max(by_rank.values())
+        if hi - lo < 1.0:
+            continue
+        slowest = max(by_rank, key=lambda r: by_rank[r])
+        median = sorted(by_rank.values())[len(by_rank) // 2]
+        straggler = hi - median >= max(5.0, 0.2 * median)
+        rows.append((label, lo, hi, slowest, straggler, len(by_rank)))
+    if not rows:
+        return []
+    out = [f"  per rank ({len(run.ranks)} ranks; phases where ranks differ by 1 s or more):",
+           f"  {'phase':<28} {'fastest':>11} {'slowest':>11}  slowest rank"]
+    for label, lo, hi, slowest, straggler, _n in rows[:max_ranks]:
+        mark = "  <- straggler" if straggler else ""
+        out.append(f"  {label[:28]:<28} {fmt_duration(lo):>11} {fmt_duration(hi):>11}  {slowest}{mark}")
+    return out
+
+
+def timelines_text(runs: Sequence[Run], style: Style = plain) -> str:
+    return "\n\n".join(timeline_text(run, style) for run in runs)
+
+
+def summary_text(runs: Sequence[Run]) -> str:
+    """One line per run: what `firedup parse` prints without --json."""
+    out = [f"{'outcome':<10} {'to ready':>14}  {'biggest phase':<26} source"]
+    for run in runs:
+        rows = [r for r in _phase_rows(run) if r[2].name != "unattributed"]
+        big = f"{rows[0][0]} {fmt_duration(rows[0][1])}" if rows else "-"
+        total = fmt_duration(run.total_seconds) if run.outcome == "ready" else f"({fmt_duration(run.total_seconds)})"
+        where = f"#{run.run_index + 1} " if run.run_index else ""
+        out.append(f"{run.outcome:<10} {total:>14}  {big[:26]:<26} {where}{run.source}")
+    return "\n".join(out)
