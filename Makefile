@@ -1,0 +1,32 @@
+# Two commands on a fresh machine (Python 3.11 and make):
+#   make demo   install firedup in .venv and run it on sample_logs/
+#   make test   install the test extras and run the whole test suite (what CI runs)
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint samples clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/firedup timeline sample_logs/
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q
+
+samples: $(STAMP)
+	$(BIN)/firedup synth sample_logs/ --seed 7
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

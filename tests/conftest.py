@@ -1,0 +1,28 @@
+"""Shared fixtures: where the bundled samples and the optional real-log corpus live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_LOGS = ROOT / "sample_logs"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# ../shared beside the checkout (the developers' workplace); FIREDUP_SHARED overrides it.
+SHARED = Path(os.environ.get("FIREDUP_SHARED", ROOT.parent / "shared"))
+CORPUS = SHARED / "corpus"
+
+
+def corpus_logs(engine: str) -> list[Path]:
+    """The corpus logs of one engine, or [] when ../shared is absent."""
+    folder = CORPUS / engine
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix in {".log", ".txt", ".gz"})
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES
