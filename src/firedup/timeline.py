@@ -40,6 +40,7 @@ _DRAFT_TYPE = re.compile(r"Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash", re.IGNOR
 _FATAL = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "error.scheduler_dead",
                     "error.child_died", "error.init_failed", "error.killed", "http.startup_failed",
                     "error.engine_core"})
+FATAL_EVENTS = _FATAL
 # Paths the server or probes request on their own; not a user's first request.
 _PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
                 "/server_info", "/metrics", "/freeze_gc", "/ping", "/version")
@@ -365,16 +366,36 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
     run.milestones.sort(key=lambda m: m.line)
 
 
+def next_stage(stage: str | None, milestone: str, config: Mapping[str, Any]) -> str | None:
+    """The stage a run is in right after `milestone`, given the stage before it.
+
+    One function for the batch view (where a crash or a cut-off log is placed) and the
+    live view (`firedup wait`), so both name the same phase for the same lines.
+    """
+    if milestone == "memory_pool.end" and config.get("disable_cuda_graph") is True:
+        return "http_start"  # no graph to capture: the scheduler is ready next
+    return _STAGE_AFTER.get(milestone, stage)
+
+
+def stage_changes(run: Run) -> list[tuple[str | None, Milestone | None]]:
+    """Every change of stage in line order, with the milestone that caused it (None: the start)."""
+    changes: list[tuple[str | None, Milestone | None]] = [("launch", None)]
+    stage: str | None = "launch"
+    for m in run.milestones:
+        new = next_stage(stage, m.name, run.config)
+        if new != stage:
+            changes.append((new, m))
+            stage = new
+    return changes
+
+
 def _stage_at(run: Run, line: int) -> str | None:
     """The phase the run was in at `line`: the stage after the last milestone before it."""
     stage: str | None = "launch"
     for m in run.milestones:
         if m.line > line:
             break
-        if m.name == "memory_pool.end" and run.config.get("disable_cuda_graph") is True:
-            stage = "http_start"
-            continue
-        stage = _STAGE_AFTER.get(m.name, stage)
+        stage = next_stage(stage, m.name, run.config)
     return stage
 
 
