@@ -106,7 +106,7 @@ class RunProfile:
 
     ready_s: float  # first line to the ready line
     entered: dict[str, float]  # stage -> seconds after the first line it was first entered
-    stage_s: dict[str, float]  # stage -> seconds from its first entry to the next new stage
+    stage_s: dict[str, float]  # stage -> its phase's seconds, else first entry to the next stage
     gaps: dict[str, float]  # stage -> longest stretch between two milestones within it
 
     @classmethod
@@ -121,9 +121,12 @@ class RunProfile:
                 entered[stage] = max(0.0, ts.minus(first))
         ready_s = max(0.0, run.ready_ts.minus(first))
         order = sorted(entered.items(), key=lambda kv: kv[1])
-        stage_s: dict[str, float] = {}
+        # A phase's own duration where the run has one (as the phase table shows it), else
+        # the span from entering the stage to entering the next.
+        stage_s: dict[str, float] = run.phase_seconds()
+        stage_s.pop("unattributed", None)
         for i, (stage, at) in enumerate(order):
-            if stage == "serving":
+            if stage == "serving" or stage in stage_s:
                 continue
             end = order[i + 1][1] if i + 1 < len(order) else ready_s
             stage_s[stage] = max(0.0, end - at)
@@ -664,6 +667,7 @@ class Waiter:
         if not self.opts.history:
             return
         self.history, self.history_line = select_history(self.opts.history, run.config)
+        self.budget = self.history.budget()
         if not self.opts.quiet:
             self.say(f"history: {self.history_line}")
         if self.opts.auto_timeout:
