@@ -239,6 +239,8 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    server_version = "uvicorn"  # what SGLang's and vLLM's servers call themselves
+    sys_version = ""
 
     def do_GET(self) -> None:
         self._answer(send_body=True)

@@ -284,11 +284,18 @@ def check_url(url: str) -> urllib.parse.SplitResult:
     return parts
 
 
-def probe(url: str, timeout: float = PROBE_TIMEOUT_S) -> tuple[int | None, str | None]:
-    """The status code of one GET, without reading the body. Loopback URLs bypass proxies."""
+def opener_for(url: str) -> urllib.request.OpenerDirector:
+    """Loopback URLs never go through a proxy (a proxy answering for localhost would lie)."""
     host = urllib.parse.urlsplit(url).hostname or ""
     handlers = [urllib.request.ProxyHandler({})] if _is_loopback(host) else []
-    opener = urllib.request.build_opener(*handlers)
+    return urllib.request.build_opener(*handlers)
+
+
+def probe(url: str, timeout: float = PROBE_TIMEOUT_S,
+          opener: urllib.request.OpenerDirector | None = None) -> tuple[int | None, str | None]:
+    """The status code of one GET, without reading the body."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    opener = opener or opener_for(url)
     request = urllib.request.Request(url, method="GET", headers={"User-Agent": "firedup-wait"})
     try:
         with opener.open(request, timeout=timeout) as response:
@@ -325,6 +332,7 @@ class Prober:
         self.counts: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._opener = opener_for(url)
         self._thread = threading.Thread(target=self._loop, name="firedup-probe", daemon=True)
 
     def start(self) -> None:
@@ -340,7 +348,7 @@ class Prober:
     def _loop(self) -> None:
         while not self._stop.is_set():
             began = time.monotonic()
-            status, error = probe(self.url, self.timeout)
+            status, error = probe(self.url, self.timeout, self._opener)
             result = ProbeResult(time.monotonic(), status, error)
             with self._lock:
                 self.last = result
@@ -458,6 +466,7 @@ class Waiter:
         self.started = now()
         self.deadline: float | None = None
         self.budget: Budget | None = None
+        self.timeout_note = ""
         self.history = History([])
         self.history_line: str | None = None
         self.config_seen: tuple[tuple[str, Any], ...] | None = None
@@ -512,7 +521,7 @@ class Waiter:
                 got = self._read(now)
                 if self.dirty:
                     self._rebuild(now)
-                self._after_rebuild(now)
+                    self._after_rebuild(now)
                 code = self._decide(now)
                 if code is not None:
                     return code
@@ -674,30 +683,34 @@ class Waiter:
             self._set_deadline(initial=False)
 
     def _set_deadline(self, initial: bool) -> None:
+        """The deadline, and one line saying where it comes from (`--timeout auto` says so)."""
         opts = self.opts
         if not opts.auto_timeout:
             self.deadline = None if opts.timeout is None else self.started + opts.timeout
+            self.timeout_note = "no time limit" if opts.timeout is None else f"timeout {fmt_duration(opts.timeout)}"
             if initial and not opts.quiet:
-                limit = "no time limit" if opts.timeout is None else f"timeout {fmt_duration(opts.timeout)}"
-                self.say(f"firedup wait: {self._watching()}; {limit}")
+                self.say(f"firedup wait: {self._watching()}; {self.timeout_note}")
             return
         budget = self.history.budget()
         if budget is not None:
             self.budget = budget
             self.deadline = self.started + budget.seconds
-            self.say(f"--timeout auto: {fmt_duration(budget.seconds)} = {budget.method} (counted from the start "
-                     "of the wait)")
+            self.timeout_note = (f"--timeout auto: {fmt_duration(budget.seconds)} = {budget.method} "
+                                 "(counted from the start of the wait)")
+        else:
+            self.deadline = self.started + DEFAULT_TIMEOUT_S
+            if initial:
+                why = ("no history given (--history PATH or --store DIR)" if not opts.history
+                       else "the live config is not known until the server_args line")
+                until = " until then" if opts.history else ""
+            else:
+                why, until = (self.history_line or "no history of this config"), ""
+            self.timeout_note = f"--timeout auto: {why}; the default {fmt_duration(DEFAULT_TIMEOUT_S)}{until}"
+        if opts.quiet:
             return
-        self.deadline = self.started + DEFAULT_TIMEOUT_S
         if initial:
-            why = ("no history given (--history PATH or --store DIR)" if not opts.history
-                   else "the live config is not known until the server_args line")
-            if not opts.quiet:
-                self.say(f"firedup wait: {self._watching()}")
-            until = " until then" if opts.history else ""
-            self.say(f"--timeout auto: {why}; using the default {fmt_duration(DEFAULT_TIMEOUT_S)}{until}")
-        elif self.history_line:
-            self.say(f"--timeout auto: {self.history_line}; keeping the default {fmt_duration(DEFAULT_TIMEOUT_S)}")
+            self.say(f"firedup wait: {self._watching()}")
+        self.say(self.timeout_note)
 
     def _watching(self) -> str:
         parts = [f"following {self.opts.log}"]
@@ -825,12 +838,12 @@ class Waiter:
         self.report(timeline_text(run, self.style))
         return EXIT_OK
 
-    def _crashed(self) -> int:
+    def _crashed(self, gone: str = "") -> int:
         run = self.run
         assert run is not None and run.crash is not None
         crash = run.crash
         when = "after its ready line" if crash.after_ready else f"in {crash.phase or 'an unknown phase'}"
-        self.report(self.style(f"CRASHED ({crash.category}) {when}, line {crash.line} of {self.opts.log}",
+        self.report(self.style(f"CRASHED ({crash.category}) {when}, line {crash.line} of {self.opts.log}{gone}",
                                fg="red", bold=True))
         self.report(f"  error: {crash.message}")
         if crash.hint:
@@ -843,8 +856,7 @@ class Waiter:
         run = self.run
         pid = self.opts.pid
         if run is not None and run.crash is not None and (run.outcome == "crashed" or run.crash.after_ready):
-            self.report(self.style(f"process {pid} is gone", fg="red", bold=True))
-            return self._crashed()
+            return self._crashed(gone=f"; process {pid} is gone")
         if run is not None and run.outcome == "ready":
             ready = run.milestone("ready")
             text = f"DIED: process {pid} is gone after the log's ready line (line {ready.line if ready else '?'})"
@@ -868,6 +880,7 @@ class Waiter:
         waited = now - self.started
         self.report(self.style(f"TIMED OUT after {fmt_duration(waited)} waiting for {self.opts.log}"
                                + (f" and {self.opts.url}" if self.opts.url else ""), fg="red", bold=True))
+        self.report(f"  limit: {self.timeout_note}")
         if run is None:
             state = "has not appeared" if not self.follower.exists else "shows no server startup"
             self.report(f"  the log {state}")
