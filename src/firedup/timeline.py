@@ -215,10 +215,12 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
     substantive = False
     dist_ranks: set[str | None] = set()
     for event in events:
-        starts = event.fields.get("starts_run")
+        # Ray's "[repeated Nx across cluster]" summarises lines already printed: never a restart.
+        starts = None if event.fields.get("repeated") else event.fields.get("starts_run")
         # A rank that starts distributed init again after the run ended is a new process.
         begins_after_end = starts == "after_end" or (
-            event.name == "dist_init.begin" and ended and event.rank in dist_ranks)
+            event.name == "dist_init.begin" and ended and event.rank in dist_ranks
+            and not event.fields.get("repeated"))
         if substantive and (starts == "always" or (begins_after_end and ended)):
             current = segments[-1]
             carried: list[Event] = []
