@@ -332,6 +332,8 @@ def _gzip_reason(exc: BaseException, lines_read: int) -> str:
             "truncated gzip: the stream ends before the first line"
     if isinstance(exc, gzip.BadGzipFile):
         return f"not a valid gzip file ({exc})"
+    if isinstance(exc, zlib.error):
+        return f"corrupt gzip data ({str(exc).split(': ', 1)[-1]})"
     return f"unreadable: {exc}"
 
 
@@ -351,7 +353,10 @@ class _Prepend(io.RawIOBase):
             buffer[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        data = self._tail.read(len(buffer))
+        # read1: what is there now, so a stream that breaks (a truncated .gz) loses only its
+        # last, unfinished line, not the block being read when it broke.
+        read1 = getattr(self._tail, "read1", None)
+        data = read1(len(buffer)) if read1 is not None else self._tail.read(len(buffer))
         n = len(data)
         buffer[:n] = data
         return n
