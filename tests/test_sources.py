@@ -296,6 +296,15 @@ def test_time_only_lines_cross_midnight_once_even_with_a_late_rank(tmp_path: Pat
     assert stamps(run, "memory_pool.end") == ["2025-01-01T00:05:00"]
 
 
+def test_a_garbled_time_is_no_timestamp(tmp_path: Path) -> None:
+    # "[00:23:84]" fits the header's shape; it used to raise ValueError (found by hypothesis)
+    run = parse_one(tmp_path, "[2025-03-01 10:00:00 TP0] Load weight begin. avail mem=9.00 GB\n"
+                              "[00:23:84 TP0] Load weight end. type=X, avail mem=5.00 GB\n"
+                              "2025-03-01T25:00:00Z [gpu_id=0] Memory pool end. avail mem=1.00 GB\n")
+    assert stamps(run, "load_weight.end") == ["2025-03-01T10:00:00"]  # the last good stamp, inherited
+    assert stamps(run, "memory_pool.end") == ["2025-03-01T10:00:00"]
+
+
 # --- inputs ------------------------------------------------------------------------------
 
 

@@ -48,6 +48,12 @@ def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
     return Stamp(dt, iso)
 
 
+def _time_ok(time_text: str) -> bool:
+    """A real time of day: "25:61:99" fits the headers' regex but is a garbled line."""
+    hh, mm, ss = (int(p) for p in time_text.split(":"))
+    return hh < 24 and mm < 60 and ss < 60
+
+
 def _closest_day(candidates: list[date], time_text: str, frac: str, anchor: datetime) -> date:
     def distance(day: date) -> float:
         return abs((make_stamp(day, time_text, frac).dt - anchor).total_seconds())
@@ -87,7 +93,7 @@ class Clock:
             self.date_source = source
 
     def outer_datetime(self, outer: OuterStamp) -> datetime | None:
-        if outer.year is None:
+        if outer.year is None or not _time_ok(outer.time):
             return None
         day = _safe_date(outer.year, outer.month, outer.day)
         return make_stamp(day, outer.time, outer.frac).dt if day else None
@@ -101,6 +107,10 @@ class Clock:
         frac: str = "",
         outer: OuterStamp | None = None,
     ) -> Stamp | None:
+        if time_text is not None and not _time_ok(time_text):
+            return None  # a garbled stamp is no stamp
+        if outer is not None and not _time_ok(outer.time):
+            outer = None
         if time_text is None:
             return self._from_outer(outer) if outer else None
         if date_text is not None:
