@@ -149,6 +149,18 @@ def test_a_shell_kill_after_a_python_exception_is_its_consequence_not_its_cause(
     assert crash is not None and crash.category == "unknown"
 
 
+def test_a_torch_bind_warning_is_not_a_crash(tmp_path: Path) -> None:
+    # c10d tries another address and goes on; only uvicorn's bind failure ends a startup
+    log = (CRASH / "ready_tp1.log").read_text().replace(
+        "[2025-08-31 17:49:17] Init torch distributed ends.",
+        "[W831 17:49:16.123456789 socket.cpp:464] [c10d] The server socket has failed to bind to [::]:29500 "
+        "(errno: 98 - Address already in use).\n[2025-08-31 17:49:17] Init torch distributed ends.")
+    path = tmp_path / "warned.log"
+    path.write_text(log)
+    run = only_run(path)
+    assert (run.outcome, run.crash) == ("ready", None)
+
+
 def test_oom_in_graph_capture_hint_is_the_well_known_one() -> None:
     hint = HINTS[("oom", "cuda_graph")]
     assert hint.startswith("lower --cuda-graph-max-bs or --mem-fraction-static")

@@ -244,8 +244,10 @@ RULES = (
     Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
          ("out of memory", "CUDA error", "OutOfMemoryError")),
     # uvicorn cannot bind the port: "ERROR:    [Errno 98] error while attempting to bind on
-    # address ('0.0.0.0', 30000): address already in use"
-    Rule("error.port_in_use", r"[Aa]ddress already in use", "ddress already in use"),
+    # address ('0.0.0.0', 30000): address already in use". Only uvicorn's own line: torch's
+    # c10d warns "... failed to bind ... Address already in use" and carries on.
+    Rule("error.port_in_use", r"^\[Errno \d+\] error while attempting to bind on address .*: (?P<exc_msg>.+)$",
+         "error while attempting to bind"),
     # argparse rejects the command line: "launch_server.py: error: unrecognized arguments: ..."
     # (exit status 2, usually the only line the server prints)
     Rule("error.usage", r"^(?:[\w.-]+\.py|sglang(?: serve)?): error: (?P<exc_msg>.+)$", ": error: "),
