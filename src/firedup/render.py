@@ -6,6 +6,7 @@ them. Styling is passed in as a function so that tests see plain text.
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
@@ -128,14 +129,21 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         c = run.crash
         when = "after ready" if c.after_ready else f"in {c.phase or 'an unknown phase'}"
         lines.append(style(f"  crash: {c.category}, {when}, line {c.line}", fg="red", bold=True))
-        lines.append(f"    first line: {_clip(c.first_line, width - 16)}")
+        lines.extend(_labelled("first line", _clip(c.first_line, 3 * (width - 16)), width))
         if c.message and c.message != c.first_line:
-            lines.append(f"    error:      {_clip(c.message, width - 16)}")
+            lines.extend(_labelled("error", _clip(c.message, 3 * (width - 16)), width))
         if c.hint:
-            lines.append(f"    hint:       {_clip(c.hint, width - 16)}")
+            lines.extend(_labelled("hint", c.hint, width))
     for warning in run.warnings:
         lines.append(style(f"  note: {warning}", dim=True))
     return "\n".join(lines)
+
+
+def _labelled(label: str, text: str, width: int) -> list[str]:
+    """`    label:      text` wrapped under itself: a hint cut at 80 columns helps nobody."""
+    head = f"    {label + ':':<12}"
+    return textwrap.wrap(" ".join(text.split()), width, initial_indent=head, subsequent_indent=" " * len(head),
+                         break_on_hyphens=False) or [head]
 
 
 def _clip(text: str, width: int) -> str:
