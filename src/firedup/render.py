@@ -65,6 +65,8 @@ def flag_summary(run: Run) -> str:
 
 def outcome_line(run: Run, style: Style = plain) -> str:
     total = fmt_duration(run.total_seconds)
+    if run.begins_mid_startup:
+        total = f"at least {total}"
     if run.outcome == "ready":
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
         return style(f"READY in {total}{kind}", fg="green", bold=True)
@@ -110,7 +112,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.append("")
         lines.append(style(f"  {'duration':>12}  {'share':>6}  {'start':>7}  {'phase':<28} source", dim=True))
         for label, secs, p in rows:
-            share = f"{100 * secs / total:5.1f}%" if total > 0 else "     -"
+            share = f"{100 * secs / total:5.1f}%" if 0 < secs <= total else (">100%" if secs > total else "-")
             offset = fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else ""
             src = "reported" if p.source == "reported" else "timestamps"
             if p.open:
@@ -135,7 +137,8 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         if c.hint:
             lines.extend(_labelled("hint", c.hint, width))
     for warning in run.warnings:
-        lines.append(style(f"  note: {warning}", dim=True))
+        for i, text in enumerate(textwrap.wrap(warning, width - 8)):
+            lines.append(style(("  note: " if i == 0 else "        ") + text, dim=True))
     return "\n".join(lines)
 
 
@@ -189,7 +192,8 @@ def summary_text(runs: Sequence[Run]) -> str:
     for run in runs:
         rows = [r for r in _phase_rows(run) if r[2].name != "unattributed"]
         big = f"{rows[0][0]} {fmt_duration(rows[0][1])}" if rows else "-"
-        total = fmt_duration(run.total_seconds) if run.outcome == "ready" else f"({fmt_duration(run.total_seconds)})"
+        total = ("≥ " if run.begins_mid_startup else "") + fmt_duration(run.total_seconds)
+        total = total if run.outcome == "ready" else f"({total})"
         where = f"#{run.run_index + 1} " if run.run_index else ""
         out.append(f"{run.outcome:<10} {total:>14}  {big[:26]:<26} {where}{run.source}")
     return "\n".join(out)

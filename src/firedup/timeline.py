@@ -174,6 +174,7 @@ class Run:
     warnings: list[str] = field(default_factory=list)
     health_url: str | None = None
     all_config: dict[str, Any] = field(default_factory=dict)
+    begins_mid_startup: bool = False  # the log starts after the startup did: times are lower bounds
 
     @property
     def total_seconds(self) -> float | None:
@@ -219,6 +220,7 @@ class Run:
             "date_source": self.date_source,
             "unattributed_seconds": round(sum(p.seconds or 0 for p in self.run_phases() if p.name == "unattributed"), 3),
             "warnings": self.warnings,
+            "begins_mid_startup": self.begins_mid_startup,
         }
 
 
@@ -234,8 +236,10 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
     for event in events:
         starts = event.fields.get("starts_run")
         # A rank that starts distributed init again after the run ended is a new process.
+        # Ray's "[repeated Nx across cluster]" lines echo earlier lines late: never a restart.
         begins_after_end = starts == "after_end" or (
-            event.name == "dist_init.begin" and ended and event.rank in dist_ranks)
+            event.name == "dist_init.begin" and ended and event.rank in dist_ranks
+            and not event.fields.get("repeated"))
         if substantive and (starts == "always" or (begins_after_end and ended)):
             current = segments[-1]
             carried: list[Event] = []
@@ -297,9 +301,29 @@ def build_run(events: Sequence[Event], source: str, run_index: int, engine: str,
     _collect_milestones(run, events)
     _decide_outcome(run, events)
     _build_phases(run, events)
+    _note_late_start(run)
     _infer_config(run, events)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
     return run
+
+
+def _note_late_start(run: Run) -> None:
+    """Say so when the log begins after the startup did (an excerpt, a tail, a rotated log).
+
+    A phase whose reported duration reaches back before the first line proves it; the time
+    to ready measured from the first line is then only a lower bound.
+    """
+    if run.first_ts is None:
+        return
+    starts = [(p.start, p.name) for p in run.run_phases() if p.start is not None and p.name != "total"]
+    if not starts:
+        return
+    earliest, name = min(starts)
+    lead = run.first_ts.minus(earliest)
+    if lead >= 1.0:
+        run.begins_mid_startup = True
+        run.warnings.append(f"the log begins mid-startup: {name} had already run {lead:.0f} s before its first "
+                            "line, so the time to ready is a lower bound")
 
 
 def _rank_sort_key(rank: str) -> tuple[Any, ...]:
@@ -575,7 +599,11 @@ def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
     scheduler_names = {"dist_init.begin", "load_weight.begin", "load_weight.end", "memory_pool.end",
                        "cuda_graph.begin", "engine.init", "kv_cache.allocated"}
     first_sched = next((m for m in ms if m.key in scheduler_names or m.key.startswith("draft.")), None)
-    if run.first_ts is not None and first_sched is not None and first_sched.ts is not None:
+    # Launch is only seen when the log shows the process start (args) or the first
+    # scheduler line opens a phase; an excerpt that begins later never saw it.
+    saw_start = run.milestone("server_args") is not None or (
+        first_sched is not None and first_sched.key in ("dist_init.begin", "load_weight.begin", "engine.init"))
+    if run.first_ts is not None and first_sched is not None and first_sched.ts is not None and saw_start:
         out.append(_span("launch", run.first_ts, first_sched.ts, first_sched.line))
     sched_end_names = {"scheduler.ready", "cuda_graph.end", "draft.cuda_graph.end", "memory_pool.end",
                        "draft.memory_pool.end", "engine.timings", "engine.ready"}
