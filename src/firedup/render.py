@@ -122,6 +122,9 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
             if p.name == "unattributed":
                 text = style(text, fg="yellow")
             lines.append(text[:width] if len(text) > width else text)
+    if run.engine_timings:
+        lines.append("")
+        lines.extend(_wrap_items("  the engine's own timings: ", engine_timings_parts(run.engine_timings), width))
     rank_table = ranks_text(run)
     if rank_table:
         lines.append("")
@@ -140,6 +143,33 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         for i, text in enumerate(textwrap.wrap(warning, width - 8)):
             lines.append(style(("  note: " if i == 0 else "        ") + text, dim=True))
     return "\n".join(lines)
+
+
+def _wrap_items(head: str, items: Sequence[str], width: int, sep: str = "; ") -> list[str]:
+    """Join items into lines no wider than `width`, never breaking inside an item."""
+    out: list[str] = []
+    current = head
+    for i, item in enumerate(items):
+        piece = item + (sep.rstrip() if i < len(items) - 1 else "")
+        if len(current) + len(piece) + 1 > width and current.strip():
+            out.append(current.rstrip())
+            current = "    "
+        current += piece + " "
+    out.append(current.rstrip())
+    return out
+
+
+def engine_timings_parts(timings: dict[str, object]) -> list[str]:
+    """`Engine startup timings (s)` as the engine printed them (max over ranks), zeros left out."""
+    parts = []
+    for key, value in timings.items():
+        if isinstance(value, dict):
+            inner = ", ".join(f"{k} {fmt_duration(float(v))}" for k, v in value.items() if float(v) > 0)
+            if inner:
+                parts.append(f"{key} ({inner})")
+        elif isinstance(value, (int, float)) and value > 0:
+            parts.append(f"{key} {fmt_duration(float(value))}")
+    return parts
 
 
 def _labelled(label: str, text: str, width: int) -> list[str]:

@@ -603,7 +603,8 @@ def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
     # scheduler line opens a phase; an excerpt that begins later never saw it.
     saw_start = run.milestone("server_args") is not None or (
         first_sched is not None and first_sched.key in ("dist_init.begin", "load_weight.begin", "engine.init"))
-    if run.first_ts is not None and first_sched is not None and first_sched.ts is not None and saw_start:
+    if (run.first_ts is not None and first_sched is not None and first_sched.ts is not None and saw_start
+            and first_sched.line > (run.first_line or 0)):
         out.append(_span("launch", run.first_ts, first_sched.ts, first_sched.line))
     sched_end_names = {"scheduler.ready", "cuda_graph.end", "draft.cuda_graph.end", "memory_pool.end",
                        "draft.memory_pool.end", "engine.timings", "engine.ready"}
