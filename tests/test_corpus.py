@@ -48,12 +48,10 @@ XFAIL = {
     ("028", "disable_cuda_graph"): "crash in check_server_args before any phase: the log never shows the flag",
     ("029", "disable_cuda_graph"): "excerpt ends in weight loading: no args line, no graph capture",
     ("032", "crash"): "the 2024 error text was cut off by the issue compilation: nothing fatal is left",
-    ("038", "memory_pool_end_ts"): "two 'Memory pool end' after both weight loads: the label takes the second as the target's, the parser the first",
     ("038", "tp"): "3-node key lines with rank tags of one node only and a dict-form args line without tp",
     ("041", "disable_cuda_graph"): "4 author-selected key lines: graph capture omitted, no args line",
     ("044", "tp"): "leader pod of a 2-node TP16 run: only TP0-TP7 appear",
     ("045", "disable_cuda_graph"): "author-selected key lines: no args line and no capture line",
-    ("047", "crash"): "a hang (health 503 forever) labelled as a failure: the log has no fatal line",
     ("051", "tp"): "10-line fragment where only TP0's capture lines were kept",
 }
 

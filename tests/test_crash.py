@@ -82,6 +82,10 @@ EXPECTED = {
         "config", "launch", "launch_server.py: error:",
         "launch_server.py: error: ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode, "
         "--cuda-graph-max-bs-prefill", None),
+    "hang": Expected(
+        "hang", "warmup", "Health check failed.",
+        "Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. "
+        "tic start time: 11:29:40. last_heartbeat time: 11:20:02", "2025-10-06T11:30:00", ("py-spy",)),
     "import": Expected(
         "import", "launch", "Traceback (most recent call last):",
         "ImportError: /usr/local/lib/python3.10/dist-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: "
