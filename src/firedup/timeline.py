@@ -511,13 +511,16 @@ def _build_phases(run: Run, events: Sequence[Event]) -> None:
         by_rank[m.rank].append(m)
 
     took = [e for e in events if e.name in ("load_weight.took", "draft.load_weight.took")]
+    # A phase still open when the run crashed lasted until the crash, not zero seconds.
+    cutoff = run.crash.ts if run.outcome == "crashed" and run.crash is not None else None
     for rank, rms in by_rank.items():
-        phases.extend(_rank_phases(rank, rms, took))
+        phases.extend(_rank_phases(rank, rms, took, cutoff))
     phases.extend(_run_level(run, phases))
     run.phases = phases
 
 
-def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) -> list[Phase]:
+def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event],
+                 cutoff: Stamp | None = None) -> list[Phase]:
     out: list[Phase] = []
     for model_prefix in ("", "draft."):
         for name, begin_name, end_name in PAIRED_PHASES:
@@ -535,8 +538,9 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) 
                 for begin in queue:
                     nxt = next((m for m in rms if m.line > begin.line and m.key in _STAGE_AFTER
                                 and m.key != bname), None)
-                    out.append(Phase(model_prefix + name, rank, begin.ts, nxt.ts if nxt else None,
-                                     nxt.ts.minus(begin.ts) if nxt and nxt.ts and begin.ts else None,
+                    end = nxt.ts if nxt else cutoff
+                    out.append(Phase(model_prefix + name, rank, begin.ts, end,
+                                     end.minus(begin.ts) if end and begin.ts else None,
                                      "timestamps", detail=detail, line=nxt.line if nxt else begin.line,
                                      open=nxt is None))
         # kv_cache: from the milestone before the pool's end to the pool's end.
