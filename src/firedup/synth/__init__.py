@@ -64,7 +64,7 @@ def generate(scenario: Scenario, seed: int) -> SyntheticLog:
         if truth.crash is not None:
             truth.crash.line = keyed.get("crash") or 0
         truths.append(truth)
-    return SyntheticLog(scenario.name, scenario, seed, pieces, truths)
+    return SyntheticLog(scenario.name, scenario, seed, pieces, truths, span_s=stream.last_t)
 
 
 __all__ = [

@@ -147,6 +147,7 @@ class SyntheticLog:
     seed: int
     pieces: list[str]
     runs: list[RunTruth]
+    span_s: float = 0.0  # seconds from the scenario's start to the last write
 
     @property
     def text(self) -> str:

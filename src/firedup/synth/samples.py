@@ -106,18 +106,25 @@ def write_samples(out_dir: str | Path, seed: int = 7, names: list[str] | None = 
         log.write(path)
         logs[f"{name}.log"] = log
         paths.append(path)
-    cmd = command or (COMMAND if seed == 7 and not names else f"firedup synth {out_dir} --seed {seed}"
-                      + "".join(f" --scenario {n}" for n in names or ()))
+    cmd = command or (COMMAND if seed == 7 else f"firedup synth {out_dir} --seed {seed}")
+    files = {fname: log.truth() for fname, log in logs.items()}
+    truth_path = out / "truth.json"
+    if names and truth_path.exists():  # a partial rewrite keeps the other files' truth
+        try:
+            files = {**json.loads(truth_path.read_text(encoding="utf-8")).get("files", {}), **files}
+        except (ValueError, AttributeError):
+            pass
     manifest = {
         "generator": "firedup.synth", "seed": seed, "command": cmd,
         "notes": "Times are seconds. ready_offset_s runs from the run's first timestamped line to the ready line. "
                  "`phases` are the intended critical-path durations; `reported` are the values printed on "
                  "elapsed= / Time elapsed: lines, per rank ('-' = no rank tag); line numbers are 1-based "
                  "physical lines.",
-        "files": {fname: log.truth() for fname, log in logs.items()},
+        "files": files,
     }
-    (out / "truth.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    (out / "README.md").write_text(readme(logs, cmd), encoding="utf-8")
+    truth_path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    if not names:  # the README describes the whole set
+        (out / "README.md").write_text(readme(logs, cmd), encoding="utf-8")
     return paths
 
 

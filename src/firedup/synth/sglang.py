@@ -142,6 +142,8 @@ class _Run:
             rank_t = self.kv_cache(rank_t, draft=False)
             if spec.cuda_graph:
                 rank_t = self.graphs_era_b(rank_t)
+                if spec.crash == "oom_cuda_graph":
+                    return self.finish(None)
             if self.draft is not None:
                 rank_t = self.dist_init_draft(rank_t)
                 rank_t = self.load_weights(rank_t, draft=True)
@@ -177,8 +179,10 @@ class _Run:
         if self.v >= (0, 5, 11):
             self.log(t, "Attention backend not specified. Use fa3 backend by default.")
         t += self.u(0.8, 1.6)
+        self.engine_launch = t - self.u(0.3, 0.9)
         self.log(t, "server_args=" + self.server_args())
         t_args = t
+        self.sched_spawn = t_args + self.u(3.0, 5.0)
         # The tokenizer manager starts while the schedulers import torch: interleaved lines.
         self.log(t_args + self.u(2.2, 3.4), f"Using default HuggingFace chat template with detected content format: "
                                            f"{self.model.chat_format}")
@@ -479,7 +483,7 @@ class _Run:
             self.log(t + 0.01, f"Required memory for warmup: {self.r.uniform(0.5, 2.5):.1f}GB, Available memory: "
                                f"{self.avail[0]:.1f}GB", rank)
             total = 16384
-            secs = self.u(158.0, 176.0)
+            secs = self.u(166.0, 184.0)
             bar = Tqdm(self.s, t + 0.02, total, "DeepGEMM warmup")
             done = 0
             tt = t + 0.02
@@ -592,6 +596,7 @@ class _Run:
         if self.v >= (0, 5, 17):
             t += self.u(0.1, 0.5)
             self.engine_timings_line(t, t_args)
+            sched_ready = t  # the last line before HTTP that says the engine is up
         t += self.u(0.2, 0.8)
         self.uv(t, f"Started server process [{self.main_pid}]")
         self.uv(t, "Waiting for application startup.")
@@ -624,11 +629,12 @@ class _Run:
         load = max(rep["load_weights"][r] + rep.get("draft.load_weights", {}).get(r, 0.0) for r in rep["load_weights"])
         g = getattr(self, "graph_timings", {})
         kv = self.kv_end - self.kv_start
-        sched = t - 0.05 - (t_args + 0.5)
+        # The engine's clocks: schedulers from their spawn, the tokenizer from engine launch.
+        sched = t - 0.05 - self.sched_spawn
         values = {"load_weight": load, "kv_cache_allocation": kv, "scheduler_e2e": sched}
         cg = {k: g.get(k, 0.0) for k in ("prefill", "decode", "target_verify", "draft_prefill", "draft_decode",
                                           "draft_extend")}
-        tokenizer = t - t_args
+        tokenizer = t - self.engine_launch
         text = ", ".join(f"{k}={v:.2f}" for k, v in values.items())
         graphs = ", ".join(f"{k}={v:.2f}" for k, v in cg.items())
         self.log(t, f"Engine startup timings (s): {text}, cuda_graph={{{graphs}}}, tokenizer_e2e={tokenizer:.2f}")
