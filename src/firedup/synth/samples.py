@@ -10,6 +10,7 @@ README with figures computed from that truth.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import statistics
@@ -110,10 +111,8 @@ def write_samples(out_dir: str | Path, seed: int = 7, names: list[str] | None = 
     files = {fname: log.truth() for fname, log in logs.items()}
     truth_path = out / "truth.json"
     if names and truth_path.exists():  # a partial rewrite keeps the other files' truth
-        try:
+        with contextlib.suppress(ValueError, AttributeError):
             files = {**json.loads(truth_path.read_text(encoding="utf-8")).get("files", {}), **files}
-        except (ValueError, AttributeError):
-            pass
     manifest = {
         "generator": "firedup.synth", "seed": seed, "command": cmd,
         "notes": "Times are seconds. ready_offset_s runs from the run's first timestamped line to the ready line. "

@@ -88,7 +88,8 @@ class _Run:
         self.crash_seq: int | None = None
         self.main_pid = rng.randint(120, 4000)
         self.engine_timings: dict[str, Any] | None = None
-        self.health = {"n_503": 0, "n_200": 0, "first_503_t": None, "first_200_t": None}
+        self.answers = {503: 0, 200: 0}  # /health probes answered, by status
+        self.first_answer: dict[int, float] = {}
         model = spec.model
         self.model = model
         self.draft = model.draft
@@ -159,7 +160,7 @@ class _Run:
     # -- before the scheduler ------------------------------------------------------------
     def prelude(self, t: float) -> float:
         """Bare warnings, the early logger, `server_args`; returns when the args were printed."""
-        spec, r = self.spec, self.r
+        spec = self.spec
         t += self.u(1.2, 1.9)
         if spec.launcher == "python -m" and self.v >= (0, 5, 10):
             self.s.raw(t, f"{_SITE}/sglang/launch_server.py:31: UserWarning: 'python -m sglang.launch_server' is still "
@@ -317,7 +318,7 @@ class _Run:
     def shard_bar(self, t0: float, t1: float, shards: int) -> None:
         """Global rank 0's `Multi-thread loading shards` bar: shards finish in bursts of threads."""
         bar = Tqdm(self.s, t0, shards, "Multi-thread loading shards", style="shards")
-        times = sorted(self.r.uniform(t0 + 0.2, t1) for _ in range(shards - 1)) + [t1]
+        times = [*sorted(self.r.uniform(t0 + 0.2, t1) for _ in range(shards - 1)), t1]
         for t in times:
             bar.update(t)
         bar.close(t1)
@@ -668,15 +669,15 @@ class _Run:
                 client = f"{self.spec.prober}:{port}"
                 if t < t_ready:
                     self.s.access(t + 0.002, client, "GET", "/health", 503)
-                    self.health["n_503"] += 1
-                    self.health["first_503_t"] = self.health["first_503_t"] or t + 0.002
+                    self.answers[503] += 1
+                    self.first_answer.setdefault(503, t + 0.002)
                 else:  # a real one-token generation, answered after the handler's 1 s sleep
                     self.log(t + self.u(0.005, 0.02), self.prefill_line(1, self.spec.cuda_graph,
                                                                         self.r.uniform(40, 120)), self.ranks[0])
                     done = t + 1.0 + self.u(0.002, 0.03)
                     self.s.access(done, client, "GET", "/health", 200)
-                    self.health["n_200"] += 1
-                    self.health["first_200_t"] = self.health["first_200_t"] or done
+                    self.answers[200] += 1
+                    self.first_answer.setdefault(200, done)
             t += period
 
     def traffic(self, t_ready: float, t_end: float) -> None:
@@ -787,10 +788,11 @@ class _Run:
         ready_ts = clock.stamp(t_ready).replace(" ", "T") if t_ready is not None else None
         if t_ready is not None:
             self.phases["total"] = t_ready - self.first_t
-        health = dict(self.health)
-        for key in ("first_503_t", "first_200_t"):
-            value = health.pop(key)
-            health[key.replace("_t", "_ts")] = clock.stamp(value).replace(" ", "T") if value is not None else None
+        health: dict[str, Any] = {}
+        for status in (503, 200):
+            first = self.first_answer.get(status)
+            health[f"n_{status}"] = self.answers[status]
+            health[f"first_{status}_ts"] = clock.stamp(first).replace(" ", "T") if first is not None else None
         truth = RunTruth(
             run_index=self.index, engine=ENGINE, version=spec.version,
             outcome="ready" if t_ready is not None else "crashed", first_ts=first_ts, ready_ts=ready_ts,
@@ -862,7 +864,7 @@ Possible solutions:
 2. set {flag} to a smaller value (e.g., 16)
 3. disable torch compile by not using --enable-torch-compile
 4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)
-Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose 
+Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose
 """
 
 _NCCL_SHM_TRACEBACK = """Traceback (most recent call last):
@@ -887,7 +889,7 @@ _NCCL_SHM_TRACEBACK = """Traceback (most recent call last):
   File "{site}/torch/distributed/distributed_c10d.py", line 4798, in barrier
     work = group.barrier(opts=opts)
 torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3
-ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. 
+ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.
 Last error:
 Error while creating shared memory segment /dev/shm/nccl-{seg} (size 9637888), error: No space left on device (28)
 """
