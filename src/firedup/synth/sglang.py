@@ -236,13 +236,13 @@ class _Run:
         meet = max(begins) + self.u(0.4, 1.0)
         for i in range(n):
             for _ in range(3 if n == 1 else 2):
-                self.s.raw(meet + self.u(0.0, 0.4), f"[Gloo] Rank {i if n > 1 else 0} is connected to {peers} peer "
+                self.s.raw(meet + self.u(0.0, 0.08), f"[Gloo] Rank {i if n > 1 else 0} is connected to {peers} peer "
                                                     f"ranks. Expected number of connected peer ranks is : {peers}")
         self.phases["launch"] = min(begins) - self.first_t
         if spec.crash == "nccl_shm":
             self.crash_nccl_shm(meet + self.u(0.5, 1.5))
             return []
-        end_base = meet + (self.u(1.8, 4.5) if n > 1 else self.u(0.1, 0.3))
+        end_base = meet + (self.u(1.8, 4.5) if n > 1 else self.u(0.12, 0.3))
         out = []
         self.mem_base: list[float] = []
         self.avail: list[float] = []
@@ -698,8 +698,9 @@ class _Run:
                 tt += self.u(1.0, 1.6)
                 self.log(tt, self.decode_line(1, prompt + 40 * (k + 1), 0.0, self.r.uniform(150, 320)), self.ranks[0])
             tt += self.u(0.1, 0.8)
-            self.s.access(tt, f"10.42.1.{self.r.randint(2, 250)}:{self.r.randint(32768, 60999)}", "POST",
-                          "/v1/chat/completions", 200)
+            # A server bound to localhost only hears local clients.
+            client = "127.0.0.1" if self.spec.host == "127.0.0.1" else f"10.42.1.{self.r.randint(2, 250)}"
+            self.s.access(tt, f"{client}:{self.r.randint(32768, 60999)}", "POST", "/v1/chat/completions", 200)
             t = tt + self.u(3.0, 15.0)
 
     # -- crashes -------------------------------------------------------------------------
