@@ -116,7 +116,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
             offset = fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else ""
             src = "reported" if p.source == "reported" else "timestamps"
             if p.open:
-                src += ", never ended"
+                src += ", no end"  # fits 80 columns: the phase began and never ended
             shown = "<1 s" if secs == 0 and p.source == "timestamps" else fmt_duration(secs)
             text = f"  {shown:>12}  {share:>6}  {offset:>7}  {label[:28]:<28} {src}"
             if p.name == "unattributed":
