@@ -58,6 +58,21 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
+def _closest_year(month: int, dom: int, anchor: date) -> int:
+    days = [d for d in (_safe_date(y, month, dom) for y in (anchor.year - 1, anchor.year, anchor.year + 1)) if d]
+    if not days:
+        return anchor.year
+    return min(days, key=lambda d: abs((d - anchor).days)).year
+
+
+def _year_not_after(month: int, dom: int, latest: date) -> int:
+    """The last year in which month-day falls on or before `latest` (one day of slack for time zones)."""
+    candidate = _safe_date(latest.year, month, dom)
+    if candidate is not None and candidate <= latest + timedelta(days=1):
+        return latest.year
+    return latest.year - 1
+
+
 class Clock:
     """Resolves partial timestamps of one source, in order.
 
@@ -66,9 +81,11 @@ class Clock:
     file's modification year) or "default" (1970-01-01, as the contract asks).
     """
 
-    def __init__(self, default_date: date | None = None, file_year: int | None = None) -> None:
+    def __init__(self, default_date: date | None = None, file_year: int | None = None,
+                 file_date: date | None = None) -> None:
         self.default_date = default_date
-        self.file_year = file_year
+        self.file_date = file_date
+        self.file_year = file_date.year if file_date is not None and file_year is None else file_year
         self.date_source: str | None = None
         self._day: date | None = None  # running day for time-only lines
         self._last: datetime | None = None
@@ -145,8 +162,13 @@ class Clock:
         else:
             if self._year is None:
                 if self.default_date is not None:
-                    self._year = self.default_date.year
+                    # The year that puts this month-day closest to --date (12-31 near 2026-01-01 is 2025).
+                    self._year = _closest_year(month, dom, self.default_date)
                     self._note("--date")
+                elif self.file_date is not None:
+                    # The log was written before the file was last modified.
+                    self._year = _year_not_after(month, dom, self.file_date)
+                    self._note("mtime")
                 elif self.file_year is not None:
                     self._year = self.file_year
                     self._note("mtime")

@@ -7,6 +7,7 @@ a differential test holds them to that.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -70,6 +71,17 @@ class Parsed:
     level: str | None
 
 
+def _json_unescape(body: str) -> str:
+    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid."""
+    if "\\" not in body:
+        return body
+    try:
+        text = json.loads(f'"{body}"')
+    except ValueError:
+        return body
+    return text if isinstance(text, str) else body
+
+
 def _normalise_ranks(text: str | None) -> str | None:
     if not text:
         return None
@@ -80,9 +92,10 @@ def _normalise_ranks(text: str | None) -> str | None:
 class Scanner:
     """Turns the logical lines of one source into events, keeping the clock between lines."""
 
-    def __init__(self, fmt: Format, default_date: date | None = None, file_year: int | None = None) -> None:
+    def __init__(self, fmt: Format, default_date: date | None = None, file_year: int | None = None,
+                 file_date: date | None = None) -> None:
         self.fmt = fmt
-        self.clock = Clock(default_date, file_year)
+        self.clock = Clock(default_date, file_year, file_date)
         self.stats = LineStats()
         self._last_own: tuple[Stamp, int] | None = None  # last own-clock stamp and its line
         self._want_first = True  # emit CLOCK_FIRST at the next own-clock stamp
@@ -98,6 +111,10 @@ class Scanner:
                 continue
             g = m.groupdict()
             msg = g["msg"] or ""
+            if header.decode == "json":
+                msg = _json_unescape(msg)
+                if g.get("exc"):
+                    msg = f"{msg}\n{_json_unescape(g['exc'])}"
             level = g.get("level")
             if self.fmt.compiled_level is not None:
                 lm = self.fmt.compiled_level.match(msg)
@@ -114,9 +131,11 @@ class Scanner:
             if rank is None and g.get("rank") is not None:
                 rank = g["rank"]
             if rank is None:
-                rank = self.fmt.rank_from_proc(line.proc)
+                proc, pid = (g["proc"], int(g["pid"]) if g.get("pid") else None) if g.get("proc") \
+                    else (line.proc, line.pid)
+                rank = self.fmt.rank_from_proc(proc, pid)
             return Parsed(header, msg, ts, header.clock == "own" and ts is not None, rank, level)
-        rank = self.fmt.rank_from_proc(line.proc)
+        rank = self.fmt.rank_from_proc(line.proc, line.pid)
         return Parsed(None, text, None, False, rank, None)
 
     # -- rule layer --------------------------------------------------------------------
@@ -196,8 +215,14 @@ class Scanner:
                 fields["repeated"] = line.repeated
             if rule.starts_run:
                 fields["starts_run"] = rule.starts_run
+            rank = parsed.rank
+            if rank is None and rule.rank is not None:
+                try:
+                    rank = rule.rank.format(**m.groupdict())
+                except (KeyError, IndexError):
+                    rank = None
             header = parsed.header.name if parsed.header else "bare"
-            return Event(rule.name, line.number, ts, parsed.rank, fields, msg, inherited, header, line.proc)
+            return Event(rule.name, line.number, ts, rank, fields, msg, inherited, header, line.proc)
         return None
 
     def finish(self) -> list[Event]:
@@ -208,9 +233,9 @@ class Scanner:
 
 
 def scan(fmt: Format, lines: Iterable[Line], default_date: date | None = None,
-         file_year: int | None = None) -> tuple[list[Event], LineStats, Clock]:
+         file_year: int | None = None, file_date: date | None = None) -> tuple[list[Event], LineStats, Clock]:
     """All events of a finite sequence of lines."""
-    scanner = Scanner(fmt, default_date, file_year)
+    scanner = Scanner(fmt, default_date, file_year, file_date)
     events: list[Event] = []
     for line in lines:
         events.extend(scanner.feed(line))
