@@ -624,10 +624,13 @@ def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
 
     ms = run.milestones
     scheduler_names = {"dist_init.begin", "load_weight.begin", "load_weight.end", "memory_pool.end",
-                       "cuda_graph.begin", "engine.init", "kv_cache.allocated"}
+                       "cuda_graph.begin", "engine.init", "kv_cache.allocated",
+                       "dist_init.end", "model_loading.end", "torch_compile.end", "cuda_graph.end", "engine.ready"}
     first_sched = next((m for m in ms if m.name in scheduler_names or m.name.startswith("draft.")), None)
     if run.first_ts is not None and first_sched is not None and first_sched.ts is not None:
-        out.append(_span("launch", run.first_ts, first_sched.ts, first_sched.line))
+        # an excerpt that starts inside a phase: launch ends where the first phase began
+        launch_end = max(run.first_ts, min([first_sched.ts, *(p.start for p in out if p.start is not None)]))
+        out.append(_span("launch", run.first_ts, launch_end, first_sched.line))
     sched_end_names = {"scheduler.ready", "cuda_graph.end", "draft.cuda_graph.end", "memory_pool.end",
                        "draft.memory_pool.end", "engine.timings", "engine.ready"}
     http = next((m for m in ms if m.name == "http.running"), None) or next(
