@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from firedup.clock import Clock, Stamp
 from firedup.formats.base import Format, Header
-from firedup.sources import Line
+from firedup.sources import Line, OuterStamp
 
 # Event names the engine itself emits (not from rules): the first and the last line with
 # the engine's own timestamp around every possible run boundary and at the end of input.
@@ -82,6 +82,21 @@ def _json_unescape(body: str) -> str:
     return text if isinstance(text, str) else body
 
 
+def _outer_datetime(outer: OuterStamp, near: datetime) -> datetime | None:
+    """A collector's stamp as a datetime; without a year (journald), the one closest to `near`."""
+    hh, mm, ss = (int(p) for p in outer.time.split(":"))
+    micro = int((outer.frac + "000000")[:6]) if outer.frac else 0
+    best: datetime | None = None
+    for year in [outer.year] if outer.year is not None else [near.year - 1, near.year, near.year + 1]:
+        try:
+            dt = datetime(year, outer.month, outer.day, hh, mm, ss, micro)
+        except ValueError:
+            continue
+        if best is None or abs(dt - near) < abs(best - near):
+            best = dt
+    return best
+
+
 def _normalise_ranks(text: str | None) -> str | None:
     if not text:
         return None
@@ -100,6 +115,8 @@ class Scanner:
         self._last_own: tuple[Stamp, int] | None = None  # last own-clock stamp and its line
         self._want_first = True  # emit CLOCK_FIRST at the next own-clock stamp
         self._last_any: Stamp | None = None  # fallback for logs that never show their own clock
+        # own clock minus the collector's, measured on lines that carry both (journald vs vLLM)
+        self._outer_offset: timedelta | None = None
         self._last_physical = 0
 
     # -- header layer ------------------------------------------------------------------
@@ -158,8 +175,18 @@ class Scanner:
             self._maybe_first(out, parsed, line)
             return out
         ts, inherited = parsed.ts, False
+        if own and line.outer is not None and parsed.ts is not None:
+            outer_dt = _outer_datetime(line.outer, parsed.ts.dt)
+            if outer_dt is not None:
+                self._outer_offset = parsed.ts.dt - outer_dt
         if ts is not None and not own and self._last_own is not None:
             ts, inherited = self._last_own[0], True  # a foreign clock: keep ours
+        if ts is None and line.outer is not None and self._outer_offset is not None and self._last_own is not None:
+            # a line without a time of its own (uvicorn's): the collector's time, on our clock
+            outer_dt = _outer_datetime(line.outer, self._last_own[0].dt)
+            if outer_dt is not None:
+                dt = outer_dt + self._outer_offset
+                ts = Stamp(dt, dt.isoformat(timespec="milliseconds" if dt.microsecond else "seconds"))
         if ts is None:
             if self._last_own is not None:
                 ts, inherited = self._last_own[0], True

@@ -410,10 +410,8 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
         name = event.name
         model: str | None = None
         if name in _PER_MODEL or name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
-            if not draft_by_repeat:  # this engine's repeats are the same model on another process
-                model = "target"
-            else:
-                model = _model_of(event, counts, loads)
+            # an engine whose repeats are the same model on another process names no draft by count
+            model = _model_of(event, counts, loads) if draft_by_repeat else "target"
             if model == "draft" and name in _DRAFT_NAMED:
                 name = "draft." + name
             event.fields["_model"] = model
@@ -554,7 +552,8 @@ def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Cr
     if first.name == "error.warmup" and diagnosis.category not in ("oom", "port_in_use", "distributed"):
         diagnosis = diagnose("warmup error", stage, hints)
     ts = first.ts or next((e.ts for e in block if e.ts is not None), None)
-    return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first.text.strip())
+    first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
+    return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first_text)
 
 
 def _build_phases(run: Run, events: Sequence[Event]) -> None:

@@ -203,6 +203,9 @@ def engine_config(text: str) -> dict[str, Any]:
         value = _literal(raw)
         if key == "load_format" and isinstance(value, str):
             value = value.split(".")[-1].lower()  # LoadFormat.AUTO -> auto
+        if key == "compilation_config":  # the resolved settings, not the whole (long) dict
+            out.update(_compilation_settings(value))
+            continue
         out[_ENGINE_CONFIG_KEYS[key]] = value
     return out
 
