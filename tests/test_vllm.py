@@ -91,6 +91,13 @@ def test_v0_layout_new_year_wrap_with_date(tmp_path: Path) -> None:
     assert run.config["version"] == "0.6.3"
 
 
+def test_date_just_after_new_year_puts_december_in_the_year_before(tmp_path: Path) -> None:
+    path = _write(tmp_path, "v0.log", V0_NEW_YEAR)
+    (run,) = _runs(path, default_date=date(2026, 1, 1))  # "the run of New Year's night"
+    assert run.first_ts is not None and run.first_ts.iso == "2025-12-31T23:59:50"
+    assert run.ready_ts is not None and run.ready_ts.iso == "2026-01-01T00:00:28"
+
+
 def test_year_from_mtime_is_the_last_year_before_the_file_was_written(tmp_path: Path) -> None:
     # written in spring 2026: December 31 can only be 2025's
     path = _write(tmp_path, "v0.log", V0_NEW_YEAR, mtime=datetime(2026, 3, 1, 12, 0))
