@@ -163,6 +163,17 @@ def test_json_records_process_name_gives_the_rank(tmp_path: Path) -> None:
     assert run.first_ts.iso == "2026-02-26T14:45:50.123"
 
 
+def test_tp_size_from_processes_when_no_line_states_it(tmp_path: Path) -> None:
+    v0 = "\n".join(line for line in V0_NEW_YEAR.splitlines()[3:8]) + "\n"  # no args, no engine line
+    (run,) = _runs(_write(tmp_path, "v0.log", v0), default_date=date(2025, 12, 31))
+    assert run.config["tp_size"] == 2 and "processes print" in run.config_inferred["tp_size"]
+    # two data-parallel engine cores with TP=1 each are not tensor parallelism
+    dp = "".join(f"(EngineCore_DP{i} pid={10 + i}) INFO 05-02 18:30:26 [gpu_model_runner.py:1329] "
+                 "Starting to load model m...\n" for i in range(2))
+    (run,) = _runs(_write(tmp_path, "dp.log", dp), default_date=date(2025, 5, 2))
+    assert run.config["tp_size"] is None
+
+
 # --- JSON formatter (0.32+) ----------------------------------------------------------------
 
 def _record(ts: str, proc: str, message: str, level: str = "INFO", **extra: Any) -> str:

@@ -799,7 +799,8 @@ def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> 
         run.config_inferred["tp_size"] = f"processes of ranks TP0..TP{len(tps) - 1} print lines"
         return
     for name in fmt.every_rank_prints:
-        procs = {e.rank for e in events if e.name == name}
+        # data-parallel engine cores (`DP1`) are replicas, not tensor-parallel ranks
+        procs = {e.rank for e in events if e.name == name and not (e.rank or "").startswith("DP")}
         if len(procs) >= 2:
             run.config["tp_size"] = len(procs)
             run.config_inferred["tp_size"] = (f"{len(procs)} processes print {name!r}, which every rank prints "
