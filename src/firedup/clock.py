@@ -58,11 +58,14 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
-def _closest_year(month: int, dom: int, anchor: date) -> int:
-    days = [d for d in (_safe_date(y, month, dom) for y in (anchor.year - 1, anchor.year, anchor.year + 1)) if d]
-    if not days:
-        return anchor.year
-    return min(days, key=lambda d: abs((d - anchor).days)).year
+def _year_of_date(month: int, anchor: date) -> int:
+    """The year of --date, except across New Year: December lines with a January --date are
+    from the year before, January lines with a December --date from the year after."""
+    if month == 12 and anchor.month == 1:
+        return anchor.year - 1
+    if month == 1 and anchor.month == 12:
+        return anchor.year + 1
+    return anchor.year
 
 
 def _year_not_after(month: int, dom: int, latest: date) -> int:
@@ -183,8 +186,7 @@ class Clock:
                 if self._last is not None:  # the log's own full dates came first: their year
                     self._year = self._last.year
                 elif self.default_date is not None:
-                    # The year that puts this month-day closest to --date (12-31 near 2026-01-01 is 2025).
-                    self._year = _closest_year(month, dom, self.default_date)
+                    self._year = _year_of_date(month, self.default_date)
                     self._note("--date")
                 elif self.file_date is not None:
                     # The log was written before the file was last modified.
