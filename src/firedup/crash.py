@@ -11,11 +11,12 @@ error has no exception at all.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 CATEGORIES = (
-    "oom", "port_in_use", "distributed", "hang", "import", "warmup", "config", "assertion", "killed",
+    "kv_cache_too_small", "oom", "port_in_use", "distributed", "hang", "import", "warmup", "config", "assertion",
+    "killed",
     "scheduler_died", "unknown",
 )
 
@@ -27,8 +28,13 @@ CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # SIGKILL whatever the code was, so the code decides before the generic patterns run.
         ("killed", r"died during initialization \(exit code: -9\)"),
         ("scheduler_died", r"died during initialization \(exit code: -?\d+\)"),
+        # The memory left for the KV cache cannot hold one request of the context length: the
+        # remedy is the memory share or the context length, not freeing the GPU.
+        ("kv_cache_too_small", r"KV cache is needed, which is larger than the available KV cache memory"
+                               r"|No available memory for the cache blocks"),
         ("oom", r"(?i)out of memory|OutOfMemoryError|Not enough memory|\bOOM\b|CUDA_ERROR_OUT_OF_MEMORY|hipErrorOutOfMemory"
-                r"|KV cache (?:memory|blocks?)[^.]*(?:too small|not enough|insufficient)|No available memory for the cache blocks"),
+                r"|KV cache (?:memory|blocks?)[^.]*(?:too small|not enough|insufficient)"
+                r"|Free memory on device[^)]*\) on startup is less than"),
         ("port_in_use", r"(?i)address already in use|port \S+ is (?:already )?in use|is already in use|errno 98"),
         ("distributed", r"NCCL|nccl|[Gg]loo|TCPStore|DistBackendError|DistStoreError|c10d|rendezvous|ProcessGroup"
                         r"|init_process_group|dist_init_addr|torch\.distributed|NIXL|UCX|Mooncake|RDMA"),
@@ -39,13 +45,14 @@ CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|not compatible|incompatible|requires? (?:SM|sm|compute capability)|ValueError"
                    r"|NotImplementedError|argument --|usage: "),
         ("assertion", r"AssertionError"),
-        ("killed", r"exit code: -9|SIGKILL|(?:^|\s)Killed(?:\s|$)|signal 9|exit code 137"),
+        ("killed", r"exit code: -9|SIGKILL|(?:^|\s)Killed(?:\s|$)|signal 9|exit code 137|status=9/KILL"),
         ("scheduler_died", r"scheduler (?:is dead|died)|terminated with|crashed with exit code|Child process unexpectedly failed"),
     )
 )
 
 # (category, phase or "*") -> one line of advice. Only well-known remedies belong here.
 HINTS: dict[tuple[str, str], str] = {
+    ("kv_cache_too_small", "*"): "the KV cache cannot hold one request of the context length: give the KV cache more memory or lower the context length",
     ("oom", "cuda_graph"): "lower --cuda-graph-max-bs or --mem-fraction-static (graph capture needs memory beyond the KV cache)",
     ("oom", "draft.cuda_graph"): "lower --cuda-graph-max-bs or --mem-fraction-static, or fewer --speculative-num-steps",
     ("oom", "kv_cache"): "the KV cache does not fit: adjust --mem-fraction-static, or shard wider (--tp-size)",
@@ -69,7 +76,7 @@ HINTS: dict[tuple[str, str], str] = {
 # "nixl_cu13._bindings.nixlBackendError: ...", a bare "AssertionError". Recognised by its
 # shape whatever rule matched the line (an NCCL or OOM rule may have claimed it first).
 EXCEPTION_LINE = re.compile(
-    r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid)(?:: .*)?$")
+    r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid)(?::.*)?$")
 
 
 def is_exception_line(text: str) -> bool:
@@ -89,17 +96,23 @@ def categorise(text: str) -> str:
     return "unknown"
 
 
-def hint_for(category: str, phase: str | None) -> str | None:
-    return HINTS.get((category, phase or "")) or HINTS.get((category, "*"))
+def hint_for(category: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None) -> str | None:
+    """Advice for a category in a phase; an engine's own advice (its flag names) comes first."""
+    for table in (engine_hints or {}, HINTS):
+        hint = table.get((category, phase or "")) or table.get((category, "*"))
+        if hint:
+            return hint
+    return None
 
 
-def diagnose(text: str, phase: str | None) -> Diagnosis:
+def diagnose(text: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None) -> Diagnosis:
     category = categorise(text)
-    return Diagnosis(category, hint_for(category, phase))
+    return Diagnosis(category, hint_for(category, phase, engine_hints))
 
 
 def diagnose_error(message: str, first_line: str, traceback: Sequence[str], aftermath: Sequence[str],
-                   phase: str | None, has_exception: bool, warmup: bool = False) -> Diagnosis:
+                   phase: str | None, has_exception: bool, warmup: bool = False,
+                   engine_hints: Mapping[tuple[str, str], str] | None = None) -> Diagnosis:
     """The category of one fatal error, reading its parts cause first (see the module doc).
 
     `aftermath` (the error lines that follow) is read only when there is no exception: a
@@ -111,4 +124,4 @@ def diagnose_error(message: str, first_line: str, traceback: Sequence[str], afte
     category = next((c for c in map(categorise, texts) if c != "unknown"), "unknown")
     if warmup and category not in ("oom", "port_in_use", "distributed"):
         category = "warmup"  # the warm-up request failed; its own error is only the symptom
-    return Diagnosis(category, hint_for(category, phase))
+    return Diagnosis(category, hint_for(category, phase, engine_hints))

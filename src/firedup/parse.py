@@ -14,7 +14,7 @@ from typing import Any
 
 from firedup.engine import LineStats, scan
 from firedup.formats import Format, get_format, sniff
-from firedup.sources import InputError, Line, Source, expand_inputs, file_year, read_lines
+from firedup.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
 from firedup.timeline import Run, build_timeline
 
 SNIFF_LINES = 2000
@@ -88,7 +88,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     when it breaks part-way, `SourceReport.cut_short` says why."""
     reader = _UntilUnreadable(source)
     fmt, stream = _sniffed(iter(reader), engine)
-    events, stats, clock = scan(fmt, stream, default_date, file_year(source))
+    events, stats, clock = scan(fmt, stream, default_date, file_date=file_date(source))
     runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
     if reader.error is not None:
