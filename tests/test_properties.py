@@ -7,7 +7,9 @@ Inputs go through the whole path a user's file takes: bytes on disk -> `read_lin
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from firedup.timeline import build_timeline
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "crash"
 SGLANG = get_format("sglang")
 SCRATCH = Path(tempfile.mkdtemp(prefix="firedup-properties-"))
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Real message shapes: every line of the fixture logs, without its own header.
