@@ -71,6 +71,18 @@ HINTS: dict[tuple[str, str], str] = {
     ("scheduler_died", "*"): "a scheduler process died without a Python error: look above for NCCL or driver errors, or an OOM kill",
 }
 
+# Causes whose remedy is better known than their category's: (category, pattern, hint),
+# searched in every text of the error before HINTS is consulted.
+SPECIFIC_HINTS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (cat, re.compile(pat), hint) for cat, pat, hint in (
+        ("distributed", r"/dev/shm|shared memory segment",
+         "NCCL could not create its shared memory in /dev/shm: give the container more "
+         "(docker run --shm-size=16g, or a memory-backed emptyDir at /dev/shm in Kubernetes)"),
+        ("distributed", r"Connection refused|connect to \S+ returned|timed out|Timeout",
+         "ranks could not reach each other: check that every node started, --dist-init-addr, "
+         "NCCL_SOCKET_IFNAME and firewalls"),
+    )
+)
 
 # The last line of a Python traceback: "ValueError: ...", "torch.OutOfMemoryError: ...",
 # "nixl_cu13._bindings.nixlBackendError: ...", a bare "AssertionError". Recognised by its
@@ -124,4 +136,7 @@ def diagnose_error(message: str, first_line: str, traceback: Sequence[str], afte
     category = next((c for c in map(categorise, texts) if c != "unknown"), "unknown")
     if warmup and category not in ("oom", "port_in_use", "distributed"):
         category = "warmup"  # the warm-up request failed; its own error is only the symptom
-    return Diagnosis(category, hint_for(category, phase, engine_hints))
+    everything = "\n".join([*texts, *aftermath])
+    specific = next((hint for cat, pattern, hint in SPECIFIC_HINTS
+                     if cat == category and pattern.search(everything)), None)
+    return Diagnosis(category, specific or hint_for(category, phase, engine_hints))

@@ -237,6 +237,9 @@ RULES = (
     Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed"),
     Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError|Watchdog caught collective operation timeout)",
          ("NCCL", "nccl", "collective operation timeout")),
+    # NCCL's "Last error:" detail, printed raw after the exception that it explains.
+    Rule("error.detail", r"^(?:Error while (?:creating|attaching to) shared memory segment|.*No space left on device)",
+         ("shared memory segment", "No space left on device")),
     Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "'),
     Rule("error.exception",
          r"^(?P<exc_type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid))(?:: (?P<exc_msg>.*))?$",
