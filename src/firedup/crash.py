@@ -1,41 +1,58 @@
 """Why a startup died: a category, the phase it died in, and what usually helps.
 
-The category comes from an ordered table of patterns searched in the fatal error's text
-(its exception lines, traceback frames and error lines). The first category that matches
-wins, so specific causes (OOM, a busy port) come before generic ones (an assertion).
+The category comes from an ordered table of patterns searched in the fatal error's text,
+cause first: the exception's message, then the fatal line, then the traceback. The first
+category that matches wins, so specific causes (OOM, a busy port) come before generic ones
+(an assertion). What happens after a Python exception (SIGQUIT, the tree killed, "Killed"
+in the shell) is its consequence, never its cause: those lines are read only when the
+error has no exception at all.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 CATEGORIES = (
-    "oom", "port_in_use", "distributed", "import", "warmup", "config", "assertion", "killed",
+    "kv_cache_too_small", "oom", "port_in_use", "distributed", "hang", "import", "warmup", "config", "assertion",
+    "killed",
     "scheduler_died", "unknown",
 )
 
 # (category, pattern). Searched in order in the text of the fatal error.
 CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (cat, re.compile(pat)) for cat, pat in (
+        # 0.5.10+: "Rank 0 scheduler died during initialization (exit code: -6). If exit code is
+        # -9 (SIGKILL), a common cause is the OS OOM killer." -- the boilerplate names OOM and
+        # SIGKILL whatever the code was, so the code decides before the generic patterns run.
+        ("killed", r"died during initialization \(exit code: -9\)"),
+        ("scheduler_died", r"died during initialization \(exit code: -?\d+\)"),
+        # The memory left for the KV cache cannot hold one request of the context length: the
+        # remedy is the memory share or the context length, not freeing the GPU.
+        ("kv_cache_too_small", r"KV cache is needed, which is larger than the available KV cache memory"
+                               r"|No available memory for the cache blocks"),
         ("oom", r"(?i)out of memory|OutOfMemoryError|Not enough memory|\bOOM\b|CUDA_ERROR_OUT_OF_MEMORY|hipErrorOutOfMemory"
-                r"|KV cache (?:memory|blocks?)[^.]*(?:too small|not enough|insufficient)|No available memory for the cache blocks"),
+                r"|KV cache (?:memory|blocks?)[^.]*(?:too small|not enough|insufficient)"
+                r"|Free memory on device[^)]*\) on startup is less than"),
         ("port_in_use", r"(?i)address already in use|port \S+ is (?:already )?in use|is already in use|errno 98"),
         ("distributed", r"NCCL|nccl|[Gg]loo|TCPStore|DistBackendError|DistStoreError|c10d|rendezvous|ProcessGroup"
                         r"|init_process_group|dist_init_addr|torch\.distributed|NIXL|UCX|Mooncake|RDMA"),
+        ("hang", r"Health check failed|couldn't get a response from detokenizer|[Ww]atchdog timeout"),
         ("import", r"ImportError|ModuleNotFoundError|No module named|undefined symbol|cannot import name"),
         ("warmup", r"warmup error|Initialization failed\. warmup"),
-        ("config", r"check_server_args|server_args\.py|unrecognized arguments|invalid choice|is not supported"
+        ("config", r"check_server_args|server_args\.py|unrecognized arguments|invalid choice|ambiguous option|is not supported"
                    r"|not compatible|incompatible|requires? (?:SM|sm|compute capability)|ValueError"
                    r"|NotImplementedError|argument --|usage: "),
         ("assertion", r"AssertionError"),
-        ("killed", r"exit code: -9|SIGKILL|(?:^|\s)Killed(?:\s|$)|signal 9|exit code 137"),
+        ("killed", r"exit code: -9|SIGKILL|(?:^|\s)Killed(?:\s|$)|signal 9|exit code 137|status=9/KILL"),
         ("scheduler_died", r"scheduler (?:is dead|died)|terminated with|crashed with exit code|Child process unexpectedly failed"),
     )
 )
 
 # (category, phase or "*") -> one line of advice. Only well-known remedies belong here.
 HINTS: dict[tuple[str, str], str] = {
+    ("kv_cache_too_small", "*"): "the KV cache cannot hold one request of the context length: give the KV cache more memory or lower the context length",
     ("oom", "cuda_graph"): "lower --cuda-graph-max-bs or --mem-fraction-static (graph capture needs memory beyond the KV cache)",
     ("oom", "draft.cuda_graph"): "lower --cuda-graph-max-bs or --mem-fraction-static, or fewer --speculative-num-steps",
     ("oom", "kv_cache"): "the KV cache does not fit: adjust --mem-fraction-static, or shard wider (--tp-size)",
@@ -45,6 +62,7 @@ HINTS: dict[tuple[str, str], str] = {
     ("distributed", "dist_init"): "ranks could not meet: check --dist-init-addr, that every node started, and NCCL_SOCKET_IFNAME / firewalls",
     ("distributed", "*"): "a collective failed: look for the first NCCL/gloo error above; check the network and NCCL_DEBUG=INFO",
     ("port_in_use", "*"): "another process holds the port: stop it or pick another --port",
+    ("hang", "*"): "a server process stopped responding: py-spy dump the scheduler and detokenizer, check nvidia-smi for a stuck GPU and the log for NCCL errors",
     ("import", "*"): "a package is missing or mismatched: check the image or environment against the engine's requirements",
     ("warmup", "*"): "the warm-up request failed: check that localhost is reachable without a proxy (NO_PROXY=127.0.0.1,localhost)",
     ("config", "*"): "the engine rejected this combination of flags or hardware: read the message and the flags of this version",
@@ -52,6 +70,29 @@ HINTS: dict[tuple[str, str], str] = {
     ("killed", "*"): "killed by a signal, often the OS OOM killer: check `dmesg -T | grep -i oom` and host memory",
     ("scheduler_died", "*"): "a scheduler process died without a Python error: look above for NCCL or driver errors, or an OOM kill",
 }
+
+# Causes whose remedy is better known than their category's: (category, pattern, hint),
+# searched in every text of the error before HINTS is consulted.
+SPECIFIC_HINTS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (cat, re.compile(pat), hint) for cat, pat, hint in (
+        ("distributed", r"/dev/shm|shared memory segment",
+         "NCCL could not create its shared memory in /dev/shm: give the container more "
+         "(docker run --shm-size=16g, or a memory-backed emptyDir at /dev/shm in Kubernetes)"),
+        ("distributed", r"Connection refused|connect to \S+ returned|timed out|Timeout",
+         "ranks could not reach each other: check that every node started, --dist-init-addr, "
+         "NCCL_SOCKET_IFNAME and firewalls"),
+    )
+)
+
+# The last line of a Python traceback: "ValueError: ...", "torch.OutOfMemoryError: ...",
+# "nixl_cu13._bindings.nixlBackendError: ...", a bare "AssertionError". Recognised by its
+# shape whatever rule matched the line (an NCCL or OOM rule may have claimed it first).
+EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid)(?::.*)?$")
+
+
+def is_exception_line(text: str) -> bool:
+    return EXCEPTION_LINE.match(text.strip()) is not None
 
 
 @dataclass(frozen=True)
@@ -67,10 +108,35 @@ def categorise(text: str) -> str:
     return "unknown"
 
 
-def hint_for(category: str, phase: str | None) -> str | None:
-    return HINTS.get((category, phase or "")) or HINTS.get((category, "*"))
+def hint_for(category: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None) -> str | None:
+    """Advice for a category in a phase; an engine's own advice (its flag names) comes first."""
+    for table in (engine_hints or {}, HINTS):
+        hint = table.get((category, phase or "")) or table.get((category, "*"))
+        if hint:
+            return hint
+    return None
 
 
-def diagnose(text: str, phase: str | None) -> Diagnosis:
+def diagnose(text: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None) -> Diagnosis:
     category = categorise(text)
-    return Diagnosis(category, hint_for(category, phase))
+    return Diagnosis(category, hint_for(category, phase, engine_hints))
+
+
+def diagnose_error(message: str, first_line: str, traceback: Sequence[str], aftermath: Sequence[str],
+                   phase: str | None, has_exception: bool, warmup: bool = False,
+                   engine_hints: Mapping[tuple[str, str], str] | None = None) -> Diagnosis:
+    """The category of one fatal error, reading its parts cause first (see the module doc).
+
+    `aftermath` (the error lines that follow) is read only when there is no exception: a
+    shell's "Killed" after a Python traceback is the scheduler's SIGQUIT at work.
+    """
+    texts = [message, first_line, "\n".join(traceback)]
+    if not has_exception:
+        texts.append("\n".join(aftermath))
+    category = next((c for c in map(categorise, texts) if c != "unknown"), "unknown")
+    if warmup and category not in ("oom", "port_in_use", "distributed"):
+        category = "warmup"  # the warm-up request failed; its own error is only the symptom
+    everything = "\n".join([*texts, *aftermath])
+    specific = next((hint for cat, pattern, hint in SPECIFIC_HINTS
+                     if cat == category and pattern.search(everything)), None)
+    return Diagnosis(category, specific or hint_for(category, phase, engine_hints))

@@ -1,119 +1,212 @@
-"""What an engine's HTTP endpoints answer at each moment of its startup, as data.
+"""How an engine's health endpoint answers while it starts, once ready, and after it died.
 
-`firedup replay` serves these answers and `firedup wait` explains surprises with them
-(shared/formats/sglang.md §3, vllm.md §3). An engine is one entry in `SEMANTICS`; a
-version-dependent answer is one `Endpoint` row with a version range. Adding an engine
-means adding rows, not code.
-
-Stages of the HTTP side, in order: "closed" (nothing listens: connection refused),
-"warming" (the port is open, the server is not ready), "ready".
+`budget`, `wait` and `replay` must not guess this: the motivating outage was a wait loop
+that grepped SGLang's `/health` for "ok" while the body is always empty. Each format
+declares its semantics as data (`Format.health`); the functions here read them.
+Facts come from shared/formats/sglang.md §3 and shared/formats/vllm.md §3.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+# What a probe can observe, from the most to the least alive.
+READY = "ready"
+STARTING = "starting"
+DEAD = "dead"
+UNKNOWN = "unknown"
+
+REFUSED = "refused"  # `starting` value: nothing listens on the port yet (TCP connection refused)
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    """One route's answers; `None` means the route does not exist (404)."""
+class HealthSemantics:
+    """One engine's health endpoint, for the versions from `since` on.
 
-    path: str
-    warming: int | None
-    ready: int | None
-    body: str = "empty"  # "empty" | "models" | "model_info"
-    since: str | None = None  # first version with this row's behaviour
-    until: str | None = None  # last version with it
+    `starting` is what a probe of `endpoint` gets after the process started and before the
+    engine is ready: "refused" (no listener: vLLM binds but only listens once ready) or an
+    HTTP status as text ("503": SGLang answers once uvicorn is up). `before_listen` is what
+    it gets before the HTTP server exists at all. `body` describes a healthy answer's body;
+    "empty" means: test the status code, never the text. `ready_endpoint` is a dedicated
+    readiness endpoint when the engine has one. `older` lists (last version, semantics)
+    pairs for earlier versions that behaved differently, oldest first.
+    """
+
+    endpoint: str
+    starting: str
+    ready_status: int = 200
+    body: str = "empty"
+    before_listen: str = REFUSED
+    dead_statuses: tuple[int, ...] = ()
+    ready_endpoint: str | None = None
+    ready_endpoint_since: str | None = None
+    since: str | None = None
     note: str = ""
+    older: tuple[tuple[str, HealthSemantics], ...] = field(default=(), compare=False)
 
-    def applies(self, version: Version | None) -> bool:
+    def for_version(self, version: str | None) -> HealthSemantics:
+        """The semantics of one engine version (the newest when the version is unknown)."""
         if version is None:
-            return self.until is None  # unknown version: the current behaviour
-        if self.since is not None and version < Version(self.since):
-            return False
-        return not (self.until is not None and version > Version(self.until))
+            return self
+        key = version_key(version)
+        for last, semantics in self.older:
+            if key <= version_key(last):
+                return semantics
+        return self
+
+    def readiness_endpoint(self, version: str | None = None) -> str:
+        """The endpoint to poll: the dedicated readiness endpoint where the version has it."""
+        if self.ready_endpoint and (version is None or self.ready_endpoint_since is None
+                                    or version_key(version) >= version_key(self.ready_endpoint_since)):
+            return self.ready_endpoint
+        return self.endpoint
+
+    def interpret(self, status: int | None) -> str:
+        """What one probe says: `status` is the HTTP status, None when the connection was refused.
+
+        The body is deliberately not an argument: no engine here puts meaning in it.
+        """
+        if status is None:
+            return STARTING  # not listening yet (or already gone: a log or a process check tells)
+        if status == self.ready_status:
+            return READY
+        if self.starting != REFUSED and str(status) == self.starting:
+            return STARTING
+        if status in self.dead_statuses:
+            return DEAD
+        return UNKNOWN
+
+    def probe_command(self, base_url: str, version: str | None = None) -> str:
+        """A shell check that succeeds exactly when the server is ready (status code, not body)."""
+        url = base_url.rstrip("/") + self.readiness_endpoint(version)
+        return f"curl -sf -o /dev/null {url}"
+
+
+_VERSION = re.compile(r"(\d+(?:\.\d+)*)(?:\.?(a|b|rc|dev)(\d*))?(?:\.?post(\d+))?")
+
+
+def version_key(version: str) -> tuple[tuple[int, ...], int, int, int]:
+    """A sortable key for versions like `0.4.10.post1`, `0.5.0rc2`, `0.13.0+faa43dbf.nv26.01`."""
+    m = _VERSION.search(version.lstrip("v"))
+    if m is None:
+        return ((), 0, 0, 0)
+    release = tuple(int(p) for p in m.group(1).split("."))
+    release = release + (0,) * (4 - len(release)) if len(release) < 4 else release
+    pre = {"dev": -3, "a": -2, "b": -1, "rc": 0}.get(m.group(2) or "", 1)  # a release sorts after its rcs
+    pre_n = int(m.group(3)) if m.group(3) else 0
+    post = int(m.group(4)) if m.group(4) else 0
+    return (release, pre, pre_n, post)
+
+
+VLLM_HEALTH = HealthSemantics(
+    endpoint="/health",
+    starting=REFUSED,
+    ready_status=200,
+    body="empty",
+    before_listen=REFUSED,
+    dead_statuses=(500, 503),
+    note=("the port is bound early but only listens after `Application startup complete.`: "
+          "until then a probe gets connection refused, never an HTTP status; /ping equals /health (0.7+); "
+          "an engine that died answers 500 (<=0.10) or 503 (0.11+), empty"),
+)
+
+_SGLANG_OLD_HEALTH = HealthSemantics(
+    endpoint="/health",
+    starting="200",
+    ready_status=200,
+    body="empty",
+    dead_statuses=(),
+    note="<=0.4.10.post1: /health answers 200 as soon as uvicorn is up; it proves nothing about the engine",
+)
+
+SGLANG_HEALTH = HealthSemantics(
+    endpoint="/health",
+    starting="503",
+    ready_status=200,
+    body="empty",
+    before_listen=REFUSED,
+    dead_statuses=(),
+    ready_endpoint="/ready",
+    ready_endpoint_since="0.5.20",
+    since="0.4.10.post2",
+    note=("connection refused until uvicorn listens, then 503 while starting, 200 once ready; "
+          "every body is empty, so `grep ok` never matches; a failed health generation also answers 503"),
+    older=(("0.4.10.post1", _SGLANG_OLD_HEALTH),),
+)
+
+
+def valid_version(text: str) -> bool:
+    return _VERSION.fullmatch(text.strip().lstrip("v")) is not None
+
+
+# --- everything else the HTTP server answers ------------------------------------------------
+#
+# `firedup replay` serves these and `firedup wait` explains them. None of these routes is
+# gated on readiness: they answer as soon as the port is open (sglang.md §3.2, vllm.md §3).
 
 
 @dataclass(frozen=True)
-class Semantics:
-    engine: str
-    # The milestone after which the port accepts connections, and the one after which the
-    # server is ready. Before `opens_at` every probe is refused.
-    opens_at: str
-    ready_at: str
-    endpoints: tuple[Endpoint, ...]
-    probe_advice: str
-
-    def endpoint(self, path: str, version: Version | None) -> Endpoint | None:
-        for row in self.endpoints:
-            if row.path == path and row.applies(version):
-                return row
-        return None
-
-    def status(self, path: str, stage: str, version: Version | None) -> int | None:
-        """The HTTP status for `path` in `stage`; None: connection refused."""
-        if stage == "closed":
-            return None
-        row = self.endpoint(path.split("?", 1)[0], version)
-        if row is None:
-            return 404
-        code = row.ready if stage == "ready" else row.warming
-        return 404 if code is None else code
+class Route:
+    path: str
+    body: str = "empty"  # "empty" | "models" (OpenAI model list) | "model_info"
+    since: str | None = None
+    health_alias: bool = False  # answers exactly like the health endpoint
 
 
-SGLANG = Semantics(
-    engine="sglang",
-    opens_at="http.running",
-    ready_at="ready",
-    endpoints=(
-        Endpoint("/health", 200, 200, until="0.4.10.post1",
-                 note="200 as soon as uvicorn is up: it proves nothing about the engine during warm-up"),
-        Endpoint("/health", 503, 200, since="0.4.10.post2", note="503 while Starting, 200 once Up"),
-        Endpoint("/health_generate", 200, 200, until="0.4.10.post1", note="runs a real 1-token generation"),
-        Endpoint("/health_generate", 503, 200, since="0.4.10.post2"),
-        Endpoint("/ready", 503, 200, since="0.5.20"),
-        Endpoint("/v1/models", 200, 200, body="models", note="answers as soon as uvicorn is up"),
-        Endpoint("/get_model_info", 200, 200, body="model_info", note="answers as soon as uvicorn is up"),
-        Endpoint("/model_info", 200, 200, body="model_info", since="0.5.6", note="answers as soon as uvicorn is up"),
-    ),
-    probe_advice="probe the status code of /health (meaningful from 0.4.10.post2) or /ready (0.5.20+), never the body",
-)
-
-VLLM = Semantics(
-    engine="vllm",
-    # vLLM binds its port only once the engine is ready: refused until then.
-    opens_at="ready",
-    ready_at="ready",
-    endpoints=(
-        Endpoint("/health", 200, 200),
-        Endpoint("/ping", 200, 200, since="0.7.0"),
-        Endpoint("/v1/models", 200, 200, body="models"),
-    ),
-    probe_advice="probe the status code of /health; connection refused means still starting",
-)
-
-SEMANTICS: dict[str, Semantics] = {s.engine: s for s in (SGLANG, VLLM)}
+ROUTES: dict[str, tuple[Route, ...]] = {
+    "sglang": (Route("/health_generate", health_alias=True), Route("/v1/models", "models"),
+               Route("/get_model_info", "model_info"), Route("/model_info", "model_info", since="0.5.6")),
+    "vllm": (Route("/ping", health_alias=True, since="0.7.0"), Route("/v1/models", "models")),
+}
 
 # Paths that answer 200 as soon as the HTTP server is up, in every version: not readiness.
 NOT_READINESS = ("/v1/models", "/get_model_info", "/model_info", "/get_server_info", "/server_info", "/metrics",
                  "/version", "/docs", "/openapi.json")
 
 
-def semantics_for(engine: str) -> Semantics | None:
-    return SEMANTICS.get(engine)
+def opens_at(health: HealthSemantics) -> str:
+    """The milestone after which the port accepts connections: uvicorn's line, or ready."""
+    return "ready" if health.starting == REFUSED else "http.running"
 
 
-def parse_version(text: str | None) -> Version | None:
-    if not text:
-        return None
-    try:
-        return Version(text.strip().lstrip("v"))
-    except InvalidVersion:
-        return None
+def _has(since: str | None, version: str | None) -> bool:
+    return since is None or version is None or version_key(version) >= version_key(since)
+
+
+def answer(health: HealthSemantics, engine: str, path: str, stage: str,
+           version: str | None) -> tuple[int | None, str]:
+    """(status, body kind) of a GET of `path` in `stage` ("closed" | "starting" | "ready").
+
+    None: the connection is refused (nothing listens).
+    """
+    if stage == "closed":
+        return None, "empty"
+    semantics = health.for_version(version)
+    path = path.split("?", 1)[0]
+    routes = {r.path: r for r in ROUTES.get(engine, ()) if _has(r.since, version)}
+    route = routes.get(path)
+    if path == semantics.endpoint or (route is not None and route.health_alias):
+        if stage == "ready":
+            return semantics.ready_status, "empty"
+        return (None if semantics.starting == REFUSED else int(semantics.starting)), "empty"
+    ready_path = health.readiness_endpoint(version)
+    if path == ready_path and ready_path != semantics.endpoint and semantics.ready_endpoint is not None:
+        return (200 if stage == "ready" else 503), "empty"
+    if route is not None:
+        return 200, route.body
+    return 404, "empty"
+
+
+def advice(health: HealthSemantics) -> str:
+    """How to probe this engine, in one clause."""
+    text = f"probe the status code of {health.endpoint}"
+    if health.ready_endpoint:
+        since = f" (from {health.ready_endpoint_since})" if health.ready_endpoint_since else ""
+        text += f", or {health.ready_endpoint}{since}"
+    return text + ", never the body"
 
 
 @dataclass(frozen=True)
@@ -124,13 +217,9 @@ class VersionGuess:
     high: str | None = None  # inclusive
     evidence: tuple[str, ...] = ()
 
-    def pick(self) -> Version | None:
+    def pick(self) -> str | None:
         """A representative version inside the bounds (None: unknown, use current rules)."""
-        if self.high is not None:
-            return Version(self.high)
-        if self.low is not None:
-            return Version(self.low)
-        return None
+        return self.high if self.high is not None else self.low
 
     def describe(self) -> str:
         if self.low and self.high:
@@ -187,23 +276,18 @@ def sglang_version_guess(events: Iterable[Any], config: Mapping[str, Any], confi
             seen.add("skip_server_warmup")
         elif config_complete and "args_repr" in seen:
             seen.add("no_skip_server_warmup")
-    low: Version | None = None
-    high: Version | None = None
+    low: str | None = None
+    high: str | None = None
     evidence: list[str] = []
     for key, bound, version, why in _SGLANG_MARKERS:
         if key not in seen:
             continue
-        v = Version(version)
-        if bound == "low" and (low is None or v > low):
-            low = v
+        if bound == "low" and (low is None or version_key(version) > version_key(low)):
+            low = version
             evidence.append(why)
-        elif bound == "high" and (high is None or v < high):
-            high = v
+        elif bound == "high" and (high is None or version_key(version) < version_key(high)):
+            high = version
             evidence.append(why)
-    if low is not None and high is not None and low > high:
+    if low is not None and high is not None and version_key(low) > version_key(high):
         return VersionGuess(None, None, ("contradictory markers: " + "; ".join(evidence),))
-    return VersionGuess(str(low) if low else None, str(high) if high else None, tuple(evidence))
-
-
-__all__ = ["NOT_READINESS", "SEMANTICS", "Endpoint", "Semantics", "VersionGuess", "parse_version",
-           "semantics_for", "sglang_version_guess"]
+    return VersionGuess(low, high, tuple(evidence))

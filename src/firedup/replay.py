@@ -29,7 +29,14 @@ from typing import Any, BinaryIO, TextIO, cast
 from firedup.engine import Event, Scanner
 from firedup.errors import FiredupError
 from firedup.formats import Format, get_format, sniff
-from firedup.health import Semantics, VersionGuess, parse_version, semantics_for, sglang_version_guess
+from firedup.health import (
+    HealthSemantics,
+    VersionGuess,
+    answer,
+    opens_at,
+    sglang_version_guess,
+    valid_version,
+)
 from firedup.sources import normalise
 from firedup.timeline import Run, build_timeline
 
@@ -137,9 +144,8 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     for run in runs:
         if run.first_line is not None:
             actions.setdefault(run.first_line - 1, []).append("restart")
-        semantics = semantics_for(fmt.name)
-        if semantics is not None:
-            opens = run.milestone(semantics.opens_at)
+        if fmt.health is not None:
+            opens = run.milestone(opens_at(fmt.health))
             if opens is not None:
                 actions.setdefault(opens.line - 1, []).append("open")
         if run.ready_kind == "server" and run.milestone("ready") is not None:
@@ -151,7 +157,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     last = runs[-1] if runs else None
     version = VersionGuess()
     if server_version is not None:
-        if parse_version(server_version) is None:
+        if not valid_version(server_version):
             raise FiredupError(f"--server-version {server_version!r} is not a version like 0.4.6.post2")
         version = VersionGuess(server_version, server_version, ("given with --server-version",))
     elif last is not None and fmt.name == "sglang":
@@ -219,7 +225,7 @@ def _pace(raws: list[bytes], texts: list[str], stamps: list[float | None]) -> li
 
 @dataclass
 class _State:
-    stage: str = "closed"  # "closed" | "warming" | "ready"
+    stage: str = "closed"  # "closed" | "starting" | "ready"
     lock: threading.Lock = field(default_factory=threading.Lock)
     answers: Counter[tuple[str, int]] = field(default_factory=Counter)
 
@@ -227,10 +233,11 @@ class _State:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], state: _State, semantics: Semantics, script: Script) -> None:
+    def __init__(self, address: tuple[str, int], state: _State, health: HealthSemantics, script: Script) -> None:
         super().__init__(address, _Handler)
         self.state = state
-        self.semantics = semantics
+        self.health = health
+        self.engine = script.fmt.name
         self.script = script
         self.version = script.version.pick()
         self.created = int(time.time())
@@ -262,14 +269,13 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         with server.state.lock:
             stage = server.state.stage
-        status = server.semantics.status(path, stage, server.version)
+        status, kind = answer(server.health, server.engine, path, stage, server.version)
         if status is None:  # the port is closed by now: behave like a dying server
             self.close_connection = True
             return
-        row = server.semantics.endpoint(path, server.version)
         body = b""
-        if status == 200 and row is not None and row.body != "empty":
-            body = json.dumps(self._body(row.body)).encode()
+        if status == 200 and kind != "empty":
+            body = json.dumps(self._body(kind)).encode()
         elif status == 404:
             body = b'{"detail":"Not Found"}'
         with server.state.lock:
@@ -284,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _body(self, kind: str) -> dict[str, Any]:
         script = self.server.script
-        engine = self.server.semantics.engine
+        engine = self.server.engine
         if kind == "models":
             return {"object": "list", "data": [{"id": script.model, "object": "model",
                                                 "created": self.server.created, "owned_by": engine,
@@ -350,7 +356,7 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     if speed <= 0:
         raise FiredupError("--speed must be greater than 0")
     stop = stop or threading.Event()
-    semantics = semantics_for(script.fmt.name)
+    health = script.fmt.health
     served_port = port if port is not None else (script.port or 30000)
     state = _State()
     server: _Server | None = None
@@ -372,9 +378,9 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     wall = script.duration / speed
     print(f"replay: {script.source} -> {out}: {len(script.lines)} lines, {script.duration:.0f} s of log time "
           f"in {wall:.1f} s at {speed:g}x", file=err, flush=True)
-    if semantics is not None:
+    if health is not None:
         version = script.version
-        print(f"replay: {semantics.engine} {version.describe()}; {_health_summary(semantics, version)}",
+        print(f"replay: {script.fmt.name} {version.describe()}; {_health_summary(script, health)}",
               file=err, flush=True)
     crashed = False
     try:
@@ -391,15 +397,15 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
                     state.stage = "closed"
                 crashed = False
             # A ready line implies an open port even when the log never showed it open.
-            if ("open" in actions or "ready" in actions) and semantics is not None and server is None:
+            if ("open" in actions or "ready" in actions) and health is not None and server is None:
                 try:
-                    server = _Server(("127.0.0.1", served_port), state, semantics, script)
+                    server = _Server(("127.0.0.1", served_port), state, health, script)
                 except OSError as exc:
                     raise FiredupError(f"cannot listen on 127.0.0.1:{served_port}: {exc.strerror or exc} "
                                        "(pick another port with --port)") from None
                 served_port = server.server_address[1]
                 with state.lock:
-                    state.stage = "warming"
+                    state.stage = "starting"
                 threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
                 if on_bound is not None:
                     on_bound(served_port)
@@ -425,7 +431,7 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
             return script.exit_code
         with state.lock:
             stage = state.stage
-        what = {"ready": "ready", "warming": "still warming up", "closed": "still starting"}[stage]
+        what = {"ready": "ready", "starting": "still warming up", "closed": "still starting"}[stage]
         if hold is None:
             say(f"end of the log; the server is {what}: serving until interrupted")
             stop.wait()
@@ -443,16 +449,17 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
             print(f"replay: answered {sum(answers.values())} requests: {summary}", file=err, flush=True)
 
 
-def _health_summary(semantics: Semantics, version: VersionGuess) -> str:
-    v = version.pick()
+def _health_summary(script: Script, health: HealthSemantics) -> str:
+    version, engine = script.version.pick(), script.fmt.name
     parts = []
-    for path in ("/health", "/ready"):
-        row = semantics.endpoint(path, v)
-        if row is None:
+    for path in dict.fromkeys((health.endpoint, "/ready")):
+        starting, _ = answer(health, engine, path, "starting", version)
+        ready, _ = answer(health, engine, path, "ready", version)
+        if ready == 404:
             parts.append(f"{path} 404")
         else:
-            parts.append(f"{path} {row.warming or 404} while warming up, {row.ready or 404} when ready")
-    return f"refused until {semantics.opens_at}; " + "; ".join(parts)
+            parts.append(f"{path} {starting or 'refused'} while warming up, {ready} when ready")
+    return f"refused until {opens_at(health)}; " + "; ".join(parts)
 
 
 def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float | None, engine: str | None,

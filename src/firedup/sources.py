@@ -17,6 +17,7 @@ import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import BinaryIO
 
@@ -63,6 +64,7 @@ class Line:
     outer: OuterStamp | None = None
     proc: str | None = None  # process tag such as "EngineCore_DP0" or "VllmWorker rank=1"
     repeated: int = 1  # Ray's "[repeated Nx across cluster]"
+    pid: int | None = None  # the process id of the tag, "(EngineCore_DP0 pid=241)" -> 241
 
 
 # --- normalisation -----------------------------------------------------------------------
@@ -73,10 +75,11 @@ _RFC3339 = re.compile(
     r"(?P<tz>Z|[+-]\d{2}:?\d{2})?\s+"
 )
 # Docker Desktop's view and Dozzle-like viewers: host-local "YYYY-MM-DD HH:MM:SS[.mmm] " or
-# "... | ". Only taken when what follows is not the rest of a Python logging line
+# "... | ", or alone on a line (Docker Desktop stamps the newline tqdm writes before a bar).
+# Only taken when what follows is not the rest of a Python logging line
 # ("2026-04-05 16:52:19,388 - CUTE_DSL - WARNING" keeps its own comma format).
 _LOCAL_STAMP = re.compile(
-    r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +)(?=\S)"
+    r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)"
 )
 _JOURNALD = re.compile(
     r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
@@ -84,19 +87,25 @@ _JOURNALD = re.compile(
 )
 _COMPOSE = re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| ")
 _DJL = re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): ")
+# "(EngineCore_DP0 pid=1)", "(VllmWorker rank=1 pid=2)", vLLM 0.10.1's "(VllmWorker PP1_TP0 pid=3)",
+# Ray's "(pid=4, ip=10.0.0.1)".
 _PROC = re.compile(
-    r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+)?|[A-Za-z_][\w-]*)? ?pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?)\) ?"
+    r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)?)? ?pid=(?P<pid>\d+)"
+    r"(?:, ip=[\d.:a-fA-F]+)?)\) ?"
 )
 _RAY_REPEATED = re.compile(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
 _BAR = re.compile(r"\d+%(?:\||\s*Completed \|)")
-_BAR_END = re.compile(r"\| *\d+/\d+ \[[\d:]+<[\d:?]+[^\]\[]*\]")
+_BAR_END = re.compile(r"\| *\d+/(?P<total>\d+) \[[\d:]+<[\d:?]+[^\]\[]*\]")
+# What changes between redraws of one bar inside its description: "(bs=4 avail_mem=3.1 GB)".
+_BAR_PARAMS = re.compile(r"\([^()]*\)")
 _BLOB = re.compile(r"^\[\d+B blob data\]$")
 
 
-def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None]:
+def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | None]:
     """Remove collector prefixes (possibly nested) and return what they said."""
     outer: OuterStamp | None = None
     proc: str | None = None
+    pid: int | None = None
     for _ in range(4):
         m = _RFC3339.match(text)
         if m:
@@ -125,13 +134,15 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None]:
             continue
         m = _PROC.match(text)
         if m:
+            if proc is None and pid is None:
+                pid = int(m["pid"])
             proc = proc or (m["proc"].rsplit(" pid=", 1)[0].strip() if "pid=" in m["proc"] else m["proc"])
             if proc.startswith("pid="):
                 proc = None
             text = text[m.end():]
             continue
         break
-    return text, outer, proc
+    return text, outer, proc, pid
 
 
 def _split_glued(segment: str) -> list[str]:
@@ -150,20 +161,34 @@ def _split_glued(segment: str) -> list[str]:
     return out
 
 
-def _bar_key(segment: str) -> str | None:
-    """The description of a tqdm bar (text before the percentage), or None if not a bar."""
+def _bar_key(segment: str) -> tuple[str, str] | None:
+    """Which bar a tqdm redraw belongs to, or None if the segment is not a bar.
+
+    A bar is its description without the parameters it updates on every redraw
+    ("Capturing batches (bs=4 avail_mem=3.1 GB)" -> "Capturing batches") and its total.
+    """
     m = _BAR.search(segment)
-    if not m or not _BAR_END.search(segment):
+    end = _BAR_END.search(segment) if m else None
+    if m is None or end is None:
         return None
-    return segment[: m.start()].strip()
+    desc = _BAR_PARAMS.sub("", segment[: m.start()])
+    return " ".join(desc.rstrip(": ").split()), end["total"]
+
+
+def _same_bar(earlier: tuple[str, str], later: tuple[str, str]) -> bool:
+    """True when `later` redraws `earlier`. tqdm's first draw often has no description yet."""
+    return earlier[1] == later[1] and (earlier[0] == later[0] or not earlier[0])
 
 
 def normalise(raw: str, number: int) -> list[Line]:
     """One physical line of a log -> the logical lines the server printed on it."""
     text = raw.rstrip("\n").rstrip("\r")
-    if "\x1b" in text or "#033[" in text or "m(" in text or "[0m" in text:
+    if "[" in text or "\x1b" in text:  # ESC[..m, CloudWatch's "#033[..m", bare "[1;36m" remnants
         text = _ANSI.sub("", text)
-    text, outer, proc = _strip_outer(text)
+    # Notebook and markdown exports indent every line (by 3 or 4 spaces, mixed): undo it before
+    # looking for collector prefixes, which are anchored at the start of the line.
+    text = text.lstrip()
+    text, outer, proc, pid = _strip_outer(text)
     repeated = 1
     if "repeated" in text:
         m = _RAY_REPEATED.search(text)
@@ -174,21 +199,21 @@ def normalise(raw: str, number: int) -> list[Line]:
     pieces: list[str] = []
     for seg in segments:
         pieces.extend(_split_glued(seg) if "<" in seg and "%" in seg else [seg])
+    stripped = [piece.strip() for piece in pieces]
+    keys = [_bar_key(piece) if "%" in piece else None for piece in stripped]
     kept: list[str] = []
-    for i, piece in enumerate(pieces):
-        piece = piece.strip()
+    for i, piece in enumerate(stripped):
         if not piece and len(pieces) > 1:
             continue
-        key = _bar_key(piece) if "%" in piece else None
-        if key is not None:
-            # Keep only the last redraw of a bar: drop it if the next piece redraws it.
-            nxt = next((p.strip() for p in pieces[i + 1:] if p.strip()), None)
-            if nxt is not None and _bar_key(nxt) == key:
-                continue
+        key = keys[i]
+        # A terminal shows only the final state of a bar: drop a redraw that a later piece of
+        # the same physical line redraws again. Log lines glued in between are kept.
+        if key is not None and any(later is not None and _same_bar(key, later) for later in keys[i + 1:]):
+            continue
         kept.append(piece)
     if not kept:
         kept = [""]
-    return [Line(number, piece, outer, proc, repeated) for piece in kept]
+    return [Line(number, piece, outer, proc, repeated, pid) for piece in kept]
 
 
 # --- opening inputs ----------------------------------------------------------------------
@@ -266,8 +291,9 @@ def _open_binary(source: Source) -> BinaryIO:
             raise InputError(source.name, "is a directory") from None
         except OSError as exc:
             raise InputError(source.name, exc.strerror or str(exc)) from None
+    # The magic bytes decide, not the name: a plain log saved as .gz is still read.
     head = stream.peek(2)[:2] if hasattr(stream, "peek") else b""
-    if head == b"\x1f\x8b" or (source.is_gzip and head):
+    if head == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
     return stream
 
@@ -295,13 +321,13 @@ def read_lines(source: Source) -> Iterator[Line]:
             try:
                 raw = buffered.readline(MAX_LINE_BYTES + 1)
             except (EOFError, OSError, zlib.error) as exc:
-                raise InputError(source.name, _gzip_reason(exc, number), number or None) from None
+                raise InputError(source.name, _gzip_reason(exc, number)) from None
             if not raw:
                 break
             number += 1
             if len(raw) > MAX_LINE_BYTES:
                 mb = MAX_LINE_BYTES // (1024 * 1024)
-                raise InputError(source.name, f"line {number} is longer than {mb} MB: not a line-oriented text log", number)
+                raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
             yield from normalise(raw.decode("utf-8", errors="replace"), number)
     finally:
         if source.path is not None:
@@ -310,9 +336,12 @@ def read_lines(source: Source) -> Iterator[Line]:
 
 def _gzip_reason(exc: BaseException, lines_read: int) -> str:
     if isinstance(exc, EOFError):
-        return f"truncated gzip: the stream ends early (after {lines_read} lines)"
+        return f"truncated gzip: the stream ends after line {lines_read}" if lines_read else \
+            "truncated gzip: the stream ends before the first line"
     if isinstance(exc, gzip.BadGzipFile):
         return f"not a valid gzip file ({exc})"
+    if isinstance(exc, zlib.error):
+        return f"corrupt gzip data ({str(exc).split(': ', 1)[-1]})"
     return f"unreadable: {exc}"
 
 
@@ -332,10 +361,23 @@ class _Prepend(io.RawIOBase):
             buffer[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        data = self._tail.read(len(buffer))
+        # read1: what is there now, so a stream that breaks (a truncated .gz) loses only its
+        # last, unfinished line, not the block being read when it broke.
+        read1 = getattr(self._tail, "read1", None)
+        data = read1(len(buffer)) if read1 is not None else self._tail.read(len(buffer))
         n = len(data)
         buffer[:n] = data
         return n
+
+
+def file_date(source: Source) -> date | None:
+    """The local date of a file's modification time: logs without years end before it."""
+    if source.path is None:
+        return None
+    try:
+        return date.fromtimestamp(os.stat(source.path).st_mtime)
+    except (OSError, OverflowError, ValueError):
+        return None
 
 
 def file_year(source: Source) -> int | None:

@@ -16,14 +16,14 @@ from typing import Any
 
 from firedup.clock import Stamp
 from firedup.config import COMMON_FLAGS, read_server_args
-from firedup.crash import diagnose
+from firedup.crash import diagnose_error, is_exception_line
 from firedup.engine import CLOCK_FIRST, CLOCK_LAST, Event
+from firedup.formats import Format, get_format
 
 # Milestone names of shared/CONTRACT.md, plus the draft/vLLM names that extend them.
 MILESTONES = frozenset({
     "server_args", "dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
-    "draft.dist_init.begin", "draft.dist_init.end", "draft.load_weight.begin", "draft.load_weight.end",
-    "kv_cache.allocated", "memory_pool.end", "draft.kv_cache.allocated", "draft.memory_pool.end",
+    "draft.load_weight.begin", "draft.load_weight.end", "kv_cache.allocated", "memory_pool.end",
     "cuda_graph.begin", "cuda_graph.end", "draft.cuda_graph.begin", "draft.cuda_graph.end",
     "scheduler.ready", "engine.timings", "http.started", "http.running", "http.first_request", "health.first",
     "request.first", "ready", "crash", "load_weight.commit",
@@ -34,13 +34,18 @@ MILESTONES = frozenset({
 # Events whose second occurrence on a rank belongs to the draft model.
 _PER_MODEL = ("dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
               "kv_cache.allocated", "memory_pool.end")
+# Per-model events the contract names apart for the draft (`draft.load_weight.begin`).
+_DRAFT_NAMED = frozenset({"load_weight.begin", "load_weight.end", "cuda_graph.begin", "cuda_graph.end"})
 _DRAFT_TYPE = re.compile(r"Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash", re.IGNORECASE)
 
 # Lines that end a startup for good.
 _FATAL = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "error.scheduler_dead",
                     "error.child_died", "error.init_failed", "error.killed", "http.startup_failed",
-                    "error.engine_core"})
-FATAL_EVENTS = _FATAL
+                    "error.engine_core", "error.port_in_use", "error.usage"})
+# Errors that end a startup only when no progress follows: the server declaring itself
+# stuck (a failed health generation, a watchdog), or a bare traceback.
+_FATAL_IF_STUCK = frozenset({"error.health", "error.watchdog"})
+FATAL_EVENTS = _FATAL  # for `firedup wait`, which must tell a fatal line from a stray traceback
 # Paths the server or probes request on their own; not a user's first request.
 _PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
                 "/server_info", "/metrics", "/freeze_gc", "/ping", "/version")
@@ -61,6 +66,18 @@ _STAGE_AFTER = {
     "engine.init": "dist_init", "model_loading.end": "torch_compile", "torch_compile.end": "kv_cache",
     "kv_cache.size": "cuda_graph", "engine.ready": "http_start",
 }
+
+# A stage the run's config turned off is skipped (overridden per format by `Format.stage_skips`).
+_STAGE_SKIPS: dict[str, tuple[str, Any, str]] = {"cuda_graph": ("disable_cuda_graph", True, "http_start")}
+
+
+def _format_of(engine: str) -> Format | None:
+    """The format a run was read with: what the timeline must know about its engine."""
+    try:
+        return get_format(engine)
+    except KeyError:
+        return None
+
 
 # Per-rank phases: (name, begin event, end events). Ends are paired with the latest open
 # begin of the same model and detail on the same rank.
@@ -87,9 +104,22 @@ class Milestone:
     line: int
     fields: dict[str, Any] = field(default_factory=dict)
     text: str = ""
+    model: str | None = None  # "target" | "draft" for per-model lines, else None
+
+    @property
+    def key(self) -> str:
+        """The name with the model made explicit (`draft.memory_pool.end`), for phase logic.
+
+        The contract names only load_weight and cuda_graph separately for the draft; its
+        dist_init, kv_cache and memory_pool lines keep their plain names and say `model`.
+        """
+        if self.model == "draft" and not self.name.startswith("draft."):
+            return "draft." + self.name
+        return self.name
 
     def as_contract(self) -> dict[str, Any]:
-        return {"name": self.name, "ts": self.ts.iso if self.ts else None, "rank": self.rank, "line": self.line}
+        return {"name": self.name, "ts": self.ts.iso if self.ts else None, "rank": self.rank, "line": self.line,
+                "model": self.model}
 
 
 @dataclass
@@ -158,6 +188,7 @@ class Run:
     warnings: list[str] = field(default_factory=list)
     health_url: str | None = None
     all_config: dict[str, Any] = field(default_factory=dict)
+    begins_mid_startup: bool = False  # the log starts after the startup did: times are lower bounds
 
     @property
     def total_seconds(self) -> float | None:
@@ -203,6 +234,7 @@ class Run:
             "date_source": self.date_source,
             "unattributed_seconds": round(sum(p.seconds or 0 for p in self.run_phases() if p.name == "unattributed"), 3),
             "warnings": self.warnings,
+            "begins_mid_startup": self.begins_mid_startup,
         }
 
 
@@ -216,10 +248,12 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
     substantive = False
     dist_ranks: set[str | None] = set()
     for event in events:
-        starts = event.fields.get("starts_run")
+        # Ray's "[repeated Nx across cluster]" summarises lines already printed: never a restart.
+        starts = None if event.fields.get("repeated") else event.fields.get("starts_run")
         # A rank that starts distributed init again after the run ended is a new process.
         begins_after_end = starts == "after_end" or (
-            event.name == "dist_init.begin" and ended and event.rank in dist_ranks)
+            event.name == "dist_init.begin" and ended and event.rank in dist_ranks
+            and not event.fields.get("repeated"))
         if substantive and (starts == "always" or (begins_after_end and ended)):
             current = segments[-1]
             carried: list[Event] = []
@@ -281,9 +315,29 @@ def build_run(events: Sequence[Event], source: str, run_index: int, engine: str,
     _collect_milestones(run, events)
     _decide_outcome(run, events)
     _build_phases(run, events)
+    _note_late_start(run)
     _infer_config(run, events)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
     return run
+
+
+def _note_late_start(run: Run) -> None:
+    """Say so when the log begins after the startup did (an excerpt, a tail, a rotated log).
+
+    A phase whose reported duration reaches back before the first line proves it; the time
+    to ready measured from the first line is then only a lower bound.
+    """
+    if run.first_ts is None:
+        return
+    starts = [(p.start, p.name) for p in run.run_phases() if p.start is not None and p.name != "total"]
+    if not starts:
+        return
+    earliest, name = min(starts)
+    lead = run.first_ts.minus(earliest)
+    if lead >= 1.0:
+        run.begins_mid_startup = True
+        run.warnings.append(f"the log begins mid-startup: {name} had already run {lead:.0f} s before its first "
+                            "line, so the time to ready is a lower bound")
 
 
 def _rank_sort_key(rank: str) -> tuple[Any, ...]:
@@ -292,17 +346,30 @@ def _rank_sort_key(rank: str) -> tuple[Any, ...]:
 
 def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any]) -> None:
     """Flags from the args dump; else from an echoed launch command (plus the defaults it implies)."""
+    fmt = _format_of(run.engine)
     stated: dict[str, Any] = {}
+    defaults_line: int | None = None  # an args line that lists only the non-default flags
     for event in events:
+        from_line = event.fields.get("config_stated")
+        if isinstance(from_line, dict):  # a milestone line that also states flags (engine config, version)
+            for key, value in from_line.items():
+                stated.setdefault(key, value)
         if event.name == "server_args" and not run.all_config:
-            fields, complete = read_server_args(str(event.fields.get("args", "")))
+            text = str(event.fields.get("args", ""))
+            if fmt is not None and fmt.read_args is not None:
+                dump = fmt.read_args(text)
+                fields, complete = dump.fields, dump.complete
+                if dump.only_non_defaults:
+                    defaults_line = event.line
+            else:
+                fields, complete = read_server_args(text)
             run.all_config = fields
             run.config_complete = complete
             if not complete:
                 run.warnings.append(f"line {event.line}: the args dump is cut short; flags after the cut are unknown")
         elif event.name == "config.args" and not run.all_config:
             run.all_config = dict(event.fields.get("args") or {})
-        elif event.name == "config.command" and isinstance(event.fields.get("argv"), dict):
+        elif isinstance(event.fields.get("argv"), dict):  # an echoed launch command
             argv = event.fields["argv"]
             for key, value in argv.items():
                 stated.setdefault(key, value)
@@ -320,6 +387,13 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any])
                 del run.config_inferred[key]
     for key, value in stated.items():
         run.all_config.setdefault(key, value)
+    if defaults_line is not None:
+        for key, value in defaults.items():
+            if run.all_config.get(key) is None:
+                run.all_config[key] = value
+                run.config_inferred[key] = f"default: the args line {defaults_line} lists only non-default flags"
+    if fmt is not None and fmt.derive_config is not None:
+        fmt.derive_config(run.all_config, run.config_inferred)
     config = {flag: run.all_config.get(flag) for flag in COMMON_FLAGS}
     for key, value in run.all_config.items():
         config.setdefault(key, value)
@@ -331,15 +405,19 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
     loads: dict[str | None, int] = {}
     ready_line = next((e.line for e in events if e.name == "ready"), None)
     seen_access = seen_health = seen_request = False
+    fmt = _format_of(run.engine)
+    draft_by_repeat = fmt is None or fmt.draft_by_repeat
     for event in events:
         name = event.name
+        model: str | None = None
         if name in _PER_MODEL or name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
-            model = _model_of(event, counts, loads)
-            if model == "draft":
+            # an engine whose repeats are the same model on another process names no draft by count
+            model = _model_of(event, counts, loads) if draft_by_repeat else "target"
+            if model == "draft" and name in _DRAFT_NAMED:
                 name = "draft." + name
             event.fields["_model"] = model
         elif name.startswith("draft."):
-            event.fields["_model"] = "draft"
+            model = event.fields["_model"] = "draft"
         if name == "http.access":
             path = str(event.fields.get("path", ""))
             if not seen_access:
@@ -353,12 +431,12 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
                 run.milestones.append(Milestone("request.first", event.ts, event.rank, event.line, event.fields, event.text))
                 seen_request = True
             continue
-        if name in _FATAL or (name == "error.traceback" and event.header == "bare"):
+        if name in _FATAL or name in _FATAL_IF_STUCK or (name == "error.traceback" and event.header == "bare"):
             # Kept only if the run turns out to have crashed (see _decide_outcome).
             run.milestones.append(Milestone("crash", event.ts, event.rank, event.line, event.fields, event.text))
             continue
         if name in MILESTONES:
-            run.milestones.append(Milestone(name, event.ts, event.rank, event.line, event.fields, event.text))
+            run.milestones.append(Milestone(name, event.ts, event.rank, event.line, event.fields, event.text, model))
             if name == "engine.timings":
                 run.engine_timings = event.fields.get("timings")
             if name == "http.running" and event.fields.get("url"):
@@ -366,23 +444,38 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
     run.milestones.sort(key=lambda m: m.line)
 
 
-def next_stage(stage: str | None, milestone: str, config: Mapping[str, Any]) -> str | None:
-    """The stage a run is in right after `milestone`, given the stage before it.
+def _stage_rules(run: Run) -> tuple[Mapping[str, str], Mapping[str, tuple[str, Any, str]]]:
+    fmt = _format_of(run.engine)
+    table = {**_STAGE_AFTER, **fmt.stage_after} if fmt is not None else _STAGE_AFTER
+    skips = fmt.stage_skips if fmt is not None and fmt.stage_skips else _STAGE_SKIPS
+    return table, skips
+
+
+def next_stage(run: Run, stage: str | None, m: Milestone,
+               rules: tuple[Mapping[str, str], Mapping[str, tuple[str, Any, str]]] | None = None) -> str | None:
+    """The stage `run` is in right after milestone `m`, given the stage before it.
 
     One function for the batch view (where a crash or a cut-off log is placed) and the
     live view (`firedup wait`), so both name the same phase for the same lines.
     """
-    if milestone == "memory_pool.end" and config.get("disable_cuda_graph") is True:
-        return "http_start"  # no graph to capture: the scheduler is ready next
-    return _STAGE_AFTER.get(milestone, stage)
+    table, skips = rules or _stage_rules(run)
+    nxt = m.fields.get("next_stage") or table.get(m.key)
+    if nxt is None:
+        return stage
+    skip = skips.get(nxt)
+    # a stage the config turned off (no graphs, no compile) is skipped, unless it visibly began
+    if skip is not None and not m.key.endswith(".begin") and run.config.get(skip[0]) == skip[1]:
+        nxt = skip[2]
+    return str(nxt)
 
 
 def stage_changes(run: Run) -> list[tuple[str | None, Milestone | None]]:
     """Every change of stage in line order, with the milestone that caused it (None: the start)."""
+    rules = _stage_rules(run)
     changes: list[tuple[str | None, Milestone | None]] = [("launch", None)]
     stage: str | None = "launch"
     for m in run.milestones:
-        new = next_stage(stage, m.name, run.config)
+        new = next_stage(run, stage, m, rules)
         if new != stage:
             changes.append((new, m))
             stage = new
@@ -391,15 +484,16 @@ def stage_changes(run: Run) -> list[tuple[str | None, Milestone | None]]:
 
 def _stage_at(run: Run, line: int) -> str | None:
     """The phase the run was in at `line`: the stage after the last milestone before it."""
+    rules = _stage_rules(run)
     stage: str | None = "launch"
     for m in run.milestones:
         if m.line > line:
             break
-        stage = next_stage(stage, m.name, run.config)
+        stage = next_stage(run, stage, m, rules)
     return stage
 
 
-def _engine_only(events: Sequence[Event]) -> bool:
+def _engine_only(events: Sequence[Event], fmt: Format | None = None) -> bool:
     """bench_one_batch / offline Engine: a model runner with no HTTP server to wait for."""
     if any(e.name.startswith("http.") or e.name == "ready" for e in events):
         return False
@@ -408,6 +502,10 @@ def _engine_only(events: Sequence[Event]) -> bool:
     args = next((e for e in events if e.name == "server_args"), None)
     if args is not None:
         return args.header == "engine"  # the offline Engine logs with "LEVEL file.py:N:"
+    if fmt is not None and fmt.offline_ready is not None:
+        # no args line and no server banner: an engine used as a library (vLLM's `LLM()`)
+        return (any(e.name == fmt.offline_ready for e in events)
+                and not any(e.name == "run.banner" for e in events))
     # bench prints its summary with print(), so the line has no header at all
     return any(e.name == "scheduler.ready" and e.header == "bare" for e in events)
 
@@ -419,7 +517,7 @@ def _decide_outcome(run: Run, events: Sequence[Event]) -> None:
     if ready is not None and (failed_http is None or failed_http.line > ready.line):
         run.outcome, run.ready_ts, run.ready_kind = "ready", ready.ts, "server"
         ready_line = ready.line
-    elif _engine_only(events):
+    elif _engine_only(events, _format_of(run.engine)):
         engine_ready = [m for m in run.milestones if m.name in ("scheduler.ready", "engine.ready")]
         if engine_ready:
             run.outcome, run.ready_ts, run.ready_kind = "ready", engine_ready[-1].ts, "engine"
@@ -442,10 +540,61 @@ def _fatal_index(events: Sequence[Event], ready_line: int | None) -> int | None:
     for i, event in enumerate(events):
         if event.name in _FATAL:
             return i
-        if (event.name == "error.traceback" and event.header == "bare" and (ready_line is None or event.line < ready_line)
+        stuck = event.name in _FATAL_IF_STUCK or (event.name == "error.traceback" and event.header == "bare")
+        if (stuck and (ready_line is None or event.line < ready_line)
                 and not any(e.name in MILESTONES for e in events[i + 1:])):
-            return i  # a bare traceback after which the startup made no progress
+            return i  # the startup made no progress after this error
     return None
+
+
+def _traceback_of(events: Sequence[Event], index: int) -> tuple[list[Event], list[Event]]:
+    """The events of the fatal error at `index`: its traceback (to the exception that ends it,
+    chained tracebacks included) and what follows it (the error's aftermath).
+
+    A log cut to its tail can start inside the traceback; then the frames and the exception
+    just before the fatal line are its traceback.
+    """
+    first = events[index]
+    traceback: list[Event] = [first]
+    rest = events[index + 1: index + 400]
+    end = len(rest)
+    seen_exception = ended = is_exception_line(first.text)
+    last = first
+    for i, event in enumerate(rest):
+        # "During handling of the above exception, another exception occurred:" prints a new
+        # bare traceback from the same process; another process's traceback is not the chain.
+        chained = event.name == "error.traceback" and event.header == "bare" and event.proc == last.proc
+        if ended and not chained:
+            end = i
+            break
+        traceback.append(event)
+        if is_exception_line(event.text):
+            ended, last = True, event
+        elif chained:
+            ended = False
+        seen_exception = seen_exception or ended
+    if not seen_exception:
+        before: list[Event] = []
+        for event in reversed(events[:index]):
+            if event.name in (CLOCK_FIRST, CLOCK_LAST):
+                continue
+            if event.header != "bare" or not event.name.startswith("error."):
+                break
+            before.insert(0, event)
+        if any(is_exception_line(e.text) for e in before):
+            return [*before, first], list(rest)
+    return traceback, list(rest[end:])
+
+
+def _stage_from_frames(traceback: Sequence[Event], stage: str | None) -> str | None:
+    """The phase the traceback's deepest recognised frame belongs to, else `stage`."""
+    for event in reversed(traceback):
+        if event.name != "error.frame":
+            continue
+        for phase, pattern in _FRAME_STAGES:
+            if pattern.search(event.text):
+                return ("draft." + phase) if stage and stage.startswith("draft.") else phase
+    return stage
 
 
 def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Crash | None:
@@ -454,31 +603,20 @@ def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Cr
     if index is None:
         return None
     first = events[index]
-    # The traceback that follows the fatal line, up to the next line of the server's own.
-    block: list[Event] = [first]
-    for event in events[index + 1: index + 400]:
-        own_line = event.header != "bare" and not event.name.startswith("error.")
-        if own_line and any(e.name == "error.exception" for e in block):
-            break
-        block.append(event)
-    exceptions = [e for e in block if e.name == "error.exception"]
-    if not exceptions:  # a tail that starts inside the traceback: the exception came first
-        exceptions = [e for e in events[:index] if e.name == "error.exception"][-1:]
-    message = exceptions[0].text if exceptions else first.text
-    stage = _stage_at(run, first.line)
-    if any(e.name == "error.frame" and _CAPTURE_TRACE.search(e.text) for e in block):
-        stage = "draft.cuda_graph" if stage and stage.startswith("draft.") else "cuda_graph"
-    # The root cause speaks first: the exception, then its traceback, then the rest of the
-    # run (later lines are often consequences, e.g. "scheduler died ... OOM killer?").
-    diagnosis = diagnose(message, stage)
-    for context in ([e.text for e in block], [e.text for e in events if e.name.startswith("error.")]):
-        if diagnosis.category != "unknown":
-            break
-        diagnosis = diagnose("\n".join([message, *context]), stage)
-    if first.name == "error.warmup" and diagnosis.category not in ("oom", "port_in_use", "distributed"):
-        diagnosis = diagnose("warmup error", stage)
-    ts = first.ts or next((e.ts for e in block if e.ts is not None), None)
-    return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first.text.strip())
+    traceback, aftermath = _traceback_of(events, index)
+    exceptions = [e.text for e in traceback if is_exception_line(e.text)]
+    if "\n" in first.text:  # a record that carries its own traceback (vLLM's JSON logs)
+        exceptions += [ln.strip() for ln in first.text.splitlines() if is_exception_line(ln)]
+    message = exceptions[-1] if exceptions else first.text
+    stage = _stage_from_frames(traceback, _stage_at(run, first.line))
+    fmt = _format_of(run.engine)
+    diagnosis = diagnose_error(message, first.text, [e.text for e in traceback],
+                               [e.text for e in aftermath if e.name.startswith("error.")], stage,
+                               has_exception=bool(exceptions), warmup=first.name == "error.warmup",
+                               engine_hints=fmt.hints if fmt is not None else None)
+    ts = first.ts or next((e.ts for e in traceback + aftermath if e.ts is not None), None)
+    first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
+    return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first_text)
 
 
 def _build_phases(run: Run, events: Sequence[Event]) -> None:
@@ -489,13 +627,19 @@ def _build_phases(run: Run, events: Sequence[Event]) -> None:
         by_rank[m.rank].append(m)
 
     took = [e for e in events if e.name in ("load_weight.took", "draft.load_weight.took")]
+    # A phase still open when the run crashed lasted until the crash, not zero seconds.
+    cutoff = run.crash.ts if run.outcome == "crashed" and run.crash is not None else None
+    fmt = _format_of(run.engine)
     for rank, rms in by_rank.items():
-        phases.extend(_rank_phases(rank, rms, took))
+        phases.extend(_rank_phases(rank, rms, took, cutoff))
+        if fmt is not None:
+            phases.extend(_timestamp_phases(rank, rms, fmt.timestamp_phases))
     phases.extend(_run_level(run, phases))
     run.phases = phases
 
 
-def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) -> list[Phase]:
+def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event],
+                 cutoff: Stamp | None = None) -> list[Phase]:
     out: list[Phase] = []
     for model_prefix in ("", "draft."):
         for name, begin_name, end_name in PAIRED_PHASES:
@@ -503,25 +647,26 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) 
             open_begins: dict[str | None, list[Milestone]] = defaultdict(list)
             for m in rms:
                 detail = m.fields.get("detail")
-                if m.name == bname:
+                if m.key == bname:
                     open_begins[detail].append(m)
-                elif m.name == ename:
+                elif m.key == ename:
                     queue = open_begins.get(detail) or (open_begins.get(None) if detail else None)
                     begin = queue.pop(0) if queue else None
                     out.append(_paired(model_prefix + name, rank, begin, m, detail))
             for detail, queue in open_begins.items():
                 for begin in queue:
-                    nxt = next((m for m in rms if m.line > begin.line and m.name in _STAGE_AFTER
-                                and m.name != bname), None)
-                    out.append(Phase(model_prefix + name, rank, begin.ts, nxt.ts if nxt else None,
-                                     nxt.ts.minus(begin.ts) if nxt and nxt.ts and begin.ts else None,
+                    nxt = next((m for m in rms if m.line > begin.line and m.key in _STAGE_AFTER
+                                and m.key != bname), None)
+                    end = nxt.ts if nxt else cutoff
+                    out.append(Phase(model_prefix + name, rank, begin.ts, end,
+                                     end.minus(begin.ts) if end and begin.ts else None,
                                      "timestamps", detail=detail, line=nxt.line if nxt else begin.line,
                                      open=nxt is None))
         # kv_cache: from the milestone before the pool's end to the pool's end.
         for m in rms:
-            if m.name != model_prefix + "memory_pool.end":
+            if m.key != model_prefix + "memory_pool.end":
                 continue
-            before = [p for p in rms if p.line < m.line and p.name not in ("kv_cache.allocated",
+            before = [p for p in rms if p.line < m.line and p.key not in ("kv_cache.allocated",
                                                                                 "draft.kv_cache.allocated")]
             prev = before[-1] if before else None
             if prev is None or prev.ts is None or m.ts is None:
@@ -545,6 +690,22 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) 
             existing.seconds, existing.source, existing.line = secs, "reported", event.line
         elif not any(p.name == name for p in out) and event.ts is not None:
             out.append(Phase(name, rank, event.ts.plus(-secs), event.ts, secs, "reported", line=event.line))
+    return out
+
+
+def _timestamp_phases(rank: str | None, rms: Sequence[Milestone],
+                      spans: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> list[Phase]:
+    """Phases the log prints no duration for, from the last begin to the first end after it."""
+    out: list[Phase] = []
+    for name, begins, ends in spans:
+        begin: Milestone | None = None
+        for m in rms:
+            if m.name in begins:
+                begin = m
+            elif m.name in ends and begin is not None:
+                if begin.ts is not None and m.ts is not None:
+                    out.append(Phase(name, rank, begin.ts, m.ts, m.ts.minus(begin.ts), "timestamps", line=m.line))
+                begin = None
     return out
 
 
@@ -575,21 +736,35 @@ def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
 
     ms = run.milestones
     scheduler_names = {"dist_init.begin", "load_weight.begin", "load_weight.end", "memory_pool.end",
-                       "cuda_graph.begin", "engine.init", "kv_cache.allocated"}
-    first_sched = next((m for m in ms if m.name in scheduler_names or m.name.startswith("draft.")), None)
-    if run.first_ts is not None and first_sched is not None and first_sched.ts is not None:
+                       "cuda_graph.begin", "engine.init", "kv_cache.allocated",
+                       "dist_init.end", "model_loading.end", "torch_compile.end", "cuda_graph.end", "engine.ready"}
+    first_sched = next((m for m in ms if m.key in scheduler_names or m.key.startswith("draft.")), None)
+    # Launch is only seen when the log shows the process start (args) or the first
+    # scheduler line opens a phase; an excerpt that begins later never saw it.
+    saw_start = run.milestone("server_args") is not None or (
+        first_sched is not None and first_sched.key in ("dist_init.begin", "load_weight.begin", "engine.init"))
+    if (run.first_ts is not None and first_sched is not None and first_sched.ts is not None and saw_start
+            and first_sched.line > (run.first_line or 0)):
         out.append(_span("launch", run.first_ts, first_sched.ts, first_sched.line))
     sched_end_names = {"scheduler.ready", "cuda_graph.end", "draft.cuda_graph.end", "memory_pool.end",
                        "draft.memory_pool.end", "engine.timings", "engine.ready"}
     http = next((m for m in ms if m.name == "http.running"), None) or next(
         (m for m in ms if m.name == "http.started"), None)
-    sched_done = [m for m in ms if m.name in sched_end_names and (http is None or m.line < http.line)]
+    sched_done = [m for m in ms if m.key in sched_end_names and (http is None or m.line < http.line)]
     if http is not None and http.ts is not None and sched_done and sched_done[-1].ts is not None:
         out.append(_span("http_start", sched_done[-1].ts, http.ts, http.line))
     ready = run.milestone("ready")
+    fmt = _format_of(run.engine)
+    after_http = fmt.after_http_phase if fmt is not None else "warmup"
     if http is not None and http.ts is not None and ready is not None and ready.ts is not None \
             and run.ready_kind == "server":
-        out.append(_span("warmup", http.ts, ready.ts, ready.line))
+        started = next((p for p in out if p.name == after_http and p.scope == "run"), None)
+        if started is not None and started.end is not None and started.start is not None:
+            # the same phase goes on to ready (vLLM: routes, uvicorn start): one span, not two
+            started.end, started.line = max(started.end, ready.ts), ready.line
+            started.seconds = max(0.0, started.end.minus(started.start))
+        else:
+            out.append(_span(after_http, http.ts, ready.ts, ready.line))
     end = run.ready_ts if run.ready_ts is not None else run.last_ts
     if run.first_ts is not None and end is not None:
         out.extend(_gaps(run.first_ts, end, out))
@@ -621,6 +796,15 @@ def _gaps(first: Stamp, end: Stamp, phases: Iterable[Phase]) -> list[Phase]:
 _SCHEDULER_LINES = frozenset({"dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
                               "kv_cache.allocated", "memory_pool.end", "cuda_graph.begin", "cuda_graph.end",
                               "scheduler.ready"})
+# Frames that place a crash in a phase, by the function the scheduler was in. Graph *capture*
+# only: a replay during the warm-up request is not the capture phase.
+_FRAME_STAGES = tuple((phase, re.compile(pattern)) for phase, pattern in (
+    ("dist_init", r"in (?:init_torch_distributed|init_distributed_environment|initialize_model_parallel)$"),
+    ("load_weights", r"in (?:load_model|load_weights\w*|process_weights_after_loading|weight_loader)$"),
+    ("kv_cache", r"in (?:init_memory_pool|profile_max_num_token|init_cache_with_memory_pool)$"),
+    ("cuda_graph", r"in (?:\w*capture_cuda_graph\w*|init_cuda_graphs|init_device_graphs|capture|capture_one_batch_size|_capture_graph)$"
+                   r"|cuda_graph_runner\.py\", line \d+, in __init__$"),
+))
 _CAPTURE_TRACE = re.compile(r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
                             r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")
 
@@ -640,6 +824,12 @@ def _every_rank_era(run: Run, events: Sequence[Event]) -> bool:
 def _infer_config(run: Run, events: Sequence[Event]) -> None:
     """Fill flags the log proves without stating them, and say what proved them."""
     names = {m.name for m in run.milestones}
+    fmt = _format_of(run.engine)
+    if run.config.get("enable_torch_compile") is None and "torch_compile.end" in names:
+        run.config["enable_torch_compile"] = True
+        run.config_inferred["enable_torch_compile"] = "the log shows torch.compile finishing"
+    if run.config.get("tp_size") is None and fmt is not None and not fmt.rank_tags_only_when_parallel:
+        _infer_tp_from_processes(run, events, fmt)
     if run.config.get("disable_cuda_graph") is None:
         traced = any(e.name.startswith("error.") and _CAPTURE_TRACE.search(e.text) for e in events)
         if names & {"cuda_graph.begin", "cuda_graph.end"}:
@@ -649,12 +839,12 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
             run.config["disable_cuda_graph"] = False
             run.config_inferred["disable_cuda_graph"] = "the crash happened inside CUDA graph capture"
         else:
-            pool = next((m for m in run.milestones if m.name == "memory_pool.end"), None)
+            pool = next((m for m in run.milestones if m.key == "memory_pool.end"), None)
             after = {"scheduler.ready", "http.started", "http.running", "ready", "engine.timings"}
             if pool is not None and any(m.name in after and m.line > pool.line for m in run.milestones):
                 run.config["disable_cuda_graph"] = True
                 run.config_inferred["disable_cuda_graph"] = "the scheduler became ready without capturing a graph"
-    if run.config.get("tp_size") is None:
+    if run.config.get("tp_size") is None and (fmt is None or fmt.rank_tags_only_when_parallel):
         own = [e for e in events if e.header not in ("bare", "vllm-style") and e.ts is not None and not e.inherited]
         sched = [e for e in own if e.name in _SCHEDULER_LINES]
         # "[gpu_id=N]" (SGLang 0.1-0.2) numbers the tensor-parallel ranks the same way.
@@ -672,6 +862,25 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
             run.config["tp_size"] = 1
             run.config_inferred["tp_size"] = ("only TP0 prints the per-rank lines of a complete startup, "
                                               "in a version where every rank prints them")
+
+
+def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> None:
+    """tp_size from the processes that print per-rank lines, for engines whose lines always
+    carry a process tag (vLLM): ranks TP0..TPn-1, or n processes printing a line every rank prints."""
+    tps = sorted({int(tag[2:]) for e in events if e.rank for tag in e.rank.split()
+                  if tag.startswith("TP") and tag[2:].isdigit()})
+    if len(tps) >= 2 and tps == list(range(len(tps))):
+        run.config["tp_size"] = len(tps)
+        run.config_inferred["tp_size"] = f"processes of ranks TP0..TP{len(tps) - 1} print lines"
+        return
+    for name in fmt.every_rank_prints:
+        # data-parallel engine cores (`DP1`) are replicas, not tensor-parallel ranks
+        procs = {e.rank for e in events if e.name == name and not (e.rank or "").startswith("DP")}
+        if len(procs) >= 2:
+            run.config["tp_size"] = len(procs)
+            run.config_inferred["tp_size"] = (f"{len(procs)} processes print {name!r}, which every rank prints "
+                                              "(the world size: tensor x pipeline parallel)")
+            return
 
 
 def build_timeline(events: Sequence[Event], source: str, engine: str, date_source: str | None = None,

@@ -44,7 +44,7 @@ from firedup.engine import Event, Scanner
 from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, UsageError
 from firedup.follow import Follower, RawLine
 from firedup.formats import Format, all_formats, get_format, sniff
-from firedup.health import NOT_READINESS, Semantics, semantics_for, sglang_version_guess
+from firedup.health import NOT_READINESS, HealthSemantics, advice, opens_at, sglang_version_guess
 from firedup.render import fmt_duration, fmt_offset, plain, timeline_text
 from firedup.sources import Line, normalise
 from firedup.timeline import FATAL_EVENTS, Run, build_timeline, next_stage, stage_changes
@@ -140,7 +140,7 @@ class RunProfile:
             if current is not None and gap > gaps.get(current, 0.0):
                 gaps[current] = gap
             previous = max(previous, m.ts)
-            current = next_stage(current, m.name, run.config)
+            current = next_stage(run, current, m)
             if current == "serving":
                 break
         return cls(ready_s, entered, stage_s, gaps)
@@ -737,14 +737,14 @@ class Waiter:
 
     def _check_http_open(self, now: float) -> None:
         run = self.run
-        semantics = self._semantics()
-        if run is None or semantics is None or self.http_open_at is not None:
+        health = self._health()
+        if run is None or health is None or self.http_open_at is not None:
             return
-        if run.milestone(semantics.opens_at) is not None:
+        if run.milestone(opens_at(health)) is not None:
             self.http_open_at = now
 
-    def _semantics(self) -> Semantics | None:
-        return semantics_for(self.fmt.name) if self.fmt else None
+    def _health(self) -> HealthSemantics | None:
+        return self.fmt.health if self.fmt else None
 
     # -- decisions ----------------------------------------------------------------------------------
 
@@ -923,14 +923,15 @@ class Waiter:
     def _trap_url_early(self) -> None:
         """The URL answers 200 while the log says the server is not ready."""
         run = self.run
-        semantics = self._semantics()
+        health = self._health()
+        engine = self.fmt.name if self.fmt else "the server"
         url = self.opts.url or ""
         path = urllib.parse.urlsplit(url).path or "/"
         stage = self.current_stage()
-        opened = semantics is not None and run is not None and run.milestone(semantics.opens_at) is not None
-        if semantics is not None and not opened:
+        opened = health is not None and run is not None and run.milestone(opens_at(health)) is not None
+        if health is not None and not opened:
             self.warn("url-early-closed",
-                      f"{url} answers 200 but the log is still in {stage}, where {semantics.engine} has not opened "
+                      f"{url} answers 200 but the log is still in {stage}, where {engine} has not opened "
                       "its port yet: another process answers on this URL (an older server? a dummy health server "
                       "of a node with --node-rank >= 1?). Waiting for the log's ready line.")
             return
@@ -938,7 +939,7 @@ class Waiter:
             self.warn("url-early-path",
                       f"{url} answers 200 while the log is in {stage}: {path} answers as soon as the HTTP server "
                       "is up, in every version; it is not a readiness signal. Waiting for the log's ready line"
-                      + (f"; {semantics.probe_advice}" if semantics else "") + ".")
+                      + (f"; {advice(health)}" if health else "") + ".")
             return
         guess = ""
         if run is not None and self.fmt is not None and self.fmt.name == "sglang":
@@ -1013,8 +1014,8 @@ class Waiter:
                         "another machine or container, or the path is wrong")
         probe = self.prober.last if self.prober else None
         if probe is not None and probe.status == 404:
-            semantics = self._semantics()
-            base += f"; {path} does not exist there (404)" + (f": {semantics.probe_advice}" if semantics else "")
+            health = self._health()
+            base += f"; {path} does not exist there (404)" + (f": {advice(health)}" if health else "")
         return base
 
     def _check_stall(self, now: float) -> None:
