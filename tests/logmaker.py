@@ -8,6 +8,7 @@ tests can check firedup's figures against it, and against a plain regex over the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -174,3 +175,14 @@ def fleet(folder: Path) -> dict[str, dict[str, float | str | None]]:
                  load_weights=6, cuda_graph=9, launch=8)
     out["small-tp1.log"] = write(folder / "small-tp1.log", small)[0]
     return out
+
+
+def ready_seconds_by_regex(path: Path) -> float | None:
+    """Seconds from the first stamped line to the ready banner, read with a plain regex."""
+    text = path.read_text()
+    first = re.search(FIRST_RE, text, re.M)
+    ready = re.search(READY_RE, text, re.M)
+    if not first or not ready:
+        return None
+    fmt = "%Y-%m-%d %H:%M:%S"
+    return (datetime.strptime(ready[1], fmt) - datetime.strptime(first[1], fmt)).total_seconds()

@@ -176,14 +176,15 @@ def check_by(runs: Runs, by: Sequence[str]) -> None:
     for flag in by:
         if flag in known:
             continue
-        varying = auto_flags(runs.runs.filter(pl.col("outcome") == "ready"), runs)
+        population = _population(runs.runs, [])[1]
+        varying = auto_flags(population.filter(pl.col("outcome") == "ready"), runs)
         close = difflib.get_close_matches(flag, known, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         listed = ", ".join(varying) if varying else "none"
         others = ", ".join(k for k in known if k not in varying)
         raise UnknownFlagError(
             f"unknown flag {flag!r} in --by.{hint} Flags that differ between these runs: {listed}. "
-            f"Other flags: {others or 'none'}.")
+            f"Every flag these runs state: {others or 'none'}.")
 
 
 def auto_flags(frame: pl.DataFrame, runs: Runs) -> list[str]:

@@ -80,7 +80,7 @@ code=000
 while :; do
   code=$(curl -s -o /dev/null -w '%{http_code}' --max-time @PROBE_TIMEOUT@ "$URL" || true)
   if [ "$code" = 200 ]; then echo "ready: $URL answered 200"; break; fi
-  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+  if ! kill -0 "$SERVER_PID" 2>/dev/null || [ "$(ps -o stat= -p "$SERVER_PID" 2>/dev/null | cut -c1)" = Z ]; then
     echo "server process $SERVER_PID exited before it was ready (last HTTP status: $code)" >&2; exit 3
   fi
   if tail -c +"$log_start" "$SERVER_LOG" 2>/dev/null | grep -qF@MARKERS@; then
