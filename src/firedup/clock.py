@@ -93,6 +93,25 @@ class Clock:
         time_text: str | None = None,
         frac: str = "",
         outer: OuterStamp | None = None,
+        foreign: bool = False,
+    ) -> Stamp | None:
+        """The full stamp of a line. `foreign` lines (a third-party logger's clock) are
+        resolved the same way but never decide where the run's dates came from."""
+        if not foreign:
+            return self._resolve(date_text, month_day, time_text, frac, outer)
+        saved = self.date_source
+        try:
+            return self._resolve(date_text, month_day, time_text, frac, outer)
+        finally:
+            self.date_source = saved
+
+    def _resolve(
+        self,
+        date_text: str | None,
+        month_day: str | None,
+        time_text: str | None,
+        frac: str,
+        outer: OuterStamp | None,
     ) -> Stamp | None:
         if time_text is None:
             return self._from_outer(outer) if outer else None
@@ -144,7 +163,9 @@ class Clock:
             self._year = day.year
         else:
             if self._year is None:
-                if self.default_date is not None:
+                if self._last is not None:  # the log's own full dates came first: their year
+                    self._year = self._last.year
+                elif self.default_date is not None:
                     self._year = self.default_date.year
                     self._note("--date")
                 elif self.file_year is not None:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 CATEGORIES = (
-    "oom", "port_in_use", "distributed", "import", "warmup", "config", "assertion", "killed",
+    "oom", "port_in_use", "distributed", "hang", "import", "warmup", "config", "assertion", "killed",
     "scheduler_died", "unknown",
 )
 
@@ -23,6 +23,7 @@ CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("port_in_use", r"(?i)address already in use|port \S+ is (?:already )?in use|is already in use|errno 98"),
         ("distributed", r"NCCL|nccl|[Gg]loo|TCPStore|DistBackendError|DistStoreError|c10d|rendezvous|ProcessGroup"
                         r"|init_process_group|dist_init_addr|torch\.distributed|NIXL|UCX|Mooncake|RDMA"),
+        ("hang", r"Health check failed|couldn't get a response from detokenizer|[Ww]atchdog timeout"),
         ("import", r"ImportError|ModuleNotFoundError|No module named|undefined symbol|cannot import name"),
         ("warmup", r"warmup error|Initialization failed\. warmup"),
         ("config", r"check_server_args|server_args\.py|unrecognized arguments|invalid choice|is not supported"
@@ -45,6 +46,7 @@ HINTS: dict[tuple[str, str], str] = {
     ("distributed", "dist_init"): "ranks could not meet: check --dist-init-addr, that every node started, and NCCL_SOCKET_IFNAME / firewalls",
     ("distributed", "*"): "a collective failed: look for the first NCCL/gloo error above; check the network and NCCL_DEBUG=INFO",
     ("port_in_use", "*"): "another process holds the port: stop it or pick another --port",
+    ("hang", "*"): "a server process stopped responding: py-spy dump the scheduler and detokenizer, check nvidia-smi for a stuck GPU and the log for NCCL errors",
     ("import", "*"): "a package is missing or mismatched: check the image or environment against the engine's requirements",
     ("warmup", "*"): "the warm-up request failed: check that localhost is reachable without a proxy (NO_PROXY=127.0.0.1,localhost)",
     ("config", "*"): "the engine rejected this combination of flags or hardware: read the message and the flags of this version",

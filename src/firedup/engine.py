@@ -107,7 +107,8 @@ class Scanner:
             ts = None
             if g.get("time"):
                 ts = self.clock.resolve(date_text=g.get("date"), month_day=g.get("md"), time_text=g["time"],
-                                        frac=g.get("frac") or "", outer=line.outer)
+                                        frac=g.get("frac") or "", outer=line.outer,
+                                        foreign=header.clock != "own")
             rank = _normalise_ranks(g.get("ranks"))
             if rank is None and g.get("gpu") is not None:
                 rank = f"GPU{g['gpu']}"

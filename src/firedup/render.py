@@ -6,6 +6,7 @@ them. Styling is passed in as a function so that tests see plain text.
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
@@ -64,6 +65,8 @@ def flag_summary(run: Run) -> str:
 
 def outcome_line(run: Run, style: Style = plain) -> str:
     total = fmt_duration(run.total_seconds)
+    if run.begins_mid_startup:
+        total = f"at least {total}"
     if run.outcome == "ready":
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
         return style(f"READY in {total}{kind}", fg="green", bold=True)
@@ -109,7 +112,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.append("")
         lines.append(style(f"  {'duration':>12}  {'share':>6}  {'start':>7}  {'phase':<28} source", dim=True))
         for label, secs, p in rows:
-            share = f"{100 * secs / total:5.1f}%" if total > 0 else "     -"
+            share = f"{100 * secs / total:5.1f}%" if 0 < secs <= total else (">100%" if secs > total else "-")
             offset = fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else ""
             src = "reported" if p.source == "reported" else "timestamps"
             if p.open:
@@ -119,6 +122,9 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
             if p.name == "unattributed":
                 text = style(text, fg="yellow")
             lines.append(text[:width] if len(text) > width else text)
+    if run.engine_timings:
+        lines.append("")
+        lines.extend(_wrap_items("  the engine's own timings: ", engine_timings_parts(run.engine_timings), width))
     rank_table = ranks_text(run)
     if rank_table:
         lines.append("")
@@ -128,14 +134,49 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         c = run.crash
         when = "after ready" if c.after_ready else f"in {c.phase or 'an unknown phase'}"
         lines.append(style(f"  crash: {c.category}, {when}, line {c.line}", fg="red", bold=True))
-        lines.append(f"    first line: {_clip(c.first_line, width - 16)}")
+        lines.extend(_labelled("first line", _clip(c.first_line, 3 * (width - 16)), width))
         if c.message and c.message != c.first_line:
-            lines.append(f"    error:      {_clip(c.message, width - 16)}")
+            lines.extend(_labelled("error", _clip(c.message, 3 * (width - 16)), width))
         if c.hint:
-            lines.append(f"    hint:       {_clip(c.hint, width - 16)}")
+            lines.extend(_labelled("hint", c.hint, width))
     for warning in run.warnings:
-        lines.append(style(f"  note: {warning}", dim=True))
+        for i, text in enumerate(textwrap.wrap(warning, width - 8)):
+            lines.append(style(("  note: " if i == 0 else "        ") + text, dim=True))
     return "\n".join(lines)
+
+
+def _wrap_items(head: str, items: Sequence[str], width: int, sep: str = "; ") -> list[str]:
+    """Join items into lines no wider than `width`, never breaking inside an item."""
+    out: list[str] = []
+    current = head
+    for i, item in enumerate(items):
+        piece = item + (sep.rstrip() if i < len(items) - 1 else "")
+        if len(current) + len(piece) + 1 > width and current.strip():
+            out.append(current.rstrip())
+            current = "    "
+        current += piece + " "
+    out.append(current.rstrip())
+    return out
+
+
+def engine_timings_parts(timings: dict[str, object]) -> list[str]:
+    """`Engine startup timings (s)` as the engine printed them (max over ranks), zeros left out."""
+    parts = []
+    for key, value in timings.items():
+        if isinstance(value, dict):
+            inner = ", ".join(f"{k} {fmt_duration(float(v))}" for k, v in value.items() if float(v) > 0)
+            if inner:
+                parts.append(f"{key} ({inner})")
+        elif isinstance(value, (int, float)) and value > 0:
+            parts.append(f"{key} {fmt_duration(float(value))}")
+    return parts
+
+
+def _labelled(label: str, text: str, width: int) -> list[str]:
+    """`    label:      text` wrapped under itself: a hint cut at 80 columns helps nobody."""
+    head = f"    {label + ':':<12}"
+    return textwrap.wrap(" ".join(text.split()), width, initial_indent=head, subsequent_indent=" " * len(head),
+                         break_on_hyphens=False) or [head]
 
 
 def _clip(text: str, width: int) -> str:
@@ -181,7 +222,8 @@ def summary_text(runs: Sequence[Run]) -> str:
     for run in runs:
         rows = [r for r in _phase_rows(run) if r[2].name != "unattributed"]
         big = f"{rows[0][0]} {fmt_duration(rows[0][1])}" if rows else "-"
-        total = fmt_duration(run.total_seconds) if run.outcome == "ready" else f"({fmt_duration(run.total_seconds)})"
+        total = ("≥ " if run.begins_mid_startup else "") + fmt_duration(run.total_seconds)
+        total = total if run.outcome == "ready" else f"({total})"
         where = f"#{run.run_index + 1} " if run.run_index else ""
         out.append(f"{run.outcome:<10} {total:>14}  {big[:26]:<26} {where}{run.source}")
     return "\n".join(out)

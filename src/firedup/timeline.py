@@ -22,8 +22,7 @@ from firedup.engine import CLOCK_FIRST, CLOCK_LAST, Event
 # Milestone names of shared/CONTRACT.md, plus the draft/vLLM names that extend them.
 MILESTONES = frozenset({
     "server_args", "dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
-    "draft.dist_init.begin", "draft.dist_init.end", "draft.load_weight.begin", "draft.load_weight.end",
-    "kv_cache.allocated", "memory_pool.end", "draft.kv_cache.allocated", "draft.memory_pool.end",
+    "draft.load_weight.begin", "draft.load_weight.end", "kv_cache.allocated", "memory_pool.end",
     "cuda_graph.begin", "cuda_graph.end", "draft.cuda_graph.begin", "draft.cuda_graph.end",
     "scheduler.ready", "engine.timings", "http.started", "http.running", "http.first_request", "health.first",
     "request.first", "ready", "crash", "load_weight.commit",
@@ -34,12 +33,17 @@ MILESTONES = frozenset({
 # Events whose second occurrence on a rank belongs to the draft model.
 _PER_MODEL = ("dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
               "kv_cache.allocated", "memory_pool.end")
+# Per-model events the contract names apart for the draft (`draft.load_weight.begin`).
+_DRAFT_NAMED = frozenset({"load_weight.begin", "load_weight.end", "cuda_graph.begin", "cuda_graph.end"})
 _DRAFT_TYPE = re.compile(r"Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash", re.IGNORECASE)
 
 # Lines that end a startup for good.
 _FATAL = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "error.scheduler_dead",
                     "error.child_died", "error.init_failed", "error.killed", "http.startup_failed",
                     "error.engine_core"})
+# Errors that end a startup only when no progress follows: the server declaring itself
+# stuck (a failed health generation, a watchdog), or a bare traceback.
+_FATAL_IF_STUCK = frozenset({"error.health", "error.watchdog"})
 # Paths the server or probes request on their own; not a user's first request.
 _PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
                 "/server_info", "/metrics", "/freeze_gc", "/ping", "/version")
@@ -86,9 +90,22 @@ class Milestone:
     line: int
     fields: dict[str, Any] = field(default_factory=dict)
     text: str = ""
+    model: str | None = None  # "target" | "draft" for per-model lines, else None
+
+    @property
+    def key(self) -> str:
+        """The name with the model made explicit (`draft.memory_pool.end`), for phase logic.
+
+        The contract names only load_weight and cuda_graph separately for the draft; its
+        dist_init, kv_cache and memory_pool lines keep their plain names and say `model`.
+        """
+        if self.model == "draft" and not self.name.startswith("draft."):
+            return "draft." + self.name
+        return self.name
 
     def as_contract(self) -> dict[str, Any]:
-        return {"name": self.name, "ts": self.ts.iso if self.ts else None, "rank": self.rank, "line": self.line}
+        return {"name": self.name, "ts": self.ts.iso if self.ts else None, "rank": self.rank, "line": self.line,
+                "model": self.model}
 
 
 @dataclass
@@ -157,6 +174,7 @@ class Run:
     warnings: list[str] = field(default_factory=list)
     health_url: str | None = None
     all_config: dict[str, Any] = field(default_factory=dict)
+    begins_mid_startup: bool = False  # the log starts after the startup did: times are lower bounds
 
     @property
     def total_seconds(self) -> float | None:
@@ -202,6 +220,7 @@ class Run:
             "date_source": self.date_source,
             "unattributed_seconds": round(sum(p.seconds or 0 for p in self.run_phases() if p.name == "unattributed"), 3),
             "warnings": self.warnings,
+            "begins_mid_startup": self.begins_mid_startup,
         }
 
 
@@ -217,8 +236,10 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
     for event in events:
         starts = event.fields.get("starts_run")
         # A rank that starts distributed init again after the run ended is a new process.
+        # Ray's "[repeated Nx across cluster]" lines echo earlier lines late: never a restart.
         begins_after_end = starts == "after_end" or (
-            event.name == "dist_init.begin" and ended and event.rank in dist_ranks)
+            event.name == "dist_init.begin" and ended and event.rank in dist_ranks
+            and not event.fields.get("repeated"))
         if substantive and (starts == "always" or (begins_after_end and ended)):
             current = segments[-1]
             carried: list[Event] = []
@@ -280,9 +301,29 @@ def build_run(events: Sequence[Event], source: str, run_index: int, engine: str,
     _collect_milestones(run, events)
     _decide_outcome(run, events)
     _build_phases(run, events)
+    _note_late_start(run)
     _infer_config(run, events)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
     return run
+
+
+def _note_late_start(run: Run) -> None:
+    """Say so when the log begins after the startup did (an excerpt, a tail, a rotated log).
+
+    A phase whose reported duration reaches back before the first line proves it; the time
+    to ready measured from the first line is then only a lower bound.
+    """
+    if run.first_ts is None:
+        return
+    starts = [(p.start, p.name) for p in run.run_phases() if p.start is not None and p.name != "total"]
+    if not starts:
+        return
+    earliest, name = min(starts)
+    lead = run.first_ts.minus(earliest)
+    if lead >= 1.0:
+        run.begins_mid_startup = True
+        run.warnings.append(f"the log begins mid-startup: {name} had already run {lead:.0f} s before its first "
+                            "line, so the time to ready is a lower bound")
 
 
 def _rank_sort_key(rank: str) -> tuple[Any, ...]:
@@ -332,13 +373,14 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
     seen_access = seen_health = seen_request = False
     for event in events:
         name = event.name
+        model: str | None = None
         if name in _PER_MODEL or name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
             model = _model_of(event, counts, loads)
-            if model == "draft":
+            if model == "draft" and name in _DRAFT_NAMED:
                 name = "draft." + name
             event.fields["_model"] = model
         elif name.startswith("draft."):
-            event.fields["_model"] = "draft"
+            model = event.fields["_model"] = "draft"
         if name == "http.access":
             path = str(event.fields.get("path", ""))
             if not seen_access:
@@ -352,12 +394,12 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
                 run.milestones.append(Milestone("request.first", event.ts, event.rank, event.line, event.fields, event.text))
                 seen_request = True
             continue
-        if name in _FATAL or (name == "error.traceback" and event.header == "bare"):
+        if name in _FATAL or name in _FATAL_IF_STUCK or (name == "error.traceback" and event.header == "bare"):
             # Kept only if the run turns out to have crashed (see _decide_outcome).
             run.milestones.append(Milestone("crash", event.ts, event.rank, event.line, event.fields, event.text))
             continue
         if name in MILESTONES:
-            run.milestones.append(Milestone(name, event.ts, event.rank, event.line, event.fields, event.text))
+            run.milestones.append(Milestone(name, event.ts, event.rank, event.line, event.fields, event.text, model))
             if name == "engine.timings":
                 run.engine_timings = event.fields.get("timings")
             if name == "http.running" and event.fields.get("url"):
@@ -371,10 +413,10 @@ def _stage_at(run: Run, line: int) -> str | None:
     for m in run.milestones:
         if m.line > line:
             break
-        if m.name == "memory_pool.end" and run.config.get("disable_cuda_graph") is True:
+        if m.key == "memory_pool.end" and run.config.get("disable_cuda_graph") is True:
             stage = "http_start"
             continue
-        stage = _STAGE_AFTER.get(m.name, stage)
+        stage = _STAGE_AFTER.get(m.key, stage)
     return stage
 
 
@@ -421,9 +463,10 @@ def _fatal_index(events: Sequence[Event], ready_line: int | None) -> int | None:
     for i, event in enumerate(events):
         if event.name in _FATAL:
             return i
-        if (event.name == "error.traceback" and event.header == "bare" and (ready_line is None or event.line < ready_line)
+        stuck = event.name in _FATAL_IF_STUCK or (event.name == "error.traceback" and event.header == "bare")
+        if (stuck and (ready_line is None or event.line < ready_line)
                 and not any(e.name in MILESTONES for e in events[i + 1:])):
-            return i  # a bare traceback after which the startup made no progress
+            return i  # the startup made no progress after this error
     return None
 
 
@@ -482,25 +525,25 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) 
             open_begins: dict[str | None, list[Milestone]] = defaultdict(list)
             for m in rms:
                 detail = m.fields.get("detail")
-                if m.name == bname:
+                if m.key == bname:
                     open_begins[detail].append(m)
-                elif m.name == ename:
+                elif m.key == ename:
                     queue = open_begins.get(detail) or (open_begins.get(None) if detail else None)
                     begin = queue.pop(0) if queue else None
                     out.append(_paired(model_prefix + name, rank, begin, m, detail))
             for detail, queue in open_begins.items():
                 for begin in queue:
-                    nxt = next((m for m in rms if m.line > begin.line and m.name in _STAGE_AFTER
-                                and m.name != bname), None)
+                    nxt = next((m for m in rms if m.line > begin.line and m.key in _STAGE_AFTER
+                                and m.key != bname), None)
                     out.append(Phase(model_prefix + name, rank, begin.ts, nxt.ts if nxt else None,
                                      nxt.ts.minus(begin.ts) if nxt and nxt.ts and begin.ts else None,
                                      "timestamps", detail=detail, line=nxt.line if nxt else begin.line,
                                      open=nxt is None))
         # kv_cache: from the milestone before the pool's end to the pool's end.
         for m in rms:
-            if m.name != model_prefix + "memory_pool.end":
+            if m.key != model_prefix + "memory_pool.end":
                 continue
-            before = [p for p in rms if p.line < m.line and p.name not in ("kv_cache.allocated",
+            before = [p for p in rms if p.line < m.line and p.key not in ("kv_cache.allocated",
                                                                                 "draft.kv_cache.allocated")]
             prev = before[-1] if before else None
             if prev is None or prev.ts is None or m.ts is None:
@@ -555,14 +598,19 @@ def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
     ms = run.milestones
     scheduler_names = {"dist_init.begin", "load_weight.begin", "load_weight.end", "memory_pool.end",
                        "cuda_graph.begin", "engine.init", "kv_cache.allocated"}
-    first_sched = next((m for m in ms if m.name in scheduler_names or m.name.startswith("draft.")), None)
-    if run.first_ts is not None and first_sched is not None and first_sched.ts is not None:
+    first_sched = next((m for m in ms if m.key in scheduler_names or m.key.startswith("draft.")), None)
+    # Launch is only seen when the log shows the process start (args) or the first
+    # scheduler line opens a phase; an excerpt that begins later never saw it.
+    saw_start = run.milestone("server_args") is not None or (
+        first_sched is not None and first_sched.key in ("dist_init.begin", "load_weight.begin", "engine.init"))
+    if (run.first_ts is not None and first_sched is not None and first_sched.ts is not None and saw_start
+            and first_sched.line > (run.first_line or 0)):
         out.append(_span("launch", run.first_ts, first_sched.ts, first_sched.line))
     sched_end_names = {"scheduler.ready", "cuda_graph.end", "draft.cuda_graph.end", "memory_pool.end",
                        "draft.memory_pool.end", "engine.timings", "engine.ready"}
     http = next((m for m in ms if m.name == "http.running"), None) or next(
         (m for m in ms if m.name == "http.started"), None)
-    sched_done = [m for m in ms if m.name in sched_end_names and (http is None or m.line < http.line)]
+    sched_done = [m for m in ms if m.key in sched_end_names and (http is None or m.line < http.line)]
     if http is not None and http.ts is not None and sched_done and sched_done[-1].ts is not None:
         out.append(_span("http_start", sched_done[-1].ts, http.ts, http.line))
     ready = run.milestone("ready")
@@ -628,7 +676,7 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
             run.config["disable_cuda_graph"] = False
             run.config_inferred["disable_cuda_graph"] = "the crash happened inside CUDA graph capture"
         else:
-            pool = next((m for m in run.milestones if m.name == "memory_pool.end"), None)
+            pool = next((m for m in run.milestones if m.key == "memory_pool.end"), None)
             after = {"scheduler.ready", "http.started", "http.running", "ready", "engine.timings"}
             if pool is not None and any(m.name in after and m.line > pool.line for m in run.milestones):
                 run.config["disable_cuda_graph"] = True

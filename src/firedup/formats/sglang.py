@@ -48,12 +48,11 @@ HEADERS = (
 def parse_timings(text: str) -> dict[str, Any]:
     """`load_weight=1.2, kv_cache_allocation=0.3, cuda_graph={decode=4.5, ...}, ...` -> dict."""
     out: dict[str, Any] = {}
-    nested = re.search(r"cuda_graph=\{([^}]*)\}", text)
-    if nested:
-        out["cuda_graph"] = {k: float(v) for k, v in re.findall(r"(\w+)=(-?[\d.]+)", nested.group(1))}
-        text = text[: nested.start()] + text[nested.end():]
-    for key, value in re.findall(r"(\w+)=(-?[\d.]+)", text):
-        out[key] = float(value)
+    for key, nested, value in re.findall(r"(\w+)=(?:\{([^}]*)\}|(-?[\d.]+))", text):
+        if nested or not value:
+            out[key] = {k: float(v) for k, v in re.findall(r"(\w+)=(-?[\d.]+)", nested)}
+        else:
+            out[key] = float(value)
     return out
 
 

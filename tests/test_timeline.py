@@ -1,0 +1,93 @@
+"""Runs, milestones, phases and outcomes from small SGLang logs written out by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from firedup.parse import parse_paths
+from firedup.timeline import Run
+
+
+def _runs(tmp_path: Path, text: str, name: str = "server.log") -> list[Run]:
+    path = tmp_path / name
+    path.write_text(text)
+    result = parse_paths([str(path)])
+    assert not result.errors, result.errors
+    return result.runs
+
+
+SPEC_ERA_C = """\
+[2026-09-11 23:34:13 TP0] Load weight begin. avail mem=111.47 GB
+[2026-09-11 23:43:15 TP0] Load weight end. elapsed=541.76 s, type=DeepseekV4ForCausalLM, quant=fp8, avail mem=17.47 GB, mem usage=94.00 GB.
+[2026-09-11 23:44:38 TP0] Load weight begin. avail mem=17.54 GB
+[2026-09-11 23:45:53 TP0] Load weight end. elapsed=74.58 s, type=DeepseekV4ForCausalLMDSpark, quant=fp8, avail mem=14.74 GB, mem usage=2.80 GB.
+[2026-09-11 23:46:13 TP0] Memory pool end. avail mem=9.90 GB
+[2026-09-11 23:46:14 TP0] Memory pool end. avail mem=9.90 GB
+"""
+
+
+def test_draft_memory_pool_keeps_its_contract_name_and_says_draft(tmp_path: Path) -> None:
+    [run] = _runs(tmp_path, SPEC_ERA_C)
+    pools = [m.as_contract() for m in run.milestones if m.name == "memory_pool.end"]
+    assert [(p["ts"], p["model"]) for p in pools] == [
+        ("2026-09-11T23:46:13", "target"), ("2026-09-11T23:46:14", "draft")]
+    loads = [m.name for m in run.milestones if m.name.endswith("load_weight.begin")]
+    assert loads == ["load_weight.begin", "draft.load_weight.begin"]
+
+
+def test_a_log_that_begins_mid_startup_says_its_time_is_a_lower_bound(tmp_path: Path) -> None:
+    text = (
+        "[2026-08-15 22:08:22] Load weight end. elapsed=346.90 s, type=X, quant=fp8, avail mem=47.35 GB, mem usage=64.88 GB.\n"
+        "[2026-08-15 22:08:27] Uvicorn running on http://0.0.0.0:30000\n"
+        "[2026-08-15 22:09:00] The server is fired up and ready to roll!\n"
+    )
+    [run] = _runs(tmp_path, text)
+    assert run.outcome == "ready"
+    assert run.total_seconds == 38.0
+    assert run.begins_mid_startup
+    assert not any(p.name == "launch" for p in run.run_phases())  # never seen, so never claimed
+
+
+def test_ray_repeated_echo_after_a_crash_is_not_a_restart(tmp_path: Path) -> None:
+    text = (
+        "(WorkerDict pid=1) [2025-11-20 01:12:06 TP0] Init torch distributed begin.\n"
+        "(WorkerDict pid=1) [2025-11-20 01:13:05 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '(WorkerDict pid=1)   File "x.py", line 1, in f\n'
+        "(WorkerDict pid=1) RuntimeError: TCPStore ping failed\n"
+        "(WorkerDict pid=2) [2025-11-20 01:13:05 TP0] Init torch distributed begin. [repeated 3x across cluster]\n"
+    )
+    runs = _runs(tmp_path, text)
+    assert len(runs) == 1
+    assert runs[0].outcome == "crashed"
+
+
+def test_server_declaring_itself_stuck_before_ready_is_a_hang(tmp_path: Path) -> None:
+    text = (
+        "[2026-06-05 18:12:33] Capture cuda graph begin. This can take up to several minutes. avail mem=20.67 GB\n"
+        "[2026-06-05 18:12:34] Capture cuda graph end. Time elapsed: 1.23 s. mem usage=0.09 GB. avail mem=20.58 GB.\n"
+        '[2026-06-05 18:17:27] INFO:     127.0.0.1:47780 - "GET /health HTTP/1.1" 503 Service Unavailable\n'
+        "[2026-06-05 18:17:52] Health check failed. Server couldn't get a response from detokenizer for last 20 "
+        "seconds. tic start time: 18:17:32. last_heartbeat time: 18:11:33\n"
+    )
+    [run] = _runs(tmp_path, text)
+    assert run.outcome == "crashed"
+    assert run.crash is not None and run.crash.category == "hang" and run.crash.line == 4
+
+
+def test_health_failure_followed_by_progress_is_not_fatal(tmp_path: Path) -> None:
+    text = (
+        "[2026-06-05 18:17:52] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.\n"
+        "[2026-06-05 18:18:00] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+        "[2026-06-05 18:18:09] The server is fired up and ready to roll!\n"
+    )
+    [run] = _runs(tmp_path, text)
+    assert run.outcome == "ready"
+
+
+def test_engine_startup_timings_keep_their_order_and_nesting() -> None:
+    from firedup.formats.sglang import parse_timings
+
+    got = parse_timings("load_weight=616.34, kv_cache_allocation=6.68, scheduler_e2e=761.30, "
+                        "cuda_graph={prefill=0.00, decode=0.00, target_verify=13.48}, tokenizer_e2e=766.76")
+    assert list(got) == ["load_weight", "kv_cache_allocation", "scheduler_e2e", "cuda_graph", "tokenizer_e2e"]
+    assert got["cuda_graph"] == {"prefill": 0.0, "decode": 0.0, "target_verify": 13.48}
