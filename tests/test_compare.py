@@ -50,7 +50,7 @@ def test_groups_by_disable_cuda_graph(logs: Path) -> None:
         assert g.median == statistics.median(times)
         assert g.p90 == pytest.approx(statistics.quantiles(times, n=10, method="inclusive")[8])
         assert g.max == max(times)
-    assert [lo.source for lo in groups[False].not_ready] == [str(logs / "prod-oom.log")]
+    assert [lo.source for lo in groups[False].not_timed] == [str(logs / "prod-oom.log")]
 
 
 def test_cuda_graph_explains_the_difference(logs: Path) -> None:
@@ -130,3 +130,25 @@ def test_no_ready_run(tmp_path: Path) -> None:
     cmp = compare(load([str(tmp_path)]))
     assert cmp.headline == "no run reached ready, so there is no time to ready to compare"
     assert cmp.deltas == []
+
+
+def test_a_log_that_begins_mid_startup_is_not_timed(logs: Path, tmp_path: Path) -> None:
+    lines = (logs / "prod-1.log").read_text().splitlines(keepends=True)
+    cut = max(i for i, line in enumerate(lines) if "Capture cuda graph begin" in line) + 1
+    (tmp_path / "tail.log").write_text("".join(lines[cut:]))  # a tail: the capture began before it
+    for name in ("prod-0.log", "debug-0.log"):
+        (tmp_path / name).write_bytes((logs / name).read_bytes())
+    runs = load([str(tmp_path)])
+    # the tail has no args line, so its model is unknown: left out of a by-flag comparison, and says why
+    by_flag = compare(runs, ["disable_cuda_graph"])
+    reasons = {Path(lo.source).name: lo.reason for lo in by_flag.grouping.left_out}
+    assert reasons["tail.log"].startswith("model unknown")
+    # grouped by model too, it is in a group of its own, but not timed: its time is a lower bound
+    cmp = compare(runs, ["model_path", "disable_cuda_graph"])
+    prod = next(g for g in cmp.grouping.groups if g.key == {"model_path": "/models/DeepSeek-V3",
+                                                           "disable_cuda_graph": False})
+    assert prod.n == 1 and prod.ready_seconds == [ready_seconds_by_regex(logs / "prod-0.log")]
+    tail = next(g for g in cmp.grouping.groups if g.key["model_path"] is None)
+    assert tail.n == 0
+    (lo,) = tail.not_timed
+    assert lo.source.endswith("tail.log") and "lower bound" in lo.reason

@@ -57,7 +57,7 @@ class Group:
     label: str
     run_ids: list[str]  # the ready runs that are timed
     ready_seconds: list[float]
-    not_ready: list[LeftOut] = field(default_factory=list)  # same flags, but crashed or incomplete
+    not_timed: list[LeftOut] = field(default_factory=list)  # same flags, but crashed or incomplete
     phases: dict[str, float] = field(default_factory=dict)  # phase -> median seconds
 
     @property
@@ -83,7 +83,7 @@ class Group:
                               "min": _r(min(self.ready_seconds) if self.ready_seconds else None)},
             "phases": {name: {"median": _r(sec)} for name, sec in self.phases.items()},
             "runs": self.run_ids,
-            "not_ready": [lo.as_json() for lo in self.not_ready],
+            "not_timed": [lo.as_json() for lo in self.not_timed],
         }
 
 
@@ -204,7 +204,7 @@ def auto_flags(frame: pl.DataFrame, runs: Runs) -> list[str]:
     return varying([c for c in runs.flag_columns if c not in FLAG_TYPES])
 
 
-def _why_not_ready(row: dict[str, Any]) -> str:
+def _why_not_timed(row: dict[str, Any]) -> str:
     if row["outcome"] == "crashed":
         where = f" in {row['crash_phase']}" if row.get("crash_phase") else ""
         return f"crashed ({row.get('crash_category') or 'unknown'}{where}): no time to ready"
@@ -228,6 +228,11 @@ def _population(frame: pl.DataFrame, by: Sequence[str]) -> tuple[dict[str, Any],
         keep = keep & (pl.col(k).is_null() if v is None else (pl.col(k) == v).fill_null(False))
     left = []
     for row in frame.filter(~keep).iter_rows(named=True):
+        if "model_path" in keys and row["model_path"] is None and chosen.get("model_path") is not None:
+            left.append(LeftOut(row["run_id"], row["source"], row["run_index"],
+                                "model unknown (no args line in the log), so it cannot be matched to the "
+                                f"runs compared (model_path={chosen['model_path']})"))
+            continue
         diffs = [f"{k}={fmt_value(row[k])}" for k in keys if row[k] != chosen[k]]
         left.append(LeftOut(row["run_id"], row["source"], row["run_index"],
                             f"other {' and '.join(k.replace('_path', '') for k in keys if row[k] != chosen[k])} "
@@ -261,12 +266,17 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
         group = groups.get(tkey)
         if group is None:
             group = groups[tkey] = Group(key, group_label(key), [], [])
-        if row["outcome"] == "ready" and row["ready_seconds"] is not None:
+        if row["outcome"] == "ready" and row.get("begins_mid_startup"):
+            lo = LeftOut(row["run_id"], row["source"], row["run_index"],
+                         "the log begins mid-startup: its time to ready is only a lower bound")
+            group.not_timed.append(lo)
+            left_out.append(lo)
+        elif row["outcome"] == "ready" and row["ready_seconds"] is not None:
             group.run_ids.append(row["run_id"])
             group.ready_seconds.append(float(row["ready_seconds"]))
         else:
-            lo = LeftOut(row["run_id"], row["source"], row["run_index"], _why_not_ready(row))
-            group.not_ready.append(lo)
+            lo = LeftOut(row["run_id"], row["source"], row["run_index"], _why_not_timed(row))
+            group.not_timed.append(lo)
             left_out.append(lo)
     phase_names = [c for c in wide.columns if c != "run_id"]
     for group in groups.values():
@@ -278,7 +288,7 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     ordered = sorted(groups.values(), key=lambda g: (g.median is None, g.median or 0.0, g.label))
     for g in ordered:
         if g.n == 0:
-            notes.append(f"{g.label}: no ready run ({len(g.not_ready)} not ready), so no time to ready")
+            notes.append(f"{g.label}: no ready run ({len(g.not_timed)} not timed), so no time to ready")
     return Grouping(by, by_auto, population, ordered, left_out, notes, runs)
 
 
@@ -368,7 +378,7 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
     head = f"{'group':<44} {'n':>3} {'median':>12} {'p90':>12} {'max':>12}"
     lines.append(head)
     for grp in g.groups:
-        extra = f"  (+{len(grp.not_ready)} not ready)" if grp.not_ready else ""
+        extra = f"  (+{len(grp.not_timed)} not timed)" if grp.not_timed else ""
         lines.append(f"{grp.label[:44]:<44} {grp.n:>3} {dur(grp.median) if grp.n else '-':>12} "
                      f"{dur(grp.p90) if grp.n else '-':>12} {dur(grp.max) if grp.n else '-':>12}{extra}")
     timed = [grp for grp in g.groups if grp.n]

@@ -55,6 +55,7 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "ready_kind": pl.Utf8(),  # server (the ready line) | engine (offline/bench, no HTTP)
     "ready_seconds": pl.Float64(),  # time to ready; null unless outcome == ready
     "total_seconds": pl.Float64(),  # first line to ready, or to the last line
+    "begins_mid_startup": pl.Boolean(),  # the log starts late: total_seconds is only a lower bound
     "first_ts": pl.Datetime("us"),
     "ready_ts": pl.Datetime("us"),
     "last_ts": pl.Datetime("us"),
@@ -96,6 +97,7 @@ MILESTONE_SCHEMA: dict[str, pl.DataType] = {
     "run_index": pl.Int64(),
     "name": pl.Utf8(),
     "rank": pl.Utf8(),
+    "model": pl.Utf8(),  # target | draft for per-model lines (speculative decoding), else null
     "ts": pl.Datetime("us"),
     "offset": pl.Float64(),  # seconds after the run's first line
     "line": pl.Int64(),
@@ -193,6 +195,7 @@ def _run_row(run: Run, chash: str) -> dict[str, Any]:
         "run_id": f"{chash[:16]}-{run.run_index}", "content_hash": chash, "source": run.source,
         "run_index": run.run_index, "engine": run.engine, "outcome": run.outcome, "ready_kind": run.ready_kind,
         "ready_seconds": total if run.outcome == "ready" else None, "total_seconds": total,
+        "begins_mid_startup": run.begins_mid_startup,
         "first_ts": run.first_ts.dt if run.first_ts else None,
         "ready_ts": run.ready_ts.dt if run.ready_ts else None,
         "last_ts": run.last_ts.dt if run.last_ts else None,
@@ -236,7 +239,7 @@ def _milestone_rows(run: Run, run_id: str) -> list[dict[str, Any]]:
         fields = {k: v for k, v in m.fields.items() if not k.startswith("_") and k not in ("args", "starts_run")}
         rows.append({
             "run_id": run_id, "source": run.source, "run_index": run.run_index, "name": m.name, "rank": m.rank,
-            "ts": m.ts.dt if m.ts else None,
+            "model": m.model, "ts": m.ts.dt if m.ts else None,
             "offset": m.ts.minus(run.first_ts) if m.ts and run.first_ts else None,
             "line": m.line, "avail_mem_gb": _avail_mem(m.fields), "text": m.text[:MAX_TEXT],
             "fields_json": _json(fields),
