@@ -217,9 +217,12 @@ def _population(frame: pl.DataFrame, by: Sequence[str]) -> tuple[dict[str, Any],
     keys = [k for k in POPULATION_KEYS if k not in by and k in frame.columns]
     if not keys or frame.is_empty():
         return {}, frame, []
+    # a known model beats an unknown one (no args line): "unknown" is not a model
     counts = (frame.group_by(keys).agg(pl.len().alias("runs"),
                                        (pl.col("outcome") == "ready").sum().alias("ready"))
-              .sort(["ready", "runs", *keys], descending=[True, True, *([False] * len(keys))], nulls_last=True))
+              .with_columns(pl.any_horizontal([pl.col(k).is_null() for k in keys]).alias("_unknown"))
+              .sort(["_unknown", "ready", "runs", *keys], descending=[False, True, True, *([False] * len(keys))],
+                    nulls_last=True))
     if counts.height <= 1:
         return {k: counts[k][0] for k in keys} if counts.height else {}, frame, []
     chosen = {k: counts[k][0] for k in keys}
@@ -236,7 +239,7 @@ def _population(frame: pl.DataFrame, by: Sequence[str]) -> tuple[dict[str, Any],
         diffs = [f"{k}={fmt_value(row[k])}" for k in keys if row[k] != chosen[k]]
         left.append(LeftOut(row["run_id"], row["source"], row["run_index"],
                             f"other {' and '.join(k.replace('_path', '') for k in keys if row[k] != chosen[k])} "
-                            f"({', '.join(diffs)}) than most runs "
+                            f"({', '.join(diffs)}) than the runs compared "
                             f"({', '.join(f'{k}={fmt_value(v)}' for k, v in chosen.items())})"))
     return chosen, frame.filter(keep), left
 
@@ -375,19 +378,21 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
             if name not in phase_names:
                 phase_names.append(name)
     shown = [n for n in phase_names if any(grp.phases.get(n, 0.0) >= 0.5 for grp in g.groups)]
-    head = f"{'group':<44} {'n':>3} {'median':>12} {'p90':>12} {'max':>12}"
-    lines.append(head)
-    for grp in g.groups:
+    width = min(max([len(grp.label) for grp in g.groups] + [5]), 80)
+    lines.append(f"{'#':>2}  {'group':<{width}} {'n':>3} {'median':>12} {'p90':>12} {'max':>12}")
+    for i, grp in enumerate(g.groups, start=1):
         extra = f"  (+{len(grp.not_timed)} not timed)" if grp.not_timed else ""
-        lines.append(f"{grp.label[:44]:<44} {grp.n:>3} {dur(grp.median) if grp.n else '-':>12} "
+        lines.append(f"{i:>2}  {grp.label[:width]:<{width}} {grp.n:>3} {dur(grp.median) if grp.n else '-':>12} "
                      f"{dur(grp.p90) if grp.n else '-':>12} {dur(grp.max) if grp.n else '-':>12}{extra}")
     timed = [grp for grp in g.groups if grp.n]
     if shown and timed:
         lines.append("")
         lines.append("median per phase:")
-        labels = [grp.label.split(" (")[0][:14] for grp in timed]
+        named = all(" (" in grp.label for grp in timed)
+        labels = [grp.label.split(" (")[0][:14] if named else f"#{g.groups.index(grp) + 1}" for grp in timed]
         lines.append(f"  {'phase':<22}" + "".join(f" {lab:>14}" for lab in labels)
                      + ("" if len(timed) < 2 else f" {'delta':>14}"))
+
         def cell(sec: float) -> str:
             return "-" if sec == 0 else dur(sec)
 
