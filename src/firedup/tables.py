@@ -411,7 +411,10 @@ def summary_text(runs: Runs, top: int = 3) -> str:
     from firedup.render import fmt_duration
 
     frame = summary(runs)
-    flags = varying_flags(runs.runs, runs.flag_columns)
+    every = varying_flags(runs.runs, runs.flag_columns)
+    # the table shows the first-class flags; the rest are in --format csv/json/parquet
+    flags = [f for f in every if f in FLAG_TYPES] or every[:4]
+    hidden = [f for f in every if f not in flags]
     phase_cols = [c for c in frame.columns if c.endswith("_s") and c != "total_s" and c != "unattributed_s"]
     rows = []
     for row in frame.iter_rows(named=True):
@@ -437,6 +440,9 @@ def summary_text(runs: Runs, top: int = 3) -> str:
                        for i, cell in enumerate(r)).rstrip() for r in [head, *rows]]
     if not flags and frame.height > 1:
         lines.append("(no flag differs between these runs)")
+    if hidden:
+        shown = ", ".join(hidden[:8]) + (", ..." if len(hidden) > 8 else "")
+        lines.append(f"({len(hidden)} more flags differ: {shown}; all are columns of --format csv/json/parquet)")
     lines.append("(time in parentheses: to the crash or the end of the log, not to ready)"
                  if any(r[2].startswith("(") for r in rows) else "")
     return "\n".join(line for line in lines if line)
