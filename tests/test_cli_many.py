@@ -118,3 +118,10 @@ def test_export_trace(logs: Path, tmp_path: Path) -> None:
 def test_no_input_at_all() -> None:
     out = firedup("compare")
     assert out.returncode == 2 and "--store" in out.stderr
+
+
+def test_empty_store_says_how_to_fill_it(tmp_path: Path) -> None:
+    out = firedup("budget", f"--store={tmp_path / 'empty'}")
+    assert out.returncode == 0
+    assert out.stdout.strip() == "no server startup found in the input"
+    assert "holds no runs yet" in out.stderr and "firedup ingest" in out.stderr

@@ -183,6 +183,9 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("bash", "kubern
     from firedup.snippets import snippets_for
 
     g = report.grouping
+    if not g.groups:
+        return "\n".join(["no server startup found in the input",
+                          *(f"  {lo.source}: {lo.reason}" for lo in g.left_out)])
     lines: list[str] = []
     if g.population:
         lines.append("runs of " + ", ".join(f"{k}={v}" for k, v in g.population.items()))

@@ -173,6 +173,9 @@ def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default
         raise click.UsageError(str(exc)) from None
     for err in runs.errors:
         click.echo(f"firedup: {err}", err=True)
+    if store is not None and not paths and not len(runs):
+        click.echo(f"firedup: the store {open_store(store).root} holds no runs yet; add some with "
+                   "`firedup ingest PATH...`", err=True)
     return runs
 
 
@@ -189,7 +192,7 @@ def _write_out(text: str, out: str | None) -> None:
         click.echo(text)
 
 
-@cli.command("runs")
+@cli.command("runs", short_help="One row per run: outcome, time to ready, biggest phases.")
 @many_inputs
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default="table",
               show_default=True, help="Output format.")
@@ -219,7 +222,7 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
 _BY_HELP = "Group by these flags (comma-separated or repeated). Default: the flags that differ between the runs."
 
 
-@cli.command()
+@cli.command(short_help="Compare groups of runs by flags: which phase makes the difference.")
 @many_inputs
 @click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, deltas, ...).")
@@ -242,7 +245,7 @@ def _risk(ctx: click.Context, param: click.Parameter, value: float) -> float:
     return value
 
 
-@cli.command()
+@cli.command(short_help="Start-up timeouts with their risk, and wait loops/probes to paste.")
 @many_inputs
 @click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
 @click.option("--risk", default=0.01, show_default=True, callback=_risk, type=float,
@@ -264,7 +267,7 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
 
 
-@cli.command()
+@cli.command(short_help="Add runs to the history store (a log already there is skipped).")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--store", "store", default=None, metavar="DIR",
               help="The store to add to (default: $FIREDUP_STORE, else the user data dir).")
@@ -296,7 +299,7 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     sys.exit(EXIT_SOME_INPUTS_BAD if report.errors else EXIT_OK)
 
 
-@cli.command()
+@cli.command(short_help="Export a Perfetto/Chrome trace, or a table as CSV/Parquet/JSON.")
 @many_inputs
 @click.option("--format", "fmt", type=click.Choice(["chrome-trace", "csv", "parquet", "json"]), required=True,
               help="chrome-trace opens in ui.perfetto.dev and chrome://tracing; the others write one table.")

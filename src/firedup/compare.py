@@ -367,6 +367,10 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
     from firedup.render import fmt_duration as dur
 
     g = cmp.grouping
+    if not g.groups:
+        lines = ["no server startup found in the input"]
+        lines.extend(f"  {lo.source}: {lo.reason}" for lo in g.left_out)
+        return "\n".join(lines)
     lines = [cmp.headline, ""]
     if g.population:
         lines.append("comparing runs of " + ", ".join(f"{k}={fmt_value(v)}" for k, v in g.population.items()))
