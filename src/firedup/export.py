@@ -57,6 +57,9 @@ def chrome_trace(runs: Runs) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
     texts = {(r["run_id"], r["line"]): r["text"] for r in
              runs.milestones.select("run_id", "line", "text").iter_rows(named=True)}
+    phases_by_run = {key[0]: frame for key, frame in runs.phases.partition_by("run_id", as_dict=True).items()}
+    milestones_by_run = {key[0]: frame for key, frame in
+                         runs.milestones.partition_by("run_id", as_dict=True).items()}
     for pid, run in enumerate(runs.runs.iter_rows(named=True), start=1):
         run_id = run["run_id"]
         first = run["first_ts"]
@@ -68,7 +71,7 @@ def chrome_trace(runs: Runs) -> dict[str, Any]:
             title += f" started {first.isoformat(sep=' ')}"
         events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": title}})
         events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index", "args": {"sort_index": pid}})
-        phases = runs.phases.filter(pl.col("run_id") == run_id)
+        phases = phases_by_run.get(run_id, runs.phases.clear())
         per_track: dict[str, list[tuple[int, int, dict[str, Any]]]] = defaultdict(list)
         for p in phases.iter_rows(named=True):
             if p["start_offset"] is None or p["start"] is None or p["end"] is None:
@@ -87,7 +90,7 @@ def chrome_trace(runs: Runs) -> dict[str, Any]:
                 args["open"] = True
             per_track[track].append((start, dur, {"ph": "X", "name": name, "cat": "phase", "ts": start,
                                                   "dur": dur, "args": args}))
-        milestones = runs.milestones.filter(pl.col("run_id") == run_id)
+        milestones = milestones_by_run.get(run_id, runs.milestones.clear())
         ranks = sorted({str(r) for r in milestones["rank"].drop_nulls().to_list()} | set(per_track) - {RUN_LANE},
                        key=_rank_key)
         tids: dict[str, int] = {}
