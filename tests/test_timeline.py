@@ -91,3 +91,29 @@ def test_engine_startup_timings_keep_their_order_and_nesting() -> None:
                         "cuda_graph={prefill=0.00, decode=0.00, target_verify=13.48}, tokenizer_e2e=766.76")
     assert list(got) == ["load_weight", "kv_cache_allocation", "scheduler_e2e", "cuda_graph", "tokenizer_e2e"]
     assert got["cuda_graph"] == {"prefill": 0.0, "decode": 0.0, "target_verify": 13.48}
+
+
+CRASH_IN_CAPTURE = """\
+[2026-11-07 04:28:48] server_args={'model_path': 'm', 'tp_size': 2}
+[2026-11-07 04:28:50 TP0] Memory pool end. avail mem=8.40 GB
+[2026-11-07 04:28:50 TP1] Memory pool end. avail mem=8.41 GB
+[2026-11-07 04:29:09 TP0] Capture target verify CUDA graph begin. backend=full, num_tokens_per_req=4, avail mem=6.20 GB
+[2026-11-07 04:29:10 TP1] Capture target verify CUDA graph begin. backend=full, num_tokens_per_req=4, avail mem=6.21 GB
+[2026-11-07 04:29:29 TP1] Scheduler hit an exception: Traceback (most recent call last):
+  File "/sgl/srt/model_executor/runner/decode_cuda_graph_runner.py", line 486, in capture
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.
+[2026-11-07 04:29:30] Received sigquit from a child process. It usually means the child failed.
+"""
+
+
+def test_a_phase_open_at_a_crash_lasts_until_the_crash_not_unattributed(tmp_path: Path) -> None:
+    # Bug: the verify capture that was running when TP1 died had no duration, so its
+    # 20 s showed as `unattributed` (found by the synthetic oom-in-cuda-graph sample).
+    [run] = _runs(tmp_path, CRASH_IN_CAPTURE)
+    assert run.outcome == "crashed" and run.crash is not None and run.crash.phase == "cuda_graph"
+    [graph] = [p for p in run.run_phases() if p.name == "cuda_graph"]
+    assert (graph.detail, graph.seconds, graph.open) == ("verify", 20.0, True)  # 04:29:09 -> 04:29:29
+    assert graph.end is not None and graph.end.iso == "2026-11-07T04:29:29"
+    inside = [p for p in run.run_phases() if p.name == "unattributed" and p.start and p.end
+              and p.start.iso < "2026-11-07T04:29:29" and p.end.iso > "2026-11-07T04:29:09"]
+    assert inside == []

@@ -321,6 +321,88 @@ def export(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
 
 
+def _parse_size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """`1G`, `200M`, `150k` or a plain byte count."""
+    if value is None:
+        return None
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = value.strip().lower().removesuffix("b").removesuffix("i")
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a size like 1G, 200M or 150k") from None
+
+
+def _byte_progress(label: str) -> Callable[[int, int], None] | None:
+    """`label 37%` redrawn on stderr, only on a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        click.echo(f"\r{label} {min(100, 100 * done // max(total, 1))}%", err=True, nl=done >= total)
+
+    return show
+
+
+@cli.command()
+@click.argument("out_dir", required=False, type=click.Path(file_okay=False))
+@click.option("--seed", default=7, show_default=True, help="Same seed, byte-identical logs.")
+@click.option("--scenario", "scenarios", multiple=True, metavar="NAME",
+              help="Write only this sample (repeatable); see --list.")
+@click.option("--list", "list_only", is_flag=True, help="List the sample scenarios and exit.")
+@click.option("--long", "long_size", callback=_parse_size, metavar="SIZE",
+              help="Instead: one long log (OUT_DIR/long.log) of about SIZE (e.g. 1G) with several startups.")
+@click.option("--startups", default=4, show_default=True, help="Startups in the --long log.")
+@click.option("--many", type=int, metavar="N", help="Instead: N varied startup logs in OUT_DIR.")
+@click.option("--size", "many_size", callback=_parse_size, default="200k", show_default=True, metavar="SIZE",
+              help="Approximate size of each --many log.")
+def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only: bool, long_size: int | None,
+          startups: int, many: int | None, many_size: int) -> None:
+    """Write synthetic SGLang startup logs with their ground truth (truth.json).
+
+    \b
+    By default: the bundled sample set (README.md, truth.json and one .log per scenario),
+    e.g. `firedup synth sample_logs/ --seed 7`. --long and --many write benchmark inputs.
+    """
+    from firedup.synth.samples import sample_scenarios, write_samples
+
+    if list_only:
+        for name, scenario in sample_scenarios(seed).items():
+            click.echo(f"{name:<22} {scenario.description}")
+        return
+    if out_dir is None:
+        raise click.UsageError("missing OUT_DIR (the folder to write into)")
+    if long_size is not None and many is not None:
+        raise click.UsageError("--long and --many are separate jobs: pick one")
+    if long_size is not None:
+        from firedup.synth.bulk import write_long_log
+
+        os.makedirs(out_dir, exist_ok=True)
+        path = os.path.join(out_dir, "long.log")
+        truth = write_long_log(path, startups=startups, target_bytes=long_size, seed=seed,
+                               progress=_byte_progress(f"writing {path}"))
+        with open(os.path.join(out_dir, "long.truth.json"), "w", encoding="utf-8") as fh:
+            json.dump(truth, fh, indent=1)
+        click.echo(f"wrote {path}: {truth['bytes']:,} bytes, {truth['lines']:,} lines, {startups} startups "
+                   f"(truth in long.truth.json)")
+        return
+    if many is not None:
+        from firedup.synth.bulk import write_many
+
+        paths = write_many(out_dir, n=many, seed=seed, target_bytes=many_size,
+                           progress=_byte_progress(f"writing {many} logs"))
+        click.echo(f"wrote {len(paths)} logs and truth.json to {out_dir}")
+        return
+    try:
+        paths = write_samples(out_dir, seed=seed, names=list(scenarios) or None)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--scenario") from None
+    what = "truth.json and README.md" if not scenarios else "truth.json"
+    click.echo(f"wrote {len(paths)} log{'s' if len(paths) != 1 else ''}, {what} to {out_dir}")
+
+
 def main() -> None:
     """Entry point: user errors become one line on stderr and an exit code, never a traceback."""
     try:

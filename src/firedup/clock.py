@@ -58,6 +58,24 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
+def _year_of_date(month: int, anchor: date) -> int:
+    """The year of --date, except across New Year: December lines with a January --date are
+    from the year before, January lines with a December --date from the year after."""
+    if month == 12 and anchor.month == 1:
+        return anchor.year - 1
+    if month == 1 and anchor.month == 12:
+        return anchor.year + 1
+    return anchor.year
+
+
+def _year_not_after(month: int, dom: int, latest: date) -> int:
+    """The last year in which month-day falls on or before `latest` (one day of slack for time zones)."""
+    candidate = _safe_date(latest.year, month, dom)
+    if candidate is not None and candidate <= latest + timedelta(days=1):
+        return latest.year
+    return latest.year - 1
+
+
 class Clock:
     """Resolves partial timestamps of one source, in order.
 
@@ -66,9 +84,11 @@ class Clock:
     file's modification year) or "default" (1970-01-01, as the contract asks).
     """
 
-    def __init__(self, default_date: date | None = None, file_year: int | None = None) -> None:
+    def __init__(self, default_date: date | None = None, file_year: int | None = None,
+                 file_date: date | None = None) -> None:
         self.default_date = default_date
-        self.file_year = file_year
+        self.file_date = file_date
+        self.file_year = file_date.year if file_date is not None and file_year is None else file_year
         self.date_source: str | None = None
         self._day: date | None = None  # running day for time-only lines
         self._last: datetime | None = None
@@ -166,8 +186,12 @@ class Clock:
                 if self._last is not None:  # the log's own full dates came first: their year
                     self._year = self._last.year
                 elif self.default_date is not None:
-                    self._year = self.default_date.year
+                    self._year = _year_of_date(month, self.default_date)
                     self._note("--date")
+                elif self.file_date is not None:
+                    # The log was written before the file was last modified.
+                    self._year = _year_not_after(month, dom, self.file_date)
+                    self._note("mtime")
                 elif self.file_year is not None:
                     self._year = self.file_year
                     self._note("mtime")

@@ -8,18 +8,25 @@ wins, so specific causes (OOM, a busy port) come before generic ones (an asserti
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 CATEGORIES = (
-    "oom", "port_in_use", "distributed", "hang", "import", "warmup", "config", "assertion", "killed",
+    "kv_cache_too_small", "oom", "port_in_use", "distributed", "hang", "import", "warmup", "config", "assertion",
+    "killed",
     "scheduler_died", "unknown",
 )
 
 # (category, pattern). Searched in order in the text of the fatal error.
 CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (cat, re.compile(pat)) for cat, pat in (
+        # The memory left for the KV cache cannot hold one request of the context length: the
+        # remedy is the memory share or the context length, not freeing the GPU.
+        ("kv_cache_too_small", r"KV cache is needed, which is larger than the available KV cache memory"
+                               r"|No available memory for the cache blocks"),
         ("oom", r"(?i)out of memory|OutOfMemoryError|Not enough memory|\bOOM\b|CUDA_ERROR_OUT_OF_MEMORY|hipErrorOutOfMemory"
-                r"|KV cache (?:memory|blocks?)[^.]*(?:too small|not enough|insufficient)|No available memory for the cache blocks"),
+                r"|KV cache (?:memory|blocks?)[^.]*(?:too small|not enough|insufficient)"
+                r"|Free memory on device[^)]*\) on startup is less than"),
         ("port_in_use", r"(?i)address already in use|port \S+ is (?:already )?in use|is already in use|errno 98"),
         ("distributed", r"NCCL|nccl|[Gg]loo|TCPStore|DistBackendError|DistStoreError|c10d|rendezvous|ProcessGroup"
                         r"|init_process_group|dist_init_addr|torch\.distributed|NIXL|UCX|Mooncake|RDMA"),
@@ -30,13 +37,14 @@ CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|not compatible|incompatible|requires? (?:SM|sm|compute capability)|ValueError"
                    r"|NotImplementedError|argument --|usage: "),
         ("assertion", r"AssertionError"),
-        ("killed", r"exit code: -9|SIGKILL|(?:^|\s)Killed(?:\s|$)|signal 9|exit code 137"),
+        ("killed", r"exit code: -9|SIGKILL|(?:^|\s)Killed(?:\s|$)|signal 9|exit code 137|status=9/KILL"),
         ("scheduler_died", r"scheduler (?:is dead|died)|terminated with|crashed with exit code|Child process unexpectedly failed"),
     )
 )
 
 # (category, phase or "*") -> one line of advice. Only well-known remedies belong here.
 HINTS: dict[tuple[str, str], str] = {
+    ("kv_cache_too_small", "*"): "the KV cache cannot hold one request of the context length: give the KV cache more memory or lower the context length",
     ("oom", "cuda_graph"): "lower --cuda-graph-max-bs or --mem-fraction-static (graph capture needs memory beyond the KV cache)",
     ("oom", "draft.cuda_graph"): "lower --cuda-graph-max-bs or --mem-fraction-static, or fewer --speculative-num-steps",
     ("oom", "kv_cache"): "the KV cache does not fit: adjust --mem-fraction-static, or shard wider (--tp-size)",
@@ -69,10 +77,15 @@ def categorise(text: str) -> str:
     return "unknown"
 
 
-def hint_for(category: str, phase: str | None) -> str | None:
-    return HINTS.get((category, phase or "")) or HINTS.get((category, "*"))
+def hint_for(category: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None) -> str | None:
+    """Advice for a category in a phase; an engine's own advice (its flag names) comes first."""
+    for table in (engine_hints or {}, HINTS):
+        hint = table.get((category, phase or "")) or table.get((category, "*"))
+        if hint:
+            return hint
+    return None
 
 
-def diagnose(text: str, phase: str | None) -> Diagnosis:
+def diagnose(text: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None) -> Diagnosis:
     category = categorise(text)
-    return Diagnosis(category, hint_for(category, phase))
+    return Diagnosis(category, hint_for(category, phase, engine_hints))

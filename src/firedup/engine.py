@@ -7,14 +7,15 @@ a differential test holds them to that.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from firedup.clock import Clock, Stamp
 from firedup.formats.base import Format, Header
-from firedup.sources import Line
+from firedup.sources import Line, OuterStamp
 
 # Event names the engine itself emits (not from rules): the first and the last line with
 # the engine's own timestamp around every possible run boundary and at the end of input.
@@ -70,6 +71,32 @@ class Parsed:
     level: str | None
 
 
+def _json_unescape(body: str) -> str:
+    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid."""
+    if "\\" not in body:
+        return body
+    try:
+        text = json.loads(f'"{body}"')
+    except ValueError:
+        return body
+    return text if isinstance(text, str) else body
+
+
+def _outer_datetime(outer: OuterStamp, near: datetime) -> datetime | None:
+    """A collector's stamp as a datetime; without a year (journald), the one closest to `near`."""
+    hh, mm, ss = (int(p) for p in outer.time.split(":"))
+    micro = int((outer.frac + "000000")[:6]) if outer.frac else 0
+    best: datetime | None = None
+    for year in [outer.year] if outer.year is not None else [near.year - 1, near.year, near.year + 1]:
+        try:
+            dt = datetime(year, outer.month, outer.day, hh, mm, ss, micro)
+        except ValueError:
+            continue
+        if best is None or abs(dt - near) < abs(best - near):
+            best = dt
+    return best
+
+
 def _normalise_ranks(text: str | None) -> str | None:
     if not text:
         return None
@@ -80,13 +107,16 @@ def _normalise_ranks(text: str | None) -> str | None:
 class Scanner:
     """Turns the logical lines of one source into events, keeping the clock between lines."""
 
-    def __init__(self, fmt: Format, default_date: date | None = None, file_year: int | None = None) -> None:
+    def __init__(self, fmt: Format, default_date: date | None = None, file_year: int | None = None,
+                 file_date: date | None = None) -> None:
         self.fmt = fmt
-        self.clock = Clock(default_date, file_year)
+        self.clock = Clock(default_date, file_year, file_date)
         self.stats = LineStats()
         self._last_own: tuple[Stamp, int] | None = None  # last own-clock stamp and its line
         self._want_first = True  # emit CLOCK_FIRST at the next own-clock stamp
         self._last_any: Stamp | None = None  # fallback for logs that never show their own clock
+        # own clock minus the collector's, measured on lines that carry both (journald vs vLLM)
+        self._outer_offset: timedelta | None = None
         self._last_physical = 0
 
     # -- header layer ------------------------------------------------------------------
@@ -98,6 +128,10 @@ class Scanner:
                 continue
             g = m.groupdict()
             msg = g["msg"] or ""
+            if header.decode == "json":
+                msg = _json_unescape(msg)
+                if g.get("exc"):
+                    msg = f"{msg}\n{_json_unescape(g['exc'])}"
             level = g.get("level")
             if self.fmt.compiled_level is not None:
                 lm = self.fmt.compiled_level.match(msg)
@@ -115,9 +149,11 @@ class Scanner:
             if rank is None and g.get("rank") is not None:
                 rank = g["rank"]
             if rank is None:
-                rank = self.fmt.rank_from_proc(line.proc)
+                proc, pid = (g["proc"], int(g["pid"]) if g.get("pid") else None) if g.get("proc") \
+                    else (line.proc, line.pid)
+                rank = self.fmt.rank_from_proc(proc, pid)
             return Parsed(header, msg, ts, header.clock == "own" and ts is not None, rank, level)
-        rank = self.fmt.rank_from_proc(line.proc)
+        rank = self.fmt.rank_from_proc(line.proc, line.pid)
         return Parsed(None, text, None, False, rank, None)
 
     # -- rule layer --------------------------------------------------------------------
@@ -139,8 +175,18 @@ class Scanner:
             self._maybe_first(out, parsed, line)
             return out
         ts, inherited = parsed.ts, False
+        if own and line.outer is not None and parsed.ts is not None:
+            outer_dt = _outer_datetime(line.outer, parsed.ts.dt)
+            if outer_dt is not None:
+                self._outer_offset = parsed.ts.dt - outer_dt
         if ts is not None and not own and self._last_own is not None:
             ts, inherited = self._last_own[0], True  # a foreign clock: keep ours
+        if ts is None and line.outer is not None and self._outer_offset is not None and self._last_own is not None:
+            # a line without a time of its own (uvicorn's): the collector's time, on our clock
+            outer_dt = _outer_datetime(line.outer, self._last_own[0].dt)
+            if outer_dt is not None:
+                dt = outer_dt + self._outer_offset
+                ts = Stamp(dt, dt.isoformat(timespec="milliseconds" if dt.microsecond else "seconds"))
         if ts is None:
             if self._last_own is not None:
                 ts, inherited = self._last_own[0], True
@@ -197,8 +243,14 @@ class Scanner:
                 fields["repeated"] = line.repeated
             if rule.starts_run:
                 fields["starts_run"] = rule.starts_run
+            rank = parsed.rank
+            if rank is None and rule.rank is not None:
+                try:
+                    rank = rule.rank.format(**m.groupdict())
+                except (KeyError, IndexError):
+                    rank = None
             header = parsed.header.name if parsed.header else "bare"
-            return Event(rule.name, line.number, ts, parsed.rank, fields, msg, inherited, header, line.proc)
+            return Event(rule.name, line.number, ts, rank, fields, msg, inherited, header, line.proc)
         return None
 
     def finish(self) -> list[Event]:
@@ -209,9 +261,9 @@ class Scanner:
 
 
 def scan(fmt: Format, lines: Iterable[Line], default_date: date | None = None,
-         file_year: int | None = None) -> tuple[list[Event], LineStats, Clock]:
+         file_year: int | None = None, file_date: date | None = None) -> tuple[list[Event], LineStats, Clock]:
     """All events of a finite sequence of lines."""
-    scanner = Scanner(fmt, default_date, file_year)
+    scanner = Scanner(fmt, default_date, file_year, file_date)
     events: list[Event] = []
     for line in lines:
         events.extend(scanner.feed(line))

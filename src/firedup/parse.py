@@ -14,7 +14,7 @@ from typing import Any
 
 from firedup.engine import LineStats, scan
 from firedup.formats import Format, get_format, sniff
-from firedup.sources import InputError, Line, Source, expand_inputs, file_year, read_lines
+from firedup.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
 from firedup.timeline import Run, build_timeline
 
 SNIFF_LINES = 2000
@@ -61,7 +61,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     """All runs of one source. Raises InputError when the source cannot be read at all."""
     lines = read_lines(source)
     fmt, stream = _sniffed(lines, engine)
-    events, stats, clock = scan(fmt, stream, default_date, file_year(source))
+    events, stats, clock = scan(fmt, stream, default_date, file_date=file_date(source))
     runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source)
     return runs, report

@@ -116,7 +116,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
             offset = fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else ""
             src = "reported" if p.source == "reported" else "timestamps"
             if p.open:
-                src += ", never ended"
+                src += ", no end"  # fits 80 columns: the phase began and never ended
             shown = "<1 s" if secs == 0 and p.source == "timestamps" else fmt_duration(secs)
             text = f"  {shown:>12}  {share:>6}  {offset:>7}  {label[:28]:<28} {src}"
             if p.name == "unattributed":
@@ -164,9 +164,7 @@ def engine_timings_parts(timings: dict[str, object]) -> list[str]:
     parts = []
     for key, value in timings.items():
         if isinstance(value, dict):
-            inner = ", ".join(f"{k} {fmt_duration(float(v))}" for k, v in value.items() if float(v) > 0)
-            if inner:
-                parts.append(f"{key} ({inner})")
+            parts.extend(f"{key}.{k} {fmt_duration(float(v))}" for k, v in value.items() if float(v) > 0)
         elif isinstance(value, (int, float)) and value > 0:
             parts.append(f"{key} {fmt_duration(float(value))}")
     return parts
@@ -220,8 +218,10 @@ def summary_text(runs: Sequence[Run]) -> str:
     """One line per run: what `firedup parse` prints without --json."""
     out = [f"{'outcome':<10} {'to ready':>14}  {'biggest phase':<26} source"]
     for run in runs:
-        rows = [r for r in _phase_rows(run) if r[2].name != "unattributed"]
-        big = f"{rows[0][0]} {fmt_duration(rows[0][1])}" if rows else "-"
+        # Graph kinds (prefill, decode, verify) add up: the phase is what a reader compares.
+        named = {name: secs for name, secs in run.phase_seconds().items() if name != "unattributed"}
+        top = max(named, key=lambda name: named[name], default=None)
+        big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
         total = ("≥ " if run.begins_mid_startup else "") + fmt_duration(run.total_seconds)
         total = total if run.outcome == "ready" else f"({total})"
         where = f"#{run.run_index + 1} " if run.run_index else ""

@@ -17,6 +17,7 @@ import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import BinaryIO
 
@@ -63,6 +64,7 @@ class Line:
     outer: OuterStamp | None = None
     proc: str | None = None  # process tag such as "EngineCore_DP0" or "VllmWorker rank=1"
     repeated: int = 1  # Ray's "[repeated Nx across cluster]"
+    pid: int | None = None  # the process id of the tag, "(EngineCore_DP0 pid=241)" -> 241
 
 
 # --- normalisation -----------------------------------------------------------------------
@@ -84,8 +86,11 @@ _JOURNALD = re.compile(
 )
 _COMPOSE = re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| ")
 _DJL = re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): ")
+# "(EngineCore_DP0 pid=1)", "(VllmWorker rank=1 pid=2)", vLLM 0.10.1's "(VllmWorker PP1_TP0 pid=3)",
+# Ray's "(pid=4, ip=10.0.0.1)".
 _PROC = re.compile(
-    r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+)?|[A-Za-z_][\w-]*)? ?pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?)\) ?"
+    r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)?)? ?pid=(?P<pid>\d+)"
+    r"(?:, ip=[\d.:a-fA-F]+)?)\) ?"
 )
 _RAY_REPEATED = re.compile(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
 _BAR = re.compile(r"\d+%(?:\||\s*Completed \|)")
@@ -93,10 +98,11 @@ _BAR_END = re.compile(r"\| *\d+/\d+ \[[\d:]+<[\d:?]+[^\]\[]*\]")
 _BLOB = re.compile(r"^\[\d+B blob data\]$")
 
 
-def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None]:
+def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | None]:
     """Remove collector prefixes (possibly nested) and return what they said."""
     outer: OuterStamp | None = None
     proc: str | None = None
+    pid: int | None = None
     for _ in range(4):
         m = _RFC3339.match(text)
         if m:
@@ -125,13 +131,15 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None]:
             continue
         m = _PROC.match(text)
         if m:
+            if proc is None and pid is None:
+                pid = int(m["pid"])
             proc = proc or (m["proc"].rsplit(" pid=", 1)[0].strip() if "pid=" in m["proc"] else m["proc"])
             if proc.startswith("pid="):
                 proc = None
             text = text[m.end():]
             continue
         break
-    return text, outer, proc
+    return text, outer, proc, pid
 
 
 def _split_glued(segment: str) -> list[str]:
@@ -163,7 +171,7 @@ def normalise(raw: str, number: int) -> list[Line]:
     text = raw.rstrip("\n").rstrip("\r")
     if "\x1b" in text or "#033[" in text or "m(" in text or "[0m" in text:
         text = _ANSI.sub("", text)
-    text, outer, proc = _strip_outer(text)
+    text, outer, proc, pid = _strip_outer(text)
     repeated = 1
     if "repeated" in text:
         m = _RAY_REPEATED.search(text)
@@ -188,7 +196,7 @@ def normalise(raw: str, number: int) -> list[Line]:
         kept.append(piece)
     if not kept:
         kept = [""]
-    return [Line(number, piece, outer, proc, repeated) for piece in kept]
+    return [Line(number, piece, outer, proc, repeated, pid) for piece in kept]
 
 
 # --- opening inputs ----------------------------------------------------------------------
@@ -336,6 +344,16 @@ class _Prepend(io.RawIOBase):
         n = len(data)
         buffer[:n] = data
         return n
+
+
+def file_date(source: Source) -> date | None:
+    """The local date of a file's modification time: logs without years end before it."""
+    if source.path is None:
+        return None
+    try:
+        return date.fromtimestamp(os.stat(source.path).st_mtime)
+    except (OSError, OverflowError, ValueError):
+        return None
 
 
 def file_year(source: Source) -> int | None:

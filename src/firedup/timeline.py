@@ -18,6 +18,7 @@ from firedup.clock import Stamp
 from firedup.config import COMMON_FLAGS, read_server_args
 from firedup.crash import diagnose
 from firedup.engine import CLOCK_FIRST, CLOCK_LAST, Event
+from firedup.formats import Format, get_format
 
 # Milestone names of shared/CONTRACT.md, plus the draft/vLLM names that extend them.
 MILESTONES = frozenset({
@@ -64,6 +65,18 @@ _STAGE_AFTER = {
     "engine.init": "dist_init", "model_loading.end": "torch_compile", "torch_compile.end": "kv_cache",
     "kv_cache.size": "cuda_graph", "engine.ready": "http_start",
 }
+
+# A stage the run's config turned off is skipped (overridden per format by `Format.stage_skips`).
+_STAGE_SKIPS: dict[str, tuple[str, Any, str]] = {"cuda_graph": ("disable_cuda_graph", True, "http_start")}
+
+
+def _format_of(engine: str) -> Format | None:
+    """The format a run was read with: what the timeline must know about its engine."""
+    try:
+        return get_format(engine)
+    except KeyError:
+        return None
+
 
 # Per-rank phases: (name, begin event, end events). Ends are paired with the latest open
 # begin of the same model and detail on the same rank.
@@ -332,10 +345,23 @@ def _rank_sort_key(rank: str) -> tuple[Any, ...]:
 
 def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any]) -> None:
     """Flags from the args dump; else from an echoed launch command (plus the defaults it implies)."""
+    fmt = _format_of(run.engine)
     stated: dict[str, Any] = {}
+    defaults_line: int | None = None  # an args line that lists only the non-default flags
     for event in events:
+        from_line = event.fields.get("config_stated")
+        if isinstance(from_line, dict):  # a milestone line that also states flags (engine config, version)
+            for key, value in from_line.items():
+                stated.setdefault(key, value)
         if event.name == "server_args" and not run.all_config:
-            fields, complete = read_server_args(str(event.fields.get("args", "")))
+            text = str(event.fields.get("args", ""))
+            if fmt is not None and fmt.read_args is not None:
+                dump = fmt.read_args(text)
+                fields, complete = dump.fields, dump.complete
+                if dump.only_non_defaults:
+                    defaults_line = event.line
+            else:
+                fields, complete = read_server_args(text)
             run.all_config = fields
             run.config_complete = complete
             if not complete:
@@ -360,6 +386,13 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any])
                 del run.config_inferred[key]
     for key, value in stated.items():
         run.all_config.setdefault(key, value)
+    if defaults_line is not None:
+        for key, value in defaults.items():
+            if run.all_config.get(key) is None:
+                run.all_config[key] = value
+                run.config_inferred[key] = f"default: the args line {defaults_line} lists only non-default flags"
+    if fmt is not None and fmt.derive_config is not None:
+        fmt.derive_config(run.all_config, run.config_inferred)
     config = {flag: run.all_config.get(flag) for flag in COMMON_FLAGS}
     for key, value in run.all_config.items():
         config.setdefault(key, value)
@@ -371,11 +404,14 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
     loads: dict[str | None, int] = {}
     ready_line = next((e.line for e in events if e.name == "ready"), None)
     seen_access = seen_health = seen_request = False
+    fmt = _format_of(run.engine)
+    draft_by_repeat = fmt is None or fmt.draft_by_repeat
     for event in events:
         name = event.name
         model: str | None = None
         if name in _PER_MODEL or name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
-            model = _model_of(event, counts, loads)
+            # an engine whose repeats are the same model on another process names no draft by count
+            model = _model_of(event, counts, loads) if draft_by_repeat else "target"
             if model == "draft" and name in _DRAFT_NAMED:
                 name = "draft." + name
             event.fields["_model"] = model
@@ -409,18 +445,25 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
 
 def _stage_at(run: Run, line: int) -> str | None:
     """The phase the run was in at `line`: the stage after the last milestone before it."""
+    fmt = _format_of(run.engine)
+    table = {**_STAGE_AFTER, **fmt.stage_after} if fmt is not None else _STAGE_AFTER
+    skips = fmt.stage_skips if fmt is not None and fmt.stage_skips else _STAGE_SKIPS
     stage: str | None = "launch"
     for m in run.milestones:
         if m.line > line:
             break
-        if m.key == "memory_pool.end" and run.config.get("disable_cuda_graph") is True:
-            stage = "http_start"
+        nxt = m.fields.get("next_stage") or table.get(m.key)
+        if nxt is None:
             continue
-        stage = _STAGE_AFTER.get(m.key, stage)
+        skip = skips.get(nxt)
+        # a stage the config turned off (no graphs, no compile) is skipped, unless it visibly began
+        if skip is not None and not m.key.endswith(".begin") and run.config.get(skip[0]) == skip[1]:
+            nxt = skip[2]
+        stage = nxt
     return stage
 
 
-def _engine_only(events: Sequence[Event]) -> bool:
+def _engine_only(events: Sequence[Event], fmt: Format | None = None) -> bool:
     """bench_one_batch / offline Engine: a model runner with no HTTP server to wait for."""
     if any(e.name.startswith("http.") or e.name == "ready" for e in events):
         return False
@@ -429,6 +472,10 @@ def _engine_only(events: Sequence[Event]) -> bool:
     args = next((e for e in events if e.name == "server_args"), None)
     if args is not None:
         return args.header == "engine"  # the offline Engine logs with "LEVEL file.py:N:"
+    if fmt is not None and fmt.offline_ready is not None:
+        # no args line and no server banner: an engine used as a library (vLLM's `LLM()`)
+        return (any(e.name == fmt.offline_ready for e in events)
+                and not any(e.name == "run.banner" for e in events))
     # bench prints its summary with print(), so the line has no header at all
     return any(e.name == "scheduler.ready" and e.header == "bare" for e in events)
 
@@ -440,7 +487,7 @@ def _decide_outcome(run: Run, events: Sequence[Event]) -> None:
     if ready is not None and (failed_http is None or failed_http.line > ready.line):
         run.outcome, run.ready_ts, run.ready_kind = "ready", ready.ts, "server"
         ready_line = ready.line
-    elif _engine_only(events):
+    elif _engine_only(events, _format_of(run.engine)):
         engine_ready = [m for m in run.milestones if m.name in ("scheduler.ready", "engine.ready")]
         if engine_ready:
             run.outcome, run.ready_ts, run.ready_kind = "ready", engine_ready[-1].ts, "engine"
@@ -487,20 +534,26 @@ def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Cr
     if not exceptions:  # a tail that starts inside the traceback: the exception came first
         exceptions = [e for e in events[:index] if e.name == "error.exception"][-1:]
     message = exceptions[0].text if exceptions else first.text
+    if "\n" in first.text:  # a record that carries its own traceback (vLLM's JSON logs)
+        carried = [ln.strip() for ln in first.text.splitlines() if _EXCEPTION_LINE.match(ln.strip())]
+        message = carried[-1] if carried else message
     stage = _stage_at(run, first.line)
     if any(e.name == "error.frame" and _CAPTURE_TRACE.search(e.text) for e in block):
         stage = "draft.cuda_graph" if stage and stage.startswith("draft.") else "cuda_graph"
     # The root cause speaks first: the exception, then its traceback, then the rest of the
     # run (later lines are often consequences, e.g. "scheduler died ... OOM killer?").
-    diagnosis = diagnose(message, stage)
+    fmt = _format_of(run.engine)
+    hints = fmt.hints if fmt is not None else None
+    diagnosis = diagnose(message, stage, hints)
     for context in ([e.text for e in block], [e.text for e in events if e.name.startswith("error.")]):
         if diagnosis.category != "unknown":
             break
-        diagnosis = diagnose("\n".join([message, *context]), stage)
+        diagnosis = diagnose("\n".join([message, *context]), stage, hints)
     if first.name == "error.warmup" and diagnosis.category not in ("oom", "port_in_use", "distributed"):
-        diagnosis = diagnose("warmup error", stage)
+        diagnosis = diagnose("warmup error", stage, hints)
     ts = first.ts or next((e.ts for e in block if e.ts is not None), None)
-    return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first.text.strip())
+    first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
+    return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first_text)
 
 
 def _build_phases(run: Run, events: Sequence[Event]) -> None:
@@ -511,13 +564,19 @@ def _build_phases(run: Run, events: Sequence[Event]) -> None:
         by_rank[m.rank].append(m)
 
     took = [e for e in events if e.name in ("load_weight.took", "draft.load_weight.took")]
+    # A phase still open when the run crashed lasted until the crash, not zero seconds.
+    cutoff = run.crash.ts if run.outcome == "crashed" and run.crash is not None else None
+    fmt = _format_of(run.engine)
     for rank, rms in by_rank.items():
-        phases.extend(_rank_phases(rank, rms, took))
+        phases.extend(_rank_phases(rank, rms, took, cutoff))
+        if fmt is not None:
+            phases.extend(_timestamp_phases(rank, rms, fmt.timestamp_phases))
     phases.extend(_run_level(run, phases))
     run.phases = phases
 
 
-def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) -> list[Phase]:
+def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event],
+                 cutoff: Stamp | None = None) -> list[Phase]:
     out: list[Phase] = []
     for model_prefix in ("", "draft."):
         for name, begin_name, end_name in PAIRED_PHASES:
@@ -535,8 +594,9 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) 
                 for begin in queue:
                     nxt = next((m for m in rms if m.line > begin.line and m.key in _STAGE_AFTER
                                 and m.key != bname), None)
-                    out.append(Phase(model_prefix + name, rank, begin.ts, nxt.ts if nxt else None,
-                                     nxt.ts.minus(begin.ts) if nxt and nxt.ts and begin.ts else None,
+                    end = nxt.ts if nxt else cutoff
+                    out.append(Phase(model_prefix + name, rank, begin.ts, end,
+                                     end.minus(begin.ts) if end and begin.ts else None,
                                      "timestamps", detail=detail, line=nxt.line if nxt else begin.line,
                                      open=nxt is None))
         # kv_cache: from the milestone before the pool's end to the pool's end.
@@ -570,6 +630,22 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event]) 
     return out
 
 
+def _timestamp_phases(rank: str | None, rms: Sequence[Milestone],
+                      spans: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> list[Phase]:
+    """Phases the log prints no duration for, from the last begin to the first end after it."""
+    out: list[Phase] = []
+    for name, begins, ends in spans:
+        begin: Milestone | None = None
+        for m in rms:
+            if m.name in begins:
+                begin = m
+            elif m.name in ends and begin is not None:
+                if begin.ts is not None and m.ts is not None:
+                    out.append(Phase(name, rank, begin.ts, m.ts, m.ts.minus(begin.ts), "timestamps", line=m.line))
+                begin = None
+    return out
+
+
 def _paired(name: str, rank: str | None, begin: Milestone | None, end: Milestone, detail: str | None) -> Phase:
     reported = end.fields.get("elapsed_s")
     if isinstance(reported, (int, float)):
@@ -597,7 +673,8 @@ def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
 
     ms = run.milestones
     scheduler_names = {"dist_init.begin", "load_weight.begin", "load_weight.end", "memory_pool.end",
-                       "cuda_graph.begin", "engine.init", "kv_cache.allocated"}
+                       "cuda_graph.begin", "engine.init", "kv_cache.allocated",
+                       "dist_init.end", "model_loading.end", "torch_compile.end", "cuda_graph.end", "engine.ready"}
     first_sched = next((m for m in ms if m.key in scheduler_names or m.key.startswith("draft.")), None)
     # Launch is only seen when the log shows the process start (args) or the first
     # scheduler line opens a phase; an excerpt that begins later never saw it.
@@ -614,9 +691,17 @@ def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
     if http is not None and http.ts is not None and sched_done and sched_done[-1].ts is not None:
         out.append(_span("http_start", sched_done[-1].ts, http.ts, http.line))
     ready = run.milestone("ready")
+    fmt = _format_of(run.engine)
+    after_http = fmt.after_http_phase if fmt is not None else "warmup"
     if http is not None and http.ts is not None and ready is not None and ready.ts is not None \
             and run.ready_kind == "server":
-        out.append(_span("warmup", http.ts, ready.ts, ready.line))
+        started = next((p for p in out if p.name == after_http and p.scope == "run"), None)
+        if started is not None and started.end is not None and started.start is not None:
+            # the same phase goes on to ready (vLLM: routes, uvicorn start): one span, not two
+            started.end, started.line = max(started.end, ready.ts), ready.line
+            started.seconds = max(0.0, started.end.minus(started.start))
+        else:
+            out.append(_span(after_http, http.ts, ready.ts, ready.line))
     end = run.ready_ts if run.ready_ts is not None else run.last_ts
     if run.first_ts is not None and end is not None:
         out.extend(_gaps(run.first_ts, end, out))
@@ -648,6 +733,7 @@ def _gaps(first: Stamp, end: Stamp, phases: Iterable[Phase]) -> list[Phase]:
 _SCHEDULER_LINES = frozenset({"dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
                               "kv_cache.allocated", "memory_pool.end", "cuda_graph.begin", "cuda_graph.end",
                               "scheduler.ready"})
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit)(?::|$)")
 _CAPTURE_TRACE = re.compile(r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
                             r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")
 
@@ -667,6 +753,12 @@ def _every_rank_era(run: Run, events: Sequence[Event]) -> bool:
 def _infer_config(run: Run, events: Sequence[Event]) -> None:
     """Fill flags the log proves without stating them, and say what proved them."""
     names = {m.name for m in run.milestones}
+    fmt = _format_of(run.engine)
+    if run.config.get("enable_torch_compile") is None and "torch_compile.end" in names:
+        run.config["enable_torch_compile"] = True
+        run.config_inferred["enable_torch_compile"] = "the log shows torch.compile finishing"
+    if run.config.get("tp_size") is None and fmt is not None and not fmt.rank_tags_only_when_parallel:
+        _infer_tp_from_processes(run, events, fmt)
     if run.config.get("disable_cuda_graph") is None:
         traced = any(e.name.startswith("error.") and _CAPTURE_TRACE.search(e.text) for e in events)
         if names & {"cuda_graph.begin", "cuda_graph.end"}:
@@ -681,7 +773,7 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
             if pool is not None and any(m.name in after and m.line > pool.line for m in run.milestones):
                 run.config["disable_cuda_graph"] = True
                 run.config_inferred["disable_cuda_graph"] = "the scheduler became ready without capturing a graph"
-    if run.config.get("tp_size") is None:
+    if run.config.get("tp_size") is None and (fmt is None or fmt.rank_tags_only_when_parallel):
         own = [e for e in events if e.header not in ("bare", "vllm-style") and e.ts is not None and not e.inherited]
         sched = [e for e in own if e.name in _SCHEDULER_LINES]
         # "[gpu_id=N]" (SGLang 0.1-0.2) numbers the tensor-parallel ranks the same way.
@@ -699,6 +791,25 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
             run.config["tp_size"] = 1
             run.config_inferred["tp_size"] = ("only TP0 prints the per-rank lines of a complete startup, "
                                               "in a version where every rank prints them")
+
+
+def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> None:
+    """tp_size from the processes that print per-rank lines, for engines whose lines always
+    carry a process tag (vLLM): ranks TP0..TPn-1, or n processes printing a line every rank prints."""
+    tps = sorted({int(tag[2:]) for e in events if e.rank for tag in e.rank.split()
+                  if tag.startswith("TP") and tag[2:].isdigit()})
+    if len(tps) >= 2 and tps == list(range(len(tps))):
+        run.config["tp_size"] = len(tps)
+        run.config_inferred["tp_size"] = f"processes of ranks TP0..TP{len(tps) - 1} print lines"
+        return
+    for name in fmt.every_rank_prints:
+        # data-parallel engine cores (`DP1`) are replicas, not tensor-parallel ranks
+        procs = {e.rank for e in events if e.name == name and not (e.rank or "").startswith("DP")}
+        if len(procs) >= 2:
+            run.config["tp_size"] = len(procs)
+            run.config_inferred["tp_size"] = (f"{len(procs)} processes print {name!r}, which every rank prints "
+                                              "(the world size: tensor x pipeline parallel)")
+            return
 
 
 def build_timeline(events: Sequence[Event], source: str, engine: str, date_source: str | None = None,

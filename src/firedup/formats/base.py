@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from firedup.health import HealthSemantics
 
 Converter = Callable[[str], Any]
 
@@ -50,6 +53,9 @@ class Header:
     # and date may differ (vLLM-style lines inside old SGLang logs), so it never sets the
     # run's first timestamp and never lends its time to lines without one.
     clock: str = "own"
+    # "json": the message is the body of a JSON string (escapes to undo); an `exc` group,
+    # when present, is the traceback the record carries, appended on its own lines.
+    decode: str | None = None
     # A cheap literal every matching line contains, for the batch engine's prefilter.
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
@@ -57,6 +63,8 @@ class Header:
         object.__setattr__(self, "regex", re.compile(self.pattern))
         if "msg" not in self.regex.groupindex:
             raise ValueError(f"header {self.name!r} has no (?P<msg>...) group")
+        if self.decode not in (None, "json"):
+            raise ValueError(f"header {self.name!r}: decode must be None or 'json'")
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,12 @@ class Rule:
     `const` adds fixed fields (such as which kind of graph a capture line is about).
     `starts_run` marks lines that open a new startup: "always" (a fresh server_args dump)
     or "after_end" (a process banner, which only starts a run after a ready or a crash).
+    `rank` is a template over the named groups (`"TP{tp}"`) giving the rank of a line that
+    names its own rank in the message but carries no rank prefix.
+    Two `const` keys mean something to the timeline: `next_stage` (the phase a run is in
+    right after this line, overriding the format's table) and `detail`.
+    A group named `config_stated` whose converter returns a dict adds those flags to the
+    run's config, below what the args dump says.
     """
 
     name: str
@@ -78,6 +92,7 @@ class Rule:
     fields: Mapping[str, Converter] = field(default_factory=dict)
     const: Mapping[str, Any] = field(default_factory=dict)
     starts_run: str | None = None
+    rank: str | None = None
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
     literals: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
@@ -102,6 +117,16 @@ class Rule:
             except (TypeError, ValueError):
                 out[key] = value
         return out
+
+
+@dataclass
+class ArgsDump:
+    """An engine's args line, read: the flags, whether the line was whole, and whether it
+    lists only the flags that differ from the defaults (so the rest are the defaults)."""
+
+    fields: dict[str, Any]
+    complete: bool = True
+    only_non_defaults: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,6 +154,37 @@ class Format:
     # The values an engine uses for flags its launch command leaves out.
     config_defaults: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
+    # --- what the timeline needs to know about this engine (defaults are SGLang's) -----
+    # Reads the `server_args` event's `args` text; None: firedup.config.read_server_args.
+    read_args: Callable[[str], ArgsDump] | None = None
+    # Adds the engine-neutral flags (tp_size, disable_cuda_graph, ...) to a merged config;
+    # gets the config and the `config_inferred` notes, and updates both.
+    derive_config: Callable[[dict[str, Any], dict[str, str]], None] | None = None
+    # The phase a run is in right after each milestone, over the shared table.
+    stage_after: Mapping[str, str] = field(default_factory=dict)
+    # stage -> (flag, value, stage instead): a stage the config turned off (flag == value)
+    # is skipped. Empty: the shared default (no graphs -> straight to the HTTP server).
+    stage_skips: Mapping[str, tuple[str, Any, str]] = field(default_factory=dict)
+    # A second weight load (dist init, KV pool) on the same rank is a speculative draft
+    # model (SGLang repeats its runner for the draft). False: repeats are the same model.
+    draft_by_repeat: bool = True
+    # Phases measured between milestones of one rank: (phase, begin events, end events);
+    # the phase runs from the last begin before the first end that follows it.
+    timestamp_phases: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]] = ()
+    # The phase between the HTTP server starting and `ready` (SGLang: the warm-up request).
+    after_http_phase: str = "warmup"
+    # The event that means "the engine is ready" for a run without an HTTP server (offline
+    # engine) when no args line says which kind of process this is.
+    offline_ready: str | None = None
+    # True when scheduler lines carry a TP tag only if tp_size > 1 (SGLang): an untagged
+    # complete startup then proves tp_size = 1.
+    rank_tags_only_when_parallel: bool = True
+    # Milestones every rank prints, so the number of processes printing one is the world size.
+    every_rank_prints: tuple[str, ...] = ()
+    # How the health endpoint answers while starting and once ready (firedup.health).
+    health: HealthSemantics | None = None
+    # (crash category, phase or "*") -> advice naming this engine's flags; over crash.HINTS.
+    hints: Mapping[tuple[str, str], str] = field(default_factory=dict)
     compiled_fields: tuple[tuple[re.Pattern[str], Converter], ...] = field(init=False, repr=False, compare=False)
     compiled_level: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     compiled_proc_ranks: tuple[tuple[re.Pattern[str], str], ...] = field(init=False, repr=False, compare=False)
@@ -141,13 +197,21 @@ class Format:
         if not names:
             raise ValueError(f"format {self.name!r} has no rules")
 
-    def rank_from_proc(self, proc: str | None) -> str | None:
+    def rank_from_proc(self, proc: str | None, pid: int | None = None) -> str | None:
+        """A process tag as a rank. A template may use `{pid}`; an empty template joins the
+        groups that matched as `NAME<value>` in pattern order (`Worker_PP1_TP0` -> `PP1 TP0`)."""
         if not proc:
             return None
         for regex, template in self.compiled_proc_ranks:
             m = regex.search(proc)
             if m:
-                return template.format(**m.groupdict())
+                groups = m.groupdict()
+                if not template:
+                    tags = [f"{name}{value}" for name, value in groups.items() if value is not None]
+                    return " ".join(tags) or None
+                if pid is None and "{pid}" in template:
+                    return None
+                return template.format(pid=pid, **groups)
         return None
 
     def sniff(self, sample: str) -> float:

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from firedup.formats.base import Format, Header, Rule, to_float, to_int, to_list
+from firedup.health import SGLANG_HEALTH
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -267,4 +268,5 @@ FORMAT = Format(
     # What a launch command means for the flags it leaves out (ServerArgs defaults).
     config_defaults={"tp_size": 1, "dp_size": 1, "pp_size": 1, "ep_size": 1, "nnodes": 1,
                      "disable_cuda_graph": False, "enable_torch_compile": False},
+    health=SGLANG_HEALTH,
 )

@@ -45,30 +45,52 @@ class Clock:
 
 
 class Stream:
-    """Writes at float times; `render()` returns them in time order (ties keep write order)."""
+    """Writes at float times; `render()` returns them in time order (ties keep write order).
+
+    A write may carry a `key`; `render_marked()` then also says on which physical line
+    (1-based) that write landed, which is how the generator's ground truth names lines.
+    """
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self._items: list[tuple[float, int, str]] = []
+        self._keys: dict[int, str] = {}
 
-    def write(self, t: float, text: str) -> None:
-        self._items.append((t, len(self._items), text))
+    def write(self, t: float, text: str, key: str | None = None) -> int:
+        """Add a write; returns its sequence number (see `set_key`)."""
+        seq = len(self._items)
+        if key is not None:
+            self._keys[seq] = key
+        self._items.append((t, seq, text))
+        return seq
 
-    def raw(self, t: float, line: str) -> None:
+    def set_key(self, seq: int, key: str) -> None:
+        """Name an earlier write, once it is known to be the one that matters (e.g. the first)."""
+        self._keys[seq] = key
+
+    def latest_since(self, since: int) -> int | None:
+        """The sequence number of the write that renders last among writes `since` onwards."""
+        tail = self._items[since:]
+        return max(tail)[1] if tail else None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def raw(self, t: float, line: str, key: str | None = None) -> int:
         """A line printed without SGLang's logger (third-party output, traceback bodies)."""
-        self.write(t, line + "\n")
+        return self.write(t, line + "\n", key)
 
-    def log(self, t: float, msg: str, rank: str | None = None) -> None:
+    def log(self, t: float, msg: str, rank: str | None = None, key: str | None = None) -> int:
         """`[YYYY-MM-DD HH:MM:SS TPn] msg` (no rank tag for the main process or a single GPU)."""
         tag = f" {rank}" if rank else ""
-        self.write(t, f"[{self.clock.stamp(t)}{tag}] {msg}\n")
+        return self.write(t, f"[{self.clock.stamp(t)}{tag}] {msg}\n", key)
 
-    def uvicorn(self, t: float, msg: str, level: str = "INFO") -> None:
-        self.write(t, f"[{self.clock.stamp(t)}] {level + ':':<9} {msg}\n")
+    def uvicorn(self, t: float, msg: str, level: str = "INFO", key: str | None = None) -> int:
+        return self.write(t, f"[{self.clock.stamp(t)}] {level + ':':<9} {msg}\n", key)
 
-    def access(self, t: float, client: str, method: str, path: str, status: int) -> None:
+    def access(self, t: float, client: str, method: str, path: str, status: int, key: str | None = None) -> int:
         phrase = _PHRASES[status]
-        self.uvicorn(t, f'{client} - "{method} {path} HTTP/1.1" {status} {phrase}')
+        return self.uvicorn(t, f'{client} - "{method} {path} HTTP/1.1" {status} {phrase}', key=key)
 
     @property
     def last_t(self) -> float:
@@ -76,6 +98,19 @@ class Stream:
 
     def render(self) -> list[str]:
         return [text for _, _, text in sorted(self._items)]
+
+    def render_marked(self) -> tuple[list[str], dict[str, int]]:
+        """The rendered pieces and, per key, the physical line its write starts on."""
+        pieces: list[str] = []
+        lines: dict[str, int] = {}
+        line = 1
+        for _, seq, text in sorted(self._items):
+            key = self._keys.get(seq)
+            if key is not None:
+                lines[key] = line
+            pieces.append(text)
+            line += text.count("\n")
+        return pieces, lines
 
 
 _PHRASES = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}

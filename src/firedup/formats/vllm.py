@@ -1,0 +1,490 @@
+"""vLLM server and offline-engine logs, 0.4 to 0.34, as catalogued in shared/formats/vllm.md.
+
+Like the SGLang module: `HEADERS` says how a line is laid out before its message, `RULES`
+which messages matter, and `FORMAT` bundles them with what the timeline must know about
+vLLM (its stage order, its health endpoint, how its args lines read). The first header and
+the first rule that match win. Regexes avoid look-arounds and back-references so that
+polars (Rust regex) can run them too.
+
+What vLLM prints, in short: `LEVEL MM-DD HH:MM:SS [file.py:N] msg` (no year, 1 s
+resolution; no `[` before the file name up to 0.7.3), behind a process tag such as
+`(EngineCore_DP0 pid=N)` that `firedup.sources` strips and keeps; uvicorn's own lines
+without any time; tqdm bars without any prefix; and from 0.32 optionally one JSON object
+per record. Durations come from the "took ... s" lines, not from timestamp deltas.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any
+
+from firedup.config import parse_args_repr
+from firedup.formats.base import ArgsDump, Format, Header, Rule, to_float, to_int
+from firedup.health import VLLM_HEALTH
+
+# --- line layouts ------------------------------------------------------------------------
+
+_LEVEL = r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)"
+_TIME = r"(?P<time>\d{2}:\d{2}:\d{2})"
+_JSON_STR = r'(?:[^"\\]|\\.)*'
+
+HEADERS = (
+    # 0.32+ `--logging-config.formatter json`: logging's default asctime (with year and ms),
+    # the multiprocessing process name, and the traceback of logger.exception() as exc_info.
+    Header("vllm-json",
+           r'^\{"asctime": "(?P<date>\d{4}-\d{2}-\d{2}) ' + _TIME + r'(?:,(?P<frac>\d+))?", '
+           r'"levelname": "' + _LEVEL + r'", "name": "(?P<logger>[^"]*)", "processName": "(?P<proc>[^"]*)", '
+           r'"process": (?P<pid>\d+), "message": "(?P<msg>' + _JSON_STR + r')"'
+           r'(?:, "exc_info": "(?P<exc>' + _JSON_STR + r')")?.*\}$',
+           decode="json"),
+    # vLLM's own formatter: `[file.py:N]` from 0.8, `file.py:N]` before; DEBUG level prints a
+    # repo-relative path (`v1/engine/core.py:1592`). Leading blanks of the message go (traceback
+    # frames are indented), the rest is the message.
+    Header("vllm", rf"^{_LEVEL} (?P<md>\d{{2}}-\d{{2}}) {_TIME}(?:\.(?P<frac>\d+))? \[?(?P<file>[\w./-]+):(?P<lineno>\d+)\]\s*(?P<msg>.*)$"),
+    # uvicorn's own logger: `INFO:     Application startup complete.`, no time at all.
+    Header("uvicorn", r"^(?P<level>TRACE|DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+(?P<msg>.*)$"),
+)
+
+# --- reading configuration ---------------------------------------------------------------
+
+# Python reprs that are not literals (`<CompilationMode.VLLM_COMPILE: 3>`, `<function f at 0x..>`)
+# and JSON literals inside Python reprs (`{"use_inductor":true}`), found outside quoted strings.
+_REPR_TOKENS = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|<[^<>'"]*>|\b(?:true|false|null)\b""")
+_JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
+
+
+def _pythonise(text: str) -> str:
+    """A repr vLLM printed, made readable by `ast`: odd reprs become strings, JSON words Python."""
+    def swap(m: re.Match[str]) -> str:
+        token = m.group(0)
+        if token.startswith("<"):
+            return repr(token)
+        return _JSON_WORDS.get(token, token)
+
+    return _REPR_TOKENS.sub(swap, text)
+
+
+def _literal(text: str) -> Any:
+    """One value as printed in an args or engine-config line."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return ast.literal_eval(_pythonise(text))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    if text[0] in "{[":
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _split_top_level(text: str) -> list[str]:
+    """`a=1, b={'x': 1, 'y': 2}, c=Foo(d=1, e=2)` -> the three `key=value` parts."""
+    parts: list[str] = []
+    depth = 0
+    quote: str | None = None
+    start = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0 and text.startswith(", ", i):
+            parts.append(text[start:i])
+            start = i + 2
+            i += 1
+        i += 1
+    parts.append(text[start:])
+    return [p for p in (part.strip() for part in parts) if p]
+
+
+_CUDAGRAPH_MODES = {0: "NONE", 1: "PIECEWISE", 2: "FULL", (2, 0): "FULL_DECODE_ONLY", (2, 1): "FULL_AND_PIECEWISE"}
+_COMPILE_MODES = {0: "NONE", 1: "STOCK_TORCH_COMPILE", 2: "DYNAMO_TRACE_ONCE", 3: "VLLM_COMPILE"}
+_ENUM_REPR = re.compile(r"^<\w+\.(?P<name>\w+): .*>$")
+
+
+def _enum_name(value: Any, table: dict[Any, str]) -> str | None:
+    """`<CUDAGraphMode.NONE: 0>`, `'NONE'`, `0`, `[2, 1]` -> the enum member's name."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (list, tuple)):
+        value = tuple(value)
+    if isinstance(value, (int, tuple)):
+        return table.get(value)
+    text = str(value).strip()
+    m = _ENUM_REPR.match(text)
+    if m:
+        return m["name"].upper()
+    if text.isdigit():
+        return table.get(int(text))
+    return text.upper() or None
+
+
+def _compilation_settings(value: Any) -> dict[str, Any]:
+    """The parts of a `compilation_config` that decide what startup does."""
+    if isinstance(value, str):
+        parsed = _literal(value)
+        if isinstance(parsed, str) and "(" in parsed:  # CompilationConfig(level=3, ...)
+            parsed, _ = parse_args_repr(_pythonise(parsed))
+        value = parsed
+    if isinstance(value, int) and not isinstance(value, bool):  # `-O 3` up to 0.8
+        return {"compilation_mode": _COMPILE_MODES.get(value)}
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, Any] = {}
+    mode = value.get("mode")
+    if mode is None:
+        mode = value.get("level")
+    name = _enum_name(mode, _COMPILE_MODES)
+    if name:
+        out["compilation_mode"] = name
+    cg = _enum_name(value.get("cudagraph_mode"), _CUDAGRAPH_MODES)
+    if cg:
+        out["cudagraph_mode"] = cg
+    elif value.get("use_cudagraph") is False:  # 0.8-0.11.0 spelling of "no graphs"
+        out["cudagraph_mode"] = "NONE"
+    sizes = value.get("cudagraph_capture_sizes")
+    if isinstance(sizes, list) and sizes:
+        out["cuda_graph_max_bs"] = max(int(s) for s in sizes if isinstance(s, int))
+    return out
+
+
+def _optimization_level(value: Any) -> int | None:
+    """`-O3` as printed in 0.12+: `3`, `'O3'` or `<OptimizationLevel.O3: 3>`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    m = re.search(r"(\d+)>?$", str(value))
+    return int(m.group(1)) if m else None
+
+
+def read_args(text: str) -> ArgsDump:
+    """`Namespace(...)` (up to 0.8.5, every flag) or `{...}` (0.9+, only non-default flags)."""
+    text = text.strip()
+    fields, complete = parse_args_repr(_pythonise(text))
+    return ArgsDump(dict(fields), complete, only_non_defaults=text.startswith("{"))
+
+
+_ENGINE_CONFIG_KEYS = {
+    "model": "model", "tensor_parallel_size": "tensor_parallel_size",
+    "pipeline_parallel_size": "pipeline_parallel_size", "data_parallel_size": "data_parallel_size",
+    "enforce_eager": "enforce_eager", "load_format": "load_format", "dtype": "dtype",
+    "quantization": "quantization", "max_seq_len": "max_model_len", "kv_cache_dtype": "kv_cache_dtype",
+    "compilation_config": "compilation_config", "served_model_name": "served_model_name",
+}
+
+
+def engine_config(text: str) -> dict[str, Any]:
+    """`(v0.13.0) with config: model='/m', tensor_parallel_size=2, ...` -> the flags it states."""
+    out: dict[str, Any] = {}
+    m = re.match(r"\(v(?P<version>[^)]+)\) with config: (?P<config>.*)$", text, re.DOTALL)
+    if m is None:
+        return out
+    out["version"] = m["version"]
+    for part in _split_top_level(m["config"]):
+        key, sep, raw = part.partition("=")
+        if not sep or key not in _ENGINE_CONFIG_KEYS:
+            continue
+        value = _literal(raw)
+        if key == "load_format" and isinstance(value, str):
+            value = value.split(".")[-1].lower()  # LoadFormat.AUTO -> auto
+        if key == "compilation_config":  # the resolved settings, not the whole (long) dict
+            out.update(_compilation_settings(value))
+            continue
+        out[_ENGINE_CONFIG_KEYS[key]] = value
+    return out
+
+
+def derive_config(config: dict[str, Any], inferred: dict[str, str]) -> None:
+    """vLLM's flags under the engine-neutral names reports group by, typed.
+
+    `disable_cuda_graph` is true when --enforce-eager is set, when the compilation config's
+    cudagraph_mode is NONE (the real analogue of SGLang's --disable-cuda-graph), or at -O0
+    (0.12+); `tp_size` mirrors tensor_parallel_size so grouping across engines works.
+    """
+    def put(key: str, value: Any, sources: tuple[str, ...]) -> None:
+        if value is None or config.get(key) is not None:
+            return
+        config[key] = value
+        reasons = [inferred[s] for s in sources if s in inferred]
+        if reasons:
+            inferred[key] = reasons[0]
+
+    if config.get("model") is None and config.get("model_tag") is not None:
+        config["model"] = config["model_tag"]
+    if config.get("tensor_parallel_size") is None and config.get("world_size") == 1:
+        config["tensor_parallel_size"] = 1
+        inferred["tensor_parallel_size"] = "the distributed init line says world size 1"
+    for source, target in (("model", "model_path"), ("tensor_parallel_size", "tp_size"),
+                           ("pipeline_parallel_size", "pp_size"), ("data_parallel_size", "dp_size")):
+        put(target, config.get(source), (source,))
+    settings = _compilation_settings(config.get("compilation_config"))
+    for key, value in settings.items():
+        put(key, value, ("compilation_config",))
+    if "optimization_level" in config:
+        config["optimization_level"] = _optimization_level(config["optimization_level"])
+    eager = config.get("enforce_eager")
+    level = config.get("optimization_level")
+    cg = config.get("cudagraph_mode")
+    if eager is True or cg == "NONE" or level == 0:
+        put("disable_cuda_graph", True, ("enforce_eager",) if eager is True else ("compilation_config",))
+    elif eager is False:
+        put("disable_cuda_graph", False, ("enforce_eager",))
+    mode = config.get("compilation_mode")
+    if eager is True or mode == "NONE" or level == 0:
+        put("enable_torch_compile", False, ("enforce_eager",))
+    elif mode is not None:
+        put("enable_torch_compile", True, ("compilation_config",))
+
+
+def _stated(key: str, conv: Any = None) -> Any:
+    """A converter that turns one captured value into a `config_stated` flag."""
+    def convert(text: str) -> dict[str, Any]:
+        return {key: conv(text) if conv else text}
+    return convert
+
+
+def _int_commas(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+# --- rules -------------------------------------------------------------------------------
+
+_TAG = r"(?:\[(?P<tag>[\w.]+)\] )?"  # 0.32+ names the compiled module: "[backbone] "
+
+RULES = (
+    # --- process start: a journald boot, a systemd (re)start, the API server's banner ---
+    Rule("run.boot", r"^-- Boot [0-9a-f]+ --$", "-- Boot", starts_run="always"),
+    Rule("run.service", r"^Started (?P<unit>[\w@.:-]+\.service)", ("Started ",), starts_run="after_end"),
+    Rule("run.banner", r"^vLLM API server version (?P<config_stated>\S+)", "vLLM API server version",
+         fields={"config_stated": _stated("version")}, starts_run="always"),
+    Rule("run.banner", r"^vLLM server version (?P<config_stated>\S+), serving model", "vLLM server version",
+         fields={"config_stated": _stated("version")}, starts_run="always"),
+    # 0.15+ logo: one record over six lines; the version is on the third
+    Rule("run.banner", r"█ +version +(?P<config_stated>\S+)", "version ",
+         fields={"config_stated": _stated("version")}, starts_run="always"),
+    Rule("server_args", r"^args: (?P<args>Namespace\(.*)$", "args: Namespace(", starts_run="always"),
+    Rule("server_args", r"^non-default args: (?P<args>\{.*)$", "non-default args:", starts_run="always"),
+    Rule("config.stated", r"^Cudagraph is disabled under eager mode", "Cudagraph is disabled",
+         const={"enforce_eager": True}),
+    # --- engine ---
+    Rule("engine.init", r"^Initializing an? (?:V[01] )?LLM engine (?P<config_stated>\(v.*)$", "LLM engine (v",
+         fields={"config_stated": engine_config}, starts_run="after_end"),
+    Rule("dist_init.begin",
+         r"^world_size=(?P<world_size>\d+) rank=(?P<global_rank>\d+) local_rank=\d+ distributed_init_method=\S+"
+         r" backend=(?P<backend>\w+)",
+         "distributed_init_method=", fields={"world_size": to_int}, rank="TP{global_rank}"),
+    Rule("dist_init.end",
+         r"^rank (?P<global_rank>\d+) in world size (?P<config_stated>\d+) is assigned as DP rank (?P<dp>\d+), "
+         r"PP rank (?P<pp>\d+), (?:PCP rank \d+, )?TP rank (?P<tp>\d+)",
+         "is assigned as DP rank", fields={"config_stated": _stated("world_size", int)}, rank="TP{tp}"),
+    # --- weights: "Starting to load model" (V1 runner, V0) ... "Loading weights took X seconds" ---
+    Rule("load_weight.begin", r"^Starting to load model (?P<model>.+?)\.\.\.", "Starting to load model"),
+    Rule("load_weight.scratch", r"^Loading model from scratch\.\.\.", "Loading model from scratch"),
+    Rule("load_weight.download", r"^Time spent downloading weights for (?P<model>.+): (?P<download_s>[\d.]+) seconds",
+         "Time spent downloading weights", fields={"download_s": to_float}),
+    Rule("load_weight.end", r"^Loading weights took (?P<elapsed_s>[\d.]+) seconds", "Loading weights took",
+         fields={"elapsed_s": to_float}),
+    # up to 0.7.3 the end of the load says memory, not time; profiling comes next
+    Rule("load_weight.end", r"^Loading model weights took (?P<weights_gb>[\d.]+) Gi?B", "Loading model weights took",
+         fields={"weights_gb": to_float}, const={"next_stage": "kv_cache"}),
+    Rule("model_loading.end",
+         r"^Model loading took (?P<weights_gb>[\d.]+) Gi?B(?: memory)? and (?P<elapsed_s>[\d.]+) seconds",
+         "Model loading took", fields={"weights_gb": to_float, "elapsed_s": to_float}),
+    # --- torch.compile ---
+    Rule("torch_compile.begin", rf"^{_TAG}Starting torch\.compile", "Starting torch.compile"),
+    Rule("torch_compile.dynamo", rf"^{_TAG}Dynamo bytecode transform time: (?P<dynamo_s>[\d.]+) s",
+         "Dynamo bytecode", fields={"dynamo_s": to_float}),
+    Rule("torch_compile.cache_hit",
+         rf"^{_TAG}Directly load (?:the compiled graph|AOT compilation)(?P<config_stated>)",
+         "Directly load", fields={"config_stated": lambda _: {"compile_cache": "hit"}}),
+    Rule("torch_compile.inductor",
+         rf"^{_TAG}Compiling a graph for [^\n]*?(?: takes (?P<inductor_s>[\d.]+) s)?(?P<config_stated>)$",
+         "Compiling a graph for", fields={"inductor_s": to_float, "config_stated": lambda _: {"compile_cache": "miss"}}),
+    Rule("torch_compile.end",
+         rf"^{_TAG}torch\.compile (?P<detail>and initial profiling/warmup run together )?(?:takes|took) "
+         r"(?P<elapsed_s>[\d.]+) s in total",
+         "torch.compile ", fields={"elapsed_s": to_float, "detail": lambda t: "with warmup" if t else None}),
+    Rule("torch_compile.warmup", rf"^{_TAG}Initial profiling/warmup run took (?P<warmup_s>[\d.]+) s",
+         "Initial profiling/warmup", fields={"warmup_s": to_float}),
+    # --- KV cache: the profile sizes it ("Available ..."), then it is allocated ("... size:") ---
+    Rule("kv_cache.allocated", r"^Available KV cache memory: (?P<kv_gib>[\d.]+) GiB", "Available KV cache memory",
+         fields={"kv_gib": to_float}, const={"next_stage": "kv_cache"}),
+    Rule("kv_cache.allocated",
+         r"^Initial free memory [\d.]+ ?GiB, reserved (?P<kv_gib>[\d.]+) ?GiB memory for KV Cache",
+         "memory for KV Cache", fields={"kv_gib": to_float}, const={"next_stage": "kv_cache"}),
+    Rule("kv_cache.allocated", r"^(?P<pool>[A-Z]+(?: \+ host)?) KV cache size: (?P<tokens>[\d,]+) tokens",
+         "KV cache size:", fields={"tokens": _int_commas}, const={"next_stage": "cuda_graph"}),
+    Rule("kv_cache.allocated", r"^# (?:\w+) blocks: (?P<gpu_blocks>\d+)(?:, # CPU blocks: (?P<cpu_blocks>\d+))?$",
+         " blocks: ", fields={"gpu_blocks": to_int, "cpu_blocks": to_int}, const={"next_stage": "cuda_graph"}),
+    Rule("kv_cache.profile", r"^Memory profiling takes (?P<profile_s>[\d.]+) seconds", "Memory profiling takes",
+         fields={"profile_s": to_float}),
+    # --- CUDA graphs: V0 announces the capture; V1 only reports it ---
+    Rule("cuda_graph.begin", r"^Capturing (?:the model for CUDA graphs|cudagraphs for decoding)\.", "Capturing "),
+    Rule("progress.cuda_graph",
+         r"^Capturing CUDA graph(?:s| shapes)(?: \((?P<desc>[^)]*)\))?:\s*(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+)",
+         "Capturing CUDA graph", fields={"pct": to_int, "n": to_int, "total": to_int}),
+    Rule("cuda_graph.end",
+         r"^Graph capturing finished in (?P<elapsed_s>\d+) secs(?:, took (?P<graph_gib>-?[\d.]+) GiB)?",
+         "Graph capturing finished", fields={"elapsed_s": to_float, "graph_gib": to_float}),
+    Rule("progress.weights",
+         r"(?P<desc>Loading [\w ]*checkpoint shards(?: \(eager\))?|Multi-thread loading[\w ]*shards)"
+         r":\s+(?P<pct>\d+)% (?:Completed )?\|? ?(?P<n>\d+)/(?P<total>\d+)",
+         "shards", fields={"pct": to_int, "n": to_int, "total": to_int}),
+    # --- the engine is up ---
+    Rule("engine.ready",
+         r"^init engine \(profile, create kv cache, warmup model\) took (?P<elapsed_s>[\d.]+) (?:seconds|s)"
+         r"(?: \(compilation: (?P<compile_s>[\d.]+) s)?",
+         "init engine (profile", fields={"elapsed_s": to_float, "compile_s": to_float}),
+    # --- HTTP server ---
+    Rule("http.running", r"^Starting vLLM (?:API )?server (?:\d+ )?on (?P<url>\S+)", "Starting vLLM "),
+    Rule("http.routes", r"^Available routes are:", "Available routes"),
+    Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process"),
+    Rule("ready", r"^Application startup complete\.", "Application startup complete"),
+    Rule("http.startup_failed", r"^Application startup failed", "Application startup failed"),
+    Rule("http.running", r"^Uvicorn running on (?P<url>\S+)", "Uvicorn running on"),
+    Rule("http.access",
+         r"^(?P<client>\S+) - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})",
+         "HTTP/", fields={"status": to_int}),
+    Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Waiting for application shutdown)",
+         ("Shutting down", "Finished server process", "application shutdown")),
+    # --- failures: the engine process, the API server, systemd ---
+    Rule("error.engine_core",
+         r"^(?P<what>EngineCore failed to start|WorkerProc failed to start|EngineCore encountered a fatal error"
+         r"|EngineCore hit an exception)",
+         ("EngineCore ", "WorkerProc failed")),
+    Rule("error.init_failed",
+         r"(?:Engine core|EngineCore) initialization failed\. See root cause above|Engine process failed to start",
+         ("initialization failed", "Engine process failed")),
+    Rule("error.child_died",
+         r"^(?:Engine core proc (?P<proc_name>\S+) died unexpectedly|Worker proc (?P<worker>\S+) died unexpectedly"
+         r"(?: \(exit code: (?P<exit_code>-?\d+)\))?|(?:AsyncLLMEngine|MQLLMEngine) (?:has failed|is already dead), "
+         r"terminating server process)",
+         ("died unexpectedly", "terminating server process")),
+    Rule("error.child_died",
+         r"^\S+\.service: Main process exited, code=(?P<code>\w+), status=(?P<status>\d+/(?:FAILURE|KILL|ABRT|SEGV|BUS|ILL|FPE|SYS))",
+         "Main process exited"),
+    Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed"),
+    Rule("error.traceback", r"^Traceback \(most recent call last\)", "Traceback"),
+    Rule("error.process", r"^Process (?P<proc_name>\S+):$", "Process "),
+    Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError|ncclUnhandledCudaError"
+                       r"|Watchdog caught collective operation timeout)",
+         ("NCCL", "nccl", "collective operation timeout")),
+    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "'),
+    Rule("error.exception",
+         r"^(?P<exc_type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid))(?:: (?P<exc_msg>.*))?$",
+         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid")),
+    Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
+         ("out of memory", "CUDA error", "OutOfMemoryError")),
+)
+
+# --- what the rest of firedup needs to know about vLLM -------------------------------------
+
+# The phase a run is in after each milestone (an excerpt that stops, or a crash, is placed by it).
+STAGE_AFTER = {
+    "server_args": "launch", "engine.init": "dist_init", "dist_init.begin": "dist_init",
+    "dist_init.end": "load_weights", "load_weight.begin": "load_weights", "load_weight.end": "model_loading",
+    "model_loading.end": "torch_compile", "torch_compile.end": "kv_cache", "kv_cache.allocated": "kv_cache",
+    "cuda_graph.begin": "cuda_graph", "cuda_graph.end": "engine_init", "engine.ready": "http_start",
+    "http.running": "http_start", "http.started": "http_start", "ready": "serving",
+}
+
+HINTS = {
+    ("kv_cache_too_small", "*"): ("the KV cache cannot hold one request of the model's max length: raise "
+                                  "--gpu-memory-utilization, lower --max-model-len, or shard wider (--tensor-parallel-size)"),
+    ("oom", "load_weights"): ("the weights do not fit: shard wider (--tensor-parallel-size), use a quantized "
+                              "checkpoint, or free the GPUs"),
+    ("oom", "launch"): ("the GPU was already partly used at start: free it, or lower --gpu-memory-utilization "
+                        "to what is really free"),
+    ("oom", "dist_init"): ("the GPU was already partly used at start: free it, or lower --gpu-memory-utilization "
+                           "to what is really free"),
+    ("oom", "kv_cache"): ("the memory profile run did not fit: lower --max-num-batched-tokens or --max-model-len, "
+                          "or --gpu-memory-utilization if another process shares the GPU"),
+    ("oom", "cuda_graph"): ("graph capture ran out of memory: lower --max-num-seqs or the capture sizes "
+                            "(-cc.max_cudagraph_capture_size), or lower --gpu-memory-utilization; --enforce-eager "
+                            "skips graphs"),
+    ("oom", "*"): "GPU out of memory: lower --gpu-memory-utilization, --max-model-len or --max-num-seqs",
+    ("distributed", "*"): ("a collective failed: read the first NCCL error (NCCL_DEBUG=INFO); in containers give "
+                           "shared memory (--ipc=host or a large --shm-size); NCCL_P2P_DISABLE=1 helps on GPUs "
+                           "without working P2P"),
+    ("port_in_use", "*"): "another process holds the port: stop it or pick another --port",
+    ("config", "*"): "vLLM rejected this combination of flags, model or hardware: read the message",
+}
+
+FORMAT = Format(
+    name="vllm",
+    description="vLLM (vllm-project/vllm) OpenAI server and offline-engine logs, 0.4-0.34",
+    headers=HEADERS,
+    rules=RULES,
+    sniff_literals={
+        "vLLM API server version": 10.0,
+        "Initializing a V1 LLM engine": 10.0,
+        "Initializing a V0 LLM engine": 10.0,
+        "Initializing an LLM engine (v": 10.0,
+        "non-default args: {": 8.0,
+        "args: Namespace(": 6.0,
+        "init engine (profile, create kv cache, warmup model)": 8.0,
+        "Model loading took": 6.0,
+        "Graph capturing finished in": 6.0,
+        "Starting vLLM API server": 8.0,
+        "Starting vLLM server on": 8.0,
+        "GPU KV cache size:": 5.0,
+        "Available KV cache memory:": 5.0,
+        "Starting to load model": 4.0,
+        "is assigned as DP rank": 3.0,
+        "torch.compile takes": 4.0,
+        "torch.compile took": 4.0,
+        "Loading model weights took": 3.0,
+        "Maximum concurrency for": 3.0,
+        "█▄█▀": 4.0,
+        '"processName": "': 3.0,
+    },
+    runtime_literals=("Avg prompt throughput", "Received request", "Added request", "Finished request"),
+    level_prefix=None,
+    # Process tags -> ranks. EngineCore hosts the TP=1 worker, so it is the data-parallel rank.
+    proc_ranks=(
+        (r"^(?:VllmWorker rank=|VllmWorker-)(?P<n>\d+)$", "TP{n}"),
+        (r"^VllmWorkerProcess$", "pid{pid}"),  # V0 non-driver worker: which TP rank is not printed
+        (r"^EngineCore_(?:DP)?(?P<n>\d+)$", "DP{n}"),
+        (r"^EngineCore$", "DP0"),
+        # Worker[_DP<d>][_PP<p>][_PCP<c>][_TP<t>][_DCP<k>][_EP<e>]: the rank is DP/PP/TP (EP and the
+        # context-parallel ranks follow from them)
+        (r"^(?:Vllm)?Worker(?:[ _]DP(?P<DP>\d+))?(?:[ _]PP(?P<PP>\d+))?(?:_PCP\d+)?"
+         r"(?:[ _]TP(?P<TP>\d+))?(?:_DCP\d+)?(?:_EP\d+)?$", ""),
+    ),
+    # What `vllm serve` assumes for flags a `non-default args` line does not list.
+    config_defaults={"tensor_parallel_size": 1, "pipeline_parallel_size": 1, "data_parallel_size": 1,
+                     "enforce_eager": False},
+    read_args=read_args,
+    derive_config=derive_config,
+    stage_after=STAGE_AFTER,
+    # --enforce-eager / -O0 turn torch.compile off; no graphs: KV allocation goes straight on
+    stage_skips={"torch_compile": ("enable_torch_compile", False, "kv_cache"),
+                 "cuda_graph": ("disable_cuda_graph", True, "engine_init")},
+    draft_by_repeat=False,
+    # profiling and KV sizing print no duration: from the end of the load or compile to the
+    # first KV line of the same process
+    timestamp_phases=(("kv_cache", ("load_weight.end", "model_loading.end", "torch_compile.end"),
+                       ("kv_cache.allocated",)),),
+    after_http_phase="http_start",
+    offline_ready="engine.ready",
+    rank_tags_only_when_parallel=False,
+    every_rank_prints=("load_weight.begin",),
+    health=VLLM_HEALTH,
+    hints=HINTS,
+)

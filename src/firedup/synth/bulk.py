@@ -1,0 +1,247 @@
+"""Big inputs for benchmarks: one long log of several startups, or folders of many logs.
+
+`write_long_log` streams: each startup comes from `generate` (a few hundred kB), and the
+runtime traffic between startups (`Prefill batch` / `Decode batch` lines, access-log lines,
+health probes; shared/formats/sglang.md §6) is written in 1 MB chunks with plain string
+formatting, so a 1 GiB file never sits in memory. `write_many` writes a folder of varied
+startup logs, each padded with post-ready traffic to about `target_bytes`.
+Both return the ground truth, with line numbers as they are in the written files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from firedup.synth import generate
+from firedup.synth.model import H100, H200, ModelSpec, RunSpec, RunTruth, Scenario
+from firedup.synth.samples import QWEN3_4B, QWEN3_235B_FP8
+
+Progress = Callable[[int, int], None]
+_CHUNK = 1 << 20
+
+
+class Traffic:
+    """A serving SGLang's runtime lines: fast to write, plausible to read, never a milestone."""
+
+    def __init__(self, rng: random.Random, rank: str | None, speculative: bool, prober: str = "10.42.0.1",
+                 cuda_graph: bool = True) -> None:
+        self.rng = rng
+        self.tag = f" {rank}" if rank else ""
+        self.speculative = speculative
+        self.prober = prober
+        self.cuda_graph = cuda_graph
+
+    def write(self, out: BinaryIO, t: float, budget: int) -> tuple[float, int, int]:
+        """About `budget` bytes of traffic from epoch second `t`; returns (end time, bytes, lines)."""
+        rnd = self.rng.random
+        tag, prober, graph = self.tag, self.prober, self.cuda_graph
+        spec = self.speculative
+        sec = -1
+        pre = main = ""
+        written = lines = 0
+        buf: list[str] = []
+        size = 0
+        running = 8
+        while written + size < budget:
+            t += rnd() * 0.025
+            s = int(t)
+            if s != sec:
+                sec = s
+                stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s))
+                pre = f"[{stamp}{tag}] "
+                main = f"[{stamp}] INFO:     "
+            x = rnd()
+            if x < 0.40:
+                running = max(0, min(256, running + int(rnd() * 5) - 2))
+                new = int(rnd() * 8000) + 16
+                line = (f"{pre}Prefill batch, #new-seq: {1 + int(x * 7.5)}, #new-token: {new}, #cached-token: "
+                        f"{int(rnd() * 4096)}, token usage: {running / 400:.2f}, #running-req: {running}, "
+                        f"#queue-req: {int(x * 10) % 3}, #pending-token: 0, cuda graph: {graph and new <= 8192}, "
+                        f"input throughput (token/s): {rnd() * 20000:.2f}\n")
+            elif x < 0.78:
+                accept = f"accept len: {2.2 + rnd():.2f}, accept rate: {0.55 + rnd() * 0.25:.2f}, " if spec else ""
+                line = (f"{pre}Decode batch, #running-req: {running}, #token: {running * 1900 + int(rnd() * 900)}, "
+                        f"token usage: {running / 400:.2f}, {accept}cuda graph: {graph}, gen throughput (token/s): "
+                        f"{running * 38 + rnd() * 200:.2f}, #queue-req: 0\n")
+            elif x < 0.985:
+                line = (f'{main}10.42.{int(x * 7)}.{int(rnd() * 250) + 2}:{int(rnd() * 28000) + 32768} - '
+                        f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n')
+            else:
+                line = f'{main}{prober}:{int(rnd() * 28000) + 32768} - "GET /health HTTP/1.1" 200 OK\n'
+            buf.append(line)
+            size += len(line)  # ASCII: characters are bytes
+            if size >= _CHUNK:
+                out.write("".join(buf).encode("ascii"))
+                written += size
+                lines += len(buf)
+                buf.clear()
+                size = 0
+        if buf:
+            out.write("".join(buf).encode("ascii"))
+            written += size
+            lines += len(buf)
+        return t, written, lines
+
+
+def _shift(truth: RunTruth, lines: int) -> dict[str, Any]:
+    """A run's truth with its line numbers moved down by `lines` (it sits later in a bigger file)."""
+    out = truth.as_dict()
+    for key in ("first_line", "ready_line", "last_line"):
+        if out[key]:
+            out[key] += lines
+    if out["crash"]:
+        out["crash"]["line"] += lines
+    return out
+
+
+def _shutdown(t: float, pid: int) -> str:
+    """SIGTERM and uvicorn's graceful shutdown, as 0.5.23 logs them (then the next startup)."""
+    def stamp(dt: float) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(int(t + dt)))
+    return (f"[{stamp(0)}] SIGTERM received. signum=15 frame=None. Draining requests and shutting down...\n"
+            f"[{stamp(0.2)}] Gracefully exiting... Remaining number of requests 0. Remaining requests "
+            "remaining_rids=[].\n"
+            f"[{stamp(1.0)}] INFO:     Shutting down\n"
+            f"[{stamp(1.1)}] INFO:     Waiting for application shutdown.\n"
+            f"[{stamp(1.2)}] INFO:     Application shutdown complete.\n"
+            f"[{stamp(1.3)}] INFO:     Finished server process [{pid}]\n")
+
+
+def long_log_spec() -> RunSpec:
+    """The production story run, with little after ready: the traffic is written separately."""
+    return RunSpec(model=QWEN3_235B_FP8, tp_size=8, gpu=H200, cuda_graph=True, mem_fraction_static=0.85,
+                   cuda_graph_max_bs=64, after_ready_s=30.0)
+
+
+def write_long_log(path: str | Path, startups: int = 4, target_bytes: int = 1 << 30, seed: int = 0,
+                   spec: RunSpec | None = None, progress: Progress | None = None) -> dict[str, Any]:
+    """One log of `startups` startups separated by runtime traffic, about `target_bytes` long.
+
+    Written in a stream (memory stays flat whatever the size). Returns the truth: every
+    run's outcome, ready offset and line numbers in the written file.
+    """
+    if startups < 1:
+        raise ValueError("a long log needs at least one startup")
+    rng = random.Random(f"long:{seed}")
+    spec = spec or long_log_spec()
+    start = datetime(2026, 11, 10, 6, 0, 0)
+    runs: list[dict[str, Any]] = []
+    written = line_no = 0
+    with open(path, "wb") as fh:
+        for k in range(startups):
+            log = generate(Scenario(f"long-{k + 1}", (spec,), start), seed * 1000 + k)
+            data = log.text.encode("utf-8")
+            fh.write(data)
+            runs.extend(_shift(run, line_no) for run in log.runs)
+            written += len(data)
+            line_no += log.text.count("\n")
+            remaining_startups = startups - k - 1
+            budget = max(0, (target_bytes - written - remaining_startups * len(data)) // (startups - k))
+            traffic = Traffic(rng, "TP0" if spec.tp_size > 1 else None, spec.speculative, spec.prober,
+                              spec.cuda_graph)
+            t_end, nbytes, nlines = traffic.write(fh, _epoch(start) + log.span_s, budget)
+            written += nbytes
+            line_no += nlines
+            if remaining_startups:
+                text = _shutdown(t_end + rng.uniform(1, 5), rng.randint(120, 4000))
+                fh.write(text.encode("ascii"))
+                written += len(text)
+                line_no += text.count("\n")
+                start = datetime(1970, 1, 1) + timedelta(seconds=int(t_end + rng.uniform(40, 120)))
+            if progress is not None:
+                progress(written, target_bytes)
+    return {"path": str(path), "bytes": written, "lines": line_no, "seed": seed, "startups": startups,
+            "runs": runs}
+
+
+def _epoch(moment: datetime) -> float:
+    """Seconds since 1970 for a naive datetime read as UTC (the generator's clock)."""
+    return (moment - datetime(1970, 1, 1)).total_seconds()
+
+
+# --- many logs ---------------------------------------------------------------------------
+
+LLAMA_70B = ModelSpec(
+    path="meta-llama/Llama-3.3-70B-Instruct", arch="LlamaForCausalLM", weight_gb=131.4, shards=30, load_s=360.0,
+    context_len=131072, kv_bytes_per_token=80 * 8 * 128 * 2 * 2, chat_format="string",
+)
+
+
+def _at_tp(model: ModelSpec, tp: int, base_tp: int) -> ModelSpec:
+    """The same model sharded `tp` ways instead of `base_tp`: per-rank sizes and load time scale."""
+    f = base_tp / tp
+    return dataclasses.replace(model, weight_gb=round(model.weight_gb * f, 2), load_s=model.load_s * f,
+                               kv_bytes_per_token=int(model.kv_bytes_per_token * f))
+
+
+def random_spec(rng: random.Random) -> RunSpec:
+    """A varied startup: model, parallelism, version, graphs, speculative draft, crash, speed."""
+    family = rng.choices(("small", "medium", "story"), weights=(5, 3, 2))[0]
+    version = rng.choices(("0.5.23", "0.5.12"), weights=(7, 3))[0]
+    graphs = rng.random() < 0.75
+    if family == "small":
+        tp = rng.choice((1, 1, 2))
+        model, gpu = _at_tp(QWEN3_4B, tp, 1), H100
+    elif family == "medium":
+        tp = rng.choice((4, 8))
+        model, gpu = _at_tp(LLAMA_70B, tp, 1), rng.choice((H100, H200))
+    else:
+        tp, gpu = 8, H200
+        model = QWEN3_235B_FP8 if rng.random() < 0.6 else dataclasses.replace(QWEN3_235B_FP8, draft=None)
+        if rng.random() < 0.5:
+            model = dataclasses.replace(model, deepgemm=False)
+    crash = None
+    x = rng.random()
+    if x < 0.08 and graphs:
+        crash = "oom_cuda_graph"
+    elif x < 0.12 and tp > 1:
+        crash = "nccl_shm"
+    return RunSpec(model=model, version=version, tp_size=tp, gpu=gpu, cuda_graph=graphs,
+                   piecewise=version == "0.5.12" and rng.random() < 0.5, crash=crash,
+                   mem_fraction_static=round(rng.uniform(0.8, 0.9), 3), cuda_graph_max_bs=rng.choice((32, 64, 128, 256)),
+                   speed=rng.uniform(0.7, 1.4), after_ready_s=rng.uniform(20, 90), user_requests=rng.randint(0, 3),
+                   health_period_s=rng.choice((None, 5.0, 10.0)))
+
+
+def write_many(out_dir: str | Path, n: int = 2000, seed: int = 0, target_bytes: int = 200_000,
+               progress: Progress | None = None) -> list[Path]:
+    """`n` startup logs of about `target_bytes` each (post-ready traffic pads short ones), plus truth.json."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(f"many:{seed}")
+    paths: list[Path] = []
+    truth: dict[str, Any] = {}
+    moment = datetime(2026, 11, 1, 0, 0, 0)
+    for i in range(n):
+        spec = random_spec(rng)
+        runs: tuple[RunSpec, ...] = (spec,)
+        if spec.crash is not None and rng.random() < 0.4:  # restarted after the crash, in the same file
+            runs = (spec, dataclasses.replace(spec, crash=None))
+        kind = "crash" if spec.crash and len(runs) == 1 else "restart" if spec.crash else \
+            ("prod" if spec.cuda_graph else "debug")
+        name = f"startup-{i:05d}-{kind}-tp{spec.tp_size}.log"
+        log = generate(Scenario(name[:-4], runs, moment), seed * 100_003 + i)
+        path = out / name
+        with open(path, "wb") as fh:
+            data = log.text.encode("utf-8")
+            fh.write(data)
+            last = runs[-1]
+            if log.runs[-1].outcome == "ready" and len(data) < target_bytes:
+                traffic = Traffic(rng, "TP0" if last.tp_size > 1 else None, last.speculative, last.prober,
+                                  last.cuda_graph)
+                traffic.write(fh, _epoch(moment) + log.span_s, target_bytes - len(data))
+        truth[name] = {"runs": [r.as_dict() for r in log.runs]}
+        paths.append(path)
+        moment += timedelta(minutes=rng.randint(20, 600))
+        if progress is not None:
+            progress(i + 1, n)
+    (out / "truth.json").write_text(json.dumps({"generator": "firedup.synth.bulk.write_many", "seed": seed,
+                                                 "files": truth}) + "\n", encoding="utf-8")
+    return paths

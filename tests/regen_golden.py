@@ -1,0 +1,65 @@
+"""Regenerate the golden files: `firedup parse --json` of every sample log.
+
+    python tests/regen_golden.py          # rewrite tests/golden/*.json, then review `git diff`
+
+Golden tests (tests/test_golden.py) compare the parser's output on sample_logs/ with these
+files byte for byte, in the style of pygments' golden tests: any change in what firedup
+reads from the samples shows up as a diff that someone has to look at and accept by
+running this script on purpose. Never run it just to make a failing test pass.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_LOGS = ROOT / "sample_logs"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def sample_names() -> list[str]:
+    return sorted(p.name for p in SAMPLE_LOGS.glob("*.log"))
+
+
+def golden_path(name: str) -> Path:
+    return GOLDEN / (Path(name).stem + ".json")
+
+
+def render(name: str) -> str:
+    """What `firedup parse sample_logs/NAME --json` prints, run from the repository root."""
+    from click.testing import CliRunner
+
+    from firedup.cli import cli
+
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = CliRunner().invoke(cli, ["parse", f"sample_logs/{name}", "--json"])
+    finally:
+        os.chdir(here)
+    if result.exit_code != 0:
+        raise RuntimeError(f"firedup parse sample_logs/{name} --json exited {result.exit_code}: {result.output}")
+    return result.output
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT / "src"))
+    GOLDEN.mkdir(exist_ok=True)
+    names = sample_names()
+    stale = {p.name for p in GOLDEN.glob("*.json")} - {golden_path(n).name for n in names}
+    for name in names:
+        path = golden_path(name)
+        text = render(name)
+        changed = not path.exists() or path.read_text(encoding="utf-8") != text
+        path.write_text(text, encoding="utf-8")
+        print(f"{'updated' if changed else 'same   '} {path.relative_to(ROOT)}")
+    for extra in sorted(stale):
+        (GOLDEN / extra).unlink()
+        print(f"removed tests/golden/{extra} (no such sample any more)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

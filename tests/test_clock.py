@@ -1,0 +1,51 @@
+"""Partial timestamps completed with the year or date they leave out, and where it came from."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from firedup.clock import Clock
+
+
+def _first(clock: Clock, month_day: str, time_text: str = "23:59:50") -> str:
+    stamp = clock.resolve(month_day=month_day, time_text=time_text)
+    assert stamp is not None
+    return stamp.iso
+
+
+@pytest.mark.parametrize(("given", "month_day", "expected"), [
+    (date(2025, 6, 1), "12-31", "2025-12-31T23:59:50"),  # the year of --date
+    (date(2026, 1, 1), "12-31", "2025-12-31T23:59:50"),  # New Year's night: December is last year's
+    (date(2025, 12, 31), "01-01", "2026-01-01T23:59:50"),
+    (date(2025, 12, 31), "12-31", "2025-12-31T23:59:50"),
+])
+def test_year_from_date(given: date, month_day: str, expected: str) -> None:
+    clock = Clock(default_date=given, file_date=date(2030, 1, 1))
+    assert _first(clock, month_day) == expected
+    assert clock.date_source == "--date"
+
+
+@pytest.mark.parametrize(("written", "month_day", "year"), [
+    (date(2026, 3, 1), "12-31", 2025),  # the log was written before the file was
+    (date(2026, 3, 1), "02-28", 2026),
+    (date(2026, 3, 1), "03-02", 2026),  # one day of slack for time zones
+    (date(2026, 3, 1), "03-03", 2025),
+])
+def test_year_from_the_files_modification_date(written: date, month_day: str, year: int) -> None:
+    clock = Clock(file_date=written)
+    assert _first(clock, month_day).startswith(f"{year}-{month_day}")
+    assert clock.date_source == "mtime"
+
+
+def test_month_day_lines_wrap_at_new_year() -> None:
+    clock = Clock(file_date=date(2026, 1, 2))
+    assert _first(clock, "12-31", "23:59:59") == "2025-12-31T23:59:59"
+    assert _first(clock, "01-01", "00:00:01") == "2026-01-01T00:00:01"
+
+
+def test_file_year_alone_still_works() -> None:
+    clock = Clock(file_year=2024)
+    assert _first(clock, "07-01") == "2024-07-01T23:59:50"
+    assert clock.date_source == "mtime"
