@@ -51,7 +51,7 @@ _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph"
 
 
 def flag_summary(run: Run) -> str:
-    parts = []
+    parts: list[str] = []
     for flag in _SHOWN_FLAGS:
         value = run.config.get(flag)
         if value is None or (flag in ("dp_size", "pp_size", "ep_size") and value == 1):
@@ -161,7 +161,7 @@ def _wrap_items(head: str, items: Sequence[str], width: int, sep: str = "; ") ->
 
 def engine_timings_parts(timings: dict[str, object]) -> list[str]:
     """`Engine startup timings (s)` as the engine printed them (max over ranks), zeros left out."""
-    parts = []
+    parts: list[str] = []
     for key, value in timings.items():
         if isinstance(value, dict):
             parts.extend(f"{key}.{k} {fmt_duration(float(v))}" for k, v in value.items() if float(v) > 0)
