@@ -16,12 +16,15 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from firedup.parse import ParseResult, parse_paths
+    from firedup.tables import Runs, load
     from firedup.timeline import Run
 
 _LAZY = {
     "parse_paths": ("firedup.parse", "parse_paths"),
     "ParseResult": ("firedup.parse", "ParseResult"),
     "Run": ("firedup.timeline", "Run"),
+    "load": ("firedup.tables", "load"),
+    "Runs": ("firedup.tables", "Runs"),
 }
 
 
@@ -34,4 +37,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(target[0]), target[1])
 
 
-__all__ = ["ParseResult", "Run", "__version__", "parse_paths"]
+__all__ = ["ParseResult", "Run", "Runs", "__version__", "load", "parse_paths"]

@@ -137,6 +137,190 @@ def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date 
     _exit_for(result)
 
 
+# --- many runs: runs, compare, budget, ingest, export ---------------------------------------
+
+
+def many_inputs(func: F) -> F:
+    """PATH... (optional with --store) plus the options of the commands over many runs."""
+
+    @click.argument("paths", nargs=-1, metavar="[PATH...]")
+    @click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
+                  help="Also read the history store: bare --store for the default one "
+                       "($FIREDUP_STORE or the user data dir), or --store=DIR.")
+    @click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
+    @click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
+                  help="Date for logs that print only times (or no year).")
+    @click.option("--all", "all_files", is_flag=True, help="In directories, read every file, not only *.log/.txt/.out/.gz.")
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
+          all_files: bool) -> Any:
+    """Paths and/or the store -> tables; unreadable inputs reported on stderr."""
+    from firedup.store import open_store
+    from firedup.tables import load
+
+    if not paths and store is None:
+        raise click.UsageError("give log paths, --store for the history, or both")
+    try:
+        runs = load(list(paths) or None, store=open_store(store) if store is not None else None, engine=engine,
+                    default_date=default_date, all_files=all_files, progress=_progress_bar())
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    for err in runs.errors:
+        click.echo(f"firedup: {err}", err=True)
+    if store is not None and not paths and not len(runs):
+        click.echo(f"firedup: the store {open_store(store).root} holds no runs yet; add some with "
+                   "`firedup ingest PATH...`", err=True)
+    return runs
+
+
+def _split_by(value: tuple[str, ...]) -> list[str]:
+    return [flag.strip() for item in value for flag in item.split(",") if flag.strip()]
+
+
+def _write_out(text: str, out: str | None) -> None:
+    if out and out != "-":
+        from firedup.export import _atomic
+
+        _atomic(__import__("pathlib").Path(out), lambda path: path.write_text(text + "\n", encoding="utf-8"))
+    else:
+        click.echo(text)
+
+
+@cli.command("runs", short_help="One row per run: outcome, time to ready, biggest phases.")
+@many_inputs
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("-o", "--output", "out", default=None, metavar="FILE", help="Write to FILE instead of stdout.")
+def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
+             all_files: bool, fmt: str, out: str | None) -> None:
+    """One row per run: outcome, time to ready, biggest phases, the flags that differ."""
+    from firedup.tables import summary, summary_text
+
+    runs = _load(paths, store, engine, default_date, all_files)
+    if fmt == "table":
+        _write_out(summary_text(runs) if len(runs) else "no server startup found in the input", out)
+    elif fmt == "parquet":
+        if not out or out == "-":
+            raise click.UsageError("--format parquet needs -o FILE")
+        from firedup.export import _atomic
+
+        frame = summary(runs)
+        _atomic(__import__("pathlib").Path(out), lambda path: frame.write_parquet(path))
+    elif fmt == "csv":
+        _write_out(summary(runs).write_csv().rstrip("\n"), out)
+    else:
+        _write_out(json.dumps(summary(runs).to_dicts(), indent=1, default=str, ensure_ascii=False), out)
+    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+
+
+_BY_HELP = "Group by these flags (comma-separated or repeated). Default: the flags that differ between the runs."
+
+
+@cli.command(short_help="Compare groups of runs by flags: which phase makes the difference.")
+@many_inputs
+@click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, deltas, ...).")
+def compare(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
+            all_files: bool, by: tuple[str, ...], as_json: bool) -> None:
+    """Compare groups of runs: time to ready, phases, and what explains the difference."""
+    from firedup.compare import compare as compare_runs
+    from firedup.compare import comparison_text
+
+    runs = _load(paths, store, engine, default_date, all_files)
+    result = compare_runs(runs, _split_by(by))
+    click.echo(json.dumps(result.as_json(), indent=1, default=str, ensure_ascii=False) if as_json
+               else comparison_text(result))
+    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+
+
+def _risk(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if not 0.0 < value < 1.0:
+        raise click.BadParameter("must be between 0 and 1, e.g. 0.01 for a 1% chance of a timeout")
+    return value
+
+
+@cli.command(short_help="Start-up timeouts with their risk, and wait loops/probes to paste.")
+@many_inputs
+@click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
+@click.option("--risk", default=0.01, show_default=True, callback=_risk, type=float,
+              help="Accepted chance that a healthy start takes longer than the budget.")
+@click.option("--snippet", "snippets", type=click.Choice(["all", "bash", "kubernetes", "compose", "none"]),
+              multiple=True, default=("all",), show_default=True, help="Which ready-to-paste snippets to print.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, ...).")
+def budget(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
+           all_files: bool, by: tuple[str, ...], risk: float, snippets: tuple[str, ...], as_json: bool) -> None:
+    """Recommended start-up timeouts per group, with their risk, and wait loops/probes to paste."""
+    from firedup.budget import budget_text, budgets
+
+    runs = _load(paths, store, engine, default_date, all_files)
+    report = budgets(runs, _split_by(by), risk)
+    kinds: tuple[str, ...] = ("bash", "kubernetes", "compose") if "all" in snippets else tuple(
+        k for k in snippets if k != "none")
+    click.echo(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False) if as_json
+               else budget_text(report, kinds))
+    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+
+
+@cli.command(short_help="Add runs to the history store (a log already there is skipped).")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--store", "store", default=None, metavar="DIR",
+              help="The store to add to (default: $FIREDUP_STORE, else the user data dir).")
+@click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
+@click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
+              help="Date for logs that print only times (or no year).")
+@click.option("--all", "all_files", is_flag=True, help="In directories, read every file, not only *.log/.txt/.out/.gz.")
+@click.option("--force", is_flag=True, help="Re-parse and replace logs that are already in the store.")
+def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
+           all_files: bool, force: bool) -> None:
+    """Add the runs of these logs to the history store (a log already there is skipped)."""
+    from firedup.store import open_store
+
+    st = open_store(store)
+    try:
+        report = st.ingest(paths, engine=engine, default_date=default_date, all_files=all_files, force=force,
+                           progress=_progress_bar())
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    for err in report.errors:
+        click.echo(f"firedup: {err}", err=True)
+    for source, n in report.added:
+        click.echo(f"added {n} run{'s' if n != 1 else ''} from {source}")
+    for source in report.present:
+        click.echo(f"already in the store: {source}")
+    for source in report.empty:
+        click.echo(f"no server startup found: {source}")
+    click.echo(f"{report.runs_added} run{'s' if report.runs_added != 1 else ''} added to {st.root}")
+    sys.exit(EXIT_SOME_INPUTS_BAD if report.errors else EXIT_OK)
+
+
+@cli.command(short_help="Export a Perfetto/Chrome trace, or a table as CSV/Parquet/JSON.")
+@many_inputs
+@click.option("--format", "fmt", type=click.Choice(["chrome-trace", "csv", "parquet", "json"]), required=True,
+              help="chrome-trace opens in ui.perfetto.dev and chrome://tracing; the others write one table.")
+@click.option("--table", "table_name", type=click.Choice(["phases", "runs", "milestones"]), default="phases",
+              show_default=True, help="The table csv/parquet/json write.")
+@click.option("-o", "--output", "out", required=True, metavar="FILE", help="Where to write (- = stdout for text).")
+def export(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
+           all_files: bool, fmt: str, table_name: str, out: str) -> None:
+    """Export runs as a Chrome/Perfetto trace, or a table as CSV, Parquet or JSON."""
+    from firedup.export import export as export_runs
+
+    runs = _load(paths, store, engine, default_date, all_files)
+    try:
+        export_runs(runs, fmt, out, table_name)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if out != "-":
+        click.echo(f"wrote {len(runs)} run{'s' if len(runs) != 1 else ''} to {out}", err=True)
+    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+
+
 def _parse_size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
     """`1G`, `200M`, `150k` or a plain byte count."""
     if value is None:

@@ -51,7 +51,7 @@ _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph"
 
 
 def flag_summary(run: Run) -> str:
-    parts = []
+    parts: list[str] = []
     for flag in _SHOWN_FLAGS:
         value = run.config.get(flag)
         if value is None or (flag in ("dp_size", "pp_size", "ep_size") and value == 1):

@@ -1,0 +1,433 @@
+"""Compare groups of runs by their flags: which configuration starts slower, and which phase is why.
+
+Only runs that reached ready have a time to ready; crashed and incomplete runs are counted
+and named but not timed. Runs of another engine or model than most runs are left out (a
+7B model's start says nothing about a 671B one), unless the grouping itself is by model
+or engine. Everything left out is listed with its reason.
+
+Statistics: median, p90 (linear interpolation between order statistics, like numpy's
+default) and max of the time to ready. Per phase, the median over the group's ready runs,
+where a phase that did not happen counts 0 s. The difference between two groups is the
+difference of their medians; the phase whose median moved most explains most of it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from firedup.errors import UsageError
+from firedup.tables import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
+
+# Friendly names for well-known contrasts: the motivating story's debug vs production.
+GROUP_NAMES: dict[tuple[str, Any], str] = {
+    ("disable_cuda_graph", True): "debug",
+    ("disable_cuda_graph", False): "production",
+    ("enable_torch_compile", True): "torch.compile",
+}
+# Columns besides flags that make sense as a grouping.
+EXTRA_KEYS = ("engine",)
+# What makes runs comparable at all, unless the user groups by it.
+POPULATION_KEYS = ("engine", "model_path")
+
+
+class UnknownFlagError(UsageError):
+    pass
+
+
+@dataclass
+class LeftOut:
+    run_id: str | None
+    source: str
+    run_index: int | None
+    reason: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "source": self.source, "run_index": self.run_index, "reason": self.reason}
+
+
+@dataclass
+class Group:
+    key: dict[str, Any]
+    label: str
+    run_ids: list[str]  # the ready runs that are timed
+    ready_seconds: list[float]
+    not_timed: list[LeftOut] = field(default_factory=list)  # same flags, but crashed or incomplete
+    phases: dict[str, float] = field(default_factory=dict)  # phase -> median seconds
+
+    @property
+    def n(self) -> int:
+        return len(self.ready_seconds)
+
+    @property
+    def median(self) -> float | None:
+        return quantile(self.ready_seconds, 0.5)
+
+    @property
+    def p90(self) -> float | None:
+        return quantile(self.ready_seconds, 0.9)
+
+    @property
+    def max(self) -> float | None:
+        return max(self.ready_seconds) if self.ready_seconds else None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key, "label": self.label, "n": self.n,
+            "total_seconds": {"median": _r(self.median), "p90": _r(self.p90), "max": _r(self.max),
+                              "min": _r(min(self.ready_seconds) if self.ready_seconds else None)},
+            "phases": {name: {"median": _r(sec)} for name, sec in self.phases.items()},
+            "runs": self.run_ids,
+            "not_timed": [lo.as_json() for lo in self.not_timed],
+        }
+
+
+@dataclass
+class Delta:
+    base: Group
+    other: Group
+    total_seconds: float
+    phases: dict[str, float]
+    main_phase: str | None
+    main_phase_seconds: float | None
+    flags_differ: dict[str, tuple[list[Any], list[Any]]]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "from": self.base.key, "to": self.other.key, "total_seconds": _r(self.total_seconds),
+            "phases": {name: _r(sec) for name, sec in self.phases.items()},
+            "main_phase": self.main_phase, "main_phase_seconds": _r(self.main_phase_seconds),
+            "flags_differ": {flag: {"from": a, "to": b} for flag, (a, b) in self.flags_differ.items()},
+        }
+
+
+@dataclass
+class Grouping:
+    """Runs split into groups by flags: what compare and budget both start from."""
+
+    by: list[str]
+    by_auto: bool
+    population: dict[str, Any]
+    groups: list[Group]
+    left_out: list[LeftOut]
+    notes: list[str]
+    runs: Runs
+
+
+@dataclass
+class Comparison:
+    grouping: Grouping
+    deltas: list[Delta]
+    headline: str
+
+    def as_json(self) -> dict[str, Any]:
+        g = self.grouping
+        return {
+            "by": g.by, "by_auto": g.by_auto, "population": g.population,
+            "groups": [grp.as_json() for grp in g.groups],
+            "deltas": [d.as_json() for d in self.deltas],
+            "headline": self.headline,
+            "left_out": [lo.as_json() for lo in g.left_out],
+            "notes": g.notes,
+        }
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def quantile(values: Sequence[float], q: float) -> float | None:
+    """Linear interpolation between order statistics (numpy's default, R type 7)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def fmt_value(value: Any) -> str:
+    return "unknown" if value is None else str(value)
+
+
+def group_label(key: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={fmt_value(v)}" for k, v in key.items()) or "all runs"
+    if len(key) == 1:
+        ((flag, value),) = key.items()
+        name = GROUP_NAMES.get((flag, value))
+        if name:
+            return f"{name} ({text})"
+    return text
+
+
+def grouping_keys(runs: Runs) -> list[str]:
+    return [*runs.flag_columns, *EXTRA_KEYS]
+
+
+def check_by(runs: Runs, by: Sequence[str]) -> None:
+    """An unknown flag is a usage error that lists the flags these runs have."""
+    known = grouping_keys(runs)
+    for flag in by:
+        if flag in known:
+            continue
+        population = _population(runs.runs, [])[1]
+        varying = auto_flags(population.filter(pl.col("outcome") == "ready"), runs)
+        close = difflib.get_close_matches(flag, known, n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        listed = ", ".join(varying) if varying else "none"
+        others = ", ".join(k for k in known if k not in varying)
+        raise UnknownFlagError(
+            f"unknown flag {flag!r} in --by.{hint} Flags that differ between these runs: {listed}. "
+            f"Every flag these runs state: {others or 'none'}.")
+
+
+def auto_flags(frame: pl.DataFrame, runs: Runs) -> list[str]:
+    """Flags with more than one known value: the common flags if any vary, else any flag."""
+    def varying(cols: Sequence[str]) -> list[str]:
+        out = []
+        for col in cols:
+            if col not in frame.columns or col.removeprefix("flag.") in IDENTITY_FLAGS:
+                continue
+            if frame[col].drop_nulls().n_unique() > 1:
+                out.append(col)
+        return out
+
+    common = varying([c for c in runs.flag_columns if c in FLAG_TYPES and c not in POPULATION_KEYS])
+    if common:
+        return common
+    return varying([c for c in runs.flag_columns if c not in FLAG_TYPES])
+
+
+def _why_not_timed(row: dict[str, Any]) -> str:
+    if row["outcome"] == "crashed":
+        where = f" in {row['crash_phase']}" if row.get("crash_phase") else ""
+        return f"crashed ({row.get('crash_category') or 'unknown'}{where}): no time to ready"
+    where = f" in {row['stopped_in']}" if row.get("stopped_in") else ""
+    return f"incomplete (the log stops{where}): no time to ready"
+
+
+def _population(frame: pl.DataFrame, by: Sequence[str]) -> tuple[dict[str, Any], pl.DataFrame, list[LeftOut]]:
+    """The engine+model most runs share (by ready runs), unless grouped by them."""
+    keys = [k for k in POPULATION_KEYS if k not in by and k in frame.columns]
+    if not keys or frame.is_empty():
+        return {}, frame, []
+    # a known model beats an unknown one (no args line): "unknown" is not a model
+    counts = (frame.group_by(keys).agg(pl.len().alias("runs"),
+                                       (pl.col("outcome") == "ready").sum().alias("ready"))
+              .with_columns(pl.any_horizontal([pl.col(k).is_null() for k in keys]).alias("_unknown"))
+              .sort(["_unknown", "ready", "runs", *keys], descending=[False, True, True, *([False] * len(keys))],
+                    nulls_last=True))
+    if counts.height <= 1:
+        return {k: counts[k][0] for k in keys} if counts.height else {}, frame, []
+    chosen = {k: counts[k][0] for k in keys}
+    keep = pl.lit(True)
+    for k, v in chosen.items():
+        keep = keep & (pl.col(k).is_null() if v is None else (pl.col(k) == v).fill_null(False))
+    left = []
+    for row in frame.filter(~keep).iter_rows(named=True):
+        if "model_path" in keys and row["model_path"] is None and chosen.get("model_path") is not None:
+            left.append(LeftOut(row["run_id"], row["source"], row["run_index"],
+                                "model unknown (no args line in the log), so it cannot be matched to the "
+                                f"runs compared (model_path={chosen['model_path']})"))
+            continue
+        diffs = [f"{k}={fmt_value(row[k])}" for k in keys if row[k] != chosen[k]]
+        left.append(LeftOut(row["run_id"], row["source"], row["run_index"],
+                            f"other {' and '.join(k.replace('_path', '') for k in keys if row[k] != chosen[k])} "
+                            f"({', '.join(diffs)}) than the runs compared "
+                            f"({', '.join(f'{k}={fmt_value(v)}' for k, v in chosen.items())})"))
+    return chosen, frame.filter(keep), left
+
+
+def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
+    """Split runs into comparable groups by flags; everything left out is listed with why."""
+    notes: list[str] = []
+    left_out = [LeftOut(None, e.source, None, f"unreadable: {e.reason}") for e in runs.errors]
+    by_auto = not by
+    if by:
+        check_by(runs, by)
+    population, frame, other = _population(runs.runs, by or [])
+    left_out.extend(other)
+    ready = frame.filter(pl.col("outcome") == "ready")
+    if by_auto:
+        by = auto_flags(ready, runs)
+        if by:
+            notes.append(f"grouped by the flags that differ between the ready runs: {', '.join(by)}")
+        else:
+            notes.append("no flag differs between the ready runs: one group")
+    by = list(by or [])
+    wide = phase_seconds(runs.select(ready["run_id"].to_list()))
+    groups: dict[tuple[Any, ...], Group] = {}
+    for row in frame.iter_rows(named=True):
+        key = {flag: row.get(flag) for flag in by}
+        tkey = tuple(key.values())
+        group = groups.get(tkey)
+        if group is None:
+            group = groups[tkey] = Group(key, group_label(key), [], [])
+        if row["outcome"] == "ready" and row.get("begins_mid_startup"):
+            lo = LeftOut(row["run_id"], row["source"], row["run_index"],
+                         "the log begins mid-startup: its time to ready is only a lower bound")
+            group.not_timed.append(lo)
+            left_out.append(lo)
+        elif row["outcome"] == "ready" and row["ready_seconds"] is not None:
+            group.run_ids.append(row["run_id"])
+            group.ready_seconds.append(float(row["ready_seconds"]))
+        else:
+            lo = LeftOut(row["run_id"], row["source"], row["run_index"], _why_not_timed(row))
+            group.not_timed.append(lo)
+            left_out.append(lo)
+    phase_names = [c for c in wide.columns if c != "run_id"]
+    for group in groups.values():
+        if not group.run_ids:
+            continue
+        sub = wide.filter(pl.col("run_id").is_in(pl.Series(group.run_ids).implode()))
+        for name in phase_names:
+            group.phases[name] = float(quantile(sub[name].to_list(), 0.5) or 0.0)
+    ordered = sorted(groups.values(), key=lambda g: (g.median is None, g.median or 0.0, g.label))
+    for g in ordered:
+        if g.n == 0:
+            notes.append(f"{g.label}: no ready run ({len(g.not_timed)} not timed), so no time to ready")
+    return Grouping(by, by_auto, population, ordered, left_out, notes, runs)
+
+
+def _flags_differ(runs: Runs, a: Group, b: Group) -> dict[str, tuple[list[Any], list[Any]]]:
+    frame = runs.runs
+    out: dict[str, tuple[list[Any], list[Any]]] = {}
+    ids_a = pl.Series(a.run_ids).implode()
+    ids_b = pl.Series(b.run_ids).implode()
+    fa, fb = frame.filter(pl.col("run_id").is_in(ids_a)), frame.filter(pl.col("run_id").is_in(ids_b))
+    for flag in grouping_keys(runs):
+        if flag.removeprefix("flag.") in IDENTITY_FLAGS or flag not in frame.columns:
+            continue
+        va = sorted(set(fa[flag].drop_nulls().to_list()), key=str)
+        vb = sorted(set(fb[flag].drop_nulls().to_list()), key=str)
+        if va != vb and va and vb:
+            out[flag] = (va, vb)
+    return out
+
+
+def delta(runs: Runs, base: Group, other: Group) -> Delta:
+    """How `other` differs from `base`: per phase, in total, and in flags."""
+    total = (other.median or 0.0) - (base.median or 0.0)
+    names = [n for n in other.phases if n in base.phases] + [n for n in other.phases if n not in base.phases] \
+        + [n for n in base.phases if n not in other.phases]
+    phases = {n: other.phases.get(n, 0.0) - base.phases.get(n, 0.0) for n in names}
+    sign = 1.0 if total >= 0 else -1.0
+    main = max(phases, key=lambda n: sign * phases[n]) if phases else None
+    main_sec = phases[main] if main is not None else None
+    if main is not None and sign * phases[main] <= 0:
+        main, main_sec = None, None
+    return Delta(base, other, total, phases, main, main_sec, _flags_differ(runs, base, other))
+
+
+def compare(runs: Runs, by: Sequence[str] | None = None) -> Comparison:
+    """Group runs by flags and explain the difference between the groups."""
+    grouping = group_runs(runs, by)
+    timed = [g for g in grouping.groups if g.n > 0]
+    deltas = [delta(runs, timed[0], g) for g in timed[1:]] if timed else []
+    return Comparison(grouping, deltas, headline(grouping, deltas))
+
+
+def headline(grouping: Grouping, deltas: Sequence[Delta]) -> str:
+    from firedup.render import fmt_duration as dur
+
+    timed = [g for g in grouping.groups if g.n > 0]
+    if not timed:
+        return "no run reached ready, so there is no time to ready to compare"
+    if len(timed) == 1:
+        g = timed[0]
+        runs = "1 run" if g.n == 1 else f"{g.n} runs"
+        spread = "" if g.n == 1 else f" (p90 {dur(g.p90)}, max {dur(g.max)})"
+        return f"{g.label}: {runs} ready in a median of {dur(g.median)}{spread}"
+    fast = timed[0]
+    slow_delta = max(deltas, key=lambda d: d.total_seconds)
+    slow = slow_delta.other
+    lead = f"{fast.label} ready in a median of {dur(fast.median)}, {slow.label} in {dur(slow.median)}"
+    if len(timed) > 2:
+        lead = f"of {len(timed)} groups, {fast.label} is fastest (median {dur(fast.median)}) " \
+               f"and {slow.label} slowest ({dur(slow.median)})"
+    main_sec = slow_delta.main_phase_seconds
+    if slow_delta.main_phase is None or main_sec is None:
+        return lead
+    text = (f"{lead}; {slow_delta.main_phase} explains {dur(main_sec)} "
+            f"of the {dur(slow_delta.total_seconds)} difference")
+    offset = main_sec - slow_delta.total_seconds
+    if offset >= 1.0:  # other phases got faster and took some back
+        text += f" (other phases take back {dur(offset)})"
+    return text
+
+
+def comparison_text(cmp: Comparison, width: int = 100) -> str:
+    """The human view: headline, one block per group, deltas, and what was left out."""
+    from firedup.render import fmt_duration as dur
+
+    g = cmp.grouping
+    if not g.groups:
+        lines = ["no server startup found in the input"]
+        lines.extend(f"  {lo.source}: {lo.reason}" for lo in g.left_out)
+        return "\n".join(lines)
+    lines = [cmp.headline, ""]
+    if g.population:
+        lines.append("comparing runs of " + ", ".join(f"{k}={fmt_value(v)}" for k, v in g.population.items()))
+    lines.extend(f"note: {n}" for n in g.notes)
+    lines.append("")
+    phase_names: list[str] = []
+    for grp in g.groups:
+        for name in grp.phases:
+            if name not in phase_names:
+                phase_names.append(name)
+    shown = [n for n in phase_names if any(grp.phases.get(n, 0.0) >= 0.5 for grp in g.groups)]
+    width = min(max([len(grp.label) for grp in g.groups] + [5]), 80)
+    lines.append(f"{'#':>2}  {'group':<{width}} {'n':>3} {'median':>12} {'p90':>12} {'max':>12}")
+    for i, grp in enumerate(g.groups, start=1):
+        extra = f"  (+{len(grp.not_timed)} not timed)" if grp.not_timed else ""
+        lines.append(f"{i:>2}  {grp.label[:width]:<{width}} {grp.n:>3} {dur(grp.median) if grp.n else '-':>12} "
+                     f"{dur(grp.p90) if grp.n else '-':>12} {dur(grp.max) if grp.n else '-':>12}{extra}")
+    timed = [grp for grp in g.groups if grp.n]
+    if shown and timed:
+        lines.append("")
+        lines.append("median per phase:")
+        named = all(" (" in grp.label for grp in timed)
+        labels = [grp.label.split(" (")[0][:14] if named else f"#{g.groups.index(grp) + 1}" for grp in timed]
+        lines.append(f"  {'phase':<22}" + "".join(f" {lab:>14}" for lab in labels)
+                     + ("" if len(timed) < 2 else f" {'delta':>14}"))
+
+        def cell(sec: float) -> str:
+            return "-" if sec == 0 else dur(sec)
+
+        for name in shown:
+            cells = "".join(f" {cell(grp.phases.get(name, 0.0)):>14}" for grp in timed)
+            d = next((x for x in cmp.deltas if x.other is timed[-1]), None)
+            diff = ""
+            if d is not None:
+                sec = d.phases.get(name, 0.0)
+                diff = f" {'0' if abs(sec) < 0.0005 else ('+' if sec > 0 else '-') + dur(abs(sec)):>14}"
+            lines.append(f"  {name:<22}{cells}{diff}")
+    for d in cmp.deltas:
+        lines.append("")
+        lines.append(f"{d.other.label} vs {d.base.label}: {'+' if d.total_seconds >= 0 else '-'}"
+                     f"{dur(abs(d.total_seconds))} median time to ready")
+        if d.main_phase:
+            share = 100 * (d.main_phase_seconds or 0) / d.total_seconds if d.total_seconds else 0.0
+            lines.append(f"  most of it: {d.main_phase} {'+' if (d.main_phase_seconds or 0) >= 0 else '-'}"
+                         f"{dur(abs(d.main_phase_seconds or 0))} ({share:.0f}% of the difference)")
+        if d.flags_differ:
+            lines.append("  flags that differ: " + "; ".join(
+                f"{flag} {'/'.join(map(fmt_value, a))} -> {'/'.join(map(fmt_value, b))}"
+                for flag, (a, b) in d.flags_differ.items()))
+    if g.left_out:
+        lines.append("")
+        lines.append(f"left out of the timing ({len(g.left_out)}):")
+        for lo in g.left_out:
+            where = f" #{lo.run_index + 1}" if lo.run_index else ""
+            lines.append(f"  {lo.source}{where}: {lo.reason}")
+    return "\n".join(lines)
+
+
+__all__ = ["Comparison", "Delta", "Group", "Grouping", "LeftOut", "UnknownFlagError", "compare",
+           "comparison_text", "group_runs", "quantile"]

@@ -1,0 +1,170 @@
+"""Ready-to-paste wait loops and probes for a budget, per engine.
+
+What differs between engines is data (`READINESS`): the endpoint, its port, what it
+answers while starting, how long one probe may take, and which log lines mean the server
+died. The templates are shared. Facts: shared/formats/sglang.md section 3 (SGLang's
+/health answers with an EMPTY body: connection refused while loading, 503 while warming
+up, 200 when ready; so `curl -s .../health | grep -q ok` never matches) and
+shared/formats/vllm.md section 3 (vLLM: connection refused until ready, then 200, empty).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from firedup.budget import Budget
+
+
+@dataclass(frozen=True)
+class Readiness:
+    name: str  # as users write it
+    endpoint: str
+    default_port: int
+    while_starting: str
+    when_ready: str
+    probe_timeout: int  # seconds one probe may take (k8s timeoutSeconds, curl --max-time)
+    probe_timeout_why: str
+    crash_markers: tuple[str, ...]  # fixed strings in the log that mean the start failed
+    alternative: str  # a better endpoint where the version has it, or ""
+
+
+READINESS: dict[str, Readiness] = {
+    "sglang": Readiness(
+        name="SGLang", endpoint="/health", default_port=30000,
+        while_starting="connection refused until weights are loaded and graphs captured, then 503 while warming up",
+        when_ready="200 with an EMPTY body",
+        probe_timeout=5,
+        probe_timeout_why="SGLang's /health runs a 1-token generation (>= 1 s) once ready; the k8s default "
+                          "of 1 s fails a healthy server",
+        crash_markers=("hit an exception", "Received sigquit from a child process", "scheduler is dead",
+                       "died during initialization", "Initialization failed", "Application startup failed"),
+        alternative="SGLang 0.5.20+ also has /ready (200 only when ready, empty body)",
+    ),
+    "vllm": Readiness(
+        name="vLLM", endpoint="/health", default_port=8000,
+        while_starting="connection refused until the engine is ready",
+        when_ready="200 with an empty body",
+        probe_timeout=5,
+        probe_timeout_why="a probe must not hang if a version binds the socket before it serves",
+        crash_markers=("EngineCore failed to start", "WorkerProc failed to start",
+                       "initialization failed. See root cause above", "Engine process failed to start",
+                       "Application startup failed"),
+        alternative="",
+    ),
+}
+GENERIC = Readiness(
+    name="the server", endpoint="/health", default_port=8000,
+    while_starting="not answering, or an error status", when_ready="200", probe_timeout=5,
+    probe_timeout_why="a probe must not hang", crash_markers=("Traceback (most recent call last)",),
+    alternative="",
+)
+
+BASH = """\
+# Wait for @NAME@ to be ready: budget @BUDGET@ s for @LABEL@
+#   (@N@; method: @METHOD@; asked risk @RISK@; from `firedup budget`).
+# Checks the HTTP status code, never the body: @NAME@'s @ENDPOINT@ gives @WHEN_READY@,
+# and @WHILE_STARTING@.@NO_GREP@
+# Also stops early if the server process exits or its log reports a crash.
+# Set SERVER_PID and SERVER_LOG (the log file the server writes) before running it.
+URL="${URL:-http://127.0.0.1:@PORT@@ENDPOINT@}"
+BUDGET="${BUDGET:-@BUDGET@}"
+INTERVAL="${INTERVAL:-5}"
+SERVER_PID="${SERVER_PID:?set SERVER_PID to the server process id}"
+SERVER_LOG="${SERVER_LOG:?set SERVER_LOG to the server log file}"
+log_start=$(( $(wc -c < "$SERVER_LOG" 2>/dev/null || echo 0) + 1 ))  # only lines written from now on
+deadline=$(( $(date +%s) + BUDGET ))
+code=000
+while :; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time @PROBE_TIMEOUT@ "$URL" || true)
+  if [ "$code" = 200 ]; then echo "ready: $URL answered 200"; break; fi
+  if ! kill -0 "$SERVER_PID" 2>/dev/null || [ "$(ps -o stat= -p "$SERVER_PID" 2>/dev/null | cut -c1)" = Z ]; then
+    echo "server process $SERVER_PID exited before it was ready (last HTTP status: $code)" >&2; exit 3
+  fi
+  if tail -c +"$log_start" "$SERVER_LOG" 2>/dev/null | grep -qF@MARKERS@; then
+    echo "the server log reports a crash:" >&2
+    tail -c +"$log_start" "$SERVER_LOG" | grep -F -m 3@MARKERS@ >&2; exit 3
+  fi
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    echo "not ready after ${BUDGET} s (last HTTP status: $code)" >&2; exit 124
+  fi
+  sleep "$INTERVAL"
+done
+"""
+
+KUBERNETES = """\
+# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; method: @METHOD@; asked risk @RISK@).
+# The kubelet restarts the container after failureThreshold x periodSeconds = @THRESHOLD@ x @PERIOD@ s
+# = @ALLOWANCE@ s without a success. HTTP probes count 200-399 as success, so 503 and
+# connection refused are failures: @NAME@'s @ENDPOINT@ (@WHEN_READY@) works as is.
+startupProbe:
+  httpGet:
+    path: @ENDPOINT@
+    port: @PORT@
+  periodSeconds: @PERIOD@
+  failureThreshold: @THRESHOLD@  # ceil(@BUDGET@ s / @PERIOD@ s)
+  timeoutSeconds: @PROBE_TIMEOUT@  # @PROBE_TIMEOUT_WHY@
+  successThreshold: 1
+"""
+
+COMPOSE = """\
+# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; method: @METHOD@; asked risk @RISK@).
+# curl -f fails on 503 and on connection refused, so only the status code decides;
+# @NAME@'s @ENDPOINT@ gives @WHEN_READY@. Failures during start_period do not count.
+# Use it with `depends_on: {server: {condition: service_healthy}}`. The image needs curl.
+healthcheck:
+  test: ["CMD-SHELL", "curl -fsS -o /dev/null --max-time @PROBE_TIMEOUT@ http://127.0.0.1:@PORT@@ENDPOINT@ || exit 1"]
+  start_period: @BUDGET@s
+  interval: 30s
+  timeout: @COMPOSE_TIMEOUT@s
+  retries: 3
+  # start_interval: 5s  # Docker Engine 25+: probe every 5 s during start_period
+"""
+
+TEMPLATES = {"bash": BASH, "kubernetes": KUBERNETES, "compose": COMPOSE}
+
+
+def readiness(engine: str | None) -> Readiness:
+    return READINESS.get(engine or "", GENERIC)
+
+
+def probe_period(budget_seconds: int) -> int:
+    """Short budgets poll often so fast starts are seen quickly; 10 s is the k8s default."""
+    return 5 if budget_seconds <= 300 else 10
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        template = template.replace(f"@{key}@", value)
+    return template
+
+
+def snippets_for(budget: Budget) -> dict[str, str]:
+    """{"bash": ..., "kubernetes": ..., "compose": ...} for a budget (which must have seconds)."""
+    if budget.budget_seconds is None:
+        raise ValueError("no budget, no snippet")
+    facts = readiness(budget.engine)
+    seconds = budget.budget_seconds
+    period = probe_period(seconds)
+    threshold = math.ceil(seconds / period)
+    no_grep = ""
+    if budget.engine == "sglang":
+        no_grep = ("\n# So `curl -s ...@ENDPOINT@ | grep -q ok` can never match, not even when ready."
+                   + (f"\n# {facts.alternative}." if facts.alternative else ""))
+    values = {
+        "NO_GREP": no_grep, "NAME": facts.name, "ENDPOINT": facts.endpoint,
+        "PORT": str(budget.port or facts.default_port), "BUDGET": str(seconds),
+        "LABEL": budget.label.replace("\n", " "), "METHOD": budget.method,
+        "N": f"{budget.n} run" + ("" if budget.n == 1 else "s"),
+        "RISK": f"{budget.risk:.2%}", "WHEN_READY": facts.when_ready, "WHILE_STARTING": facts.while_starting,
+        "PROBE_TIMEOUT": str(facts.probe_timeout), "PROBE_TIMEOUT_WHY": facts.probe_timeout_why,
+        "MARKERS": "".join(f" -e '{m}'" for m in facts.crash_markers), "PERIOD": str(period),
+        "THRESHOLD": str(threshold), "ALLOWANCE": str(threshold * period),
+        "COMPOSE_TIMEOUT": str(facts.probe_timeout * 2),
+    }
+    return {kind: _fill(template, values) for kind, template in TEMPLATES.items()}
+
+
+__all__ = ["READINESS", "TEMPLATES", "Readiness", "readiness", "snippets_for"]

@@ -1,0 +1,452 @@
+"""Many runs as tidy polars tables: the one data model that compare, budget, store and export share.
+
+`load()` parses logs (and/or reads a history store) into a `Runs` object holding three frames:
+
+* `runs`: one row per startup; identity, outcome, time to ready, crash, and the flags as
+  columns (the common flags with fixed types, then every other flag any run states);
+* `phases`: long form, one row per phase per rank, plus the run-level critical path
+  (`scope == "run"`, `rank` null) that time-to-ready comparisons use;
+* `milestones`: one row per milestone line, with the available GPU memory where the line
+  states it.
+
+Every later step is a function over these frames, so the same code serves a folder of logs
+today and a store of thousands of runs later. Schemas are fixed (see `RUN_SCHEMA`,
+`PHASE_SCHEMA`, `MILESTONE_SCHEMA`) so frames from different sources concatenate and the
+store's Parquet files share one layout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from firedup.config import COMMON_FLAGS
+from firedup.sources import InputError
+from firedup.timeline import PHASE_ORDER, Run
+
+if TYPE_CHECKING:
+    from firedup.store import Store
+
+# Types of the first-class flags; a value of another type is kept only in `config_json`.
+FLAG_TYPES: dict[str, pl.DataType] = {
+    "model_path": pl.Utf8(), "tp_size": pl.Int64(), "dp_size": pl.Int64(), "pp_size": pl.Int64(),
+    "ep_size": pl.Int64(), "disable_cuda_graph": pl.Boolean(), "cuda_graph_max_bs": pl.Int64(),
+    "enable_torch_compile": pl.Boolean(), "speculative_algorithm": pl.Utf8(), "quantization": pl.Utf8(),
+    "mem_fraction_static": pl.Float64(), "attention_backend": pl.Utf8(), "load_format": pl.Utf8(),
+    "nnodes": pl.Int64(),
+}
+assert set(FLAG_TYPES) == set(COMMON_FLAGS), "every common flag needs a column type"
+
+RUN_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.Utf8(),  # content hash prefix + "-" + run_index: stable across paths and ingests
+    "content_hash": pl.Utf8(),  # sha256 of the source file's bytes
+    "source": pl.Utf8(),
+    "run_index": pl.Int64(),  # 0 for the first startup in the source, 1 after a restart, ...
+    "engine": pl.Utf8(),
+    "outcome": pl.Utf8(),  # ready | crashed | incomplete
+    "ready_kind": pl.Utf8(),  # server (the ready line) | engine (offline/bench, no HTTP)
+    "ready_seconds": pl.Float64(),  # time to ready; null unless outcome == ready
+    "total_seconds": pl.Float64(),  # first line to ready, or to the last line
+    "begins_mid_startup": pl.Boolean(),  # the log starts late: total_seconds is only a lower bound
+    "first_ts": pl.Datetime("us"),
+    "ready_ts": pl.Datetime("us"),
+    "last_ts": pl.Datetime("us"),
+    "stopped_in": pl.Utf8(),  # incomplete runs: the phase the log stops in
+    "crash_category": pl.Utf8(),
+    "crash_phase": pl.Utf8(),
+    "crash_line": pl.Int64(),
+    "crash_message": pl.Utf8(),
+    "crash_after_ready": pl.Boolean(),
+    "n_ranks": pl.Int64(),
+    "health_url": pl.Utf8(),  # where uvicorn said it listens
+    "date_source": pl.Utf8(),
+    "config_complete": pl.Boolean(),  # False when the args dump was cut short
+    "config_inferred": pl.Utf8(),  # JSON {flag: evidence} for flags read from the log's shape
+    "config_json": pl.Utf8(),  # JSON of every flag, the source of the extra flag columns
+    **FLAG_TYPES,
+}
+
+PHASE_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.Utf8(),
+    "source": pl.Utf8(),
+    "run_index": pl.Int64(),
+    "scope": pl.Utf8(),  # run (critical path over ranks) | rank
+    "rank": pl.Utf8(),  # null for scope == run
+    "phase": pl.Utf8(),  # a name of timeline.PHASE_ORDER
+    "detail": pl.Utf8(),  # which graph: decode, piecewise, extend, ...
+    "start": pl.Datetime("us"),
+    "end": pl.Datetime("us"),
+    "start_offset": pl.Float64(),  # seconds after the run's first line
+    "seconds": pl.Float64(),
+    "source_kind": pl.Utf8(),  # reported (the log states the duration) | timestamps
+    "line": pl.Int64(),  # the line that ends the phase or states its duration
+    "open": pl.Boolean(),  # began but never ended in the log
+}
+
+MILESTONE_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.Utf8(),
+    "source": pl.Utf8(),
+    "run_index": pl.Int64(),
+    "name": pl.Utf8(),
+    "rank": pl.Utf8(),
+    "model": pl.Utf8(),  # target | draft for per-model lines (speculative decoding), else null
+    "ts": pl.Datetime("us"),
+    "offset": pl.Float64(),  # seconds after the run's first line
+    "line": pl.Int64(),
+    "avail_mem_gb": pl.Float64(),  # free GPU memory the line states, if any
+    "text": pl.Utf8(),  # the line as the server printed it (cut at MAX_TEXT characters)
+    "fields_json": pl.Utf8(),  # every value the rule captured
+}
+
+MAX_TEXT = 2000
+# Flags that identify a process rather than configure it: never a reason to group runs.
+IDENTITY_FLAGS = frozenset({
+    "port", "host", "nccl_port", "random_seed", "dist_init_addr", "node_rank", "file_storage_path",
+    "log_level", "log_level_http", "log_requests", "log_requests_level", "api_key", "download_dir",
+    "tokenizer_path", "served_model_name", "model_path_alias", "metrics_http_port", "bootstrap_port",
+    "disaggregation_bootstrap_port", "decode_log_interval", "crash_dump_folder", "weight_version",
+})
+
+
+@dataclass
+class Runs:
+    """Parsed runs as three polars frames (see the module docstring for the schemas)."""
+
+    runs: pl.DataFrame
+    phases: pl.DataFrame
+    milestones: pl.DataFrame
+    errors: list[InputError] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return self.runs.height
+
+    @property
+    def flag_columns(self) -> list[str]:
+        """Columns of `runs` that hold flags: the common ones first, then the rest by name."""
+        return [c for c in self.runs.columns if c not in RUN_SCHEMA or c in FLAG_TYPES]
+
+    def select(self, run_ids: Iterable[str]) -> Runs:
+        """The same tables restricted to some runs."""
+        ids = pl.Series(list(run_ids), dtype=pl.Utf8)
+        return Runs(self.runs.filter(pl.col("run_id").is_in(ids.implode())),
+                    self.phases.filter(pl.col("run_id").is_in(ids.implode())),
+                    self.milestones.filter(pl.col("run_id").is_in(ids.implode())), list(self.errors))
+
+
+# --- building the frames from parsed runs ------------------------------------------------
+
+
+def content_hash(path: str | os.PathLike[str]) -> str:
+    """sha256 of a file's bytes: what makes a re-ingested log a no-op."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _hash_of_source(source: str, runs: Sequence[Run]) -> str:
+    if source != "-" and Path(source).is_file():
+        return content_hash(source)
+    # stdin: no bytes to re-read; the parsed content identifies it instead
+    payload = json.dumps([r.as_contract() for r in runs], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _coerce(value: Any, dtype: pl.DataType) -> Any:
+    """A flag value as its column type, or None when it is not of that type."""
+    if value is None:
+        return None
+    if dtype == pl.Boolean():
+        return value if isinstance(value, bool) else None
+    if dtype == pl.Int64():
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+        return None
+    if dtype == pl.Float64():
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, (int, float)):
+            return float(value)
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def _run_row(run: Run, chash: str) -> dict[str, Any]:
+    crash = run.crash
+    total = run.total_seconds
+    row: dict[str, Any] = {
+        "run_id": f"{chash[:16]}-{run.run_index}", "content_hash": chash, "source": run.source,
+        "run_index": run.run_index, "engine": run.engine, "outcome": run.outcome, "ready_kind": run.ready_kind,
+        "ready_seconds": total if run.outcome == "ready" else None, "total_seconds": total,
+        "begins_mid_startup": run.begins_mid_startup,
+        "first_ts": run.first_ts.dt if run.first_ts else None,
+        "ready_ts": run.ready_ts.dt if run.ready_ts else None,
+        "last_ts": run.last_ts.dt if run.last_ts else None,
+        "stopped_in": run.stopped_in,
+        "crash_category": crash.category if crash else None, "crash_phase": crash.phase if crash else None,
+        "crash_line": crash.line if crash else None, "crash_message": crash.message if crash else None,
+        "crash_after_ready": crash.after_ready if crash else None,
+        "n_ranks": len(run.ranks), "health_url": run.health_url, "date_source": run.date_source,
+        "config_complete": run.config_complete, "config_inferred": _json(run.config_inferred),
+        "config_json": _json({k: v for k, v in run.config.items() if v is not None}),
+    }
+    for flag, dtype in FLAG_TYPES.items():
+        row[flag] = _coerce(run.config.get(flag), dtype)
+    return row
+
+
+def _phase_rows(run: Run, run_id: str) -> list[dict[str, Any]]:
+    rows = []
+    for p in run.phases:
+        rows.append({
+            "run_id": run_id, "source": run.source, "run_index": run.run_index, "scope": p.scope, "rank": p.rank,
+            "phase": p.name, "detail": p.detail, "start": p.start.dt if p.start else None,
+            "end": p.end.dt if p.end else None,
+            "start_offset": p.start.minus(run.first_ts) if p.start and run.first_ts else None,
+            "seconds": p.seconds, "source_kind": p.source, "line": p.line, "open": p.open,
+        })
+    return rows
+
+
+def _avail_mem(fields: dict[str, Any]) -> float | None:
+    for key in ("avail_mem_gb", "available_gpu_mem_gb"):
+        value = fields.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _milestone_rows(run: Run, run_id: str) -> list[dict[str, Any]]:
+    rows = []
+    for m in run.milestones:
+        fields = {k: v for k, v in m.fields.items() if not k.startswith("_") and k not in ("args", "starts_run")}
+        rows.append({
+            "run_id": run_id, "source": run.source, "run_index": run.run_index, "name": m.name, "rank": m.rank,
+            "model": m.model, "ts": m.ts.dt if m.ts else None,
+            "offset": m.ts.minus(run.first_ts) if m.ts and run.first_ts else None,
+            "line": m.line, "avail_mem_gb": _avail_mem(m.fields), "text": m.text[:MAX_TEXT],
+            "fields_json": _json(fields),
+        })
+    return rows
+
+
+def base_frames(runs: Sequence[Run]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Runs -> (runs, phases, milestones) with the fixed schemas (no extra flag columns)."""
+    by_source: dict[str, list[Run]] = {}
+    for run in runs:
+        by_source.setdefault(run.source, []).append(run)
+    hashes = {source: _hash_of_source(source, rs) for source, rs in by_source.items()}
+    run_rows, phase_rows, milestone_rows = [], [], []
+    for run in runs:
+        row = _run_row(run, hashes[run.source])
+        run_rows.append(row)
+        phase_rows.extend(_phase_rows(run, row["run_id"]))
+        milestone_rows.extend(_milestone_rows(run, row["run_id"]))
+    return (pl.DataFrame(run_rows, schema=RUN_SCHEMA, orient="row") if run_rows else empty(RUN_SCHEMA),
+            pl.DataFrame(phase_rows, schema=PHASE_SCHEMA) if phase_rows else empty(PHASE_SCHEMA),
+            pl.DataFrame(milestone_rows, schema=MILESTONE_SCHEMA) if milestone_rows else empty(MILESTONE_SCHEMA))
+
+
+def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)
+
+
+def _column_type(values: list[Any]) -> pl.DataType:
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pl.Boolean()
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pl.Int64()
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return pl.Float64()
+    return pl.Utf8()
+
+
+def with_flag_columns(runs: pl.DataFrame) -> pl.DataFrame:
+    """Add a column for every flag in `config_json` that is not a common flag.
+
+    A flag whose values mix types across runs (or are lists) becomes a JSON text column.
+    A flag named like a fixed column is prefixed `flag.`.
+    """
+    configs = [json.loads(text) if text else {} for text in runs["config_json"].to_list()]
+    names = sorted({k for c in configs for k in c} - set(FLAG_TYPES))
+    columns = []
+    for name in names:
+        values = [c.get(name) for c in configs]
+        dtype = _column_type(values)
+        if dtype == pl.Utf8():
+            values = [v if v is None or isinstance(v, str) else _json(v) for v in values]
+        column = f"flag.{name}" if name in RUN_SCHEMA else name
+        columns.append(pl.Series(column, values, dtype=dtype))
+    return runs.with_columns(columns) if columns else runs
+
+
+def finish(runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame,
+           errors: list[InputError]) -> Runs:
+    """Frames with the fixed schemas -> a `Runs`, one row per run_id, flags expanded."""
+    runs = runs.unique(subset="run_id", keep="first", maintain_order=True)
+    # the same log under two paths (or in a store and on disk): keep the rows of the kept copy
+    kept = runs.select("run_id", "source")
+    phases = phases.join(kept, on=["run_id", "source"], how="semi", maintain_order="left")
+    milestones = milestones.join(kept, on=["run_id", "source"], how="semi", maintain_order="left")
+    return Runs(with_flag_columns(runs), phases, milestones, errors)
+
+
+def from_runs(runs: Sequence[Run], errors: Sequence[InputError] = ()) -> Runs:
+    """Parsed `Run` objects -> tables."""
+    return finish(*base_frames(runs), list(errors))
+
+
+def load(
+    paths_or_store: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Store | None = None,
+    *,
+    store: str | os.PathLike[str] | Store | None = None,
+    engine: str | None = None,
+    default_date: date | None = None,
+    all_files: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Runs:
+    """Logs, a history store, or both -> `Runs`.
+
+    `paths_or_store` is a path, a list of paths (files, directories, globs, "-"), a store
+    directory, or a `Store`. `store=` adds a store to the paths. The same log found in both
+    counts once (runs are identified by content hash and index).
+    """
+    from firedup.parse import parse_paths
+    from firedup.store import Store, is_store
+
+    stores: list[Store] = []
+    paths: list[str] = []
+    if isinstance(paths_or_store, Store):
+        stores.append(paths_or_store)
+    elif isinstance(paths_or_store, (str, os.PathLike)):
+        paths.append(os.fspath(paths_or_store))
+    elif paths_or_store is not None:
+        paths.extend(os.fspath(p) for p in paths_or_store)
+    if store is not None:
+        stores.append(store if isinstance(store, Store) else Store(Path(store)))
+    for p in list(paths):
+        if p != "-" and is_store(Path(p)):
+            paths.remove(p)
+            stores.append(Store(Path(p)))
+
+    frames: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
+    errors: list[InputError] = []
+    if paths:
+        result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
+                             progress=progress)
+        frames.append(base_frames(result.runs))
+        errors.extend(result.errors)
+    for st in stores:
+        frames.append(st.read())
+    if not frames:
+        return finish(empty(RUN_SCHEMA), empty(PHASE_SCHEMA), empty(MILESTONE_SCHEMA), errors)
+    runs_f, phases_f, milestones_f = (pl.concat([f[i] for f in frames], how="diagonal_relaxed") for i in range(3))
+    return finish(runs_f, phases_f, milestones_f, errors)
+
+
+# --- views over the frames ----------------------------------------------------------------
+
+
+def phase_seconds(runs: Runs) -> pl.DataFrame:
+    """Wide: one row per run, one column per run-level phase (seconds, details summed).
+
+    A phase that did not happen in a run counts 0 s there, so that medians and deltas
+    between groups stay defined (a debug run spends 0 s capturing graphs).
+    """
+    phases = runs.phases.filter((pl.col("scope") == "run") & (pl.col("phase") != "total"))
+    names = [p for p in PHASE_ORDER if p in set(phases["phase"].to_list())]
+    extra = sorted(set(phases["phase"].to_list()) - set(names))
+    summed = phases.group_by("run_id", "phase").agg(pl.col("seconds").fill_null(0.0).sum())
+    ids = runs.runs.select("run_id")
+    if summed.is_empty():
+        return ids
+    wide = summed.pivot(on="phase", index="run_id", values="seconds")
+    ordered = [n for n in (*names, *extra) if n in wide.columns]
+    return ids.join(wide, on="run_id", how="left").select(
+        "run_id", *(pl.col(n).fill_null(0.0) for n in ordered))
+
+
+def varying_flags(frame: pl.DataFrame, flags: Sequence[str]) -> list[str]:
+    """Flags (of `flags`) that take more than one value across the rows, identity flags aside."""
+    out = []
+    for flag in flags:
+        if flag not in frame.columns or flag.removeprefix("flag.") in IDENTITY_FLAGS:
+            continue
+        if frame[flag].n_unique() > 1:
+            out.append(flag)
+    return out
+
+
+def summary(runs: Runs) -> pl.DataFrame:
+    """What `firedup runs` shows: identity, outcome, time to ready, varying flags, seconds per phase."""
+    flags = varying_flags(runs.runs, runs.flag_columns)
+    base = runs.runs.select(
+        "run_id", "source", "run_index", "engine", "outcome", "ready_seconds", "total_seconds",
+        "stopped_in", "crash_category", "crash_phase", *flags)
+    wide = phase_seconds(runs)
+    renamed = wide.rename({c: f"{c}_s" for c in wide.columns if c != "run_id"})
+    return base.join(renamed, on="run_id", how="left", maintain_order="left")
+
+
+def summary_text(runs: Runs, top: int = 3) -> str:
+    """The `firedup runs` table: one line per run, biggest phases, the flags that differ."""
+    from firedup.render import fmt_duration
+
+    frame = summary(runs)
+    every = varying_flags(runs.runs, runs.flag_columns)
+    # the table shows the first-class flags; the rest are in --format csv/json/parquet
+    flags = [f for f in every if f in FLAG_TYPES] or every[:4]
+    hidden = [f for f in every if f not in flags]
+    phase_cols = [c for c in frame.columns if c.endswith("_s") and c != "total_s" and c != "unattributed_s"]
+    rows = []
+    for row in frame.iter_rows(named=True):
+        if row["outcome"] == "ready":
+            to_ready = fmt_duration(row["ready_seconds"])
+        elif row["outcome"] == "crashed":
+            to_ready = f"({fmt_duration(row['total_seconds'])})"
+        else:
+            to_ready = f"({fmt_duration(row['total_seconds'])})"
+        state = row["outcome"]
+        if row["outcome"] == "crashed":
+            state += f": {row['crash_category'] or 'unknown'}" + (f" in {row['crash_phase']}" if row["crash_phase"] else "")
+        elif row["outcome"] == "incomplete" and row["stopped_in"]:
+            state += f" in {row['stopped_in']}"
+        biggest = sorted(((row[c] or 0.0, c[:-2]) for c in phase_cols), reverse=True)[:top]
+        big = ", ".join(f"{name} {fmt_duration(sec)}" for sec, name in biggest if sec > 0) or "-"
+        where = f" #{row['run_index'] + 1}" if row["run_index"] else ""
+        rows.append([row["source"] + where, state, to_ready, big,
+                     *("-" if row[f] is None else str(row[f]) for f in flags)])
+    head = ["source", "outcome", "to ready", f"biggest phases (top {top})", *flags]
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(str(cell).ljust(widths[i]) if i != 2 else str(cell).rjust(widths[i])
+                       for i, cell in enumerate(r)).rstrip() for r in [head, *rows]]
+    if not flags and frame.height > 1:
+        lines.append("(no flag differs between these runs)")
+    if hidden:
+        shown = ", ".join(hidden[:8]) + (", ..." if len(hidden) > 8 else "")
+        lines.append(f"({len(hidden)} more flags differ: {shown}; all are columns of --format csv/json/parquet)")
+    lines.append("(time in parentheses: to the crash or the end of the log, not to ready)"
+                 if any(r[2].startswith("(") for r in rows) else "")
+    return "\n".join(line for line in lines if line)
+
+
+__all__ = ["MILESTONE_SCHEMA", "PHASE_SCHEMA", "RUN_SCHEMA", "Runs", "from_runs", "load", "phase_seconds",
+           "summary", "summary_text", "varying_flags"]

@@ -1,0 +1,110 @@
+"""Exports: a strict check of the Chrome Trace Event structure, and the table formats round-trip."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from conftest import corpus_logs
+from firedup.export import chrome_trace, export
+from firedup.tables import load
+from logmaker import fleet, ready_seconds_by_regex
+from tracecheck import no_nan, validate_trace
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fleet")
+    fleet(folder)
+    return folder
+
+
+def test_chrome_trace_file_is_valid(logs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "trace.json"
+    export(load([str(logs)]), "chrome-trace", out)
+    events = validate_trace(json.loads(out.read_text(), parse_constant=no_nan))
+    processes = [e for e in events if e["ph"] == "M" and e["name"] == "process_name"]
+    assert len(processes) == 12  # one per run
+
+
+def test_trace_figures_match_the_log(logs: Path) -> None:
+    truth = fleet(logs)
+    runs = load([str(logs / "prod-0.log"), str(logs / "prod-oom.log")])
+    events = validate_trace(chrome_trace(runs))
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    procs = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    prod = next(pid for pid, name in procs.items() if name.startswith("prod-0.log"))
+    oom = next(pid for pid, name in procs.items() if name.startswith("prod-oom.log"))
+    # 8 ranks + the run's critical path, each a named thread
+    assert sorted(name for (pid, _), name in threads.items() if pid == prod) == sorted(
+        ["run (critical path)", *(f"TP{i}" for i in range(8))])
+    graph = [e for e in events if e["ph"] == "X" and e["pid"] == prod and e["name"] == "cuda_graph"
+             and threads[(prod, e["tid"])] == "TP0"]
+    assert len(graph) == 1
+    assert graph[0]["dur"] == int(float(truth["prod-0.log"]["cuda_graph"] or 0) * 1_000_000)
+    assert graph[0]["args"]["text"].startswith("Capture cuda graph end.")
+    line_no = graph[0]["args"]["line"]
+    assert (logs / "prod-0.log").read_text().splitlines()[line_no - 1].endswith(graph[0]["args"]["text"])
+    (ready,) = [e for e in events if e["ph"] == "i" and e["pid"] == prod and e["name"] == "ready"]
+    assert ready["ts"] == int((ready_seconds_by_regex(logs / "prod-0.log") or 0) * 1_000_000)
+    crashes = [e for e in events if e["ph"] == "i" and e["pid"] == oom and e["name"] == "crash"]
+    assert crashes and any(threads[(oom, e["tid"])] == "TP3" for e in crashes)
+    # counters: every "avail mem" a line states, per rank
+    text = (logs / "prod-0.log").read_text()
+    stated = sorted(float(v) for v in re.findall(r"avail(?: mem|able_gpu_mem)=([\d.]+) GB", text))
+    counted = sorted(e["args"]["GB"] for e in events if e["ph"] == "C" and e["pid"] == prod)
+    assert counted == stated
+
+
+def test_overlapping_phases_go_to_another_lane(logs: Path) -> None:
+    runs = load([str(logs / "prod-0.log")])
+    # make TP0's kv_cache overlap load_weights without nesting
+    shift = (pl.col("rank") == "TP0") & (pl.col("phase") == "kv_cache")
+    phases = runs.phases.with_columns(
+        pl.when(shift).then(pl.col("start_offset") - 10).otherwise(pl.col("start_offset")).alias("start_offset"),
+        pl.when(shift).then(pl.col("start") - pl.duration(seconds=10)).otherwise(pl.col("start")).alias("start"))
+    runs.phases = phases
+    events = validate_trace(chrome_trace(runs))
+    names = [e["args"]["name"] for e in events if e["name"] == "thread_name"]
+    assert "TP0 (2)" in names
+
+
+@pytest.mark.parametrize("table", ["runs", "phases", "milestones"])
+def test_tables_round_trip(logs: Path, tmp_path: Path, table: str) -> None:
+    runs = load([str(logs)])
+    frame: pl.DataFrame = getattr(runs, table)
+    export(runs, "parquet", tmp_path / "t.parquet", table)
+    assert pl.read_parquet(tmp_path / "t.parquet").equals(frame)
+    export(runs, "csv", tmp_path / "t.csv", table)
+    assert pl.read_csv(tmp_path / "t.csv", infer_schema_length=0).height == frame.height
+    export(runs, "json", tmp_path / "t.json", table)
+    rows = json.loads((tmp_path / "t.json").read_text())
+    assert len(rows) == frame.height and set(rows[0]) == set(frame.columns)
+
+
+def test_parquet_to_stdout_is_refused(logs: Path) -> None:
+    with pytest.raises(ValueError, match="binary"):
+        export(load([str(logs / "prod-0.log")]), "parquet", "-")
+
+
+def test_a_log_that_begins_mid_startup_has_no_negative_times(logs: Path, tmp_path: Path) -> None:
+    lines = (logs / "prod-1.log").read_text().splitlines(keepends=True)
+    cut = max(i for i, line in enumerate(lines) if "Capture cuda graph begin" in line) + 1
+    (tmp_path / "tail.log").write_text("".join(lines[cut:]))  # the capture's reported 640 s reach back
+    events = validate_trace(chrome_trace(load(str(tmp_path / "tail.log"))))
+    (proc,) = [e["args"]["name"] for e in events if e["name"] == "process_name"]
+    assert "before the first line" in proc
+    graph = [e for e in events if e["ph"] == "X" and e["name"] == "cuda_graph"]
+    assert graph and min(e["ts"] for e in graph) == 0
+
+
+@pytest.mark.skipif(not corpus_logs("sglang"), reason="../shared/corpus is not here")
+def test_every_corpus_log_exports_a_valid_trace() -> None:
+    paths = [str(p) for p in (*corpus_logs("sglang"), *corpus_logs("vllm"))]
+    runs = load(paths)
+    events = validate_trace(chrome_trace(runs))
+    assert sum(1 for e in events if e["name"] == "process_name") == runs.runs.height

@@ -1,0 +1,153 @@
+"""The pasted snippets, run for real: the bash loop against a loopback server that answers like SGLang.
+
+The fake server follows shared/formats/sglang.md section 3: the port is closed while the
+model loads, then /health answers 503 with an empty body while warming up, then 200 with
+an empty body. The naive `curl -s | grep -q ok` loop is run against the same server to
+show why the snippet checks the status code.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from firedup.budget import budget_for
+from firedup.snippets import READINESS, snippets_for
+
+FAKE_SERVER = textwrap.dedent('''
+    import sys, time
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    port, log, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    def say(text):
+        with open(log, "a") as fh:
+            fh.write(time.strftime("[%Y-%m-%d %H:%M:%S] ") + text + "\\n")
+    say("Load weight begin. avail mem=78.50 GB")
+    time.sleep(0.8)  # the port stays closed: connection refused
+    if mode == "exit":
+        sys.exit(1)
+    if mode == "crash-log":
+        say("Scheduler hit an exception: Traceback (most recent call last):")
+        time.sleep(60)
+    up = time.time()
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self):
+            ready = mode == "ok" and time.time() - up > 0.8
+            self.send_response(200 if ready else 503)
+            self.send_header("content-length", "0")
+            self.end_headers()
+        def log_message(self, *args):
+            pass
+    say("Uvicorn running on http://127.0.0.1:%d (Press CTRL+C to quit)" % port)
+    HTTPServer(("127.0.0.1", port), Health).serve_forever()
+''')
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[object]:
+    script = tmp_path / "fake_sglang.py"
+    script.write_text(FAKE_SERVER)
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(mode: str) -> tuple[subprocess.Popen[bytes], int, Path]:
+        port = _free_port()
+        log = tmp_path / f"server-{mode}.log"
+        log.write_text("[2026-01-01 00:00:00] an older run: Scheduler hit an exception\n")  # must be ignored
+        proc = subprocess.Popen([sys.executable, str(script), str(port), str(log), mode])
+        procs.append(proc)
+        return proc, port, log
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def _run_loop(tmp_path: Path, pid: int, port: int, log: Path, budget: int) -> subprocess.CompletedProcess[str]:
+    b = budget_for([1.0, 1.2, 1.1], 0.01)
+    b.engine, b.port, b.budget_seconds = "sglang", port, budget
+    script = tmp_path / "wait.sh"
+    script.write_text(snippets_for(b)["bash"])
+    env = {**os.environ, "SERVER_PID": str(pid), "SERVER_LOG": str(log), "INTERVAL": "0.2"}
+    return subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_wait_loop_sees_ready_through_refused_and_503(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    proc, port, log = server("ok")
+    out = _run_loop(tmp_path, proc.pid, port, log, budget=30)
+    assert out.returncode == 0, out.stderr
+    assert "answered 200" in out.stdout
+    # the same server, probed the broken way: the body is empty, so grep never matches
+    naive = subprocess.run(["bash", "-c", f"curl -s http://127.0.0.1:{port}/health | grep -q ok"], check=False)
+    status = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"http://127.0.0.1:{port}/health"],
+                            capture_output=True, text=True, check=False)
+    assert status.stdout == "200" and naive.returncode == 1
+
+
+def test_wait_loop_stops_when_the_server_exits(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    proc, port, log = server("exit")
+    out = _run_loop(tmp_path, proc.pid, port, log, budget=30)
+    assert out.returncode == 3, (out.stdout, out.stderr)
+    assert "exited before it was ready" in out.stderr
+
+
+def test_wait_loop_stops_on_a_crash_in_the_log(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    proc, port, log = server("crash-log")
+    started = time.monotonic()
+    out = _run_loop(tmp_path, proc.pid, port, log, budget=30)
+    assert out.returncode == 3, (out.stdout, out.stderr)
+    assert "hit an exception" in out.stderr and "an older run" not in out.stderr
+    assert time.monotonic() - started < 20
+
+
+def test_wait_loop_times_out_on_503(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    proc, port, log = server("never")
+    out = _run_loop(tmp_path, proc.pid, port, log, budget=3)
+    assert out.returncode == 124, (out.stdout, out.stderr)
+    assert "last HTTP status: 503" in out.stderr
+
+
+def test_kubernetes_and_compose_snippets_parse_and_add_up() -> None:
+    yaml = pytest.importorskip("yaml")
+    b = budget_for([800.0, 900.0, 1000.0, 950.0, 990.0], 0.01)
+    b.engine, b.port = "sglang", 30000
+    assert b.budget_seconds is not None
+    texts = snippets_for(b)
+    probe = yaml.safe_load(texts["kubernetes"])["startupProbe"]
+    assert probe["httpGet"] == {"path": "/health", "port": 30000}
+    assert probe["failureThreshold"] == math.ceil(b.budget_seconds / probe["periodSeconds"])
+    assert probe["failureThreshold"] * probe["periodSeconds"] >= b.budget_seconds
+    assert probe["timeoutSeconds"] > 1  # SGLang's health generation takes >= 1 s
+    health = yaml.safe_load(texts["compose"])["healthcheck"]
+    assert health["start_period"] == f"{b.budget_seconds}s"
+    assert "curl -fsS" in health["test"][1] and "grep" not in health["test"][1]
+    assert "grep -q ok` can never match" in texts["bash"]
+
+
+def test_vllm_snippet_uses_its_own_facts() -> None:
+    b = budget_for([60.0, 70.0, 80.0], 0.05)
+    b.engine = "vllm"
+    bash = snippets_for(b)["bash"]
+    assert "http://127.0.0.1:8000/health" in bash
+    assert "EngineCore failed to start" in bash
+    assert "grep -q ok" not in bash  # that warning is about SGLang's empty body
+
+
+def test_crash_markers_are_safe_in_single_quotes() -> None:
+    for facts in READINESS.values():
+        assert all("'" not in m for m in facts.crash_markers)

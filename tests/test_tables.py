@@ -1,0 +1,127 @@
+"""firedup.load / Runs: schemas, figures against the log text, dedupe, lazy import."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import firedup
+from firedup.tables import (
+    FLAG_TYPES,
+    MILESTONE_SCHEMA,
+    PHASE_SCHEMA,
+    RUN_SCHEMA,
+    load,
+    phase_seconds,
+    summary,
+)
+from logmaker import Spec, fleet, ready_seconds_by_regex, write
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fleet")
+    fleet(folder)
+    return folder
+
+
+def test_frames_have_the_documented_schemas(logs: Path) -> None:
+    runs = load([str(logs)])
+    for column, dtype in RUN_SCHEMA.items():
+        assert runs.runs.schema[column] == dtype, column
+    assert dict(runs.phases.schema) == PHASE_SCHEMA
+    assert dict(runs.milestones.schema) == MILESTONE_SCHEMA
+    assert runs.runs.height == 12
+    assert runs.runs["run_id"].n_unique() == 12
+
+
+def test_time_to_ready_matches_the_log_text(logs: Path) -> None:
+    runs = load([str(logs)])
+    got = dict(zip(runs.runs["source"].to_list(), runs.runs["ready_seconds"].to_list(), strict=True))
+    for path in sorted(logs.glob("*.log")):
+        assert got[str(path)] == ready_seconds_by_regex(path), path.name
+    assert got[str(logs / "prod-oom.log")] is None  # crashed: no time to ready
+
+
+def test_phase_seconds_match_the_generator_truth(logs: Path, tmp_path: Path) -> None:
+    truth = fleet(tmp_path)
+    runs = load([str(tmp_path)])
+    wide = phase_seconds(runs).join(runs.runs.select("run_id", "source"), on="run_id")
+    for row in wide.iter_rows(named=True):
+        name = Path(row["source"]).name
+        if truth[name]["ready_seconds"] is None:
+            continue
+        for phase in ("load_weights", "cuda_graph", "draft.cuda_graph", "warmup", "launch"):
+            assert row.get(phase, 0.0) == pytest.approx(float(truth[name].get(phase) or 0.0)), (name, phase)
+
+
+def test_available_memory_is_read_from_the_lines(logs: Path) -> None:
+    runs = load([str(logs / "prod-0.log")])
+    text = (logs / "prod-0.log").read_text()
+    stated = [float(v) for v in re.findall(r"avail(?:able_gpu)?_?mem=([\d.]+) GB", text.replace("avail mem=", "avail_mem="))]
+    got = runs.milestones["avail_mem_gb"].drop_nulls().to_list()
+    assert sorted(got) == sorted(stated)
+
+
+def test_flags_are_columns_with_types(tmp_path: Path) -> None:
+    write(tmp_path / "a.log", Spec(datetime(2026, 1, 5, 8), extra_flags={"chunked_prefill_size": 8192,
+                                                                        "json_model_override_args": "{}"}))
+    write(tmp_path / "b.log", Spec(datetime(2026, 1, 6, 8), extra_flags={"chunked_prefill_size": 4096,
+                                                                        "json_model_override_args": [1, 2]}))
+    runs = load([str(tmp_path)])
+    assert runs.runs.schema["chunked_prefill_size"] == pl.Int64
+    assert sorted(runs.runs["chunked_prefill_size"].to_list()) == [4096, 8192]
+    # mixed types across runs: kept as JSON text, never dropped
+    assert runs.runs.schema["json_model_override_args"] == pl.Utf8
+    assert sorted(runs.runs["json_model_override_args"].to_list()) == ["[1, 2]", "{}"]
+    assert runs.flag_columns[: len(FLAG_TYPES)] == list(FLAG_TYPES)
+
+
+def test_the_same_log_under_two_paths_counts_once(logs: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy-of-prod-0.log"
+    copy.write_bytes((logs / "prod-0.log").read_bytes())
+    runs = load([str(logs / "prod-0.log"), str(copy)])
+    assert runs.runs.height == 1
+    single = load([str(logs / "prod-0.log")])
+    assert runs.phases.height == single.phases.height
+    assert runs.milestones.height == single.milestones.height
+
+
+def test_a_restart_is_two_runs_of_one_source(tmp_path: Path) -> None:
+    start = datetime(2026, 2, 1, 10)
+    crashed = Spec(start, crash_in="cuda_graph", cuda_graph=200)
+    again = Spec(start + timedelta(minutes=30), cuda_graph=300)
+    write(tmp_path / "restart.log", crashed, again)
+    runs = load(str(tmp_path / "restart.log"))
+    assert runs.runs["run_index"].to_list() == [0, 1]
+    assert runs.runs["outcome"].to_list() == ["crashed", "ready"]
+    assert runs.runs["run_id"].n_unique() == 2
+
+
+def test_summary_has_phase_columns_and_varying_flags(logs: Path) -> None:
+    frame = summary(load([str(logs)]))
+    assert "cuda_graph_s" in frame.columns and "disable_cuda_graph" in frame.columns
+    assert "port" not in frame.columns  # identity flags never count as differing
+
+
+def test_bad_input_is_reported_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "broken.log.gz").write_bytes(b"\x1f\x8b then not gzip at all")  # gzip magic, bad stream
+    write(tmp_path / "ok.log", Spec(datetime(2026, 1, 5, 8)))
+    runs = load([str(tmp_path)])
+    assert runs.runs.height == 1
+    assert [Path(e.source).name for e in runs.errors] == ["broken.log.gz"]
+
+
+def test_import_firedup_stays_free_of_polars() -> None:
+    code = "import sys, firedup; firedup.load; assert 'polars' in sys.modules; print('ok')"
+    lazy = "import sys, firedup; assert 'polars' not in sys.modules, 'polars imported'; print('ok')"
+    for snippet in (lazy, code):
+        out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr
+    assert firedup.load is load
