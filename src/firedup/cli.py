@@ -415,8 +415,9 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
 @click.option("--history", "history", multiple=True, metavar="PATH",
               help="Earlier logs (files or folders) of this server, for the ETA, the auto timeout and stall "
                    "warnings. Repeatable.")
-@click.option("--store", default=None, metavar="DIR",
-              help="The history store (firedup ingest) to use as history (default: $FIREDUP_STORE).")
+@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
+              help="Also use the history store as history: bare --store for the default one "
+                   "($FIREDUP_STORE or the user data dir), or --store=DIR.")
 @click.option("--stall-after", type=float, default=None, metavar="SECONDS",
               help="Warn after this long without log output (default: the phase's longest silence in history, "
                    "at least 30 s; 180 s without history).")
@@ -435,7 +436,7 @@ def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tupl
     """
     from pathlib import Path
 
-    from firedup.wait import WaitOptions, load_history, parse_timeout, store_runs
+    from firedup.wait import WaitOptions, load_history, parse_timeout
     from firedup.wait import wait as run_wait
 
     seconds, auto = parse_timeout(timeout)
@@ -446,11 +447,13 @@ def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tupl
             get_format(engine)
         except KeyError as exc:
             raise click.UsageError(str(exc).strip("'\"")) from None
-    store_dir = store or os.environ.get("FIREDUP_STORE")
-    runs = store_runs(store_dir, explicit=store is not None, err=sys.stderr) if store_dir else []
-    if history:
-        runs.extend(load_history(history, sys.stderr))
-    opts = WaitOptions(Path(log), url=url, pid=pid, timeout=seconds, auto_timeout=auto, history=runs,
+    if store and not Path(store).expanduser().is_dir():
+        raise click.BadParameter(f"{store}: no such directory", param_hint="--store")
+    loader = None
+    if history or store is not None:
+        def loader() -> tuple[list[Any], list[str]]:
+            return load_history(history, store)
+    opts = WaitOptions(Path(log), url=url, pid=pid, timeout=seconds, auto_timeout=auto, history_loader=loader,
                        quiet=quiet, engine=engine, stall_after=stall_after, url_grace=url_grace)
     color = _use_color(sys.stderr)
     sys.exit(run_wait(opts, sys.stdout, sys.stderr, style=_style(color and _use_color())))

@@ -41,7 +41,7 @@ from typing import Any, TextIO
 
 from firedup.clock import Stamp
 from firedup.engine import Event, Scanner
-from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, UsageError
+from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, FiredupError, UsageError
 from firedup.follow import Follower, RawLine
 from firedup.formats import Format, all_formats, get_format, sniff
 from firedup.health import NOT_READINESS, HealthSemantics, advice, opens_at, sglang_version_guess
@@ -111,7 +111,10 @@ class RunProfile:
 
     @classmethod
     def of(cls, run: Run) -> RunProfile | None:
-        if run.outcome != "ready" or run.ready_kind != "server" or run.first_ts is None or run.ready_ts is None:
+        """None for runs that tell nothing about a full startup's length: not ready through
+        the HTTP server, or a log that begins after the startup did."""
+        if run.outcome != "ready" or run.ready_kind != "server" or run.first_ts is None or run.ready_ts is None \
+                or run.begins_mid_startup:
             return None
         first = run.first_ts
         entered: dict[str, float] = {}
@@ -221,32 +224,99 @@ def select_history(runs: Sequence[Run], config: Mapping[str, Any]) -> tuple[Hist
                      f"({describe_config(config)})")
 
 
-def load_history(paths: Sequence[str], err: TextIO) -> list[Run]:
-    """Runs of the history logs; unreadable ones are reported, never fatal."""
-    from firedup.parse import parse_paths
+def load_history(paths: Sequence[str] = (), store: str | None = None) -> tuple[list[Run], list[str]]:
+    """Runs of earlier logs and/or the history store, and notes on what could not be read.
 
-    result = parse_paths(paths)
-    for error in result.errors:
-        print(f"firedup: history: {error}", file=err)
-    return result.runs
-
-
-def store_runs(store: str, explicit: bool, err: TextIO) -> list[Run]:
-    """Runs from the history store (`firedup ingest`), when this build can read them.
-
-    Asked for with --store, an unavailable store is a usage error; set only through
-    FIREDUP_STORE (which other commands share), it is skipped with a note.
+    Unreadable inputs are reported, never fatal: a wait must not fail over its history.
+    `store` is a directory, or "" for the default store (FIREDUP_STORE, else the user's
+    data directory). Reading the store needs polars, so this runs off the wait's start path.
     """
-    import importlib.util
+    runs: list[Run] = []
+    notes: list[str] = []
+    if paths:
+        from firedup.parse import parse_paths
 
-    if importlib.util.find_spec("firedup.store") is not None:
-        reason = "reading runs for `wait` from the history store is not wired up yet"
-    else:
-        reason = "the history store is not available in this version of firedup yet"
-    if explicit:
-        raise UsageError(f"--store {store}: {reason}; give earlier logs of this config with --history PATH")
-    print(f"firedup: FIREDUP_STORE={store} ignored: {reason}", file=err)
-    return []
+        result = parse_paths(paths)
+        runs.extend(result.runs)
+        notes.extend(f"history: {error}" for error in result.errors)
+    if store is not None:
+        try:
+            runs.extend(store_runs(store))
+        except FiredupError as exc:
+            notes.append(f"history: {exc}")
+    return runs, notes
+
+
+def store_runs(store: str) -> list[Run]:
+    """The runs of the history store (`firedup ingest`), rebuilt from its tables."""
+    from firedup.store import MARKER, is_store, open_store
+    from firedup.tables import load
+
+    opened = open_store(store or None)
+    if not is_store(opened.root):
+        raise FiredupError(f"{opened.root}: not a firedup history store (no {MARKER}; fill one with "
+                           "`firedup ingest`)")
+    return runs_from_tables(load(opened))
+
+
+def runs_from_tables(tables: Any) -> list[Run]:
+    """`firedup.tables.Runs` frames -> the `Run` objects `History` reads (only what it needs:
+    outcome, times, config, run-level phases and milestones)."""
+    import json
+
+    from firedup.timeline import Milestone, Phase
+
+    def stamp(value: Any) -> Stamp | None:
+        return None if value is None else Stamp(value, value.isoformat())
+
+    phases: dict[str, list[Phase]] = collections.defaultdict(list)
+    for row in tables.phases.iter_rows(named=True):
+        phases[row["run_id"]].append(Phase(row["phase"], row["rank"], stamp(row["start"]), stamp(row["end"]),
+                                           row["seconds"], row["source_kind"], row["scope"], row["detail"],
+                                           row["line"], bool(row["open"])))
+    milestones: dict[str, list[Milestone]] = collections.defaultdict(list)
+    for row in tables.milestones.iter_rows(named=True):
+        milestones[row["run_id"]].append(Milestone(row["name"], stamp(row["ts"]), row["rank"], row["line"],
+                                                   json.loads(row["fields_json"] or "{}"), row["text"] or "",
+                                                   row["model"]))
+    runs = []
+    for row in tables.runs.iter_rows(named=True):
+        config = json.loads(row["config_json"] or "{}")
+        for flag in CONFIG_FLAGS:
+            config.setdefault(flag, row.get(flag))
+        run = Run(source=row["source"], run_index=row["run_index"], engine=row["engine"], outcome=row["outcome"],
+                  first_ts=stamp(row["first_ts"]), ready_ts=stamp(row["ready_ts"]), last_ts=stamp(row["last_ts"]),
+                  config=config, ready_kind=row["ready_kind"],
+                  begins_mid_startup=bool(row.get("begins_mid_startup")))
+        run.milestones = sorted(milestones.get(row["run_id"], []), key=lambda m: m.line)
+        run.phases = phases.get(row["run_id"], [])
+        runs.append(run)
+    return runs
+
+
+class HistoryLoader:
+    """Loads the history in a thread so that the wait starts at once (polars, many logs)."""
+
+    def __init__(self, load: Callable[[], tuple[list[Run], list[str]]]) -> None:
+        self._load = load
+        self.runs: list[Run] | None = None
+        self.notes: list[str] = []
+        self._thread = threading.Thread(target=self._run, name="firedup-history", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            runs, notes = self._load()
+        except Exception as exc:  # the history is a help, never a reason to fail the wait
+            runs, notes = [], [f"history: could not be read ({type(exc).__name__}: {exc})"]
+        self.notes = notes
+        self.runs = runs
+
+    @property
+    def done(self) -> bool:
+        return self.runs is not None
 
 
 # --- probing ----------------------------------------------------------------------------------
@@ -386,7 +456,8 @@ class WaitOptions:
     timeout: float | None = None  # seconds; None: no limit; see `auto_timeout`
     auto_timeout: bool = True
     history: list[Run] = field(default_factory=list)
-    history_note: str | None = None  # where the history came from, for messages
+    # Loads more history off the start path (earlier logs, the store): (runs, notes).
+    history_loader: Callable[[], tuple[list[Run], list[str]]] | None = None
     quiet: bool = False
     engine: str | None = None
     stall_after: float | None = None  # fixed stall threshold instead of history/default
@@ -468,6 +539,7 @@ class Waiter:
         self.budget: Budget | None = None
         self.timeout_note = ""
         self.history = History([])
+        self.loader = HistoryLoader(opts.history_loader) if opts.history_loader else None
         self.history_line: str | None = None
         self.config_seen: tuple[tuple[str, Any], ...] | None = None
         self.announced: set[str] = set()
@@ -512,6 +584,8 @@ class Waiter:
 
     def run_loop(self) -> int:
         self._set_deadline(initial=True)
+        if self.loader is not None:
+            self.loader.start()
         if self.prober is not None:
             self.prober.start()
         interval = POLL_MIN_S
@@ -522,6 +596,8 @@ class Waiter:
                 if self.dirty:
                     self._rebuild(now)
                     self._after_rebuild(now)
+                if self.loader is not None and self.loader.done:
+                    self._history_loaded()
                 code = self._decide(now)
                 if code is not None:
                     return code
@@ -672,9 +748,20 @@ class Waiter:
         self._announce_stages()
         self._check_http_open(now)
 
-    def _use_history(self, run: Run) -> None:
+    def _history_loaded(self) -> None:
+        assert self.loader is not None and self.loader.runs is not None
+        for note in self.loader.notes:
+            self.warn(note, note)
+        self.opts.history = [*self.opts.history, *self.loader.runs]
+        self.loader = None
         if not self.opts.history:
-            return
+            self.warn("history-empty", "the history holds no runs; no ETA, and --timeout auto keeps its default")
+        elif self.run is not None and self.config_seen is not None:
+            self._use_history(self.run)
+
+    def _use_history(self, run: Run) -> None:
+        if not self.opts.history or self.loader is not None:
+            return  # none given, or still loading: used once it is there
         self.history, self.history_line = select_history(self.opts.history, run.config)
         self.budget = self.history.budget()
         if not self.opts.quiet:
@@ -700,9 +787,10 @@ class Waiter:
         else:
             self.deadline = self.started + DEFAULT_TIMEOUT_S
             if initial:
-                why = ("no history given (--history PATH or --store DIR)" if not opts.history
+                given = bool(opts.history or opts.history_loader)
+                why = ("no history given (--history PATH or --store)" if not given
                        else "the live config is not known until the server_args line")
-                until = " until then" if opts.history else ""
+                until = " until then" if given else ""
             else:
                 why, until = (self.history_line or "no history of this config"), ""
             self.timeout_note = f"--timeout auto: {why}; the default {fmt_duration(DEFAULT_TIMEOUT_S)}{until}"
