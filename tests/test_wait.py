@@ -30,6 +30,7 @@ from _live import (
     OLD_READY,
     Replay,
     Waiting,
+    env,
     free_port,
     human,
     replaying,
@@ -538,3 +539,14 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], mess
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_wait_itself_never_loads_polars() -> None:
+    """`wait` starts in every pod: no heavy import on its path (the store, when asked for, loads
+    in a thread and is not asked for here)."""
+    code = ("import sys\nsys.argv = ['firedup', 'wait', '--log', sys.argv[1], '--timeout', '30', '--history', sys.argv[1]]\n"
+            "from firedup.cli import main\ntry:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+            "print('exit', code, 'loaded:', *(m for m in ('polars', 'matplotlib', 'numpy') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code, str(NEW_READY)], capture_output=True, text=True, env=env(),
+                          timeout=60)
+    assert proc.stdout.splitlines()[-1] == "exit 0 loaded:", proc.stdout + proc.stderr
