@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import io
 import os
 import re
 import signal
@@ -39,10 +40,19 @@ from _live import (
     wait_for_text,
     watched,
 )
-from conftest import CORPUS
+from conftest import CORPUS, SAMPLE_LOGS
 from firedup.errors import UsageError
 from firedup.parse import parse_paths
-from firedup.wait import MIN_STALL_S, History, parse_timeout, pid_alive, probe, select_history
+from firedup.wait import (
+    MIN_STALL_S,
+    History,
+    Waiter,
+    WaitOptions,
+    parse_timeout,
+    pid_alive,
+    probe,
+    select_history,
+)
 
 
 def _runs(*logs: Path):  # type: ignore[no-untyped-def]
@@ -550,3 +560,74 @@ def test_the_wait_itself_never_loads_polars() -> None:
     proc = subprocess.run([sys.executable, "-c", code, str(NEW_READY)], capture_output=True, text=True, env=env(),
                           timeout=60)
     assert proc.stdout.splitlines()[-1] == "exit 0 loaded:", proc.stdout + proc.stderr
+
+
+# --- the loop in-process, on a clock the test drives -----------------------------------------
+
+
+class _Script:
+    """Appends chunks of a log to a file on the waiter's (fake) sleeps, with a fake clock."""
+
+    def __init__(self, path: Path, chunks: list[str]) -> None:
+        self.path, self.chunks, self.t = path, list(chunks), 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+        if self.chunks:
+            with open(self.path, "a") as f:
+                f.write(self.chunks.pop(0))
+
+
+def _waiter(log: Path, script: _Script, **options: object) -> tuple[Waiter, io.StringIO, io.StringIO]:
+    out, err = io.StringIO(), io.StringIO()
+    opts = WaitOptions(log, timeout=600, auto_timeout=False, **options)  # type: ignore[arg-type]
+    return Waiter(opts, out, err, tty=False, now=script.now, sleep=script.sleep), out, err
+
+
+def test_a_crash_followed_at_once_by_a_restart_keeps_waiting_for_the_new_startup(tmp_path: Path) -> None:
+    source = SAMPLE_LOGS / "crash-then-restart.log"
+    if not source.exists():
+        pytest.skip("sample_logs/ is not there")
+    lines = source.read_text().splitlines(keepends=True)
+    restart = next(i for i, t in enumerate(lines) if "server_args=" in t and i > 10)
+    log = tmp_path / "server.log"
+    log.write_text("".join(lines[:40]))  # the first startup, just before its crash
+    # the crash and the restart arrive within the second firedup waits for a traceback to end
+    script = _Script(log, ["".join(lines[40:restart + 3]), "".join(lines[restart + 3:])])
+    waiter, out, err = _waiter(log, script)
+    assert waiter.run_loop() == 0
+    # the new process's first line is the launcher's banner right after the SIGQUIT line
+    sigquit = next(i for i, t in enumerate(lines) if "Received sigquit" in t)
+    banner = 1 + next(i for i, t in enumerate(lines) if "python -m sglang.l" in t and i > sigquit)
+    assert banner == sigquit + 2
+    assert f"note: a new startup begins at line {banner} (the server restarted)" in err.getvalue()
+    assert out.getvalue().startswith("READY in 15 min 10 s")  # the second startup: 12:03:52 -> 12:19:02
+
+
+def test_a_stage_entered_again_is_listed_only_when_it_lasts(tmp_path: Path) -> None:
+    """Ranks interleave: TP1 still ending a stage must not make the phase list flap; a real
+    second capture after the first graph's end is listed."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "[2026-01-10 10:00:00] server_args={'model_path': 'm', 'tp_size': 2}\n"
+        "[2026-01-10 10:00:01 TP0] Load weight begin. avail mem=78.50 GB\n"
+        "[2026-01-10 10:00:01 TP1] Load weight begin. avail mem=78.50 GB\n"
+        "[2026-01-10 10:00:20 TP0] Load weight end. type=M, avail mem=60.00 GB\n"
+        "[2026-01-10 10:00:20 TP0] Memory pool end. avail mem=10.00 GB\n"
+        "[2026-01-10 10:00:20 TP1] Load weight end. type=M, avail mem=60.00 GB\n"  # a flap back to kv_cache
+        "[2026-01-10 10:00:20 TP1] Memory pool end. avail mem=10.00 GB\n"
+        "[2026-01-10 10:00:21 TP0] Capture target prefill CUDA graph begin. backend=breakable, avail mem=9.0 GB\n"
+        "[2026-01-10 10:00:40 TP0] Capture target prefill CUDA graph end. elapsed=19.00 s, avail mem=8.0 GB.\n"
+        "[2026-01-10 10:00:41 TP0] Capture target decode CUDA graph begin. backend=full, avail mem=8.0 GB\n"
+        "[2026-01-10 10:01:00 TP0] Capture target decode CUDA graph end. elapsed=19.00 s, avail mem=7.0 GB.\n"
+        "[2026-01-10 10:01:01] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+        "[2026-01-10 10:01:05] The server is fired up and ready to roll!\n")
+    waiter, _, err = _waiter(log, _Script(log, []))
+    assert waiter.run_loop() == 0
+    listed = re.findall(r"^\s+(\+\d+:\d\d)\s+(\S+(?: again)?)", err.getvalue(), re.M)
+    assert listed == [("+0:00", "launch"), ("+0:01", "load_weights"), ("+0:20", "kv_cache"),
+                      ("+0:20", "cuda_graph"), ("+0:40", "http_start"), ("+0:41", "cuda_graph again"),
+                      ("+1:01", "warmup")]

@@ -65,6 +65,7 @@ POLL_MAX_S = 0.5
 SNIFF_IDLE_S = 2.0
 MAX_EVENTS = 50_000
 LAST_LINES = 12
+REENTRY_S = 5.0  # a stage entered again is news once it lasts this long (log time)
 
 # Flags that change how long a startup takes: runs agreeing on all of them are one config.
 CONFIG_FLAGS = ("model_path", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes", "disable_cuda_graph",
@@ -543,6 +544,10 @@ class Waiter:
         self.history_line: str | None = None
         self.config_seen: tuple[tuple[str, Any], ...] | None = None
         self.announced: set[str] = set()
+        self.announce_key: tuple[str, int | None] | None = None
+        self.announced_upto = 0
+        self.announce_pending = False
+        self.last_announced: str | None = None
         self.status_text = ""
         self.status_at = 0.0
         self.warned: set[str] = set()
@@ -596,6 +601,8 @@ class Waiter:
                 if self.dirty:
                     self._rebuild(now)
                     self._after_rebuild(now)
+                elif self.announce_pending:
+                    self._announce_stages(now)  # a re-entered stage may have lasted long enough by now
                 if self.loader is not None and self.loader.done:
                     self._history_loaded()
                 code = self._decide(now)
@@ -745,7 +752,7 @@ class Waiter:
         if key is not None and key != self.config_seen:
             self.config_seen = key
             self._use_history(run)
-        self._announce_stages()
+        self._announce_stages(now)
         self._check_http_open(now)
 
     def _history_loaded(self) -> None:
@@ -808,20 +815,48 @@ class Waiter:
             parts.append(f"watching pid {self.opts.pid}")
         return "; ".join(parts)
 
-    def _announce_stages(self) -> None:
+    def _announce_stages(self, now: float) -> None:
+        """One line per change of stage (no TTY). A stage seen before is announced again only
+        once it has lasted REENTRY_S of log time: ranks interleave their lines, and a rank
+        still finishing one stage must not make the list flap."""
         run = self.run
         if run is None or run.first_ts is None:
             return
-        for stage, ts, line in self._first_entries():
-            if stage in self.announced:
+        key = (run.source, run.first_line)
+        if key != self.announce_key:
+            if self.announce_key is not None and not self.opts.quiet:
+                self.say(f"note: a new startup begins at line {run.first_line} (the server restarted)")
+            self.announce_key, self.announced, self.announced_upto, self.last_announced = key, set(), 0, None
+        changes = stage_changes(run)
+        elapsed = self.elapsed_log(now)
+        i = self.announced_upto
+        while i < len(changes):
+            stage, m = changes[i]
+            ts = run.first_ts if m is None else m.ts
+            if stage is None or stage == self.last_announced or ts is None:
+                i += 1
                 continue
+            again = stage in self.announced
+            if again:
+                nxt = changes[i + 1][1] if i + 1 < len(changes) else None
+                if nxt is not None and nxt.ts is not None:
+                    if nxt.ts.minus(ts) < REENTRY_S:
+                        i += 1  # a flap between ranks
+                        continue
+                elif elapsed is None or elapsed - ts.minus(run.first_ts) < REENTRY_S:
+                    break  # too early to tell; look again on the next pass
             self.announced.add(stage)
+            self.last_announced = stage
+            i += 1
             if self.opts.quiet or self.tty or stage == "serving":
                 continue
-            offset = fmt_offset(ts.minus(run.first_ts)) if ts is not None else "?"
+            offset = fmt_offset(ts.minus(run.first_ts))
             usual = self.history.typical_stage(stage)
-            extra = f"  (usually {fmt_duration(usual) if usual >= 1 else '<1 s'})" if usual is not None else ""
-            self.say(f"{offset:>8}  {stage}{extra}  [line {line}]")
+            extra = f"  (usually {fmt_duration(usual) if usual >= 1 else '<1 s'})" if usual is not None and not again \
+                else ""
+            self.say(f"{offset:>8}  {stage}{' again' if again else ''}{extra}  [line {m.line if m else run.first_line}]")
+        self.announced_upto = i
+        self.announce_pending = i < len(changes)
 
     def _check_http_open(self, now: float) -> None:
         run = self.run
