@@ -225,3 +225,21 @@ def test_a_corpus_log_replays_to_the_same_text(tmp_path: Path, name: str) -> Non
     written = out.read_text().splitlines()
     assert [re.sub(r":\d+ \(Press", ":P (Press", t) for t in written] == \
            [re.sub(r":\d+ \(Press", ":P (Press", t) for t in original]
+
+
+def test_a_bar_redrawn_in_place_is_written_piece_by_piece_at_its_own_pace(tmp_path: Path) -> None:
+    log = tmp_path / "bar.log"
+    log.write_bytes(
+        b"[2026-01-10 10:00:00] server_args={'model_path': 'm', 'tp_size': 1}\n"
+        b"[2026-01-10 10:00:01] Load weight begin. avail mem=78.50 GB\n"
+        b"Multi-thread loading shards:   0% Completed | 0/4 [00:00<?, ?it/s]"
+        b"\rMulti-thread loading shards:  50% Completed | 2/4 [00:04<00:04,  2.00s/it]"
+        b"\rMulti-thread loading shards: 100% Completed | 4/4 [00:08<00:00,  2.00s/it]"
+        b"[2026-01-10 10:00:10] Load weight end. type=M, avail mem=60.00 GB\n")
+    line = load_script(log).lines[2]
+    # frames at the bar's start (+1 s, the line before) plus their elapsed time; the last
+    # piece carries the glued log line, whose own time (+10 s) wins
+    assert [(data[:30], at) for data, at in line.pieces] == [
+        (b"Multi-thread loading shards:  ", 1.0), (b"\rMulti-thread loading shards: ", 5.0),
+        (b"\rMulti-thread loading shards: ", 10.0)]
+    assert b"".join(data for data, _ in line.pieces) == line.raw

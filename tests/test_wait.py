@@ -631,3 +631,26 @@ def test_a_stage_entered_again_is_listed_only_when_it_lasts(tmp_path: Path) -> N
     assert listed == [("+0:00", "launch"), ("+0:01", "load_weights"), ("+0:20", "kv_cache"),
                       ("+0:20", "cuda_graph"), ("+0:40", "http_start"), ("+0:41", "cuda_graph again"),
                       ("+1:01", "warmup")]
+
+
+def test_a_bar_still_being_redrawn_shows_as_progress(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("[2026-01-10 10:00:00] server_args={'model_path': 'm', 'tp_size': 1}\n"
+                   "[2026-01-10 10:00:01] Load weight begin. avail mem=78.50 GB\n")
+    script = _Script(log, ["Multi-thread loading shards:   0% Completed | 0/4 [00:00<?, ?it/s]",
+                           "\rMulti-thread loading shards:  50% Completed | 2/4 [00:04<00:04,  2.00s/it]",
+                           "\r[2026-01-10 10:00:10] Load weight end. type=M, avail mem=60.00 GB\n"
+                           "[2026-01-10 10:00:11] Memory pool end. avail mem=10.00 GB\n"
+                           "[2026-01-10 10:00:12] The server is fired up and ready to roll!\n"])
+    waiter, _, _ = _waiter(log, script)
+    seen: list[str] = []
+    sleep = script.sleep
+
+    def watch(seconds: float) -> None:
+        seen.append(waiter.status(script.t))
+        sleep(seconds)
+
+    waiter.sleep = watch
+    assert waiter.run_loop() == 0
+    assert any(s.startswith("load_weights shards 2/4 ·") for s in seen), seen
+    assert not any("shards" in s for s in seen[seen.index(next(s for s in seen if "2/4" in s)) + 2:])

@@ -51,8 +51,11 @@ _BAR_NAME = re.compile(r"^[^\d%|]*")
 @dataclass
 class ScriptLine:
     raw: bytes  # as in the file, without its newline
-    at: float  # seconds after the log's first timestamp, on the log's clock
+    at: float  # seconds after the log's first timestamp, on the log's clock (its last piece)
     timed: bool  # the line carries its own time (else it follows its predecessor)
+    # The line in the pieces a terminal would see: cut where a progress bar redraws (`\r`),
+    # each with its moment. One piece for an ordinary line.
+    pieces: list[tuple[bytes, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -122,24 +125,12 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
         fmt = sniff("\n".join(texts[:2000]))
     scanner = Scanner(fmt)
     events: list[Event] = []
-    stamps: list[float | None] = []
-    first: Any = None
     for number, text in enumerate(texts, start=1):
-        own = None
         for line in normalise(text, number):
-            parsed = scanner.split(line)
-            ts = parsed.ts if parsed.own_clock else None
-            if ts is None and line.outer is not None and not parsed.own_clock:
-                ts = scanner.clock.resolve(outer=line.outer)
-            if ts is not None and own is None:
-                own = ts
             events.extend(scanner.feed(line))
-        if own is not None and first is None:
-            first = own
-        stamps.append(own.minus(first) if own is not None and first is not None else None)
     events.extend(scanner.finish())
     runs = build_timeline(events, str(path), fmt.name, scanner.clock.date_source, fmt.config_defaults)
-    lines = _pace(raws, texts, stamps)
+    lines = _pace(raws, _stamped_parts(fmt, raws))
     actions: dict[int, list[str]] = {}
     for run in runs:
         if run.first_line is not None:
@@ -180,21 +171,46 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     return Script(str(path), fmt, lines, runs, actions, version, port, url_line, model, exit_code)
 
 
-def _pace(raws: list[bytes], texts: list[str], stamps: list[float | None]) -> list[ScriptLine]:
-    """Every line's moment: its own time; a tqdm frame at its bar's start plus its elapsed
-    time; any other line with its predecessor. Never earlier than the line before it, and a
-    frame never later than the next timed line."""
-    ats: list[float] = []
-    timed: list[bool] = []
+_REDRAW = re.compile(rb"(?=\r)")
+
+
+def _stamped_parts(fmt: Format, raws: list[bytes]) -> list[list[tuple[bytes, float | None]]]:
+    """Each physical line cut where a progress bar redraws (`\r`), each piece with its own
+    time in seconds after the log's first timestamp (None: the piece has no time of its own)."""
+    timer = Scanner(fmt)  # its own clock: the event scanner has read every line already
+    first: Any = None
+    out: list[list[tuple[bytes, float | None]]] = []
+    for number, raw in enumerate(raws, start=1):
+        pieces: list[tuple[bytes, float | None]] = []
+        for part in [p for p in _REDRAW.split(raw) if p] or [raw]:
+            own = None
+            for line in normalise(part.decode("utf-8", errors="replace"), number):
+                parsed = timer.split(line)
+                ts = parsed.ts if parsed.own_clock else None
+                if ts is None and line.outer is not None and not parsed.own_clock:
+                    ts = timer.clock.resolve(outer=line.outer)
+                if ts is not None:
+                    own = ts
+                    break
+            if own is not None and first is None:
+                first = own
+            pieces.append((part, own.minus(first) if own is not None and first is not None else None))
+        out.append(pieces)
+    return out
+
+
+def _pace(raws: list[bytes], parts: list[list[tuple[bytes, float | None]]]) -> list[ScriptLine]:
+    """Every piece's moment: its own time; a progress-bar frame at its bar's start plus its
+    elapsed time (`[00:04<...]`); anything else with its predecessor. Never earlier than
+    the piece before it, and a frame never later than the next piece with its own time.
+    A line is written piece by piece, as a terminal shows a bar redrawn in place."""
+    flat: list[tuple[float, bool]] = []
     bars: dict[str, tuple[float, float]] = {}  # name -> (start, last elapsed)
     previous = 0.0
-    for text, stamp in zip(texts, stamps, strict=True):
-        if stamp is not None:
-            at = stamp
-            timed.append(True)
-        else:
+    for pieces in parts:
+        for data, stamp in pieces:
             at = previous
-            bar = _bar_seconds(text.rsplit("\r", 1)[-1]) if "[" in text else None
+            bar = _bar_seconds(data.decode("utf-8", errors="replace")) if b"[" in data else None
             if bar is not None:
                 name, elapsed = bar
                 start, last = bars.get(name, (previous, -1.0))
@@ -202,21 +218,27 @@ def _pace(raws: list[bytes], texts: list[str], stamps: list[float | None]) -> li
                     start = previous
                 bars[name] = (start, elapsed)
                 at = start + elapsed
-            timed.append(False)
-        ats.append(at)
-        previous = max(previous, at) if stamp is None else at
-    # Clamp untimed lines to the next timed line, then make the sequence non-decreasing.
+            if stamp is not None:
+                at = max(at, stamp) if bar is not None else stamp
+            flat.append((at, stamp is not None))
+            previous = at if stamp is not None else max(previous, at)
+    ats = [at for at, _ in flat]
     next_timed = float("inf")
-    for i in range(len(ats) - 1, -1, -1):
-        if timed[i]:
+    for i in range(len(flat) - 1, -1, -1):
+        if flat[i][1]:
             next_timed = ats[i]
         elif ats[i] > next_timed:
             ats[i] = next_timed
     out: list[ScriptLine] = []
     floor = 0.0
-    for raw, at, is_timed in zip(raws, ats, timed, strict=True):
-        floor = max(floor, at)
-        out.append(ScriptLine(raw, floor, is_timed))
+    k = 0
+    for raw, pieces in zip(raws, parts, strict=True):
+        paced = []
+        for data, _ in pieces:
+            floor = max(floor, ats[k])
+            paced.append((data, floor))
+            k += 1
+        out.append(ScriptLine(raw, floor, any(stamp is not None for _, stamp in pieces), paced))
     return out
 
 
@@ -310,7 +332,7 @@ class _Writer:
         self._file: BinaryIO | None = None
         self._ident: tuple[int, int] | None = None
 
-    def write(self, raw: bytes) -> None:
+    def write(self, raw: bytes, end: bool = True) -> None:
         if self._file is not None:
             try:
                 st = os.stat(self.path)
@@ -328,7 +350,7 @@ class _Writer:
                 raise FiredupError(f"cannot write {self.path}: {exc.strerror or exc}") from None
             st = os.fstat(handle.fileno())
             self._file, self._ident = handle, (st.st_dev, st.st_ino)
-        self._file.write(raw + b"\n")
+        self._file.write(raw + b"\n" if end else raw)
         self._file.flush()
 
     def close(self) -> None:
@@ -337,6 +359,12 @@ class _Writer:
 
 
 # --- the replay loop -------------------------------------------------------------------------
+
+
+def _wait_until(deadline: float, stop: threading.Event) -> bool:
+    """Sleep until `deadline` (monotonic); False when stopped first."""
+    delay = deadline - time.monotonic()
+    return not (delay > 0 and stop.wait(delay))
 
 
 def _rewrite_port(raw: bytes, port: int) -> bytes:
@@ -385,12 +413,17 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     crashed = False
     try:
         for index, line in enumerate(script.lines):
-            delay = started + line.at / speed - time.monotonic()
-            if delay > 0 and stop.wait(delay):
+            pieces = line.pieces or [(line.raw, line.at)]
+            for data, at in pieces[:-1]:  # a bar redrawn in place: no newline yet
+                if not _wait_until(started + at / speed, stop):
+                    say("stopped before the end of the log")
+                    return 143
+                writer.write(data, end=False)
+            if not _wait_until(started + line.at / speed, stop):
                 say("stopped before the end of the log")
                 return 143
             actions = script.actions.get(index, [])
-            raw = line.raw
+            raw = pieces[-1][0]
             if "restart" in actions and index > 0:
                 close_port()
                 with state.lock:

@@ -725,12 +725,13 @@ class Waiter:
         return None, 0
 
     def progress(self) -> Progress | None:
-        stage = self.current_stage()
-        _, since_line = self._stage_since(stage)
+        """The newest progress bar, if no milestone came after it (else it is finished news)."""
         if self.partial_progress is not None:
             return self.partial_progress
+        run = self.run
+        after = run.milestones[-1].line if run is not None and run.milestones else 0
         for event in reversed(self.events):
-            if event.line < since_line:
+            if event.line <= after:
                 break
             if event.name.startswith("progress."):
                 return _progress_of(event)
