@@ -20,6 +20,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OLD_READY = FIXTURES / "sglang_0.4_ready.log"  # SGLang <= 0.4.8: /health is 200 during warm-up
 NEW_READY = FIXTURES / "sglang_0.5_ready.log"  # SGLang 0.5.21-style: /health 503 until ready, /ready exists
 CRASH_OOM = FIXTURES / "sglang_crash_oom.log"
+VLLM_READY = FIXTURES / "vllm_ready.log"  # synthetic vLLM 0.9-style startup: refused until ready
 
 _STAMP = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
 

@@ -16,6 +16,7 @@ from _live import (
     CRASH_OOM,
     NEW_READY,
     OLD_READY,
+    VLLM_READY,
     free_port,
     replaying,
     stamps,
@@ -243,3 +244,19 @@ def test_a_bar_redrawn_in_place_is_written_piece_by_piece_at_its_own_pace(tmp_pa
         (b"Multi-thread loading shards:  ", 1.0), (b"\rMulti-thread loading shards: ", 5.0),
         (b"\rMulti-thread loading shards: ", 10.0)]
     assert b"".join(data for data, _ in line.pieces) == line.raw
+
+
+def test_vllm_refuses_connections_until_ready_even_after_naming_its_port(tmp_path: Path) -> None:
+    lines = VLLM_READY.read_text().splitlines(keepends=True)
+    cut = tmp_path / "vllm-starting.log"
+    cut.write_text("".join(t for t in lines if "Application startup complete" not in t))
+    out, port = tmp_path / "live.log", free_port()
+    with replaying(cut, out, port, 50):
+        content = wait_for_text(out, "Waiting for application startup")  # the last line
+        assert f"Starting vLLM API server on http://0.0.0.0:{port}" in content  # the served port, named early
+        assert status_of(port, "/health")[0] is None
+    with replaying(VLLM_READY, tmp_path / "live2.log", port, 50):
+        wait_for_text(tmp_path / "live2.log", "Application startup complete")
+        assert status_of(port, "/health")[:2] == (200, b"")
+        assert status_of(port, "/v1/models")[0] == 200
+        assert status_of(port, "/ready")[0] == 404  # vLLM has no /ready

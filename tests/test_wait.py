@@ -29,6 +29,7 @@ from _live import (
     CRASH_OOM,
     NEW_READY,
     OLD_READY,
+    VLLM_READY,
     Replay,
     Waiting,
     env,
@@ -291,6 +292,22 @@ def test_ready_exits_0_with_the_time_to_ready_and_the_phase_table(outcomes: dict
     # Without a TTY: one line per phase, in order.
     phases = re.findall(r"^\s+\+\d+:\d\d\s+(\S+)", o.result.stderr, re.M)
     assert phases == ["launch", "dist_init", "load_weights", "kv_cache", "cuda_graph", "http_start", "warmup"]
+
+
+@scenario
+def vllm(tmp: Path) -> Outcome:
+    out, port = tmp / "server.log", free_port()
+    result, _ = watched(VLLM_READY, out, port, 20, "--url", f"http://127.0.0.1:{port}/health", "--timeout", "60")
+    return Outcome(result, out, port)
+
+
+def test_vllm_ready_after_connection_refused_throughout_the_startup(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "vllm")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    assert "warning" not in o.result.stderr  # refused until ready is vLLM's normal, not a wrong URL
+    # 09:07:30 (the banner) to 09:08:21, the last timestamp before `Application startup complete`
+    assert o.result.stdout.startswith("READY in 51 s by the log's clock")
+    assert "[vllm]" in o.result.stdout
 
 
 @scenario

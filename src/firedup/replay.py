@@ -16,11 +16,11 @@ import json
 import os
 import re
 import signal
+import socket
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -164,7 +164,8 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     exit_code = 0
     if last is not None and last.crash is not None:
         names = {e.name for e in events if last.first_line is not None and e.line >= last.first_line}
-        exit_code = 137 if names & _SIGKILL_PATH else 1
+        killed = "error.killed" in names or (fmt.name == "sglang" and bool(names & _SIGKILL_PATH))
+        exit_code = 137 if killed else 1
     model = "default"
     if last is not None:
         model = str(last.all_config.get("served_model_name") or last.config.get("model_path") or "default")
@@ -373,8 +374,7 @@ def _rewrite_port(raw: bytes, port: int) -> bytes:
 
 
 def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = None, hold: float | None = None,
-           err: TextIO = sys.stderr, stop: threading.Event | None = None,
-           on_bound: Callable[[int], None] | None = None) -> int:
+           err: TextIO = sys.stderr, stop: threading.Event | None = None) -> int:
     """Write the script to `out` and serve its HTTP answers; return the server's exit status.
 
     A crash ends the replay with the status the server had (137 for SGLang's SIGKILL path;
@@ -386,6 +386,10 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     stop = stop or threading.Event()
     health = script.fmt.health
     served_port = port if port is not None else (script.port or 30000)
+    if served_port == 0:  # any free port, known now: the log may name it before the port opens
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            served_port = int(probe.getsockname()[1])
     state = _State()
     server: _Server | None = None
     writer = _Writer(out)
@@ -440,11 +444,9 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
                 with state.lock:
                     state.stage = "starting"
                 threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
-                if on_bound is not None:
-                    on_bound(served_port)
                 say(f"listening on http://127.0.0.1:{served_port} (line {index + 1}: the server's HTTP port opens)")
-                if script.port is not None and script.port != served_port:
-                    raw = _rewrite_port(raw, served_port)
+            if index + 1 == script.url_line and script.port is not None and script.port != served_port:
+                raw = _rewrite_port(raw, served_port)  # the log names the port actually served
             if "ready" in actions:
                 with state.lock:
                     state.stage = "ready"
@@ -458,8 +460,8 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
                     state.stage = "closed"
         if crashed and script.exit_code:
             close_port()
-            how = "SGLang's SIGQUIT path kills the process tree: status 137" if script.exit_code == 137 \
-                else "the main process exits with an uncaught exception: status 1"
+            how = "killed with SIGKILL (SGLang's SIGQUIT path kills its process tree): status 137" \
+                if script.exit_code == 137 else "the main process exits with an error: status 1"
             say(f"the log ends with a crash; exiting like the server ({how})")
             return script.exit_code
         with state.lock:
