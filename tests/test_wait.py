@@ -671,3 +671,45 @@ def test_a_bar_still_being_redrawn_shows_as_progress(tmp_path: Path) -> None:
     assert waiter.run_loop() == 0
     assert any(s.startswith("load_weights shards 2/4 ·") for s in seen), seen
     assert not any("shards" in s for s in seen[seen.index(next(s for s in seen if "2/4" in s)) + 2:])
+
+
+@scenario
+def auto_timeout(tmp: Path) -> Outcome:
+    # A history run of the same config (the same args line) that was ready in 2 s: budget 2.5 s.
+    args = NEW_READY.read_text().splitlines()[0]
+    history = tmp / "fast.log"
+    history.write_text(f"{args}\n"
+                       "[2026-10-30 10:00:01] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+                       "[2026-10-30 10:00:02] The server is fired up and ready to roll!\n")
+    lines = NEW_READY.read_text().splitlines(keepends=True)
+    stuck = tmp / "stuck.log"
+    stuck.write_text("".join(lines[:10]))
+    result = run_wait("--log", str(stuck), "--history", str(history))
+    return Outcome(result, stuck)
+
+
+def test_timeout_auto_takes_the_budget_of_the_same_config_and_says_so(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "auto_timeout")
+    assert o.result.returncode == 124, o.result.stdout + o.result.stderr
+    expected = "--timeout auto: 2.5 s = slowest of 1 history run of this config (2.0 s) + 25%"
+    assert expected in o.result.stderr
+    assert f"  limit: {expected}" in o.result.stdout
+    assert "phase reached: load_weights (shards 4/5)" in o.result.stdout
+
+
+def test_quiet_prints_the_verdict_only() -> None:
+    result = run_wait("--log", str(NEW_READY), "--quiet")
+    assert result.returncode == 0
+    assert result.stderr == ""
+    assert result.stdout.startswith("READY in 36 s")
+
+
+def test_the_url_alone_decides_when_the_log_shows_no_startup(tmp_path: Path, http_server: int) -> None:
+    """`--log-level warning` leaves the log without startup lines: a 200 is then all there is."""
+    log = tmp_path / "quiet-server.log"
+    log.write_text("WARNING: something unrelated\n")
+    out, err = io.StringIO(), io.StringIO()
+    opts = WaitOptions(log, url=f"http://127.0.0.1:{http_server}/ok", timeout=30, auto_timeout=False)
+    assert Waiter(opts, out, err, tty=False).run_loop() == 0
+    assert out.getvalue().startswith(f"READY: http://127.0.0.1:{http_server}/ok answered 200 (the log {log} "
+                                     "shows no startup lines")
