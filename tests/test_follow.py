@@ -126,3 +126,13 @@ def test_growth_time_counts_bytes_not_lines(tmp_path: Path) -> None:
         assert follower.last_growth == 5.0
         assert follower.poll(now=9.0) == []
         assert follower.last_growth == 5.0
+
+
+def test_from_end_skips_what_is_there_but_keeps_the_numbering(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text("old 1\nold 2\nold 3\nhalf of a li")
+    follower = Follower(path, from_end=True, partial_grace=60.0)
+    assert follower.poll(now=0.0) == []
+    with open(path, "a") as f:
+        f.write("ne\nnew\n")
+    assert _texts(follower.poll(now=1.0)) == [(4, "half of a line"), (5, "new")]

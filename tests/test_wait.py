@@ -713,3 +713,16 @@ def test_the_url_alone_decides_when_the_log_shows_no_startup(tmp_path: Path, htt
     assert Waiter(opts, out, err, tty=False).run_loop() == 0
     assert out.getvalue().startswith(f"READY: http://127.0.0.1:{http_server}/ok answered 200 (the log {log} "
                                      "shows no startup lines")
+
+
+def test_from_end_waits_for_a_new_startup_in_an_appended_log(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(NEW_READY.read_text())  # yesterday's startup, ready
+    new_run = OLD_READY.read_text()
+    script = _Script(log, [new_run[: len(new_run) // 2], new_run[len(new_run) // 2:]])
+    waiter, out, _ = _waiter(log, script, from_end=True)
+    assert waiter.run_loop() == 0
+    first_new = len(NEW_READY.read_text().splitlines()) + 1
+    assert out.getvalue().startswith(f"READY in {human(seconds_to_ready(OLD_READY))} by the log's clock "
+                                     f"(line {first_new - 1 + _ready_line(OLD_READY)})")
+    assert f"{log}  (startup #2 in this file)" not in out.getvalue()  # only the new lines were read

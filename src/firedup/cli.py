@@ -424,9 +424,12 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
 @click.option("--url-grace", type=float, default=30.0, show_default=True, metavar="SECONDS",
               help="After the log's ready line, how long the URL may take to answer 200 before it is called wrong (exit 1).")
 @click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
+@click.option("--from-end", is_flag=True,
+              help="Ignore what the log already holds: wait for a startup that begins after now "
+                   "(for a log appended across restarts).")
 @click.option("--quiet", "-q", is_flag=True, help="No status line or phase lines; warnings and the verdict only.")
 def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tuple[str, ...], store: str | None,
-         stall_after: float | None, url_grace: float, engine: str | None, quiet: bool) -> None:
+         stall_after: float | None, url_grace: float, engine: str | None, from_end: bool, quiet: bool) -> None:
     """Wait until a server is ready, reading its log (and URL, and process) as it starts.
 
     \b
@@ -454,7 +457,8 @@ def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tupl
         def loader() -> tuple[list[Any], list[str]]:
             return load_history(history, store)
     opts = WaitOptions(Path(log), url=url, pid=pid, timeout=seconds, auto_timeout=auto, history_loader=loader,
-                       quiet=quiet, engine=engine, stall_after=stall_after, url_grace=url_grace)
+                       quiet=quiet, from_end=from_end, engine=engine, stall_after=stall_after,
+                       url_grace=url_grace)
     color = _use_color(sys.stderr)
     sys.exit(run_wait(opts, sys.stdout, sys.stderr, style=_style(color and _use_color())))
 

@@ -53,6 +53,9 @@ class Follower:
 
     path: Path
     partial_grace: float = PARTIAL_GRACE_S
+    # Skip what the file already holds when first opened (numbering its lines all the same):
+    # for a log that collects several startups, only a new one counts.
+    from_end: bool = False
     max_bytes: int = 8 * READ_CHUNK
     number: int = 0  # last line number handed out
     notes: list[FollowNote] = field(default_factory=list)
@@ -154,10 +157,22 @@ class Follower:
             return
         self._ident = (os.fstat(self._file.fileno()).st_dev, os.fstat(self._file.fileno()).st_ino)
         self._offset = 0
+        if self.from_end and not self._ever_opened:
+            self._skip_existing(now)
         if not self._ever_opened:
             self.notes.append(FollowNote("appeared", f"{self.path} appeared"))
         self._ever_opened = True
         self.last_growth = now
+
+    def _skip_existing(self, now: float) -> None:
+        """Count the complete lines already there and keep only an unfinished last one."""
+        assert self._file is not None
+        tail = b""
+        while chunk := self._file.read(READ_CHUNK):
+            self.number += chunk.count(b"\n")
+            self._offset += len(chunk)
+            tail = (tail + chunk).rsplit(b"\n", 1)[-1] if b"\n" in chunk else tail + chunk
+        self._partial, self._partial_since = tail, now
 
     def _read_available(self, out: list[RawLine], now: float) -> None:
         assert self._file is not None

@@ -460,6 +460,7 @@ class WaitOptions:
     # Loads more history off the start path (earlier logs, the store): (runs, notes).
     history_loader: Callable[[], tuple[list[Run], list[str]]] | None = None
     quiet: bool = False
+    from_end: bool = False  # wait for a startup that begins after now (a log appended across restarts)
     engine: str | None = None
     stall_after: float | None = None  # fixed stall threshold instead of history/default
     url_grace: float = URL_GRACE_S
@@ -525,7 +526,7 @@ class Waiter:
         self.style = style
         self.now = now
         self.sleep = sleep
-        self.follower = Follower(opts.log)
+        self.follower = Follower(opts.log, from_end=opts.from_end)
         self.log_missing_at_start = not opts.log.exists()
         self.prober = Prober(opts.url, opts.probe_interval, opts.probe_timeout) if opts.url else None
         self.fmt: Format | None = get_format(opts.engine) if opts.engine else None
@@ -809,7 +810,7 @@ class Waiter:
         self.say(self.timeout_note)
 
     def _watching(self) -> str:
-        parts = [f"following {self.opts.log}"]
+        parts = [f"following {self.opts.log}" + (" from its current end" if self.opts.from_end else "")]
         if self.opts.url:
             parts.append(f"probing {self.opts.url} every {self.opts.probe_interval:g} s (status code only)")
         if self.opts.pid:
