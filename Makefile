@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 demo: $(STAMP)
 	$(BIN)/firedup timeline sample_logs/
+	$(BIN)/firedup compare sample_logs/ --by disable_cuda_graph
+	$(BIN)/firedup report sample_logs/ --by disable_cuda_graph -o reports/sample/
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -471,7 +471,7 @@ def _styled(draw: Callable[..., Figure]) -> Callable[..., Figure]:
     def wrapper(*args: Any, **kwargs: Any) -> Figure:
         import matplotlib
 
-        with matplotlib.rc_context(STYLE):
+        with matplotlib.rc_context(cast(Any, STYLE)):
             return draw(*args, **kwargs)
 
     return wrapper
