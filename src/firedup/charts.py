@@ -516,9 +516,11 @@ def timeline(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = Fal
     ax.set_xlim(0, hi)
     ax.set_ylim(n_rows - 0.5, -0.5)
     ax.set_yticks(range(n_rows), [_ellipsize(r, 34) for r in data.rows])
-    for tick, label in zip(ax.get_yticklabels(), data.rows, strict=True):
-        if not label.startswith(" "):
-            tick.set_fontweight("bold" if ranks else "normal")
+    for row, (tick, label) in enumerate(zip(ax.get_yticklabels(), data.rows, strict=True)):
+        if not label.startswith(" ") and ranks:
+            tick.set_fontweight("bold")
+            if row:  # a rule between one run's ranks and the next run
+                ax.axhline(row - 0.5, color="#888888", linewidth=0.8)
     # the outcome of each run in a column right of the plot: never on top of a bar
     for mark in data.marks.iter_rows(named=True):
         colour = CRASH_COLOUR if mark["kind"] == "crash" else "black"
@@ -572,7 +574,7 @@ def compare(runs: Runs, by: Sequence[str] | None = None, comparison: Comparison 
     labels = []
     for g in data.groups.iter_rows(named=True):
         extra = f"\n(+{g['not_timed']} not timed)" if g["not_timed"] else ""
-        labels.append(_wrap(g["group"], 26) + extra)
+        labels.append(_group_label(g["group"]) + extra)
     ax.set_yticks(range(n), labels)
     ax.set_ylim(n - 0.45, -0.6)
     ax.set_xlim(0, hi)
@@ -586,20 +588,51 @@ def compare(runs: Runs, by: Sequence[str] | None = None, comparison: Comparison 
     return fig
 
 
+PANELS_UP_TO = 4  # groups drawn as panels with their own scale; more share one axis (an overview)
+
+
+def _group_label(label: str, width: int = 30, max_lines: int = 3) -> str:
+    """`tp_size=2, disable_cuda_graph=False, ...` on lines of whole `flag=value` items."""
+    items = label.split(", ")
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 2 + len(item) <= width:
+            lines[-1] += ", " + item
+        else:
+            lines.append(item)
+    if len(lines) > max_lines:
+        lines = [*lines[:max_lines - 1], _ellipsize(", ".join(lines[max_lines - 1:]), width)]
+    return "\n".join(_ellipsize(line, width + 8) for line in lines)
+
+
+def _box(ax: Axes, secs: list[float], position: float) -> None:
+    ax.boxplot(secs, orientation="horizontal", positions=[position], widths=0.55, whis=(0, 100),
+               patch_artist=True, manage_ticks=False, boxprops={"facecolor": "#EEEEEE", "edgecolor": "#555555"},
+               medianprops={"color": "black", "linewidth": 2}, whiskerprops={"color": "#555555"},
+               capprops={"color": "#555555"})
+
+
 @_styled
 def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> Figure:
-    """Time to ready per group: every run as a point over a box, the budget as a dashed line."""
-    from matplotlib.lines import Line2D
+    """Time to ready per group: every run as a point over a box, the budget as a dashed line.
 
+    Up to `PANELS_UP_TO` groups get a panel each with its own scale, so the spread of a
+    4-minute group stays visible beside a 15-minute one; more groups share one axis.
+    """
     data = distribution_data(runs, by, risk)
     n = data.budgets.height
-    fig = _figure(1.5 + 1.55 * max(n, 1))
     if n == 0:
+        fig = _figure(2.5)
         ax = fig.add_subplot()
         ax.text(0.5, 0.5, "no run reached ready: no time to ready to show", ha="center", va="center",
                 transform=ax.transAxes)
         ax.set_axis_off()
         return fig
+    if n > PANELS_UP_TO:
+        return _distribution_shared(data)
+    from matplotlib.lines import Line2D
+
+    fig = _figure(1.5 + 1.55 * n)
     axes = fig.subplots(n, 1, squeeze=False)[:, 0]
     for ax, g in zip(axes, data.budgets.iter_rows(named=True), strict=True):
         pts = data.points.filter(pl.col("group_index") == g["group_index"])
@@ -609,14 +642,10 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
         hi = max([*secs, *([budget] if budget else [])])
         pad = max((hi - lo) * 0.12, 5.0)
         if len(secs) >= 2:
-            ax.boxplot(secs, orientation="horizontal", positions=[0], widths=0.55, whis=(0, 100),
-                       patch_artist=True, manage_ticks=False,
-                       boxprops={"facecolor": "#EEEEEE", "edgecolor": "#555555"},
-                       medianprops={"color": "black", "linewidth": 2},
-                       whiskerprops={"color": "#555555"}, capprops={"color": "#555555"})
-        ax.scatter(secs, pts["offset"].to_list(), s=36, color="#332288", edgecolors="white", linewidths=0.6,
+            _box(ax, secs, 0)
+        ax.scatter(secs, pts["offset"].to_list(), s=36, color=POINT_COLOUR, edgecolors="white", linewidths=0.6,
                    zorder=3)
-        handles = [Line2D([], [], marker="o", linestyle="none", color="#332288", label="a run (time to ready)")]
+        handles = [Line2D([], [], marker="o", linestyle="none", color=POINT_COLOUR, label="a run (time to ready)")]
         if len(secs) >= 2:
             handles.append(Line2D([], [], color="black", linewidth=2,
                                   label=f"median {fmt_duration(g['median'])}; box: middle half; whiskers: min-max"))
@@ -633,12 +662,55 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
         ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
         ax.set_axisbelow(True)
         extra = f", {g['not_timed']} not timed (crashed/incomplete)" if g["not_timed"] else ""
-        ax.set_title(f"{g['group']}: {g['n']} run{'s' if g['n'] != 1 else ''} ready{extra}", loc="left",
-                     fontsize=10, fontweight="bold")
+        ax.set_title(_ellipsize(f"{g['group']}: {g['n']} run{'s' if g['n'] != 1 else ''} ready{extra}", 110),
+                     loc="left", fontsize=10, fontweight="bold")
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
     axes[-1].set_xlabel("time to ready (minutes:seconds); each panel has its own scale")
     fig.suptitle(f"Time to ready per group, and the budget for a {_pct(risk)} risk of a timeout",
                  x=0.01, ha="left", fontsize=12, fontweight="bold")
+    return fig
+
+
+POINT_COLOUR = "#332288"
+
+
+def _distribution_shared(data: DistributionData) -> Figure:
+    """Many groups: one row each on a shared time axis, the budget as a dashed tick on its row."""
+    from matplotlib.lines import Line2D
+
+    n = data.budgets.height
+    fig = _figure(2.0 + 0.62 * n)
+    ax = fig.add_subplot()
+    hi = 0.0
+    for g in data.budgets.iter_rows(named=True):
+        row = g["group_index"]
+        pts = data.points.filter(pl.col("group_index") == row)
+        secs = pts["seconds"].to_list()
+        if len(secs) >= 2:
+            _box(ax, secs, row)
+        ax.scatter(secs, [row + o for o in pts["offset"].to_list()], s=30, color=POINT_COLOUR,
+                   edgecolors="white", linewidths=0.6, zorder=3)
+        budget = g["budget_seconds"]
+        if budget:
+            ax.plot([budget, budget], [row - 0.38, row + 0.38], color=CRASH_COLOUR, linestyle="--", linewidth=1.8)
+        hi = max(hi, *secs, budget or 0)
+        text = f"budget {fmt_duration(budget)} ({g['method']})" if budget else "no budget"
+        ax.annotate(text, xy=(1.01, row), xycoords=("axes fraction", "data"), va="center", ha="left",
+                    fontsize=8.5, annotation_clip=False)
+    labels = [_group_label(g["group"]) + f" (n={g['n']})" for g in data.budgets.iter_rows(named=True)]
+    ax.set_yticks(range(n), labels, fontsize=8.5)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlim(0, hi * 1.05)
+    _time_axis(ax.xaxis, 0, hi * 1.05)
+    ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.set_xlabel("time to ready (minutes:seconds), one scale for every group")
+    ax.set_title(f"Time to ready per group, and the budget for a {_pct(data.risk)} risk of a timeout", loc="left")
+    handles = [Line2D([], [], marker="o", linestyle="none", color=POINT_COLOUR, label="a run (time to ready)"),
+               Line2D([], [], color="black", linewidth=2, label="median; box: middle half; whiskers: min-max"),
+               Line2D([], [], color=CRASH_COLOUR, linestyle="--", linewidth=1.8,
+                      label=f"budget: risk {_pct(data.risk)}")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     return fig
 
 
