@@ -148,8 +148,8 @@ def test_timeline_keeps_the_callers_order(samples: Runs) -> None:
 
 def test_compare_data_medians_match_the_truth(samples: Runs) -> None:
     data = compare_data(compare(samples, ["disable_cuda_graph"]))
-    times = {True: [], False: []}
-    for name, run in _truth_runs():
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _name, run in _truth_runs():
         if run["outcome"] == "ready" and run["config"]["model_path"].startswith("Qwen/Qwen3-235B"):
             times[run["config"]["disable_cuda_graph"]].append(round(run["ready_offset_s"]))
     groups = {r["group"].split(" ")[0]: r for r in data.groups.iter_rows(named=True)}
@@ -353,3 +353,46 @@ def test_charts_do_not_touch_pyplot_state(samples: Runs) -> None:
 
     charts.timeline(samples)
     assert "matplotlib.pyplot" not in sys.modules or not __import__("matplotlib.pyplot").pyplot.get_fignums()
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def _firedup(*args: str) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "firedup", *args], capture_output=True, text=True, env=env,
+                          timeout=120, check=False, cwd=ROOT)
+
+
+def test_plot_command_writes_png_and_svg(tmp_path: Path) -> None:
+    png, svg = tmp_path / "compare.png", tmp_path / "timeline.svg"
+    proc = _firedup("plot", "compare", "sample_logs/", "--by", "disable_cuda_graph", "-o", str(png))
+    assert proc.returncode == 0, proc.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    proc = _firedup("plot", "timeline", "sample_logs/", "--run", "crash-then-restart.log#2", "--ranks", "-o", str(svg))
+    assert proc.returncode == 0, proc.stderr
+    text = svg.read_text()
+    assert text.startswith("<?xml") and "crash-then-restart.log #2" in text and "TP7" in text
+    assert "prod-tp8-eagle3-01.log" not in text  # only the run asked for
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("plot", "pie", "sample_logs/", "-o", "x.png"), "'pie' is not one of"),
+    (("plot", "compare", "sample_logs/", "-o", "x.pdf"), ".png or .svg"),
+    (("plot", "ranks", "sample_logs/small-tp1.log", "-o", "x.png"), "two or more ranks"),
+    (("plot", "ranks", "sample_logs/", "--run", "nope.log", "-o", "x.png"), "no run 'nope.log'"),
+    (("plot", "compare", "sample_logs/", "--by", "cuda_graph", "-o", "x.png"), "unknown flag 'cuda_graph'"),
+])
+def test_plot_usage_errors_are_one_line(args: tuple[str, ...], message: str) -> None:
+    proc = _firedup(*args)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_plot_kinds_match_the_library() -> None:
+    from firedup.cli import PLOT_KINDS
+
+    assert PLOT_KINDS == tuple(charts.KINDS)

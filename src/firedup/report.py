@@ -62,7 +62,7 @@ def display_paths(sources: Sequence[str], cwd: str | None = None) -> dict[str, s
     common folder when they lie outside it. Never an absolute path of this machine."""
     cwd = os.path.abspath(cwd or os.getcwd())
     real = [s for s in sources if s != "-"]
-    absolute = {s: os.path.abspath(s) for s in real}
+    absolute = {s: os.path.normpath(os.path.join(cwd, s)) for s in real}
     outside = [a for a in absolute.values() if os.path.commonpath([a, cwd]) != cwd]
     base = cwd
     if outside:
