@@ -395,4 +395,4 @@ def test_plot_usage_errors_are_one_line(args: tuple[str, ...], message: str) -> 
 def test_plot_kinds_match_the_library() -> None:
     from firedup.cli import PLOT_KINDS
 
-    assert PLOT_KINDS == tuple(charts.KINDS)
+    assert tuple(charts.KINDS) == PLOT_KINDS
