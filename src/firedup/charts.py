@@ -582,8 +582,10 @@ def compare(runs: Runs, by: Sequence[str] | None = None, comparison: Comparison 
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.set_xlabel("median seconds per phase, stacked (minutes:seconds); the bold figure is the median time to ready")
-    ax.set_title(_wrap(data.headline[:1].upper() + data.headline[1:], 100, 3), loc="left",
-                 fontsize=11)
+    fig.suptitle("Where the startup time goes: median phases per group", x=0.01, ha="left", fontsize=12,
+                 fontweight="bold")
+    ax.set_title(_wrap(data.headline[:1].upper() + data.headline[1:], 125, 3), loc="left", fontsize=9.5,
+                 fontweight="normal")
     _phase_legend(fig, ax, data.segments["phase"].unique().to_list())
     return fig
 
