@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import corpus_logs
 from firedup.export import chrome_trace, export
 from firedup.tables import load
 from logmaker import fleet, ready_seconds_by_regex
@@ -88,3 +89,22 @@ def test_tables_round_trip(logs: Path, tmp_path: Path, table: str) -> None:
 def test_parquet_to_stdout_is_refused(logs: Path) -> None:
     with pytest.raises(ValueError, match="binary"):
         export(load([str(logs / "prod-0.log")]), "parquet", "-")
+
+
+def test_a_log_that_begins_mid_startup_has_no_negative_times(logs: Path, tmp_path: Path) -> None:
+    lines = (logs / "prod-1.log").read_text().splitlines(keepends=True)
+    cut = max(i for i, line in enumerate(lines) if "Capture cuda graph begin" in line) + 1
+    (tmp_path / "tail.log").write_text("".join(lines[cut:]))  # the capture's reported 640 s reach back
+    events = validate_trace(chrome_trace(load(str(tmp_path / "tail.log"))))
+    (proc,) = [e["args"]["name"] for e in events if e["name"] == "process_name"]
+    assert "before the first line" in proc
+    graph = [e for e in events if e["ph"] == "X" and e["name"] == "cuda_graph"]
+    assert graph and min(e["ts"] for e in graph) == 0
+
+
+@pytest.mark.skipif(not corpus_logs("sglang"), reason="../shared/corpus is not here")
+def test_every_corpus_log_exports_a_valid_trace() -> None:
+    paths = [str(p) for p in (*corpus_logs("sglang"), *corpus_logs("vllm"))]
+    runs = load(paths)
+    events = validate_trace(chrome_trace(runs))
+    assert sum(1 for e in events if e["name"] == "process_name") == runs.runs.height

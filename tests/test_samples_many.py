@@ -108,3 +108,15 @@ def test_trace_export_is_valid(tmp_path: Path) -> None:
     assert sum(1 for e in events if e["name"] == "process_name") == len(runs)
     assert any(e["ph"] == "i" and e["name"] == "crash" for e in events)
     assert any(e["ph"] == "C" for e in events)
+
+
+def test_cuda_graph_delta_matches_the_generator_truth() -> None:
+    """The generator's intended cuda_graph seconds (truth.json), a second route to the same figure."""
+    truth = json.loads((SAMPLE_LOGS / "truth.json").read_text())
+    intended = [r["phases"]["cuda_graph"] for f in truth["files"].values() for r in f["runs"]
+                if r["outcome"] == "ready" and r["config"].get("tp_size") == 8 and r["phases"].get("cuda_graph")]
+    cmp = compare(load([str(SAMPLE_LOGS)]), ["disable_cuda_graph"])
+    prod = next(g for g in cmp.grouping.groups if g.key == {"disable_cuda_graph": False})
+    assert prod.n == len(intended)
+    # the log prints whole seconds, so allow one second
+    assert prod.phases["cuda_graph"] == pytest.approx(statistics.median(intended), abs=1.0)

@@ -111,7 +111,7 @@ def test_summary_has_phase_columns_and_varying_flags(logs: Path) -> None:
 
 
 def test_bad_input_is_reported_not_raised(tmp_path: Path) -> None:
-    (tmp_path / "broken.log.gz").write_bytes(b"not gzip at all")
+    (tmp_path / "broken.log.gz").write_bytes(b"\x1f\x8b then not gzip at all")  # gzip magic, bad stream
     write(tmp_path / "ok.log", Spec(datetime(2026, 1, 5, 8)))
     runs = load([str(tmp_path)])
     assert runs.runs.height == 1

@@ -117,3 +117,19 @@ def test_a_phase_open_at_a_crash_lasts_until_the_crash_not_unattributed(tmp_path
     inside = [p for p in run.run_phases() if p.name == "unattributed" and p.start and p.end
               and p.start.iso < "2026-11-07T04:29:29" and p.end.iso > "2026-11-07T04:29:09"]
     assert inside == []
+
+
+def test_nccl_shared_memory_failure_gets_the_shm_hint_not_the_network_one(tmp_path: Path) -> None:
+    text = (
+        "[2026-11-07 12:03:11 TP0] Init parallel begin.\n"
+        "[2026-11-07 12:03:14 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/sgl/python/sglang/srt/distributed/parallel_state.py", line 1, in init_distributed_environment\n'
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:3356, unhandled system error\n"
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+        "Last error:\n"
+        "Error while creating shared memory segment /dev/shm/nccl-TL2C5S (size 9637888), error: No space left on device (28)\n"
+        "[2026-11-07 12:03:15] Received sigquit from a child process. It usually means the child failed.\n"
+    )
+    [run] = _runs(tmp_path, text)
+    assert run.crash is not None and run.crash.category == "distributed"
+    assert run.crash.hint is not None and "--shm-size" in run.crash.hint

@@ -14,6 +14,10 @@ from datetime import date, datetime, timedelta
 from firedup.sources import OuterStamp
 
 HALF_DAY = timedelta(hours=12)
+ONE_DAY = timedelta(days=1)
+# Ranks print the same moment seconds apart, out of order; a line this far behind the
+# latest one just after midnight still belongs to the day before.
+STRAGGLER = timedelta(minutes=5)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -42,6 +46,12 @@ def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
     dt = datetime(day.year, day.month, day.day, hh, mm, ss, micro)
     iso = f"{day.isoformat()}T{time_text}" + (f".{frac}" if frac else "")
     return Stamp(dt, iso)
+
+
+def _time_ok(time_text: str) -> bool:
+    """A real time of day: "25:61:99" fits the headers' regex but is a garbled line."""
+    hh, mm, ss = (int(p) for p in time_text.split(":"))
+    return hh < 24 and mm < 60 and ss < 60
 
 
 def _closest_day(candidates: list[date], time_text: str, frac: str, anchor: datetime) -> date:
@@ -93,6 +103,9 @@ class Clock:
         self._day: date | None = None  # running day for time-only lines
         self._last: datetime | None = None
         self._year: int | None = None  # running year for month-day lines
+        # The server's clock minus the collector's, once known: collectors often stamp in
+        # host-local time in front of a server logging UTC (Docker Desktop, corpus 002).
+        self._outer_offset: timedelta | None = None
 
     def _note(self, source: str) -> None:
         # "log" is the default; any completed date is the more telling fact, so it sticks.
@@ -100,7 +113,7 @@ class Clock:
             self.date_source = source
 
     def outer_datetime(self, outer: OuterStamp) -> datetime | None:
-        if outer.year is None:
+        if outer.year is None or not _time_ok(outer.time):
             return None
         day = _safe_date(outer.year, outer.month, outer.day)
         return make_stamp(day, outer.time, outer.frac).dt if day else None
@@ -133,6 +146,10 @@ class Clock:
         frac: str,
         outer: OuterStamp | None,
     ) -> Stamp | None:
+        if time_text is not None and not _time_ok(time_text):
+            return None  # a garbled stamp is no stamp
+        if outer is not None and not _time_ok(outer.time):
+            outer = None
         if time_text is None:
             return self._from_outer(outer) if outer else None
         if date_text is not None:
@@ -142,22 +159,47 @@ class Clock:
                 return None
             self._note("log")
             stamp = make_stamp(day, time_text, frac)
+            full_outer = self.outer_datetime(outer) if outer else None
+            if full_outer is not None:
+                self._outer_offset = stamp.dt - full_outer
             self._remember(stamp)
             return stamp
-        anchor = self.outer_datetime(outer) if outer else None
         if month_day is not None:
             month, dom = (int(p) for p in month_day.split("-"))
-            return self._month_day(month, dom, time_text, frac, anchor)
-        # Time of day only.
+            return self._month_day(month, dom, time_text, frac, self.outer_datetime(outer) if outer else None)
+        # Time of day only: the collector's prefix, when there is one, supplies the date.
+        anchor = self._outer_anchor(outer) if outer else None
         if anchor is not None:
-            base = anchor.date()
-            day = _closest_day([base - timedelta(days=1), base, base + timedelta(days=1)], time_text, frac, anchor)
+            day = self._day_by_outer(time_text, frac, anchor)
             self._note("outer")
         else:
             day = self._running_day(time_text)
         stamp = make_stamp(day, time_text, frac)
         self._remember(stamp)
         return stamp
+
+    def _outer_anchor(self, outer: OuterStamp) -> datetime | None:
+        """The collector's stamp as a point in time; journald's, which has no year, takes the
+        year the other year-less stamps of this source use."""
+        if outer.year is not None:
+            return self.outer_datetime(outer)
+        day = _safe_date(self._year_for(outer.month, outer.day), outer.month, outer.day)
+        return make_stamp(day, outer.time, outer.frac).dt if day else None
+
+    def _day_by_outer(self, time_text: str, frac: str, anchor: datetime) -> date:
+        """The day of a time-only line from the collector's stamp in front of it.
+
+        The first such line takes the day that puts it nearest the collector's stamp (right
+        for any time-zone gap under 12 h, and for a line written just before midnight and
+        stamped just after). Later lines keep the offset between the two clocks that the
+        previous line showed, or that a fully dated line proved, so a gap of any size stays
+        consistent and midnight on either clock moves the date exactly once.
+        """
+        base = anchor.date()
+        target = anchor if self._outer_offset is None else anchor + self._outer_offset
+        day = _closest_day([base - ONE_DAY, base, base + ONE_DAY], time_text, frac, target)
+        self._outer_offset = make_stamp(day, time_text, frac).dt - anchor
+        return day
 
     def _running_day(self, time_text: str) -> date:
         if self._day is None:
@@ -169,8 +211,33 @@ class Clock:
                 self._note("default")
         candidate = make_stamp(self._day, time_text).dt
         if self._last is not None and self._last - candidate > HALF_DAY:
-            self._day += timedelta(days=1)  # the clock wrapped past midnight
+            self._day += ONE_DAY  # the clock wrapped past midnight
+        elif self._last is not None and timedelta(0) <= self._last - (candidate - ONE_DAY) <= STRAGGLER:
+            return self._day - ONE_DAY  # a rank's line from just before the wrap, printed late
         return self._day
+
+    def _year_for(self, month: int, dom: int) -> int:
+        """The year of a stamp that has none: the log's own full dates if they came first,
+        else --date, else the file's modification date, else 1970."""
+        if self._year is None:
+            if self._last is not None:  # the log's own full dates came first: their year
+                self._year = self._last.year
+            elif self.default_date is not None:
+                self._year = _year_of_date(month, self.default_date)
+                self._note("--date")
+            elif self.file_date is not None:
+                # The log was written before the file was last modified.
+                self._year = _year_not_after(month, dom, self.file_date)
+                self._note("mtime")
+            elif self.file_year is not None:
+                self._year = self.file_year
+                self._note("mtime")
+            else:
+                self._year = 1970
+                self._note("default")
+        elif self._last is not None and month < self._last.month - 6:
+            self._year += 1  # December -> January: the year turned
+        return self._year
 
     def _month_day(self, month: int, dom: int, time_text: str, frac: str, anchor: datetime | None) -> Stamp | None:
         if anchor is not None:
@@ -182,25 +249,7 @@ class Clock:
             self._note("outer")
             self._year = day.year
         else:
-            if self._year is None:
-                if self._last is not None:  # the log's own full dates came first: their year
-                    self._year = self._last.year
-                elif self.default_date is not None:
-                    self._year = _year_of_date(month, self.default_date)
-                    self._note("--date")
-                elif self.file_date is not None:
-                    # The log was written before the file was last modified.
-                    self._year = _year_not_after(month, dom, self.file_date)
-                    self._note("mtime")
-                elif self.file_year is not None:
-                    self._year = self.file_year
-                    self._note("mtime")
-                else:
-                    self._year = 1970
-                    self._note("default")
-            elif self._last is not None and month < self._last.month - 6:
-                self._year += 1  # December -> January: the year turned
-            maybe = _safe_date(self._year, month, dom)
+            maybe = _safe_date(self._year_for(month, dom), month, dom)
             if maybe is None:
                 return None
             day = maybe

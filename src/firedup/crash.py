@@ -1,14 +1,17 @@
 """Why a startup died: a category, the phase it died in, and what usually helps.
 
-The category comes from an ordered table of patterns searched in the fatal error's text
-(its exception lines, traceback frames and error lines). The first category that matches
-wins, so specific causes (OOM, a busy port) come before generic ones (an assertion).
+The category comes from an ordered table of patterns searched in the fatal error's text,
+cause first: the exception's message, then the fatal line, then the traceback. The first
+category that matches wins, so specific causes (OOM, a busy port) come before generic ones
+(an assertion). What happens after a Python exception (SIGQUIT, the tree killed, "Killed"
+in the shell) is its consequence, never its cause: those lines are read only when the
+error has no exception at all.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 CATEGORIES = (
@@ -20,6 +23,11 @@ CATEGORIES = (
 # (category, pattern). Searched in order in the text of the fatal error.
 CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (cat, re.compile(pat)) for cat, pat in (
+        # 0.5.10+: "Rank 0 scheduler died during initialization (exit code: -6). If exit code is
+        # -9 (SIGKILL), a common cause is the OS OOM killer." -- the boilerplate names OOM and
+        # SIGKILL whatever the code was, so the code decides before the generic patterns run.
+        ("killed", r"died during initialization \(exit code: -9\)"),
+        ("scheduler_died", r"died during initialization \(exit code: -?\d+\)"),
         # The memory left for the KV cache cannot hold one request of the context length: the
         # remedy is the memory share or the context length, not freeing the GPU.
         ("kv_cache_too_small", r"KV cache is needed, which is larger than the available KV cache memory"
@@ -33,7 +41,7 @@ CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("hang", r"Health check failed|couldn't get a response from detokenizer|[Ww]atchdog timeout"),
         ("import", r"ImportError|ModuleNotFoundError|No module named|undefined symbol|cannot import name"),
         ("warmup", r"warmup error|Initialization failed\. warmup"),
-        ("config", r"check_server_args|server_args\.py|unrecognized arguments|invalid choice|is not supported"
+        ("config", r"check_server_args|server_args\.py|unrecognized arguments|invalid choice|ambiguous option|is not supported"
                    r"|not compatible|incompatible|requires? (?:SM|sm|compute capability)|ValueError"
                    r"|NotImplementedError|argument --|usage: "),
         ("assertion", r"AssertionError"),
@@ -63,6 +71,29 @@ HINTS: dict[tuple[str, str], str] = {
     ("scheduler_died", "*"): "a scheduler process died without a Python error: look above for NCCL or driver errors, or an OOM kill",
 }
 
+# Causes whose remedy is better known than their category's: (category, pattern, hint),
+# searched in every text of the error before HINTS is consulted.
+SPECIFIC_HINTS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (cat, re.compile(pat), hint) for cat, pat, hint in (
+        ("distributed", r"/dev/shm|shared memory segment",
+         "NCCL could not create its shared memory in /dev/shm: give the container more "
+         "(docker run --shm-size=16g, or a memory-backed emptyDir at /dev/shm in Kubernetes)"),
+        ("distributed", r"Connection refused|connect to \S+ returned|timed out|Timeout",
+         "ranks could not reach each other: check that every node started, --dist-init-addr, "
+         "NCCL_SOCKET_IFNAME and firewalls"),
+    )
+)
+
+# The last line of a Python traceback: "ValueError: ...", "torch.OutOfMemoryError: ...",
+# "nixl_cu13._bindings.nixlBackendError: ...", a bare "AssertionError". Recognised by its
+# shape whatever rule matched the line (an NCCL or OOM rule may have claimed it first).
+EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid)(?::.*)?$")
+
+
+def is_exception_line(text: str) -> bool:
+    return EXCEPTION_LINE.match(text.strip()) is not None
+
 
 @dataclass(frozen=True)
 class Diagnosis:
@@ -89,3 +120,23 @@ def hint_for(category: str, phase: str | None, engine_hints: Mapping[tuple[str, 
 def diagnose(text: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None) -> Diagnosis:
     category = categorise(text)
     return Diagnosis(category, hint_for(category, phase, engine_hints))
+
+
+def diagnose_error(message: str, first_line: str, traceback: Sequence[str], aftermath: Sequence[str],
+                   phase: str | None, has_exception: bool, warmup: bool = False,
+                   engine_hints: Mapping[tuple[str, str], str] | None = None) -> Diagnosis:
+    """The category of one fatal error, reading its parts cause first (see the module doc).
+
+    `aftermath` (the error lines that follow) is read only when there is no exception: a
+    shell's "Killed" after a Python traceback is the scheduler's SIGQUIT at work.
+    """
+    texts = [message, first_line, "\n".join(traceback)]
+    if not has_exception:
+        texts.append("\n".join(aftermath))
+    category = next((c for c in map(categorise, texts) if c != "unknown"), "unknown")
+    if warmup and category not in ("oom", "port_in_use", "distributed"):
+        category = "warmup"  # the warm-up request failed; its own error is only the symptom
+    everything = "\n".join([*texts, *aftermath])
+    specific = next((hint for cat, pattern, hint in SPECIFIC_HINTS
+                     if cat == category and pattern.search(everything)), None)
+    return Diagnosis(category, specific or hint_for(category, phase, engine_hints))

@@ -4,7 +4,9 @@ The trace maps one run to one process (`pid`) and each rank to a thread (`tid`),
 metadata events. Phases are complete (`X`) events with the source line in `args`; ready
 and crash are instant (`i`) events; the free GPU memory a line states becomes a counter
 (`C`) per rank. Times are microseconds from each run's first line, so runs line up at 0
-and compare at a glance; the wall-clock start is in the process name.
+and compare at a glance; the wall-clock start is in the process name. When a log begins
+mid-startup and a reported duration reaches back before its first line, time 0 moves to
+that phase's start (trace times are never negative) and the process name says so.
 
 Duration events on one track must nest (Perfetto moves overlapping ones to an overflow
 track; chrome://tracing draws them wrong), so phases that overlap without nesting go to
@@ -63,20 +65,27 @@ def chrome_trace(runs: Runs) -> dict[str, Any]:
     for pid, run in enumerate(runs.runs.iter_rows(named=True), start=1):
         run_id = run["run_id"]
         first = run["first_ts"]
+        phases = phases_by_run.get(run_id, runs.phases.clear())
+        milestones = milestones_by_run.get(run_id, runs.milestones.clear())
+        # time 0 is the first line, or the start of a phase whose reported duration reaches
+        # back before it (a log that begins mid-startup): trace times must not be negative
+        offsets = [0.0, *phases["start_offset"].drop_nulls().to_list(), *milestones["offset"].drop_nulls().to_list()]
+        origin = min(offsets)
         where = f" #{run['run_index'] + 1}" if run["run_index"] else ""
         flags = ", ".join(f"{k}={run[k]}" for k in ("tp_size", "disable_cuda_graph", "speculative_algorithm")
                           if run.get(k) is not None)
         title = f"{Path(run['source']).name}{where} [{run['outcome']}]" + (f" ({flags})" if flags else "")
         if first is not None:
             title += f" started {first.isoformat(sep=' ')}"
+        if origin < 0:
+            title += f" (time 0 is {-origin:.1f} s before the first line)"
         events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": title}})
         events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index", "args": {"sort_index": pid}})
-        phases = phases_by_run.get(run_id, runs.phases.clear())
         per_track: dict[str, list[tuple[int, int, dict[str, Any]]]] = defaultdict(list)
         for p in phases.iter_rows(named=True):
             if p["start_offset"] is None or p["start"] is None or p["end"] is None:
                 continue
-            start = _us(p["start_offset"])
+            start = _us(p["start_offset"] - origin)
             dur = max(0, _us((p["end"] - p["start"]).total_seconds()))
             track = RUN_LANE if p["scope"] == "run" else str(p["rank"] or "main")
             name = p["phase"] + (f" ({p['detail']})" if p["detail"] else "")
@@ -90,7 +99,6 @@ def chrome_trace(runs: Runs) -> dict[str, Any]:
                 args["open"] = True
             per_track[track].append((start, dur, {"ph": "X", "name": name, "cat": "phase", "ts": start,
                                                   "dur": dur, "args": args}))
-        milestones = milestones_by_run.get(run_id, runs.milestones.clear())
         ranks = sorted({str(r) for r in milestones["rank"].drop_nulls().to_list()} | set(per_track) - {RUN_LANE},
                        key=_rank_key)
         tids: dict[str, int] = {}
@@ -111,7 +119,7 @@ def chrome_trace(runs: Runs) -> dict[str, Any]:
         for m in milestones.iter_rows(named=True):
             if m["offset"] is None:
                 continue
-            ts = _us(m["offset"])
+            ts = _us(m["offset"] - origin)
             tid = tids.get(str(m["rank"]), 0) if m["rank"] else 0
             if m["name"] in ("ready", "crash"):
                 scope = "p" if m["name"] == "ready" or not m["rank"] else "t"

@@ -27,6 +27,9 @@ class SourceReport:
     runs: int
     lines: dict[str, int]
     date_source: str | None
+    # Why reading stopped before the end (a truncated .gz, an endless line); the runs are
+    # those of the lines read until then.
+    cut_short: InputError | None = None
 
 
 @dataclass
@@ -57,13 +60,40 @@ def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format, Iterabl
     return fmt, itertools.chain(head, lines)
 
 
+class _UntilUnreadable:
+    """The lines of a source up to the point where it turns unreadable, remembering why.
+
+    A log that breaks half-way (a .gz cut by log rotation, binary junk appended) still has a
+    startup worth showing in the lines before the break.
+    """
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.count = 0
+        self.error: InputError | None = None
+
+    def __iter__(self) -> Iterator[Line]:
+        try:
+            for line in read_lines(self.source):
+                self.count += 1
+                yield line
+        except InputError as exc:
+            if self.count == 0:
+                raise  # nothing readable at all: the whole source is the error
+            self.error = exc
+
+
 def parse_source(source: Source, engine: str | None = None, default_date: date | None = None) -> tuple[list[Run], SourceReport]:
-    """All runs of one source. Raises InputError when the source cannot be read at all."""
-    lines = read_lines(source)
-    fmt, stream = _sniffed(lines, engine)
+    """All runs of one source. Raises InputError when the source cannot be read at all;
+    when it breaks part-way, `SourceReport.cut_short` says why."""
+    reader = _UntilUnreadable(source)
+    fmt, stream = _sniffed(iter(reader), engine)
     events, stats, clock = scan(fmt, stream, default_date, file_date=file_date(source))
     runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
-    report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source)
+    report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
+    if reader.error is not None:
+        for run in runs:
+            run.warnings.append(f"the input stops early: {reader.error}")
     return runs, report
 
 
@@ -93,8 +123,8 @@ def parse_paths(
         except Exception as exc:  # a bug must not cost the user the rest of the batch
             result.errors.append(InputError(source.name, f"internal error ({type(exc).__name__}: {exc}); please report it"))
             continue
-        if not runs:
-            report.lines.setdefault("physical", 0)
+        if report.cut_short is not None:
+            result.errors.append(report.cut_short)
         result.runs.extend(runs)
         result.sources.append(report)
     if progress is not None:

@@ -64,7 +64,7 @@ GENERIC = Readiness(
 
 BASH = """\
 # Wait for @NAME@ to be ready: budget @BUDGET@ s for @LABEL@
-#   (@N@ runs; method: @METHOD@; asked risk @RISK@; from `firedup budget`).
+#   (@N@; method: @METHOD@; asked risk @RISK@; from `firedup budget`).
 # Checks the HTTP status code, never the body: @NAME@'s @ENDPOINT@ gives @WHEN_READY@,
 # and @WHILE_STARTING@.@NO_GREP@
 # Also stops early if the server process exits or its log reports a crash.
@@ -95,7 +95,7 @@ done
 """
 
 KUBERNETES = """\
-# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@ runs; method: @METHOD@; asked risk @RISK@).
+# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; method: @METHOD@; asked risk @RISK@).
 # The kubelet restarts the container after failureThreshold x periodSeconds = @THRESHOLD@ x @PERIOD@ s
 # = @ALLOWANCE@ s without a success. HTTP probes count 200-399 as success, so 503 and
 # connection refused are failures: @NAME@'s @ENDPOINT@ (@WHEN_READY@) works as is.
@@ -110,7 +110,7 @@ startupProbe:
 """
 
 COMPOSE = """\
-# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@ runs; method: @METHOD@; asked risk @RISK@).
+# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; method: @METHOD@; asked risk @RISK@).
 # curl -f fails on 503 and on connection refused, so only the status code decides;
 # @NAME@'s @ENDPOINT@ gives @WHEN_READY@. Failures during start_period do not count.
 # Use it with `depends_on: {server: {condition: service_healthy}}`. The image needs curl.
@@ -156,7 +156,8 @@ def snippets_for(budget: Budget) -> dict[str, str]:
     values = {
         "NO_GREP": no_grep, "NAME": facts.name, "ENDPOINT": facts.endpoint,
         "PORT": str(budget.port or facts.default_port), "BUDGET": str(seconds),
-        "LABEL": budget.label.replace("\n", " "), "N": str(budget.n), "METHOD": budget.method,
+        "LABEL": budget.label.replace("\n", " "), "METHOD": budget.method,
+        "N": f"{budget.n} run" + ("" if budget.n == 1 else "s"),
         "RISK": f"{budget.risk:.2%}", "WHEN_READY": facts.when_ready, "WHILE_STARTING": facts.while_starting,
         "PROBE_TIMEOUT": str(facts.probe_timeout), "PROBE_TIMEOUT_WHY": facts.probe_timeout_why,
         "MARKERS": "".join(f" -e '{m}'" for m in facts.crash_markers), "PERIOD": str(period),

@@ -75,10 +75,11 @@ _RFC3339 = re.compile(
     r"(?P<tz>Z|[+-]\d{2}:?\d{2})?\s+"
 )
 # Docker Desktop's view and Dozzle-like viewers: host-local "YYYY-MM-DD HH:MM:SS[.mmm] " or
-# "... | ". Only taken when what follows is not the rest of a Python logging line
+# "... | ", or alone on a line (Docker Desktop stamps the newline tqdm writes before a bar).
+# Only taken when what follows is not the rest of a Python logging line
 # ("2026-04-05 16:52:19,388 - CUTE_DSL - WARNING" keeps its own comma format).
 _LOCAL_STAMP = re.compile(
-    r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +)(?=\S)"
+    r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)"
 )
 _JOURNALD = re.compile(
     r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
@@ -94,7 +95,9 @@ _PROC = re.compile(
 )
 _RAY_REPEATED = re.compile(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
 _BAR = re.compile(r"\d+%(?:\||\s*Completed \|)")
-_BAR_END = re.compile(r"\| *\d+/\d+ \[[\d:]+<[\d:?]+[^\]\[]*\]")
+_BAR_END = re.compile(r"\| *\d+/(?P<total>\d+) \[[\d:]+<[\d:?]+[^\]\[]*\]")
+# What changes between redraws of one bar inside its description: "(bs=4 avail_mem=3.1 GB)".
+_BAR_PARAMS = re.compile(r"\([^()]*\)")
 _BLOB = re.compile(r"^\[\d+B blob data\]$")
 
 
@@ -158,19 +161,33 @@ def _split_glued(segment: str) -> list[str]:
     return out
 
 
-def _bar_key(segment: str) -> str | None:
-    """The description of a tqdm bar (text before the percentage), or None if not a bar."""
+def _bar_key(segment: str) -> tuple[str, str] | None:
+    """Which bar a tqdm redraw belongs to, or None if the segment is not a bar.
+
+    A bar is its description without the parameters it updates on every redraw
+    ("Capturing batches (bs=4 avail_mem=3.1 GB)" -> "Capturing batches") and its total.
+    """
     m = _BAR.search(segment)
-    if not m or not _BAR_END.search(segment):
+    end = _BAR_END.search(segment) if m else None
+    if m is None or end is None:
         return None
-    return segment[: m.start()].strip()
+    desc = _BAR_PARAMS.sub("", segment[: m.start()])
+    return " ".join(desc.rstrip(": ").split()), end["total"]
+
+
+def _same_bar(earlier: tuple[str, str], later: tuple[str, str]) -> bool:
+    """True when `later` redraws `earlier`. tqdm's first draw often has no description yet."""
+    return earlier[1] == later[1] and (earlier[0] == later[0] or not earlier[0])
 
 
 def normalise(raw: str, number: int) -> list[Line]:
     """One physical line of a log -> the logical lines the server printed on it."""
     text = raw.rstrip("\n").rstrip("\r")
-    if "\x1b" in text or "#033[" in text or "m(" in text or "[0m" in text:
+    if "[" in text or "\x1b" in text:  # ESC[..m, CloudWatch's "#033[..m", bare "[1;36m" remnants
         text = _ANSI.sub("", text)
+    # Notebook and markdown exports indent every line (by 3 or 4 spaces, mixed): undo it before
+    # looking for collector prefixes, which are anchored at the start of the line.
+    text = text.lstrip()
     text, outer, proc, pid = _strip_outer(text)
     repeated = 1
     if "repeated" in text:
@@ -182,17 +199,17 @@ def normalise(raw: str, number: int) -> list[Line]:
     pieces: list[str] = []
     for seg in segments:
         pieces.extend(_split_glued(seg) if "<" in seg and "%" in seg else [seg])
+    stripped = [piece.strip() for piece in pieces]
+    keys = [_bar_key(piece) if "%" in piece else None for piece in stripped]
     kept: list[str] = []
-    for i, piece in enumerate(pieces):
-        piece = piece.strip()
+    for i, piece in enumerate(stripped):
         if not piece and len(pieces) > 1:
             continue
-        key = _bar_key(piece) if "%" in piece else None
-        if key is not None:
-            # Keep only the last redraw of a bar: drop it if the next piece redraws it.
-            nxt = next((p.strip() for p in pieces[i + 1:] if p.strip()), None)
-            if nxt is not None and _bar_key(nxt) == key:
-                continue
+        key = keys[i]
+        # A terminal shows only the final state of a bar: drop a redraw that a later piece of
+        # the same physical line redraws again. Log lines glued in between are kept.
+        if key is not None and any(later is not None and _same_bar(key, later) for later in keys[i + 1:]):
+            continue
         kept.append(piece)
     if not kept:
         kept = [""]
@@ -274,8 +291,9 @@ def _open_binary(source: Source) -> BinaryIO:
             raise InputError(source.name, "is a directory") from None
         except OSError as exc:
             raise InputError(source.name, exc.strerror or str(exc)) from None
+    # The magic bytes decide, not the name: a plain log saved as .gz is still read.
     head = stream.peek(2)[:2] if hasattr(stream, "peek") else b""
-    if head == b"\x1f\x8b" or (source.is_gzip and head):
+    if head == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
     return stream
 
@@ -303,13 +321,13 @@ def read_lines(source: Source) -> Iterator[Line]:
             try:
                 raw = buffered.readline(MAX_LINE_BYTES + 1)
             except (EOFError, OSError, zlib.error) as exc:
-                raise InputError(source.name, _gzip_reason(exc, number), number or None) from None
+                raise InputError(source.name, _gzip_reason(exc, number)) from None
             if not raw:
                 break
             number += 1
             if len(raw) > MAX_LINE_BYTES:
                 mb = MAX_LINE_BYTES // (1024 * 1024)
-                raise InputError(source.name, f"line {number} is longer than {mb} MB: not a line-oriented text log", number)
+                raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
             yield from normalise(raw.decode("utf-8", errors="replace"), number)
     finally:
         if source.path is not None:
@@ -318,9 +336,12 @@ def read_lines(source: Source) -> Iterator[Line]:
 
 def _gzip_reason(exc: BaseException, lines_read: int) -> str:
     if isinstance(exc, EOFError):
-        return f"truncated gzip: the stream ends early (after {lines_read} lines)"
+        return f"truncated gzip: the stream ends after line {lines_read}" if lines_read else \
+            "truncated gzip: the stream ends before the first line"
     if isinstance(exc, gzip.BadGzipFile):
         return f"not a valid gzip file ({exc})"
+    if isinstance(exc, zlib.error):
+        return f"corrupt gzip data ({str(exc).split(': ', 1)[-1]})"
     return f"unreadable: {exc}"
 
 
@@ -340,7 +361,10 @@ class _Prepend(io.RawIOBase):
             buffer[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        data = self._tail.read(len(buffer))
+        # read1: what is there now, so a stream that breaks (a truncated .gz) loses only its
+        # last, unfinished line, not the block being read when it broke.
+        read1 = getattr(self._tail, "read1", None)
+        data = read1(len(buffer)) if read1 is not None else self._tail.read(len(buffer))
         n = len(data)
         buffer[:n] = data
         return n

@@ -16,7 +16,7 @@ from typing import Any
 
 from firedup.clock import Stamp
 from firedup.config import COMMON_FLAGS, read_server_args
-from firedup.crash import diagnose
+from firedup.crash import diagnose_error, is_exception_line
 from firedup.engine import CLOCK_FIRST, CLOCK_LAST, Event
 from firedup.formats import Format, get_format
 
@@ -41,7 +41,7 @@ _DRAFT_TYPE = re.compile(r"Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash", re.IGNOR
 # Lines that end a startup for good.
 _FATAL = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "error.scheduler_dead",
                     "error.child_died", "error.init_failed", "error.killed", "http.startup_failed",
-                    "error.engine_core"})
+                    "error.engine_core", "error.port_in_use", "error.usage"})
 # Errors that end a startup only when no progress follows: the server declaring itself
 # stuck (a failed health generation, a watchdog), or a bare traceback.
 _FATAL_IF_STUCK = frozenset({"error.health", "error.watchdog"})
@@ -247,9 +247,9 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
     substantive = False
     dist_ranks: set[str | None] = set()
     for event in events:
-        starts = event.fields.get("starts_run")
+        # Ray's "[repeated Nx across cluster]" summarises lines already printed: never a restart.
+        starts = None if event.fields.get("repeated") else event.fields.get("starts_run")
         # A rank that starts distributed init again after the run ended is a new process.
-        # Ray's "[repeated Nx across cluster]" lines echo earlier lines late: never a restart.
         begins_after_end = starts == "after_end" or (
             event.name == "dist_init.begin" and ended and event.rank in dist_ranks
             and not event.fields.get("repeated"))
@@ -368,7 +368,7 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any])
                 run.warnings.append(f"line {event.line}: the args dump is cut short; flags after the cut are unknown")
         elif event.name == "config.args" and not run.all_config:
             run.all_config = dict(event.fields.get("args") or {})
-        elif event.name == "config.command" and isinstance(event.fields.get("argv"), dict):
+        elif isinstance(event.fields.get("argv"), dict):  # an echoed launch command
             argv = event.fields["argv"]
             for key, value in argv.items():
                 stated.setdefault(key, value)
@@ -517,41 +517,74 @@ def _fatal_index(events: Sequence[Event], ready_line: int | None) -> int | None:
     return None
 
 
+def _traceback_of(events: Sequence[Event], index: int) -> tuple[list[Event], list[Event]]:
+    """The events of the fatal error at `index`: its traceback (to the exception that ends it,
+    chained tracebacks included) and what follows it (the error's aftermath).
+
+    A log cut to its tail can start inside the traceback; then the frames and the exception
+    just before the fatal line are its traceback.
+    """
+    first = events[index]
+    traceback: list[Event] = [first]
+    rest = events[index + 1: index + 400]
+    end = len(rest)
+    seen_exception = ended = is_exception_line(first.text)
+    last = first
+    for i, event in enumerate(rest):
+        # "During handling of the above exception, another exception occurred:" prints a new
+        # bare traceback from the same process; another process's traceback is not the chain.
+        chained = event.name == "error.traceback" and event.header == "bare" and event.proc == last.proc
+        if ended and not chained:
+            end = i
+            break
+        traceback.append(event)
+        if is_exception_line(event.text):
+            ended, last = True, event
+        elif chained:
+            ended = False
+        seen_exception = seen_exception or ended
+    if not seen_exception:
+        before: list[Event] = []
+        for event in reversed(events[:index]):
+            if event.name in (CLOCK_FIRST, CLOCK_LAST):
+                continue
+            if event.header != "bare" or not event.name.startswith("error."):
+                break
+            before.insert(0, event)
+        if any(is_exception_line(e.text) for e in before):
+            return [*before, first], list(rest)
+    return traceback, list(rest[end:])
+
+
+def _stage_from_frames(traceback: Sequence[Event], stage: str | None) -> str | None:
+    """The phase the traceback's deepest recognised frame belongs to, else `stage`."""
+    for event in reversed(traceback):
+        if event.name != "error.frame":
+            continue
+        for phase, pattern in _FRAME_STAGES:
+            if pattern.search(event.text):
+                return ("draft." + phase) if stage and stage.startswith("draft.") else phase
+    return stage
+
+
 def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Crash | None:
     """The first fatal error, its message (the exception's last line) and its category."""
     index = _fatal_index(events, ready_line)
     if index is None:
         return None
     first = events[index]
-    # The traceback that follows the fatal line, up to the next line of the server's own.
-    block: list[Event] = [first]
-    for event in events[index + 1: index + 400]:
-        own_line = event.header != "bare" and not event.name.startswith("error.")
-        if own_line and any(e.name == "error.exception" for e in block):
-            break
-        block.append(event)
-    exceptions = [e for e in block if e.name == "error.exception"]
-    if not exceptions:  # a tail that starts inside the traceback: the exception came first
-        exceptions = [e for e in events[:index] if e.name == "error.exception"][-1:]
-    message = exceptions[0].text if exceptions else first.text
+    traceback, aftermath = _traceback_of(events, index)
+    exceptions = [e.text for e in traceback if is_exception_line(e.text)]
     if "\n" in first.text:  # a record that carries its own traceback (vLLM's JSON logs)
-        carried = [ln.strip() for ln in first.text.splitlines() if _EXCEPTION_LINE.match(ln.strip())]
-        message = carried[-1] if carried else message
-    stage = _stage_at(run, first.line)
-    if any(e.name == "error.frame" and _CAPTURE_TRACE.search(e.text) for e in block):
-        stage = "draft.cuda_graph" if stage and stage.startswith("draft.") else "cuda_graph"
-    # The root cause speaks first: the exception, then its traceback, then the rest of the
-    # run (later lines are often consequences, e.g. "scheduler died ... OOM killer?").
+        exceptions += [ln.strip() for ln in first.text.splitlines() if is_exception_line(ln)]
+    message = exceptions[-1] if exceptions else first.text
+    stage = _stage_from_frames(traceback, _stage_at(run, first.line))
     fmt = _format_of(run.engine)
-    hints = fmt.hints if fmt is not None else None
-    diagnosis = diagnose(message, stage, hints)
-    for context in ([e.text for e in block], [e.text for e in events if e.name.startswith("error.")]):
-        if diagnosis.category != "unknown":
-            break
-        diagnosis = diagnose("\n".join([message, *context]), stage, hints)
-    if first.name == "error.warmup" and diagnosis.category not in ("oom", "port_in_use", "distributed"):
-        diagnosis = diagnose("warmup error", stage, hints)
-    ts = first.ts or next((e.ts for e in block if e.ts is not None), None)
+    diagnosis = diagnose_error(message, first.text, [e.text for e in traceback],
+                               [e.text for e in aftermath if e.name.startswith("error.")], stage,
+                               has_exception=bool(exceptions), warmup=first.name == "error.warmup",
+                               engine_hints=fmt.hints if fmt is not None else None)
+    ts = first.ts or next((e.ts for e in traceback + aftermath if e.ts is not None), None)
     first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
     return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first_text)
 
@@ -733,7 +766,15 @@ def _gaps(first: Stamp, end: Stamp, phases: Iterable[Phase]) -> list[Phase]:
 _SCHEDULER_LINES = frozenset({"dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
                               "kv_cache.allocated", "memory_pool.end", "cuda_graph.begin", "cuda_graph.end",
                               "scheduler.ready"})
-_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit)(?::|$)")
+# Frames that place a crash in a phase, by the function the scheduler was in. Graph *capture*
+# only: a replay during the warm-up request is not the capture phase.
+_FRAME_STAGES = tuple((phase, re.compile(pattern)) for phase, pattern in (
+    ("dist_init", r"in (?:init_torch_distributed|init_distributed_environment|initialize_model_parallel)$"),
+    ("load_weights", r"in (?:load_model|load_weights\w*|process_weights_after_loading|weight_loader)$"),
+    ("kv_cache", r"in (?:init_memory_pool|profile_max_num_token|init_cache_with_memory_pool)$"),
+    ("cuda_graph", r"in (?:\w*capture_cuda_graph\w*|init_cuda_graphs|init_device_graphs|capture|capture_one_batch_size|_capture_graph)$"
+                   r"|cuda_graph_runner\.py\", line \d+, in __init__$"),
+))
 _CAPTURE_TRACE = re.compile(r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
                             r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")
 

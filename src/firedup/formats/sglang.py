@@ -109,7 +109,13 @@ RULES = (
     Rule("server_args", r"^server_args=(?P<args>(?:ServerArgs\(|\{).*)$", "server_args=", starts_run="always"),
     Rule("run.banner", r"'python -m sglang\.launch_server' is still supported", "is still supported",
          starts_run="after_end"),
-    # A launch command echoed by a shell ("... Killed   python3 -m sglang.launch_server --tp-size 2")
+    # The shell reports the server killed and echoes its command, flags included:
+    # "./serve.sh: line 7: 2502678 Killed   python3 -m sglang.launch_server --tp-size 2" (bash),
+    # "zsh: killed     SGLANG_USE_MLX=1 python -m sglang.launch_server ..." (zsh).
+    Rule("error.killed",
+         r"(?:^|\s)[Kk]illed\s+(?:\w+=\S*\s+)*(?:python[\d.]* -m sglang\.\w+|sglang serve)(?: (?P<argv>--[^<>]*))?$",
+         ("Killed", "killed"), fields={"argv": parse_argv}),
+    # A launch command echoed by a shell
     Rule("config.command",
          r"(?:^|\s)(?:python[\d.]* -m sglang\.(?:launch_server|bench_one_batch|bench_latency|bench_offline_throughput)|sglang serve) (?P<argv>--[^<>]*)$",
          ("sglang.launch_server", "sglang serve", "sglang.bench"), fields={"argv": parse_argv}),
@@ -231,12 +237,23 @@ RULES = (
     Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed"),
     Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError|Watchdog caught collective operation timeout)",
          ("NCCL", "nccl", "collective operation timeout")),
+    # NCCL's "Last error:" detail, printed raw after the exception that it explains.
+    Rule("error.detail", r"^(?:Error while (?:creating|attaching to) shared memory segment|.*No space left on device)",
+         ("shared memory segment", "No space left on device")),
     Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "'),
     Rule("error.exception",
          r"^(?P<exc_type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid))(?:: (?P<exc_msg>.*))?$",
          ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid")),
     Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
          ("out of memory", "CUDA error", "OutOfMemoryError")),
+    # uvicorn cannot bind the port: "ERROR:    [Errno 98] error while attempting to bind on
+    # address ('0.0.0.0', 30000): address already in use". Only uvicorn's own line: torch's
+    # c10d warns "... failed to bind ... Address already in use" and carries on.
+    Rule("error.port_in_use", r"^\[Errno \d+\] error while attempting to bind on address .*: (?P<exc_msg>.+)$",
+         "error while attempting to bind"),
+    # argparse rejects the command line: "launch_server.py: error: unrecognized arguments: ..."
+    # (exit status 2, usually the only line the server prints)
+    Rule("error.usage", r"^(?:[\w.-]+\.py|sglang(?: serve)?): error: (?P<exc_msg>.+)$", ": error: "),
 )
 
 FORMAT = Format(

@@ -1,0 +1,122 @@
+"""parse_paths on bad input: every bad file is one clear line in `errors`, every good file is
+still parsed, and nothing raises."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+import pytest
+
+from firedup.parse import parse_paths
+
+GOOD = (Path(__file__).resolve().parent / "fixtures" / "crash" / "ready_tp1.log").read_text()
+FIFTY_MB = 50 * 1024 * 1024
+
+
+def busy_log(lines: int) -> str:
+    """A long, varied log (runtime batch lines) that gzip cannot squeeze to nothing."""
+    out = [GOOD]
+    for i in range(lines):
+        out.append(f"[2025-08-31 18:{i // 60 % 60:02d}:{i % 60:02d}] Decode batch. #running-req: {i % 97}, "
+                   f"#token: {i * 7919 % 100003}, token usage: 0.{i % 100:02d}, gen throughput (token/s): {i % 523}.{i % 10}\n")
+    return "".join(out)
+
+
+def truncated_gzip(path: Path) -> int:
+    """Write a .gz cut in the middle; return how many whole lines it still holds."""
+    whole = gzip.compress(busy_log(20000).encode())
+    cut = whole[: len(whole) // 2]
+    path.write_bytes(cut)
+    readable = zlib.decompressobj(wbits=31).decompress(cut)
+    return readable.count(b"\n")
+
+
+@pytest.fixture
+def mixed_dir(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A directory holding two good logs and one of every kind of bad one (the reason each
+    must give, as written by hand)."""
+    (tmp_path / "good.log").write_text(GOOD)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "good.log.gz").write_bytes(gzip.compress(GOOD.encode()))
+    (tmp_path / "empty.log").write_bytes(b"")
+    (tmp_path / "binary.log").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    (tmp_path / "endless.log").write_bytes(b"x" * FIFTY_MB)
+    lines = truncated_gzip(tmp_path / "cut.log.gz")
+    garbage = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03this is not deflate data"
+    (tmp_path / "garbage.gz").write_bytes(garbage)
+    try:
+        zlib.decompressobj(wbits=31).decompress(garbage)
+    except zlib.error as exc:  # zlib's own words for what is wrong, e.g. "invalid block type"
+        zlib_says = str(exc).split(": ", 1)[1]
+    reasons = {
+        "empty.log": "empty file",
+        "binary.log": "not a text log: binary data (NUL byte at offset 7)",
+        "endless.log": "a line longer than 8 MB: not a line-oriented text log",
+        "cut.log.gz": f"truncated gzip: the stream ends after line {lines}",
+        "garbage.gz": f"corrupt gzip data ({zlib_says})",
+    }
+    return tmp_path, reasons
+
+
+def test_a_directory_mixing_good_and_bad_files(mixed_dir: tuple[Path, dict[str, str]]) -> None:
+    folder, reasons = mixed_dir
+    result = parse_paths([str(folder)])
+    got = {Path(e.source).name: e.reason for e in result.errors}
+    assert got == reasons
+    for error in result.errors:
+        assert "\n" not in str(error)
+        assert str(error).startswith(error.source)
+    # both good files parsed in full, plus whatever the truncated .gz held before its cut
+    good = [r for r in result.runs if Path(r.source).name in ("good.log", "good.log.gz")]
+    assert [r.outcome for r in good] == ["ready", "ready"]
+    assert all(r.ready_ts is not None and r.ready_ts.iso == "2025-08-31T17:49:40" for r in good)
+
+
+def test_the_line_of_an_endless_line_is_named(mixed_dir: tuple[Path, dict[str, str]]) -> None:
+    folder, _ = mixed_dir
+    (error,) = parse_paths([str(folder / "endless.log")]).errors
+    assert error.line == 1
+    assert str(error) == f"{folder / 'endless.log'}:1: a line longer than 8 MB: not a line-oriented text log"
+
+
+def test_a_long_line_after_good_lines_keeps_the_startup_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "tail-junk.log"
+    path.write_bytes(GOOD.encode() + b"y" * (9 * 1024 * 1024))
+    result = parse_paths([str(path)])
+    lines = GOOD.count("\n")
+    assert [(e.line, e.reason) for e in result.errors] == [(lines + 1, "a line longer than 8 MB: not a line-oriented text log")]
+    assert [r.outcome for r in result.runs] == ["ready"]
+
+
+def test_a_truncated_gzip_keeps_the_startup_it_holds(tmp_path: Path) -> None:
+    path = tmp_path / "rotated.log.gz"
+    lines = truncated_gzip(path)
+    result = parse_paths([str(path)])
+    assert [e.reason for e in result.errors] == [f"truncated gzip: the stream ends after line {lines}"]
+    (run,) = result.runs
+    assert run.outcome == "ready"  # the startup sits in the first lines, before the cut
+    assert any("stops early" in w for w in run.warnings)
+    assert result.sources[0].lines["physical"] == lines
+
+
+def test_a_gzip_cut_inside_its_first_block_is_an_error_without_runs(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.gz"
+    path.write_bytes(gzip.compress(GOOD.encode())[:40])
+    result = parse_paths([str(path)])
+    assert result.runs == []
+    assert [e.reason for e in result.errors] == ["truncated gzip: the stream ends before the first line"]
+
+
+def test_a_file_of_blank_lines_is_read_without_runs_or_errors(tmp_path: Path) -> None:
+    path = tmp_path / "blank.log"
+    path.write_text("\n\n   \n")
+    result = parse_paths([str(path)])
+    assert (result.runs, result.errors) == ([], [])
+    assert result.sources[0].lines["physical"] == 3
+
+
+def test_unknown_engine_is_the_callers_mistake() -> None:
+    with pytest.raises(ValueError, match="unknown engine 'tgi'"):
+        parse_paths(["whatever.log"], engine="tgi")

@@ -1,0 +1,381 @@
+"""Reading inputs and normalising lines: one test per case a real log shows.
+
+Every case is written as the raw bytes a collector or terminal produces, put in a real file,
+and read back through `read_lines` (and, where the point is a timestamp, through the whole
+parse). The expected text and times are written out by hand from the input.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from firedup.parse import parse_paths
+from firedup.sources import InputError, Line, Source, expand_inputs, read_lines
+from firedup.timeline import Run
+
+
+def read(tmp_path: Path, data: bytes | str, name: str = "server.log") -> list[Line]:
+    path = tmp_path / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return list(read_lines(Source(str(path), path)))
+
+
+def texts(lines: list[Line]) -> list[str]:
+    return [line.text for line in lines]
+
+
+def parse_one(tmp_path: Path, text: str, default_date: dt.date | None = None, mtime_year: int | None = None) -> Run:
+    path = tmp_path / "server.log"
+    path.write_text(text)
+    if mtime_year is not None:
+        stamp = dt.datetime(mtime_year, 6, 1).timestamp()
+        os.utime(path, (stamp, stamp))
+    result = parse_paths([str(path)], default_date=default_date)
+    assert not result.errors
+    assert len(result.runs) == 1
+    return result.runs[0]
+
+
+def stamps(run: Run, name: str) -> list[str | None]:
+    return [m.ts.iso if m.ts else None for m in run.milestones if m.name == name]
+
+
+# --- colour codes ------------------------------------------------------------------------
+
+
+def test_ansi_colour_codes_are_stripped(tmp_path: Path) -> None:
+    lines = read(tmp_path, "\x1b[32m[2025-03-01 10:00:00 TP0]\x1b[0m Load weight begin. \x1b[1;33mavail mem=9.00 GB\x1b[0m\n")
+    assert texts(lines) == ["[2025-03-01 10:00:00 TP0] Load weight begin. avail mem=9.00 GB"]
+
+
+def test_cloudwatch_octal_escapes_are_stripped(tmp_path: Path) -> None:
+    # AWS DJL / CloudWatch writes ESC as the four characters "#033".
+    raw = "[INFO ] PyProcess - W-210-model-stdout: #033[1;36m(VllmWorker rank=1 pid=812)#033[0;0m INFO 02-22 06:35:40 [core.py:96] ok\n"
+    (line,) = read(tmp_path, raw)
+    assert line.text == "INFO 02-22 06:35:40 [core.py:96] ok"
+    assert line.proc == "VllmWorker rank=1"
+
+
+@pytest.mark.parametrize("raw", [
+    "[1;36m(VllmWorker rank=1 pid=55)[0;0m INFO 02-22 06:35:40 [core.py:96] ok\n",
+    # no "(" after the first code and no "[0m": the remnants must still go (regression)
+    "[1;36mINFO 02-22 06:35:40 [core.py:96] ok[0;0m\n",
+])
+def test_bare_ansi_remnants_are_stripped(tmp_path: Path, raw: str) -> None:
+    (line,) = read(tmp_path, raw)
+    assert line.text == "INFO 02-22 06:35:40 [core.py:96] ok"
+
+
+# --- progress bars, CRLF, indentation ----------------------------------------------------
+
+SHARDS = [
+    "Loading safetensors checkpoint shards:   0% Completed | 0/2 [00:00<?, ?it/s]",
+    "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:03<00:03,  3.10s/it]",
+    "Loading safetensors checkpoint shards: 100% Completed | 2/2 [00:06<00:00,  3.05s/it]",
+]
+
+
+def test_progress_redraws_keep_only_the_final_state(tmp_path: Path) -> None:
+    lines = read(tmp_path, "\r".join(SHARDS) + "\n")
+    assert texts(lines) == [SHARDS[-1]]
+    assert [line.number for line in lines] == [1]
+
+
+def test_a_bar_whose_description_changes_keeps_only_its_final_state(tmp_path: Path) -> None:
+    # tqdm's first draw has no description; SGLang then updates "(bs=.. avail_mem=..)" on every
+    # redraw (regression: each redraw used to survive as a line of its own)
+    raw = ("\r  0%|          | 0/3 [00:00<?, ?it/s]"
+           "\rCapturing batches (bs=4 avail_mem=60.01 GB):   0%|          | 0/3 [00:00<?, ?it/s]"
+           "\rCapturing batches (bs=2 avail_mem=59.83 GB):  33%|███▎      | 1/3 [00:00<00:01,  2.19it/s]"
+           "\rCapturing batches (bs=1 avail_mem=59.67 GB): 100%|██████████| 3/3 [00:00<00:00,  6.39it/s]\n")
+    assert texts(read(tmp_path, raw)) == [
+        "Capturing batches (bs=1 avail_mem=59.67 GB): 100%|██████████| 3/3 [00:00<00:00,  6.39it/s]"]
+
+
+def test_two_different_bars_on_one_line_both_keep_their_final_state(tmp_path: Path) -> None:
+    fetch = "Fetching 4 files: 100%|██████████| 4/4 [00:02<00:00,  1.9it/s]"
+    raw = "\r".join([SHARDS[0], fetch.replace("100%", " 50%").replace("4/4", "2/4"), SHARDS[2], fetch]) + "\n"
+    assert texts(read(tmp_path, raw)) == [SHARDS[2], fetch]
+
+
+def test_a_log_line_glued_after_a_bar_is_never_lost(tmp_path: Path) -> None:
+    bar = "Capturing batches (bs=4 avail_mem=60.01 GB):   0%|          | 0/4 [00:00<?, ?it/s]"
+    glued = "[2025-08-31 17:49:46] IS_TBO_ENABLED is not initialized, using False"
+    lines = read(tmp_path, f"\r{bar}{glued}\r{bar.replace('  0%', ' 25%').replace('0/4', '1/4')}\n")
+    assert glued in texts(lines)
+    # and the bar's earlier state is still superseded by its later one
+    assert texts(lines) == [glued, bar.replace("  0%", " 25%").replace("0/4", "1/4")]
+
+
+def test_crlf_line_endings(tmp_path: Path) -> None:
+    raw = b"[2025-02-04 05:21:40 TP0] Init torch distributed begin.\r\n[2025-02-04 05:21:41 TP0] Load weight begin.\r\n"
+    lines = read(tmp_path, raw)
+    assert texts(lines) == ["[2025-02-04 05:21:40 TP0] Init torch distributed begin.",
+                            "[2025-02-04 05:21:41 TP0] Load weight begin."]
+    assert [line.number for line in lines] == [1, 2]
+
+
+def test_notebook_indentation_mixed_three_and_four_spaces(tmp_path: Path) -> None:
+    # corpus 025 mixes 3- and 4-space indentation; 031 indents everything by 4
+    log = ("    [2026-02-09 03:50:51] Load weight begin. avail mem=78.00 GB\n"
+           "   [2026-02-09 03:50:58] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.00 GB, mem usage=15.00 GB.\n"
+           "    [2026-02-09 03:51:02] Memory pool end. avail mem=8.00 GB\n"
+           "   \n")
+    assert texts(read(tmp_path, log))[:3] == [line.strip() for line in log.splitlines()[:3]]
+    run = parse_one(tmp_path, log)
+    assert stamps(run, "load_weight.begin") == ["2026-02-09T03:50:51"]
+    assert stamps(run, "load_weight.end") == ["2026-02-09T03:50:58"]
+    assert stamps(run, "memory_pool.end") == ["2026-02-09T03:51:02"]
+
+
+def test_indentation_in_front_of_a_collector_prefix_is_removed_too(tmp_path: Path) -> None:
+    # a markdown-pasted `docker logs -t` output: the prefix starts after the indentation
+    (line,) = read(tmp_path, "    2026-09-22T06:49:56.336833841Z [2026-09-22 06:49:56] Load weight begin.\n")
+    assert line.text == "[2026-09-22 06:49:56] Load weight begin."
+    assert line.outer is not None and line.outer.text == "2026-09-22T06:49:56.336833841Z"
+
+
+# --- collector prefixes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("prefix", "written", "frac"), [
+    ("2026-09-22T06:49:56.336833841Z ", "2026-09-22T06:49:56.336833841Z", "336833841"),  # docker logs -t
+    ("2026-09-22T06:49:56.336833+00:00 ", "2026-09-22T06:49:56.336833+00:00", "336833"),  # kubectl --timestamps
+    ("2026-09-22T06:49:56Z ", "2026-09-22T06:49:56Z", ""),
+])
+def test_rfc3339_prefix(tmp_path: Path, prefix: str, written: str, frac: str) -> None:
+    (line,) = read(tmp_path, prefix + "[2026-09-22 06:49:56] server_args=ServerArgs(model_path='m', tp_size=1)\n")
+    assert line.text == "[2026-09-22 06:49:56] server_args=ServerArgs(model_path='m', tp_size=1)"
+    assert line.outer is not None
+    assert (line.outer.text, line.outer.year, line.outer.month, line.outer.day, line.outer.time, line.outer.frac) == \
+        (written, 2026, 9, 22, "06:49:56", frac)
+
+
+def test_docker_desktop_local_time_prefix_keeps_the_servers_own_clock(tmp_path: Path) -> None:
+    # corpus 002: the outer stamp is host-local time, the server's own stamp another zone
+    log = ("2025-02-04 21:21:40 [2025-02-04 05:21:40 TP0] Init torch distributed begin.\n"
+           "2025-02-04 21:21:40 [2025-02-04 05:21:40 TP0] Load weight begin. avail mem=22.76 GB\n"
+           "2025-02-04 21:21:41 \n"
+           "Loading safetensors checkpoint shards:   0% Completed | 0/2 [00:00<?, ?it/s]\n")
+    lines = read(tmp_path, log)
+    assert lines[0].text == "[2025-02-04 05:21:40 TP0] Init torch distributed begin."
+    assert lines[0].outer is not None and lines[0].outer.text == "2025-02-04 21:21:40"
+    assert lines[2].text == "" and lines[2].outer is not None  # the stamp alone before a tqdm bar
+    run = parse_one(tmp_path, log)
+    assert stamps(run, "load_weight.begin") == ["2025-02-04T05:21:40"]
+
+
+def test_python_logging_comma_stamp_is_not_taken_for_a_collector_prefix(tmp_path: Path) -> None:
+    (line,) = read(tmp_path, "2026-04-05 16:52:19,388 - CUTE_DSL - WARNING - slow path\n")
+    assert line.text == "2026-04-05 16:52:19,388 - CUTE_DSL - WARNING - slow path"
+    assert line.outer is None
+
+
+def test_journald_prefix(tmp_path: Path) -> None:
+    (line,) = read(tmp_path, "Feb 22 06:35:40 gpu-node-7 python3[3361]: [2026-02-22 06:35:40 TP0] Load weight begin.\n")
+    assert line.text == "[2026-02-22 06:35:40 TP0] Load weight begin."
+    assert line.outer is not None
+    assert (line.outer.year, line.outer.month, line.outer.day, line.outer.time) == (None, 2, 22, "06:35:40")
+
+
+def test_docker_compose_service_prefix(tmp_path: Path) -> None:
+    lines = read(tmp_path, "sglang-server  | [2025-02-04 05:21:40 TP0] Load weight begin.\n"
+                           "sglang-server  | 2026-09-22T06:49:56Z [2026-09-22 06:49:56] Uvicorn running on http://0.0.0.0:30000\n")
+    assert texts(lines) == ["[2025-02-04 05:21:40 TP0] Load weight begin.",
+                            "[2026-09-22 06:49:56] Uvicorn running on http://0.0.0.0:30000"]
+    assert lines[1].outer is not None and lines[1].outer.text == "2026-09-22T06:49:56Z"
+
+
+def test_ray_worker_prefix_and_repeat_count(tmp_path: Path) -> None:
+    lines = read(tmp_path, "(WorkerDict pid=26105) [2025-11-20 01:12:06] Downcasting torch.float32 to torch.bfloat16. [repeated 3x across cluster]\n"
+                           "(WorkerDict pid=26107, ip=10.0.0.7) [2025-11-20 01:13:05 TP0] Init torch distributed begin.\n")
+    assert texts(lines) == ["[2025-11-20 01:12:06] Downcasting torch.float32 to torch.bfloat16.",
+                            "[2025-11-20 01:13:05 TP0] Init torch distributed begin."]
+    assert [(line.proc, line.repeated) for line in lines] == [("WorkerDict", 3), ("WorkerDict", 1)]
+
+
+def test_a_ray_repeat_summary_after_a_crash_is_not_a_restart(tmp_path: Path) -> None:
+    # corpus 035: Ray prints "[repeated 3x across cluster]" copies of lines the other workers
+    # printed earlier; one that says "Init torch distributed begin" after the crash used to
+    # open a phantom second run (regression)
+    log = ("(WorkerDict pid=26107) [2025-11-20 01:13:05 TP0] Init torch distributed begin.\n"
+           "(WorkerDict pid=26103) [2025-11-20 01:13:05 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+           '(WorkerDict pid=26103)   File "/x/torch/distributed/rendezvous.py", line 198, in _create_c10d_store\n'
+           "(WorkerDict pid=26103) RuntimeError: Ping failed on TCPStore, invalid nonce\n"
+           "(WorkerDict pid=26103) [2025-11-20 01:13:05 TP0] Init torch distributed begin. [repeated 3x across cluster]\n")
+    path = tmp_path / "ray.log"
+    path.write_text(log)
+    result = parse_paths([str(path)])
+    assert [run.outcome for run in result.runs] == ["crashed"]
+
+
+def test_invalid_utf8_is_replaced_never_fatal(tmp_path: Path) -> None:
+    raw = b"[2025-03-01 10:00:00 TP0] Load weight begin. caf\xe9 \xff\xfe\n[2025-03-01 10:00:01 TP0] ok \xc3\n"
+    lines = read(tmp_path, raw)
+    assert texts(lines) == ["[2025-03-01 10:00:00 TP0] Load weight begin. caf\ufffd \ufffd\ufffd",
+                            "[2025-03-01 10:00:01 TP0] ok \ufffd"]
+    assert parse_paths([str(tmp_path / "server.log")]).runs[0].milestone("load_weight.begin") is not None
+
+
+# --- the date rule ------------------------------------------------------------------------
+
+
+def test_an_outer_stamp_supplies_the_date_of_a_time_only_line(tmp_path: Path) -> None:
+    run = parse_one(tmp_path, "2026-09-22T06:49:56.1Z [06:49:56 TP0] Load weight begin. avail mem=70.00 GB\n"
+                              "2026-09-22T06:50:30.1Z [06:50:30 TP0] Load weight end. type=X, avail mem=50.00 GB\n")
+    assert stamps(run, "load_weight.begin") == ["2026-09-22T06:49:56"]
+    assert stamps(run, "load_weight.end") == ["2026-09-22T06:50:30"]
+    assert run.date_source == "outer"
+
+
+def test_an_outer_stamp_supplies_date_and_time_to_a_line_without_any(tmp_path: Path) -> None:
+    run = parse_one(tmp_path, "2026-09-22T06:49:56Z [gpu_id=0] Init nccl begin.\n"
+                              "2026-09-22T06:50:01Z [gpu_id=0] Load weight begin. avail mem=70.00 GB\n")
+    assert stamps(run, "load_weight.begin") == ["2026-09-22T06:50:01"]
+
+
+def test_local_time_prefix_ahead_of_utc_puts_a_time_only_line_on_the_day_before(tmp_path: Path) -> None:
+    # host at UTC+8 stamps 02:00 on the 5th; the server (UTC) printed 18:00 -- of the 4th
+    run = parse_one(tmp_path, "2025-02-05 02:00:00 [18:00:00 TP0] Load weight begin. avail mem=22.76 GB\n"
+                              "2025-02-05 02:00:09 [18:00:09 TP0] Load weight end. type=X, avail mem=8.00 GB\n")
+    assert stamps(run, "load_weight.begin") == ["2025-02-04T18:00:00"]
+    assert stamps(run, "load_weight.end") == ["2025-02-04T18:00:09"]
+
+
+def test_the_clock_offset_a_dated_line_shows_dates_the_time_only_lines_after_it(tmp_path: Path) -> None:
+    # corpus 002's 16 h gap between the two clocks is more than half a day: the nearest day
+    # alone would be wrong; the dated first line shows the offset (regression)
+    run = parse_one(tmp_path, "2025-02-04 21:21:33 [2025-02-04 05:21:33] server_args=ServerArgs(model_path='m')\n"
+                              "2025-02-04 21:21:40 [05:21:40 TP0] Load weight begin. avail mem=22.76 GB\n")
+    assert stamps(run, "load_weight.begin") == ["2025-02-04T05:21:40"]
+
+
+def test_outer_midnight_moves_the_date_of_time_only_lines_once(tmp_path: Path) -> None:
+    run = parse_one(tmp_path, "2026-09-22T23:59:58Z [23:59:58 TP0] Load weight begin. avail mem=70.00 GB\n"
+                              "2026-09-23T00:00:03Z [00:00:03 TP0] Load weight end. type=X, avail mem=50.00 GB\n"
+                              "2026-09-23T00:00:04Z [23:59:59 TP1] Load weight end. type=X, avail mem=50.00 GB\n")
+    assert stamps(run, "load_weight.end") == ["2026-09-23T00:00:03", "2026-09-22T23:59:59"]
+
+
+def test_journald_supplies_month_and_day_the_file_supplies_the_year(tmp_path: Path) -> None:
+    log = "Mar 14 22:30:32 gpu-node-7 python3[77]: [22:30:32 TP0] Load weight begin. avail mem=191.33 GB\n"
+    assert stamps(parse_one(tmp_path, log, mtime_year=2024), "load_weight.begin") == ["2024-03-14T22:30:32"]
+    assert stamps(parse_one(tmp_path, log, default_date=dt.date(2023, 1, 1)), "load_weight.begin") == \
+        ["2023-03-14T22:30:32"]
+
+
+def test_time_only_lines_take_the_date_option(tmp_path: Path) -> None:
+    run = parse_one(tmp_path, "[22:30:32 TP0] Load weight begin. avail mem=191.33 GB\n", default_date=dt.date(2024, 10, 5))
+    assert stamps(run, "load_weight.begin") == ["2024-10-05T22:30:32"]
+    assert run.date_source == "--date"
+
+
+def test_time_only_lines_without_a_date_are_on_1970_01_01(tmp_path: Path) -> None:
+    run = parse_one(tmp_path, "[22:30:32 TP0] Load weight begin. avail mem=191.33 GB\n")
+    assert stamps(run, "load_weight.begin") == ["1970-01-01T22:30:32"]
+    assert run.date_source == "default"
+
+
+def test_time_only_lines_cross_midnight_once_even_with_a_late_rank(tmp_path: Path) -> None:
+    run = parse_one(tmp_path, "[23:59:58 TP0] Load weight begin. avail mem=70.00 GB\n"
+                              "[23:59:58 TP1] Load weight begin. avail mem=70.00 GB\n"
+                              "[00:00:03 TP0] Load weight end. type=X, avail mem=50.00 GB\n"
+                              "[23:59:59 TP1] Load weight end. type=X, avail mem=50.00 GB\n"
+                              "[00:05:00 TP0] Memory pool end. avail mem=8.00 GB\n",
+                    default_date=dt.date(2024, 12, 31))
+    assert stamps(run, "load_weight.begin") == ["2024-12-31T23:59:58", "2024-12-31T23:59:58"]
+    # TP1's late line stays on the 31st (regression: it jumped a day ahead)
+    assert stamps(run, "load_weight.end") == ["2025-01-01T00:00:03", "2024-12-31T23:59:59"]
+    assert stamps(run, "memory_pool.end") == ["2025-01-01T00:05:00"]
+
+
+def test_a_garbled_time_is_no_timestamp(tmp_path: Path) -> None:
+    # "[00:23:84]" fits the header's shape; it used to raise ValueError (found by hypothesis)
+    run = parse_one(tmp_path, "[2025-03-01 10:00:00 TP0] Load weight begin. avail mem=9.00 GB\n"
+                              "[00:23:84 TP0] Load weight end. type=X, avail mem=5.00 GB\n"
+                              "2025-03-01T25:00:00Z [gpu_id=0] Memory pool end. avail mem=1.00 GB\n")
+    assert stamps(run, "load_weight.end") == ["2025-03-01T10:00:00"]  # the last good stamp, inherited
+    assert stamps(run, "memory_pool.end") == ["2025-03-01T10:00:00"]
+
+
+# --- inputs ------------------------------------------------------------------------------
+
+
+def make_tree(root: Path) -> None:
+    (root / "a").mkdir()
+    (root / "a" / "deep").mkdir()
+    (root / ".hidden").mkdir()
+    for rel in ("one.log", "two.txt", "a/three.out", "a/deep/four.log", "notes.md", ".hidden/five.log", "a/.six.log"):
+        (root / rel).write_text("[2025-03-01 10:00:00 TP0] Load weight begin.\n")
+    (root / "a" / "seven.log.gz").write_bytes(gzip.compress(b"[2025-03-01 10:00:00 TP0] Load weight begin.\n"))
+
+
+def names(sources: list[Source], root: Path) -> list[str]:
+    return sorted(str(Path(s.name).relative_to(root)) for s in sources)
+
+
+def test_a_directory_is_read_recursively_for_log_suffixes_skipping_hidden(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    sources, errors = expand_inputs([str(tmp_path)])
+    assert errors == []
+    assert names(sources, tmp_path) == ["a/deep/four.log", "a/seven.log.gz", "a/three.out", "one.log", "two.txt"]
+
+
+def test_all_takes_every_file_of_a_directory(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    sources, _ = expand_inputs([str(tmp_path)], all_files=True)
+    assert "notes.md" in names(sources, tmp_path)
+    assert ".hidden/five.log" not in names(sources, tmp_path)
+
+
+def test_globs_expand_and_a_path_is_read_once(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    sources, errors = expand_inputs([str(tmp_path / "*.log"), str(tmp_path / "**" / "*.out"), str(tmp_path / "one.log")])
+    assert errors == []
+    assert names(sources, tmp_path) == ["a/three.out", "one.log"]
+
+
+def test_missing_paths_and_empty_matches_are_errors_for_that_input_only(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    (tmp_path / "empty").mkdir()
+    sources, errors = expand_inputs([str(tmp_path / "nope.log"), str(tmp_path / "*.nothing"), str(tmp_path / "empty"),
+                                     str(tmp_path / "one.log")])
+    assert names(sources, tmp_path) == ["one.log"]
+    assert [e.reason for e in errors] == [
+        "no such file or directory", "no file matches this pattern",
+        "directory holds no log files (*.log, *.txt, *.out, *.gz; --all takes any file)"]
+
+
+def test_gzip_is_read_transparently(tmp_path: Path) -> None:
+    log = "[2025-03-01 10:00:00 TP0] Load weight begin.\r\n[2025-03-01 10:00:05 TP0] Memory pool end.\n"
+    plain = read(tmp_path, log)
+    assert read(tmp_path, gzip.compress(log.encode()), name="server.log.gz") == plain
+    # the magic bytes decide, not the name
+    assert read(tmp_path, gzip.compress(log.encode()), name="rotated.1") == plain
+    assert read(tmp_path, log, name="mislabelled.gz") == plain
+
+
+def test_stdin_is_read_with_dash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = gzip.compress(b"[2025-03-01 10:00:00 TP0] Load weight begin. avail mem=9.00 GB\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(data))))
+    sources, _ = expand_inputs(["-", "-"])
+    assert sources == [Source("-", None)]
+    assert texts(list(read_lines(sources[0]))) == ["[2025-03-01 10:00:00 TP0] Load weight begin. avail mem=9.00 GB"]
+
+
+@pytest.mark.parametrize(("data", "reason"), [
+    (b"", "empty file"),
+    (b"[2025-03-01] ok\n\x00\x01\x02", "not a text log: binary data (NUL byte at offset 16)"),
+])
+def test_unreadable_content_is_one_input_error(tmp_path: Path, data: bytes, reason: str) -> None:
+    with pytest.raises(InputError) as info:
+        read(tmp_path, data)
+    assert info.value.reason == reason
+    assert str(info.value) == f"{tmp_path / 'server.log'}: {reason}"
