@@ -44,8 +44,8 @@ def test_every_timeline_fits_80_columns_but_the_file_name() -> None:
 
 
 def _run_on_a_terminal(args: list[str], env: dict[str, str]) -> str:
-    """`env` is the whole environment of the child."""
-    """Run firedup with stdout on a pseudo-terminal, as a user at a shell would."""
+    """Run firedup with stdout on a pseudo-terminal, as a user at a shell would; `env` is
+    the child's whole environment."""
     import os
     import pty
     import subprocess
