@@ -72,6 +72,9 @@ def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
         raise click.UsageError(str(exc)) from None
     for err in result.errors:
         click.echo(f"firedup: {err}", err=True)
+    for report in result.sources:
+        if report.runs == 0:  # readable, but probably not the log the user meant
+            click.echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
     return result
 
 
