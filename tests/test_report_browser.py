@@ -100,8 +100,7 @@ def test_report_opens_without_errors_and_every_chart_decodes(browser: Any, sampl
 
 def test_a_script_in_a_log_shows_as_text(browser: Any, tmp_path: Path) -> None:
     text = (SAMPLES / "oom-in-cuda-graph.log").read_text()
-    text = text.replace("torch.OutOfMemoryError: CUDA out of memory.",
-                        f"torch.OutOfMemoryError: CUDA out of memory. {SCRIPT}", 1)
+    text = text.replace("CUDA out of memory.", f"CUDA out of memory. {SCRIPT}")  # whichever line is quoted
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "oom<img src=x onerror=alert(1)>.log").write_text(text)
     build_report([str(tmp_path / "logs")], tmp_path / "out")
