@@ -509,8 +509,11 @@ def timeline(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = Fal
     crash = data.marks.filter(pl.col("kind") == "crash")
     ax.scatter(ready["at"].to_list(), ready["row"].to_list(), marker="|", s=260, linewidths=2.4,
                color=READY_COLOUR, zorder=4)
-    ax.scatter(crash["at"].to_list(), crash["row"].to_list(), marker="X", s=110, color=CRASH_COLOUR,
+    ax.scatter(crash["at"].to_list(), crash["row"].to_list(), marker="X", s=110, color=CRASH_COLOUR, clip_on=False,
                edgecolors="black", linewidths=0.6, zorder=4)
+    ended = data.marks.filter(pl.col("kind") == "end")
+    ax.scatter(ended["at"].to_list(), ended["row"].to_list(), marker=">", s=60, color="white",
+               edgecolors="#555555", linewidths=1.2, zorder=4, clip_on=False)
     ends = [*data.bars["end"].to_list(), *[m for m in data.marks["at"].to_list() if m is not None]]
     hi = max(ends, default=1.0) * 1.02 or 1.0
     ax.set_xlim(0, hi)
@@ -538,6 +541,9 @@ def timeline(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = Fal
     if crash.height:
         extra.append(Line2D([], [], marker="X", markersize=9, linestyle="none", color=CRASH_COLOUR,
                             markeredgecolor="black", markeredgewidth=0.6, label="crash"))
+    if ended.height:
+        extra.append(Line2D([], [], marker=">", markersize=8, linestyle="none", color="white",
+                            markeredgecolor="#555555", markeredgewidth=1.2, label="log ends (not ready)"))
     _phase_legend(fig, ax, data.bars["phase"].unique().to_list(), extra)
     return fig
 
