@@ -31,7 +31,7 @@ import polars as pl
 
 from firedup.render import fmt_duration
 from firedup.tables import Runs
-from firedup.timeline import PHASE_ORDER, _rank_sort_key
+from firedup.timeline import PHASE_ORDER, STRAGGLER_SECONDS, STRAGGLER_SHARE, _rank_sort_key
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -373,8 +373,6 @@ class RanksData:
     label: str
 
 
-STRAGGLER_SECONDS = 5.0  # as render.ranks_text: a rank this much (and 20 %) over the median rank
-STRAGGLER_SHARE = 0.2
 
 
 def _rank_cells(phases: pl.DataFrame) -> pl.DataFrame:

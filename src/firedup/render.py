@@ -10,7 +10,7 @@ import textwrap
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from firedup.timeline import Phase, Run
+from firedup.timeline import Phase, Run, is_straggler
 
 Style = Callable[..., str]
 
@@ -198,7 +198,7 @@ def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
             continue
         slowest = max(by_rank, key=lambda r: by_rank[r])
         median = sorted(by_rank.values())[len(by_rank) // 2]
-        straggler = hi - median >= max(5.0, 0.2 * median)
+        straggler = is_straggler(hi, median)
         rows.append((label, lo, hi, slowest, straggler, len(by_rank)))
     if not rows:
         return []

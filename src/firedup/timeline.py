@@ -90,6 +90,16 @@ PAIRED_PHASES = (
 REPORTED_ONLY = {"model_loading.end": "model_loading", "torch_compile.end": "torch_compile",
                  "engine.ready": "engine_init"}
 
+# A rank is a straggler in a phase when it takes this much longer than the median rank:
+# at least STRAGGLER_SECONDS and STRAGGLER_SHARE of the median. Every view uses this rule.
+STRAGGLER_SECONDS = 5.0
+STRAGGLER_SHARE = 0.1
+
+
+def is_straggler(seconds: float, median: float) -> bool:
+    return seconds - median >= max(STRAGGLER_SECONDS, STRAGGLER_SHARE * median)
+
+
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
                "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
                "http_start", "warmup", "unattributed", "total")
