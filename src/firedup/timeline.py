@@ -91,6 +91,16 @@ PAIRED_PHASES = (
 REPORTED_ONLY = {"model_loading.end": "model_loading", "torch_compile.end": "torch_compile",
                  "engine.ready": "engine_init"}
 
+# A rank is a straggler in a phase when it takes this much longer than the median rank:
+# at least STRAGGLER_SECONDS and STRAGGLER_SHARE of the median. Every view uses this rule.
+STRAGGLER_SECONDS = 5.0
+STRAGGLER_SHARE = 0.1
+
+
+def is_straggler(seconds: float, median: float) -> bool:
+    return seconds - median >= max(STRAGGLER_SECONDS, STRAGGLER_SHARE * median)
+
+
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
                "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
                "http_start", "warmup", "unattributed", "total")
@@ -613,7 +623,7 @@ def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Cr
     diagnosis = diagnose_error(message, first.text, [e.text for e in traceback],
                                [e.text for e in aftermath if e.name.startswith("error.")], stage,
                                has_exception=bool(exceptions), warmup=first.name == "error.warmup",
-                               engine_hints=fmt.hints if fmt is not None else None)
+                               engine_hints=fmt.hints if fmt is not None else None, flags=run.all_config)
     ts = first.ts or next((e.ts for e in traceback + aftermath if e.ts is not None), None)
     first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
     return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first_text)
