@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from firedup.follow import Follower
+import pytest
+
+from firedup.follow import Follower, FollowError
 
 
 def _texts(lines: list) -> list[tuple[int, str]]:
@@ -136,3 +138,15 @@ def test_from_end_skips_what_is_there_but_keeps_the_numbering(tmp_path: Path) ->
     with open(path, "a") as f:
         f.write("ne\nnew\n")
     assert _texts(follower.poll(now=1.0)) == [(4, "half of a line"), (5, "new")]
+
+
+def test_an_unreadable_file_is_an_error_not_a_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "server.log"
+    path.write_text("x\n")
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("builtins.open", denied)  # root reads everything: simulate the mode bits
+    with pytest.raises(FollowError, match="cannot read it"):
+        Follower(path).poll(now=0.0)

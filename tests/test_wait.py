@@ -726,3 +726,11 @@ def test_from_end_waits_for_a_new_startup_in_an_appended_log(tmp_path: Path) -> 
     assert out.getvalue().startswith(f"READY in {human(seconds_to_ready(OLD_READY))} by the log's clock "
                                      f"(line {first_new - 1 + _ready_line(OLD_READY)})")
     assert f"{log}  (startup #2 in this file)" not in out.getvalue()  # only the new lines were read
+
+
+def test_a_pipe_is_refused_rather_than_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "server.pipe"
+    os.mkfifo(fifo)
+    result = run_wait("--log", str(fifo), "--timeout", "5")
+    assert result.returncode == 2
+    assert "not a regular file" in result.stderr

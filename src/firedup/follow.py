@@ -20,6 +20,10 @@ READ_CHUNK = 1 << 20  # bytes per read; a poll returns after at most `max_bytes`
 PARTIAL_GRACE_S = 3.0
 
 
+class FollowError(Exception):
+    """The file exists but cannot be read (permissions): waiting will not help."""
+
+
 @dataclass(frozen=True, slots=True)
 class RawLine:
     number: int  # 1-based, counted across rotations and truncations
@@ -155,6 +159,8 @@ class Follower:
             self._file = open(self.path, "rb")  # noqa: SIM115 - kept open while following
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise FollowError(f"{self.path}: cannot read it ({exc.strerror or exc})") from None
         self._ident = (os.fstat(self._file.fileno()).st_dev, os.fstat(self._file.fileno()).st_ino)
         self._offset = 0
         if self.from_end and not self._ever_opened:
@@ -199,4 +205,4 @@ class Follower:
         return RawLine(self.number, raw.decode("utf-8", errors="replace"), continued)
 
 
-__all__ = ["FollowNote", "Follower", "RawLine"]
+__all__ = ["FollowError", "FollowNote", "Follower", "RawLine"]

@@ -42,7 +42,7 @@ from typing import Any, TextIO
 from firedup.clock import Stamp
 from firedup.engine import Event, Scanner
 from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, FiredupError, UsageError
-from firedup.follow import Follower, RawLine
+from firedup.follow import Follower, FollowError, RawLine
 from firedup.formats import Format, all_formats, get_format, sniff
 from firedup.health import NOT_READINESS, HealthSemantics, advice, opens_at, sglang_version_guess
 from firedup.render import fmt_duration, fmt_offset, plain, timeline_text
@@ -620,7 +620,10 @@ class Waiter:
             self._clear_status()
 
     def _read(self, now: float) -> bool:
-        lines = self.follower.poll(now)
+        try:
+            lines = self.follower.poll(now)
+        except FollowError as exc:
+            raise FiredupError(str(exc)) from None
         for note in self.follower.take_notes():
             if note.kind != "appeared" or self.log_missing_at_start:
                 self.say(f"note: {note.text}")
@@ -1225,6 +1228,9 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
         raise UsageError("--pid must be a positive process id")
     if opts.log.is_dir():
         raise UsageError(f"--log {opts.log}: is a directory; give the log file the server writes")
+    if opts.log.exists() and not opts.log.is_file():
+        raise UsageError(f"--log {opts.log}: not a regular file (a pipe or a device); have the server write "
+                         "to a file, e.g. `... 2>&1 | tee server.log`")
     if tty is None:
         tty = bool(getattr(err, "isatty", lambda: False)())
     waiter = Waiter(opts, out, err, tty, style)
