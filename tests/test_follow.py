@@ -150,3 +150,23 @@ def test_an_unreadable_file_is_an_error_not_a_wait(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr("builtins.open", denied)  # root reads everything: simulate the mode bits
     with pytest.raises(FollowError, match="cannot read it"):
         Follower(path).poll(now=0.0)
+
+
+def test_a_bar_redrawn_thousands_of_times_on_one_line_stays_cheap(tmp_path: Path) -> None:
+    from firedup.follow import MAX_PARTIAL
+
+    path = tmp_path / "server.log"
+    follower = Follower(path, partial_grace=600.0)
+    frame = "\rDeepGEMM warmup: {pct:3d}%|##########| {n}/200000 [00:01<00:00, 5000.00it/s]"
+    with open(path, "w") as f:
+        f.write("start\n")
+        for block in range(20):
+            f.write("".join(frame.format(pct=n // 2000, n=n) for n in range(block * 10000, (block + 1) * 10000)))
+            f.flush()
+            follower.poll(now=float(block))
+    assert follower.partial_size <= MAX_PARTIAL  # 15 MB of redraws, a bounded buffer
+    assert follower.partial_tail().endswith("| 199999/200000 [00:01<00:00, 5000.00it/s]")
+    with open(path, "a") as f:
+        f.write("\n")
+    (line,) = follower.poll(now=30.0)
+    assert line.number == 2 and line.text.endswith("199999/200000 [00:01<00:00, 5000.00it/s]")

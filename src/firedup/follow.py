@@ -18,6 +18,10 @@ READ_CHUNK = 1 << 20  # bytes per read; a poll returns after at most `max_bytes`
 # A line that has stopped growing for this long without a newline is taken as complete:
 # a log that ends without a final newline must still be read to its end.
 PARTIAL_GRACE_S = 3.0
+PEEK_BYTES = 4096
+# An unfinished line longer than this is no log line: keep only its newest part (a bar that
+# redraws itself without newlines for hours would otherwise grow without bound).
+MAX_PARTIAL = 8 * READ_CHUNK
 
 
 class FollowError(Exception):
@@ -66,7 +70,7 @@ class Follower:
     _file: BinaryIO | None = None
     _ident: tuple[int, int] | None = None  # (st_dev, st_ino) of the open file
     _offset: int = 0
-    _partial: bytes = b""
+    _partial: bytearray = field(default_factory=bytearray)
     _partial_since: float = 0.0  # monotonic time the partial last grew
     _flushed_partial: bool = False  # the partial was handed out; its rest continues it
     _ever_opened: bool = False
@@ -82,6 +86,15 @@ class Follower:
     def partial(self) -> str:
         """The unfinished last line as it stands (for progress bars redrawn with `\\r`)."""
         return self._partial.decode("utf-8", errors="replace")
+
+    @property
+    def partial_size(self) -> int:
+        return len(self._partial)
+
+    def partial_tail(self, max_bytes: int = PEEK_BYTES) -> str:
+        """The end of the unfinished last line: enough for the newest redraw of a bar, cheap
+        even when a bar has redrawn itself thousands of times on one line."""
+        return bytes(self._partial[-max_bytes:]).decode("utf-8", errors="replace")
 
     def take_notes(self) -> list[FollowNote]:
         notes, self.notes = self.notes, []
@@ -102,7 +115,7 @@ class Follower:
         self._read_available(out, now)
         if self._partial and not self._flushed_partial and now - self._partial_since >= self.partial_grace:
             out.append(self._emit(self._partial, continued=False))
-            self._partial = b""
+            self._partial = bytearray()
             self._flushed_partial = True
         return out
 
@@ -111,7 +124,7 @@ class Follower:
         out = self.poll()
         if self._partial:
             out.append(self._emit(self._partial, continued=self._flushed_partial))
-            self._partial = b""
+            self._partial = bytearray()
             self._flushed_partial = False
         return out
 
@@ -138,7 +151,7 @@ class Follower:
             self._read_available(out, now)
             if self._partial:
                 out.append(self._emit(self._partial, continued=self._flushed_partial))
-                self._partial, self._flushed_partial = b"", False
+                self._partial, self._flushed_partial = bytearray(), False
             self.close()
             self.notes.append(FollowNote("rotated", f"{self.path} was rotated (a new file took its name); "
                                                     "following the new file from its start"))
@@ -149,7 +162,7 @@ class Follower:
                                                       f"{self._offset} bytes read); reading it again from the start"))
             if self._partial:
                 out.append(self._emit(self._partial, continued=self._flushed_partial))
-                self._partial, self._flushed_partial = b"", False
+                self._partial, self._flushed_partial = bytearray(), False
             assert self._file is not None
             self._file.seek(0)
             self._offset = 0
@@ -178,7 +191,7 @@ class Follower:
             self.number += chunk.count(b"\n")
             self._offset += len(chunk)
             tail = (tail + chunk).rsplit(b"\n", 1)[-1] if b"\n" in chunk else tail + chunk
-        self._partial, self._partial_since = tail, now
+        self._partial, self._partial_since = bytearray(tail), now
 
     def _read_available(self, out: list[RawLine], now: float) -> None:
         assert self._file is not None
@@ -191,18 +204,23 @@ class Follower:
             self._offset += len(chunk)
             self.bytes_read += len(chunk)
             self.last_growth = now
-            data = self._partial + chunk
-            lines = data.split(b"\n")
-            self._partial = lines.pop()
             self._partial_since = now
+            if b"\n" not in chunk:  # a bar redrawn in place: the line only grows
+                self._partial += chunk
+                if len(self._partial) > MAX_PARTIAL:
+                    del self._partial[: len(self._partial) - MAX_PARTIAL // 8]  # keep the newest redraws
+                continue
+            lines = chunk.split(b"\n")
+            lines[0] = bytes(self._partial) + lines[0]
+            self._partial = bytearray(lines.pop())
             for raw in lines:
                 out.append(self._emit(raw, continued=self._flushed_partial))
                 self._flushed_partial = False
 
-    def _emit(self, raw: bytes, continued: bool) -> RawLine:
+    def _emit(self, raw: bytes | bytearray, continued: bool) -> RawLine:
         if not continued:
             self.number += 1
-        return RawLine(self.number, raw.decode("utf-8", errors="replace"), continued)
+        return RawLine(self.number, bytes(raw).decode("utf-8", errors="replace"), continued)
 
 
 __all__ = ["FollowError", "FollowNote", "Follower", "RawLine"]

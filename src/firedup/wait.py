@@ -560,7 +560,7 @@ class Waiter:
         self.last_ts_at = self.started
         self.pid_checked = 0.0
         self.pid_dead = False
-        self.partial_key = ""
+        self.partial_key = 0
         self.partial_progress: Progress | None = None
 
     # -- output helpers ---------------------------------------------------------------------
@@ -668,14 +668,15 @@ class Waiter:
 
     def _peek_partial(self) -> None:
         """Progress from a bar still being redrawn on the unfinished last line (display only)."""
-        partial = self.follower.partial
-        if partial == self.partial_key or self.fmt is None:
+        size = self.follower.partial_size
+        if size == self.partial_key or self.fmt is None:
             return
-        self.partial_key = partial
+        self.partial_key = size
         self.partial_progress = None
-        segments = [s for s in partial.split("\r") if s.strip()]
-        if not segments:
-            return
+        tail = self.follower.partial_tail()
+        segments = [s for s in tail.split("\r") if s.strip()]
+        if not segments or (len(segments) == 1 and size > len(tail)):
+            return  # only the middle of a long line: no whole redraw to read
         for event in Scanner(self.fmt).feed(Line(0, segments[-1].strip())):
             if event.name.startswith("progress."):
                 self.partial_progress = _progress_of(event)
