@@ -734,3 +734,19 @@ def test_a_pipe_is_refused_rather_than_blocking(tmp_path: Path) -> None:
     result = run_wait("--log", str(fifo), "--timeout", "5")
     assert result.returncode == 2
     assert "not a regular file" in result.stderr
+
+
+def test_on_a_terminal_one_status_line_is_redrawn_instead_of_phase_lines(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    lines = NEW_READY.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:5]))
+    upto = 1 + next(i for i, t in enumerate(lines) if "| 2/5 [" in t)  # the log stops at shard 2 of 5 for a while
+    script = _Script(log, ["".join(lines[5:upto]), "", "", "".join(lines[upto:])])
+    out, err = io.StringIO(), io.StringIO()
+    opts = WaitOptions(log, timeout=600, auto_timeout=False, history=_runs(NEW_READY))
+    assert Waiter(opts, out, err, tty=True, now=script.now, sleep=script.sleep).run_loop() == 0
+    shown = [frame for frame in err.getvalue().split("\r\x1b[K") if frame.strip()]
+    assert any(frame.startswith("load_weights shards 2/5 · ") and " · ETA " in frame for frame in shown), shown
+    assert not re.search(r"^\s+\+\d+:\d\d\s+load_weights", err.getvalue(), re.M)  # no phase list on a TTY
+    assert err.getvalue().endswith("\r\x1b[K")  # the status line is cleared before the verdict
+    assert out.getvalue().startswith("READY in 36 s")
