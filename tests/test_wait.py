@@ -277,8 +277,8 @@ def _outcome(outcomes: dict[str, Outcome | None], name: str) -> Outcome:
 @scenario
 def ready(tmp: Path) -> Outcome:
     out, port = tmp / "server.log", free_port()
-    result, _ = watched(NEW_READY, out, port, 20, "--url", f"http://127.0.0.1:{port}/ready", "--timeout", "60")
-    return Outcome(result, out, port)
+    result, server = watched(NEW_READY, out, port, 20, "--url", f"http://127.0.0.1:{port}/ready", "--timeout", "60")
+    return Outcome(result, out, port, replay=server)
 
 
 def test_ready_exits_0_with_the_time_to_ready_and_the_phase_table(outcomes: dict[str, Outcome | None]) -> None:
@@ -292,6 +292,11 @@ def test_ready_exits_0_with_the_time_to_ready_and_the_phase_table(outcomes: dict
     # Without a TTY: one line per phase, in order.
     phases = re.findall(r"^\s+\+\d+:\d\d\s+(\S+)", o.result.stderr, re.M)
     assert phases == ["launch", "dist_init", "load_weights", "kv_cache", "cuda_graph", "http_start", "warmup"]
+    # never faster than one probe a second, counted by the server
+    assert o.replay is not None
+    probes = int(re.search(r"answered (\d+) requests", o.replay.stderr).group(1))  # type: ignore[union-attr]
+    waited = float(re.search(r"waited ([\d.]+) s", o.result.stdout).group(1))  # type: ignore[union-attr]
+    assert 1 <= probes <= waited + 1
 
 
 @scenario
