@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from firedup.formats import _uvicorn
 from firedup.formats.base import Format, Header, Rule, to_float, to_int, to_list
 from firedup.health import SGLANG_HEALTH
 
@@ -200,16 +201,13 @@ RULES = (
     Rule("engine.timings", r"^Engine startup timings \(s\): (?P<timings>.*)$", "Engine startup timings",
          fields={"timings": parse_timings}),
     # HTTP server
-    Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process"),
+    _uvicorn.STARTED,
     Rule("http.startup_complete", r"^Application startup complete", "Application startup complete"),
-    Rule("http.startup_failed", r"Application startup failed", "Application startup failed"),
+    _uvicorn.STARTUP_FAILED,
     Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on"),
     Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian"),
-    Rule("http.access",
-         r"^(?P<client>\S+) - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})",
-         "HTTP/", fields={"status": to_int}),
-    Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Waiting for application shutdown)",
-         ("Shutting down", "Finished server process", "application shutdown")),
+    _uvicorn.ACCESS,
+    _uvicorn.SHUTDOWN,
     Rule("warmup.end", r"^(?:End of (?:\w+ )*warmup|Disaggregation warmup requests completed|Warmup ended)",
          ("warmup", "Warmup")),
     # ready

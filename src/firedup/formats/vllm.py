@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from firedup.config import parse_args_repr
+from firedup.formats import _uvicorn
 from firedup.formats.base import ArgsDump, Format, Header, Rule, to_float, to_int
 from firedup.health import VLLM_HEALTH
 
@@ -354,15 +355,12 @@ RULES = (
     # --- HTTP server ---
     Rule("http.running", r"^Starting vLLM (?:API )?server (?:\d+ )?on (?P<url>\S+)", "Starting vLLM "),
     Rule("http.routes", r"^Available routes are:", "Available routes"),
-    Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process"),
+    _uvicorn.STARTED,
     Rule("ready", r"^Application startup complete\.", "Application startup complete"),
-    Rule("http.startup_failed", r"^Application startup failed", "Application startup failed"),
+    _uvicorn.STARTUP_FAILED,
     Rule("http.running", r"^Uvicorn running on (?P<url>\S+)", "Uvicorn running on"),
-    Rule("http.access",
-         r"^(?P<client>\S+) - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})",
-         "HTTP/", fields={"status": to_int}),
-    Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Waiting for application shutdown)",
-         ("Shutting down", "Finished server process", "application shutdown")),
+    _uvicorn.ACCESS,
+    _uvicorn.SHUTDOWN,
     # --- failures: the engine process, the API server, systemd ---
     Rule("error.engine_core",
          r"^(?P<what>EngineCore failed to start|WorkerProc failed to start|EngineCore encountered a fatal error"
