@@ -7,7 +7,6 @@ the commands that need them, so `firedup --help` stays fast.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import json
 import os
 import sys
@@ -48,17 +47,17 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 def input_options(func: F) -> F:
     """PATH... plus the options every command that reads logs shares."""
+    return click.argument("paths", nargs=-1, required=True, metavar="PATH...")(_reading_options(func))
 
-    @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-    @click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
-    @click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
-                  help="Date for logs that print only times (or no year).")
-    @click.option("--all", "all_files", is_flag=True, help="In directories, read every file, not only *.log/.txt/.out/.gz.")
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+def _reading_options(func: F) -> F:
+    """How logs are read: the format, the date for logs without one, which files to take."""
+    func = click.option("--all", "all_files", is_flag=True,
+                        help="In directories, read every file, not only *.log/.txt/.out/.gz.")(func)
+    func = click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
+                        help="Date for logs that print only times (or no year).")(func)
+    return click.option("--engine", default=None, metavar="NAME",
+                        help="Force the log format (sglang, vllm) instead of sniffing it.")(func)
 
 
 def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> ParseResult:
@@ -111,7 +110,7 @@ def cli() -> None:
 
 @cli.command()
 @input_options
-@click.option("--json", "as_json", is_flag=True, help="Print the machine-readable contract (shared/CONTRACT.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: every run, milestone, phase and crash (the contract scripts rely on).")
 def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
           as_json: bool) -> None:
     """Parse logs into runs, milestones and phases."""
@@ -145,20 +144,11 @@ def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date 
 
 def many_inputs(func: F) -> F:
     """PATH... (optional with --store) plus the options of the commands over many runs."""
-
-    @click.argument("paths", nargs=-1, metavar="[PATH...]")
-    @click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
-                  help="Also read the history store: bare --store for the default one "
-                       "($FIREDUP_STORE or the user data dir), or --store=DIR.")
-    @click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
-    @click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
-                  help="Date for logs that print only times (or no year).")
-    @click.option("--all", "all_files", is_flag=True, help="In directories, read every file, not only *.log/.txt/.out/.gz.")
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
+    func = _reading_options(func)
+    func = click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
+                        help="Also read the history store: bare --store for the default one "
+                             "($FIREDUP_STORE or the user data dir), or --store=DIR.")(func)
+    return click.argument("paths", nargs=-1, metavar="[PATH...]")(func)
 
 
 def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
