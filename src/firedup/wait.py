@@ -46,13 +46,14 @@ from firedup.follow import Follower, FollowError, RawLine
 from firedup.formats import Format, all_formats, get_format, sniff
 from firedup.health import NOT_READINESS, HealthSemantics, advice, opens_at, sglang_version_guess
 from firedup.render import fmt_duration, fmt_offset, plain, timeline_text
+from firedup.risk import budget_for
 from firedup.sources import Line, normalise
 from firedup.timeline import FATAL_EVENTS, Run, build_timeline, next_stage, stage_changes
 
 DEFAULT_TIMEOUT_S = 30 * 60.0  # --timeout auto without history
 DEFAULT_STALL_S = 180.0  # silence that earns a warning without history
 MIN_STALL_S = 30.0  # never warn on a shorter silence, whatever history says
-BUDGET_MARGIN = 1.25  # budget = slowest ready run of this config x margin
+AUTO_RISK = 0.01  # --timeout auto: the budget `firedup budget` gives for this risk
 PROBE_INTERVAL_S = 1.0
 PROBE_TIMEOUT_S = 5.0  # per request; SGLang's /health generates a token for >= 1 s
 URL_GRACE_S = 30.0  # after the log's ready line, how long the URL may take to answer 200
@@ -174,15 +175,16 @@ class History:
         return len(self.profiles)
 
     def budget(self) -> Budget | None:
+        """The budget `firedup budget` gives these runs (one rule for both commands)."""
         if not self.profiles:
             return None
-        slowest = max(p.ready_s for p in self.profiles)
+        found = budget_for([p.ready_s for p in self.profiles], AUTO_RISK)
+        assert found.budget_seconds is not None and found.slowest is not None
         n = self.n
-        risk = 1 / (n + 1)
-        method = (f"slowest of {n} history run{'s' if n != 1 else ''} of this config ({fmt_duration(slowest)}) "
-                  f"+ {round((BUDGET_MARGIN - 1) * 100)}%; a new run exceeds the slowest of {n} with a chance "
-                  f"of about 1/(n+1) = {risk:.0%}")
-        return Budget(slowest * BUDGET_MARGIN, n, slowest, method)
+        method = (f"the {found.method} budget of `firedup budget` (risk {AUTO_RISK:.0%}) over {n} history "
+                  f"run{'s' if n != 1 else ''} of this config (slowest {fmt_duration(found.slowest)}); a new run "
+                  f"exceeds the slowest of {n} with a chance of about 1/(n+1) = {1 / (n + 1):.0%}")
+        return Budget(float(found.budget_seconds), n, found.slowest, method)
 
     def median_ready(self) -> float | None:
         return statistics.median(p.ready_s for p in self.profiles) if self.profiles else None
