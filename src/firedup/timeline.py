@@ -54,10 +54,12 @@ _PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/mode
 _STAGE_AFTER = {
     "server_args": "launch", "dist_init.begin": "dist_init", "dist_init.end": "load_weights",
     "load_weight.begin": "load_weights", "load_weight.end": "kv_cache", "load_weight.took": "kv_cache",
-    "kv_cache.allocated": "kv_cache", "memory_pool.end": "cuda_graph",
+    # After a memory pool the next stage is unknown (the draft's pool, or a capture, or the
+    # scheduler's ready): a capture is entered on its own begin line.
+    "kv_cache.allocated": "kv_cache", "memory_pool.end": "kv_cache",
     "draft.dist_init.begin": "draft.dist_init", "draft.dist_init.end": "draft.load_weights",
     "draft.load_weight.begin": "draft.load_weights", "draft.load_weight.end": "draft.kv_cache",
-    "draft.kv_cache.allocated": "draft.kv_cache", "draft.memory_pool.end": "draft.cuda_graph",
+    "draft.kv_cache.allocated": "draft.kv_cache", "draft.memory_pool.end": "draft.kv_cache",
     "cuda_graph.begin": "cuda_graph", "cuda_graph.end": "http_start",
     "draft.cuda_graph.begin": "draft.cuda_graph", "draft.cuda_graph.end": "http_start",
     "scheduler.ready": "http_start", "engine.timings": "http_start", "http.started": "http_start",
