@@ -1,0 +1,297 @@
+"""The batch engine: the incremental engine's events, without reading every line.
+
+Runtime traffic (`Decode batch` lines and the like) is nearly all of a long log, and no
+rule can match it. This engine lets one multi-literal scan (Hyperscan, over the memory-
+mapped file) find the candidate lines: those holding a rule literal of the format, and
+those whose meaning a rule-free reading could get wrong (a collector prefix, ANSI codes, a
+`\\r` redraw, a progress bar, a header whose clock depends on earlier lines, JSON). Only
+candidates go through `sources.normalise` and `engine.Scanner.feed`, the very code the
+incremental engine runs, with the rules narrowed to those whose literals the scan saw.
+
+Every other line is inert: one logical line, no prefix, no rule literal, and either no
+clock or the engine's own fully dated one. Such a line changes only the scanner's last
+own-clock stamp (which events without a time inherit, and which closes a run) and, rarely,
+marks a run's first stamp; `Scanner.skip` applies that, from the last such line before the
+next candidate (found by reading back a line or two) and the first one when wanted.
+
+Two things the scan cannot prove send the source back to the incremental engine
+(`NeedExact`): a line longer than `sources.MAX_LINE_BYTES`, and a time-only or year-less
+stamp that would depend on the latest dated stamp among lines that were skipped.
+`parse.parse_source` then reads the source again with the incremental engine.
+
+Events are identical to the incremental engine's (tests/test_batch.py). Line counts differ
+in one documented way: skipped lines are counted as `skipped`, not split into runtime,
+timestamped and other.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+from firedup.clock import Clock
+from firedup.engine import Event, LineStats, Parsed, Scanner
+from firedup.formats.base import Format, Rule
+from firedup.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
+
+WINDOW = 32 << 20  # bytes scanned per step; pages are released after each step
+SMALLEST = 4 << 20  # smaller files are not worth the set-up (imports, compiling the scan)
+
+# Collector prefixes as `sources._strip_outer` reads them, reduced to what starts them
+# (Hyperscan has no look-arounds; a wider net only costs a few more candidates).
+_PREFIX_STARTS = (
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}",  # RFC 3339, Docker Desktop's local stamp
+    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}",  # journald
+    r"[A-Za-z0-9][\w.-]*\s+\| ",  # docker compose
+    r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ",  # DJL serving
+    r"\(",  # Ray / vLLM process tags
+)
+_LINE_START = r"^[ \t\r\f\v]*"  # normalise() strips indentation before reading prefixes
+
+
+class NeedExact(Exception):
+    """The batch engine cannot prove this source's events equal; read it incrementally."""
+
+
+def available() -> bool:
+    """True when the batch engine's libraries are installed (Hyperscan has x86-64 wheels)."""
+    try:
+        import hyperscan  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class _Prefilter:
+    """One compiled scan for a format: rule literals plus the marks of lines to read."""
+
+    def __init__(self, fmt: Format) -> None:
+        import hyperscan
+
+        literals = sorted({lit for rule in fmt.rules for lit in rule.literals})
+        self.rules_of: list[tuple[Rule, ...]] = [
+            tuple(rule for rule in fmt.rules if lit in rule.literals) for lit in literals]
+        self.literal_count = len(literals)
+        patterns = [re.escape(lit) for lit in literals]
+        patterns += _markers(fmt)
+        self.database = hyperscan.Database()
+        flags = [hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY] * len(patterns)
+        self.database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
+                              elements=len(patterns), flags=flags)
+
+
+def _markers(fmt: Format) -> list[str]:
+    """Patterns of lines whose reading needs the full normaliser or an in-order clock."""
+    out = [
+        _ANSI.pattern,
+        r"#033\[",
+        r"\r[^\n]",  # a redraw inside the line (a trailing \r of CRLF is harmless)
+        _BAR.pattern,
+        "repeated",  # Ray's "[repeated Nx across cluster]"
+    ]
+    out += [_LINE_START + p for p in _PREFIX_STARTS]
+    for header in fmt.headers:
+        groups = header.regex.groupindex
+        dated_own = "date" in groups and header.clock == "own"
+        clockless = "time" not in groups and "md" not in groups
+        if header.decode is not None or not (dated_own or clockless):
+            out.append(_LINE_START + _hyperscan_safe(header.pattern))
+    return out
+
+
+def _hyperscan_safe(pattern: str) -> str:
+    """A header pattern's start: no leading `^` (the caller anchors it after indentation)
+    and nothing from the message on (`(?P<msg>.*)$`), which Hyperscan need not see."""
+    cut = pattern.find("(?P<msg>")
+    head = pattern[:cut] if cut > 0 else pattern
+    return head[1:] if head.startswith("^") else head
+
+
+_COMPILED: dict[int, tuple[Format, _Prefilter]] = {}
+
+
+def prefilter(fmt: Format) -> _Prefilter:
+    """The compiled scan of a format, once per process (compiling takes some 50 ms)."""
+    found = _COMPILED.get(id(fmt))
+    if found is None or found[0] is not fmt:
+        found = _COMPILED[id(fmt)] = (fmt, _Prefilter(fmt))
+    return found[1]
+
+
+class _GuardedClock(Clock):
+    """A clock that refuses to complete a stamp from history the batch engine may have skipped."""
+
+    unsure = False
+
+    def _running_day(self, time_text: str) -> date:
+        if self.unsure:
+            raise NeedExact("a time-only stamp after skipped dated lines")
+        return super()._running_day(time_text)
+
+    def _year_for(self, month: int, dom: int) -> int:
+        if self.unsure:
+            raise NeedExact("a year-less stamp after skipped dated lines")
+        return super()._year_for(month, dom)
+
+
+def scan_file(path: str | os.PathLike[str], fmt: Format, default_date: date | None = None,
+              file_year: int | None = None, file_date: date | None = None) -> tuple[list[Event], LineStats, Clock]:
+    """All events of a plain (uncompressed) log file, as `engine.scan` gives them."""
+    events: list[Event] = []
+    scanner = _new_scanner(fmt, default_date, file_year, file_date)
+    for batch in _scan(path, scanner):
+        events.extend(batch)
+    events.extend(scanner.finish())
+    return events, scanner.stats, scanner.clock
+
+
+def iter_file(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[Event]:
+    """The events of a file, streamed; `scanner` from `new_scanner` holds stats and clock."""
+    for batch in _scan(path, scanner):
+        yield from batch
+    yield from scanner.finish()
+
+
+def new_scanner(fmt: Format, default_date: date | None = None, file_year: int | None = None,
+                file_date: date | None = None) -> Scanner:
+    return _new_scanner(fmt, default_date, file_year, file_date)
+
+
+def _new_scanner(fmt: Format, default_date: date | None, file_year: int | None, file_date: date | None) -> Scanner:
+    scanner = Scanner(fmt, default_date, file_year, file_date)
+    scanner.clock = _GuardedClock(default_date, file_year, file_date)
+    return scanner
+
+
+def _scan(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[list[Event]]:
+    import numpy as np
+
+    pre = prefilter(scanner.fmt)
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            view = memoryview(mm)
+            state = _State(scanner, pre, mm)
+            pos = 0
+            while pos < size:
+                end = min(size, pos + WINDOW)
+                if end < size:
+                    cut = mm.rfind(b"\n", pos, end)
+                    if cut < 0:  # no line ends in a whole window: longer than any log line
+                        raise NeedExact("a line longer than the scan window")
+                    end = cut + 1
+                starts = np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos)
+                newlines = np.flatnonzero(starts == 10)
+                del starts
+                ends = newlines.tolist()
+                if not ends or ends[-1] != end - pos - 1:
+                    ends.append(end - pos)  # the last line has no newline
+                if len(newlines) and int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
+                    raise NeedExact("a line longer than the limit")
+                del newlines
+                hits: list[int] = []
+                ids: list[int] = []
+
+                def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+                    hits.append(stop)
+                    ids.append(pattern)
+
+                pre.database.scan(view[pos:end], match_event_handler=on_match)
+                yield state.window(pos, ends, hits, ids)
+                try:
+                    mm.madvise(mmap.MADV_DONTNEED, pos - pos % mmap.PAGESIZE, end - pos + pos % mmap.PAGESIZE)
+                except (AttributeError, OSError, ValueError):
+                    pass
+                pos = end
+            view.release()
+        finally:
+            mm.close()
+
+
+class _State:
+    """The scan's place in the file: line numbers and the lines already accounted for."""
+
+    def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap) -> None:
+        self.scanner = scanner
+        self.pre = pre
+        self.mm = mm
+        self.clock = scanner.clock
+        self.lines_before = 0  # physical lines before the current window
+
+    def window(self, base: int, ends: list[int], hits: list[int], ids: list[int]) -> list[Event]:
+        """Events of one window; `ends[k]` is where its line k ends (its newline)."""
+        import bisect
+
+        per_line: dict[int, set[int]] = {}
+        for stop, pattern in zip(hits, ids, strict=True):
+            k = bisect.bisect_left(ends, max(stop - 1, 0))
+            per_line.setdefault(k, set()).add(pattern)
+        out: list[Event] = []
+        done = -1  # last line index of this window already accounted for
+        for k in sorted(per_line):
+            out.extend(self._skip(base, ends, done + 1, k))
+            out.extend(self._feed(base, ends, k, per_line[k]))
+            done = k
+        out.extend(self._skip(base, ends, done + 1, len(ends)))
+        self.lines_before += len(ends)
+        return out
+
+    def _raw(self, base: int, ends: list[int], k: int) -> bytes:
+        start = base + (ends[k - 1] + 1 if k else 0)
+        return self.mm[start: base + ends[k] + 1]
+
+    def _line(self, base: int, ends: list[int], k: int) -> Line:
+        text = self._raw(base, ends, k).decode("utf-8", errors="replace").rstrip("\n").rstrip("\r").strip()
+        return Line(self.lines_before + k + 1, text)
+
+    def _feed(self, base: int, ends: list[int], k: int, patterns: set[int]) -> list[Event]:
+        pre = self.pre
+        rules: list[Rule] | None = []
+        for pattern in patterns:
+            if pattern >= pre.literal_count:
+                rules = None  # normalising may join text: every rule may apply
+                break
+            assert rules is not None
+            rules.extend(pre.rules_of[pattern])
+        if rules is not None:
+            wanted = set(map(id, rules))
+            rules = [rule for rule in self.scanner.fmt.rules if id(rule) in wanted]
+        raw = self._raw(base, ends, k).decode("utf-8", errors="replace")
+        out: list[Event] = []
+        for line in normalise(raw, self.lines_before + k + 1):
+            out.extend(self.scanner.feed(line, rules))
+        return out
+
+    def _skip(self, base: int, ends: list[int], first: int, stop: int) -> list[Event]:
+        """Account for lines first..stop-1 of the window, which the scan proved inert."""
+        if stop <= first:
+            return []
+        scanner = self.scanner
+        first_own: tuple[Line, Parsed] | None = None
+        if scanner.wants_first:
+            for k in range(first, stop):
+                line = self._line(base, ends, k)
+                parsed = scanner.split(line)
+                if parsed.own_clock and parsed.ts is not None:
+                    first_own = (line, parsed)
+                    break
+        last_own = None
+        for k in range(stop - 1, first - 1, -1):
+            line = self._line(base, ends, k)
+            parsed = scanner.split(line)
+            if parsed.own_clock and parsed.ts is not None:
+                last_own = (parsed.ts, line.number)
+                if k > first and isinstance(self.clock, _GuardedClock):
+                    # dated lines before it went unread: the clock's latest stamp is a guess now
+                    self.clock.unsure = True
+                break
+        return scanner.skip(stop - first, self.lines_before + stop, first_own, last_own)
+
