@@ -169,51 +169,61 @@ def _new_scanner(fmt: Format, default_date: date | None, file_year: int | None, 
 
 
 def _scan(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[list[Event]]:
-    import numpy as np
-
     pre = prefilter(scanner.fmt)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
             return
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        view = memoryview(mm)
         try:
-            view = memoryview(mm)
-            state = _State(scanner, pre, mm)
-            pos = 0
-            while pos < size:
-                end = min(size, pos + WINDOW)
-                if end < size:
-                    cut = mm.rfind(b"\n", pos, end)
-                    if cut < 0:  # no line ends in a whole window: longer than any log line
-                        raise NeedExact("a line longer than the scan window")
-                    end = cut + 1
-                starts = np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos)
-                newlines = np.flatnonzero(starts == 10)
-                del starts
-                ends = newlines.tolist()
-                if not ends or ends[-1] != end - pos - 1:
-                    ends.append(end - pos)  # the last line has no newline
-                if len(newlines) and int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
-                    raise NeedExact("a line longer than the limit")
-                del newlines
-                hits: list[int] = []
-                ids: list[int] = []
-
-                def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
-                    hits.append(stop)
-                    ids.append(pattern)
-
-                pre.database.scan(view[pos:end], match_event_handler=on_match)
-                yield state.window(pos, ends, hits, ids)
-                try:
-                    mm.madvise(mmap.MADV_DONTNEED, pos - pos % mmap.PAGESIZE, end - pos + pos % mmap.PAGESIZE)
-                except (AttributeError, OSError, ValueError):
-                    pass
-                pos = end
-            view.release()
+            yield from _windows(mm, view, size, _State(scanner, pre, mm), pre)
         finally:
-            mm.close()
+            try:
+                view.release()
+                mm.close()
+            except BufferError:  # a slice still alive in a traceback; the GC closes it
+                pass
+
+
+def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State, pre: _Prefilter) -> Iterator[list[Event]]:
+    import numpy as np
+
+    pos = 0
+    while pos < size:
+        end = min(size, pos + WINDOW)
+        if end < size:
+            cut = mm.rfind(b"\n", pos, end)
+            if cut < 0:  # no line ends in a whole window: longer than any log line
+                raise NeedExact("a line longer than the scan window")
+            end = cut + 1
+        chunk = np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos)
+        newlines = np.flatnonzero(chunk == 10)
+        del chunk
+        if len(newlines) and int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
+            raise NeedExact("a line longer than the limit")
+        ends = newlines.tolist()
+        del newlines
+        if not ends or ends[-1] != end - pos - 1:
+            ends.append(end - pos)  # the last line has no newline
+        hits: list[int] = []
+        ids: list[int] = []
+
+        def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+            hits.append(stop)
+            ids.append(pattern)
+
+        piece = view[pos:end]
+        try:
+            pre.database.scan(piece, match_event_handler=on_match)
+        finally:
+            piece.release()
+        yield state.window(pos, ends, hits, ids)
+        try:  # the pages stay in the page cache, but leave this process's resident set
+            mm.madvise(mmap.MADV_DONTNEED, pos - pos % mmap.PAGESIZE, end - pos + pos % mmap.PAGESIZE)
+        except (AttributeError, OSError, ValueError):
+            pass
+        pos = end
 
 
 class _State:
