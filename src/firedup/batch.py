@@ -79,10 +79,28 @@ class _Prefilter:
         self.literal_count = len(literals)
         patterns = [re.escape(lit) for lit in literals]
         patterns += _markers(fmt)
+        self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
+        self._order = {id(rule): i for i, rule in enumerate(fmt.rules)}
         self.database = hyperscan.Database()
         flags = [hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY] * len(patterns)
         self.database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
                               elements=len(patterns), flags=flags)
+
+
+    def rules_for(self, patterns: frozenset[int]) -> tuple[Rule, ...] | None:
+        """The rules whose literals a line holds, in table order; None when a marker says the
+        line must be normalised first (which may join text: every rule may then apply)."""
+        found = self._rules.get(patterns, ())
+        if found != ():
+            return found
+        rules: tuple[Rule, ...] | None
+        if any(p >= self.literal_count for p in patterns):
+            rules = None
+        else:
+            chosen = {id(rule): rule for p in patterns for rule in self.rules_of[p]}
+            rules = tuple(sorted(chosen.values(), key=lambda rule: self._order[id(rule)]))
+        self._rules[patterns] = rules
+        return rules
 
 
 def _markers(fmt: Format) -> list[str]:
@@ -238,18 +256,25 @@ class _State:
 
     def window(self, base: int, ends: list[int], hits: list[int], ids: list[int]) -> list[Event]:
         """Events of one window; `ends[k]` is where its line k ends (its newline)."""
-        import bisect
+        import numpy as np
 
-        per_line: dict[int, set[int]] = {}
-        for stop, pattern in zip(hits, ids, strict=True):
-            k = bisect.bisect_left(ends, max(stop - 1, 0))
-            per_line.setdefault(k, set()).add(pattern)
         out: list[Event] = []
         done = -1  # last line index of this window already accounted for
-        for k in sorted(per_line):
-            out.extend(self._skip(base, ends, done + 1, k))
-            out.extend(self._feed(base, ends, k, per_line[k]))
-            done = k
+        if hits:
+            lines = np.searchsorted(np.asarray(ends), np.asarray(hits) - 1)
+            order = np.argsort(lines, kind="stable")
+            lines = lines[order]
+            patterns = np.asarray(ids)[order]
+            cuts = np.flatnonzero(np.diff(lines)) + 1
+            firsts = np.concatenate(([0], cuts)).tolist()
+            stops = np.concatenate((cuts, [len(lines)])).tolist()
+            line_list = lines.tolist()
+            pattern_list = patterns.tolist()
+            for a, b in zip(firsts, stops, strict=True):
+                k = line_list[a]
+                out.extend(self._skip(base, ends, done + 1, k))
+                out.extend(self._feed(base, ends, k, frozenset(pattern_list[a:b])))
+                done = k
         out.extend(self._skip(base, ends, done + 1, len(ends)))
         self.lines_before += len(ends)
         return out
@@ -262,22 +287,16 @@ class _State:
         text = self._raw(base, ends, k).decode("utf-8", errors="replace").rstrip("\n").rstrip("\r").strip()
         return Line(self.lines_before + k + 1, text)
 
-    def _feed(self, base: int, ends: list[int], k: int, patterns: set[int]) -> list[Event]:
-        pre = self.pre
-        rules: list[Rule] | None = []
-        for pattern in patterns:
-            if pattern >= pre.literal_count:
-                rules = None  # normalising may join text: every rule may apply
-                break
-            assert rules is not None
-            rules.extend(pre.rules_of[pattern])
+    def _feed(self, base: int, ends: list[int], k: int, patterns: frozenset[int]) -> list[Event]:
+        """Feed line k, found by the scan, through the incremental engine's own code."""
+        rules = self.pre.rules_for(patterns)
         if rules is not None:
-            wanted = set(map(id, rules))
-            rules = [rule for rule in self.scanner.fmt.rules if id(rule) in wanted]
+            # No marker: normalising this line only strips it (see _markers), so skip it.
+            return self.scanner.feed(self._line(base, ends, k), rules)
         raw = self._raw(base, ends, k).decode("utf-8", errors="replace")
         out: list[Event] = []
         for line in normalise(raw, self.lines_before + k + 1):
-            out.extend(self.scanner.feed(line, rules))
+            out.extend(self.scanner.feed(line))
         return out
 
     def _skip(self, base: int, ends: list[int], first: int, stop: int) -> list[Event]:
