@@ -61,6 +61,12 @@ def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     w, g = want_stats, got_stats
     assert (g.physical, g.logical, g.matched) == (w.physical, w.logical, w.matched)
     assert g.runtime + g.timestamped + g.other + g.skipped == w.runtime + w.timestamped + w.other
+    # What parse runs: the fast path for access lines, whose events `compact` builds only if
+    # it keeps them. The same compacted stream as the incremental engine's, and the same counts.
+    scanner = batch.new_scanner(fmt, file_date=file_date(Source(str(path), path)))
+    fast = [e.key() for e in compact(batch.iter_file(path, scanner))]
+    assert fast == [e.key() for e in compact(want)]
+    assert scanner.stats == got_stats
     return got_stats
 
 

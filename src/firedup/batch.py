@@ -33,8 +33,9 @@ from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
-from firedup.clock import Clock
-from firedup.engine import Event, LineStats, Parsed, Scanner
+from firedup.clock import Clock, Stamp
+from firedup.compact import ACCESS, AnyEvent
+from firedup.engine import Event, LineStats, Parsed, Scanner, normalise_ranks
 from firedup.formats.base import Format, Rule
 from firedup.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
 
@@ -79,6 +80,7 @@ class _Prefilter:
         self.literal_count = len(literals)
         patterns = [re.escape(lit) for lit in literals]
         patterns += _markers(fmt)
+        self.light = _LightPlan.of(fmt)
         self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
         self._order = {id(rule): i for i, rule in enumerate(fmt.rules)}
         self.database = hyperscan.Database()
@@ -99,8 +101,73 @@ class _Prefilter:
         else:
             chosen = {id(rule): rule for p in patterns for rule in self.rules_of[p]}
             rules = tuple(sorted(chosen.values(), key=lambda rule: self._order[id(rule)]))
+            if self.light is not None and rules == self.light.rules:
+                rules = self.light.rules  # so that the scan loop can test it with `is`
         self._rules[patterns] = rules
         return rules
+
+
+_LIGHT_GROUPS = {"date", "time", "frac", "ranks", "msg"}
+
+
+class _LightPlan:
+    """How to read an access line without the engine's general machinery (the batch engine's
+    fast path): which rule, and which headers it may carry. None when the format's tables
+    leave any doubt (the rule names a rank, starts a run, or a field pattern could set `path`)."""
+
+    def __init__(self, fmt: Format, rule: Rule, light_headers: frozenset[str]) -> None:
+        self.fmt = fmt
+        self.rule = rule
+        self.rules = (rule,)
+        self.light_headers = light_headers
+
+    @classmethod
+    def of(cls, fmt: Format) -> _LightPlan | None:
+        rules = [rule for rule in fmt.rules if rule.name == ACCESS]
+        if len(rules) != 1:
+            return None
+        rule = rules[0]
+        if rule.rank is not None or rule.starts_run or "path" in rule.fields or "path" in rule.const:
+            return None
+        if any("path" in regex.groupindex for regex, _conv in fmt.compiled_fields):
+            return None
+        light = frozenset(h.name for h in fmt.headers if h.clock == "own" and h.decode is None
+                          and set(h.regex.groupindex) <= _LIGHT_GROUPS and "date" in h.regex.groupindex)
+        return cls(fmt, rule, light) if light else None
+
+
+class _Light:
+    """An access line read by the fast path; `compact` builds its `Event` only if it keeps it."""
+
+    __slots__ = ("fields", "header", "line", "rank", "scanner", "text", "ts")
+    name = ACCESS
+    inherited = False
+    proc = None
+
+    def __init__(self, scanner: Scanner, line: int, text: str, header: str, ts: Stamp, rank: str | None,
+                 path: str | None) -> None:
+        self.scanner = scanner
+        self.line = line
+        self.text = text
+        self.ts = ts
+        self.rank = rank
+        self.fields = {"path": path} if path is not None else {}
+        self.header = header
+
+    def materialise(self) -> Event:
+        """The event `Scanner.feed` makes of this line (reading it again the same way)."""
+        scanner = self.scanner
+        line = Line(self.line, self.text)
+        parsed = scanner.split(line)
+        event = scanner.match(parsed.msg, line, parsed, parsed.ts, False, (_light_rule(scanner),))
+        assert event is not None, "the fast path read an access line the rule does not match"
+        return event
+
+
+def _light_rule(scanner: Scanner) -> Rule:
+    plan = prefilter(scanner.fmt).light
+    assert plan is not None
+    return plan.rule
 
 
 def _markers(fmt: Format) -> list[str]:
@@ -162,15 +229,16 @@ def scan_file(path: str | os.PathLike[str], fmt: Format, default_date: date | No
     """All events of a plain (uncompressed) log file, as `engine.scan` gives them."""
     events: list[Event] = []
     scanner = _new_scanner(fmt, default_date, file_year, file_date)
-    for batch in _scan(path, scanner):
-        events.extend(batch)
+    for batch in _scan(path, scanner, light=False):
+        events.extend(batch)  # type: ignore[arg-type]  # without `light`, all are Events
     events.extend(scanner.finish())
     return events, scanner.stats, scanner.clock
 
 
-def iter_file(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[Event]:
-    """The events of a file, streamed; `scanner` from `new_scanner` holds stats and clock."""
-    for batch in _scan(path, scanner):
+def iter_file(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[AnyEvent]:
+    """The events of a file, streamed, for `compact.compact` (which builds the access events
+    it keeps: the others are never built). `scanner` from `new_scanner` holds stats and clock."""
+    for batch in _scan(path, scanner, light=True):
         yield from batch
     yield from scanner.finish()
 
@@ -186,7 +254,7 @@ def _new_scanner(fmt: Format, default_date: date | None, file_year: int | None, 
     return scanner
 
 
-def _scan(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[list[Event]]:
+def _scan(path: str | os.PathLike[str], scanner: Scanner, light: bool) -> Iterator[list[AnyEvent]]:
     pre = prefilter(scanner.fmt)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
@@ -195,7 +263,7 @@ def _scan(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[list[Event
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         view = memoryview(mm)
         try:
-            yield from _windows(mm, view, size, _State(scanner, pre, mm), pre)
+            yield from _windows(mm, view, size, _State(scanner, pre, mm, light), pre)
         finally:
             try:
                 view.release()
@@ -204,7 +272,8 @@ def _scan(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[list[Event
                 pass
 
 
-def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State, pre: _Prefilter) -> Iterator[list[Event]]:
+def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State,
+             pre: _Prefilter) -> Iterator[list[AnyEvent]]:
     import numpy as np
 
     pos = 0
@@ -247,19 +316,22 @@ def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State, pre: _Pr
 class _State:
     """The scan's place in the file: line numbers and the lines already accounted for."""
 
-    def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap) -> None:
+    def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap, light: bool) -> None:
         self.scanner = scanner
         self.pre = pre
         self.mm = mm
         self.clock = scanner.clock
         self.lines_before = 0  # physical lines before the current window
+        self.light = pre.light if light else None
+        self._stamps: dict[tuple[str, str, str], Stamp] = {}
 
-    def window(self, base: int, ends: list[int], hits: list[int], ids: list[int]) -> list[Event]:
+    def window(self, base: int, ends: list[int], hits: list[int], ids: list[int]) -> list[AnyEvent]:
         """Events of one window; `ends[k]` is where its line k ends (its newline)."""
         import numpy as np
 
-        out: list[Event] = []
-        done = -1  # last line index of this window already accounted for
+        out: list[AnyEvent] = []
+        done = -1  # last line index of this window fed to the scanner or skipped
+        light = 0  # access lines since `done` read by the fast path
         if hits:
             lines = np.searchsorted(np.asarray(ends), np.asarray(hits) - 1)
             order = np.argsort(lines, kind="stable")
@@ -270,12 +342,20 @@ class _State:
             stops = np.concatenate((cuts, [len(lines)])).tolist()
             line_list = lines.tolist()
             pattern_list = patterns.tolist()
+            plan = self.light
             for a, b in zip(firsts, stops, strict=True):
                 k = line_list[a]
-                out.extend(self._skip(base, ends, done + 1, k))
-                out.extend(self._feed(base, ends, k, frozenset(pattern_list[a:b])))
-                done = k
-        out.extend(self._skip(base, ends, done + 1, len(ends)))
+                rules = self.pre.rules_for(frozenset(pattern_list[a:b]))
+                if plan is not None and rules is plan.rules and not self.scanner.wants_first:
+                    quick = self._light(base, ends, k, plan)
+                    if quick is not None:
+                        out.append(quick)
+                        light += 1
+                        continue
+                out.extend(self._skip(base, ends, done + 1, k, light))
+                out.extend(self._feed(base, ends, k, rules))
+                done, light = k, 0
+        out.extend(self._skip(base, ends, done + 1, len(ends), light))
         self.lines_before += len(ends)
         return out
 
@@ -287,9 +367,47 @@ class _State:
         text = self._raw(base, ends, k).decode("utf-8", errors="replace").rstrip("\n").rstrip("\r").strip()
         return Line(self.lines_before + k + 1, text)
 
-    def _feed(self, base: int, ends: list[int], k: int, patterns: frozenset[int]) -> list[Event]:
+    def _light(self, base: int, ends: list[int], k: int, plan: _LightPlan) -> _Light | None:
+        """An access line read with the regexes `Scanner.feed` would run on it, and nothing
+        else; None (read it the full way) for anything but an own-clock dated ASCII line."""
+        raw = self._raw(base, ends, k)
+        if not raw.isascii():
+            return None  # Python's \d and \w read more than ASCII; leave those to the engine
+        text = raw.decode("ascii").rstrip("\n").rstrip("\r").strip()
+        fmt = plan.fmt
+        for header in fmt.headers:
+            m = header.regex.match(text)
+            if m is None:
+                continue
+            if header.name not in plan.light_headers:
+                return None
+            msg = m.group("msg") or ""
+            if fmt.compiled_level is not None:
+                lm = fmt.compiled_level.match(msg)
+                if lm:
+                    msg = msg[lm.end():]
+            if any(lit in msg for lit in fmt.runtime_literals):
+                return None
+            rm = plan.rule.regex.search(msg)
+            if rm is None:
+                return None
+            g = m.groupdict()
+            key = (g["date"], g["time"], g.get("frac") or "")
+            stamp = self._stamps.get(key)
+            if stamp is None:
+                stamp = self.clock.resolve(date_text=key[0], time_text=key[1], frac=key[2])
+                if stamp is None:
+                    return None
+                if len(self._stamps) > 4096:
+                    self._stamps.clear()
+                self._stamps[key] = stamp
+            rank = normalise_ranks(g.get("ranks"))
+            path = rm.groupdict().get("path")
+            return _Light(self.scanner, self.lines_before + k + 1, text, header.name, stamp, rank, path)
+        return None
+
+    def _feed(self, base: int, ends: list[int], k: int, rules: tuple[Rule, ...] | None) -> list[Event]:
         """Feed line k, found by the scan, through the incremental engine's own code."""
-        rules = self.pre.rules_for(patterns)
         if rules is not None:
             # No marker: normalising this line only strips it (see _markers), so skip it.
             return self.scanner.feed(self._line(base, ends, k), rules)
@@ -299,8 +417,9 @@ class _State:
             out.extend(self.scanner.feed(line))
         return out
 
-    def _skip(self, base: int, ends: list[int], first: int, stop: int) -> list[Event]:
-        """Account for lines first..stop-1 of the window, which the scan proved inert."""
+    def _skip(self, base: int, ends: list[int], first: int, stop: int, light: int) -> list[Event]:
+        """Account for lines first..stop-1 of the window: proved inert by the scan, or (`light`
+        of them) access lines read by the fast path."""
         if stop <= first:
             return []
         scanner = self.scanner
@@ -322,5 +441,4 @@ class _State:
                     # dated lines before it went unread: the clock's latest stamp is a guess now
                     self.clock.unsure = True
                 break
-        return scanner.skip(stop - first, self.lines_before + stop, first_own, last_own)
-
+        return scanner.skip(stop - first, self.lines_before + stop, first_own, last_own, light)

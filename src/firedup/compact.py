@@ -14,8 +14,9 @@ log. If the timeline starts reading access events some other way, extend `_Stret
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
+from firedup.clock import Stamp
 from firedup.engine import Event
 from firedup.timeline import _FATAL, _FATAL_IF_STUCK, _PROBE_PATHS
 
@@ -25,7 +26,30 @@ CRASH_WINDOW = 400
 _CRASHY = _FATAL | _FATAL_IF_STUCK | {"error.traceback"}
 
 
-def _key(event: Event) -> tuple[Any, ...]:
+class Deferred(Protocol):
+    """An access event not built yet (the batch engine's): what `compact` reads of it, and
+    how to build the real `Event` if it is kept."""
+
+    name: str
+    line: int
+    ts: Stamp | None
+    rank: str | None
+    fields: dict[str, Any]
+    header: str
+    proc: str | None
+    inherited: bool
+
+    def materialise(self) -> Event: ...
+
+
+AnyEvent = Event | Deferred
+
+
+def _real(event: AnyEvent) -> Event:
+    return event if isinstance(event, Event) else event.materialise()
+
+
+def _key(event: AnyEvent) -> tuple[Any, ...]:
     """What else the timeline reads of an access event: ranks, header family, own clock."""
     return (event.rank, event.header, event.proc, event.inherited, event.ts is None)
 
@@ -35,14 +59,14 @@ class _Stretch:
 
     def __init__(self) -> None:
         self.count = 0
-        self.firsts: list[tuple[int, Event]] = []  # (position, event) kept for good
+        self.firsts: list[tuple[int, AnyEvent]] = []  # (position, event) kept for good
         self.health = self.request = False
         self.keys: set[tuple[Any, ...]] = set()
-        self.last: tuple[int, Event] | None = None
-        self.top: tuple[int, Event] | None = None  # first event with the latest time
-        self.bottom: tuple[int, Event] | None = None  # first event with the earliest time
+        self.last: tuple[int, AnyEvent] | None = None
+        self.top: tuple[int, AnyEvent] | None = None  # first event with the latest time
+        self.bottom: tuple[int, AnyEvent] | None = None  # first event with the earliest time
 
-    def add(self, event: Event) -> None:
+    def add(self, event: AnyEvent) -> None:
         position = self.count
         self.count += 1
         first = position == 0
@@ -70,10 +94,10 @@ class _Stretch:
         for extra in (self.top, self.bottom, self.last):
             if extra is not None:
                 chosen[extra[0]] = extra[1]
-        return [chosen[p] for p in sorted(chosen)]
+        return [_real(chosen[p]) for p in sorted(chosen)]
 
 
-def compact(events: Iterable[Event]) -> Iterator[Event]:
+def compact(events: Iterable[AnyEvent]) -> Iterator[Event]:
     """`events` without the access events a timeline cannot tell apart from their neighbours.
 
     Kept: every event that is not an access line; of each stretch of consecutive access
@@ -97,6 +121,6 @@ def compact(events: Iterable[Event]) -> Iterator[Event]:
             window -= 1
         if event.name in _CRASHY:
             window = CRASH_WINDOW
-        yield event
+        yield _real(event)
     if stretch is not None:
         yield from stretch.kept()

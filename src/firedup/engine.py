@@ -110,6 +110,9 @@ def _normalise_ranks(text: str | None) -> str | None:
     return " ".join(ranks) if ranks else None
 
 
+normalise_ranks = _normalise_ranks
+
+
 class Scanner:
     """Turns the logical lines of one source into events, keeping the clock between lines."""
 
@@ -227,18 +230,20 @@ class Scanner:
             self._want_first = False
 
     def skip(self, count: int, last_number: int, first_own: tuple[Line, Parsed] | None,
-             last_own: tuple[Stamp, int] | None) -> list[Event]:
+             last_own: tuple[Stamp, int] | None, matched: int = 0) -> list[Event]:
         """Account for `count` lines up to `last_number` that the batch engine did not feed.
 
         The caller proves them inert: one logical line each, no rule literal, no collector
         prefix, and either no clock or the engine's own dated one. Such lines only move the
         last own-clock stamp (`last_own`) and, when one is wanted, the first (`first_own`).
+        `matched` of them are access lines whose events the caller builds itself, if at all.
         """
         out: list[Event] = []
         if count <= 0:
             return out
         self.stats.logical += count
-        self.stats.skipped += count
+        self.stats.skipped += count - matched
+        self.stats.matched += matched
         if last_number > self.stats.physical:
             self.stats.physical = last_number
         if first_own is not None:
@@ -246,6 +251,11 @@ class Scanner:
         if last_own is not None:
             self._last_own = last_own
         return out
+
+    def match(self, msg: str, line: Line, parsed: Parsed, ts: Stamp | None, inherited: bool,
+              rules: Sequence[Rule]) -> Event | None:
+        """The event of the first of `rules` that matches `msg` (what `feed` makes of a line)."""
+        return self._match(msg, line, parsed, ts, inherited, rules)
 
     @property
     def wants_first(self) -> bool:
