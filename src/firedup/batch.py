@@ -40,7 +40,6 @@ from firedup.formats.base import Format, Rule
 from firedup.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
 
 WINDOW = 32 << 20  # bytes scanned per step; pages are released after each step
-SMALLEST = 4 << 20  # smaller files are not worth the set-up (imports, compiling the scan)
 
 # Collector prefixes as `sources._strip_outer` reads them, reduced to what starts them
 # (Hyperscan has no look-arounds; a wider net only costs a few more candidates).

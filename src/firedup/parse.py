@@ -85,8 +85,22 @@ class _UntilUnreadable:
             self.error = exc
 
 
+_BATCH_FROM = 4 << 20  # bytes of input from which the batch engine repays its set-up (~60 ms)
+
+
+def _total_size(sources: list[Source]) -> int:
+    total = 0
+    for source in sources:
+        if source.path is not None:
+            try:
+                total += source.path.stat().st_size
+            except OSError:
+                pass
+    return total
+
+
 def _batch_worth_it(source: Source, scanner: str) -> bool:
-    """The batch engine for plain files big enough to repay its set-up (see batch.SMALLEST);
+    """The batch engine for plain files big enough to repay its set-up (see _BATCH_FROM);
     stdin and .gz stream through the incremental engine."""
     if scanner == "incremental" or source.path is None:
         return False
@@ -101,7 +115,7 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
         return False
     from firedup import batch
 
-    return batch.available() and (scanner == "batch" or size >= batch.SMALLEST)
+    return (scanner == "batch" or size >= _BATCH_FROM) and batch.available()
 
 
 def _events_batch(source: Source, fmt: Format, default_date: date | None) -> tuple[list[Event], LineStats, Clock]:
@@ -125,8 +139,9 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     """All runs of one source. Raises InputError when the source cannot be read at all;
     when it breaks part-way, `SourceReport.cut_short` says why.
 
-    `scanner`: "auto" runs the batch engine (firedup.batch) on plain files of a few MB and
-    more, and the incremental engine (firedup.engine) on everything else; "batch" and
+    `scanner`: "auto" runs the batch engine (firedup.batch) on plain files when the input is
+    a few MB or more (one big file, or many small ones: `parse_paths`), and the incremental
+    engine (firedup.engine) on everything else (small inputs, stdin, .gz); "batch" and
     "incremental" force one (tests, benchmarks). Both give the same events; the batch
     engine hands a source back to the incremental one when it cannot prove that.
     Access-log events that cannot change the timeline are dropped (`compact`), so memory
@@ -169,6 +184,8 @@ def parse_paths(
             raise ValueError(str(exc).strip("'\"")) from None
     sources, errors = expand_inputs(paths, all_files=all_files)
     result = ParseResult(errors=list(errors))
+    if scanner == "auto" and _total_size(sources) >= _BATCH_FROM:
+        scanner = "batch"  # its one-off set-up (imports, compiling the scan) pays off over the lot
     for i, source in enumerate(sources):
         if progress is not None:
             progress(i, len(sources), source.name)
