@@ -49,6 +49,8 @@ def _format_of(path: Path) -> Format:
 
 def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     """Both engines on `path`; None when the batch engine (rightly) handed the file back."""
+    head = itertools.islice(read_lines(Source(str(path), path)), 2000)
+    assert batch.head_sample(path) == "\n".join(line.text for line in head), "parse sniffs from this"
     want, want_stats, want_dates = _incremental(path, fmt)
     try:
         got, got_stats, got_dates = _batch(path, fmt)

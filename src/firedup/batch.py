@@ -26,6 +26,7 @@ timestamped and other.
 
 from __future__ import annotations
 
+import bisect
 import mmap
 import os
 import re
@@ -169,8 +170,8 @@ def _light_rule(scanner: Scanner) -> Rule:
     return plan.rule
 
 
-def _markers(fmt: Format) -> list[str]:
-    """Patterns of lines whose reading needs the full normaliser or an in-order clock."""
+def _normalising_markers() -> list[str]:
+    """Patterns of lines that `sources.normalise` does more to than strip them."""
     out = [
         _ANSI.pattern,
         r"#033\[",
@@ -178,7 +179,12 @@ def _markers(fmt: Format) -> list[str]:
         _BAR.pattern,
         "repeated",  # Ray's "[repeated Nx across cluster]"
     ]
-    out += [_LINE_START + p for p in _PREFIX_STARTS]
+    return out + [_LINE_START + p for p in _PREFIX_STARTS]
+
+
+def _markers(fmt: Format) -> list[str]:
+    """Patterns of lines whose reading needs the full normaliser or an in-order clock."""
+    out = _normalising_markers()
     for header in fmt.headers:
         groups = header.regex.groupindex
         dated_own = "date" in groups and header.clock == "own"
@@ -205,6 +211,62 @@ def prefilter(fmt: Format) -> _Prefilter:
     if found is None or found[0] is not fmt:
         found = _COMPILED[id(fmt)] = (fmt, _Prefilter(fmt))
     return found[1]
+
+
+_NORMALISING: list[Any] = []
+
+
+def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
+    """The text `parse` sniffs the format from: its first `lines` logical lines, joined,
+    exactly as `sources.read_lines` gives them, but without normalising the lines that
+    only need stripping (the scan says which)."""
+    import hyperscan
+
+    if not _NORMALISING:
+        database = hyperscan.Database()
+        patterns = _normalising_markers()
+        database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
+                         elements=len(patterns), flags=[hyperscan.HS_FLAG_MULTILINE] * len(patterns))
+        _NORMALISING.append(database)
+    database = _NORMALISING[0]
+    data = b""
+    at_end = False
+    with open(path, "rb") as fh:
+        while data.count(b"\n") < lines:
+            more = fh.read(1 << 20)
+            if not more:
+                at_end = True
+                break
+            data += more
+            if len(data) > 64 << 20:
+                raise NeedExact("the first lines are too long to sniff quickly")
+    raws = data.split(b"\n")
+    last = raws.pop()  # after the last newline: a cut line, or the file's unterminated last one
+    if at_end and last:
+        raws.append(last)
+    raws = raws[:lines]
+    head = b"\n".join(raws)
+    flagged: set[int] = set()
+    starts: list[int] = []
+    offset = 0
+    for raw in raws:
+        starts.append(offset)
+        offset += len(raw) + 1
+
+    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+        flagged.add(bisect.bisect_right(starts, max(stop - 1, 0)) - 1)
+
+    database.scan(head, match_event_handler=on_match)
+    texts: list[str] = []
+    for index, raw in enumerate(raws):
+        text = raw.decode("utf-8", errors="replace")
+        if index in flagged:
+            texts.extend(line.text for line in normalise(text, index + 1))
+        else:
+            texts.append(text.rstrip("\r").strip())
+        if len(texts) >= lines:
+            break
+    return "\n".join(texts[:lines])
 
 
 class _GuardedClock(Clock):

@@ -148,17 +148,22 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     does not grow with the traffic a log holds.
     """
     reader = _UntilUnreadable(source)
-    fmt, stream = _sniffed(iter(reader), engine)
     result: tuple[list[Event], LineStats, Clock] | None = None
+    fmt: Format | None = None
     if _batch_worth_it(source, scanner):
-        from firedup.batch import NeedExact
+        from firedup import batch
 
+        assert source.path is not None
         try:
+            next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
+            fmt = get_format(engine) if engine is not None else sniff(batch.head_sample(source.path, SNIFF_LINES))
             result = _events_batch(source, fmt, default_date)
-        except NeedExact:
+        except batch.NeedExact:
             result = None
     if result is None:
+        fmt, stream = _sniffed(iter(reader), engine)
         result = _events_incremental(fmt, stream, default_date, source)
+    assert fmt is not None
     events, stats, clock = result
     runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
