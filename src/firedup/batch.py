@@ -27,12 +27,13 @@ timestamped and other.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import mmap
 import os
 import re
 from collections.abc import Iterator
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 from firedup.clock import Clock, Stamp
 from firedup.compact import ACCESS, AnyEvent
@@ -142,14 +143,14 @@ class _Light:
     __slots__ = ("fields", "header", "line", "rank", "scanner", "text", "ts")
     name = ACCESS
     inherited = False
-    proc = None
+    proc: str | None = None
 
     def __init__(self, scanner: Scanner, line: int, text: str, header: str, ts: Stamp, rank: str | None,
                  path: str | None) -> None:
         self.scanner = scanner
         self.line = line
         self.text = text
-        self.ts = ts
+        self.ts: Stamp | None = ts
         self.rank = rank
         self.fields = {"path": path} if path is not None else {}
         self.header = header
@@ -357,20 +358,20 @@ def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State,
         hits: list[int] = []
         ids: list[int] = []
 
-        def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+        def on_match(pattern: int, start: int, stop: int, flags: int, context: Any,
+                     hits: list[int] = hits, ids: list[int] = ids) -> None:
             hits.append(stop)
             ids.append(pattern)
 
         piece = view[pos:end]
         try:
-            pre.database.scan(piece, match_event_handler=on_match)
+            pre.database.scan(cast(bytes, piece), match_event_handler=on_match)  # any buffer will do
         finally:
             piece.release()
         yield state.window(pos, ends, hits, ids)
-        try:  # the pages stay in the page cache, but leave this process's resident set
+        # the pages stay in the page cache, but leave this process's resident set
+        with contextlib.suppress(AttributeError, OSError, ValueError):
             mm.madvise(mmap.MADV_DONTNEED, pos - pos % mmap.PAGESIZE, end - pos + pos % mmap.PAGESIZE)
-        except (AttributeError, OSError, ValueError):
-            pass
         pos = end
 
 

@@ -9,8 +9,8 @@ how much to trust a date.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 from firedup.sources import OuterStamp
 

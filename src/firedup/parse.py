@@ -6,6 +6,7 @@ rest goes on.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -92,10 +93,8 @@ def _total_size(sources: list[Source]) -> int:
     total = 0
     for source in sources:
         if source.path is not None:
-            try:
+            with contextlib.suppress(OSError):
                 total += source.path.stat().st_size
-            except OSError:
-                pass
     return total
 
 
