@@ -36,8 +36,8 @@ from datetime import date
 from typing import Any, cast
 
 from firedup.clock import Clock, Stamp
-from firedup.compact import ACCESS, AnyEvent
-from firedup.engine import Event, LineStats, Parsed, Scanner, normalise_ranks
+from firedup.compact import ACCESS, ACCESS_BLOCK, PROBE_PATHS, AnyEvent
+from firedup.engine import Event, LineStats, Parsed, Scanner
 from firedup.formats.base import Format, Rule
 from firedup.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
 
@@ -74,6 +74,7 @@ class _Prefilter:
 
     def __init__(self, fmt: Format) -> None:
         import hyperscan
+        import numpy as np
 
         literals = sorted({lit for rule in fmt.rules for lit in rule.literals})
         self.rules_of: list[tuple[Rule, ...]] = [
@@ -84,11 +85,14 @@ class _Prefilter:
         self.light = _LightPlan.of(fmt)
         self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
         self._order = {id(rule): i for i, rule in enumerate(fmt.rules)}
+        # pattern id -> the literal belongs to the access rule alone (its lines may go the fast way)
+        light_rules = self.light.rules if self.light is not None else None
+        self.access_only = np.array([i < len(literals) and self.rules_of[i] == light_rules
+                                     for i in range(len(patterns))], dtype=bool)
         self.database = hyperscan.Database()
         flags = [hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY] * len(patterns)
         self.database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
                               elements=len(patterns), flags=flags)
-
 
     def rules_for(self, patterns: frozenset[int]) -> tuple[Rule, ...] | None:
         """The rules whose literals a line holds, in table order; None when a marker says the
@@ -136,6 +140,73 @@ class _LightPlan:
                           and set(h.regex.groupindex) <= _LIGHT_GROUPS and "date" in h.regex.groupindex)
         return cls(fmt, rule, light) if light else None
 
+    def read(self, texts: list[str]) -> dict[str, list[Any]]:
+        """What `Scanner.feed` would read of each line, for lines it would read as an access
+        event with its own dated clock: columns header (None for any other line), date, time,
+        frac, order (a sortable stamp), rank, path. The table's regexes, run by polars (the
+        rule tables keep to the syntax Python and Rust share; the lines are ASCII)."""
+        import polars as pl
+
+        fmt = self.fmt
+        frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
+        t = pl.col("t")
+        # the first header that matches, as Scanner.split takes it
+        chosen = pl.coalesce([pl.when(t.str.contains(_anchored(h.pattern))).then(pl.lit(h.name))
+                              for h in fmt.headers] + [pl.lit(None, dtype=pl.String)])
+        frame = frame.with_columns(chosen.alias("header"))
+        names = ("header", "date", "time", "frac", "order", "rank", "path")
+        parts = []
+        for header in fmt.headers:
+            if header.name not in self.light_headers:
+                continue
+            part = frame.with_row_index("i").filter(pl.col("header") == header.name)
+            if part.is_empty():
+                continue
+            g = t.str.extract_groups(_anchored(header.pattern))
+            part = part.with_columns(g.struct.field("date").alias("date"), g.struct.field("time").alias("time"),
+                                     (g.struct.field("frac") if "frac" in header.regex.groupindex
+                                      else pl.lit(None, dtype=pl.String)).alias("frac"),
+                                     (g.struct.field("ranks") if "ranks" in header.regex.groupindex
+                                      else pl.lit(None, dtype=pl.String)).alias("ranks"),
+                                     g.struct.field("msg").fill_null("").alias("msg"))
+            msg = pl.col("msg")
+            if fmt.level_prefix:
+                part = part.with_columns(msg.str.replace(_anchored(fmt.level_prefix), ""))
+            runtime = pl.lit(False)
+            for lit in fmt.runtime_literals:
+                runtime = runtime | msg.str.contains(lit, literal=True)
+            rule = self.rule
+            path = msg.str.extract_groups(rule.pattern).struct.field("path") \
+                if "path" in rule.regex.groupindex else pl.lit(None, dtype=pl.String)
+            frac = pl.col("frac").fill_null("")
+            part = part.with_columns(
+                (msg.str.contains(rule.pattern) & ~runtime).alias("matches"),
+                path.alias("path"),
+                pl.col("date").str.to_date("%Y-%m-%d", strict=False).alias("day"),
+                pl.col("time").str.slice(0, 2).cast(pl.Int32, strict=False).alias("hh"),
+                pl.col("time").str.slice(3, 2).cast(pl.Int32, strict=False).alias("mm"),
+                pl.col("time").str.slice(6, 2).cast(pl.Int32, strict=False).alias("ss"),
+                pl.concat_str([pl.col("date"), pl.lit(" "), pl.col("time"), pl.lit(" "),
+                               frac.str.pad_end(6, "0").str.slice(0, 6)]).alias("order"),
+                pl.col("ranks").fill_null("").str.replace_all(r"\s+", " ").str.strip_chars().alias("rank"),
+                frac.alias("frac"),
+            )
+            part = part.filter(pl.col("matches") & pl.col("day").is_not_null() & (pl.col("day").dt.year() >= 1)
+                               & (pl.col("hh") < 24) & (pl.col("mm") < 60) & (pl.col("ss") < 60))
+            parts.append(part.select("i", pl.lit(header.name).alias("header"), "date", "time", "frac", "order",
+                                     pl.col("rank").replace("", None), "path"))
+        rows = pl.DataFrame({"i": range(len(texts))}, schema={"i": pl.UInt32})
+        if parts:
+            rows = rows.join(pl.concat(parts), on="i", how="left", maintain_order="left")
+        else:
+            rows = rows.with_columns(*(pl.lit(None, dtype=pl.String).alias(n) for n in names))
+        return {n: rows.get_column(n).to_list() for n in names}
+
+
+def _anchored(pattern: str) -> str:
+    """`pattern` as Python's `re.match` runs it: from the start of the text."""
+    return f"^(?:{pattern})"
+
 
 class _Light:
     """An access line read by the fast path; `compact` builds its `Event` only if it keeps it."""
@@ -163,6 +234,61 @@ class _Light:
         event = scanner.match(parsed.msg, line, parsed, parsed.ts, False, (_light_rule(scanner),))
         assert event is not None, "the fast path read an access line the rule does not match"
         return event
+
+
+class LightBlock:
+    """Consecutive access lines read by the fast path in bulk (polars, the rule table's own
+    regexes); `compact` asks for the few it may keep (`notable`) and builds only those."""
+
+    name = ACCESS_BLOCK
+
+    def __init__(self, scanner: Scanner, numbers: list[int], texts: list[str], header: str,
+                 stamps: list[tuple[str, str, str]], order: list[str], ranks: list[str | None],
+                 paths: list[str | None]) -> None:
+        self.scanner = scanner
+        self.numbers = numbers
+        self.texts = texts
+        self.header = header
+        self.stamps = stamps
+        self.order = order  # sortable text of each stamp: date, time, microseconds
+        self.ranks = ranks
+        self.paths = paths
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def notable(self) -> list[int]:
+        """Indices of the members `compact` could keep: the first, the last, the first health
+        probe and the first other request, the first of each rank, and the first with the
+        earliest and with the latest stamp."""
+        n = len(self.numbers)
+        picks = {0, n - 1}
+        health = next((i for i, p in enumerate(self.paths) if (p or "").startswith("/health")), None)
+        request = next((i for i, p in enumerate(self.paths) if not (p or "").startswith(PROBE_PATHS)), None)
+        for i in (health, request):
+            if i is not None:
+                picks.add(i)
+        seen: set[str | None] = set()
+        for i, rank in enumerate(self.ranks):
+            if rank not in seen:
+                seen.add(rank)
+                picks.add(i)
+        order = self.order
+        picks.add(min(range(n), key=order.__getitem__))
+        picks.add(max(range(n), key=lambda i: (order[i], -i)))
+        return sorted(picks)
+
+    def touch_clock(self) -> None:
+        """The clock sees the latest stamp, as it would line by line (the others change nothing)."""
+        order = self.order
+        self.member(max(range(len(order)), key=lambda i: (order[i], -i)))
+
+    def member(self, i: int) -> _Light:
+        stamp = self.scanner.clock.resolve(date_text=self.stamps[i][0], time_text=self.stamps[i][1],
+                                           frac=self.stamps[i][2])
+        assert stamp is not None, "the block reader let an invalid stamp through"
+        return _Light(self.scanner, self.numbers[i], self.texts[i], self.header, stamp, self.ranks[i],
+                      self.paths[i])
 
 
 def _light_rule(scanner: Scanner) -> Rule:
@@ -391,35 +517,76 @@ class _State:
         """Events of one window; `ends[k]` is where its line k ends (its newline)."""
         import numpy as np
 
-        out: list[AnyEvent] = []
-        done = -1  # last line index of this window fed to the scanner or skipped
-        light = 0  # access lines since `done` read by the fast path
+        self._out: list[AnyEvent] = []
+        self._done = -1  # last line index of this window fed to the scanner or skipped
+        self._quick = 0  # access lines since `_done` read by the fast path
         if hits:
             lines = np.searchsorted(np.asarray(ends), np.asarray(hits) - 1)
             order = np.argsort(lines, kind="stable")
             lines = lines[order]
             patterns = np.asarray(ids)[order]
             cuts = np.flatnonzero(np.diff(lines)) + 1
-            firsts = np.concatenate(([0], cuts)).tolist()
+            starts = np.concatenate(([0], cuts))
+            firsts = starts.tolist()
             stops = np.concatenate((cuts, [len(lines)])).tolist()
+            quick = np.logical_and.reduceat(self.pre.access_only[patterns], starts).tolist() \
+                if self.light is not None else [False] * len(firsts)
             line_list = lines.tolist()
             pattern_list = patterns.tolist()
-            plan = self.light
-            for a, b in zip(firsts, stops, strict=True):
+            pending: list[int] = []
+            for a, b, fast in zip(firsts, stops, quick, strict=True):
                 k = line_list[a]
-                rules = self.pre.rules_for(frozenset(pattern_list[a:b]))
-                if plan is not None and rules is plan.rules and not self.scanner.wants_first:
-                    quick = self._light(base, ends, k, plan)
-                    if quick is not None:
-                        out.append(quick)
-                        light += 1
-                        continue
-                out.extend(self._skip(base, ends, done + 1, k, light))
-                out.extend(self._feed(base, ends, k, rules))
-                done, light = k, 0
-        out.extend(self._skip(base, ends, done + 1, len(ends), light))
+                if fast:
+                    pending.append(k)
+                    continue
+                if pending:
+                    self._fast_lines(base, ends, pending)
+                    pending = []
+                self._full(base, ends, k, self.pre.rules_for(frozenset(pattern_list[a:b])))
+            if pending:
+                self._fast_lines(base, ends, pending)
+        self._out.extend(self._skip(base, ends, self._done + 1, len(ends), self._quick))
         self.lines_before += len(ends)
-        return out
+        return self._out
+
+    def _full(self, base: int, ends: list[int], k: int, rules: tuple[Rule, ...] | None) -> None:
+        """Line k through the engine: first the lines since the last one it saw."""
+        self._out.extend(self._skip(base, ends, self._done + 1, k, self._quick))
+        self._out.extend(self._feed(base, ends, k, rules))
+        self._done, self._quick = k, 0
+
+    def _fast_lines(self, base: int, ends: list[int], ks: list[int]) -> None:
+        """Access lines (their only rule literal is the access rule's): read in bulk, handed
+        to `compact` as blocks; a line the bulk read cannot vouch for goes through the engine."""
+        plan = self.light
+        assert plan is not None
+        if self.scanner.wants_first:  # the next own-clock line marks a run's first stamp
+            for k in ks:
+                self._full(base, ends, k, plan.rules)
+            return
+        raws = [self._raw(base, ends, k) for k in ks]
+        texts = [raw.decode("ascii").rstrip("\n").rstrip("\r").strip() if raw.isascii() else "" for raw in raws]
+        read = plan.read(texts)
+        headers = read["header"]
+        n = len(ks)
+        i = 0
+        while i < n:
+            header = headers[i] if raws[i].isascii() else None
+            if header is None:
+                self._full(base, ends, ks[i], plan.rules)
+                i += 1
+                continue
+            j = i + 1
+            while j < n and headers[j] == header and raws[j].isascii():
+                j += 1
+            numbers = [self.lines_before + k + 1 for k in ks[i:j]]
+            stamps = list(zip(read["date"][i:j], read["time"][i:j], read["frac"][i:j], strict=True))
+            block = LightBlock(self.scanner, numbers, texts[i:j], header, stamps, read["order"][i:j],
+                               read["rank"][i:j], read["path"][i:j])
+            block.touch_clock()
+            self._out.append(block)
+            self._quick += j - i
+            i = j
 
     def _raw(self, base: int, ends: list[int], k: int) -> bytes:
         start = base + (ends[k - 1] + 1 if k else 0)
@@ -428,45 +595,6 @@ class _State:
     def _line(self, base: int, ends: list[int], k: int) -> Line:
         text = self._raw(base, ends, k).decode("utf-8", errors="replace").rstrip("\n").rstrip("\r").strip()
         return Line(self.lines_before + k + 1, text)
-
-    def _light(self, base: int, ends: list[int], k: int, plan: _LightPlan) -> _Light | None:
-        """An access line read with the regexes `Scanner.feed` would run on it, and nothing
-        else; None (read it the full way) for anything but an own-clock dated ASCII line."""
-        raw = self._raw(base, ends, k)
-        if not raw.isascii():
-            return None  # Python's \d and \w read more than ASCII; leave those to the engine
-        text = raw.decode("ascii").rstrip("\n").rstrip("\r").strip()
-        fmt = plan.fmt
-        for header in fmt.headers:
-            m = header.regex.match(text)
-            if m is None:
-                continue
-            if header.name not in plan.light_headers:
-                return None
-            msg = m.group("msg") or ""
-            if fmt.compiled_level is not None:
-                lm = fmt.compiled_level.match(msg)
-                if lm:
-                    msg = msg[lm.end():]
-            if any(lit in msg for lit in fmt.runtime_literals):
-                return None
-            rm = plan.rule.regex.search(msg)
-            if rm is None:
-                return None
-            g = m.groupdict()
-            key = (g["date"], g["time"], g.get("frac") or "")
-            stamp = self._stamps.get(key)
-            if stamp is None:
-                stamp = self.clock.resolve(date_text=key[0], time_text=key[1], frac=key[2])
-                if stamp is None:
-                    return None
-                if len(self._stamps) > 4096:
-                    self._stamps.clear()
-                self._stamps[key] = stamp
-            rank = normalise_ranks(g.get("ranks"))
-            path = rm.groupdict().get("path")
-            return _Light(self.scanner, self.lines_before + k + 1, text, header.name, stamp, rank, path)
-        return None
 
     def _feed(self, base: int, ends: list[int], k: int, rules: tuple[Rule, ...] | None) -> list[Event]:
         """Feed line k, found by the scan, through the incremental engine's own code."""

@@ -21,6 +21,8 @@ from firedup.engine import Event
 from firedup.timeline import _FATAL, _FATAL_IF_STUCK, _PROBE_PATHS
 
 ACCESS = "http.access"
+ACCESS_BLOCK = "http.access*"  # many access events in one object (the batch engine's)
+PROBE_PATHS = _PROBE_PATHS
 # The crash reader looks at the 400 events after a fatal line (timeline._traceback_of).
 CRASH_WINDOW = 400
 _CRASHY = _FATAL | _FATAL_IF_STUCK | {"error.traceback"}
@@ -42,14 +44,26 @@ class Deferred(Protocol):
     def materialise(self) -> Event: ...
 
 
-AnyEvent = Event | Deferred
+class Block(Protocol):
+    """Consecutive access events not built yet: `compact` builds only the `notable` ones."""
+
+    name: str
+
+    def __len__(self) -> int: ...
+
+    def notable(self) -> list[int]: ...
+
+    def member(self, i: int) -> Deferred: ...
 
 
-def _real(event: AnyEvent) -> Event:
+AnyEvent = Event | Deferred | Block
+
+
+def _real(event: Event | Deferred) -> Event:
     return event if isinstance(event, Event) else event.materialise()
 
 
-def _key(event: AnyEvent) -> tuple[Any, ...]:
+def _key(event: Event | Deferred) -> tuple[Any, ...]:
     """What else the timeline reads of an access event: ranks, header family, own clock."""
     return (event.rank, event.header, event.proc, event.inherited, event.ts is None)
 
@@ -59,16 +73,25 @@ class _Stretch:
 
     def __init__(self) -> None:
         self.count = 0
-        self.firsts: list[tuple[int, AnyEvent]] = []  # (position, event) kept for good
+        self.firsts: list[tuple[int, Event | Deferred]] = []  # (position, event) kept for good
         self.health = self.request = False
         self.keys: set[tuple[Any, ...]] = set()
-        self.last: tuple[int, AnyEvent] | None = None
-        self.top: tuple[int, AnyEvent] | None = None  # first event with the latest time
-        self.bottom: tuple[int, AnyEvent] | None = None  # first event with the earliest time
+        self.last: tuple[int, Event | Deferred] | None = None
+        self.top: tuple[int, Event | Deferred] | None = None  # first event with the latest time
+        self.bottom: tuple[int, Event | Deferred] | None = None  # first event with the earliest time
 
-    def add(self, event: AnyEvent) -> None:
-        position = self.count
-        self.count += 1
+    def add_block(self, block: Block) -> None:
+        """The block's members as if added one by one: those that are not `notable` could
+        change nothing (the block chose them by the same tests as `add`)."""
+        base = self.count
+        for i in block.notable():
+            self.add(block.member(i), base + i)
+        self.count = base + len(block)
+
+    def add(self, event: Event | Deferred, position: int | None = None) -> None:
+        if position is None:
+            position = self.count
+        self.count = max(self.count, position + 1)
         first = position == 0
         path = str(event.fields.get("path", ""))
         if not self.health and path.startswith("/health"):
@@ -97,6 +120,25 @@ class _Stretch:
         return [_real(chosen[p]) for p in sorted(chosen)]
 
 
+class _Tail:
+    """A block without its first `skip` members."""
+
+    name = ACCESS_BLOCK
+
+    def __init__(self, block: Block, skip: int) -> None:
+        self.block = block
+        self.skip = skip
+
+    def __len__(self) -> int:
+        return len(self.block) - self.skip
+
+    def notable(self) -> list[int]:
+        return list(range(len(self)))  # rare (a crash window ends inside a block): build them all
+
+    def member(self, i: int) -> Deferred:
+        return self.block.member(i + self.skip)
+
+
 def compact(events: Iterable[AnyEvent]) -> Iterator[Event]:
     """`events` without the access events a timeline cannot tell apart from their neighbours.
 
@@ -108,7 +150,28 @@ def compact(events: Iterable[AnyEvent]) -> Iterator[Event]:
     """
     stretch: _Stretch | None = None
     window = 0
-    for event in events:
+    for item in events:
+        if item.name == ACCESS_BLOCK:
+            block: Block = item  # type: ignore[assignment]
+            size = len(block)
+            if window >= size:
+                members: list[Event | Deferred] = [block.member(i) for i in range(size)]
+            elif window:
+                members = [block.member(i) for i in range(window)]
+            else:
+                members = []
+            for member in members:  # the crash reader's window: every event counts
+                if stretch is not None:
+                    yield from stretch.kept()
+                    stretch = None
+                window -= 1
+                yield _real(member)
+            if len(members) < size:
+                if stretch is None:
+                    stretch = _Stretch()
+                stretch.add_block(_Tail(block, len(members)) if members else block)
+            continue
+        event: Event | Deferred = item  # type: ignore[assignment]
         if event.name == ACCESS and window == 0:
             if stretch is None:
                 stretch = _Stretch()
