@@ -41,7 +41,7 @@ from firedup.engine import Event, LineStats, Parsed, Scanner
 from firedup.formats.base import Format, Rule
 from firedup.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
 
-WINDOW = 32 << 20  # bytes scanned per step; pages are released after each step
+WINDOW = 16 << 20  # bytes scanned per step; pages are released after each step
 
 # Collector prefixes as `sources._strip_outer` reads them, reduced to what starts them
 # (Hyperscan has no look-arounds; a wider net only costs a few more candidates).
