@@ -18,7 +18,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@touch $@
 
 demo: $(STAMP)
-	$(BIN)/firedup timeline sample_logs/
+	@echo "== every run in sample_logs/ (firedup parse)"
+	@$(BIN)/firedup parse sample_logs/
+	@echo; echo "== one debug run, one production run and the OOM crash, phase by phase (firedup timeline)"
+	@$(BIN)/firedup timeline sample_logs/debug-tp8-eagle3-01.log sample_logs/prod-tp8-eagle3-01.log sample_logs/oom-in-cuda-graph.log
+	@echo; echo "== debug vs production (firedup compare --by disable_cuda_graph)"
+	@$(BIN)/firedup compare sample_logs/ --by disable_cuda_graph
+	@echo; echo "== the team report: charts, budget, crashes, every run (firedup report)"
+	@$(BIN)/firedup report sample_logs/ --by disable_cuda_graph -o reports/sample/
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -51,6 +51,16 @@ def test_exit_0_when_every_input_parsed(monkeypatch: pytest.MonkeyPatch, capsys:
     assert "ready" in out
 
 
+def test_a_readable_file_without_a_startup_is_named_on_stderr(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("remember to restart the server on monday\n")
+    code, out, err = firedup(["parse", str(notes), str(GOOD)], monkeypatch, capsys)
+    assert code == 0  # readable: not an input error
+    assert err == f"firedup: {notes}: no server startup found in it (read as sglang)\n"
+    assert "ready" in out
+
+
 @pytest.mark.parametrize(("args", "complaint"), [
     (["parse", "--bogus", "x.log"], "No such option '--bogus'"),
     (["parse", "--engine", "tgi", "x.log"], "unknown engine 'tgi' (known: "),

@@ -25,3 +25,63 @@ def test_a_phase_cut_by_a_crash_says_so_within_80_columns(tmp_path: Path) -> Non
     [row] = [line for line in text.splitlines() if "cuda_graph (verify)" in line]
     assert row.rstrip().endswith("timestamps, no end") and len(row) <= 80
     assert "20 s" in row
+
+
+def _sample_and_corpus_logs() -> list[str]:
+    from conftest import SAMPLE_LOGS, corpus_logs
+
+    return [str(SAMPLE_LOGS)] + [str(p) for p in corpus_logs("sglang") + corpus_logs("vllm")]
+
+
+def test_every_timeline_fits_80_columns_but_the_file_name() -> None:
+    result = parse_paths(_sample_and_corpus_logs())
+    assert len(result.runs) >= 14
+    for run in result.runs:
+        lines = timeline_text(run).splitlines()
+        assert lines[0].startswith(run.source)  # the header names the file, however long its path
+        too_wide = [line for line in lines[1:] if len(line) > 80]
+        assert not too_wide, (run.source, too_wide)
+
+
+def _run_on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """Run firedup with stdout on a pseudo-terminal, as a user at a shell would; `env` is
+    the child's whole environment."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "firedup", *args], stdout=follower, stderr=subprocess.DEVNULL,
+                            env={**env, "PYTHONPATH": str(ROOT / "src")})
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).decode()
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT, SAMPLE_LOGS
+
+    log = str(SAMPLE_LOGS / "small-tp1.log")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    assert "\x1b[" in _run_on_a_terminal(["timeline", log], env)
+    assert "\x1b[" not in _run_on_a_terminal(["timeline", log], {**env, "NO_COLOR": "1"})
+    piped = subprocess.run([sys.executable, "-m", "firedup", "timeline", log], capture_output=True, text=True,
+                           env={**env, "PYTHONPATH": str(ROOT / "src")}, check=True)
+    assert "READY" in piped.stdout and "\x1b[" not in piped.stdout

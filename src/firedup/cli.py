@@ -72,6 +72,9 @@ def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
         raise click.UsageError(str(exc)) from None
     for err in result.errors:
         click.echo(f"firedup: {err}", err=True)
+    for report in result.sources:
+        if report.runs == 0:  # readable, but probably not the log the user meant
+            click.echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
     return result
 
 
@@ -401,6 +404,119 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
         raise click.BadParameter(str(exc), param_hint="--scenario") from None
     what = "truth.json and README.md" if not scenarios else "truth.json"
     click.echo(f"wrote {len(paths)} log{'s' if len(paths) != 1 else ''}, {what} to {out_dir}")
+
+
+# --- pictures and reports: plot, report ------------------------------------------------------------
+
+PLOT_KINDS = ("timeline", "compare", "distribution", "ranks")  # = firedup.charts.KINDS (tested)
+
+
+def _pick_runs(runs: Any, wanted: tuple[str, ...]) -> list[str]:
+    """--run values (run id, path, file name, with `#N` for the Nth startup) -> run ids."""
+    ids: list[str] = []
+    rows = runs.runs.select("run_id", "source", "run_index").to_dicts()
+    for text in wanted:
+        name, _, nth = text.partition("#")
+        index = int(nth) - 1 if nth.isdigit() else 0
+        match = [r["run_id"] for r in rows if r["run_id"] == text or (
+            name in (r["source"], os.path.basename(r["source"])) and r["run_index"] == index)]
+        if not match:
+            raise click.BadParameter(f"no run {text!r} in these logs (give a file name, path or run id; "
+                                     "FILE#2 for the second startup in a file)", param_hint="--run")
+        ids.extend(m for m in match if m not in ids)
+    return ids
+
+
+@cli.command(short_help="Draw a chart (timeline, compare, distribution, ranks) as PNG or SVG.")
+@click.argument("kind", type=click.Choice(PLOT_KINDS), metavar="KIND")
+@many_inputs
+@click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
+@click.option("-o", "--output", "out", required=True, metavar="FILE.png|FILE.svg", help="Where to write the chart.")
+@click.option("--run", "run_names", multiple=True, metavar="FILE[#N]",
+              help="timeline: only these runs (repeatable); ranks: this run (default: the one whose ranks differ most).")
+@click.option("--ranks", "per_rank", is_flag=True, help="timeline: a row per rank under each run.")
+@click.option("--risk", default=0.01, show_default=True, callback=_risk, type=float,
+              help="distribution: the risk of the budget line.")
+def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
+         all_files: bool, by: tuple[str, ...], out: str, run_names: tuple[str, ...], per_rank: bool,
+         risk: float) -> None:
+    """Draw one chart of the runs: KIND is timeline, compare, distribution or ranks.
+
+    \b
+    timeline      Gantt chart of runs (--ranks: a row per rank), ready and crash marked
+    compare       stacked median phases per group (--by), median time to ready at the end
+    distribution  time to ready per group (--by) with the budget line (--risk)
+    ranks         heatmap of phase duration by rank: stragglers (--run picks the run)
+    """
+    from firedup import charts
+
+    if not out.lower().endswith((".png", ".svg")):
+        raise click.BadParameter("write the chart to a .png or .svg file", param_hint="-o")
+    runs = _load(paths, store, engine, default_date, all_files)
+    if not len(runs):
+        raise click.UsageError("no server startup found in the input: nothing to draw")
+    ids = _pick_runs(runs, run_names)
+    try:
+        if kind == "timeline":
+            fig = charts.timeline(runs, ids or None, ranks=per_rank)
+        elif kind == "ranks":
+            fig = charts.ranks(runs, ids[0] if ids else None)
+        else:
+            fig = charts.plot(kind, runs, _split_by(by), risk=risk)
+        charts.save(fig, out)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    except OSError as exc:
+        raise click.FileError(out, exc.strerror) from None
+    click.echo(f"wrote {out}", err=True)
+    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+
+
+def _stage_bar() -> Callable[[str, int, int], None] | None:
+    """`parsing logs [#####.....] 12/40` redrawn on stderr, only on a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    state = {"stage": ""}
+
+    def show(stage: str, done: int, total: int) -> None:
+        if stage != state["stage"] and state["stage"]:
+            click.echo("", err=True)
+        state["stage"] = stage
+        filled = 24 * done // max(total, 1)
+        click.echo(f"\r{stage:<15} [{'#' * filled}{'.' * (24 - filled)}] {done}/{total}", err=True, nl=False)
+
+    return show
+
+
+@cli.command(short_help="Write a self-contained HTML report and a Markdown one with PNG charts.")
+@input_options
+@click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
+@click.option("--risk", default=0.01, show_default=True, callback=_risk, type=float,
+              help="Accepted chance that a healthy start takes longer than the budget.")
+@click.option("-o", "--output", "out_dir", required=True, metavar="DIR",
+              help="Folder to write index.html, report.md and the charts into (e.g. reports/NAME/).")
+def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
+           by: tuple[str, ...], risk: float, out_dir: str) -> None:
+    """Write DIR/index.html (one self-contained file: open it from disk or mail it) and
+    DIR/report.md with its PNG charts beside it (for a wiki or a PR)."""
+    from firedup.report import build_report
+
+    bar = _stage_bar()
+    try:
+        result = build_report(paths, out_dir, by=_split_by(by), risk=risk, engine=engine, default_date=default_date,
+                              all_files=all_files, progress=bar)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    except OSError as exc:
+        raise click.FileError(out_dir, exc.strerror) from None
+    finally:
+        if bar is not None:
+            click.echo("", err=True)
+    for err in result.errors:
+        click.echo(f"firedup: {err}", err=True)
+    click.echo(f"wrote {result.runs} run{'s' if result.runs != 1 else ''} to {out_dir.rstrip('/')}/index.html "
+               f"and report.md (+{len(result.files) - 2} charts)")
+    sys.exit(EXIT_SOME_INPUTS_BAD if result.errors else EXIT_OK)
 
 
 def main() -> None:

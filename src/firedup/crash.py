@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 CATEGORIES = (
     "kv_cache_too_small", "oom", "port_in_use", "distributed", "hang", "import", "warmup", "config", "assertion",
@@ -53,12 +54,12 @@ CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # (category, phase or "*") -> one line of advice. Only well-known remedies belong here.
 HINTS: dict[tuple[str, str], str] = {
     ("kv_cache_too_small", "*"): "the KV cache cannot hold one request of the context length: give the KV cache more memory or lower the context length",
-    ("oom", "cuda_graph"): "lower --cuda-graph-max-bs or --mem-fraction-static (graph capture needs memory beyond the KV cache)",
-    ("oom", "draft.cuda_graph"): "lower --cuda-graph-max-bs or --mem-fraction-static, or fewer --speculative-num-steps",
-    ("oom", "kv_cache"): "the KV cache does not fit: adjust --mem-fraction-static, or shard wider (--tp-size)",
+    ("oom", "cuda_graph"): "lower {graph_bs_flag} or --mem-fraction-static{mem_fraction_now} (graph capture needs memory beyond the KV cache)",
+    ("oom", "draft.cuda_graph"): "lower {graph_bs_flag} or --mem-fraction-static{mem_fraction_now}, or fewer --speculative-num-steps",
+    ("oom", "kv_cache"): "the KV cache does not fit: adjust --mem-fraction-static{mem_fraction_now}, or shard wider (--tp-size)",
     ("oom", "load_weights"): "the weights do not fit: shard wider (--tp-size), use a quantized checkpoint, or free the GPUs",
-    ("oom", "warmup"): "the first forward pass ran out of memory: lower --mem-fraction-static or --chunked-prefill-size",
-    ("oom", "*"): "GPU out of memory: lower --mem-fraction-static, --cuda-graph-max-bs or the context length",
+    ("oom", "warmup"): "the first forward pass ran out of memory: lower --mem-fraction-static{mem_fraction_now} or --chunked-prefill-size",
+    ("oom", "*"): "GPU out of memory: lower --mem-fraction-static{mem_fraction_now}, {graph_bs_flag} or the context length",
     ("distributed", "dist_init"): "ranks could not meet: check --dist-init-addr, that every node started, and NCCL_SOCKET_IFNAME / firewalls",
     ("distributed", "*"): "a collective failed: look for the first NCCL/gloo error above; check the network and NCCL_DEBUG=INFO",
     ("port_in_use", "*"): "another process holds the port: stop it or pick another --port",
@@ -108,23 +109,40 @@ def categorise(text: str) -> str:
     return "unknown"
 
 
-def hint_for(category: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None) -> str | None:
+def hint_words(flags: Mapping[str, Any] | None) -> dict[str, str]:
+    """What a hint's placeholders say for this run: the flag names of its version and the
+    value it ran with. SGLang 0.5.14+ splits the graph batch-size flag per stage, and
+    0.5.20+ no longer accepts the old name at all."""
+    flags = flags or {}
+    per_stage = "cuda_graph_max_bs_decode" in flags or "cuda_graph_backend_decode" in flags
+    fraction = flags.get("mem_fraction_static")
+    return {
+        "graph_bs_flag": "--cuda-graph-max-bs-decode (or --cuda-graph-max-bs-prefill)" if per_stage
+        else "--cuda-graph-max-bs",
+        "mem_fraction_now": f" (it was {fraction})" if isinstance(fraction, (int, float)) else "",
+    }
+
+
+def hint_for(category: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None,
+             flags: Mapping[str, Any] | None = None) -> str | None:
     """Advice for a category in a phase; an engine's own advice (its flag names) comes first."""
     for table in (engine_hints or {}, HINTS):
         hint = table.get((category, phase or "")) or table.get((category, "*"))
         if hint:
-            return hint
+            return hint.format_map(hint_words(flags))
     return None
 
 
-def diagnose(text: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None) -> Diagnosis:
+def diagnose(text: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None,
+             flags: Mapping[str, Any] | None = None) -> Diagnosis:
     category = categorise(text)
-    return Diagnosis(category, hint_for(category, phase, engine_hints))
+    return Diagnosis(category, hint_for(category, phase, engine_hints, flags))
 
 
 def diagnose_error(message: str, first_line: str, traceback: Sequence[str], aftermath: Sequence[str],
                    phase: str | None, has_exception: bool, warmup: bool = False,
-                   engine_hints: Mapping[tuple[str, str], str] | None = None) -> Diagnosis:
+                   engine_hints: Mapping[tuple[str, str], str] | None = None,
+                   flags: Mapping[str, Any] | None = None) -> Diagnosis:
     """The category of one fatal error, reading its parts cause first (see the module doc).
 
     `aftermath` (the error lines that follow) is read only when there is no exception: a
@@ -139,4 +157,4 @@ def diagnose_error(message: str, first_line: str, traceback: Sequence[str], afte
     everything = "\n".join([*texts, *aftermath])
     specific = next((hint for cat, pattern, hint in SPECIFIC_HINTS
                      if cat == category and pattern.search(everything)), None)
-    return Diagnosis(category, specific or hint_for(category, phase, engine_hints))
+    return Diagnosis(category, specific or hint_for(category, phase, engine_hints, flags))

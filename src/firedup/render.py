@@ -98,7 +98,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
     lines.append(f"  model: {model}")
     flags = flag_summary(run)
     if flags:
-        lines.append(f"  flags: {flags}")
+        lines.extend(_wrap_items("  flags: ", flags.split(" "), width, sep=" ", indent=" " * 9))
     if run.config_inferred:
         lines.append("         (~ = read from the log's shape, not from an args line)")
     lines.append("  " + outcome_line(run, style))
@@ -145,7 +145,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
     return "\n".join(lines)
 
 
-def _wrap_items(head: str, items: Sequence[str], width: int, sep: str = "; ") -> list[str]:
+def _wrap_items(head: str, items: Sequence[str], width: int, sep: str = "; ", indent: str = "    ") -> list[str]:
     """Join items into lines no wider than `width`, never breaking inside an item."""
     out: list[str] = []
     current = head
@@ -153,7 +153,7 @@ def _wrap_items(head: str, items: Sequence[str], width: int, sep: str = "; ") ->
         piece = item + (sep.rstrip() if i < len(items) - 1 else "")
         if len(current) + len(piece) + 1 > width and current.strip():
             out.append(current.rstrip())
-            current = "    "
+            current = indent
         current += piece + " "
     out.append(current.rstrip())
     return out

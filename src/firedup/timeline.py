@@ -583,7 +583,7 @@ def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Cr
     diagnosis = diagnose_error(message, first.text, [e.text for e in traceback],
                                [e.text for e in aftermath if e.name.startswith("error.")], stage,
                                has_exception=bool(exceptions), warmup=first.name == "error.warmup",
-                               engine_hints=fmt.hints if fmt is not None else None)
+                               engine_hints=fmt.hints if fmt is not None else None, flags=run.all_config)
     ts = first.ts or next((e.ts for e in traceback + aftermath if e.ts is not None), None)
     first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
     return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first_text)

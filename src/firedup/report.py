@@ -1,0 +1,416 @@
+"""The team report: one self-contained `index.html` and a `report.md` with PNG charts beside it.
+
+`build_report(paths, out_dir)` parses the logs, compares and budgets them as `firedup
+compare`/`budget` do, draws the four charts, and renders one context through two Jinja2
+templates (`templates/report.html.j2` with autoescaping, `templates/report.md.j2` with
+Markdown escaping), so both files say the same thing.
+
+Everything the log wrote (file names, flags, crash lines, messages) is text to the page:
+the HTML template escapes it (Jinja2 autoescape) and a Content-Security-Policy forbids any
+script or fetch; the Markdown puts log lines in code blocks and escapes the rest.
+
+Byte for byte reproducible apart from the "generated" line: stable ordering, charts
+saved without dates or versions, no random ids, and paths shown relative to the working
+directory (or to the inputs' common folder), never as absolute paths of this machine.
+`SOURCE_DATE_EPOCH` fixes the timestamp too.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from firedup import __version__
+from firedup.render import flag_summary, fmt_duration, fmt_offset, outcome_line, ranks_text
+
+if TYPE_CHECKING:
+    from firedup.budget import BudgetReport
+    from firedup.compare import Comparison
+    from firedup.parse import ParseResult
+    from firedup.tables import Runs
+    from firedup.timeline import Run
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+TEMPLATES = Path(__file__).parent / "templates"
+CHART_DPI = 150  # PNG pixels per inch: 1650 px wide, shown at 1100 px (sharp on high-density screens)
+CHART_FILES = {"compare": "compare.png", "distribution": "distribution.png", "timeline": "timeline.png",
+               "ranks": "ranks.png"}
+GENERATED_PREFIX = "Generated "  # the one line that differs between two runs of the same report
+
+
+@dataclass
+class ReportResult:
+    out_dir: Path
+    files: list[Path]
+    runs: int
+    errors: list[str] = field(default_factory=list)
+
+
+# --- paths without the machine --------------------------------------------------------------------
+
+
+def display_paths(sources: Sequence[str], cwd: str | None = None) -> dict[str, str]:
+    """Source -> how the report names it: relative to the working directory, or to the inputs'
+    common folder when they lie outside it. Never an absolute path of this machine."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    real = [s for s in sources if s != "-"]
+    absolute = {s: os.path.normpath(os.path.join(cwd, s)) for s in real}
+    outside = [a for a in absolute.values() if os.path.commonpath([a, cwd]) != cwd]
+    base = cwd
+    if outside:
+        base = os.path.commonpath(list(absolute.values())) if len(absolute) > 1 else os.path.dirname(
+            next(iter(absolute.values())))
+        if base in absolute.values():  # one file: name it by its folder and name
+            base = os.path.dirname(base)
+        base = os.path.dirname(base) or base  # keep the common folder's own name in view
+    out = {"-": "stdin"}
+    for source, path in absolute.items():
+        rel = os.path.relpath(path, base)
+        out[source] = rel.replace(os.sep, "/")
+    return out
+
+
+# --- escaping for Markdown ------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # what changes meaning anywhere in a line
+_MD_LINE_START = re.compile(r"^(#|[-+*] |\d+[.)] )")  # a heading or list marker at a line start
+
+
+def md_text(value: Any) -> str:
+    """Log text as literal Markdown on one line: HTML characters as entities, Markdown marks escaped."""
+    text = " ".join(str(value).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    marker = _MD_LINE_START.match(text)
+    if marker is None:
+        return text
+    at = 0 if marker.group(1)[0] in "#-+*" else len(marker.group(1)) - 2  # before '#', '-', or the '.' of '1.'
+    return text[:at] + "\\" + text[at:]
+
+
+def md_fence(value: Any, lang: str = "text") -> str:
+    """A fenced code block that no backtick run in the text can close early."""
+    text = str(value).rstrip("\n")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def md_code(value: Any) -> str:
+    """Inline code for short log text (a line); a pipe cannot break a table cell."""
+    text = " ".join(str(value).split()).replace("|", "\\|")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+# --- the context both templates render ------------------------------------------------------------
+
+
+def _pct(value: float) -> str:
+    text = f"{value * 100:.2f}".rstrip("0").rstrip(".")
+    return f"{text} %"
+
+
+def _secs(seconds: float) -> str:
+    """A phase's seconds in a table; 0 = the phase did not happen in that run (or took under 1 s)."""
+    return fmt_duration(seconds) if seconds > 0 else "-"
+
+
+def _where(source: str, run_index: int | None) -> str:
+    return source + (f" #{run_index + 1}" if run_index else "")
+
+
+def _outcomes(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run.outcome] = counts.get(run.outcome, 0) + 1
+    return [{"outcome": k, "n": counts[k]} for k in ("ready", "crashed", "incomplete") if k in counts]
+
+
+def _group_tables(runs: Runs, cmp: Comparison) -> list[dict[str, Any]]:
+    """Per group: n, median/p90/max, and per phase the median, fastest, slowest and share."""
+    from firedup.compare import quantile
+    from firedup.tables import phase_seconds
+
+    out = []
+    for i, group in enumerate(cmp.grouping.groups, start=1):
+        rows = []
+        if group.run_ids:
+            wide = phase_seconds(runs.select(group.run_ids))
+            for name in [c for c in wide.columns if c != "run_id"]:
+                values = [float(v) for v in wide[name].to_list()]
+                median = quantile(values, 0.5) or 0.0
+                if max(values, default=0.0) <= 0:
+                    continue
+                rows.append({"phase": name, "median": _secs(median), "fastest": _secs(min(values)),
+                             "slowest": _secs(max(values)),
+                             "share": f"{100 * median / group.median:.1f} %" if group.median and median else "-"})
+        out.append({
+            "index": i, "label": group.label, "n": group.n,
+            "median": fmt_duration(group.median) if group.n else "-",
+            "p90": fmt_duration(group.p90) if group.n else "-",
+            "max": fmt_duration(group.max) if group.n else "-",
+            "not_timed": [{"where": _where(lo.source, lo.run_index), "reason": lo.reason} for lo in group.not_timed],
+            "phases": rows,
+        })
+    return out
+
+
+def _deltas(cmp: Comparison) -> list[dict[str, Any]]:
+    out = []
+    for d in cmp.deltas:
+        phases = [{"phase": name, "delta": ("+" if sec > 0 else "-") + fmt_duration(abs(sec))}
+                  for name, sec in sorted(d.phases.items(), key=lambda kv: -abs(kv[1])) if abs(sec) >= 0.5]
+        share = (100 * (d.main_phase_seconds or 0.0) / d.total_seconds) if d.total_seconds else 0.0
+        out.append({
+            "title": f"{d.other.label} vs {d.base.label}",
+            "total": ("+" if d.total_seconds >= 0 else "-") + fmt_duration(abs(d.total_seconds)),
+            "main_phase": d.main_phase,
+            "main": (f"{d.main_phase} {'+' if (d.main_phase_seconds or 0) >= 0 else '-'}"
+                     f"{fmt_duration(abs(d.main_phase_seconds or 0.0))} ({share:.0f} % of the difference)")
+            if d.main_phase else None,
+            "phases": phases,
+            "flags": [{"flag": flag, "from": " / ".join(map(str, a)), "to": " / ".join(map(str, b))}
+                      for flag, (a, b) in d.flags_differ.items()],
+        })
+    return out
+
+
+def _budget_rows(report: BudgetReport) -> list[dict[str, Any]]:
+    from firedup.snippets import snippets_for
+
+    out = []
+    for b in report.budgets:
+        texts = snippets_for(b) if b.budget_seconds is not None else {}
+        out.append({
+            "label": b.label, "n": b.n,
+            "budget": f"{fmt_duration(b.budget_seconds)} ({b.budget_seconds} s)" if b.budget_seconds is not None
+            else "no budget",
+            "method": b.method, "risk": _pct(b.risk),
+            "slowest": fmt_duration(b.slowest) if b.slowest is not None else "-",
+            "chance": f"1/{b.n + 1} ({_pct(b.distribution_free_risk)})" if b.distribution_free_risk else "-",
+            "statement": b.statement,
+            "snippets": [{"kind": kind, "lang": {"bash": "bash", "kubernetes": "yaml", "compose": "yaml"}[kind],
+                          "text": texts[kind].rstrip("\n")} for kind in ("bash", "kubernetes", "compose")
+                         if kind in texts],
+        })
+    return out
+
+
+def _crashes(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    out = []
+    for run in runs:
+        c = run.crash
+        if c is None:
+            continue
+        when = "after ready" if c.after_ready else f"in {c.phase or 'an unknown phase'}"
+        out.append({
+            "where": _where(run.source, run.run_index), "anchor": None, "category": c.category, "when": when,
+            "after": fmt_duration(c.ts.minus(run.first_ts) if c.ts and run.first_ts else run.total_seconds),
+            "line": c.line, "first_line": c.first_line,
+            "message": c.message if c.message and c.message != c.first_line else None,
+            "hint": c.hint,
+        })
+    return out
+
+
+def _unattributed(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for run in runs:
+        gaps = [p for p in run.run_phases() if p.name == "unattributed" and p.seconds]
+        if not gaps:
+            continue
+        total = sum(p.seconds or 0.0 for p in gaps)
+        whole = run.total_seconds or 0.0
+        spans = ", ".join(
+            f"{fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else '?'} "
+            f"({fmt_duration(p.seconds)})" for p in gaps)
+        out.append({"where": _where(run.source, run.run_index), "seconds": total, "total": fmt_duration(total),
+                    "share": f"{100 * total / whole:.1f} %" if whole else "-", "spans": spans})
+    out.sort(key=lambda r: (-float(r["seconds"]), str(r["where"])))
+    return out
+
+
+def _appendix(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    out = []
+    for i, run in enumerate(runs, start=1):
+        total = run.total_seconds or 0.0
+        phases = []
+        rows = [p for p in run.run_phases() if p.name != "total" and p.seconds is not None]
+        rows.sort(key=lambda p: (-(p.seconds or 0.0), p.start.dt if p.start else _dt.datetime.max))
+        for p in rows:
+            secs = p.seconds or 0.0
+            phases.append({
+                "phase": p.name + (f" ({p.detail})" if p.detail else ""),
+                "duration": "<1 s" if secs == 0 and p.source == "timestamps" else fmt_duration(secs),
+                "share": f"{100 * secs / total:.1f} %" if 0 < secs <= total and total else "-",
+                "start": fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else "",
+                "source": p.source + (", no end" if p.open else ""),
+                "line": p.line or "",
+            })
+        end = run.ready_ts or run.last_ts
+        out.append({
+            "anchor": f"run-{i}", "title": _where(run.source, run.run_index), "engine": run.engine,
+            "model": run.config.get("model_path") or "unknown (no args line)",
+            "flags": flag_summary(run) or "-", "outcome": outcome_line(run),
+            "span": f"{run.first_ts.iso if run.first_ts else '?'} to {end.iso if end else '?'}",
+            "phases": phases,
+            "ranks": "\n".join(line[2:] for line in ranks_text(run)),
+            "crash": _crashes([run])[0] if run.crash else None,
+            "warnings": list(run.warnings),
+        })
+    return out
+
+
+def _charts(runs: Runs, cmp: Comparison, by: Sequence[str] | None, risk: float, out_dir: Path,
+            progress: Progress | None) -> tuple[list[dict[str, Any]], list[str]]:
+    from firedup import charts
+
+    made: list[dict[str, Any]] = []
+    notes: list[str] = []
+    plan: list[tuple[str, str, str, Callable[[], Any]]] = [
+        ("compare", "Median phases per group",
+         "Each bar stacks the median of every phase over the group's ready runs; the bold figure at its end "
+         "is the group's median time to ready.", lambda: charts.compare(runs, comparison=cmp)),
+        ("distribution", "Time to ready and the budget",
+         "Every ready run as a point over a box (middle half, whiskers min to max); the dashed line is the "
+         "budget of the Budget section below.", lambda: charts.distribution(runs, by, risk)),
+        ("timeline", "Every run in time",
+         "The critical path of each run (per phase, the slowest rank); hatched: time no log line accounts "
+         "for. The right column says how each run ended.", lambda: charts.timeline(runs)),
+        ("ranks", "Stragglers: phase duration by rank",
+         "The run whose ranks differ most. Colour: time above the fastest rank of the phase.",
+         lambda: charts.ranks(runs)),
+    ]
+    for step, (kind, title, caption, draw) in enumerate(plan):
+        if progress is not None:
+            progress("drawing charts", step, len(plan))
+        try:
+            fig = draw()
+        except ValueError as exc:  # e.g. no run with two ranks: say so instead of a chart
+            notes.append(f"{title}: {exc}")
+            continue
+        png = charts.to_bytes(fig, "png", dpi=CHART_DPI)
+        (out_dir / CHART_FILES[kind]).write_bytes(png)
+        width, height = (round(v) for v in fig.get_size_inches() * 100)
+        made.append({"kind": kind, "title": title, "caption": caption, "file": CHART_FILES[kind],
+                     "data_uri": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),
+                     "width": width, "height": height})
+    if progress is not None:
+        progress("drawing charts", len(plan), len(plan))
+    return made, notes
+
+
+def _generated_at() -> str:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    now = (_dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch and epoch.isdigit()
+           else _dt.datetime.now(_dt.UTC))
+    return now.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, out_dir: Path,
+                  inputs: Sequence[str], progress: Progress | None = None) -> dict[str, Any]:
+    """Everything the templates show, as plain values; charts are written to `out_dir`."""
+    from firedup.budget import budgets
+    from firedup.compare import compare
+    from firedup.tables import from_runs
+
+    shown = display_paths([r.source for r in result.runs] + [e.source for e in result.errors] + list(inputs))
+    runs_list = list(result.runs)
+    for run in runs_list:  # the report names files as shown, never by this machine's absolute path
+        run.source = shown.get(run.source, run.source)
+    errors = [f"{shown.get(e.source, e.source)}: {e.reason}" for e in result.errors]
+    for e in result.errors:
+        e.source = shown.get(e.source, e.source)
+    tables = from_runs(runs_list, result.errors)
+    cmp = compare(tables, by)
+    budget_report = budgets(tables, by, risk)
+    chart_list, chart_notes = _charts(tables, cmp, by, risk, out_dir, progress)
+    g = cmp.grouping
+    return {
+        "version": __version__,
+        "generated": GENERATED_PREFIX + _generated_at(),
+        "inputs": [shown.get(p, p) if p in shown else p for p in inputs],
+        "n_runs": len(runs_list), "n_files": len({r.source for r in runs_list}),
+        "outcomes": _outcomes(runs_list),
+        "errors": errors,
+        "headline": cmp.headline,
+        "population": ", ".join(f"{k}={v}" for k, v in g.population.items()),
+        "by": ", ".join(g.by) + (" (the flags that differ)" if g.by_auto and g.by else ""),
+        "notes": list(g.notes),
+        "groups": _group_tables(tables, cmp),
+        "deltas": _deltas(cmp),
+        "budgets": _budget_rows(budget_report),
+        "risk": _pct(risk),
+        "left_out": [{"where": _where(lo.source, lo.run_index), "reason": lo.reason} for lo in g.left_out],
+        "charts": chart_list, "chart_notes": chart_notes,
+        "crashes": _crashes(runs_list),
+        "unattributed": _unattributed(runs_list),
+        "appendix": _appendix(runs_list),
+    }
+
+
+def _environment(markdown: bool) -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=not markdown, undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters["md"] = md_text
+    env.filters["fence"] = md_fence
+    env.filters["code"] = md_code
+    return env
+
+
+def render_html(context: dict[str, Any]) -> str:
+    return str(_environment(markdown=False).get_template("report.html.j2").render(**context))
+
+
+def render_markdown(context: dict[str, Any]) -> str:
+    return str(_environment(markdown=True).get_template("report.md.j2").render(**context))
+
+
+def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequence[str] | None = None,
+                 risk: float = 0.01, engine: str | None = None, default_date: date | None = None,
+                 all_files: bool = False, progress: Progress | None = None) -> ReportResult:
+    """Parse `paths`, write `out_dir/index.html`, `out_dir/report.md` and the PNG charts."""
+    from firedup.compare import check_by
+    from firedup.parse import parse_paths
+    from firedup.tables import from_runs
+
+    def parsing(done: int, total: int, name: str) -> None:
+        if progress is not None:
+            progress("parsing logs", done, total)
+
+    result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
+                         progress=parsing)
+    if by:
+        check_by(from_runs(result.runs, result.errors), by)  # a typo fails before anything is written
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in CHART_FILES.values():  # a chart this report does not draw must not linger from the last one
+        (out / stale).unlink(missing_ok=True)
+    context = build_context(result, by, risk, out, paths, progress)
+    if progress is not None:
+        progress("writing report", 0, 1)
+    html_text, md_text_out = render_html(context), render_markdown(context)
+    (out / "index.html").write_text(html_text, encoding="utf-8")
+    (out / "report.md").write_text(md_text_out, encoding="utf-8")
+    if progress is not None:
+        progress("writing report", 1, 1)
+    files = [out / "index.html", out / "report.md", *(out / c["file"] for c in context["charts"])]
+    return ReportResult(out, files, context["n_runs"], context["errors"])
+
+
+__all__ = ["ReportResult", "build_context", "build_report", "display_paths", "md_code", "md_fence", "md_text",
+           "render_html", "render_markdown"]

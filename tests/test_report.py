@@ -1,0 +1,279 @@
+"""report: what the HTML and Markdown say, that they fetch nothing, escape log text, and come out
+the same byte for byte; checked against the generator's truth and the log text."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from firedup.report import build_report, display_paths, md_code, md_fence, md_text
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_logs"
+COMMITTED = ROOT / "reports" / "sample"
+TRUTH = json.loads((SAMPLES / "truth.json").read_text())
+GENERATED = re.compile(r"Generated \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC")
+SCRIPT = '<script>alert("firedup")</script>'
+
+
+def firedup(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, **(env or {})}
+    full["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + full.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "firedup", *args], capture_output=True, text=True, env=full,
+                          timeout=300, check=False, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The README's command, run from the checkout like a user does."""
+    out = tmp_path_factory.mktemp("report") / "sample"
+    proc = firedup("report", "sample_logs/", "--by", "disable_cuda_graph", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # no progress bar when stderr is not a terminal
+    assert "wrote 14 runs" in proc.stdout
+    return out
+
+
+class Resources(HTMLParser):
+    """Every URL the page would load or link to, and every element name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.urls.extend(value or "" for name, value in attrs if name in ("src", "href", "srcset", "poster", "data"))
+
+
+def _strip_time(text: str) -> str:
+    return GENERATED.sub("Generated <time>", text)
+
+
+# --- the contents ------------------------------------------------------------------------------
+
+
+def test_summary_counts_outcomes_from_the_truth(sample_report: Path) -> None:
+    runs = [r for f in TRUTH["files"].values() for r in f["runs"]]
+    ready = sum(r["outcome"] == "ready" for r in runs)
+    crashed = sum(r["outcome"] == "crashed" for r in runs)
+    page = (sample_report / "index.html").read_text()
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert f"{len(runs)} startups from {len(TRUTH['files'])} log files" in text
+    assert f"{ready} ready, {crashed} crashed" in text
+    md = (sample_report / "report.md").read_text()
+    assert f"Outcomes: {ready} ready, {crashed} crashed." in md
+    # the headline comparison: debug vs production, and what explains the difference
+    assert re.search(r"debug \(disable_cuda_graph=True\) ready in a median of 4 min \d\d s, production "
+                     r"\(disable_cuda_graph=False\) in 1\d min \d\d s; cuda_graph explains", text)
+
+
+def test_each_crash_with_its_diagnosis_and_line(sample_report: Path) -> None:
+    page = html.unescape((sample_report / "index.html").read_text())
+    md = (sample_report / "report.md").read_text()
+    for name, item in TRUTH["files"].items():
+        for run in item["runs"]:
+            if run["crash"] is None:
+                continue
+            line_no = run["crash"]["line"]
+            log_line = (SAMPLES / name).read_bytes().decode().split("\n")[line_no - 1]  # physical lines
+            # the report quotes the line the crash came from (without its timestamp prefix)
+            quoted = log_line.split("] ", 1)[1]
+            assert f"(line {line_no})" in page and quoted in page, (name, quoted)
+            assert f"(line {line_no})" in md and quoted in md
+            assert f"{run['crash']['category']}, in {run['crash']['phase']}" in page
+    assert "Diagnosis: lower --cuda-graph-max-bs" in page
+
+
+def test_budget_phase_tables_unattributed_and_one_section_per_run(sample_report: Path) -> None:
+    page = (sample_report / "index.html").read_text()
+    md = (sample_report / "report.md").read_text()
+    n_runs = sum(len(f["runs"]) for f in TRUTH["files"].values())
+    assert page.count('<section class="run"') == n_runs
+    assert md.split("## Appendix: every run", 1)[1].count("\n### ") == n_runs
+    for section in ("Budget: how long to wait", "Phases per group", "Charts", "Crashes", "Unattributed time"):
+        assert f">{section}</h2>" in page and f"## {section}" in md
+    # the budget table holds both groups, never below the slowest run seen (from the truth)
+    for debug in (True, False):
+        times = [r["ready_offset_s"] for f in TRUTH["files"].values() for r in f["runs"]
+                 if r["outcome"] == "ready" and r["config"].get("disable_cuda_graph") is debug
+                 and r["config"]["model_path"].startswith("Qwen/Qwen3-235B")]
+        label = "debug" if debug else "production"
+        row = re.search(rf"\| {label} \(disable\\_cuda\\_graph=\w+\) \| (\d+) \| [^|]+ \| \*\*[^(]+\((\d+) s\)\*\*", md)
+        assert row, label
+        assert int(row.group(1)) == len(times) and int(row.group(2)) >= max(times)
+    assert "kubernetes snippet" in page and "startupProbe:" in page and "```yaml" in md
+    # unattributed time: a run whose log has a gap lists it
+    assert re.search(r"\| `sample_logs/prod-tp8-eagle3-0\d\.log` \| \d", md.split("## Unattributed time")[1])
+
+
+def test_charts_embedded_and_beside_the_markdown(sample_report: Path) -> None:
+    page = (sample_report / "index.html").read_text()
+    images = re.findall(r'<img src="data:image/png;base64,([^"]+)"', page)
+    md = (sample_report / "report.md").read_text()
+    files = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert files == ["compare.png", "distribution.png", "timeline.png", "ranks.png"]
+    assert len(images) == len(files)
+    for data, name in zip(images, files, strict=True):
+        # the page carries the very PNG that sits beside report.md
+        assert base64.b64decode(data) == (sample_report / name).read_bytes()
+        assert (sample_report / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_page_fetches_nothing(sample_report: Path) -> None:
+    page = (sample_report / "index.html").read_text()
+    parser = Resources()
+    parser.feed(page)
+    assert "script" not in parser.tags and "iframe" not in parser.tags
+    assert parser.urls and all(u.startswith(("data:", "#")) for u in parser.urls), \
+        [u for u in parser.urls if not u.startswith(("data:", "#"))]
+    assert "@import" not in page and not re.search(r"url\((?!data:)", page)
+    assert "default-src 'none'" in page  # and the browser is told so
+
+
+def test_no_absolute_path_of_this_machine(sample_report: Path, tmp_path: Path) -> None:
+    for path in (sample_report / "index.html", sample_report / "report.md"):
+        text = path.read_text()
+        assert str(ROOT) not in text and str(sample_report) not in text
+    # inputs outside the working directory are named from their common folder
+    outside = tmp_path / "incident-42"
+    (outside / "logs").mkdir(parents=True)
+    for name in ("prod-tp8-eagle3-01.log", "debug-tp8-eagle3-01.log"):
+        shutil.copy(SAMPLES / name, outside / "logs" / name)
+    result = build_report([str(outside / "logs")], tmp_path / "out", by=["disable_cuda_graph"])
+    for path in result.files[:2]:
+        text = path.read_text()
+        assert str(tmp_path) not in text
+        assert "logs/prod-tp8-eagle3-01.log" in text
+
+
+def test_display_paths() -> None:
+    cwd = "/home/me/work"
+    assert display_paths(["logs/a.log", "/home/me/work/b.log"], cwd) == {
+        "-": "stdin", "logs/a.log": "logs/a.log", "/home/me/work/b.log": "b.log"}
+    shown = display_paths(["/var/log/x/a.log", "/var/log/x/sub/b.log"], cwd)
+    assert shown["/var/log/x/a.log"] == "x/a.log" and shown["/var/log/x/sub/b.log"] == "x/sub/b.log"
+    assert display_paths(["/srv/one.log"], cwd)["/srv/one.log"] == "srv/one.log"
+
+
+# --- escaping ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The OOM sample with a <script> in its error message and HTML in its file name."""
+    folder = tmp_path_factory.mktemp("hostile")
+    text = (SAMPLES / "oom-in-cuda-graph.log").read_text()
+    assert "CUDA out of memory." in text
+    # every line of the error says it, so whichever line the crash reading quotes carries the markup
+    text = text.replace("CUDA out of memory.", f"CUDA out of memory. {SCRIPT} | *bold* [x](http://evil)")
+    (folder / "logs").mkdir()
+    (folder / "logs" / "oom<b>x.log").write_text(text)
+    result = build_report([str(folder / "logs")], folder / "out")
+    assert result.runs == 1
+    return folder / "out"
+
+
+def test_log_text_with_script_shows_as_text(hostile: Path) -> None:
+    page = (hostile / "index.html").read_text()
+    assert SCRIPT not in page and "<b>x" not in page
+    assert "&lt;script&gt;alert(" in page and SCRIPT in html.unescape(page)  # shown as text
+    assert "oom&lt;b&gt;x.log" in page
+    parser = Resources()
+    parser.feed(page)
+    assert "script" not in parser.tags and "b" not in parser.tags
+    md = (hostile / "report.md").read_text()
+    # in Markdown the message is inline code (literal), the file name escaped text
+    assert re.search(r"`[^`\n]*CUDA out of memory\. " + re.escape(SCRIPT + r" \| *bold* [x](http://evil)"), md)
+    assert "oom&lt;b&gt;x.log" in md
+    outside_code = re.sub(r"(`+).*?\1", "", re.sub(r"```.*?```", "", md, flags=re.DOTALL))
+    assert "<script" not in outside_code and "<b>" not in outside_code
+
+
+def test_markdown_escapes() -> None:
+    assert md_text("a_b *c* <d> & | # e") == r"a\_b \*c\* &lt;d&gt; &amp; \| # e"
+    assert md_text("# heading") == r"\# heading" and md_text("- item") == r"\- item"
+    assert md_text("1. first") == r"1\. first" and md_text("+3:47") == "+3:47"
+    assert md_fence("a ``` b") == "````text\na ``` b\n````"
+    assert md_code("x ` y") == "``x ` y``" and md_code("a|b") == r"`a\|b`"
+
+
+# --- byte for byte -----------------------------------------------------------------------------
+
+
+def test_regenerating_gives_the_same_bytes(sample_report: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    proc = firedup("report", "sample_logs/", "--by", "disable_cuda_graph", "-o", str(again))
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in sample_report.iterdir())
+    assert names == sorted(p.name for p in again.iterdir())
+    for name in names:
+        a, b = (sample_report / name).read_bytes(), (again / name).read_bytes()
+        if name.endswith((".html", ".md")):
+            a, b = _strip_time(a.decode()).encode(), _strip_time(b.decode()).encode()
+        assert a == b, name
+    # SOURCE_DATE_EPOCH pins the timestamp too: then every byte is the same
+    pinned = [tmp_path / "p1", tmp_path / "p2"]
+    for out in pinned:
+        assert firedup("report", "sample_logs/small-tp1.log", "-o", str(out),
+                       env={"SOURCE_DATE_EPOCH": "1780000000"}).returncode == 0
+    for name in ("index.html", "report.md", "timeline.png"):
+        assert (pinned[0] / name).read_bytes() == (pinned[1] / name).read_bytes()
+    assert "Generated 2026-05-28 20:26 UTC" in (pinned[0] / "report.md").read_text()
+
+
+def test_committed_example_is_what_the_command_writes(sample_report: Path) -> None:
+    """reports/sample/ is current: the same text (charts compared as files in the test above;
+    their pixels depend on the matplotlib and FreeType versions, so they are not compared here)."""
+    if not COMMITTED.is_dir():
+        pytest.skip("reports/sample/ is not in this checkout")
+    assert _strip_time((COMMITTED / "report.md").read_text()) == _strip_time((sample_report / "report.md").read_text())
+
+    def text_only(page: str) -> str:
+        return _strip_time(re.sub(r"data:image/png;base64,[^\"]+", "data:", page))
+
+    assert text_only((COMMITTED / "index.html").read_text()) == text_only((sample_report / "index.html").read_text())
+    assert sorted(p.name for p in COMMITTED.iterdir()) == sorted(p.name for p in sample_report.iterdir())
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def test_unknown_flag_fails_before_writing(tmp_path: Path) -> None:
+    proc = firedup("report", "sample_logs/", "--by", "cuda_graph", "-o", str(tmp_path / "r"))
+    assert proc.returncode == 2 and "unknown flag 'cuda_graph'" in proc.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_unreadable_input_is_reported_and_the_rest_written(tmp_path: Path) -> None:
+    proc = firedup("report", "sample_logs/small-tp1.log", str(tmp_path / "missing.log"), "-o", str(tmp_path / "r"))
+    assert proc.returncode == 1
+    assert "missing.log" in proc.stderr and "Traceback" not in proc.stderr
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert "Inputs that could not be read (1)" in page and "missing.log" in page
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from firedup import cli
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    assert cli._stage_bar() is None
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    bar = cli._stage_bar()
+    assert bar is not None
+    bar("parsing logs", 10, 40)
+    bar("drawing charts", 4, 4)
+    err = capsys.readouterr().err
+    assert "\rparsing logs    [######..................] 10/40" in err
+    assert "\n\rdrawing charts  [########################] 4/4" in err
