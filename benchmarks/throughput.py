@@ -113,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "firedup-bench")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
+    ap.add_argument("--parts", default="long,many,startup",
+                    help="which figures to measure, comma-separated (default long,many,startup)")
     args = ap.parse_args(argv)
 
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -123,22 +125,42 @@ def main(argv: list[str] | None = None) -> int:
     firedup = [sys.executable, "-m", "firedup", "parse", "--json"]
     results: dict[str, Any] = {"python": sys.version.split()[0], "rg": rg, "alternation": ALTERNATION}
 
+    parts = set(args.parts.split(","))
+    if "long" in parts:
+        _long(args, results, firedup, rg)
+    if "many" in parts:
+        _many(args, results, firedup, rg)
+    if "startup" in parts:
+        results["startup"] = _startup(args)
+    _report(results)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+def _long(args: argparse.Namespace, results: dict[str, Any], firedup: list[str], rg: str | None) -> None:
     long_log = cached(args.cache, f"long-{args.size}-s{args.seed}.log",
                       lambda p: write_long_log(p, startups=4, target_bytes=args.size, seed=args.seed))
     results["long"] = compare("long log", [*firedup, str(long_log)], [rg, "-c", ALTERNATION, str(long_log)] if rg else None,
                               args.runs)
     results["long"]["bytes"] = long_log.stat().st_size
 
+
+def _many(args: argparse.Namespace, results: dict[str, Any], firedup: list[str], rg: str | None) -> None:
     folder = cached(args.cache, f"many-{args.files}x{args.file_size}-s{args.seed}",
                     lambda p: write_many(p, n=args.files, seed=args.seed, target_bytes=args.file_size))
     results["many"] = compare("folder", [*firedup, str(folder)], [rg, "-c", ALTERNATION, str(folder)] if rg else None,
                               args.runs)
     results["many"]["files"] = args.files
 
-    small_dir = cached(args.cache, f"small-s{args.seed}", lambda p: write_many(p, n=1, seed=args.seed))
+
+def _startup(args: argparse.Namespace) -> dict[str, float | dict[str, float]]:
+    # one startup, as the generator writes it, without traffic after ready
+    small_dir = cached(args.cache, f"startup-s{args.seed}", lambda p: write_many(p, n=1, seed=args.seed, target_bytes=0))
     small = next(small_dir.glob("*.log"))
     bare = [sys.executable, "-c", "pass"]
-    startup = {}
+    startup: dict[str, Any] = {"small_log_bytes": small.stat().st_size}
+    base: list[float] = []
     for name, cmd in (("--help", [sys.executable, "-m", "firedup", "--help"]),
                       ("parse small.log", [sys.executable, "-m", "firedup", "parse", str(small)])):
         times, base = [], []
@@ -149,12 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         startup[name] = {"ms": statistics.median(times) * 1000,
                          "above_python_ms": statistics.median(t - b for t, b in zip(times, base, strict=True)) * 1000}
     startup["python -c pass ms"] = statistics.median(base) * 1000
-    results["startup"] = startup
-
-    _report(results)
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1) + "\n")
-    return 0
+    return startup
 
 
 def _verdict(value: float | None, goal: float) -> str:
@@ -164,22 +181,30 @@ def _verdict(value: float | None, goal: float) -> str:
 
 
 def _report(r: dict[str, Any]) -> None:
-    long, many, st = r["long"], r["many"], r["startup"]
     print(f"python {r['python']}; rg: {r['rg'] or 'absent'}")
     print(f"{'figure':<46}{'firedup':>10}{'rg':>9}{'ratio':>8}{'goal':>8}  verdict")
-    for name, row, goal in ((f"1. long log {long['bytes'] / 2**20:,.0f} MiB, 4 startups", long, GOALS["long"]),
-                            (f"2. folder of {many['files']} logs", many, GOALS["many"])):
+    rows = []
+    if "long" in r:
+        rows.append((f"1. long log {r['long']['bytes'] / 2**20:,.0f} MiB, 4 startups", r["long"], GOALS["long"]))
+    if "many" in r:
+        rows.append((f"2. folder of {r['many']['files']} logs", r["many"], GOALS["many"]))
+    for name, row, goal in rows:
         ratio = row.get("ratio")
         print(f"{name:<46}{row['firedup_s']:>9.2f}s{row.get('rg_s', float('nan')):>8.2f}s"
               f"{ratio if ratio is not None else float('nan'):>7.1f}x{goal:>7.1f}x  {_verdict(ratio, goal)}")
-    print(f"{'   peak RSS, long log':<46}{long['peak_rss_mb']:>8.0f}MB{'':>17}{GOALS['rss_mb']:>6.0f}MB  "
-          f"{_verdict(long['peak_rss_mb'], GOALS['rss_mb'])}")
-    print(f"{'   peak RSS, folder':<46}{many['peak_rss_mb']:>8.0f}MB")
+    if "long" in r:
+        rss = r["long"]["peak_rss_mb"]
+        print(f"{'   peak RSS, long log':<46}{rss:>8.0f}MB{'':>17}{GOALS['rss_mb']:>6.0f}MB  {_verdict(rss, GOALS['rss_mb'])}")
+    if "many" in r:
+        print(f"{'   peak RSS, folder':<46}{r['many']['peak_rss_mb']:>8.0f}MB")
+    if "startup" not in r:
+        return
+    st = r["startup"]
     for name in ("--help", "parse small.log"):
         above = st[name]["above_python_ms"]
         print(f"{'3. firedup ' + name + ' above python -c pass':<46}{above:>8.0f}ms{'':>17}{GOALS['startup_ms']:>6.0f}ms  "
               f"{_verdict(above, GOALS['startup_ms'])}")
-    print(f"   (python -c pass itself: {st['python -c pass ms']:.0f} ms)")
+    print(f"   (python -c pass itself: {st['python -c pass ms']:.0f} ms; small.log: {st['small_log_bytes'] / 1000:.0f} kB)")
 
 
 if __name__ == "__main__":
