@@ -186,19 +186,20 @@ def _soups(draw: Any) -> list[str]:
     return lines
 
 
-def _write(tmp: Path, lines: Sequence[str], crlf: bool) -> Path:
+def _write(tmp: Path, lines: Sequence[str], crlf: bool, last_newline: bool = True) -> Path:
     path = tmp / "soup.log"
     end = "\r\n" if crlf else "\n"
-    path.write_bytes(end.join(lines).encode("utf-8", errors="replace") + (end.encode() if lines else b""))
+    tail = end.encode() if lines and last_newline else b""
+    path.write_bytes(end.join(lines).encode("utf-8", errors="replace") + tail)
     return path
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=_soups(), crlf=st.booleans())
-def test_same_events_on_generated_logs(tmp_path: Path, lines: list[str], crlf: bool) -> None:
+@given(lines=_soups(), crlf=st.booleans(), last_newline=st.booleans())
+def test_same_events_on_generated_logs(tmp_path: Path, lines: list[str], crlf: bool, last_newline: bool) -> None:
     if not any(line.strip() for line in lines):
         return
-    path = _write(tmp_path, lines, crlf)
+    path = _write(tmp_path, lines, crlf, last_newline)
     if _assert_same(path, get_format("sglang")) is None:
         assert any(_STATEFUL_SHAPE.match(line) for line in lines), "handed back without a reason"
 
@@ -260,6 +261,16 @@ def test_time_only_stamp_after_skipped_dated_lines_hands_the_file_back(tmp_path:
     plain = parse_paths([str(path)], scanner="incremental").as_contract()
     assert forced["runs"] == plain["runs"]
     assert "skipped" not in forced["sources"][0]["lines"]
+
+
+def test_an_overlong_last_line_is_left_to_the_incremental_engine(tmp_path: Path) -> None:
+    """The incremental engine names the line in its error; the batch engine hands it over."""
+    path = tmp_path / "tail.log"
+    path.write_bytes(b"[2026-01-01 10:00:00] The server is fired up and ready to roll!\n" + b"y" * (9 << 20))
+    with pytest.raises(batch.NeedExact):
+        _batch(path, get_format("sglang"))
+    result = parse_paths([str(path)], scanner="batch")
+    assert [(e.line, e.reason) for e in result.errors] == [(2, "a line longer than 8 MB: not a line-oriented text log")]
 
 
 def test_parse_gives_the_same_contract_with_either_engine() -> None:

@@ -475,12 +475,13 @@ def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State,
         chunk = np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos)
         newlines = np.flatnonzero(chunk == 10)
         del chunk
-        if len(newlines) and int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
-            raise NeedExact("a line longer than the limit")
         ends = newlines.tolist()
-        del newlines
         if not ends or ends[-1] != end - pos - 1:
             ends.append(end - pos)  # the last line has no newline
+            newlines = np.append(newlines, end - pos)
+        if int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
+            raise NeedExact("a line longer than the limit")  # the engine reports it
+        del newlines
         hits: list[int] = []
         ids: list[int] = []
 
