@@ -145,6 +145,9 @@ _ODD = (
     "[gpu_id=0] Init nccl begin.",
     "WARNING:root:something happened with Error in it",
     "    indented [{d} {t} TP0] Decode batch, #token: 4",
+    "\u00a0(SchedulerActor pid=78) [{d} {t} TP1] Load weight begin. avail mem=70 GB",
+    "\x1c[{d} {t} TP0] Decode batch, #token: 4",
+    "[{d} {t}] INFO:     10.0.0.8:4 - \"GET /v1/caf\u00e9 HTTP/1.1\" 200 OK",
     "[{d} {t} TP0] Prefill batch with Exception text, #new-seq: 1",
 )
 # Stamps completed from earlier ones (time only, no year): the batch engine hands a log back

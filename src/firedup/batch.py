@@ -14,6 +14,11 @@ own-clock stamp (which events without a time inherit, and which closes a run) an
 marks a run's first stamp; `Scanner.skip` applies that, from the last such line before the
 next candidate (found by reading back a line or two) and the first one when wanted.
 
+Access lines (`http.access`, one request each) are the rest of the traffic, and events:
+they are read in bulk with the rule table's own regexes (polars for many, Python's `re`
+for a few) and handed to `compact.compact` as blocks, which builds only the few events a
+timeline can use (the first request, the first health probe, ...).
+
 Two things the scan cannot prove send the source back to the incremental engine
 (`NeedExact`): a line longer than `sources.MAX_LINE_BYTES`, and a time-only or year-less
 stamp that would depend on the latest dated stamp among lines that were skipped.
@@ -354,6 +359,8 @@ def _normalising_markers() -> list[str]:
         _BAR.pattern,
         "repeated",  # Ray's "[repeated Nx across cluster]"
     ]
+    # Python's lstrip() also takes \x1c-\x1f and non-ASCII spaces before a prefix
+    out.append(_LINE_START + r"[\x1c-\x1f\x80-\xff]")
     return out + [_LINE_START + p for p in _PREFIX_STARTS]
 
 
