@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from firedup.parse import parse_paths
@@ -133,3 +134,29 @@ def test_nccl_shared_memory_failure_gets_the_shm_hint_not_the_network_one(tmp_pa
     [run] = _runs(tmp_path, text)
     assert run.crash is not None and run.crash.category == "distributed"
     assert run.crash.hint is not None and "--shm-size" in run.crash.hint
+
+
+def test_stage_changes_end_where_an_incomplete_run_stops(tmp_path: Path) -> None:
+    """`firedup wait` follows `stage_changes` live; `stopped_in` places a cut-off log. One rule."""
+    from conftest import FIXTURES, SAMPLE_LOGS, corpus_logs
+    from firedup.timeline import stage_changes
+
+    cut = []
+    for fixture in sorted(FIXTURES.glob("*.log")):  # every fixture cut short at each third of it
+        lines = fixture.read_text().splitlines(keepends=True)
+        for k in (1, 2):
+            cut.append(tmp_path / f"{fixture.stem}-{k}.log")
+            cut[-1].write_text("".join(lines[: len(lines) * k // 3]))
+    logs = [*sorted(SAMPLE_LOGS.glob("*.log")), *sorted(FIXTURES.glob("*.log")), *cut, *corpus_logs("sglang"),
+            *corpus_logs("vllm")]
+    checked = 0
+    for run in parse_paths([str(p) for p in logs]).runs:
+        changes = stage_changes(run)
+        assert changes[0] == ("launch", None)
+        assert all(a[0] != b[0] for a, b in itertools.pairwise(changes))  # changes only
+        if run.outcome == "incomplete":
+            assert changes[-1][0] == run.stopped_in, run.source
+            checked += 1
+        if run.outcome == "ready" and run.ready_kind == "server":
+            assert changes[-1][0] == "serving" or any(s == "serving" for s, _ in changes), run.source
+    assert checked >= len(cut) // 2

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from statistics import NormalDist, fmean, stdev
 from typing import Any
 
-from firedup.compare import Group, Grouping, group_runs
+from firedup.compare import Group, Grouping, group_runs, left_out_lines
 from firedup.render import fmt_duration
 from firedup.tables import Runs
 
@@ -198,12 +198,7 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("bash", "kubern
         lines.append(f"{b.label}: budget {fmt_duration(b.budget_seconds)} ({b.budget_seconds} s), "
                      f"method: {b.method}, asked risk {b.risk:.2%}")
         lines.append(f"  {b.statement}")
-    if g.left_out:
-        lines.append("")
-        lines.append(f"left out ({len(g.left_out)}):")
-        for lo in g.left_out:
-            where = f" #{lo.run_index + 1}" if lo.run_index else ""
-            lines.append(f"  {lo.source}{where}: {lo.reason}")
+    lines.extend(left_out_lines(g.left_out, "left out"))
     for b in report.budgets:
         if b.budget_seconds is None or not snippets:
             continue

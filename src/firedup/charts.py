@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
-from firedup.render import fmt_duration
+from firedup.render import fmt_clock, fmt_duration
 from firedup.tables import Runs
-from firedup.timeline import PHASE_ORDER, _rank_sort_key
+from firedup.timeline import PHASE_ORDER, STRAGGLER_SECONDS, STRAGGLER_SHARE, _rank_sort_key
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -114,16 +114,6 @@ def text_colour_on(hex_colour: str) -> str:
 # --- time on axes ------------------------------------------------------------------------------
 
 TICK_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400)
-
-
-def fmt_clock(seconds: float) -> str:
-    """Axis labels: `0:00`, `4:30`, `1:02:03` (minutes:seconds, hours when needed)."""
-    total = round(seconds)
-    sign = "-" if total < 0 else ""
-    total = abs(total)
-    if total >= 3600:
-        return f"{sign}{total // 3600}:{(total % 3600) // 60:02d}:{total % 60:02d}"
-    return f"{sign}{total // 60}:{total % 60:02d}"
 
 
 def tick_step(span: float, max_ticks: int = 9) -> int:
@@ -373,8 +363,6 @@ class RanksData:
     label: str
 
 
-STRAGGLER_SECONDS = 5.0  # as render.ranks_text: a rank this much (and 20 %) over the median rank
-STRAGGLER_SHARE = 0.2
 
 
 def _rank_cells(phases: pl.DataFrame) -> pl.DataFrame:

@@ -7,7 +7,6 @@ the commands that need them, so `firedup --help` stays fast.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import json
 import os
 import sys
@@ -48,17 +47,17 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 def input_options(func: F) -> F:
     """PATH... plus the options every command that reads logs shares."""
+    return click.argument("paths", nargs=-1, required=True, metavar="PATH...")(_reading_options(func))
 
-    @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-    @click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
-    @click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
-                  help="Date for logs that print only times (or no year).")
-    @click.option("--all", "all_files", is_flag=True, help="In directories, read every file, not only *.log/.txt/.out/.gz.")
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+def _reading_options(func: F) -> F:
+    """How logs are read: the format, the date for logs without one, which files to take."""
+    func = click.option("--all", "all_files", is_flag=True,
+                        help="In directories, read every file, not only *.log/.txt/.out/.gz.")(func)
+    func = click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
+                        help="Date for logs that print only times (or no year).")(func)
+    return click.option("--engine", default=None, metavar="NAME",
+                        help="Force the log format (sglang, vllm) instead of sniffing it.")(func)
 
 
 def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> ParseResult:
@@ -111,7 +110,7 @@ def cli() -> None:
 
 @cli.command()
 @input_options
-@click.option("--json", "as_json", is_flag=True, help="Print the machine-readable contract (shared/CONTRACT.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: every run, milestone, phase and crash (the contract scripts rely on).")
 def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
           as_json: bool) -> None:
     """Parse logs into runs, milestones and phases."""
@@ -145,20 +144,11 @@ def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date 
 
 def many_inputs(func: F) -> F:
     """PATH... (optional with --store) plus the options of the commands over many runs."""
-
-    @click.argument("paths", nargs=-1, metavar="[PATH...]")
-    @click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
-                  help="Also read the history store: bare --store for the default one "
-                       "($FIREDUP_STORE or the user data dir), or --store=DIR.")
-    @click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
-    @click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
-                  help="Date for logs that print only times (or no year).")
-    @click.option("--all", "all_files", is_flag=True, help="In directories, read every file, not only *.log/.txt/.out/.gz.")
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
+    func = _reading_options(func)
+    func = click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
+                        help="Also read the history store: bare --store for the default one "
+                             "($FIREDUP_STORE or the user data dir), or --store=DIR.")(func)
+    return click.argument("paths", nargs=-1, metavar="[PATH...]")(func)
 
 
 def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
@@ -517,6 +507,98 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
     click.echo(f"wrote {result.runs} run{'s' if result.runs != 1 else ''} to {out_dir.rstrip('/')}/index.html "
                f"and report.md (+{len(result.files) - 2} charts)")
     sys.exit(EXIT_SOME_INPUTS_BAD if result.errors else EXIT_OK)
+
+
+@cli.command()
+@click.option("--log", "log", required=True, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="The server's log file (it may not exist yet).")
+@click.option("--url", default=None, metavar="URL",
+              help="Probe this URL's status code once a second: 200 is ready (e.g. http://127.0.0.1:30000/health).")
+@click.option("--pid", type=int, default=None, metavar="PID", help="The server's process: its death ends the wait (exit 3).")
+@click.option("--timeout", "timeout", default="auto", show_default=True, metavar="SECONDS|auto",
+              help="Give up after this long (900, 15m, 1h; 0 = never). auto: the budget from history "
+                   "runs of the same config, else 30 min.")
+@click.option("--history", "history", multiple=True, metavar="PATH",
+              help="Earlier logs (files or folders) of this server, for the ETA, the auto timeout and stall "
+                   "warnings. Repeatable.")
+@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
+              help="Also use the history store as history: bare --store for the default one "
+                   "($FIREDUP_STORE or the user data dir), or --store=DIR.")
+@click.option("--stall-after", type=float, default=None, metavar="SECONDS",
+              help="Warn after this long without log output (default: the phase's longest silence in history, "
+                   "at least 30 s; 180 s without history).")
+@click.option("--url-grace", type=float, default=30.0, show_default=True, metavar="SECONDS",
+              help="After the log's ready line, how long the URL may take to answer 200 before it is called wrong (exit 1).")
+@click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
+@click.option("--from-end", is_flag=True,
+              help="Ignore what the log already holds: wait for a startup that begins after now "
+                   "(for a log appended across restarts).")
+@click.option("--quiet", "-q", is_flag=True, help="No status line or phase lines; warnings and the verdict only.")
+def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tuple[str, ...], store: str | None,
+         stall_after: float | None, url_grace: float, engine: str | None, from_end: bool, quiet: bool) -> None:
+    """Wait until a server is ready, reading its log (and URL, and process) as it starts.
+
+    \b
+    Exit codes: 0 ready, 124 timed out, 3 crashed or died before ready
+    (with the diagnosis), 2 usage error, 1 other (e.g. the log says ready
+    but --url never answers 200: a wrong port or URL).
+    """
+    from pathlib import Path
+
+    from firedup.wait import WaitOptions, load_history, parse_timeout
+    from firedup.wait import wait as run_wait
+
+    seconds, auto = parse_timeout(timeout)
+    if engine is not None:
+        from firedup.formats import get_format
+
+        try:
+            get_format(engine)
+        except KeyError as exc:
+            raise click.UsageError(str(exc).strip("'\"")) from None
+    if store and not Path(store).expanduser().is_dir():
+        raise click.BadParameter(f"{store}: no such directory", param_hint="--store")
+    loader = None
+    if history or store is not None:
+        def loader() -> tuple[list[Any], list[str]]:
+            return load_history(history, store)
+    opts = WaitOptions(Path(log), url=url, pid=pid, timeout=seconds, auto_timeout=auto, history_loader=loader,
+                       quiet=quiet, from_end=from_end, engine=engine, stall_after=stall_after,
+                       url_grace=url_grace)
+    color = _use_color(sys.stderr)
+    sys.exit(run_wait(opts, sys.stdout, sys.stderr, style=_style(color and _use_color())))
+
+
+@cli.command()
+@click.argument("log", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Write the log's lines here, at their original pace / --speed.")
+@click.option("--speed", type=float, default=1.0, show_default=True, metavar="N", help="Replay N times faster.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="P",
+              help="Serve HTTP on 127.0.0.1:P (default: the port the log names, else 30000; 0 = any free port).")
+@click.option("--server-version", default=None, metavar="VERSION",
+              help="The engine version whose HTTP semantics to serve (default: read from the log's shape).")
+@click.option("--hold", type=float, default=None, metavar="SECONDS",
+              help="After the last line, keep serving this long (default: until interrupted).")
+@click.option("--engine", default=None, metavar="NAME", help="Force the log format instead of sniffing it.")
+def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: float | None,
+           engine: str | None) -> None:
+    """Re-enact a recorded startup: write its log at pace and serve its HTTP answers.
+
+    \b
+    Nothing listens on the port before the log's `Uvicorn running` line; then
+    SGLang's /health answers 503 with an empty body until the ready line
+    (200 during warm-up on 0.4.10.post1 and older), /ready exists on 0.5.20+,
+    /v1/models and /model_info answer as soon as the port opens. The process
+    exits as the server did: 137 (SIGKILL) or 1 for a crash.
+    """
+    from pathlib import Path
+
+    from firedup.replay import run_replay
+
+    if speed <= 0:
+        raise click.BadParameter("must be greater than 0", param_hint="--speed")
+    sys.exit(run_replay(Path(log), Path(out), speed, port, hold, engine, server_version))
 
 
 def main() -> None:

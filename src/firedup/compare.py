@@ -420,13 +420,19 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
             lines.append("  flags that differ: " + "; ".join(
                 f"{flag} {'/'.join(map(fmt_value, a))} -> {'/'.join(map(fmt_value, b))}"
                 for flag, (a, b) in d.flags_differ.items()))
-    if g.left_out:
-        lines.append("")
-        lines.append(f"left out of the timing ({len(g.left_out)}):")
-        for lo in g.left_out:
-            where = f" #{lo.run_index + 1}" if lo.run_index else ""
-            lines.append(f"  {lo.source}{where}: {lo.reason}")
+    lines.extend(left_out_lines(g.left_out, "left out of the timing"))
     return "\n".join(lines)
+
+
+def left_out_lines(left_out: Sequence[LeftOut], title: str) -> list[str]:
+    """The runs a computation did not use, each with its reason (nothing when none)."""
+    if not left_out:
+        return []
+    lines = ["", f"{title} ({len(left_out)}):"]
+    for lo in left_out:
+        where = f" #{lo.run_index + 1}" if lo.run_index else ""
+        lines.append(f"  {lo.source}{where}: {lo.reason}")
+    return lines
 
 
 __all__ = ["Comparison", "Delta", "Group", "Grouping", "LeftOut", "UnknownFlagError", "compare",

@@ -9,7 +9,9 @@ Facts come from shared/formats/sglang.md §3 and shared/formats/vllm.md §3.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 # What a probe can observe, from the most to the least alive.
 READY = "ready"
@@ -134,3 +136,158 @@ SGLANG_HEALTH = HealthSemantics(
           "every body is empty, so `grep ok` never matches; a failed health generation also answers 503"),
     older=(("0.4.10.post1", _SGLANG_OLD_HEALTH),),
 )
+
+
+def valid_version(text: str) -> bool:
+    return _VERSION.fullmatch(text.strip().lstrip("v")) is not None
+
+
+# --- everything else the HTTP server answers ------------------------------------------------
+#
+# `firedup replay` serves these and `firedup wait` explains them. None of these routes is
+# gated on readiness: they answer as soon as the port is open (sglang.md §3.2, vllm.md §3).
+
+
+@dataclass(frozen=True)
+class Route:
+    path: str
+    body: str = "empty"  # "empty" | "models" (OpenAI model list) | "model_info"
+    since: str | None = None
+    health_alias: bool = False  # answers exactly like the health endpoint
+
+
+ROUTES: dict[str, tuple[Route, ...]] = {
+    "sglang": (Route("/health_generate", health_alias=True), Route("/v1/models", "models"),
+               Route("/get_model_info", "model_info"), Route("/model_info", "model_info", since="0.5.6")),
+    "vllm": (Route("/ping", health_alias=True, since="0.7.0"), Route("/v1/models", "models")),
+}
+
+# Paths that answer 200 as soon as the HTTP server is up, in every version: not readiness.
+NOT_READINESS = ("/v1/models", "/get_model_info", "/model_info", "/get_server_info", "/server_info", "/metrics",
+                 "/version", "/docs", "/openapi.json")
+
+
+def opens_at(health: HealthSemantics) -> str:
+    """The milestone after which the port accepts connections: uvicorn's line, or ready."""
+    return "ready" if health.starting == REFUSED else "http.running"
+
+
+def _has(since: str | None, version: str | None) -> bool:
+    return since is None or version is None or version_key(version) >= version_key(since)
+
+
+def answer(health: HealthSemantics, engine: str, path: str, stage: str,
+           version: str | None) -> tuple[int | None, str]:
+    """(status, body kind) of a GET of `path` in `stage` ("closed" | "starting" | "ready").
+
+    None: the connection is refused (nothing listens).
+    """
+    if stage == "closed":
+        return None, "empty"
+    semantics = health.for_version(version)
+    path = path.split("?", 1)[0]
+    routes = {r.path: r for r in ROUTES.get(engine, ()) if _has(r.since, version)}
+    route = routes.get(path)
+    if path == semantics.endpoint or (route is not None and route.health_alias):
+        if stage == "ready":
+            return semantics.ready_status, "empty"
+        return (None if semantics.starting == REFUSED else int(semantics.starting)), "empty"
+    ready_path = health.readiness_endpoint(version)
+    if path == ready_path and ready_path != semantics.endpoint and semantics.ready_endpoint is not None:
+        return (200 if stage == "ready" else 503), "empty"
+    if route is not None:
+        return 200, route.body
+    return 404, "empty"
+
+
+def advice(health: HealthSemantics) -> str:
+    """How to probe this engine, in one clause."""
+    text = f"probe the status code of {health.endpoint}"
+    if health.ready_endpoint:
+        since = f" (from {health.ready_endpoint_since})" if health.ready_endpoint_since else ""
+        text += f", or {health.ready_endpoint}{since}"
+    return text + ", never the body"
+
+
+@dataclass(frozen=True)
+class VersionGuess:
+    """Bounds on the engine version read from the log's shape, with the evidence."""
+
+    low: str | None = None
+    high: str | None = None  # inclusive
+    evidence: tuple[str, ...] = ()
+
+    def pick(self) -> str | None:
+        """A representative version inside the bounds (None: unknown, use current rules)."""
+        return self.high if self.high is not None else self.low
+
+    def describe(self) -> str:
+        if self.low and self.high:
+            span = f"{self.low} to {self.high}"
+        elif self.high:
+            span = f"{self.high} or older"
+        elif self.low:
+            span = f"{self.low} or newer"
+        else:
+            return "version unknown"
+        return span + (f" ({'; '.join(self.evidence)})" if self.evidence else "")
+
+
+# (event name, field test, bound, version, evidence). Lower bounds are features a version
+# introduced; upper bounds are things a later version removed or replaced (sglang.md §7).
+_SGLANG_MARKERS: tuple[tuple[str, str, str, str], ...] = (
+    ("init_parallel", "low", "0.5.21", "'Init parallel begin' replaced 'Init torch distributed' in 0.5.21"),
+    ("args_dict", "low", "0.5.19", "server_args is printed as a dict from 0.5.19"),
+    ("engine_timings", "low", "0.5.17", "'Engine startup timings' appeared in 0.5.17"),
+    ("capture_target", "low", "0.5.14", "'Capture target ... graph' lines appeared in 0.5.14"),
+    ("kv_dtype", "low", "0.5.13", "'KV Cache is allocated. dtype:' appeared in 0.5.13"),
+    ("elapsed_fields", "low", "0.5.9", "'elapsed=' on load/init lines appeared in 0.5.9"),
+    ("skip_server_warmup", "low", "0.4.9", "ServerArgs has skip_server_warmup (0.4.9+)"),
+    ("no_skip_server_warmup", "high", "0.4.8", "the complete ServerArgs has no skip_server_warmup (added in 0.4.9)"),
+    ("args_repr", "high", "0.5.18", "server_args is a ServerArgs(...) repr (a dict from 0.5.19)"),
+    ("init_nccl", "high", "0.3.3", "'Init nccl begin' was renamed in 0.3.4"),
+)
+
+
+def sglang_version_guess(events: Iterable[Any], config: Mapping[str, Any], config_complete: bool) -> VersionGuess:
+    """Version bounds from unambiguous markers of one run (events of firedup.engine)."""
+    seen: set[str] = set()
+    for e in events:
+        text = getattr(e, "text", "")
+        name = getattr(e, "name", "")
+        if name == "dist_init.begin" and text.startswith("Init parallel"):
+            seen.add("init_parallel")
+        elif name == "dist_init.begin" and text.startswith("Init nccl"):
+            seen.add("init_nccl")
+        elif name == "server_args":
+            args = str(e.fields.get("args", ""))
+            seen.add("args_dict" if args.startswith("{") else "args_repr")
+        elif name == "engine.timings":
+            seen.add("engine_timings")
+        elif name.endswith("cuda_graph.begin") and text.startswith(("Capture target", "Capture draft decode",
+                                                                     "Capture draft verify", "Capture draft extend C")):
+            seen.add("capture_target")
+        elif name == "kv_cache.allocated" and "dtype:" in text:
+            seen.add("kv_dtype")
+        elif name in ("load_weight.end", "dist_init.end") and "elapsed=" in text:
+            seen.add("elapsed_fields")
+    if seen & {"args_repr", "args_dict"}:
+        if "skip_server_warmup" in config:
+            seen.add("skip_server_warmup")
+        elif config_complete and "args_repr" in seen:
+            seen.add("no_skip_server_warmup")
+    low: str | None = None
+    high: str | None = None
+    evidence: list[str] = []
+    for key, bound, version, why in _SGLANG_MARKERS:
+        if key not in seen:
+            continue
+        if bound == "low" and (low is None or version_key(version) > version_key(low)):
+            low = version
+            evidence.append(why)
+        elif bound == "high" and (high is None or version_key(version) < version_key(high)):
+            high = version
+            evidence.append(why)
+    if low is not None and high is not None and version_key(low) > version_key(high):
+        return VersionGuess(None, None, ("contradictory markers: " + "; ".join(evidence),))
+    return VersionGuess(low, high, tuple(evidence))

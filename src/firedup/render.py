@@ -10,7 +10,7 @@ import textwrap
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from firedup.timeline import Phase, Run
+from firedup.timeline import Phase, Run, is_straggler
 
 Style = Callable[..., str]
 
@@ -35,15 +35,22 @@ def fmt_duration(seconds: float | None) -> str:
     return f"{total // 3600} h {(total % 3600) // 60:02d} min"
 
 
-def fmt_offset(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
+def fmt_clock(seconds: float) -> str:
+    """A clock reading: `0:00`, `4:30`, `-5:47`, `1:02:03` (hours only when needed)."""
     total = round(seconds)
-    sign = "-" if total < 0 else "+"
+    sign = "-" if total < 0 else ""
     total = abs(total)
     if total >= 3600:
         return f"{sign}{total // 3600}:{(total % 3600) // 60:02d}:{total % 60:02d}"
     return f"{sign}{total // 60}:{total % 60:02d}"
+
+
+def fmt_offset(seconds: float | None) -> str:
+    """A start offset in the timeline view: the clock reading, signed."""
+    if seconds is None:
+        return ""
+    text = fmt_clock(seconds)
+    return text if text.startswith("-") else "+" + text
 
 
 _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",
@@ -198,7 +205,7 @@ def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
             continue
         slowest = max(by_rank, key=lambda r: by_rank[r])
         median = sorted(by_rank.values())[len(by_rank) // 2]
-        straggler = hi - median >= max(5.0, 0.2 * median)
+        straggler = is_straggler(hi, median)
         rows.append((label, lo, hi, slowest, straggler, len(by_rank)))
     if not rows:
         return []

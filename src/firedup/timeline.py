@@ -45,6 +45,7 @@ _FATAL = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "e
 # Errors that end a startup only when no progress follows: the server declaring itself
 # stuck (a failed health generation, a watchdog), or a bare traceback.
 _FATAL_IF_STUCK = frozenset({"error.health", "error.watchdog"})
+FATAL_EVENTS = _FATAL  # for `firedup wait`, which must tell a fatal line from a stray traceback
 # Paths the server or probes request on their own; not a user's first request.
 _PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
                 "/server_info", "/metrics", "/freeze_gc", "/ping", "/version")
@@ -89,6 +90,16 @@ PAIRED_PHASES = (
 # Phases the log reports only as a duration on the line that ends them (vLLM).
 REPORTED_ONLY = {"model_loading.end": "model_loading", "torch_compile.end": "torch_compile",
                  "engine.ready": "engine_init"}
+
+# A rank is a straggler in a phase when it takes this much longer than the median rank:
+# at least STRAGGLER_SECONDS and STRAGGLER_SHARE of the median. Every view uses this rule.
+STRAGGLER_SECONDS = 5.0
+STRAGGLER_SHARE = 0.1
+
+
+def is_straggler(seconds: float, median: float) -> bool:
+    return seconds - median >= max(STRAGGLER_SECONDS, STRAGGLER_SHARE * median)
+
 
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
                "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
@@ -443,23 +454,52 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
     run.milestones.sort(key=lambda m: m.line)
 
 
-def _stage_at(run: Run, line: int) -> str | None:
-    """The phase the run was in at `line`: the stage after the last milestone before it."""
+def _stage_rules(run: Run) -> tuple[Mapping[str, str], Mapping[str, tuple[str, Any, str]]]:
     fmt = _format_of(run.engine)
     table = {**_STAGE_AFTER, **fmt.stage_after} if fmt is not None else _STAGE_AFTER
     skips = fmt.stage_skips if fmt is not None and fmt.stage_skips else _STAGE_SKIPS
+    return table, skips
+
+
+def next_stage(run: Run, stage: str | None, m: Milestone,
+               rules: tuple[Mapping[str, str], Mapping[str, tuple[str, Any, str]]] | None = None) -> str | None:
+    """The stage `run` is in right after milestone `m`, given the stage before it.
+
+    One function for the batch view (where a crash or a cut-off log is placed) and the
+    live view (`firedup wait`), so both name the same phase for the same lines.
+    """
+    table, skips = rules or _stage_rules(run)
+    nxt = m.fields.get("next_stage") or table.get(m.key)
+    if nxt is None:
+        return stage
+    skip = skips.get(nxt)
+    # a stage the config turned off (no graphs, no compile) is skipped, unless it visibly began
+    if skip is not None and not m.key.endswith(".begin") and run.config.get(skip[0]) == skip[1]:
+        nxt = skip[2]
+    return str(nxt)
+
+
+def stage_changes(run: Run) -> list[tuple[str | None, Milestone | None]]:
+    """Every change of stage in line order, with the milestone that caused it (None: the start)."""
+    rules = _stage_rules(run)
+    changes: list[tuple[str | None, Milestone | None]] = [("launch", None)]
+    stage: str | None = "launch"
+    for m in run.milestones:
+        new = next_stage(run, stage, m, rules)
+        if new != stage:
+            changes.append((new, m))
+            stage = new
+    return changes
+
+
+def _stage_at(run: Run, line: int) -> str | None:
+    """The phase the run was in at `line`: the stage after the last milestone before it."""
+    rules = _stage_rules(run)
     stage: str | None = "launch"
     for m in run.milestones:
         if m.line > line:
             break
-        nxt = m.fields.get("next_stage") or table.get(m.key)
-        if nxt is None:
-            continue
-        skip = skips.get(nxt)
-        # a stage the config turned off (no graphs, no compile) is skipped, unless it visibly began
-        if skip is not None and not m.key.endswith(".begin") and run.config.get(skip[0]) == skip[1]:
-            nxt = skip[2]
-        stage = nxt
+        stage = next_stage(run, stage, m, rules)
     return stage
 
 

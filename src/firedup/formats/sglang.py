@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from firedup.formats import _common
 from firedup.formats.base import Format, Header, Rule, to_float, to_int, to_list
 from firedup.health import SGLANG_HEALTH
 
@@ -200,16 +201,13 @@ RULES = (
     Rule("engine.timings", r"^Engine startup timings \(s\): (?P<timings>.*)$", "Engine startup timings",
          fields={"timings": parse_timings}),
     # HTTP server
-    Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process"),
+    _common.STARTED,
     Rule("http.startup_complete", r"^Application startup complete", "Application startup complete"),
-    Rule("http.startup_failed", r"Application startup failed", "Application startup failed"),
+    _common.STARTUP_FAILED,
     Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on"),
     Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian"),
-    Rule("http.access",
-         r"^(?P<client>\S+) - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})",
-         "HTTP/", fields={"status": to_int}),
-    Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Waiting for application shutdown)",
-         ("Shutting down", "Finished server process", "application shutdown")),
+    _common.ACCESS,
+    _common.SHUTDOWN,
     Rule("warmup.end", r"^(?:End of (?:\w+ )*warmup|Disaggregation warmup requests completed|Warmup ended)",
          ("warmup", "Warmup")),
     # ready
@@ -235,17 +233,7 @@ RULES = (
     Rule("error.watchdog", r"[Ww]atchdog timeout \(", "atchdog timeout"),
     Rule("error.health", r"^Health check failed\.", "Health check failed"),
     Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed"),
-    Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError|Watchdog caught collective operation timeout)",
-         ("NCCL", "nccl", "collective operation timeout")),
-    # NCCL's "Last error:" detail, printed raw after the exception that it explains.
-    Rule("error.detail", r"^(?:Error while (?:creating|attaching to) shared memory segment|.*No space left on device)",
-         ("shared memory segment", "No space left on device")),
-    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "'),
-    Rule("error.exception",
-         r"^(?P<exc_type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid))(?:: (?P<exc_msg>.*))?$",
-         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid")),
-    Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
-         ("out of memory", "CUDA error", "OutOfMemoryError")),
+    *_common.PYTHON_ERRORS,
     # uvicorn cannot bind the port: "ERROR:    [Errno 98] error while attempting to bind on
     # address ('0.0.0.0', 30000): address already in use". Only uvicorn's own line: torch's
     # c10d warns "... failed to bind ... Address already in use" and carries on.

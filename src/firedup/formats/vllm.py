@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from firedup.config import parse_args_repr
+from firedup.formats import _common
 from firedup.formats.base import ArgsDump, Format, Header, Rule, to_float, to_int
 from firedup.health import VLLM_HEALTH
 
@@ -354,15 +355,12 @@ RULES = (
     # --- HTTP server ---
     Rule("http.running", r"^Starting vLLM (?:API )?server (?:\d+ )?on (?P<url>\S+)", "Starting vLLM "),
     Rule("http.routes", r"^Available routes are:", "Available routes"),
-    Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process"),
+    _common.STARTED,
     Rule("ready", r"^Application startup complete\.", "Application startup complete"),
-    Rule("http.startup_failed", r"^Application startup failed", "Application startup failed"),
+    _common.STARTUP_FAILED,
     Rule("http.running", r"^Uvicorn running on (?P<url>\S+)", "Uvicorn running on"),
-    Rule("http.access",
-         r"^(?P<client>\S+) - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})",
-         "HTTP/", fields={"status": to_int}),
-    Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Waiting for application shutdown)",
-         ("Shutting down", "Finished server process", "application shutdown")),
+    _common.ACCESS,
+    _common.SHUTDOWN,
     # --- failures: the engine process, the API server, systemd ---
     Rule("error.engine_core",
          r"^(?P<what>EngineCore failed to start|WorkerProc failed to start|EngineCore encountered a fatal error"
@@ -382,15 +380,7 @@ RULES = (
     Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed"),
     Rule("error.traceback", r"^Traceback \(most recent call last\)", "Traceback"),
     Rule("error.process", r"^Process (?P<proc_name>\S+):$", "Process "),
-    Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError|ncclUnhandledCudaError"
-                       r"|Watchdog caught collective operation timeout)",
-         ("NCCL", "nccl", "collective operation timeout")),
-    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "'),
-    Rule("error.exception",
-         r"^(?P<exc_type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid))(?:: (?P<exc_msg>.*))?$",
-         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid")),
-    Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
-         ("out of memory", "CUDA error", "OutOfMemoryError")),
+    *_common.PYTHON_ERRORS,
 )
 
 # --- what the rest of firedup needs to know about vLLM -------------------------------------

@@ -1,0 +1,226 @@
+"""Follow a log file that another process is still writing, like `tail -F`.
+
+`firedup wait` starts before, during or after the server writes its log, and loggers
+rotate or truncate files under it. The follower hands out only complete physical lines
+(a half-written line is never parsed), keeps numbering them across rotations so that
+events stay in order, and never blocks: the caller decides how long to sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+READ_CHUNK = 1 << 20  # bytes per read; a poll returns after at most `max_bytes`
+# A line that has stopped growing for this long without a newline is taken as complete:
+# a log that ends without a final newline must still be read to its end.
+PARTIAL_GRACE_S = 3.0
+PEEK_BYTES = 4096
+# An unfinished line longer than this is no log line: keep only its newest part (a bar that
+# redraws itself without newlines for hours would otherwise grow without bound).
+MAX_PARTIAL = 8 * READ_CHUNK
+
+
+class FollowError(Exception):
+    """The file exists but cannot be read (permissions): waiting will not help."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    number: int  # 1-based, counted across rotations and truncations
+    text: str
+    # True when this is the rest of a line already handed out as complete after
+    # PARTIAL_GRACE_S (its number is the same as that line's).
+    continued: bool = False
+
+
+@dataclass
+class FollowNote:
+    """Something about the file the caller should tell the user."""
+
+    kind: str  # "appeared" | "rotated" | "truncated" | "vanished"
+    text: str
+
+
+@dataclass
+class Follower:
+    """Reads new complete lines of `path` on each `poll()`.
+
+    - a file that does not exist yet: polls return nothing until it appears;
+    - rotation (the path now names another inode): the old file is read to its end, then
+      the new one from its start;
+    - truncation (the file got shorter than what was read, as with copytruncate): reading
+      restarts at offset 0 (like `tail -F`, a truncation followed by more writes than were
+      read before the next poll cannot be told from growth);
+    - a partial last line stays buffered until its newline arrives (or it has not grown for
+      `partial_grace` seconds, for logs whose last line has no newline).
+    """
+
+    path: Path
+    partial_grace: float = PARTIAL_GRACE_S
+    # Skip what the file already holds when first opened (numbering its lines all the same):
+    # for a log that collects several startups, only a new one counts.
+    from_end: bool = False
+    max_bytes: int = 8 * READ_CHUNK
+    number: int = 0  # last line number handed out
+    notes: list[FollowNote] = field(default_factory=list)
+    _file: BinaryIO | None = None
+    _ident: tuple[int, int] | None = None  # (st_dev, st_ino) of the open file
+    _offset: int = 0
+    _partial: bytearray = field(default_factory=bytearray)
+    _partial_since: float = 0.0  # monotonic time the partial last grew
+    _flushed_partial: bool = False  # the partial was handed out; its rest continues it
+    _ever_opened: bool = False
+    _vanished: bool = False
+    last_growth: float | None = None  # monotonic time any byte last arrived (for stall checks)
+    bytes_read: int = 0
+
+    @property
+    def exists(self) -> bool:
+        return self._file is not None
+
+    @property
+    def partial(self) -> str:
+        """The unfinished last line as it stands (for progress bars redrawn with `\\r`)."""
+        return self._partial.decode("utf-8", errors="replace")
+
+    @property
+    def partial_size(self) -> int:
+        return len(self._partial)
+
+    def partial_tail(self, max_bytes: int = PEEK_BYTES) -> str:
+        """The end of the unfinished last line: enough for the newest redraw of a bar, cheap
+        even when a bar has redrawn itself thousands of times on one line."""
+        return bytes(self._partial[-max_bytes:]).decode("utf-8", errors="replace")
+
+    def take_notes(self) -> list[FollowNote]:
+        notes, self.notes = self.notes, []
+        return notes
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def poll(self, now: float | None = None) -> list[RawLine]:
+        """New complete lines since the last poll; never blocks."""
+        now = time.monotonic() if now is None else now
+        out: list[RawLine] = []
+        self._check_identity(out, now)
+        if self._file is None:
+            return out
+        self._read_available(out, now)
+        if self._partial and not self._flushed_partial and now - self._partial_since >= self.partial_grace:
+            out.append(self._emit(self._partial, continued=False))
+            self._partial = bytearray()
+            self._flushed_partial = True
+        return out
+
+    def drain(self) -> list[RawLine]:
+        """Everything left, the unfinished last line included: the writer is gone."""
+        out = self.poll()
+        if self._partial:
+            out.append(self._emit(self._partial, continued=self._flushed_partial))
+            self._partial = bytearray()
+            self._flushed_partial = False
+        return out
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _check_identity(self, out: list[RawLine], now: float) -> None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            if self._file is not None and not self._vanished:
+                self._vanished = True
+                self.notes.append(FollowNote("vanished", f"{self.path} was removed; waiting for a new file"))
+            return
+        except OSError:
+            return
+        ident = (st.st_dev, st.st_ino)
+        self._vanished = False
+        if self._file is None:
+            self._open(ident, now)
+            return
+        if ident != self._ident:
+            # Rotated: finish the old file first (its last lines were written before the
+            # rename), then follow the new one from its start.
+            self._read_available(out, now)
+            if self._partial:
+                out.append(self._emit(self._partial, continued=self._flushed_partial))
+                self._partial, self._flushed_partial = bytearray(), False
+            self.close()
+            self.notes.append(FollowNote("rotated", f"{self.path} was rotated (a new file took its name); "
+                                                    "following the new file from its start"))
+            self._open(ident, now)
+            return
+        if st.st_size < self._offset:
+            self.notes.append(FollowNote("truncated", f"{self.path} was truncated (size {st.st_size} < "
+                                                      f"{self._offset} bytes read); reading it again from the start"))
+            if self._partial:
+                out.append(self._emit(self._partial, continued=self._flushed_partial))
+                self._partial, self._flushed_partial = bytearray(), False
+            assert self._file is not None
+            self._file.seek(0)
+            self._offset = 0
+
+    def _open(self, ident: tuple[int, int], now: float) -> None:
+        try:
+            self._file = open(self.path, "rb")  # noqa: SIM115 - kept open while following
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise FollowError(f"{self.path}: cannot read it ({exc.strerror or exc})") from None
+        self._ident = (os.fstat(self._file.fileno()).st_dev, os.fstat(self._file.fileno()).st_ino)
+        self._offset = 0
+        if self.from_end and not self._ever_opened:
+            self._skip_existing(now)
+        if not self._ever_opened:
+            self.notes.append(FollowNote("appeared", f"{self.path} appeared"))
+        self._ever_opened = True
+        self.last_growth = now
+
+    def _skip_existing(self, now: float) -> None:
+        """Count the complete lines already there and keep only an unfinished last one."""
+        assert self._file is not None
+        tail = b""
+        while chunk := self._file.read(READ_CHUNK):
+            self.number += chunk.count(b"\n")
+            self._offset += len(chunk)
+            tail = (tail + chunk).rsplit(b"\n", 1)[-1] if b"\n" in chunk else tail + chunk
+        self._partial, self._partial_since = bytearray(tail), now
+
+    def _read_available(self, out: list[RawLine], now: float) -> None:
+        assert self._file is not None
+        budget = self.max_bytes
+        while budget > 0:
+            chunk = self._file.read(min(READ_CHUNK, budget))
+            if not chunk:
+                break
+            budget -= len(chunk)
+            self._offset += len(chunk)
+            self.bytes_read += len(chunk)
+            self.last_growth = now
+            self._partial_since = now
+            if b"\n" not in chunk:  # a bar redrawn in place: the line only grows
+                self._partial += chunk
+                if len(self._partial) > MAX_PARTIAL:
+                    del self._partial[: len(self._partial) - MAX_PARTIAL // 8]  # keep the newest redraws
+                continue
+            lines = chunk.split(b"\n")
+            lines[0] = bytes(self._partial) + lines[0]
+            self._partial = bytearray(lines.pop())
+            for raw in lines:
+                out.append(self._emit(raw, continued=self._flushed_partial))
+                self._flushed_partial = False
+
+    def _emit(self, raw: bytes | bytearray, continued: bool) -> RawLine:
+        if not continued:
+            self.number += 1
+        return RawLine(self.number, bytes(raw).decode("utf-8", errors="replace"), continued)
+
+
+__all__ = ["FollowError", "FollowNote", "Follower", "RawLine"]

@@ -1,0 +1,522 @@
+"""Re-enact a recorded startup: the log at its original pace, and the HTTP answers it implies.
+
+Wait scripts, Kubernetes probes and `firedup wait` itself are hard to test without a GPU
+and a 15-minute startup. `replay` writes a recorded log line by line at its original pace
+(divided by `speed`) and serves the engine's endpoints on 127.0.0.1 with the answers the
+engine gave at that moment (`firedup.health`): nothing listens before `Uvicorn running`,
+SGLang's `/health` is 503 with an empty body until the ready line (200 on 0.4.10.post1 and
+older), and the process exits as the server did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import re
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO, cast
+
+from firedup.engine import Event, Scanner
+from firedup.errors import FiredupError
+from firedup.formats import Format, get_format, sniff
+from firedup.health import (
+    HealthSemantics,
+    VersionGuess,
+    answer,
+    opens_at,
+    sglang_version_guess,
+    valid_version,
+)
+from firedup.sources import normalise
+from firedup.timeline import Run, build_timeline
+
+# Crash lines of SGLang's SIGQUIT path: the main process SIGKILLs its tree and itself, so
+# the shell sees 137 (sglang.md §4.3). Other deaths before ready exit with status 1.
+_SIGKILL_PATH = frozenset({"error.sigquit", "error.child_exception", "error.warmup", "error.killed",
+                           "error.watchdog", "error.child_died"})
+_BAR_ELAPSED = re.compile(r"\d+/\d+ \[(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)<")
+_BAR_NAME = re.compile(r"^[^\d%|]*")
+
+
+@dataclass
+class ScriptLine:
+    raw: bytes  # as in the file, without its newline
+    at: float  # seconds after the log's first timestamp, on the log's clock (its last piece)
+    timed: bool  # the line carries its own time (else it follows its predecessor)
+    # The line in the pieces a terminal would see: cut where a progress bar redraws (`\r`),
+    # each with its moment. One piece for an ordinary line.
+    pieces: list[tuple[bytes, float]] = field(default_factory=list)
+
+
+@dataclass
+class Script:
+    """A log prepared for replay: every line with its moment, and what the server did."""
+
+    source: str
+    fmt: Format
+    lines: list[ScriptLine]
+    runs: list[Run]
+    actions: dict[int, list[str]]  # 0-based line index -> "restart" | "open" | "ready" | "crash"
+    version: VersionGuess
+    port: int | None  # the port of the log's `Uvicorn running on` line
+    url_line: int | None  # the line that names it
+    model: str
+    exit_code: int  # 0 when the last run did not crash
+
+    @property
+    def duration(self) -> float:
+        return self.lines[-1].at if self.lines else 0.0
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise FiredupError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise FiredupError(f"{path}: is a directory; replay takes one log file") from None
+    except OSError as exc:
+        raise FiredupError(f"{path}: {exc.strerror or exc}") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise FiredupError(f"{path}: not a readable gzip file ({exc})") from None
+    if not data.strip():
+        raise FiredupError(f"{path}: empty file")
+    if b"\x00" in data[:65536]:
+        raise FiredupError(f"{path}: not a text log: binary data")
+    return data
+
+
+def _bar_seconds(text: str) -> tuple[str, float] | None:
+    """A tqdm frame's description and elapsed time (`... 3/4 [00:02<00:01, ...]`)."""
+    m = _BAR_ELAPSED.search(text)
+    if m is None:
+        return None
+    seconds = int(m["h"] or 0) * 3600 + int(m["m"]) * 60 + int(m["s"])
+    name = _BAR_NAME.match(text)
+    return (name.group(0).split("(")[0].strip() if name else ""), float(seconds)
+
+
+def load_script(path: Path, engine: str | None = None, server_version: str | None = None) -> Script:
+    """Read a log and work out when each line was written and what the server was doing."""
+    data = _read_bytes(path)
+    raws = data.split(b"\n")
+    if raws and raws[-1] == b"":
+        raws.pop()
+    texts = [r.decode("utf-8", errors="replace") for r in raws]
+    if engine is not None:
+        try:
+            fmt = get_format(engine)
+        except KeyError as exc:
+            raise FiredupError(str(exc).strip("'\"")) from None
+    else:
+        fmt = sniff("\n".join(texts[:2000]))
+    scanner = Scanner(fmt)
+    events: list[Event] = []
+    for number, text in enumerate(texts, start=1):
+        for line in normalise(text, number):
+            events.extend(scanner.feed(line))
+    events.extend(scanner.finish())
+    runs = build_timeline(events, str(path), fmt.name, scanner.clock.date_source, fmt.config_defaults)
+    lines = _pace(raws, _stamped_parts(fmt, raws))
+    actions: dict[int, list[str]] = {}
+    for run in runs:
+        if run.first_line is not None:
+            actions.setdefault(run.first_line - 1, []).append("restart")
+        if fmt.health is not None:
+            opens = run.milestone(opens_at(fmt.health))
+            if opens is not None:
+                actions.setdefault(opens.line - 1, []).append("open")
+        if run.ready_kind == "server" and run.milestone("ready") is not None:
+            ready = run.milestone("ready")
+            assert ready is not None
+            actions.setdefault(ready.line - 1, []).append("ready")
+        if run.crash is not None:
+            actions.setdefault(run.crash.line - 1, []).append("crash")
+    last = runs[-1] if runs else None
+    version = VersionGuess()
+    if server_version is not None:
+        if not valid_version(server_version):
+            raise FiredupError(f"--server-version {server_version!r} is not a version like 0.4.6.post2")
+        version = VersionGuess(server_version, server_version, ("given with --server-version",))
+    elif last is not None and fmt.name == "sglang":
+        run_events = [e for e in events if last.first_line is not None and last.last_line is not None
+                      and last.first_line <= e.line <= last.last_line]
+        version = sglang_version_guess(run_events, last.all_config, last.config_complete)
+    port, url_line = None, None
+    if last is not None:
+        running = last.milestone("http.running")
+        if running is not None and running.fields.get("url"):
+            m = re.search(r":(\d+)(?:/|$)", str(running.fields["url"]))
+            port, url_line = (int(m.group(1)), running.line) if m else (None, running.line)
+    exit_code = 0
+    if last is not None and last.crash is not None:
+        names = {e.name for e in events if last.first_line is not None and e.line >= last.first_line}
+        killed = "error.killed" in names or (fmt.name == "sglang" and bool(names & _SIGKILL_PATH))
+        exit_code = 137 if killed else 1
+    model = "default"
+    if last is not None:
+        model = str(last.all_config.get("served_model_name") or last.config.get("model_path") or "default")
+    return Script(str(path), fmt, lines, runs, actions, version, port, url_line, model, exit_code)
+
+
+_REDRAW = re.compile(rb"(?=\r)")
+
+
+def _stamped_parts(fmt: Format, raws: list[bytes]) -> list[list[tuple[bytes, float | None]]]:
+    """Each physical line cut where a progress bar redraws (`\r`), each piece with its own
+    time in seconds after the log's first timestamp (None: the piece has no time of its own)."""
+    timer = Scanner(fmt)  # its own clock: the event scanner has read every line already
+    first: Any = None
+    out: list[list[tuple[bytes, float | None]]] = []
+    for number, raw in enumerate(raws, start=1):
+        pieces: list[tuple[bytes, float | None]] = []
+        for part in [p for p in _REDRAW.split(raw) if p] or [raw]:
+            own = None
+            for line in normalise(part.decode("utf-8", errors="replace"), number):
+                parsed = timer.split(line)
+                ts = parsed.ts if parsed.own_clock else None
+                if ts is None and line.outer is not None and not parsed.own_clock:
+                    ts = timer.clock.resolve(outer=line.outer)
+                if ts is not None:
+                    own = ts
+                    break
+            if own is not None and first is None:
+                first = own
+            pieces.append((part, own.minus(first) if own is not None and first is not None else None))
+        out.append(pieces)
+    return out
+
+
+def _pace(raws: list[bytes], parts: list[list[tuple[bytes, float | None]]]) -> list[ScriptLine]:
+    """Every piece's moment: its own time; a progress-bar frame at its bar's start plus its
+    elapsed time (`[00:04<...]`); anything else with its predecessor. Never earlier than
+    the piece before it, and a frame never later than the next piece with its own time.
+    A line is written piece by piece, as a terminal shows a bar redrawn in place."""
+    flat: list[tuple[float, bool]] = []
+    bars: dict[str, tuple[float, float]] = {}  # name -> (start, last elapsed)
+    previous = 0.0
+    for pieces in parts:
+        for data, stamp in pieces:
+            at = previous
+            bar = _bar_seconds(data.decode("utf-8", errors="replace")) if b"[" in data else None
+            if bar is not None:
+                name, elapsed = bar
+                start, last = bars.get(name, (previous, -1.0))
+                if elapsed < last or name not in bars:
+                    start = previous
+                bars[name] = (start, elapsed)
+                at = start + elapsed
+            if stamp is not None:
+                at = max(at, stamp) if bar is not None else stamp
+            flat.append((at, stamp is not None))
+            previous = at if stamp is not None else max(previous, at)
+    ats = [at for at, _ in flat]
+    next_timed = float("inf")
+    for i in range(len(flat) - 1, -1, -1):
+        if flat[i][1]:
+            next_timed = ats[i]
+        elif ats[i] > next_timed:
+            ats[i] = next_timed
+    out: list[ScriptLine] = []
+    floor = 0.0
+    k = 0
+    for raw, pieces in zip(raws, parts, strict=True):
+        paced = []
+        for data, _ in pieces:
+            floor = max(floor, ats[k])
+            paced.append((data, floor))
+            k += 1
+        out.append(ScriptLine(raw, floor, any(stamp is not None for _, stamp in pieces), paced))
+    return out
+
+
+# --- the HTTP side -----------------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    stage: str = "closed"  # "closed" | "starting" | "ready"
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    answers: Counter[tuple[str, int]] = field(default_factory=Counter)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], state: _State, health: HealthSemantics, script: Script) -> None:
+        super().__init__(address, _Handler)
+        self.state = state
+        self.health = health
+        self.engine = script.fmt.name
+        self.script = script
+        self.version = script.version.pick()
+        self.created = int(time.time())
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    server_version = "uvicorn"  # what SGLang's and vLLM's servers call themselves
+    sys_version = ""
+
+    def do_GET(self) -> None:
+        self._answer(send_body=True)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self._answer(send_body=True)
+
+    def do_HEAD(self) -> None:
+        self._answer(send_body=False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # replay reports a summary of the answers when it ends
+
+    def _answer(self, send_body: bool) -> None:
+        server = self.server
+        path = self.path.split("?", 1)[0]
+        with server.state.lock:
+            stage = server.state.stage
+        status, kind = answer(server.health, server.engine, path, stage, server.version)
+        if status is None:  # the port is closed by now: behave like a dying server
+            self.close_connection = True
+            return
+        body = b""
+        if status == 200 and kind != "empty":
+            body = json.dumps(self._body(kind)).encode()
+        elif status == 404:
+            body = b'{"detail":"Not Found"}'
+        with server.state.lock:
+            server.state.answers[(path, status)] += 1
+        self.send_response(status)
+        if body:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if send_body and body:
+            self.wfile.write(body)
+
+    def _body(self, kind: str) -> dict[str, Any]:
+        script = self.server.script
+        engine = self.server.engine
+        if kind == "models":
+            return {"object": "list", "data": [{"id": script.model, "object": "model",
+                                                "created": self.server.created, "owned_by": engine,
+                                                "root": script.model}]}
+        return {"model_path": script.model, "tokenizer_path": script.model, "is_generation": True}
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+class _Writer:
+    """Appends lines to FILE and reopens it when it was moved away, like Python's
+    WatchedFileHandler, so that rotating the output mid-replay works as with a real server."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: BinaryIO | None = None
+        self._ident: tuple[int, int] | None = None
+
+    def write(self, raw: bytes, end: bool = True) -> None:
+        if self._file is not None:
+            try:
+                st = os.stat(self.path)
+                moved = (st.st_dev, st.st_ino) != self._ident
+            except FileNotFoundError:
+                moved = True
+            if moved:
+                self._file.close()
+                self._file = None
+        if self._file is None:
+            mode = "ab" if self._ident is not None else "wb"
+            try:
+                handle = cast(BinaryIO, open(self.path, mode))  # noqa: SIM115 - kept open while writing
+            except OSError as exc:
+                raise FiredupError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            st = os.fstat(handle.fileno())
+            self._file, self._ident = handle, (st.st_dev, st.st_ino)
+        self._file.write(raw + b"\n" if end else raw)
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+# --- the replay loop -------------------------------------------------------------------------
+
+
+def _wait_until(deadline: float, stop: threading.Event) -> bool:
+    """Sleep until `deadline` (monotonic); False when stopped first."""
+    delay = deadline - time.monotonic()
+    return not (delay > 0 and stop.wait(delay))
+
+
+def _rewrite_port(raw: bytes, port: int) -> bytes:
+    text = raw.decode("utf-8", errors="replace")
+    return re.sub(r"(https?://[^\s:/]+):\d+", rf"\g<1>:{port}", text, count=1).encode()
+
+
+def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = None, hold: float | None = None,
+           err: TextIO = sys.stderr, stop: threading.Event | None = None) -> int:
+    """Write the script to `out` and serve its HTTP answers; return the server's exit status.
+
+    A crash ends the replay with the status the server had (137 for SGLang's SIGKILL path;
+    the CLI then kills itself with SIGKILL so that shells see exactly what they saw). A log
+    that ends ready or still starting keeps serving until `stop` is set or `hold` seconds pass.
+    """
+    if speed <= 0:
+        raise FiredupError("--speed must be greater than 0")
+    stop = stop or threading.Event()
+    health = script.fmt.health
+    served_port = port if port is not None else (script.port or 30000)
+    if served_port == 0:  # any free port, known now: the log may name it before the port opens
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            served_port = int(probe.getsockname()[1])
+    state = _State()
+    server: _Server | None = None
+    writer = _Writer(out)
+    started = time.monotonic()
+
+    def say(text: str) -> None:
+        wall = time.monotonic() - started
+        print(f"replay: +{wall:.1f}s {text}", file=err, flush=True)
+
+    def close_port() -> None:
+        nonlocal server
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+            server = None
+            say("port closed (the server process is gone)")
+
+    wall = script.duration / speed
+    print(f"replay: {script.source} -> {out}: {len(script.lines)} lines, {script.duration:.0f} s of log time "
+          f"in {wall:.1f} s at {speed:g}x", file=err, flush=True)
+    if health is not None:
+        version = script.version
+        print(f"replay: {script.fmt.name} {version.describe()}; {_health_summary(script, health)}",
+              file=err, flush=True)
+    crashed = False
+    try:
+        for index, line in enumerate(script.lines):
+            pieces = line.pieces or [(line.raw, line.at)]
+            for data, at in pieces[:-1]:  # a bar redrawn in place: no newline yet
+                if not _wait_until(started + at / speed, stop):
+                    say("stopped before the end of the log")
+                    return 143
+                writer.write(data, end=False)
+            if not _wait_until(started + line.at / speed, stop):
+                say("stopped before the end of the log")
+                return 143
+            actions = script.actions.get(index, [])
+            raw = pieces[-1][0]
+            if "restart" in actions and index > 0:
+                close_port()
+                with state.lock:
+                    state.stage = "closed"
+                crashed = False
+            # A ready line implies an open port even when the log never showed it open.
+            if ("open" in actions or "ready" in actions) and health is not None and server is None:
+                try:
+                    server = _Server(("127.0.0.1", served_port), state, health, script)
+                except OSError as exc:
+                    raise FiredupError(f"cannot listen on 127.0.0.1:{served_port}: {exc.strerror or exc} "
+                                       "(pick another port with --port)") from None
+                served_port = server.server_address[1]
+                with state.lock:
+                    state.stage = "starting"
+                threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
+                say(f"listening on http://127.0.0.1:{served_port} (line {index + 1}: the server's HTTP port opens)")
+            if index + 1 == script.url_line and script.port is not None and script.port != served_port:
+                raw = _rewrite_port(raw, served_port)  # the log names the port actually served
+            if "ready" in actions:
+                with state.lock:
+                    state.stage = "ready"
+                say(f"ready (line {index + 1})")
+            writer.write(raw)
+            if "crash" in actions:
+                crashed = True
+                say(f"crash (line {index + 1}): the server dies")
+                close_port()
+                with state.lock:
+                    state.stage = "closed"
+        if crashed and script.exit_code:
+            close_port()
+            how = "killed with SIGKILL (SGLang's SIGQUIT path kills its process tree): status 137" \
+                if script.exit_code == 137 else "the main process exits with an error: status 1"
+            say(f"the log ends with a crash; exiting like the server ({how})")
+            return script.exit_code
+        with state.lock:
+            stage = state.stage
+        what = {"ready": "ready", "starting": "still warming up", "closed": "still starting"}[stage]
+        if hold is None:
+            say(f"end of the log; the server is {what}: serving until interrupted")
+            stop.wait()
+        else:
+            say(f"end of the log; the server is {what}: serving for {hold:g} s more")
+            stop.wait(hold)
+        return 0
+    finally:
+        writer.close()
+        close_port()
+        with state.lock:
+            answers = dict(state.answers)
+        if answers:
+            summary = ", ".join(f"{path} {status}x{n}" for (path, status), n in sorted(answers.items()))
+            print(f"replay: answered {sum(answers.values())} requests: {summary}", file=err, flush=True)
+
+
+def _health_summary(script: Script, health: HealthSemantics) -> str:
+    version, engine = script.version.pick(), script.fmt.name
+    parts = []
+    for path in dict.fromkeys((health.endpoint, "/ready")):
+        starting, _ = answer(health, engine, path, "starting", version)
+        ready, _ = answer(health, engine, path, "ready", version)
+        if ready == 404:
+            parts.append(f"{path} 404")
+        else:
+            parts.append(f"{path} {starting or 'refused'} while warming up, {ready} when ready")
+    return f"refused until {opens_at(health)}; " + "; ".join(parts)
+
+
+def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float | None, engine: str | None,
+               server_version: str | None, err: TextIO = sys.stderr) -> int:
+    """The CLI's entry: SIGTERM ends the replay cleanly; a crash exits as SGLang did."""
+    script = load_script(log, engine=engine, server_version=server_version)
+    stop = threading.Event()
+
+    def on_term(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        code = replay(script, out, speed=speed, port=port, hold=hold, err=err, stop=stop)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if code == 137:
+        err.flush()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGKILL)  # the shell sees 137, Python sees -9: as with SGLang
+    return code
+
+
+__all__ = ["Script", "ScriptLine", "load_script", "replay", "run_replay"]

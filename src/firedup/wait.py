@@ -1,0 +1,1244 @@
+"""`firedup wait`: watch a server start, and say precisely when it is ready, dead or late.
+
+It replaces loops like `until curl -s .../health | grep -q ok; do sleep 5; done`, which
+can never succeed on SGLang (the body is empty) and say nothing while they spin. Three
+witnesses are watched at once:
+
+- the log, followed as it grows (`firedup.follow`) and read by the same incremental
+  engine and timeline as `firedup parse`: it tells the phase, the progress, a crash and
+  its diagnosis, and the ready line;
+- the URL (optional), probed at most once a second by its status code only: 200 is
+  ready, refused or 503 is starting; the body is never read;
+- the process (optional `--pid`): its death ends the wait at once.
+
+When the witnesses disagree, the disagreement is the news: a log that says ready while
+the URL never answers 200 means a wrong port or URL; a URL that answers 200 while the log
+is still warming up means the probe is not a readiness signal on this version.
+
+Exit codes follow `timeout` and `kubectl wait`: 0 ready, 124 timed out, 3 crashed or died
+before ready, 2 usage error, 1 anything else.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import http.client
+import ipaddress
+import os
+import shutil
+import socket
+import statistics
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from firedup.clock import Stamp
+from firedup.engine import Event, Scanner
+from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, FiredupError, UsageError
+from firedup.follow import Follower, FollowError, RawLine
+from firedup.formats import Format, all_formats, get_format, sniff
+from firedup.health import NOT_READINESS, HealthSemantics, advice, opens_at, sglang_version_guess
+from firedup.render import fmt_duration, fmt_offset, plain, timeline_text
+from firedup.sources import Line, normalise
+from firedup.timeline import FATAL_EVENTS, Run, build_timeline, next_stage, stage_changes
+
+DEFAULT_TIMEOUT_S = 30 * 60.0  # --timeout auto without history
+DEFAULT_STALL_S = 180.0  # silence that earns a warning without history
+MIN_STALL_S = 30.0  # never warn on a shorter silence, whatever history says
+BUDGET_MARGIN = 1.25  # budget = slowest ready run of this config x margin
+PROBE_INTERVAL_S = 1.0
+PROBE_TIMEOUT_S = 5.0  # per request; SGLang's /health generates a token for >= 1 s
+URL_GRACE_S = 30.0  # after the log's ready line, how long the URL may take to answer 200
+URL_EARLY_WARNING_S = 10.0
+CRASH_QUIET_S = 1.0  # after a crash line, wait this long for the rest of the traceback
+CRASH_SETTLE_MAX_S = 5.0
+WEAK_CRASH_QUIET_S = 60.0  # a bare traceback is a crash only if the log then falls silent
+POLL_MIN_S = 0.1
+POLL_MAX_S = 0.5
+SNIFF_IDLE_S = 2.0
+MAX_EVENTS = 50_000
+LAST_LINES = 12
+REENTRY_S = 5.0  # a stage entered again is news once it lasts this long (log time)
+
+# Flags that change how long a startup takes: runs agreeing on all of them are one config.
+CONFIG_FLAGS = ("model_path", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes", "disable_cuda_graph",
+                "cuda_graph_max_bs", "enable_torch_compile", "speculative_algorithm", "quantization",
+                "load_format", "attention_backend")
+
+# What usually keeps a phase silent for minutes (shown with a stall warning).
+STALL_CULPRITS: dict[str, str] = {
+    "launch": "downloading the model or reading its config over a network filesystem (HF hub, NFS, S3 mounts)",
+    "dist_init": "an NCCL/gloo rendezvous waiting for other ranks or nodes (--dist-init-addr, NCCL_SOCKET_IFNAME, "
+                 "a node that never started, a firewall)",
+    "load_weights": "a slow network filesystem or object-store mount reading the weights; a progress bar "
+                    "redrawing in place still counts as output",
+    "kv_cache": "memory profiling; an NCCL collective between ranks",
+    "cuda_graph": "JIT compilation (FlashInfer, DeepGEMM, Triton kernels or torch.compile) or an NCCL collective "
+                  "in custom all-reduce",
+    "http_start": "the scheduler handshake with the tokenizer process",
+    "warmup": "JIT compilation on the first request, or a warm-up request that cannot reach the server "
+              "(a proxy: set NO_PROXY=127.0.0.1,localhost)",
+}
+_DEFAULT_CULPRITS = "JIT compilation, an NCCL rendezvous, or a network filesystem"
+
+
+# --- history: what runs of the same config did -------------------------------------------
+
+
+def config_key(config: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple((flag, repr(config.get(flag))) for flag in CONFIG_FLAGS)
+
+
+def describe_config(config: Mapping[str, Any]) -> str:
+    parts = [f"{flag}={config.get(flag)}" for flag in CONFIG_FLAGS if config.get(flag) is not None]
+    return ", ".join(parts) or "no flags known"
+
+
+@dataclass
+class RunProfile:
+    """One finished history run seen the way `wait` sees a live one: stage by stage."""
+
+    ready_s: float  # first line to the ready line
+    entered: dict[str, float]  # stage -> seconds after the first line it was first entered
+    stage_s: dict[str, float]  # stage -> its phase's seconds, else first entry to the next stage
+    gaps: dict[str, float]  # stage -> longest stretch between two milestones within it
+
+    @classmethod
+    def of(cls, run: Run) -> RunProfile | None:
+        """None for runs that tell nothing about a full startup's length: not ready through
+        the HTTP server, or a log that begins after the startup did."""
+        if run.outcome != "ready" or run.ready_kind != "server" or run.first_ts is None or run.ready_ts is None \
+                or run.begins_mid_startup:
+            return None
+        first = run.first_ts
+        entered: dict[str, float] = {}
+        for stage, milestone in stage_changes(run):
+            ts = first if milestone is None else milestone.ts
+            if stage is not None and ts is not None and stage not in entered:
+                entered[stage] = max(0.0, ts.minus(first))
+        ready_s = max(0.0, run.ready_ts.minus(first))
+        order = sorted(entered.items(), key=lambda kv: kv[1])
+        # A phase's own duration where the run has one (as the phase table shows it), else
+        # the span from entering the stage to entering the next.
+        stage_s: dict[str, float] = run.phase_seconds()
+        stage_s.pop("unattributed", None)
+        for i, (stage, at) in enumerate(order):
+            if stage == "serving" or stage in stage_s:
+                continue
+            end = order[i + 1][1] if i + 1 < len(order) else ready_s
+            stage_s[stage] = max(0.0, end - at)
+        gaps: dict[str, float] = {}
+        current: str | None = "launch"
+        previous = first
+        for m in run.milestones:
+            if m.ts is None or m.name == "crash":
+                continue
+            gap = m.ts.minus(previous)
+            if current is not None and gap > gaps.get(current, 0.0):
+                gaps[current] = gap
+            previous = max(previous, m.ts)
+            current = next_stage(run, current, m)
+            if current == "serving":
+                break
+        return cls(ready_s, entered, stage_s, gaps)
+
+
+@dataclass(frozen=True)
+class Budget:
+    seconds: float
+    n: int
+    slowest: float
+    method: str
+
+
+class History:
+    """ETA and budget inputs from finished runs of one config (ready server runs only).
+
+    The source does not matter: today `--history PATH...` (logs parsed by
+    `firedup.parse`), later the history store. Everything here is a median or a maximum
+    over `RunProfile`s, so one odd run cannot drag an ETA far.
+    """
+
+    def __init__(self, runs: Iterable[Run]) -> None:
+        self.profiles = [p for p in (RunProfile.of(r) for r in runs) if p is not None]
+
+    @property
+    def n(self) -> int:
+        return len(self.profiles)
+
+    def budget(self) -> Budget | None:
+        if not self.profiles:
+            return None
+        slowest = max(p.ready_s for p in self.profiles)
+        n = self.n
+        risk = 1 / (n + 1)
+        method = (f"slowest of {n} history run{'s' if n != 1 else ''} of this config ({fmt_duration(slowest)}) "
+                  f"+ {round((BUDGET_MARGIN - 1) * 100)}%; a new run exceeds the slowest of {n} with a chance "
+                  f"of about 1/(n+1) = {risk:.0%}")
+        return Budget(slowest * BUDGET_MARGIN, n, slowest, method)
+
+    def median_ready(self) -> float | None:
+        return statistics.median(p.ready_s for p in self.profiles) if self.profiles else None
+
+    def typical_stage(self, stage: str) -> float | None:
+        values = [p.stage_s[stage] for p in self.profiles if stage in p.stage_s]
+        return statistics.median(values) if values else None
+
+    def remaining(self, stage: str, in_stage: float, elapsed: float) -> float | None:
+        """Seconds until ready: the median time from entering `stage` to ready, minus the
+        time already spent in it (history runs that never entered it: total minus elapsed)."""
+        spans = [p.ready_s - p.entered[stage] for p in self.profiles if stage in p.entered]
+        if spans:
+            return statistics.median(spans) - in_stage
+        median = self.median_ready()
+        return None if median is None else median - elapsed
+
+    def stall_threshold(self, stage: str) -> tuple[float, str] | None:
+        gaps = [p.gaps[stage] for p in self.profiles if stage in p.gaps]
+        if not gaps:
+            return None
+        longest = max(gaps)
+        threshold = max(longest, MIN_STALL_S)
+        why = (f"the longest silence in {stage} over {len(gaps)} history run{'s' if len(gaps) != 1 else ''} "
+               f"of this config is {fmt_duration(longest)}")
+        if threshold > longest:
+            why += f"; firedup never warns under {fmt_duration(MIN_STALL_S)}"
+        return threshold, why
+
+
+def select_history(runs: Sequence[Run], config: Mapping[str, Any]) -> tuple[History, str]:
+    """The runs of `runs` with the same config as the live one, and a sentence saying so."""
+    key = config_key(config)
+    same = [r for r in runs if config_key(r.config) == key]
+    history = History(same)
+    if history.n:
+        return history, f"{history.n} of {len(runs)} history runs have this config ({describe_config(config)})"
+    ready = sum(1 for r in runs if r.outcome == "ready")
+    return history, (f"none of the {len(runs)} history runs ({ready} ready) has this config "
+                     f"({describe_config(config)})")
+
+
+def load_history(paths: Sequence[str] = (), store: str | None = None) -> tuple[list[Run], list[str]]:
+    """Runs of earlier logs and/or the history store, and notes on what could not be read.
+
+    Unreadable inputs are reported, never fatal: a wait must not fail over its history.
+    `store` is a directory, or "" for the default store (FIREDUP_STORE, else the user's
+    data directory). Reading the store needs polars, so this runs off the wait's start path.
+    """
+    runs: list[Run] = []
+    notes: list[str] = []
+    if paths:
+        from firedup.parse import parse_paths
+
+        result = parse_paths(paths)
+        runs.extend(result.runs)
+        notes.extend(f"history: {error}" for error in result.errors)
+    if store is not None:
+        try:
+            runs.extend(store_runs(store))
+        except FiredupError as exc:
+            notes.append(f"history: {exc}")
+    return runs, notes
+
+
+def store_runs(store: str) -> list[Run]:
+    """The runs of the history store (`firedup ingest`), rebuilt from its tables."""
+    from firedup.store import MARKER, is_store, open_store
+    from firedup.tables import load
+
+    opened = open_store(store or None)
+    if not is_store(opened.root):
+        raise FiredupError(f"{opened.root}: not a firedup history store (no {MARKER}; fill one with "
+                           "`firedup ingest`)")
+    return runs_from_tables(load(opened))
+
+
+def runs_from_tables(tables: Any) -> list[Run]:
+    """`firedup.tables.Runs` frames -> the `Run` objects `History` reads (only what it needs:
+    outcome, times, config, run-level phases and milestones)."""
+    import json
+
+    from firedup.timeline import Milestone, Phase
+
+    def stamp(value: Any) -> Stamp | None:
+        return None if value is None else Stamp(value, value.isoformat())
+
+    phases: dict[str, list[Phase]] = collections.defaultdict(list)
+    for row in tables.phases.iter_rows(named=True):
+        phases[row["run_id"]].append(Phase(row["phase"], row["rank"], stamp(row["start"]), stamp(row["end"]),
+                                           row["seconds"], row["source_kind"], row["scope"], row["detail"],
+                                           row["line"], bool(row["open"])))
+    milestones: dict[str, list[Milestone]] = collections.defaultdict(list)
+    for row in tables.milestones.iter_rows(named=True):
+        milestones[row["run_id"]].append(Milestone(row["name"], stamp(row["ts"]), row["rank"], row["line"],
+                                                   json.loads(row["fields_json"] or "{}"), row["text"] or "",
+                                                   row["model"]))
+    runs = []
+    for row in tables.runs.iter_rows(named=True):
+        config = json.loads(row["config_json"] or "{}")
+        for flag in CONFIG_FLAGS:
+            config.setdefault(flag, row.get(flag))
+        run = Run(source=row["source"], run_index=row["run_index"], engine=row["engine"], outcome=row["outcome"],
+                  first_ts=stamp(row["first_ts"]), ready_ts=stamp(row["ready_ts"]), last_ts=stamp(row["last_ts"]),
+                  config=config, ready_kind=row["ready_kind"],
+                  begins_mid_startup=bool(row.get("begins_mid_startup")))
+        run.milestones = sorted(milestones.get(row["run_id"], []), key=lambda m: m.line)
+        run.phases = phases.get(row["run_id"], [])
+        runs.append(run)
+    return runs
+
+
+class HistoryLoader:
+    """Loads the history in a thread so that the wait starts at once (polars, many logs)."""
+
+    def __init__(self, load: Callable[[], tuple[list[Run], list[str]]]) -> None:
+        self._load = load
+        self.runs: list[Run] | None = None
+        self.notes: list[str] = []
+        self._thread = threading.Thread(target=self._run, name="firedup-history", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            runs, notes = self._load()
+        except Exception as exc:  # the history is a help, never a reason to fail the wait
+            runs, notes = [], [f"history: could not be read ({type(exc).__name__}: {exc})"]
+        self.notes = notes
+        self.runs = runs
+
+    @property
+    def done(self) -> bool:
+        return self.runs is not None
+
+
+# --- probing ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    at: float  # monotonic time the answer came
+    status: int | None  # None: no HTTP answer at all
+    error: str | None = None
+
+    def describe(self) -> str:
+        if self.status is not None:
+            return f"HTTP {self.status}"
+        return self.error or "no answer"
+
+
+def _is_loopback(host: str) -> bool:
+    if host in ("localhost", "0.0.0.0", "::"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_url(url: str) -> urllib.parse.SplitResult:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--url {url!r}: give a full URL such as http://127.0.0.1:30000/health")
+    try:
+        _ = parts.port
+    except ValueError:
+        raise UsageError(f"--url {url!r}: the port is not a number") from None
+    return parts
+
+
+def opener_for(url: str) -> urllib.request.OpenerDirector:
+    """Loopback URLs never go through a proxy (a proxy answering for localhost would lie)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    handlers = [urllib.request.ProxyHandler({})] if _is_loopback(host) else []
+    return urllib.request.build_opener(*handlers)
+
+
+def probe(url: str, timeout: float = PROBE_TIMEOUT_S,
+          opener: urllib.request.OpenerDirector | None = None) -> tuple[int | None, str | None]:
+    """The status code of one GET, without reading the body."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    opener = opener or opener_for(url)
+    request = urllib.request.Request(url, method="GET", headers={"User-Agent": "firedup-wait"})
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            return int(response.status), None
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        return exc.code, None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, ConnectionRefusedError):
+            return None, "connection refused"
+        if isinstance(reason, TimeoutError):
+            return None, f"no answer within {timeout:g} s"
+        if isinstance(reason, socket.gaierror):
+            return None, f"cannot resolve {host}"
+        return None, str(reason)
+    except TimeoutError:
+        return None, f"no answer within {timeout:g} s"
+    except ConnectionResetError:
+        return None, "connection reset"
+    except (http.client.HTTPException, OSError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+class Prober:
+    """Probes a URL in a background thread, at most once per `interval`, so that a server
+    that accepts connections but never answers cannot stall the log reading."""
+
+    def __init__(self, url: str, interval: float = PROBE_INTERVAL_S, timeout: float = PROBE_TIMEOUT_S) -> None:
+        self.url = url
+        self.interval = interval
+        self.timeout = timeout
+        self.last: ProbeResult | None = None
+        self.counts: collections.Counter[str] = collections.Counter()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._opener = opener_for(url)
+        self._thread = threading.Thread(target=self._loop, name="firedup-probe", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def snapshot(self) -> tuple[ProbeResult | None, collections.Counter[str]]:
+        with self._lock:
+            return self.last, collections.Counter(self.counts)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            began = time.monotonic()
+            status, error = probe(self.url, self.timeout, self._opener)
+            result = ProbeResult(time.monotonic(), status, error)
+            with self._lock:
+                self.last = result
+                self.counts[result.describe()] += 1
+            self._stop.wait(max(0.0, self.interval - (time.monotonic() - began)))
+
+
+# --- the process ------------------------------------------------------------------------------
+
+
+def pid_alive(pid: int) -> bool:
+    """False once the process is gone, zombies included (their parent has not reaped them)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        state = stat.rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+# --- options and the live view ----------------------------------------------------------------
+
+
+@dataclass
+class WaitOptions:
+    log: Path
+    url: str | None = None
+    pid: int | None = None
+    timeout: float | None = None  # seconds; None: no limit; see `auto_timeout`
+    auto_timeout: bool = True
+    history: list[Run] = field(default_factory=list)
+    # Loads more history off the start path (earlier logs, the store): (runs, notes).
+    history_loader: Callable[[], tuple[list[Run], list[str]]] | None = None
+    quiet: bool = False
+    from_end: bool = False  # wait for a startup that begins after now (a log appended across restarts)
+    engine: str | None = None
+    stall_after: float | None = None  # fixed stall threshold instead of history/default
+    url_grace: float = URL_GRACE_S
+    probe_interval: float = PROBE_INTERVAL_S
+    probe_timeout: float = PROBE_TIMEOUT_S
+
+
+def parse_timeout(text: str) -> tuple[float | None, bool]:
+    """`auto`, `0` (no limit), `900`, `90s`, `15m`, `1.5h` -> (seconds, auto)."""
+    value = text.strip().lower()
+    if value == "auto":
+        return None, True
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
+    scale = 1.0
+    if value and value[-1] in units:
+        scale = units[value[-1]]
+        value = value[:-1]
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        raise UsageError(f"--timeout {text!r}: give seconds (900), a duration (15m, 1h) or auto") from None
+    if seconds < 0 or seconds != seconds:
+        raise UsageError(f"--timeout {text!r}: must be 0 (no limit) or more")
+    return (None if seconds == 0 else seconds), False
+
+
+@dataclass
+class Progress:
+    label: str
+    n: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"{self.label} {self.n}/{self.total}".strip()
+
+
+_PROGRESS_LABELS = {"progress.weights": "shards", "progress.cuda_graph": "", "progress.download": "files",
+                    "progress.jit": "DeepGEMM warmup", "progress.bar": ""}
+
+
+def _progress_of(event: Event) -> Progress | None:
+    n, total = event.fields.get("n"), event.fields.get("total")
+    if not isinstance(n, int) or not isinstance(total, int):
+        return None
+    label = _PROGRESS_LABELS.get(event.name, "")
+    if event.name == "progress.cuda_graph":
+        desc = str(event.fields.get("desc", ""))
+        label = {"Capturing batches": "batches", "Capturing prefill shape": "prefill shapes",
+                 "Capturing num tokens": "token sizes", "Compiling num tokens": "compiled sizes"}.get(desc, desc)
+    return Progress(label, n, total)
+
+
+class Waiter:
+    """The wait loop and everything it says. `run()` returns the exit code."""
+
+    def __init__(self, opts: WaitOptions, out: TextIO, err: TextIO, tty: bool,
+                 style: Callable[..., str] = plain, now: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.opts = opts
+        self.out = out
+        self.err = err
+        self.tty = tty
+        self.style = style
+        self.now = now
+        self.sleep = sleep
+        self.follower = Follower(opts.log, from_end=opts.from_end)
+        self.log_missing_at_start = not opts.log.exists()
+        self.prober = Prober(opts.url, opts.probe_interval, opts.probe_timeout) if opts.url else None
+        self.fmt: Format | None = get_format(opts.engine) if opts.engine else None
+        self.scanner: Scanner | None = Scanner(self.fmt) if self.fmt else None
+        self.pending: list[RawLine] = []
+        self.events: list[Event] = []
+        self.dirty = False
+        self.run: Run | None = None
+        self.last_lines: collections.deque[tuple[int, str]] = collections.deque(maxlen=LAST_LINES)
+        self.started = now()
+        self.deadline: float | None = None
+        self.budget: Budget | None = None
+        self.timeout_note = ""
+        self.history = History([])
+        self.loader = HistoryLoader(opts.history_loader) if opts.history_loader else None
+        self.history_line: str | None = None
+        self.config_seen: tuple[tuple[str, Any], ...] | None = None
+        self.announced: set[str] = set()
+        self.announce_key: tuple[str, int | None] | None = None
+        self.announced_upto = 0
+        self.announce_pending = False
+        self.last_announced: str | None = None
+        self.status_text = ""
+        self.status_at = 0.0
+        self.warned: set[str] = set()
+        self.stall_warned_for: float | None = None  # last_growth value already warned about
+        self.ready_seen_at: float | None = None
+        self.http_open_at: float | None = None
+        self.crash_seen_at: float | None = None
+        self.last_ts: Stamp | None = None
+        self.last_ts_at = self.started
+        self.pid_checked = 0.0
+        self.pid_dead = False
+        self.partial_key = 0
+        self.partial_progress: Progress | None = None
+
+    # -- output helpers ---------------------------------------------------------------------
+
+    def _clear_status(self) -> None:
+        if self.tty and self.status_text:
+            self.err.write("\r\x1b[K")
+            self.err.flush()
+            self.status_text = ""
+
+    def say(self, text: str) -> None:
+        """A line on stderr that stays (warnings, notes, phase changes)."""
+        self._clear_status()
+        print(text, file=self.err, flush=True)
+
+    def warn(self, key: str, text: str) -> None:
+        if key in self.warned:
+            return
+        self.warned.add(key)
+        self.say(self.style(f"warning: {text}", fg="yellow"))
+
+    def report(self, text: str) -> None:
+        self._clear_status()
+        print(text, file=self.out, flush=True)
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def run_loop(self) -> int:
+        self._set_deadline(initial=True)
+        if self.loader is not None:
+            self.loader.start()
+        if self.prober is not None:
+            self.prober.start()
+        interval = POLL_MIN_S
+        try:
+            while True:
+                now = self.now()
+                got = self._read(now)
+                if self.dirty:
+                    self._rebuild(now)
+                    self._after_rebuild(now)
+                elif self.announce_pending:
+                    self._announce_stages(now)  # a re-entered stage may have lasted long enough by now
+                if self.loader is not None and self.loader.done:
+                    self._history_loaded()
+                code = self._decide(now)
+                if code is not None:
+                    return code
+                if not self.opts.quiet and self.tty:
+                    self._show_status(now)
+                interval = POLL_MIN_S if got else min(POLL_MAX_S, interval * 1.5)
+                self.sleep(interval)
+        finally:
+            if self.prober is not None:
+                self.prober.stop()
+            self.follower.close()
+            self._clear_status()
+
+    def _read(self, now: float) -> bool:
+        try:
+            lines = self.follower.poll(now)
+        except FollowError as exc:
+            raise FiredupError(str(exc)) from None
+        for note in self.follower.take_notes():
+            if note.kind != "appeared" or self.log_missing_at_start:
+                self.say(f"note: {note.text}")
+        if lines:
+            self._take(lines, now)
+        elif self.fmt is None and self.pending and self.follower.last_growth is not None \
+                and now - self.follower.last_growth >= SNIFF_IDLE_S:
+            self._choose_format(force=True)
+        self._peek_partial()
+        return bool(lines)
+
+    def _take(self, lines: list[RawLine], now: float) -> None:
+        if self.fmt is None:
+            self.pending.extend(lines)
+            self._choose_format(force=len(self.pending) >= 200)
+            return
+        self._feed(lines)
+
+    def _choose_format(self, force: bool) -> None:
+        sample = "\n".join(line.text for line in self.pending)
+        if not force and not any(fmt.sniff(sample) > 0 for fmt in all_formats().values()):
+            return
+        self.fmt = sniff(sample)
+        self.scanner = Scanner(self.fmt)
+        pending, self.pending = self.pending, []
+        self._feed(pending)
+
+    def _feed(self, lines: Iterable[RawLine]) -> None:
+        assert self.scanner is not None
+        for raw in lines:
+            logical = normalise(raw.text, raw.number)
+            for line in logical:
+                for event in self.scanner.feed(line):
+                    self.events.append(event)
+                    self.dirty = True
+            if logical:
+                self.last_lines.append((raw.number, logical[-1].text))
+        if len(self.events) > MAX_EVENTS:
+            starts = [i for i, e in enumerate(self.events) if e.fields.get("starts_run") == "always"]
+            if starts and starts[-1] > 0:
+                del self.events[: starts[-1]]
+
+    def _peek_partial(self) -> None:
+        """Progress from a bar still being redrawn on the unfinished last line (display only)."""
+        size = self.follower.partial_size
+        if size == self.partial_key or self.fmt is None:
+            return
+        self.partial_key = size
+        self.partial_progress = None
+        tail = self.follower.partial_tail()
+        segments = [s for s in tail.split("\r") if s.strip()]
+        if not segments or (len(segments) == 1 and size > len(tail)):
+            return  # only the middle of a long line: no whole redraw to read
+        for event in Scanner(self.fmt).feed(Line(0, segments[-1].strip())):
+            if event.name.startswith("progress."):
+                self.partial_progress = _progress_of(event)
+
+    def _rebuild(self, now: float) -> None:
+        assert self.fmt is not None and self.scanner is not None
+        self.dirty = False
+        runs = build_timeline(self.events + self.scanner.finish(), str(self.opts.log), self.fmt.name,
+                              self.scanner.clock.date_source, self.fmt.config_defaults)
+        self.run = runs[-1] if runs else None
+        if self.run is not None and self.run.last_ts != self.last_ts:
+            self.last_ts = self.run.last_ts
+            self.last_ts_at = now
+
+    # -- what the run is doing ----------------------------------------------------------------
+
+    def _first_entries(self) -> list[tuple[str, Stamp | None, int]]:
+        """Stages in the order first entered, with when (log clock) and on which line."""
+        run = self.run
+        if run is None:
+            return []
+        seen: dict[str, tuple[str, Stamp | None, int]] = {}
+        for stage, m in stage_changes(run):
+            if stage is None or stage in seen:
+                continue
+            seen[stage] = (stage, run.first_ts if m is None else m.ts, run.first_line or 0 if m is None else m.line)
+        return list(seen.values())
+
+    def current_stage(self) -> str | None:
+        run = self.run
+        if run is None:
+            return None
+        if run.outcome == "ready":
+            return "serving"
+        if run.crash is not None and run.outcome == "crashed":
+            return run.crash.phase
+        return run.stopped_in
+
+    def elapsed_log(self, now: float) -> float | None:
+        """Seconds since the run's first line by the log's clock, plus the time since its
+        last timestamp arrived here."""
+        run = self.run
+        if run is None or run.first_ts is None or run.last_ts is None:
+            return None
+        return run.last_ts.minus(run.first_ts) + max(0.0, now - self.last_ts_at)
+
+    def _stage_since(self, stage: str | None) -> tuple[Stamp | None, int]:
+        for name, ts, line in self._first_entries():
+            if name == stage:
+                return ts, line
+        return None, 0
+
+    def progress(self) -> Progress | None:
+        """The newest progress bar, if no milestone came after it (else it is finished news)."""
+        if self.partial_progress is not None:
+            return self.partial_progress
+        run = self.run
+        after = run.milestones[-1].line if run is not None and run.milestones else 0
+        for event in reversed(self.events):
+            if event.line <= after:
+                break
+            if event.name.startswith("progress."):
+                return _progress_of(event)
+        return None
+
+    def _in_stage(self, now: float, stage: str | None) -> float | None:
+        run = self.run
+        since, _ = self._stage_since(stage)
+        elapsed = self.elapsed_log(now)
+        if run is None or run.first_ts is None or since is None or elapsed is None:
+            return None
+        return max(0.0, elapsed - since.minus(run.first_ts))
+
+    def _after_rebuild(self, now: float) -> None:
+        run = self.run
+        if run is None:
+            return
+        key = config_key(run.config) if run.config.get("model_path") is not None else None
+        if key is not None and key != self.config_seen:
+            self.config_seen = key
+            self._use_history(run)
+        self._announce_stages(now)
+        self._check_http_open(now)
+
+    def _history_loaded(self) -> None:
+        assert self.loader is not None and self.loader.runs is not None
+        for note in self.loader.notes:
+            self.warn(note, note)
+        self.opts.history = [*self.opts.history, *self.loader.runs]
+        self.loader = None
+        if not self.opts.history:
+            self.warn("history-empty", "the history holds no runs; no ETA, and --timeout auto keeps its default")
+        elif self.run is not None and self.config_seen is not None:
+            self._use_history(self.run)
+
+    def _use_history(self, run: Run) -> None:
+        if not self.opts.history or self.loader is not None:
+            return  # none given, or still loading: used once it is there
+        self.history, self.history_line = select_history(self.opts.history, run.config)
+        self.budget = self.history.budget()
+        if not self.opts.quiet:
+            self.say(f"history: {self.history_line}")
+        if self.opts.auto_timeout:
+            self._set_deadline(initial=False)
+
+    def _set_deadline(self, initial: bool) -> None:
+        """The deadline, and one line saying where it comes from (`--timeout auto` says so)."""
+        opts = self.opts
+        if not opts.auto_timeout:
+            self.deadline = None if opts.timeout is None else self.started + opts.timeout
+            self.timeout_note = "no time limit" if opts.timeout is None else f"timeout {fmt_duration(opts.timeout)}"
+            if initial and not opts.quiet:
+                self.say(f"firedup wait: {self._watching()}; {self.timeout_note}")
+            return
+        budget = self.history.budget()
+        if budget is not None:
+            self.budget = budget
+            self.deadline = self.started + budget.seconds
+            self.timeout_note = (f"--timeout auto: {fmt_duration(budget.seconds)} = {budget.method} "
+                                 "(counted from the start of the wait)")
+        else:
+            self.deadline = self.started + DEFAULT_TIMEOUT_S
+            if initial:
+                given = bool(opts.history or opts.history_loader)
+                why = ("no history given (--history PATH or --store)" if not given
+                       else "the live config is not known until the server_args line")
+                until = " until then" if given else ""
+            else:
+                why, until = (self.history_line or "no history of this config"), ""
+            self.timeout_note = f"--timeout auto: {why}; the default {fmt_duration(DEFAULT_TIMEOUT_S)}{until}"
+        if opts.quiet:
+            return
+        if initial:
+            self.say(f"firedup wait: {self._watching()}")
+        self.say(self.timeout_note)
+
+    def _watching(self) -> str:
+        parts = [f"following {self.opts.log}" + (" from its current end" if self.opts.from_end else "")]
+        if self.opts.url:
+            parts.append(f"probing {self.opts.url} every {self.opts.probe_interval:g} s (status code only)")
+        if self.opts.pid:
+            parts.append(f"watching pid {self.opts.pid}")
+        return "; ".join(parts)
+
+    def _announce_stages(self, now: float) -> None:
+        """One line per change of stage (no TTY). A stage seen before is announced again only
+        once it has lasted REENTRY_S of log time: ranks interleave their lines, and a rank
+        still finishing one stage must not make the list flap."""
+        run = self.run
+        if run is None or run.first_ts is None:
+            return
+        key = (run.source, run.first_line)
+        if key != self.announce_key:
+            if self.announce_key is not None and not self.opts.quiet:
+                self.say(f"note: a new startup begins at line {run.first_line} (the server restarted)")
+            self.announce_key, self.announced, self.announced_upto, self.last_announced = key, set(), 0, None
+        changes = stage_changes(run)
+        elapsed = self.elapsed_log(now)
+        i = self.announced_upto
+        while i < len(changes):
+            stage, m = changes[i]
+            ts = run.first_ts if m is None else m.ts
+            if stage is None or stage == self.last_announced or ts is None:
+                i += 1
+                continue
+            again = stage in self.announced
+            if again:
+                nxt = changes[i + 1][1] if i + 1 < len(changes) else None
+                if nxt is not None and nxt.ts is not None:
+                    if nxt.ts.minus(ts) < REENTRY_S:
+                        i += 1  # a flap between ranks
+                        continue
+                elif elapsed is None or elapsed - ts.minus(run.first_ts) < REENTRY_S:
+                    break  # too early to tell; look again on the next pass
+            self.announced.add(stage)
+            self.last_announced = stage
+            i += 1
+            if self.opts.quiet or self.tty or stage == "serving":
+                continue
+            offset = fmt_offset(ts.minus(run.first_ts))
+            usual = self.history.typical_stage(stage)
+            extra = f"  (usually {fmt_duration(usual) if usual >= 1 else '<1 s'})" if usual is not None and not again \
+                else ""
+            self.say(f"{offset:>8}  {stage}{' again' if again else ''}{extra}  [line {m.line if m else run.first_line}]")
+        self.announced_upto = i
+        self.announce_pending = i < len(changes)
+
+    def _check_http_open(self, now: float) -> None:
+        run = self.run
+        health = self._health()
+        if run is None or health is None or self.http_open_at is not None:
+            return
+        if run.milestone(opens_at(health)) is not None:
+            self.http_open_at = now
+
+    def _health(self) -> HealthSemantics | None:
+        return self.fmt.health if self.fmt else None
+
+    # -- decisions ----------------------------------------------------------------------------------
+
+    def _decide(self, now: float) -> int | None:
+        run = self.run
+        if self.opts.pid is not None and now - self.pid_checked >= 0.5:
+            self.pid_checked = now
+            if not pid_alive(self.opts.pid):
+                self._final_drain(now)
+                return self._died()
+        crash_code = self._crash_settled(now)
+        if crash_code is not None:
+            return crash_code
+        probe, counts = self.prober.snapshot() if self.prober else (None, collections.Counter())
+        url_ok = probe is not None and probe.status == 200
+        log_ready = run is not None and run.outcome == "ready"
+        if log_ready and self.ready_seen_at is None:
+            self.ready_seen_at = now
+        if log_ready and (self.prober is None or url_ok):
+            return self._ready(url_note=probe)
+        if url_ok and not log_ready:
+            if not self._log_informative():
+                return self._ready(url_note=probe, url_only=True)
+            self._trap_url_early()
+        if log_ready and self.prober is not None and self.ready_seen_at is not None:
+            code = self._trap_wrong_url(now, probe, counts)
+            if code is not None:
+                return code
+        elif self.prober is not None and self.http_open_at is not None and not url_ok:
+            self._early_wrong_url(now, probe)
+        self._check_stall(now)
+        if self.deadline is not None and now >= self.deadline:
+            return self._timed_out(now, probe, counts)
+        return None
+
+    def _log_informative(self) -> bool:
+        """Does the log show the startup's progress (else the URL alone decides)?"""
+        return self.run is not None and len(stage_changes(self.run)) > 1
+
+    def _final_drain(self, now: float) -> None:
+        lines = self.follower.drain()
+        if self.fmt is None and (lines or self.pending):
+            self.pending.extend(lines)
+            self._choose_format(force=True)
+        elif lines:
+            self._feed(lines)
+        if self.dirty:
+            self._rebuild(now)
+
+    def _crash_settled(self, now: float) -> int | None:
+        run = self.run
+        crashed = run is not None and run.crash is not None and (run.outcome == "crashed" or run.crash.after_ready)
+        if not crashed:
+            self.crash_seen_at = None
+            return None
+        assert run is not None and run.crash is not None
+        if self.crash_seen_at is None:
+            self.crash_seen_at = now
+        # A bare traceback ends a startup only if nothing follows it; a fatal line always does.
+        weak = not any(e.name in FATAL_EVENTS for e in self.events if e.line >= run.crash.line)
+        quiet = now - (self.follower.last_growth or now)
+        if weak:
+            if quiet < WEAK_CRASH_QUIET_S:
+                self.warn(f"weak-crash-{run.crash.line}",
+                          f"a traceback at line {run.crash.line} and no startup progress since; if the log stays "
+                          f"silent for {fmt_duration(WEAK_CRASH_QUIET_S)} firedup takes it as a crash")
+                return None
+        elif quiet < CRASH_QUIET_S and now - self.crash_seen_at < CRASH_SETTLE_MAX_S:
+            return None  # let the traceback finish
+        self._final_drain(now)
+        return self._crashed()
+
+    # -- endings ------------------------------------------------------------------------------------
+
+    def _ready(self, url_note: ProbeResult | None, url_only: bool = False) -> int:
+        run = self.run
+        waited = fmt_duration(self.now() - self.started)
+        if url_only:
+            where = (f"the log {self.opts.log} shows no startup lines" if run is None
+                     else f"the log {self.opts.log} shows no startup progress (log level above INFO?)")
+            self.report(self.style(f"READY: {self.opts.url} answered 200 ({where}; waited {waited})",
+                                   fg="green", bold=True))
+            return EXIT_OK
+        assert run is not None
+        total = fmt_duration(run.total_seconds)
+        ready = run.milestone("ready")
+        line = f" (line {ready.line})" if ready else ""
+        url = f"; {self.opts.url} answered 200" if url_note is not None else ""
+        self.report(self.style(f"READY in {total} by the log's clock{line}{url}; waited {waited}", fg="green",
+                               bold=True))
+        self.report(timeline_text(run, self.style))
+        return EXIT_OK
+
+    def _crashed(self, gone: str = "") -> int:
+        run = self.run
+        assert run is not None and run.crash is not None
+        crash = run.crash
+        when = "after its ready line" if crash.after_ready else f"in {crash.phase or 'an unknown phase'}"
+        self.report(self.style(f"CRASHED ({crash.category}) {when}, line {crash.line} of {self.opts.log}{gone}",
+                               fg="red", bold=True))
+        self.report(f"  error: {crash.message}")
+        if crash.hint:
+            self.report(f"  hint:  {crash.hint}")
+        self.report("")
+        self.report(timeline_text(run, self.style))
+        return EXIT_CRASHED
+
+    def _died(self) -> int:
+        run = self.run
+        pid = self.opts.pid
+        if run is not None and run.crash is not None and (run.outcome == "crashed" or run.crash.after_ready):
+            return self._crashed(gone=f"; process {pid} is gone")
+        if run is not None and run.outcome == "ready":
+            ready = run.milestone("ready")
+            text = f"DIED: process {pid} is gone after the log's ready line (line {ready.line if ready else '?'})"
+            if self.opts.url:
+                text += f", before {self.opts.url} answered 200"
+            self.report(self.style(text, fg="red", bold=True))
+            self.report(timeline_text(run, self.style))
+            return EXIT_CRASHED
+        stage = self.current_stage() if run is not None else None
+        where = (f"the log stops in {stage} after {fmt_duration(run.total_seconds)}" if run is not None
+                 else f"the log {self.opts.log} shows no startup")
+        self.report(self.style(f"DIED: process {pid} is gone before the server was ready; {where}, "
+                               "with no error line", fg="red", bold=True))
+        self.report("  hint:  killed by a signal? The OS OOM killer leaves no log line: check "
+                    "`dmesg -T | grep -i oom` and the container's exit code (137 = SIGKILL)")
+        self._report_last_lines()
+        return EXIT_CRASHED
+
+    def _timed_out(self, now: float, probe: ProbeResult | None, counts: collections.Counter[str]) -> int:
+        run = self.run
+        waited = now - self.started
+        self.report(self.style(f"TIMED OUT after {fmt_duration(waited)} waiting for {self.opts.log}"
+                               + (f" and {self.opts.url}" if self.opts.url else ""), fg="red", bold=True))
+        self.report(f"  limit: {self.timeout_note}")
+        if run is None:
+            state = "has not appeared" if not self.follower.exists else "shows no server startup"
+            self.report(f"  the log {state}")
+        else:
+            stage = self.current_stage()
+            progress = self.progress()
+            in_stage = self._in_stage(now, stage)
+            since = f" for {fmt_duration(in_stage)}" if in_stage is not None else ""
+            detail = f" ({progress})" if progress else ""
+            usual = self.history.typical_stage(stage) if stage else None
+            usual_text = f"; it usually takes {fmt_duration(usual)}" if usual is not None else ""
+            self.report(f"  phase reached: {stage}{detail}{since}{usual_text}")
+            elapsed = self.elapsed_log(now)
+            if elapsed is not None:
+                self.report(f"  elapsed: {fmt_duration(elapsed)} since the log's first line")
+        if self.budget is not None:
+            verdict = "over" if (self.elapsed_log(now) or waited) > self.budget.slowest else "within"
+            self.report(f"  history: budget {fmt_duration(self.budget.seconds)} ({self.budget.method}); "
+                        f"this run is {verdict} the slowest seen")
+        elif self.history_line:
+            self.report(f"  history: {self.history_line}")
+        else:
+            self.report("  history: none (give earlier logs of this config with --history to compare)")
+        if self.opts.url:
+            seen = ", ".join(f"{what} x{n}" for what, n in counts.most_common(4)) or "no answer yet"
+            self.report(f"  {self.opts.url}: {seen}")
+        self._report_last_lines()
+        return EXIT_TIMEOUT
+
+    def _report_last_lines(self) -> None:
+        if not self.last_lines:
+            return
+        self.report(f"  last lines of {self.opts.log}:")
+        for number, text in self.last_lines:
+            shown = text if len(text) <= 200 else text[:199] + "…"
+            self.report(f"  {number:>6}  {shown}")
+
+    # -- traps -------------------------------------------------------------------------------------
+
+    def _trap_url_early(self) -> None:
+        """The URL answers 200 while the log says the server is not ready."""
+        run = self.run
+        health = self._health()
+        engine = self.fmt.name if self.fmt else "the server"
+        url = self.opts.url or ""
+        path = urllib.parse.urlsplit(url).path or "/"
+        stage = self.current_stage()
+        opened = health is not None and run is not None and run.milestone(opens_at(health)) is not None
+        if health is not None and not opened:
+            self.warn("url-early-closed",
+                      f"{url} answers 200 but the log is still in {stage}, where {engine} has not opened "
+                      "its port yet: another process answers on this URL (an older server? a dummy health server "
+                      "of a node with --node-rank >= 1?). Waiting for the log's ready line.")
+            return
+        if path.startswith(NOT_READINESS):
+            self.warn("url-early-path",
+                      f"{url} answers 200 while the log is in {stage}: {path} answers as soon as the HTTP server "
+                      "is up, in every version; it is not a readiness signal. Waiting for the log's ready line"
+                      + (f"; {advice(health)}" if health else "") + ".")
+            return
+        guess = ""
+        if run is not None and self.fmt is not None and self.fmt.name == "sglang":
+            events = [e for e in self.events if run.first_line is not None and e.line >= run.first_line]
+            version = sglang_version_guess(events, run.all_config, run.config_complete)
+            if version.low or version.high:
+                guess = f" This log looks like SGLang {version.describe()}."
+        self.warn("url-early-health",
+                  f"{url} answered 200 while the log is still in {stage} (no ready line yet). On SGLang 0.4.10.post1 "
+                  f"and older /health is 200 during warm-up: it only proves the HTTP server is up, so it is not a "
+                  f"readiness signal on that version.{guess} Waiting for the log's ready line; on 0.4.10.post2+ "
+                  "probe /health, on 0.5.20+ /ready.")
+
+    def _early_wrong_url(self, now: float, probe: ProbeResult | None) -> None:
+        if self.http_open_at is None or probe is None or probe.status is not None:
+            return
+        if now - self.http_open_at < URL_EARLY_WARNING_S or probe.at < self.http_open_at + URL_EARLY_WARNING_S / 2:
+            return
+        self.warn("url-refused-open", f"the log says the server is listening ({self._log_url_text()}) but "
+                                      f"{self.opts.url} gets: {probe.describe()}. {self._url_mismatch()}")
+
+    def _trap_wrong_url(self, now: float, probe: ProbeResult | None,
+                        counts: collections.Counter[str]) -> int | None:
+        assert self.ready_seen_at is not None
+        since = now - self.ready_seen_at
+        got = probe.describe() if probe is not None else "no answer yet"
+        if since >= min(URL_EARLY_WARNING_S, self.opts.url_grace / 2):
+            self.warn("url-after-ready", f"the log says ready but {self.opts.url} gets: {got}; giving it "
+                                         f"{fmt_duration(self.opts.url_grace)} after the ready line")
+        if since < self.opts.url_grace:
+            return None
+        run = self.run
+        assert run is not None
+        ready = run.milestone("ready")
+        seen = ", ".join(f"{what} x{n}" for what, n in counts.most_common(4)) or "no answer"
+        self.report(self.style(f"URL NEVER READY: the log says ready (line {ready.line if ready else '?'}), but "
+                               f"{self.opts.url} did not answer 200 in the {fmt_duration(self.opts.url_grace)} "
+                               "after it", fg="red", bold=True))
+        self.report(f"  probed {self.opts.url}: {seen}; last: {got}")
+        self.report(f"  {self._url_mismatch()}")
+        self.report("")
+        self.report(timeline_text(run, self.style))
+        return EXIT_OTHER
+
+    def _log_url_text(self) -> str:
+        run = self.run
+        running = run.milestone("http.running") if run is not None else None
+        if running is not None and running.fields.get("url"):
+            return f"line {running.line}: {running.fields['url']}"
+        return "no URL in the log"
+
+    def _url_mismatch(self) -> str:
+        """Why the probed URL probably is the wrong one, from what the log says it serves."""
+        url = self.opts.url or ""
+        probed = urllib.parse.urlsplit(url)
+        run = self.run
+        running = run.milestone("http.running") if run is not None else None
+        path = probed.path or "/"
+        if running is None or not running.fields.get("url"):
+            base = "the port or URL is probably wrong"
+        else:
+            served = urllib.parse.urlsplit(str(running.fields["url"]))
+            probed_port = probed.port or (443 if probed.scheme == "https" else 80)
+            if served.port is not None and served.port != probed_port:
+                base = (f"the port is probably wrong: the log says the server listens on port {served.port} "
+                        f"({running.fields['url']}, line {running.line}) and you probed port {probed_port}")
+            elif served.hostname in ("127.0.0.1", "localhost") and not _is_loopback(probed.hostname or ""):
+                base = (f"the server listens on {served.hostname} only ({running.fields['url']}): it cannot be "
+                        f"reached as {probed.hostname}; start it with --host 0.0.0.0")
+            else:
+                base = (f"the port matches the log ({running.fields['url']}); the host {probed.hostname} may be "
+                        "another machine or container, or the path is wrong")
+        probe = self.prober.last if self.prober else None
+        if probe is not None and probe.status == 404:
+            health = self._health()
+            base += f"; {path} does not exist there (404)" + (f": {advice(health)}" if health else "")
+        return base
+
+    def _check_stall(self, now: float) -> None:
+        run = self.run
+        last = self.follower.last_growth
+        if run is None or last is None or run.outcome != "incomplete":
+            return
+        stage = self.current_stage() or "launch"
+        if self.opts.stall_after is not None:
+            threshold, why = self.opts.stall_after, f"--stall-after {self.opts.stall_after:g} s"
+        else:
+            found = self.history.stall_threshold(stage)
+            threshold, why = found if found is not None else (
+                DEFAULT_STALL_S, f"no history for this phase; the default is {fmt_duration(DEFAULT_STALL_S)}")
+        silent = now - last
+        if silent < threshold or self.stall_warned_for == last:
+            return
+        self.stall_warned_for = last
+        culprits = STALL_CULPRITS.get(stage.removeprefix("draft."), _DEFAULT_CULPRITS)
+        progress = self.progress()
+        at = f" at {progress}" if progress else ""
+        self.say(self.style(f"warning: stall? no log output for {fmt_duration(silent)} in {stage}{at} ({why}). "
+                            f"Usual culprits in {stage}: {culprits}.", fg="yellow"))
+
+    # -- the status line (TTY) ---------------------------------------------------------------
+
+    def status(self, now: float) -> str:
+        run = self.run
+        if not self.follower.exists:
+            return f"waiting for {self.opts.log} to appear · {_whole(now - self.started)}"
+        if run is None:
+            return f"reading {self.opts.log} (no startup yet) · {_whole(now - self.started)}"
+        if run.outcome == "ready" and self.prober is not None and self.ready_seen_at is not None:
+            probe = self.prober.last
+            return (f"the log says ready; {self.opts.url}: {probe.describe() if probe else '…'} · "
+                    f"{_whole(now - self.ready_seen_at)} of {_whole(self.opts.url_grace)}")
+        stage = self.current_stage() or "?"
+        parts = [stage]
+        progress = self.progress()
+        if progress:
+            parts[0] += f" {progress}"
+        elapsed = self.elapsed_log(now)
+        if elapsed is not None:
+            parts.append(fmt_offset(elapsed))
+        in_stage = self._in_stage(now, stage)
+        if self.history.n and in_stage is not None and elapsed is not None:
+            remaining = self.history.remaining(stage, in_stage, elapsed)
+            if remaining is not None:
+                parts.append(f"ETA {_whole(remaining)}" if remaining >= 1
+                             else f"{_whole(-remaining)} later than usual" if remaining <= -1 else "ETA any moment")
+        if self.prober is not None:
+            probe = self.prober.last
+            parts.append(f"url: {probe.describe() if probe else '…'}")
+        last = self.follower.last_growth
+        if last is not None and now - last >= 10:
+            parts.append(f"silent {_whole(now - last)}")
+        return " · ".join(parts)
+
+    def _show_status(self, now: float) -> None:
+        text = self.status(now)
+        if text == self.status_text and now - self.status_at < 1.0:
+            return
+        width = max(20, shutil.get_terminal_size((100, 20)).columns - 1)
+        shown = text if len(text) <= width else text[: width - 1] + "…"
+        self.err.write("\r\x1b[K" + shown)
+        self.err.flush()
+        self.status_text = shown
+        self.status_at = now
+
+
+def _whole(seconds: float) -> str:
+    """A duration for a line that redraws: whole seconds, so it does not flicker."""
+    return fmt_duration(float(max(0, round(seconds))) or 0.0) if seconds >= 1 else "0 s"
+
+
+def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
+         style: Callable[..., str] = plain) -> int:
+    """Watch the log (and URL, and process) until ready, crashed or timed out; the exit code."""
+    if opts.url:
+        check_url(opts.url)
+    if opts.pid is not None and opts.pid <= 0:
+        raise UsageError("--pid must be a positive process id")
+    if opts.log.is_dir():
+        raise UsageError(f"--log {opts.log}: is a directory; give the log file the server writes")
+    if opts.log.exists() and not opts.log.is_file():
+        raise UsageError(f"--log {opts.log}: not a regular file (a pipe or a device); have the server write "
+                         "to a file, e.g. `... 2>&1 | tee server.log`")
+    if tty is None:
+        tty = bool(getattr(err, "isatty", lambda: False)())
+    waiter = Waiter(opts, out, err, tty, style)
+    with contextlib.suppress(KeyboardInterrupt):
+        return waiter.run_loop()
+    return 130
+
+
+__all__ = ["Budget", "History", "Prober", "RunProfile", "WaitOptions", "Waiter", "config_key", "load_history",
+           "parse_timeout", "pid_alive", "probe", "select_history", "wait"]

@@ -1,0 +1,172 @@
+"""The follower on real files: late files, partial lines, rotation, truncation."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from firedup.follow import Follower, FollowError
+
+
+def _texts(lines: list) -> list[tuple[int, str]]:
+    return [(line.number, line.text) for line in lines]
+
+
+def test_a_file_that_does_not_exist_yet_is_picked_up_when_it_appears(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    follower = Follower(path)
+    assert follower.poll(now=0.0) == []
+    assert not follower.exists
+    path.write_text("one\ntwo\n")
+    assert _texts(follower.poll(now=1.0)) == [(1, "one"), (2, "two")]
+    assert [n.kind for n in follower.take_notes()] == ["appeared"]
+
+
+def test_a_complete_log_is_read_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    lines = [f"line {i}" for i in range(1, 501)]
+    path.write_text("\n".join(lines) + "\n")
+    got = Follower(path).poll(now=0.0)
+    assert [line.text for line in got] == lines
+    assert got[-1].number == 500
+
+
+def test_half_a_line_is_never_handed_out(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    follower = Follower(path, partial_grace=60.0)
+    with open(path, "w") as f:
+        f.write("done\nThe server is fired ")
+        f.flush()
+        assert _texts(follower.poll(now=0.0)) == [(1, "done")]
+        assert follower.partial == "The server is fired "
+        f.write("up and ready to roll!\n")
+        f.flush()
+        assert _texts(follower.poll(now=1.0)) == [(2, "The server is fired up and ready to roll!")]
+        assert follower.partial == ""
+
+
+def test_a_last_line_without_newline_is_taken_after_the_grace_and_its_rest_keeps_its_number(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    follower = Follower(path, partial_grace=2.0)
+    with open(path, "w") as f:
+        f.write("a\nCapturing batches:  50%|#####     | 2/4 [00:01<00:01]")
+        f.flush()
+        assert _texts(follower.poll(now=0.0)) == [(1, "a")]
+        assert follower.poll(now=1.0) == []  # still within the grace
+        flushed = follower.poll(now=2.5)
+        assert _texts(flushed) == [(2, "Capturing batches:  50%|#####     | 2/4 [00:01<00:01]")]
+        f.write("\rCapturing batches: 100%|##########| 4/4 [00:02<00:00]\nnext\n")
+        f.flush()
+        rest = follower.poll(now=3.0)
+    assert [(r.number, r.continued) for r in rest] == [(2, True), (3, False)]
+    assert rest[1].text == "next"
+
+
+def test_rotation_reads_the_old_file_to_its_end_then_the_new_one(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text("1\n2\n")
+    follower = Follower(path)
+    assert _texts(follower.poll(now=0.0)) == [(1, "1"), (2, "2")]
+    with open(path, "a") as f:  # written just before the rename
+        f.write("3\n")
+    os.rename(path, tmp_path / "server.log.1")
+    path.write_text("4\n5\n")
+    assert _texts(follower.poll(now=1.0)) == [(3, "3"), (4, "4"), (5, "5")]
+    notes = follower.take_notes()
+    assert [n.kind for n in notes if n.kind != "appeared"] == ["rotated"]
+
+
+def test_truncation_restarts_from_the_top(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text("first line of a long log\nsecond line\n")
+    follower = Follower(path)
+    assert len(follower.poll(now=0.0)) == 2
+    with open(path, "r+") as f:  # copytruncate
+        f.truncate(0)
+    with open(path, "a") as f:
+        f.write("after\n")
+    assert _texts(follower.poll(now=1.0)) == [(3, "after")]
+    assert "truncated" in [n.kind for n in follower.take_notes()]
+
+
+def test_a_removed_file_is_noted_once_and_a_new_one_followed(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text("old\n")
+    follower = Follower(path)
+    follower.poll(now=0.0)
+    follower.take_notes()
+    path.unlink()
+    follower.poll(now=1.0)
+    follower.poll(now=2.0)
+    assert [n.kind for n in follower.take_notes()] == ["vanished"]
+    path.write_text("new\n")
+    assert _texts(follower.poll(now=3.0)) == [(2, "new")]
+
+
+def test_drain_hands_out_the_unfinished_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text("a\nKilled")
+    follower = Follower(path, partial_grace=60.0)
+    assert _texts(follower.poll(now=0.0)) == [(1, "a")]
+    assert _texts(follower.drain()) == [(2, "Killed")]
+
+
+def test_growth_time_counts_bytes_not_lines(tmp_path: Path) -> None:
+    """A progress bar redrawn in place is output even though no newline arrives."""
+    path = tmp_path / "server.log"
+    follower = Follower(path, partial_grace=60.0)
+    with open(path, "w") as f:
+        f.write("start\n")
+        f.flush()
+        follower.poll(now=0.0)
+        assert follower.last_growth == 0.0
+        f.write("\rLoading: 10%")
+        f.flush()
+        assert follower.poll(now=5.0) == []
+        assert follower.last_growth == 5.0
+        assert follower.poll(now=9.0) == []
+        assert follower.last_growth == 5.0
+
+
+def test_from_end_skips_what_is_there_but_keeps_the_numbering(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text("old 1\nold 2\nold 3\nhalf of a li")
+    follower = Follower(path, from_end=True, partial_grace=60.0)
+    assert follower.poll(now=0.0) == []
+    with open(path, "a") as f:
+        f.write("ne\nnew\n")
+    assert _texts(follower.poll(now=1.0)) == [(4, "half of a line"), (5, "new")]
+
+
+def test_an_unreadable_file_is_an_error_not_a_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "server.log"
+    path.write_text("x\n")
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("builtins.open", denied)  # root reads everything: simulate the mode bits
+    with pytest.raises(FollowError, match="cannot read it"):
+        Follower(path).poll(now=0.0)
+
+
+def test_a_bar_redrawn_thousands_of_times_on_one_line_stays_cheap(tmp_path: Path) -> None:
+    from firedup.follow import MAX_PARTIAL
+
+    path = tmp_path / "server.log"
+    follower = Follower(path, partial_grace=600.0)
+    frame = "\rDeepGEMM warmup: {pct:3d}%|##########| {n}/200000 [00:01<00:00, 5000.00it/s]"
+    with open(path, "w") as f:
+        f.write("start\n")
+        for block in range(20):
+            f.write("".join(frame.format(pct=n // 2000, n=n) for n in range(block * 10000, (block + 1) * 10000)))
+            f.flush()
+            follower.poll(now=float(block))
+    assert follower.partial_size <= MAX_PARTIAL  # 15 MB of redraws, a bounded buffer
+    assert follower.partial_tail().endswith("| 199999/200000 [00:01<00:00, 5000.00it/s]")
+    with open(path, "a") as f:
+        f.write("\n")
+    (line,) = follower.poll(now=30.0)
+    assert line.number == 2 and line.text.endswith("199999/200000 [00:01<00:00, 5000.00it/s]")

@@ -1,0 +1,262 @@
+"""`firedup replay`: pacing, version semantics, and the HTTP answers over real loopback."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from _live import (
+    CRASH_OOM,
+    NEW_READY,
+    OLD_READY,
+    VLLM_READY,
+    free_port,
+    replaying,
+    stamps,
+    start_replay,
+    status_of,
+    wait_for_text,
+)
+from conftest import CORPUS
+from firedup.health import SGLANG_HEALTH, VLLM_HEALTH, answer
+from firedup.replay import load_script
+
+
+def test_each_timed_line_is_written_at_its_own_offset() -> None:
+    script = load_script(NEW_READY)
+    first = stamps(NEW_READY)[0]
+    texts = NEW_READY.read_text().splitlines()
+    for text, line in zip(texts, script.lines, strict=True):
+        m = re.match(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})", text)
+        if m:
+            assert line.timed
+            assert line.at == (datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S") - first).total_seconds()
+    assert [line.at for line in script.lines] == sorted(line.at for line in script.lines)
+
+
+def test_progress_frames_are_paced_by_their_own_elapsed_time() -> None:
+    """A tqdm frame `[00:04<...]` comes 4 s after its bar started (the line before the bar)."""
+    script = load_script(NEW_READY)
+    texts = NEW_READY.read_text().splitlines()
+    shards = [i for i, t in enumerate(texts) if t.startswith("Multi-thread loading shards")]
+    start = script.lines[shards[0] - 1].at  # "Load weight begin" on TP1, +8 s
+    assert start == 8.0
+    assert [script.lines[i].at - start for i in shards] == [0.0, 4.0, 8.0, 10.0]
+    # never later than the next line with its own time
+    batches = [i for i, t in enumerate(texts) if t.startswith("Capturing batches")]
+    assert all(script.lines[i].at <= script.lines[batches[-1] + 1].at for i in batches)
+
+
+def test_an_untimed_line_follows_its_predecessor() -> None:
+    script = load_script(OLD_READY)
+    texts = OLD_READY.read_text().splitlines()
+    jit = next(i for i, t in enumerate(texts) if "flashinfer.jit: Loading" in t)
+    assert not script.lines[jit].timed
+    assert script.lines[jit].at == script.lines[jit - 1].at
+
+
+@pytest.mark.parametrize(("log", "version", "health_warming", "ready_route"), [
+    (OLD_READY, "0.4.8 or older", 200, False),  # the complete ServerArgs has no skip_server_warmup
+    (NEW_READY, "0.5.21 or newer", 503, True),  # 'Init parallel begin'
+    (CRASH_OOM, "0.4.9 to 0.5.18", 503, False),
+])
+def test_the_version_is_read_from_the_logs_shape(log: Path, version: str, health_warming: int,
+                                                 ready_route: bool) -> None:
+    script = load_script(log)
+    assert script.version.describe().startswith(version)
+    picked = script.version.pick()
+    assert answer(SGLANG_HEALTH, "sglang", "/health", "starting", picked)[0] == health_warming
+    assert (answer(SGLANG_HEALTH, "sglang", "/ready", "starting", picked)[0] == 503) is ready_route
+    assert answer(SGLANG_HEALTH, "sglang", "/health", "closed", picked)[0] is None
+
+
+def test_an_explicit_server_version_wins() -> None:
+    script = load_script(OLD_READY, server_version="0.5.20")
+    assert answer(SGLANG_HEALTH, "sglang", "/health", "starting", script.version.pick())[0] == 503
+    assert answer(SGLANG_HEALTH, "sglang", "/ready", "ready", "0.5.20")[0] == 200
+    assert answer(SGLANG_HEALTH, "sglang", "/ready", "ready", "0.5.19")[0] == 404
+    assert answer(SGLANG_HEALTH, "sglang", "/model_info", "starting", "0.5.5")[0] == 404  # added in 0.5.6
+
+
+def test_vllm_is_refused_until_ready_then_200() -> None:
+    assert answer(VLLM_HEALTH, "vllm", "/health", "starting", None)[0] is None
+    assert answer(VLLM_HEALTH, "vllm", "/health", "ready", None)[0] == 200
+    assert answer(VLLM_HEALTH, "vllm", "/ping", "ready", "0.6.3")[0] == 404
+    assert answer(VLLM_HEALTH, "vllm", "/v1/models", "ready", None) == (200, "models")
+
+
+def test_a_crash_exits_like_sglang_sigquit_path_and_a_dead_scheduler_with_1(tmp_path: Path) -> None:
+    assert load_script(CRASH_OOM).exit_code == 137
+    dead = tmp_path / "dead.log"
+    dead.write_text(
+        "[2025-01-10 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+        "[2025-01-10 10:00:05 TP0] Init torch distributed begin.\n"
+        "[2025-01-10 10:00:06 TP0] Load weight begin. avail mem=78.50 GB\n"
+        "[2025-01-10 10:00:30] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
+        "[2025-01-10 10:00:30] Exit code: -9\n"
+        "Traceback (most recent call last):\n"
+        "EOFError\n")
+    assert load_script(dead).exit_code == 1
+    assert load_script(NEW_READY).exit_code == 0
+
+
+def _cut_before_ready(log: Path, tmp_path: Path) -> Path:
+    """The log up to (not including) its ready line: a server still warming up for ever."""
+    lines = log.read_text().splitlines(keepends=True)
+    cut = tmp_path / f"warming-{log.name}"
+    cut.write_text("".join(line for line in lines if "fired up and ready" not in line))
+    return cut
+
+
+def test_refused_before_uvicorn_then_503_with_an_empty_body_while_warming_up(tmp_path: Path) -> None:
+    out = tmp_path / "live.log"
+    port = free_port()
+    with replaying(_cut_before_ready(NEW_READY, tmp_path), out, port, 20) as proc:
+        wait_for_text(out, "Init parallel begin")
+        assert status_of(port, "/health")[0] is None  # +6 s of log time; the port opens at +29 s
+        wait_for_text(out, "POST /generate")  # the last line: warming up from now on
+        status, body, headers = status_of(port, "/health")
+        assert (status, body, headers.get("content-length")) == (503, b"", "0")
+        assert "content-type" not in headers
+        assert status_of(port, "/ready")[:2] == (503, b"")  # 0.5.20+ has /ready
+        models = status_of(port, "/v1/models")
+        assert models[0] == 200  # not gated on readiness
+        assert json.loads(models[1])["data"][0]["id"] == "qwen3-8b"  # --served-model-name in the args dict
+        assert status_of(port, "/model_info")[0] == 200
+        assert status_of(port, "/no/such/route")[0] == 404
+        assert proc.poll() is None  # a server still starting keeps running
+
+
+def test_200_with_an_empty_body_once_ready_and_the_log_names_the_served_port(tmp_path: Path) -> None:
+    out = tmp_path / "live.log"
+    port = free_port()
+    with replaying(NEW_READY, out, port, 50) as proc:
+        content = wait_for_text(out, "fired up and ready to roll")
+        assert status_of(port, "/health")[:2] == (200, b"")
+        assert status_of(port, "/ready")[:2] == (200, b"")
+        assert proc.poll() is None  # a ready server keeps serving
+    # The log's own port is rewritten to the one served, so scripts reading it get there.
+    assert f"Uvicorn running on http://0.0.0.0:{port} " in content
+    original = NEW_READY.read_text().splitlines()
+    written = out.read_text().splitlines()
+    assert len(written) == len(original)
+    assert [a for a, b in zip(original, written, strict=True) if a != b] == [
+        next(t for t in original if "Uvicorn running on" in t)]
+
+
+def test_old_versions_answer_200_during_warm_up(tmp_path: Path) -> None:
+    out = tmp_path / "live.log"
+    port = free_port()
+    with replaying(_cut_before_ready(OLD_READY, tmp_path), out, port, 50) as proc:
+        wait_for_text(out, "POST /generate")
+        assert status_of(port, "/health")[:2] == (200, b"")  # the trap: 200 while still warming up
+        assert status_of(port, "/ready")[0] == 404  # no /ready before 0.5.20
+    assert "/health 200 while warming up" in proc.stderr
+    assert "the server is still warming up" in proc.stderr
+
+
+def test_a_crashing_log_kills_the_replay_like_the_server(tmp_path: Path) -> None:
+    out = tmp_path / "live.log"
+    proc = start_replay(CRASH_OOM, out, free_port(), 50)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL  # a shell shows 137, as for SGLang's SIGQUIT path
+    assert out.read_text() == CRASH_OOM.read_text()
+    assert "status 137" in err
+
+
+def test_sigterm_ends_a_holding_replay_cleanly(tmp_path: Path) -> None:
+    out = tmp_path / "live.log"
+    port = free_port()
+    proc = start_replay(NEW_READY, out, port, 100)
+    wait_for_text(out, "fired up")
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0
+    assert "answered" not in err or "requests" in err
+    assert status_of(port, "/health")[0] is None  # the port is closed again
+
+
+def test_replay_writes_to_a_rotated_output_like_a_watched_file_handler(tmp_path: Path) -> None:
+    log = tmp_path / "two.log"
+    log.write_text("[2025-01-10 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+                   "[2025-01-10 10:00:00 TP0] Init torch distributed begin.\n"
+                   "[2025-01-10 10:00:02 TP0] Load weight begin. avail mem=78.50 GB\n"
+                   "[2025-01-10 10:00:02 TP0] Load weight end. type=M, avail mem=60.00 GB\n")
+    out = tmp_path / "live.log"
+    with replaying(log, out, free_port(), 4, "--hold", "30"):
+        wait_for_text(out, "Init torch distributed begin")  # the next line comes 0.5 s later
+        out.rename(tmp_path / "live.log.1")
+        wait_for_text(out, "Load weight end")
+    assert (tmp_path / "live.log.1").read_text().splitlines() == log.read_text().splitlines()[:2]
+    assert out.read_text().splitlines() == log.read_text().splitlines()[2:]
+
+
+def test_bad_inputs_give_one_line_and_exit_1(tmp_path: Path) -> None:
+    from _live import env, firedup
+
+    missing = subprocess.run(firedup("replay", str(tmp_path / "nope.log"), "--out", str(tmp_path / "o.log")),
+                             capture_output=True, text=True, env=env(), timeout=30)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().endswith("nope.log: no such file")
+    assert "Traceback" not in missing.stderr
+    bad_speed = subprocess.run(firedup("replay", str(NEW_READY), "--out", str(tmp_path / "o.log"), "--speed", "0"),
+                               capture_output=True, text=True, env=env(), timeout=30)
+    assert bad_speed.returncode == 2
+
+
+@pytest.mark.parametrize("name", ["001", "054"])
+def test_a_corpus_log_replays_to_the_same_text(tmp_path: Path, name: str) -> None:
+    found = sorted((CORPUS / "sglang").glob(f"{name}_*.log"))
+    if not found:
+        pytest.skip("the shared corpus is not available")
+    out = tmp_path / "live.log"
+    port = free_port()
+    with replaying(found[0], out, port, 200, "--hold", "30"):
+        wait_for_text(out, "fired up and ready to roll")
+        assert status_of(port, "/health")[0] == 200
+    original = found[0].read_text().splitlines()
+    written = out.read_text().splitlines()
+    assert [re.sub(r":\d+ \(Press", ":P (Press", t) for t in written] == \
+           [re.sub(r":\d+ \(Press", ":P (Press", t) for t in original]
+
+
+def test_a_bar_redrawn_in_place_is_written_piece_by_piece_at_its_own_pace(tmp_path: Path) -> None:
+    log = tmp_path / "bar.log"
+    log.write_bytes(
+        b"[2026-01-10 10:00:00] server_args={'model_path': 'm', 'tp_size': 1}\n"
+        b"[2026-01-10 10:00:01] Load weight begin. avail mem=78.50 GB\n"
+        b"Multi-thread loading shards:   0% Completed | 0/4 [00:00<?, ?it/s]"
+        b"\rMulti-thread loading shards:  50% Completed | 2/4 [00:04<00:04,  2.00s/it]"
+        b"\rMulti-thread loading shards: 100% Completed | 4/4 [00:08<00:00,  2.00s/it]"
+        b"[2026-01-10 10:00:10] Load weight end. type=M, avail mem=60.00 GB\n")
+    line = load_script(log).lines[2]
+    # frames at the bar's start (+1 s, the line before) plus their elapsed time; the last
+    # piece carries the glued log line, whose own time (+10 s) wins
+    assert [(data[:30], at) for data, at in line.pieces] == [
+        (b"Multi-thread loading shards:  ", 1.0), (b"\rMulti-thread loading shards: ", 5.0),
+        (b"\rMulti-thread loading shards: ", 10.0)]
+    assert b"".join(data for data, _ in line.pieces) == line.raw
+
+
+def test_vllm_refuses_connections_until_ready_even_after_naming_its_port(tmp_path: Path) -> None:
+    lines = VLLM_READY.read_text().splitlines(keepends=True)
+    cut = tmp_path / "vllm-starting.log"
+    cut.write_text("".join(t for t in lines if "Application startup complete" not in t))
+    out, port = tmp_path / "live.log", free_port()
+    with replaying(cut, out, port, 50):
+        content = wait_for_text(out, "Waiting for application startup")  # the last line
+        assert f"Starting vLLM API server on http://0.0.0.0:{port}" in content  # the served port, named early
+        assert status_of(port, "/health")[0] is None
+    with replaying(VLLM_READY, tmp_path / "live2.log", port, 50):
+        wait_for_text(tmp_path / "live2.log", "Application startup complete")
+        assert status_of(port, "/health")[:2] == (200, b"")
+        assert status_of(port, "/v1/models")[0] == 200
+        assert status_of(port, "/ready")[0] == 404  # vLLM has no /ready

@@ -1,0 +1,757 @@
+"""`firedup wait`: history arithmetic, probing, and end-to-end runs against `firedup replay`.
+
+The end-to-end cases run `wait` and `replay` as real processes that talk over loopback
+HTTP and a real growing file. Expected figures come from the fixture text itself (its
+timestamps, read with the test's own regex), never from firedup's output.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import io
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from _live import (
+    CRASH_OOM,
+    NEW_READY,
+    OLD_READY,
+    VLLM_READY,
+    Replay,
+    Waiting,
+    env,
+    free_port,
+    human,
+    replaying,
+    run_wait,
+    seconds_to_ready,
+    wait_for_text,
+    watched,
+)
+from conftest import CORPUS, SAMPLE_LOGS
+from firedup.errors import UsageError
+from firedup.parse import parse_paths
+from firedup.wait import (
+    MIN_STALL_S,
+    History,
+    Waiter,
+    WaitOptions,
+    parse_timeout,
+    pid_alive,
+    probe,
+    select_history,
+)
+
+
+def _runs(*logs: Path):  # type: ignore[no-untyped-def]
+    return parse_paths([str(p) for p in logs]).runs
+
+
+def _ready_line(log: Path) -> int:
+    return 1 + next(i for i, t in enumerate(log.read_text().splitlines()) if "fired up and ready" in t)
+
+
+# --- pure parts -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("auto", (None, True)), ("0", (None, False)), ("900", (900.0, False)), ("90s", (90.0, False)),
+    ("15m", (900.0, False)), ("1.5h", (5400.0, False)), ("AUTO", (None, True)),
+])
+def test_timeouts_read_like_people_write_them(text: str, expected: tuple[float | None, bool]) -> None:
+    assert parse_timeout(text) == expected
+
+
+@pytest.mark.parametrize("text", ["soon", "-5", "15x", ""])
+def test_a_bad_timeout_is_a_usage_error(text: str) -> None:
+    with pytest.raises(UsageError):
+        parse_timeout(text)
+
+
+def test_budget_is_the_slowest_ready_run_plus_a_margin_with_its_risk(tmp_path: Path) -> None:
+    slower = tmp_path / "slower.log"
+    # the same startup, 60 s slower in weight loading
+    text = NEW_READY.read_text()
+    lines = text.splitlines()
+    shifted = []
+    for line in lines:
+        m = re.match(r"^\[2026-10-30 10:(\d\d):(\d\d)", line)
+        if m and (int(m.group(1)) * 60 + int(m.group(2))) >= 18:
+            total = int(m.group(1)) * 60 + int(m.group(2)) + 60
+            line = f"[2026-10-30 10:{total // 60:02d}:{total % 60:02d}" + line[len("[2026-10-30 10:00:00"):]
+        shifted.append(line)
+    slower.write_text("\n".join(shifted) + "\n")
+    history = History(_runs(NEW_READY, slower, CRASH_OOM))
+    assert history.n == 2  # the crashed run is no evidence of how long a start takes
+    slowest = seconds_to_ready(slower)
+    assert slowest == seconds_to_ready(NEW_READY) + 60
+    budget = history.budget()
+    assert budget is not None
+    assert budget.slowest == slowest
+    assert budget.seconds == pytest.approx(slowest * 1.25)
+    assert "1/(n+1) = 33%" in budget.method
+    assert history.median_ready() == pytest.approx((slowest + seconds_to_ready(NEW_READY)) / 2)
+
+
+def _slowest_elapsed(log: Path, marker: str) -> float:
+    return max(float(m) for m in re.findall(rf"{marker}.*? elapsed=([\d.]+) s", log.read_text()))
+
+
+def test_usual_phase_durations_and_the_remaining_time() -> None:
+    history = History(_runs(NEW_READY))
+    # The phases as the log reports them, on the slowest rank.
+    assert history.typical_stage("load_weights") == _slowest_elapsed(NEW_READY, "Load weight end")  # 10.20
+    assert history.typical_stage("cuda_graph") == _slowest_elapsed(NEW_READY, "graph end")  # 8.05
+    assert history.typical_stage("warmup") == 7.0  # Uvicorn running at +29 s, ready at +36 s
+    # Capture is entered with the memory pool's end at +19 s: 36 - 19 = 17 s to go; 5 s in, 12 s.
+    assert history.remaining("cuda_graph", 5.0, 24.0) == 12.0
+
+
+def test_stall_threshold_is_the_longest_silence_of_the_phase_never_below_the_floor(tmp_path: Path) -> None:
+    history = History(_runs(NEW_READY))
+    threshold, why = history.stall_threshold("load_weights") or (0.0, "")
+    assert threshold == MIN_STALL_S  # the fixture's 10 s silence is below the floor
+    assert "10 s" in why
+    slow = tmp_path / "slow.log"
+    slow.write_text("[2025-01-10 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+                    "[2025-01-10 10:00:05 TP0] Init torch distributed begin.\n"
+                    "[2025-01-10 10:00:06 TP0] Load weight begin. avail mem=78.50 GB\n"
+                    "[2025-01-10 10:02:06 TP0] Load weight end. type=M, avail mem=60.00 GB\n"
+                    "[2025-01-10 10:02:07 TP0] Memory pool end. avail mem=10.00 GB\n"
+                    "[2025-01-10 10:02:07 TP0] max_total_num_tokens=1000\n"
+                    "[2025-01-10 10:02:08] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+                    "[2025-01-10 10:02:09] The server is fired up and ready to roll!\n")
+    assert History(_runs(slow)).stall_threshold("load_weights") == (
+        120.0, "the longest silence in load_weights over 1 history run of this config is 2 min 00 s")
+
+
+def test_only_runs_of_the_same_config_are_history(tmp_path: Path) -> None:
+    other = tmp_path / "tp4.log"
+    other.write_text(NEW_READY.read_text().replace("'tp_size': 2", "'tp_size': 4"))
+    runs = _runs(NEW_READY, other, OLD_READY)
+    live = next(r for r in runs if r.source == str(NEW_READY)).config
+    history, sentence = select_history(runs, live)
+    assert history.n == 1
+    assert sentence.startswith("1 of 3 history runs have this config")
+    history, sentence = select_history(_runs(other), live)
+    assert history.n == 0
+    assert "none of the 1 history runs" in sentence and "tp_size=2" in sentence
+
+
+def test_the_history_store_gives_the_same_history_as_the_logs(tmp_path: Path) -> None:
+    """Runs rebuilt from the store's tables (`firedup ingest`) must tell what the parsed logs tell."""
+    from firedup.store import open_store
+    from firedup.wait import load_history, store_runs
+
+    report = open_store(tmp_path / "store").ingest([str(NEW_READY), str(OLD_READY), str(CRASH_OOM)])
+    assert report.runs_added == 3
+    from_store = store_runs(str(tmp_path / "store"))
+    from_logs = _runs(NEW_READY, OLD_READY, CRASH_OOM)
+    for live in from_logs[:2]:
+        a, sentence_a = select_history(from_store, live.config)
+        b, sentence_b = select_history(from_logs, live.config)
+        assert a.n == b.n == 1 and sentence_a == sentence_b
+        assert a.budget() == b.budget()
+        for stage in ("launch", "load_weights", "cuda_graph", "warmup"):
+            assert a.typical_stage(stage) == b.typical_stage(stage)
+            assert a.stall_threshold(stage) == b.stall_threshold(stage)
+            assert a.remaining(stage, 1.0, 30.0) == b.remaining(stage, 1.0, 30.0)
+    runs, notes = load_history([], str(tmp_path / "nothing-here"))
+    assert runs == [] and "not a firedup history store" in notes[0]
+
+
+def test_pid_alive_sees_exits_and_zombies() -> None:
+    assert pid_alive(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    while pid_alive(child.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)  # exited but not reaped: a zombie, which is dead for `wait`
+    assert not pid_alive(child.pid)
+    child.wait()
+    assert not pid_alive(child.pid)
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """Answers by path: /ok 200, /starting 503, /slow-body 200 whose body never ends."""
+
+    def do_GET(self) -> None:
+        if self.path == "/slow-body":
+            self.send_response(200)
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            self.wfile.write(b"x")
+            self.wfile.flush()
+            time.sleep(3)
+            return
+        code = {"/ok": 200, "/starting": 503}.get(self.path, 404)
+        self.send_response(code)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def http_server() -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield int(server.server_address[1])
+    server.shutdown()
+    server.server_close()
+
+
+def test_probe_reads_the_status_code_only(http_server: int) -> None:
+    base = f"http://127.0.0.1:{http_server}"
+    assert probe(f"{base}/ok") == (200, None)
+    assert probe(f"{base}/starting") == (503, None)
+    assert probe(f"{base}/nope") == (404, None)
+    began = time.monotonic()
+    assert probe(f"{base}/slow-body", timeout=2) == (200, None)  # the body is never read
+    assert time.monotonic() - began < 1.5
+    assert probe(f"http://127.0.0.1:{free_port()}/health") == (None, "connection refused")
+
+
+def test_probe_gives_up_on_a_server_that_never_answers() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()  # accepts into the backlog, never answers
+        port = listener.getsockname()[1]
+        began = time.monotonic()
+        status, error = probe(f"http://127.0.0.1:{port}/health", timeout=0.5)
+        assert status is None and error == "no answer within 0.5 s"
+        assert time.monotonic() - began < 2
+
+
+# --- end to end: real processes, real files, real loopback HTTP ------------------------------
+#
+# Each scenario runs `firedup replay` and `firedup wait` as real processes; the scenarios
+# run side by side (they mostly sleep at the log's pace), and each test then checks one.
+
+
+@dataclass
+class Outcome:
+    result: subprocess.CompletedProcess[str]
+    out: Path
+    port: int = 0
+    other: int = 0  # a second port or a pid, as the scenario needs
+    replay: Replay | None = None
+
+
+SCENARIOS: dict[str, Callable[[Path], Outcome | None]] = {}
+
+
+def scenario(func: Callable[[Path], Outcome | None]) -> Callable[[Path], Outcome | None]:
+    SCENARIOS[func.__name__] = func
+    return func
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome | None]:
+    with ThreadPoolExecutor(max_workers=5) as pool:
+        futures = {name: pool.submit(func, tmp_path_factory.mktemp(name)) for name, func in SCENARIOS.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def _outcome(outcomes: dict[str, Outcome | None], name: str) -> Outcome:
+    found = outcomes[name]
+    if found is None:
+        pytest.skip("the shared corpus is not available")
+    return found
+
+
+@scenario
+def ready(tmp: Path) -> Outcome:
+    out, port = tmp / "server.log", free_port()
+    result, server = watched(NEW_READY, out, port, 20, "--url", f"http://127.0.0.1:{port}/ready", "--timeout", "60")
+    return Outcome(result, out, port, replay=server)
+
+
+def test_ready_exits_0_with_the_time_to_ready_and_the_phase_table(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "ready")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    expected = human(seconds_to_ready(NEW_READY))  # 10:00:00 -> 10:00:36
+    assert o.result.stdout.startswith(f"READY in {expected} by the log's clock (line {_ready_line(NEW_READY)}); "
+                                      f"http://127.0.0.1:{o.port}/ready answered 200")
+    assert re.search(r"^\s+8\.1 s .* cuda_graph \(decode\)\s+reported$", o.result.stdout, re.M)  # elapsed=8.05 s
+    assert re.search(r"^\s+10 s .* load_weights\s+reported$", o.result.stdout, re.M)  # elapsed=10.20 s
+    # Without a TTY: one line per phase, in order.
+    phases = re.findall(r"^\s+\+\d+:\d\d\s+(\S+)", o.result.stderr, re.M)
+    assert phases == ["launch", "dist_init", "load_weights", "kv_cache", "cuda_graph", "http_start", "warmup"]
+    # never faster than one probe a second, counted by the server
+    assert o.replay is not None
+    probes = int(re.search(r"answered (\d+) requests", o.replay.stderr).group(1))  # type: ignore[union-attr]
+    waited = float(re.search(r"waited ([\d.]+) s", o.result.stdout).group(1))  # type: ignore[union-attr]
+    assert 1 <= probes <= waited + 1
+
+
+@scenario
+def vllm(tmp: Path) -> Outcome:
+    out, port = tmp / "server.log", free_port()
+    result, _ = watched(VLLM_READY, out, port, 20, "--url", f"http://127.0.0.1:{port}/health", "--timeout", "60")
+    return Outcome(result, out, port)
+
+
+def test_vllm_ready_after_connection_refused_throughout_the_startup(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "vllm")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    assert "warning" not in o.result.stderr  # refused until ready is vLLM's normal, not a wrong URL
+    # 09:07:30 (the banner) to 09:08:21, the last timestamp before `Application startup complete`
+    assert o.result.stdout.startswith("READY in 51 s by the log's clock")
+    assert "[vllm]" in o.result.stdout
+
+
+@scenario
+def crash(tmp: Path) -> Outcome:
+    out = tmp / "server.log"
+    result, server = watched(CRASH_OOM, out, free_port(), 50, "--timeout", "60")
+    return Outcome(result, out, replay=server)
+
+
+def test_a_crash_exits_3_with_the_diagnosis(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "crash")
+    assert o.result.returncode == 3, o.result.stdout + o.result.stderr
+    lines = CRASH_OOM.read_text().splitlines()
+    # a chained traceback: the diagnosis quotes the last exception, the one that ended the process
+    exception = [line for line in lines if re.match(r"^[\w.]*(Error|Exception): ", line)][-1]
+    assert exception.startswith("Exception: Capture cuda graph failed: CUDA out of memory")
+    crash_line = 1 + next(i for i, line in enumerate(lines) if "hit an exception" in line)
+    assert o.result.stdout.startswith(f"CRASHED (oom) in cuda_graph, line {crash_line} of {o.out}")
+    assert f"error: {exception}" in o.result.stdout
+    assert "hint:  lower --cuda-graph-max-bs or --mem-fraction-static" in o.result.stdout
+    assert o.replay is not None and o.replay.proc.returncode == -signal.SIGKILL
+
+
+@scenario
+def timeout(tmp: Path) -> Outcome:
+    lines = NEW_READY.read_text().splitlines(keepends=True)
+    stuck = tmp / "stuck.log"  # the log stops in capture, at batch 2 of 4
+    stuck.write_text("".join(lines[: next(i for i, t in enumerate(lines) if "2/4" in t) + 1]))
+    out = tmp / "server.log"
+    with replaying(stuck, out, free_port(), 50):
+        result = run_wait("--log", str(out), "--timeout", "2", "--history", str(NEW_READY))
+    return Outcome(result, out)
+
+
+def test_timeout_exits_124_with_the_phase_reached_the_last_lines_and_the_budget(
+        outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "timeout")
+    assert o.result.returncode == 124, o.result.stdout + o.result.stderr
+    stdout = o.result.stdout
+    assert re.match(rf"TIMED OUT after 2\.\d s waiting for {re.escape(str(o.out))}\n", stdout)
+    assert "phase reached: cuda_graph (batches 2/4)" in stdout
+    assert "it usually takes 8.1 s" in stdout  # elapsed=8.05 s in the history log
+    slowest = human(seconds_to_ready(NEW_READY))
+    assert f"budget 45 s (slowest of 1 history run of this config ({slowest})" in stdout
+    last = o.out.read_text().splitlines()[-1]
+    assert last.startswith("Capturing batches") and last[:150] in stdout  # the last log line
+
+
+@scenario
+def stall(tmp: Path) -> Outcome:
+    # The fixture's warm-up is 18 s without a timestamped line (FlashInfer JIT): 1.8 s at 10x.
+    out = tmp / "server.log"
+    result, _ = watched(OLD_READY, out, free_port(), 10, "--stall-after", "0.5", "--timeout", "60")
+    return Outcome(result, out)
+
+
+def test_a_silent_phase_earns_a_stall_warning_naming_the_phase_and_culprits(
+        outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "stall")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    # (the 8 s of launch before the first rank line is a silence too, 0.8 s at 10x)
+    warnings = [line for line in o.result.stderr.splitlines() if "stall?" in line]
+    warning = next(line for line in warnings if " in warmup " in line)
+    assert "in warmup (--stall-after 0.5 s)" in warning
+    assert "JIT compilation" in warning
+
+
+@scenario
+def wrong_url(tmp: Path) -> Outcome:
+    out, port, wrong = tmp / "server.log", free_port(), free_port()
+    result, _ = watched(NEW_READY, out, port, 50, "--url", f"http://127.0.0.1:{wrong}/health", "--url-grace", "2",
+                        "--timeout", "60")
+    return Outcome(result, out, port, wrong)
+
+
+def test_the_log_says_ready_but_the_url_never_answers_names_the_port(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "wrong_url")
+    wrong = o.other
+    assert o.result.returncode == 1, o.result.stdout + o.result.stderr
+    assert o.result.stdout.startswith(f"URL NEVER READY: the log says ready (line {_ready_line(NEW_READY)}), but "
+                                      f"http://127.0.0.1:{wrong}/health did not answer 200")
+    assert "connection refused" in o.result.stdout
+    assert f"the log says the server listens on port {o.port}" in o.result.stdout
+    assert f"you probed port {wrong}" in o.result.stdout
+
+
+@scenario
+def url_early(tmp: Path) -> Outcome:
+    # SGLang <= 0.4.8 (no skip_server_warmup): /health is 200 during the 19 s warm-up (3.8 s at 5x,
+    # so several probes, one a second, land in it).
+    out, port = tmp / "server.log", free_port()
+    result, _ = watched(OLD_READY, out, port, 5, "--url", f"http://127.0.0.1:{port}/health", "--timeout", "60")
+    return Outcome(result, out, port)
+
+
+def test_health_200_before_the_ready_line_is_named_and_not_trusted(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "url_early")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    warning = next(line for line in o.result.stderr.splitlines() if "answered 200 while the log" in line)
+    assert "still in warmup" in warning
+    assert "On SGLang 0.4.10.post1 and older /health is 200 during warm-up" in warning
+    assert "0.4.8 or older" in warning
+    assert o.result.stdout.startswith(f"READY in {human(seconds_to_ready(OLD_READY))} by the log's clock "
+                                      f"(line {_ready_line(OLD_READY)})")
+
+
+@scenario
+def late(tmp: Path) -> Outcome:
+    out, port = tmp / "later" / "server.log", free_port()
+    waiting = Waiting("--log", str(out), "--timeout", "60")
+    waiting.until("firedup wait:")
+    time.sleep(1.0)
+    running = waiting.proc.poll() is None
+    out.parent.mkdir()
+    with replaying(NEW_READY, out, port, 50):
+        result = waiting.finish()
+    return Outcome(result, out, other=running)
+
+
+def test_a_log_that_appears_late_is_picked_up(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "late")
+    assert o.other  # still waiting for the file a second later
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    assert f"note: {o.out} appeared" in o.result.stderr
+    assert o.result.stdout.startswith(f"READY in {human(seconds_to_ready(NEW_READY))}")
+
+
+def _rotating(tmp: Path, how: str) -> Outcome:
+    out = tmp / "server.log"
+    lines = NEW_READY.read_text().splitlines(keepends=True)
+    half = next(i for i, t in enumerate(lines) if "Memory pool end" in t)
+    out.write_text("".join(lines[:half]))
+    waiting = Waiting("--log", str(out), "--timeout", "60")
+    waiting.until("load_weights")  # it has read the first half
+    if how == "rotate":
+        out.rename(tmp / "server.log.1")
+        out.write_text("".join(lines[half:]))
+    else:
+        with open(out, "r+") as f:
+            f.truncate(0)
+        time.sleep(0.8)  # let the follower see the shorter file before it grows again
+        with open(out, "a") as f:
+            f.write("".join(lines[half:]))
+    return Outcome(waiting.finish(), out)
+
+
+@scenario
+def rotate(tmp: Path) -> Outcome:
+    return _rotating(tmp, "rotate")
+
+
+@scenario
+def copytruncate(tmp: Path) -> Outcome:
+    return _rotating(tmp, "copytruncate")
+
+
+@pytest.mark.parametrize("how", ["rotate", "copytruncate"])
+def test_a_rotated_or_truncated_log_is_followed_to_ready(outcomes: dict[str, Outcome | None], how: str) -> None:
+    o = _outcome(outcomes, how)
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    assert ("was rotated" if how == "rotate" else "was truncated") in o.result.stderr
+    assert o.result.stdout.startswith(f"READY in {human(seconds_to_ready(NEW_READY))}")
+    assert re.search(r"^\s+10 s .* load_weights\s+reported$", o.result.stdout, re.M)  # phases span both files
+
+
+@scenario
+def died(tmp: Path) -> Outcome:
+    lines = NEW_READY.read_text().splitlines(keepends=True)
+    log = tmp / "loading.log"  # a startup still loading weights when the OOM killer strikes
+    log.write_text("".join(lines[:9]))
+    out = tmp / "server.log"
+    with replaying(log, out, free_port(), 50) as server:
+        waiting = Waiting("--log", str(out), "--pid", str(server.pid), "--timeout", "60")
+        wait_for_text(out, "Multi-thread loading shards:  40%")
+        waiting.until("load_weights")
+        os.kill(server.pid, signal.SIGKILL)
+        result = waiting.finish()
+    return Outcome(result, out, other=server.pid)
+
+
+def test_the_process_dying_without_a_word_exits_3(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "died")
+    assert o.result.returncode == 3, o.result.stdout + o.result.stderr
+    assert o.result.stdout.startswith(f"DIED: process {o.other} is gone before the server was ready; "
+                                      "the log stops in load_weights")
+    assert "dmesg" in o.result.stdout
+    last = NEW_READY.read_text().splitlines()[8]
+    assert last[:60] in o.result.stdout  # the last lines are shown
+
+
+def _corpus(name: str) -> Path | None:
+    found = sorted((CORPUS / "sglang").glob(f"{name}_*.log"))
+    return found[0] if found else None
+
+
+def _corpus_ready(tmp: Path, name: str) -> Outcome | None:
+    log = _corpus(name)
+    if log is None:
+        return None
+    out, port = tmp / "server.log", free_port()
+    result, _ = watched(log, out, port, 200, "--url", f"http://127.0.0.1:{port}/health", "--timeout", "60")
+    return Outcome(result, log, port)
+
+
+def _corpus_crash(tmp: Path, name: str) -> Outcome | None:
+    log = _corpus(name)
+    if log is None:
+        return None
+    out = tmp / "server.log"
+    result, _ = watched(log, out, free_port(), 20, "--timeout", "60")
+    return Outcome(result, log)
+
+
+for _name in ("001", "024", "054"):
+    SCENARIOS[f"corpus_ready_{_name}"] = functools.partial(_corpus_ready, name=_name)
+for _name in ("048", "050"):
+    SCENARIOS[f"corpus_crash_{_name}"] = functools.partial(_corpus_crash, name=_name)
+
+
+@pytest.mark.parametrize("name", ["001", "024", "054"])
+def test_corpus_logs_with_a_ready_ending_exit_0(outcomes: dict[str, Outcome | None], name: str) -> None:
+    o = _outcome(outcomes, f"corpus_ready_{name}")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    assert o.result.stdout.startswith(f"READY in {human(seconds_to_ready(o.out))} by the log's clock")
+
+
+@pytest.mark.parametrize("name", ["048", "050"])
+def test_corpus_logs_with_a_crash_exit_3_with_their_exception(outcomes: dict[str, Outcome | None], name: str) -> None:
+    o = _outcome(outcomes, f"corpus_crash_{name}")
+    exception = [t for t in o.out.read_text().splitlines() if re.match(r"^[\w.]*(Error|Exception): ", t)][-1]
+    assert o.result.returncode == 3, o.result.stdout + o.result.stderr
+    assert o.result.stdout.startswith("CRASHED (")
+    assert f"error: {exception.strip()}" in o.result.stdout
+
+
+# --- quick ones, no server needed ----------------------------------------------------------------
+
+
+def test_a_log_already_complete_is_judged_at_once() -> None:
+    ready = run_wait("--log", str(NEW_READY), "--timeout", "30")
+    assert ready.returncode == 0
+    assert ready.stdout.startswith(f"READY in {human(seconds_to_ready(NEW_READY))}")
+    crashed = run_wait("--log", str(CRASH_OOM), "--timeout", "30")
+    assert crashed.returncode == 3
+    assert crashed.stdout.startswith("CRASHED (oom) in cuda_graph")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--timeout", "soon"], "--timeout 'soon'"),
+    (["--url", "localhost:30000/health"], "give a full URL"),
+    (["--store=/nonexistent/store"], "no such directory"),
+    (["--pid", "0"], "--pid must be a positive"),
+])
+def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    result = run_wait("--log", str(tmp_path / "x.log"), *args)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_wait_itself_never_loads_polars() -> None:
+    """`wait` starts in every pod: no heavy import on its path (the store, when asked for, loads
+    in a thread and is not asked for here)."""
+    code = ("import sys\nsys.argv = ['firedup', 'wait', '--log', sys.argv[1], '--timeout', '30', '--history', sys.argv[1]]\n"
+            "from firedup.cli import main\ntry:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+            "print('exit', code, 'loaded:', *(m for m in ('polars', 'matplotlib', 'numpy') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code, str(NEW_READY)], capture_output=True, text=True, env=env(),
+                          timeout=60)
+    assert proc.stdout.splitlines()[-1] == "exit 0 loaded:", proc.stdout + proc.stderr
+
+
+# --- the loop in-process, on a clock the test drives -----------------------------------------
+
+
+class _Script:
+    """Appends chunks of a log to a file on the waiter's (fake) sleeps, with a fake clock."""
+
+    def __init__(self, path: Path, chunks: list[str]) -> None:
+        self.path, self.chunks, self.t = path, list(chunks), 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+        if self.chunks:
+            with open(self.path, "a") as f:
+                f.write(self.chunks.pop(0))
+
+
+def _waiter(log: Path, script: _Script, **options: object) -> tuple[Waiter, io.StringIO, io.StringIO]:
+    out, err = io.StringIO(), io.StringIO()
+    opts = WaitOptions(log, timeout=600, auto_timeout=False, **options)  # type: ignore[arg-type]
+    return Waiter(opts, out, err, tty=False, now=script.now, sleep=script.sleep), out, err
+
+
+def test_a_crash_followed_at_once_by_a_restart_keeps_waiting_for_the_new_startup(tmp_path: Path) -> None:
+    source = SAMPLE_LOGS / "crash-then-restart.log"
+    if not source.exists():
+        pytest.skip("sample_logs/ is not there")
+    lines = source.read_text().splitlines(keepends=True)
+    restart = next(i for i, t in enumerate(lines) if "server_args=" in t and i > 10)
+    log = tmp_path / "server.log"
+    log.write_text("".join(lines[:40]))  # the first startup, just before its crash
+    # the crash and the restart arrive within the second firedup waits for a traceback to end
+    script = _Script(log, ["".join(lines[40:restart + 3]), "".join(lines[restart + 3:])])
+    waiter, out, err = _waiter(log, script)
+    assert waiter.run_loop() == 0
+    # the new process's first line is the launcher's banner right after the SIGQUIT line
+    sigquit = next(i for i, t in enumerate(lines) if "Received sigquit" in t)
+    banner = 1 + next(i for i, t in enumerate(lines) if "python -m sglang.l" in t and i > sigquit)
+    assert banner == sigquit + 2
+    assert f"note: a new startup begins at line {banner} (the server restarted)" in err.getvalue()
+    assert out.getvalue().startswith("READY in 15 min 10 s")  # the second startup: 12:03:52 -> 12:19:02
+
+
+def test_a_stage_entered_again_is_listed_only_when_it_lasts(tmp_path: Path) -> None:
+    """Ranks interleave: TP1 still ending a stage must not make the phase list flap; a real
+    second capture after the first graph's end is listed."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "[2026-01-10 10:00:00] server_args={'model_path': 'm', 'tp_size': 2}\n"
+        "[2026-01-10 10:00:01 TP0] Load weight begin. avail mem=78.50 GB\n"
+        "[2026-01-10 10:00:01 TP1] Load weight begin. avail mem=78.50 GB\n"
+        "[2026-01-10 10:00:20 TP0] Load weight end. type=M, avail mem=60.00 GB\n"
+        "[2026-01-10 10:00:20 TP0] Memory pool end. avail mem=10.00 GB\n"
+        "[2026-01-10 10:00:20 TP1] Load weight end. type=M, avail mem=60.00 GB\n"  # a flap back to kv_cache
+        "[2026-01-10 10:00:20 TP1] Memory pool end. avail mem=10.00 GB\n"
+        "[2026-01-10 10:00:21 TP0] Capture target prefill CUDA graph begin. backend=breakable, avail mem=9.0 GB\n"
+        "[2026-01-10 10:00:40 TP0] Capture target prefill CUDA graph end. elapsed=19.00 s, avail mem=8.0 GB.\n"
+        "[2026-01-10 10:00:41 TP0] Capture target decode CUDA graph begin. backend=full, avail mem=8.0 GB\n"
+        "[2026-01-10 10:01:00 TP0] Capture target decode CUDA graph end. elapsed=19.00 s, avail mem=7.0 GB.\n"
+        "[2026-01-10 10:01:01] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+        "[2026-01-10 10:01:05] The server is fired up and ready to roll!\n")
+    waiter, _, err = _waiter(log, _Script(log, []))
+    assert waiter.run_loop() == 0
+    listed = re.findall(r"^\s+(\+\d+:\d\d)\s+(\S+(?: again)?)", err.getvalue(), re.M)
+    assert listed == [("+0:00", "launch"), ("+0:01", "load_weights"), ("+0:20", "kv_cache"),
+                      ("+0:20", "cuda_graph"), ("+0:40", "http_start"), ("+0:41", "cuda_graph again"),
+                      ("+1:01", "warmup")]
+
+
+def test_a_bar_still_being_redrawn_shows_as_progress(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("[2026-01-10 10:00:00] server_args={'model_path': 'm', 'tp_size': 1}\n"
+                   "[2026-01-10 10:00:01] Load weight begin. avail mem=78.50 GB\n")
+    script = _Script(log, ["Multi-thread loading shards:   0% Completed | 0/4 [00:00<?, ?it/s]",
+                           "\rMulti-thread loading shards:  50% Completed | 2/4 [00:04<00:04,  2.00s/it]",
+                           "\r[2026-01-10 10:00:10] Load weight end. type=M, avail mem=60.00 GB\n"
+                           "[2026-01-10 10:00:11] Memory pool end. avail mem=10.00 GB\n"
+                           "[2026-01-10 10:00:12] The server is fired up and ready to roll!\n"])
+    waiter, _, _ = _waiter(log, script)
+    seen: list[str] = []
+    sleep = script.sleep
+
+    def watch(seconds: float) -> None:
+        seen.append(waiter.status(script.t))
+        sleep(seconds)
+
+    waiter.sleep = watch
+    assert waiter.run_loop() == 0
+    assert any(s.startswith("load_weights shards 2/4 ·") for s in seen), seen
+    assert not any("shards" in s for s in seen[seen.index(next(s for s in seen if "2/4" in s)) + 2:])
+
+
+@scenario
+def auto_timeout(tmp: Path) -> Outcome:
+    # A history run of the same config (the same args line) that was ready in 2 s: budget 2.5 s.
+    args = NEW_READY.read_text().splitlines()[0]
+    history = tmp / "fast.log"
+    history.write_text(f"{args}\n"
+                       "[2026-10-30 10:00:01] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+                       "[2026-10-30 10:00:02] The server is fired up and ready to roll!\n")
+    lines = NEW_READY.read_text().splitlines(keepends=True)
+    stuck = tmp / "stuck.log"
+    stuck.write_text("".join(lines[:10]))
+    result = run_wait("--log", str(stuck), "--history", str(history))
+    return Outcome(result, stuck)
+
+
+def test_timeout_auto_takes_the_budget_of_the_same_config_and_says_so(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "auto_timeout")
+    assert o.result.returncode == 124, o.result.stdout + o.result.stderr
+    expected = "--timeout auto: 2.5 s = slowest of 1 history run of this config (2.0 s) + 25%"
+    assert expected in o.result.stderr
+    assert f"  limit: {expected}" in o.result.stdout
+    assert "phase reached: load_weights (shards 4/5)" in o.result.stdout
+
+
+def test_quiet_prints_the_verdict_only() -> None:
+    result = run_wait("--log", str(NEW_READY), "--quiet")
+    assert result.returncode == 0
+    assert result.stderr == ""
+    assert result.stdout.startswith("READY in 36 s")
+
+
+def test_the_url_alone_decides_when_the_log_shows_no_startup(tmp_path: Path, http_server: int) -> None:
+    """`--log-level warning` leaves the log without startup lines: a 200 is then all there is."""
+    log = tmp_path / "quiet-server.log"
+    log.write_text("WARNING: something unrelated\n")
+    out, err = io.StringIO(), io.StringIO()
+    opts = WaitOptions(log, url=f"http://127.0.0.1:{http_server}/ok", timeout=30, auto_timeout=False)
+    assert Waiter(opts, out, err, tty=False).run_loop() == 0
+    assert out.getvalue().startswith(f"READY: http://127.0.0.1:{http_server}/ok answered 200 (the log {log} "
+                                     "shows no startup lines")
+
+
+def test_from_end_waits_for_a_new_startup_in_an_appended_log(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(NEW_READY.read_text())  # yesterday's startup, ready
+    new_run = OLD_READY.read_text()
+    script = _Script(log, [new_run[: len(new_run) // 2], new_run[len(new_run) // 2:]])
+    waiter, out, _ = _waiter(log, script, from_end=True)
+    assert waiter.run_loop() == 0
+    first_new = len(NEW_READY.read_text().splitlines()) + 1
+    assert out.getvalue().startswith(f"READY in {human(seconds_to_ready(OLD_READY))} by the log's clock "
+                                     f"(line {first_new - 1 + _ready_line(OLD_READY)})")
+    assert f"{log}  (startup #2 in this file)" not in out.getvalue()  # only the new lines were read
+
+
+def test_a_pipe_is_refused_rather_than_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "server.pipe"
+    os.mkfifo(fifo)
+    result = run_wait("--log", str(fifo), "--timeout", "5")
+    assert result.returncode == 2
+    assert "not a regular file" in result.stderr
+
+
+def test_on_a_terminal_one_status_line_is_redrawn_instead_of_phase_lines(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    lines = NEW_READY.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:5]))
+    upto = 1 + next(i for i, t in enumerate(lines) if "| 2/5 [" in t)  # the log stops at shard 2 of 5 for a while
+    script = _Script(log, ["".join(lines[5:upto]), "", "", "".join(lines[upto:])])
+    out, err = io.StringIO(), io.StringIO()
+    opts = WaitOptions(log, timeout=600, auto_timeout=False, history=_runs(NEW_READY))
+    assert Waiter(opts, out, err, tty=True, now=script.now, sleep=script.sleep).run_loop() == 0
+    shown = [frame for frame in err.getvalue().split("\r\x1b[K") if frame.strip()]
+    assert any(frame.startswith("load_weights shards 2/5 · ") and " · ETA " in frame for frame in shown), shown
+    assert not re.search(r"^\s+\+\d+:\d\d\s+load_weights", err.getvalue(), re.M)  # no phase list on a TTY
+    assert err.getvalue().endswith("\r\x1b[K")  # the status line is cleared before the verdict
+    assert out.getvalue().startswith("READY in 36 s")
