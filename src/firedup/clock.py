@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 from firedup.sources import OuterStamp
 
@@ -40,6 +41,7 @@ class Stamp:
         return self.iso
 
 
+@lru_cache(maxsize=4096)
 def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
     hh, mm, ss = (int(p) for p in time_text.split(":"))
     micro = int((frac + "000000")[:6]) if frac else 0

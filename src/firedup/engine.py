@@ -8,13 +8,13 @@ a differential test holds them to that.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from firedup.clock import Clock, Stamp
-from firedup.formats.base import Format, Header
+from firedup.formats.base import Format, Header, Rule
 from firedup.sources import Line, OuterStamp
 
 # Event names the engine itself emits (not from rules): the first and the last line with
@@ -53,10 +53,16 @@ class LineStats:
     runtime: int = 0  # runtime traffic skipped by literal (batch lines)
     timestamped: int = 0  # carried the engine's own timestamp but no rule matched
     other: int = 0  # everything else: third-party output, traceback bodies, blank lines
+    # Batch engine only: lines its prefilter proved inert without reading them (no rule
+    # literal, no collector prefix); runtime + timestamped + other + skipped is the same total.
+    skipped: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {"physical": self.physical, "logical": self.logical, "matched": self.matched,
-                "runtime": self.runtime, "timestamped": self.timestamped, "other": self.other}
+        out = {"physical": self.physical, "logical": self.logical, "matched": self.matched,
+               "runtime": self.runtime, "timestamped": self.timestamped, "other": self.other}
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
 
 
 @dataclass(slots=True)
@@ -102,6 +108,9 @@ def _normalise_ranks(text: str | None) -> str | None:
         return None
     ranks = text.split()
     return " ".join(ranks) if ranks else None
+
+
+normalise_ranks = _normalise_ranks
 
 
 class Scanner:
@@ -157,7 +166,9 @@ class Scanner:
         return Parsed(None, text, None, False, rank, None)
 
     # -- rule layer --------------------------------------------------------------------
-    def feed(self, line: Line) -> list[Event]:
+    def feed(self, line: Line, rules: Sequence[Rule] | None = None) -> list[Event]:
+        """The events of one logical line. `rules` narrows the rules tried to those whose
+        literals the caller found in the raw line (the batch engine); None tries them all."""
         stats = self.stats
         stats.logical += 1
         if line.number > stats.physical:
@@ -196,7 +207,7 @@ class Scanner:
                 ts, inherited = self._last_any, True
         if ts is not None and not inherited:
             self._last_any = ts
-        event = self._match(msg, line, parsed, ts, inherited)
+        event = self._match(msg, line, parsed, ts, inherited, self.fmt.rules if rules is None else rules)
         if event is None:
             if own:
                 stats.timestamped += 1
@@ -218,8 +229,42 @@ class Scanner:
             out.append(Event(CLOCK_FIRST, line.number, parsed.ts, parsed.rank, header="clock"))
             self._want_first = False
 
-    def _match(self, msg: str, line: Line, parsed: Parsed, ts: Stamp | None, inherited: bool) -> Event | None:
-        for rule in self.fmt.rules:
+    def skip(self, count: int, last_number: int, first_own: tuple[Line, Parsed] | None,
+             last_own: tuple[Stamp, int] | None, matched: int = 0) -> list[Event]:
+        """Account for `count` lines up to `last_number` that the batch engine did not feed.
+
+        The caller proves them inert: one logical line each, no rule literal, no collector
+        prefix, and either no clock or the engine's own dated one. Such lines only move the
+        last own-clock stamp (`last_own`) and, when one is wanted, the first (`first_own`).
+        `matched` of them are access lines whose events the caller builds itself, if at all.
+        """
+        out: list[Event] = []
+        if count <= 0:
+            return out
+        self.stats.logical += count
+        self.stats.skipped += count - matched
+        self.stats.matched += matched
+        if last_number > self.stats.physical:
+            self.stats.physical = last_number
+        if first_own is not None:
+            self._maybe_first(out, first_own[1], first_own[0])
+        if last_own is not None:
+            self._last_own = last_own
+        return out
+
+    def match(self, msg: str, line: Line, parsed: Parsed, ts: Stamp | None, inherited: bool,
+              rules: Sequence[Rule]) -> Event | None:
+        """The event of the first of `rules` that matches `msg` (what `feed` makes of a line)."""
+        return self._match(msg, line, parsed, ts, inherited, rules)
+
+    @property
+    def wants_first(self) -> bool:
+        """True until the next own-clock line has been marked as a run's first."""
+        return self._want_first
+
+    def _match(self, msg: str, line: Line, parsed: Parsed, ts: Stamp | None, inherited: bool,
+               rules: Sequence[Rule]) -> Event | None:
+        for rule in rules:
             if not any(lit in msg for lit in rule.literals):
                 continue
             m = rule.regex.search(msg)
@@ -269,6 +314,13 @@ def scan(fmt: Format, lines: Iterable[Line], default_date: date | None = None,
         events.extend(scanner.feed(line))
     events.extend(scanner.finish())
     return events, scanner.stats, scanner.clock
+
+
+def iter_scanned(scanner: Scanner, lines: Iterable[Line]) -> Iterator[Event]:
+    """The events of `lines` through `scanner`, streamed (its stats and clock stay readable)."""
+    for line in lines:
+        yield from scanner.feed(line)
+    yield from scanner.finish()
 
 
 def iter_events(fmt: Format, lines: Iterable[Line], default_date: date | None = None) -> Iterator[Event]:

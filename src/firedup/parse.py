@@ -6,13 +6,16 @@ rest goes on.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from firedup.engine import LineStats, scan
+from firedup.clock import Clock
+from firedup.compact import compact
+from firedup.engine import Event, LineStats, Scanner, iter_scanned
 from firedup.formats import Format, get_format, sniff
 from firedup.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
 from firedup.timeline import Run, build_timeline
@@ -83,12 +86,84 @@ class _UntilUnreadable:
             self.error = exc
 
 
-def parse_source(source: Source, engine: str | None = None, default_date: date | None = None) -> tuple[list[Run], SourceReport]:
+_BATCH_FROM = 4 << 20  # bytes of input from which the batch engine repays its set-up (~60 ms)
+
+
+def _total_size(sources: list[Source]) -> int:
+    total = 0
+    for source in sources:
+        if source.path is not None:
+            with contextlib.suppress(OSError):
+                total += source.path.stat().st_size
+    return total
+
+
+def _batch_worth_it(source: Source, scanner: str) -> bool:
+    """The batch engine for plain files big enough to repay its set-up (see _BATCH_FROM);
+    stdin and .gz stream through the incremental engine."""
+    if scanner == "incremental" or source.path is None:
+        return False
+    try:
+        if not source.path.is_file():
+            return False
+        size = source.path.stat().st_size
+        with open(source.path, "rb") as fh:
+            if fh.read(2) == b"\x1f\x8b":
+                return False
+    except OSError:
+        return False
+    from firedup import batch
+
+    return (scanner == "batch" or size >= _BATCH_FROM) and batch.available()
+
+
+def _events_batch(source: Source, fmt: Format, default_date: date | None) -> tuple[list[Event], LineStats, Clock]:
+    from firedup import batch
+
+    assert source.path is not None
+    scanner = batch.new_scanner(fmt, default_date, file_date=file_date(source))
+    events = list(compact(batch.iter_file(source.path, scanner)))
+    return events, scanner.stats, scanner.clock
+
+
+def _events_incremental(fmt: Format, lines: Iterable[Line], default_date: date | None,
+                        source: Source) -> tuple[list[Event], LineStats, Clock]:
+    scanner = Scanner(fmt, default_date, file_date=file_date(source))
+    events = list(compact(iter_scanned(scanner, lines)))
+    return events, scanner.stats, scanner.clock
+
+
+def parse_source(source: Source, engine: str | None = None, default_date: date | None = None,
+                 scanner: str = "auto") -> tuple[list[Run], SourceReport]:
     """All runs of one source. Raises InputError when the source cannot be read at all;
-    when it breaks part-way, `SourceReport.cut_short` says why."""
+    when it breaks part-way, `SourceReport.cut_short` says why.
+
+    `scanner`: "auto" runs the batch engine (firedup.batch) on plain files when the input is
+    a few MB or more (one big file, or many small ones: `parse_paths`), and the incremental
+    engine (firedup.engine) on everything else (small inputs, stdin, .gz); "batch" and
+    "incremental" force one (tests, benchmarks). Both give the same events; the batch
+    engine hands a source back to the incremental one when it cannot prove that.
+    Access-log events that cannot change the timeline are dropped (`compact`), so memory
+    does not grow with the traffic a log holds.
+    """
     reader = _UntilUnreadable(source)
-    fmt, stream = _sniffed(iter(reader), engine)
-    events, stats, clock = scan(fmt, stream, default_date, file_date=file_date(source))
+    result: tuple[list[Event], LineStats, Clock] | None = None
+    fmt: Format | None = None
+    if _batch_worth_it(source, scanner):
+        from firedup import batch
+
+        assert source.path is not None
+        try:
+            next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
+            fmt = get_format(engine) if engine is not None else sniff(batch.head_sample(source.path, SNIFF_LINES))
+            result = _events_batch(source, fmt, default_date)
+        except batch.NeedExact:
+            result = None
+    if result is None:
+        fmt, stream = _sniffed(iter(reader), engine)
+        result = _events_incremental(fmt, stream, default_date, source)
+    assert fmt is not None
+    events, stats, clock = result
     runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
     if reader.error is not None:
@@ -103,6 +178,7 @@ def parse_paths(
     default_date: date | None = None,
     all_files: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
+    scanner: str = "auto",
 ) -> ParseResult:
     """Parse files, directories, globs and "-" (stdin)."""
     if engine is not None:
@@ -112,11 +188,13 @@ def parse_paths(
             raise ValueError(str(exc).strip("'\"")) from None
     sources, errors = expand_inputs(paths, all_files=all_files)
     result = ParseResult(errors=list(errors))
+    if scanner == "auto" and _total_size(sources) >= _BATCH_FROM:
+        scanner = "batch"  # its one-off set-up (imports, compiling the scan) pays off over the lot
     for i, source in enumerate(sources):
         if progress is not None:
             progress(i, len(sources), source.name)
         try:
-            runs, report = parse_source(source, engine, default_date)
+            runs, report = parse_source(source, engine, default_date, scanner)
         except InputError as exc:
             result.errors.append(exc)
             continue

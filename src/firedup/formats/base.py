@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -93,11 +94,15 @@ class Rule:
     const: Mapping[str, Any] = field(default_factory=dict)
     starts_run: str | None = None
     rank: str | None = None
-    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
     literals: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled on first use: most rules never meet their literal in a small log, and
+        compiling every table's regexes at import would cost `firedup parse` ~0.1 s."""
+        return re.compile(self.pattern)
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern))
         lits = (self.literal,) if isinstance(self.literal, str) else tuple(self.literal)
         object.__setattr__(self, "literals", lits)
         if self.starts_run not in (None, "always", "after_end"):

@@ -1,0 +1,211 @@
+"""firedup parse against ripgrep, on the inputs real users have; plus start-up latency.
+
+    python benchmarks/throughput.py                       # the issue's sizes: 1 GiB, 2,000 x 200 kB
+    python benchmarks/throughput.py --size 20MB --files 50 --runs 1   # a smoke run (CI)
+
+Three figures, each against a reference measured in the same run, runs alternating:
+1. one long log (4 startups + runtime traffic): `firedup parse --json > /dev/null` over
+   `rg -c <milestone alternation>`, and firedup's peak RSS;
+2. a folder of startup logs: the same two commands over the folder;
+3. `firedup --help` and `firedup parse small.log`, in ms above a bare `python -c pass`.
+
+Inputs come from the project's generator (`firedup.synth.bulk`) and are cached outside the
+repo (default ~/.cache/firedup-bench) by size and seed. Timings on a shared machine are
+noisy: trust the ratios (medians of runs that alternate with the reference), not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+sys.path.insert(0, str(SRC))
+
+from firedup.synth.bulk import write_long_log, write_many  # noqa: E402
+
+# The milestone lines a grep pipeline would look for (CONTRACT.md's SGLang milestones).
+MILESTONES = ("server_args=", "Init torch distributed begin", "Load weight begin", "Load weight end",
+              "KV Cache is allocated", "Memory pool end", "Capture cuda graph begin", "Capture cuda graph end",
+              "max_total_num_tokens=", "Uvicorn running on", "fired up and ready to roll")
+ALTERNATION = "|".join(re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", m) for m in MILESTONES)
+GOALS = {"long": 2.0, "many": 3.0, "startup_ms": 150.0, "rss_mb": 300.0}
+
+
+def parse_size(text: str) -> int:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMG]i?B?|B?)", text.strip(), re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 20MB or 1GiB")
+    unit = m[2].upper().rstrip("B")
+    scale = {"": 1, "K": 1000, "KI": 1024, "M": 1000**2, "MI": 1024**2, "G": 1000**3, "GI": 1024**3}[unit]
+    return int(float(m[1]) * scale)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # users run from cached bytecode
+    return env
+
+
+def run(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one child process, its output thrown away."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if code not in (0, 1):  # rg -c exits 1 when nothing matches
+        raise SystemExit(f"{' '.join(cmd[:4])}... exited {code}: {err.strip()[-500:]}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def compare(label: str, ours: list[str], reference: list[str] | None, runs: int) -> dict[str, Any]:
+    """Alternate the two commands `runs` times; medians and the median of per-run ratios."""
+    ours_t: list[float] = []
+    ref_t: list[float] = []
+    rss: list[float] = []
+    run(ours)  # warm the page cache and the bytecode cache
+    if reference:
+        run(reference)
+    for _ in range(runs):
+        if reference:
+            ref_t.append(run(reference)[0])
+        t, peak = run(ours)
+        ours_t.append(t)
+        rss.append(peak)
+    out: dict[str, Any] = {"label": label, "firedup_s": statistics.median(ours_t), "peak_rss_mb": max(rss)}
+    if reference:
+        out["rg_s"] = statistics.median(ref_t)
+        out["ratio"] = statistics.median(o / r for o, r in zip(ours_t, ref_t, strict=True))
+    return out
+
+
+def cached(cache: Path, name: str, make: Any) -> Path:
+    path = cache / name
+    done = cache / (name + ".done")
+    if not done.exists():
+        if path.is_dir():
+            shutil.rmtree(path)
+        print(f"generating {path} ...", file=sys.stderr, flush=True)
+        make(path)
+        done.write_text("ok\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=parse_size, default=parse_size("1GiB"), help="long log size (default 1GiB)")
+    ap.add_argument("--files", type=int, default=2000, help="logs in the folder (default 2000)")
+    ap.add_argument("--file-size", type=parse_size, default=parse_size("200kB"), help="each (default 200kB)")
+    ap.add_argument("--runs", type=int, default=3, help="timed runs of each command (default 3)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "firedup-bench")
+    ap.add_argument("--json", type=Path, help="also write the figures to this file")
+    ap.add_argument("--parts", default="long,many,startup",
+                    help="which figures to measure, comma-separated (default long,many,startup)")
+    args = ap.parse_args(argv)
+
+    args.cache.mkdir(parents=True, exist_ok=True)
+    rg = shutil.which("rg")
+    if rg is None:
+        print("ripgrep (rg) not found: ratios are skipped, only firedup's own times are shown "
+              "(Debian: apt-get install ripgrep)", file=sys.stderr)
+    firedup = [sys.executable, "-m", "firedup", "parse", "--json"]
+    results: dict[str, Any] = {"python": sys.version.split()[0], "rg": rg, "alternation": ALTERNATION}
+
+    parts = set(args.parts.split(","))
+    if "long" in parts:
+        _long(args, results, firedup, rg)
+    if "many" in parts:
+        _many(args, results, firedup, rg)
+    if "startup" in parts:
+        results["startup"] = _startup(args)
+    _report(results)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+def _long(args: argparse.Namespace, results: dict[str, Any], firedup: list[str], rg: str | None) -> None:
+    long_log = cached(args.cache, f"long-{args.size}-s{args.seed}.log",
+                      lambda p: write_long_log(p, startups=4, target_bytes=args.size, seed=args.seed))
+    results["long"] = compare("long log", [*firedup, str(long_log)], [rg, "-c", ALTERNATION, str(long_log)] if rg else None,
+                              args.runs)
+    results["long"]["bytes"] = long_log.stat().st_size
+
+
+def _many(args: argparse.Namespace, results: dict[str, Any], firedup: list[str], rg: str | None) -> None:
+    folder = cached(args.cache, f"many-{args.files}x{args.file_size}-s{args.seed}",
+                    lambda p: write_many(p, n=args.files, seed=args.seed, target_bytes=args.file_size))
+    results["many"] = compare("folder", [*firedup, str(folder)], [rg, "-c", ALTERNATION, str(folder)] if rg else None,
+                              args.runs)
+    results["many"]["files"] = args.files
+
+
+def _startup(args: argparse.Namespace) -> dict[str, float | dict[str, float]]:
+    # one startup, as the generator writes it, without traffic after ready
+    small_dir = cached(args.cache, f"startup-s{args.seed}", lambda p: write_many(p, n=1, seed=args.seed, target_bytes=0))
+    small = next(small_dir.glob("*.log"))
+    bare = [sys.executable, "-c", "pass"]
+    startup: dict[str, Any] = {"small_log_bytes": small.stat().st_size}
+    base: list[float] = []
+    for name, cmd in (("--help", [sys.executable, "-m", "firedup", "--help"]),
+                      ("parse small.log", [sys.executable, "-m", "firedup", "parse", str(small)])):
+        times, base = [], []
+        run(cmd)
+        for _ in range(max(5, args.runs)):
+            base.append(run(bare)[0])
+            times.append(run(cmd)[0])
+        startup[name] = {"ms": statistics.median(times) * 1000,
+                         "above_python_ms": statistics.median(t - b for t, b in zip(times, base, strict=True)) * 1000}
+    startup["python -c pass ms"] = statistics.median(base) * 1000
+    return startup
+
+
+def _verdict(value: float | None, goal: float) -> str:
+    if value is None:
+        return "n/a"
+    return "met" if value <= goal else "MISSED"
+
+
+def _report(r: dict[str, Any]) -> None:
+    print(f"python {r['python']}; rg: {r['rg'] or 'absent'}")
+    print(f"{'figure':<46}{'firedup':>10}{'rg':>9}{'ratio':>8}{'goal':>8}  verdict")
+    rows = []
+    if "long" in r:
+        rows.append((f"1. long log {r['long']['bytes'] / 2**20:,.0f} MiB, 4 startups", r["long"], GOALS["long"]))
+    if "many" in r:
+        rows.append((f"2. folder of {r['many']['files']} logs", r["many"], GOALS["many"]))
+    for name, row, goal in rows:
+        ratio = row.get("ratio")
+        print(f"{name:<46}{row['firedup_s']:>9.2f}s{row.get('rg_s', float('nan')):>8.2f}s"
+              f"{ratio if ratio is not None else float('nan'):>7.1f}x{goal:>7.1f}x  {_verdict(ratio, goal)}")
+    if "long" in r:
+        rss = r["long"]["peak_rss_mb"]
+        print(f"{'   peak RSS, long log':<46}{rss:>8.0f}MB{'':>17}{GOALS['rss_mb']:>6.0f}MB  {_verdict(rss, GOALS['rss_mb'])}")
+    if "many" in r:
+        print(f"{'   peak RSS, folder':<46}{r['many']['peak_rss_mb']:>8.0f}MB")
+    if "startup" not in r:
+        return
+    st = r["startup"]
+    for name in ("--help", "parse small.log"):
+        above = st[name]["above_python_ms"]
+        print(f"{'3. firedup ' + name + ' above python -c pass':<46}{above:>8.0f}ms{'':>17}{GOALS['startup_ms']:>6.0f}ms  "
+              f"{_verdict(above, GOALS['startup_ms'])}")
+    print(f"   (python -c pass itself: {st['python -c pass ms']:.0f} ms; small.log: {st['small_log_bytes'] / 1000:.0f} kB)")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

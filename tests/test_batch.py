@@ -1,0 +1,307 @@
+"""The batch engine against the incremental one: identical events on every sample, corpus and
+generated log; and the access-event compaction never changes a timeline.
+
+The reference is `engine.scan` over `sources.read_lines`, the path `firedup wait` runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import SAMPLE_LOGS, corpus_logs
+from firedup import batch
+from firedup.compact import compact
+from firedup.engine import Event, LineStats, scan
+from firedup.formats import Format, get_format, sniff
+from firedup.parse import parse_paths
+from firedup.sources import Source, file_date, read_lines
+from firedup.timeline import build_timeline
+
+pytestmark = pytest.mark.skipif(not batch.available(), reason="the batch engine needs hyperscan and numpy")
+
+LOGS = sorted(SAMPLE_LOGS.glob("*.log")) + corpus_logs("sglang") + corpus_logs("vllm")
+
+
+def _incremental(path: Path, fmt: Format) -> tuple[list[Event], LineStats, str | None]:
+    source = Source(str(path), path)
+    events, stats, clock = scan(fmt, read_lines(source), file_date=file_date(source))
+    return events, stats, clock.date_source
+
+
+def _batch(path: Path, fmt: Format) -> tuple[list[Event], LineStats, str | None]:
+    events, stats, clock = batch.scan_file(path, fmt, file_date=file_date(Source(str(path), path)))
+    return events, stats, clock.date_source
+
+
+def _format_of(path: Path) -> Format:
+    head = itertools.islice(read_lines(Source(str(path), path)), 2000)
+    return sniff("\n".join(line.text for line in head))
+
+
+def _assert_same(path: Path, fmt: Format) -> LineStats | None:
+    """Both engines on `path`; None when the batch engine (rightly) handed the file back."""
+    head = itertools.islice(read_lines(Source(str(path), path)), 2000)
+    assert batch.head_sample(path) == "\n".join(line.text for line in head), "parse sniffs from this"
+    want, want_stats, want_dates = _incremental(path, fmt)
+    try:
+        got, got_stats, got_dates = _batch(path, fmt)
+    except batch.NeedExact:
+        return None
+    want_keys, got_keys = [e.key() for e in want], [e.key() for e in got]
+    for i, (a, b) in enumerate(itertools.zip_longest(want_keys, got_keys)):
+        assert a == b, f"{path.name}: event {i} differs:\n incremental {a}\n batch       {b}"
+    assert got_dates == want_dates
+    # Counts: the same lines; those the batch engine skipped unread are "skipped".
+    w, g = want_stats, got_stats
+    assert (g.physical, g.logical, g.matched) == (w.physical, w.logical, w.matched)
+    assert g.runtime + g.timestamped + g.other + g.skipped == w.runtime + w.timestamped + w.other
+    # What parse runs: the fast path for access lines, whose events `compact` builds only if
+    # it keeps them. The same compacted stream as the incremental engine's, and the same counts.
+    # Access lines are read by polars in big windows, by Python's `re` in small: both ways.
+    saved = batch.POLARS_FROM
+    try:
+        for polars_from in (0, 10**9):
+            batch.POLARS_FROM = polars_from
+            scanner = batch.new_scanner(fmt, file_date=file_date(Source(str(path), path)))
+            fast = [e.key() for e in compact(batch.iter_file(path, scanner))]
+            assert fast == [e.key() for e in compact(want)], f"access lines read by {'polars' if not polars_from else 're'}"
+            assert scanner.stats == got_stats
+    finally:
+        batch.POLARS_FROM = saved
+    return got_stats
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_same_events_on_every_real_and_sample_log(path: Path) -> None:
+    assert _assert_same(path, _format_of(path)) is not None, "no fallback expected on these logs"
+
+
+def test_the_samples_really_skip_lines() -> None:
+    """The differential test above is only worth something if the skipping path runs."""
+    path = SAMPLE_LOGS / "prod-tp8-eagle3-01.log"
+    if not path.exists():
+        pytest.skip("sample_logs/ absent")
+    stats = _assert_same(path, get_format("sglang"))
+    assert stats is not None and stats.skipped > 0
+
+
+# --- generated logs ----------------------------------------------------------------------
+
+_TRAFFIC = (
+    "[{d} {t} TP0] Decode batch, #running-req: 3, #token: 5000, token usage: 0.01, cuda graph: True, gen throughput (token/s): 88.4, #queue-req: 0",
+    "[{d} {t} TP0] Prefill batch, #new-seq: 1, #new-token: 512, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0",
+    '[{d} {t}] INFO:     10.0.0.7:41234 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    '[{d} {t}] INFO:     10.0.0.1:50000 - "GET /health HTTP/1.1" 200 OK',
+    '[{d} {t}] INFO:     10.0.0.1:50000 - "GET /get_model_info HTTP/1.1" 200 OK',
+    "[{d} {t} DP1 TP1] Decode batch, #running-req: 1, #token: 10, token usage: 0.00, cuda graph: True",
+    "[{d} {t}] Cache flushed successfully!",
+    "[{d} {t} TP3] Some third-party warning without any rule word",
+)
+_STARTUP = (
+    "[{d} {t}] server_args=ServerArgs(model_path='m', tp_size=2, disable_cuda_graph=False)",
+    "[{d} {t} TP0] Init torch distributed begin.",
+    "[{d} {t} TP1] Init torch distributed ends. mem usage=0.10 GB",
+    "[{d} {t} TP0] Load weight begin. avail mem=78.5 GB",
+    "[{d} {t} TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.1 GB, mem usage=16.2 GB.",
+    "[{d} {t} TP0] KV Cache is allocated. #tokens: 100000, K size: 5.0 GB, V size: 5.0 GB",
+    "[{d} {t} TP0] Memory pool end. avail mem=30.0 GB",
+    "[{d} {t} TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=29.0 GB",
+    "[{d} {t} TP0] Capture cuda graph end. Time elapsed: 12.5 s. mem usage=1.2 GB. avail mem=27.8 GB.",
+    "[{d} {t} TP0] max_total_num_tokens=100000, chunked_prefill_size=8192, max_prefill_tokens=16384",
+    "[{d} {t}] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
+    "[{d} {t}] The server is fired up and ready to roll!",
+    "[{d} {t}] Scheduler hit an exception: Traceback (most recent call last):",
+    "Traceback (most recent call last):",
+    '  File "/sglang/srt/model_executor/cuda_graph_runner.py", line 300, in capture',
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    "[{d} {t}] Received sigquit from a child process. It usually means the child failed.",
+    "INFO:     Started server process [4242]",
+    "INFO:     Application startup complete.",
+    "Killed",
+)
+_ODD = (
+    "",
+    "   ",
+    "junk \x07less text \ufffd",
+    "Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:01<00:01,  1.5it/s]\r"
+    "Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:02<00:00,  1.6it/s]",
+    "Capturing batches (bs=4 avail_mem=3.1 GB):  40%|████      | 2/5 [00:01<00:01]\r"
+    "[{d} {t} TP0] Capture cuda graph end. Time elapsed: 3.0 s. mem usage=0.5 GB",
+    "2026-09-22T06:49:56.336833841Z [{d} {t}] Decode batch, #running-req: 1",
+    "2026-09-22T06:49:57.000000000Z INFO:     10.0.0.7:1 - \"GET /health HTTP/1.1\" 200 OK",
+    "sglang-1  | [{d} {t} TP0] Load weight end. avail mem=1 GB",
+    "\x1b[32m[{d} {t}] The server is fired up\x1b[0m and ready to roll!",
+    "(SchedulerActor pid=77) [{d} {t} TP0] Memory pool end. avail mem=30.0 GB [repeated 3x across cluster]",
+    "[{d} {t}] Decode batch and HTTP/ in the same line",
+    "[gpu_id=0] Init nccl begin.",
+    "WARNING:root:something happened with Error in it",
+    "    indented [{d} {t} TP0] Decode batch, #token: 4",
+    "\u00a0(SchedulerActor pid=78) [{d} {t} TP1] Load weight begin. avail mem=70 GB",
+    "\x1c[{d} {t} TP0] Decode batch, #token: 4",
+    "[{d} {t}] INFO:     10.0.0.8:4 - \"GET /v1/caf\u00e9 HTTP/1.1\" 200 OK",
+    "[{d} {t} TP0] Prefill batch with Exception text, #new-seq: 1",
+)
+# Stamps completed from earlier ones (time only, no year): the batch engine hands a log back
+# when they follow skipped dated lines.
+_STATEFUL = (
+    "[{t} TP0] Load weight begin. avail mem=10 GB",
+    "[{t}] Decode batch, #running-req: 1",
+    "INFO {md} {t} [loader.py:12] Loading weights took 3.5 seconds",
+)
+_STATEFUL_SHAPE = re.compile(r"^\[\d\d:\d\d:\d\d|^INFO \d\d-\d\d ")
+
+
+def _render(template: str, moment: float, rng: random.Random) -> str:
+    import time as _time
+
+    whole = int(moment)
+    date_text = _time.strftime("%Y-%m-%d", _time.gmtime(whole))
+    time_text = _time.strftime("%H:%M:%S", _time.gmtime(whole))
+    if rng.random() < 0.2:
+        time_text += f".{rng.randint(0, 999):03d}"
+    md = _time.strftime("%m-%d", _time.gmtime(whole))
+    return template.replace("{d}", date_text).replace("{t}", time_text).replace("{md}", md)
+
+
+@st.composite
+def _soups(draw: Any) -> list[str]:
+    """A log of real line shapes: startups, runtime traffic (long stretches of it), odd lines."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = random.Random(seed)
+    odd_rate = draw(st.sampled_from([0.0, 0.01, 0.1]))
+    stateful_rate = draw(st.sampled_from([0.0, 0.0, 0.0, 0.02]))
+    backwards = draw(st.booleans())  # clocks that step back now and then
+    lines: list[str] = []
+    moment = 1_790_000_000.0 + rng.random() * 1e6
+    for _block in range(draw(st.integers(1, 6))):
+        kind = rng.random()
+        count = rng.randint(1, 400)
+        for _ in range(count):
+            moment += rng.random() * (2 if not backwards or rng.random() > 0.05 else -30)
+            pool = _STARTUP if kind < 0.35 else _TRAFFIC
+            if rng.random() < odd_rate:
+                pool = _ODD
+            if rng.random() < stateful_rate:
+                pool = _STATEFUL
+            lines.append(_render(rng.choice(pool), moment, rng))
+    return lines
+
+
+def _write(tmp: Path, lines: Sequence[str], crlf: bool, last_newline: bool = True) -> Path:
+    path = tmp / "soup.log"
+    end = "\r\n" if crlf else "\n"
+    tail = end.encode() if lines and last_newline else b""
+    path.write_bytes(end.join(lines).encode("utf-8", errors="replace") + tail)
+    return path
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_soups(), crlf=st.booleans(), last_newline=st.booleans())
+def test_same_events_on_generated_logs(tmp_path: Path, lines: list[str], crlf: bool, last_newline: bool) -> None:
+    if not any(line.strip() for line in lines):
+        return
+    path = _write(tmp_path, lines, crlf, last_newline)
+    if _assert_same(path, get_format("sglang")) is None:
+        assert any(_STATEFUL_SHAPE.match(line) for line in lines), "handed back without a reason"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_soups())
+def test_compaction_never_changes_a_timeline(tmp_path: Path, lines: list[str]) -> None:
+    if not any(line.strip() for line in lines):
+        return
+    path = _write(tmp_path, lines, False)
+    _assert_compaction_is_invisible(path, get_format("sglang"))
+
+
+def _assert_compaction_is_invisible(path: Path, fmt: Format) -> None:
+    events, _stats, clock = scan(fmt, read_lines(Source(str(path), path)))
+    full = build_timeline(events, path.name, fmt.name, clock.date_source, fmt.config_defaults)
+    # build_run annotates event fields: compact a fresh copy
+    events2, _stats2, clock2 = scan(fmt, read_lines(Source(str(path), path)))
+    compacted = list(compact(events2))
+    assert len(compacted) <= len(events2)
+    short = build_timeline(compacted, path.name, fmt.name, clock2.date_source, fmt.config_defaults)
+    assert [r.as_contract() for r in short] == [r.as_contract() for r in full]
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_compaction_never_changes_a_real_timeline(path: Path) -> None:
+    _assert_compaction_is_invisible(path, _format_of(path))
+
+
+def test_compaction_drops_the_bulk_of_runtime_access_lines(tmp_path: Path) -> None:
+    """2,000 requests after ready leave a handful of access events, and the first request is kept."""
+    lines = [_render(t, 1_790_000_000 + i, random.Random(i)) for i, t in enumerate(_STARTUP[:12])]
+    lines += [f'[2026-09-22 07:{i // 60 % 60:02d}:{i % 60:02d}] INFO:     10.0.0.7:{i} - "POST /generate HTTP/1.1" 200 OK'
+              for i in range(2000)]
+    path = _write(tmp_path, lines, False)
+    fmt = get_format("sglang")
+    events, _stats, _clock = scan(fmt, read_lines(Source(str(path), path)))
+    kept = [e for e in compact(events) if e.name == "http.access"]
+    assert sum(e.name == "http.access" for e in events) == 2000
+    assert 2 <= len(kept) <= 6
+    assert kept[0].line == 13 and kept[-1].line == 2012
+    _assert_compaction_is_invisible(path, fmt)
+
+
+# --- falling back ------------------------------------------------------------------------
+
+
+def test_time_only_stamp_after_skipped_dated_lines_hands_the_file_back(tmp_path: Path) -> None:
+    """Days of time-only lines depend on the latest dated stamp; skipped lines may hold it."""
+    lines = ["[2026-01-01 10:00:00] server_args=ServerArgs(tp_size=1)"]
+    lines += [f"[2026-01-01 {h:02d}:00:00 TP0] Decode batch, #token: 1" for h in (23, 11, 12)]
+    lines += ["[00:30:00 TP0] Load weight begin. avail mem=3 GB"]
+    path = _write(tmp_path, lines, False)
+    fmt = get_format("sglang")
+    with pytest.raises(batch.NeedExact):
+        _batch(path, fmt)
+    # parse hands it to the incremental engine and says the same as it
+    forced = parse_paths([str(path)], scanner="batch").as_contract()
+    plain = parse_paths([str(path)], scanner="incremental").as_contract()
+    assert forced["runs"] == plain["runs"]
+    assert "skipped" not in forced["sources"][0]["lines"]
+
+
+def test_an_overlong_last_line_is_left_to_the_incremental_engine(tmp_path: Path) -> None:
+    """The incremental engine names the line in its error; the batch engine hands it over."""
+    path = tmp_path / "tail.log"
+    path.write_bytes(b"[2026-01-01 10:00:00] The server is fired up and ready to roll!\n" + b"y" * (9 << 20))
+    with pytest.raises(batch.NeedExact):
+        _batch(path, get_format("sglang"))
+    result = parse_paths([str(path)], scanner="batch")
+    assert [(e.line, e.reason) for e in result.errors] == [(2, "a line longer than 8 MB: not a line-oriented text log")]
+
+
+def test_parse_gives_the_same_contract_with_either_engine() -> None:
+    logs = [p for p in LOGS if p.suffix == ".log"][:40]
+    if not logs:
+        pytest.skip("no logs")
+    paths = [str(p) for p in logs]
+    forced = parse_paths(paths, scanner="batch").as_contract()
+    plain = parse_paths(paths, scanner="incremental").as_contract()
+    assert forced["runs"] == plain["runs"]
+    assert forced["errors"] == plain["errors"]
+
+
+def test_line_of_the_batch_engine_is_the_line_of_the_file(tmp_path: Path) -> None:
+    """Line numbers counted independently: the ready line's number is its index in the file."""
+    lines = [_render(_TRAFFIC[i % 3], 1_790_000_000 + i, random.Random(i)) for i in range(5000)]
+    ready_at = 3217
+    lines[ready_at - 1] = "[2026-09-22 08:00:00] The server is fired up and ready to roll!"
+    path = _write(tmp_path, lines, False)
+    events, stats, _clock = _batch(path, get_format("sglang"))
+    assert [e.line for e in events if e.name == "ready"] == [ready_at]
+    assert stats.physical == 5000
+    assert isinstance(events[0], Event) and all(isinstance(e.line, int) for e in events)
+

@@ -1,0 +1,33 @@
+"""Smoke run of benchmarks/throughput.py at a tiny size: it generates, times and reports.
+
+Only that the script works is tested here; its figures are read by people (benchmarks/README.md),
+never asserted: a timed test on a shared machine could not be trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_throughput_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "throughput.py"), "--size", "2MB", "--files", "4",
+         "--file-size", "60kB", "--runs", "1", "--cache", str(tmp_path / "cache"), "--json", str(out)],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(out.read_text())
+    assert figures["long"]["bytes"] >= 1_500_000
+    assert figures["long"]["peak_rss_mb"] > 0 and figures["many"]["files"] == 4
+    assert set(figures["startup"]) >= {"--help", "parse small.log"}
+    for line in ("1. long log", "2. folder of 4 logs", "3. firedup --help"):
+        assert line in proc.stdout
+    if figures["rg"] is None:
+        assert "ripgrep (rg) not found" in proc.stderr
+    else:
+        assert figures["long"]["ratio"] > 0
