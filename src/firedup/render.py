@@ -213,8 +213,13 @@ def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
            f"  {'phase':<28} {'fastest':>11} {'slowest':>11}  slowest rank"]
     for label, lo, hi, slowest, straggler, _n in rows[:max_ranks]:
         mark = "  <- straggler" if straggler else ""
-        out.append(f"  {label[:28]:<28} {fmt_duration(lo):>11} {fmt_duration(hi):>11}  {slowest}{mark}")
+        out.append(f"  {label[:28]:<28} {_rank_seconds(lo):>11} {_rank_seconds(hi):>11}  {slowest}{mark}")
     return out
+
+
+def _rank_seconds(seconds: float) -> str:
+    """A per-rank duration; 0 from whole-second timestamps means under a second, not none."""
+    return "<1 s" if seconds == 0 else fmt_duration(seconds)
 
 
 def timelines_text(runs: Sequence[Run], style: Style = plain) -> str:
