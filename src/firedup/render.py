@@ -210,10 +210,10 @@ def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
     if not rows:
         return []
     out = [f"  per rank ({len(run.ranks)} ranks; phases where ranks differ by 1 s or more):",
-           f"  {'phase':<28} {'fastest':>11} {'slowest':>11}  slowest rank"]
+           f"  {'phase':<28} {'fastest':>12} {'slowest':>12}  slowest rank"]
     for label, lo, hi, slowest, straggler, _n in rows[:max_ranks]:
         mark = "  <- straggler" if straggler else ""
-        out.append(f"  {label[:28]:<28} {_rank_seconds(lo):>11} {_rank_seconds(hi):>11}  {slowest}{mark}")
+        out.append(f"  {label[:28]:<28} {_rank_seconds(lo):>12} {_rank_seconds(hi):>12}  {slowest}{mark}")
     return out
 
 
