@@ -85,3 +85,19 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(tmp_path: Path) -> No
     piped = subprocess.run([sys.executable, "-m", "firedup", "timeline", log], capture_output=True, text=True,
                            env={**env, "PYTHONPATH": str(ROOT / "src")}, check=True)
     assert "READY" in piped.stdout and "\x1b[" not in piped.stdout
+
+
+def test_a_rank_waiting_at_the_barrier_is_not_a_kv_cache_straggler(tmp_path: Path) -> None:
+    # Bug: TP1 loaded its weights 9 s early, then waited for TP0 before the pools; its
+    # "kv_cache" (from its own load end to the pool's end) was marked as the straggler.
+    path = tmp_path / "tp2.log"
+    path.write_text(
+        "[2026-02-01 10:00:00 TP0] Load weight begin. avail mem=78.00 GB\n"
+        "[2026-02-01 10:00:00 TP1] Load weight begin. avail mem=78.00 GB\n"
+        "[2026-02-01 10:00:51 TP1] Load weight end. type=M, dtype=torch.bfloat16, avail mem=60.00 GB\n"
+        "[2026-02-01 10:01:00 TP0] Load weight end. type=M, dtype=torch.bfloat16, avail mem=60.00 GB\n"
+        "[2026-02-01 10:01:00 TP0] Memory pool end. avail mem=9.00 GB\n"
+        "[2026-02-01 10:01:00 TP1] Memory pool end. avail mem=9.00 GB\n")
+    [run] = parse_paths([str(path)]).runs
+    [row] = [line for line in timeline_text(run).splitlines() if line.strip().startswith("kv_cache")]
+    assert "9.0 s" in row and "TP1" in row and "straggler" not in row

@@ -31,7 +31,7 @@ import polars as pl
 
 from firedup.render import fmt_clock, fmt_duration
 from firedup.tables import Runs
-from firedup.timeline import PHASE_ORDER, STRAGGLER_SECONDS, STRAGGLER_SHARE, _rank_sort_key
+from firedup.timeline import NO_STRAGGLERS, PHASE_ORDER, STRAGGLER_SECONDS, STRAGGLER_SHARE, _rank_sort_key
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -380,7 +380,7 @@ def _with_excess(cells: pl.DataFrame) -> pl.DataFrame:
                           pl.col("seconds").median().over("column").alias("_median"),
                           pl.len().over("column").alias("_ranks"))
             .with_columns((pl.col("seconds") - pl.col("_min")).alias("excess"),
-                          ((pl.col("_ranks") >= 2)
+                          ((pl.col("_ranks") >= 2) & ~pl.col("phase").is_in(list(NO_STRAGGLERS))
                            & (pl.col("seconds") - pl.col("_median")
                               >= pl.max_horizontal(pl.lit(STRAGGLER_SECONDS), STRAGGLER_SHARE * pl.col("_median"))))
                           .alias("straggler"))

@@ -192,10 +192,12 @@ def _clip(text: str, width: int) -> str:
 def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
     """Per-rank spread of each phase, where ranks differ; the slowest rank is a straggler."""
     per: dict[str, dict[str, float]] = defaultdict(dict)
+    names: dict[str, str] = {}
     for p in run.phases:
         if p.scope == "rank" and p.rank and p.seconds is not None:
             label = p.name + (f" ({p.detail})" if p.detail else "")
             per[label][p.rank] = per[label].get(p.rank, 0.0) + p.seconds
+            names[label] = p.name
     rows = []
     for label, by_rank in per.items():
         if len(by_rank) < 2:
@@ -205,7 +207,7 @@ def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
             continue
         slowest = max(by_rank, key=lambda r: by_rank[r])
         median = sorted(by_rank.values())[len(by_rank) // 2]
-        straggler = is_straggler(hi, median)
+        straggler = is_straggler(hi, median, names[label])
         rows.append((label, lo, hi, slowest, straggler, len(by_rank)))
     if not rows:
         return []

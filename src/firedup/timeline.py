@@ -99,7 +99,15 @@ STRAGGLER_SECONDS = 5.0
 STRAGGLER_SHARE = 0.1
 
 
-def is_straggler(seconds: float, median: float) -> bool:
+# Phases measured from the rank's previous line (no begin line of their own) include the
+# wait for slower ranks at the barrier before them: their longest rank is the one that
+# finished the phase before *first*, never a straggler.
+NO_STRAGGLERS = frozenset({"kv_cache", "draft.kv_cache"})
+
+
+def is_straggler(seconds: float, median: float, phase: str | None = None) -> bool:
+    if phase in NO_STRAGGLERS:
+        return False
     return seconds - median >= max(STRAGGLER_SECONDS, STRAGGLER_SHARE * median)
 
 
