@@ -31,7 +31,7 @@ import polars as pl
 
 from firedup.render import fmt_clock, fmt_duration
 from firedup.tables import Runs
-from firedup.timeline import PHASE_ORDER, STRAGGLER_SECONDS, STRAGGLER_SHARE, _rank_sort_key
+from firedup.timeline import PHASE_ORDER, STRAGGLER_SECONDS, STRAGGLER_SHARE, UMBRELLA_PHASES, _rank_sort_key
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -61,9 +61,6 @@ PHASE_COLOURS: dict[str, str] = {
 }
 UNATTRIBUTED_HATCH = "////"
 UNATTRIBUTED_EDGE = "#777777"
-# Phases that span others (vLLM's engine_init covers compile, KV cache and graph capture):
-# stacking them with the phases inside would count the same seconds twice.
-UMBRELLA_PHASES = frozenset({"engine_init"})
 READY_COLOUR = "#000000"
 CRASH_COLOUR = "#CC3311"  # Tol's vibrant red; the marker shape (X) carries the meaning too
 _FALLBACK = ("#77AADD", "#EE8866", "#EEDD88", "#FFAABB", "#99DDFF", "#44BB99", "#BBCC33", "#AAAA00")

@@ -106,6 +106,10 @@ def is_straggler(seconds: float, median: float) -> bool:
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
                "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
                "http_start", "warmup", "unattributed", "total")
+# Phases that span others (vLLM's engine_init covers compile, KV cache and graph capture):
+# stacking them with the phases inside counts the same seconds twice, and they never say
+# which step inside them was slow.
+UMBRELLA_PHASES = frozenset({"engine_init"})
 
 
 @dataclass

@@ -50,9 +50,11 @@ HEADERS = (
 
 # --- reading configuration ---------------------------------------------------------------
 
-# Python reprs that are not literals (`<CompilationMode.VLLM_COMPILE: 3>`, `<function f at 0x..>`)
-# and JSON literals inside Python reprs (`{"use_inductor":true}`), found outside quoted strings.
-_REPR_TOKENS = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|<[^<>'"]*>|\b(?:true|false|null)\b""")
+# Python reprs that are not literals (`<CompilationMode.VLLM_COMPILE: 3>`, an enum whose value is
+# a string `<DynamicShapesType.BACKED: 'backed'>`, `<function f at 0x..>`) and JSON literals inside
+# Python reprs (`{"use_inductor":true}`), found outside quoted strings.
+_REPR_TOKENS = re.compile(
+    r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|<\w+(?:\.\w+)+: [^<>]*>|<[^<>'"]*>|\b(?:true|false|null)\b""")
 _JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
 
 
