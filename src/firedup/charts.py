@@ -31,7 +31,7 @@ import polars as pl
 
 from firedup.render import fmt_clock, fmt_duration
 from firedup.tables import Runs
-from firedup.timeline import PHASE_ORDER, STRAGGLER_SECONDS, STRAGGLER_SHARE, UMBRELLA_PHASES, _rank_sort_key
+from firedup.timeline import PHASE_ORDER, STRAGGLER_SECONDS, STRAGGLER_SHARE, _rank_sort_key, spanned
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -272,7 +272,9 @@ def compare_data(cmp: Comparison) -> CompareData:
     segments: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     timed = [g for g in cmp.grouping.groups if g.n > 0]
-    names = sorted({p for g in timed for p in g.phases if p not in UMBRELLA_PHASES}, key=lambda p: (phase_rank(p), p))
+    present = {p for g in timed for p, sec in g.phases.items() if sec > 0}
+    # an umbrella (vLLM's model_loading, engine_init) is stacked only where nothing it spans is
+    names = sorted({p for g in timed for p in g.phases if not spanned(p, present)}, key=lambda p: (phase_rank(p), p))
     for i, g in enumerate(timed):
         left = 0.0
         for name in names:

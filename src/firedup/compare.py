@@ -26,7 +26,7 @@ import polars as pl
 
 from firedup.errors import UsageError
 from firedup.tables import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
-from firedup.timeline import UMBRELLA_PHASES
+from firedup.timeline import UMBRELLA_PHASES, spanned
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
 GROUP_NAMES: dict[tuple[str, Any], str] = {
@@ -347,7 +347,8 @@ def delta(runs: Runs, base: Group, other: Group) -> Delta:
         + [n for n in base.phases if n not in other.phases]
     phases = {n: other.phases.get(n, 0.0) - base.phases.get(n, 0.0) for n in names}
     sign = 1.0 if total >= 0 else -1.0
-    candidates = [n for n in phases if n not in UMBRELLA_PHASES] or list(phases)
+    present = [n for n in names if base.phases.get(n, 0.0) > 0 or other.phases.get(n, 0.0) > 0]
+    candidates = [n for n in phases if not spanned(n, present)] or list(phases)
     main = max(candidates, key=lambda n: sign * phases[n]) if candidates else None
     main_sec = phases[main] if main is not None else None
     if main is not None and sign * phases[main] <= 0:
@@ -438,6 +439,10 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
                 sec = d.phases.get(name, 0.0)
                 diff = f" {'0' if abs(sec) < 0.0005 else ('+' if sec > 0 else '-') + dur(abs(sec)):>14}"
             lines.append(f"  {name:<22}{cells}{diff}")
+        umbrellas = [n for n in shown if spanned(n, shown)]
+        if umbrellas:
+            lines.append("  (" + "; ".join(f"{n} spans {', '.join(p for p in UMBRELLA_PHASES[n] if p in shown)}"
+                                           for n in umbrellas) + ": the rows overlap)")
     for d in cmp.deltas:
         lines.append("")
         lines.append(f"{d.other.label} vs {d.base.label}: {'+' if d.total_seconds >= 0 else '-'}"
