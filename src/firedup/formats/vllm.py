@@ -394,6 +394,8 @@ STAGE_AFTER = {
     "model_loading.end": "torch_compile", "torch_compile.end": "kv_cache", "kv_cache.allocated": "kv_cache",
     "cuda_graph.begin": "cuda_graph", "cuda_graph.end": "engine_init", "engine.ready": "http_start",
     "http.running": "http_start", "http.started": "http_start", "ready": "serving",
+    # vLLM refuses connections until ready: its first request is served, never a warm-up
+    "http.first_request": "serving",
 }
 
 HINTS = {
