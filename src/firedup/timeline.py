@@ -122,6 +122,13 @@ def spanned(phase: str, present: Iterable[str]) -> bool:
     return any(p in inner for p in present)
 
 
+def spans_note(phase: str, present: Iterable[str]) -> str:
+    """` (spans torch_compile, cuda_graph)` for an umbrella over phases listed beside it, else ``."""
+    listed = set(present)
+    inner = [p for p in UMBRELLA_PHASES.get(phase, ()) if p in listed]
+    return f" (spans {', '.join(inner)})" if inner else ""
+
+
 @dataclass
 class Milestone:
     name: str
