@@ -180,6 +180,20 @@ def test_compare_leaves_umbrella_phases_out_of_the_stack(tmp_path: Path) -> None
     assert "engine_init" not in set(compare_data(cmp).segments["phase"].to_list())
 
 
+def test_vllm_timers_around_other_phases_are_not_stacked_twice() -> None:
+    """vLLM's `Model loading took` spans `Loading weights took`, `init engine` spans compile and
+    capture: the bars stack the steps, and add up to no more than the time to ready."""
+    names = ("vllm-tp2-eager.log", "vllm-tp2-compiled.log")
+    data = compare_data(compare(load([str(SAMPLES / n) for n in names]), ["disable_cuda_graph"]))
+    assert not {"model_loading", "engine_init"} & set(data.segments["phase"].to_list())
+    for g in data.groups.iter_rows(named=True):
+        assert g["stacked"] <= g["median"] + 0.5, g
+    truth = dict(_truth_runs())["vllm-tp2-compiled.log"]["reported"]
+    prod = data.segments.filter(pl.col("group_index") == 1)
+    for phase in ("load_weights", "torch_compile", "cuda_graph"):
+        assert prod.filter(pl.col("phase") == phase)["seconds"][0] == truth[phase]["TP0"]
+
+
 # --- distribution ------------------------------------------------------------------------------
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from conftest import SAMPLE_LOGS
 from firedup.compare import UnknownFlagError, compare, comparison_text, quantile
 from firedup.render import fmt_duration
 from firedup.tables import load
@@ -152,3 +155,77 @@ def test_a_log_that_begins_mid_startup_is_not_timed(logs: Path, tmp_path: Path) 
     assert tail.n == 0
     (lo,) = tail.not_timed
     assert lo.source.endswith("tail.log") and "lower bound" in lo.reason
+
+
+# --- SGLang and vLLM in one folder ---------------------------------------------------------
+
+
+def _truth(name: str) -> dict[str, Any]:
+    return json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"][name]["runs"][0]  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled samples plus SGLang runs of the model the vLLM samples start (Qwen3-32B, TP2)."""
+    import shutil
+
+    from firedup.synth import generate
+    from firedup.synth.model import H100, RunSpec, Scenario
+    from firedup.synth.samples import QWEN3_32B_TP2
+
+    folder = tmp_path_factory.mktemp("mixed")
+    for path in SAMPLE_LOGS.glob("*.log"):
+        shutil.copy(path, folder / path.name)
+    for i in range(3):
+        spec = RunSpec(model=QWEN3_32B_TP2, tp_size=2, gpu=H100, cuda_graph=True, cuda_graph_max_bs=256)
+        generate(Scenario(f"sglang-qwen3-32b-{i}", (spec,), datetime(2026, 11, 10, 8 + i)), 11 + i) \
+            .write(folder / f"sglang-qwen3-32b-{i}.log")
+    return folder
+
+
+def test_by_engine_compares_the_model_both_engines_ran(mixed: Path) -> None:
+    cmp = compare(load([str(mixed)]), ["engine"])
+    g = cmp.grouping
+    assert g.population == {"model_path": "Qwen/Qwen3-32B"}  # not the model with the most runs
+    groups = {grp.label: grp for grp in g.groups}
+    assert set(groups) == {"engine=sglang", "engine=vllm"}
+    assert groups["engine=sglang"].n == 3 and groups["engine=vllm"].n == 2
+    # vLLM's times are its two samples, read from their truth
+    vllm_truth = [_truth(n)["ready_offset_s"] for n in ("vllm-tp2-eager.log", "vllm-tp2-compiled.log")]
+    assert sorted(groups["engine=vllm"].ready_seconds) == pytest.approx(sorted(vllm_truth), abs=1.0)
+    # everything of another model is left out, with why
+    left = {Path(lo.source).name: lo.reason for lo in g.left_out}
+    assert left["prod-tp8-eagle3-01.log"].startswith("other model (model_path=Qwen/Qwen3-235B-A22B-Instruct-2507-FP8)")
+    assert left["small-tp1.log"].startswith("other model (model_path=Qwen/Qwen3-4B-Instruct-2507)")
+    assert not any(name.startswith(("vllm-", "sglang-qwen3-32b")) for name in left)
+
+
+def test_by_engine_when_no_model_ran_on_both_says_why_one_engine_is_missing() -> None:
+    cmp = compare(load([str(SAMPLE_LOGS)]), ["engine"])
+    assert [grp.label for grp in cmp.grouping.groups] == ["engine=sglang"]
+    text = comparison_text(cmp)
+    assert ("note: engine=vllm: 2 ready runs, none of model_path=Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 (left out "
+            "below)") in text
+    assert "vllm-tp2-eager.log: other model (model_path=Qwen/Qwen3-32B)" in text
+
+
+def test_the_demo_headline_is_the_sglang_story_with_the_vllm_runs_left_out() -> None:
+    cmp = compare(load([str(SAMPLE_LOGS)]), ["disable_cuda_graph"])
+    assert cmp.grouping.population == {"engine": "sglang", "model_path": "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"}
+    assert cmp.headline.startswith("debug (disable_cuda_graph=True) ready in a median of 4 min")
+    left = {Path(lo.source).name: lo.reason for lo in cmp.grouping.left_out}
+    assert left["vllm-tp2-compiled.log"].startswith("other engine and model (engine=vllm, model_path=Qwen/Qwen3-32B)")
+    assert left["vllm-tp2-eager.log"].startswith("other engine and model")
+
+
+def test_vllm_eager_vs_compiled_is_explained_by_compile_not_by_the_engines_umbrella_timer() -> None:
+    names = ("vllm-tp2-eager.log", "vllm-tp2-compiled.log")
+    cmp = compare(load([str(SAMPLE_LOGS / n) for n in names]), ["disable_cuda_graph"])
+    (d,) = cmp.deltas
+    compiled = _truth("vllm-tp2-compiled.log")["reported"]
+    # engine_init (vLLM's own timer) spans compile, KV sizing and capture: it moved most, but says nothing
+    assert d.phases["engine_init"] > d.phases["torch_compile"] > d.phases["cuda_graph"] > 0
+    assert d.main_phase == "torch_compile"
+    assert d.main_phase_seconds == pytest.approx(compiled["torch_compile"]["TP0"])
+    assert d.phases["cuda_graph"] == pytest.approx(compiled["cuda_graph"]["TP0"])
+    assert f"torch_compile explains {fmt_duration(compiled['torch_compile']['TP0'])} of the" in cmp.headline

@@ -108,3 +108,30 @@ def test_every_corpus_log_exports_a_valid_trace() -> None:
     runs = load(paths)
     events = validate_trace(chrome_trace(runs))
     assert sum(1 for e in events if e["name"] == "process_name") == runs.runs.height
+
+
+def test_vllm_samples_export_a_valid_trace_with_the_durations_vllm_printed(tmp_path: Path) -> None:
+    from conftest import SAMPLE_LOGS
+
+    names = ("vllm-tp2-compiled.log", "vllm-tp2-eager.log")
+    out = tmp_path / "vllm.trace.json"
+    export(load([str(SAMPLE_LOGS / n) for n in names]), "chrome-trace", out)
+    events = validate_trace(json.loads(out.read_text(), parse_constant=no_nan))
+    truth = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]
+    procs = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert len(procs) == 2
+    for name in names:
+        pid = next(p for p, label in procs.items() if label.startswith(name))
+        reported = truth[name]["runs"][0]["reported"]
+        run_events = [e for e in events if e["pid"] == pid and e["ph"] == "X"]
+        lanes = {e["tid"]: e for e in events if e["pid"] == pid and e["ph"] == "M" and e["name"] == "thread_name"}
+        for phase, by_rank in reported.items():
+            for rank, seconds in by_rank.items():
+                tids = {t for t, e in lanes.items() if e["args"]["name"].split(" (")[0] == rank}
+                (event,) = [e for e in run_events if e["name"] == phase and e["tid"] in tids]
+                # the figure the log printed rides along; the bar spans the lines (1 s resolution,
+                # and load_weights begins at `Starting to load model`, before the model is built)
+                assert event["args"]["seconds"] == seconds and event["args"]["source"] == "reported"
+                assert -1.0 < event["dur"] / 1e6 - seconds < (3.0 if phase == "load_weights" else 1.0), (name, phase)
+        ready = [e for e in events if e["pid"] == pid and e["ph"] == "i" and e["name"] == "ready"]
+        assert len(ready) == 1 and abs(ready[0]["ts"] / 1e6 - truth[name]["runs"][0]["ready_offset_s"]) < 1.0

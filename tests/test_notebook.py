@@ -17,7 +17,7 @@ def test_notebook_executes_and_shows_the_story() -> None:
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     text = "\n".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
-    assert "14 startups" in text
+    assert "16 startups" in text  # 14 SGLang + 2 vLLM
     assert re.search(r"debug \(disable_cuda_graph=True\) ready in a median of 4 min \d\d s", text)
     assert "cuda_graph explains" in text
     # the four charts come out as images

@@ -101,3 +101,25 @@ def test_a_rank_waiting_at_the_barrier_is_not_a_kv_cache_straggler(tmp_path: Pat
     [run] = parse_paths([str(path)]).runs
     [row] = [line for line in timeline_text(run).splitlines() if line.strip().startswith("kv_cache")]
     assert "9.0 s" in row and "TP1" in row and "straggler" not in row
+
+
+def test_vllm_umbrella_timers_are_marked_and_never_the_biggest_phase() -> None:
+    import json
+
+    from conftest import SAMPLE_LOGS
+    from firedup.render import fmt_duration, summary_text
+
+    names = ("vllm-tp2-compiled.log", "vllm-tp2-eager.log")
+    runs = parse_paths([str(SAMPLE_LOGS / n) for n in names]).runs
+    truth = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]
+    summary = summary_text(runs).splitlines()
+    # the biggest step, not vLLM's timer around it: compile in the default run, weights when eager
+    compiled = truth["vllm-tp2-compiled.log"]["runs"][0]["reported"]["torch_compile"]["TP0"]
+    eager = truth["vllm-tp2-eager.log"]["runs"][0]["reported"]["load_weights"]["TP0"]
+    assert any(f"torch_compile {fmt_duration(compiled)}" in line and names[0] in line for line in summary)
+    assert any(f"load_weights {fmt_duration(eager)}" in line and names[1] in line for line in summary)
+    text = timeline_text(runs[0])
+    marked = [line.split()[-3] for line in text.splitlines() if " * " in line and line.endswith("reported")]
+    assert sorted(marked) == ["engine_init", "model_loading"]
+    assert "* engine_init spans torch_compile, kv_cache, cuda_graph; model_loading" in text
+    assert "torch_compile *" not in text

@@ -260,3 +260,28 @@ def test_vllm_refuses_connections_until_ready_even_after_naming_its_port(tmp_pat
         assert status_of(port, "/health")[:2] == (200, b"")
         assert status_of(port, "/v1/models")[0] == 200
         assert status_of(port, "/ready")[0] == 404  # vLLM has no /ready
+
+
+def test_the_vllm_sample_is_served_with_vllm_semantics(tmp_path: Path) -> None:
+    """The eager vLLM sample (kubectl-stamped, ANSI prefixes): refused until
+    `Application startup complete.`, then 200 with an empty body."""
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "vllm-tp2-eager.log"
+    lines = sample.read_bytes().split(b"\n")  # tqdm's `\r` stays inside its line
+    ready = next(i for i, t in enumerate(lines) if t.endswith(b"Application startup complete."))
+    cut = tmp_path / "vllm-starting.log"
+    cut.write_bytes(b"\n".join(lines[:ready]) + b"\n")
+    script = load_script(sample)
+    assert script.fmt.name == "vllm" and script.port == 8000 and script.model == "Qwen/Qwen3-32B"
+    # paced by the log's own clock: the ready line comes when the truth says, within 1 s
+    truth = json.loads((sample.parent / "truth.json").read_text())["files"][sample.name]["runs"][0]
+    assert abs(script.lines[ready].at - truth["ready_offset_s"]) < 1.0
+    port = free_port()
+    with replaying(cut, tmp_path / "live.log", port, 40):
+        content = wait_for_text(tmp_path / "live.log", "Waiting for application startup")
+        assert f"Starting vLLM API server 0 on http://0.0.0.0:{port}" in content
+        assert status_of(port, "/health")[0] is None and status_of(port, "/ping")[0] is None
+    with replaying(sample, tmp_path / "live2.log", port, 40):
+        wait_for_text(tmp_path / "live2.log", "Application startup complete")
+        assert status_of(port, "/health")[:2] == (200, b"")
+        assert status_of(port, "/ping")[:2] == (200, b"")
+        assert status_of(port, "/v1/models")[0] == 200

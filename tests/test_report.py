@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from firedup.render import fmt_duration
 from firedup.report import build_report, display_paths, md_code, md_fence, md_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,8 @@ def sample_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = firedup("report", "sample_logs/", "--by", "disable_cuda_graph", "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # no progress bar when stderr is not a terminal
-    assert "wrote 14 runs" in proc.stdout
+    runs = sum(len(f["runs"]) for f in TRUTH["files"].values())  # 14 SGLang startups, 2 vLLM
+    assert f"wrote {runs} runs" in proc.stdout
     return out
 
 
@@ -277,3 +279,22 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, capsys
     err = capsys.readouterr().err
     assert "\rparsing logs    [######..................] 10/40" in err
     assert "\n\rdrawing charts  [########################] 4/4" in err
+
+
+def test_a_report_on_the_vllm_samples_speaks_vllm(tmp_path: Path) -> None:
+    out = tmp_path / "vllm"
+    proc = firedup("report", "sample_logs/vllm-tp2-eager.log", "sample_logs/vllm-tp2-compiled.log",
+                   "--by", "disable_cuda_graph", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    md = (out / "report.md").read_text()
+    truth = {n: TRUTH["files"][n]["runs"][0] for n in ("vllm-tp2-eager.log", "vllm-tp2-compiled.log")}
+    compiled = truth["vllm-tp2-compiled.log"]["reported"]
+    assert f"torch\\_compile explains {fmt_duration(compiled['torch_compile']['TP0'])}" in md
+    assert "Compared: runs of `engine=vllm, model_path=Qwen/Qwen3-32B`." in md
+    # vLLM's health semantics in the pasted snippets, not SGLang's
+    assert "vLLM's /health gives 200 with an empty body,\n# and connection refused until the engine is ready." in md
+    assert "http://127.0.0.1:8000/health" in md and "503 while warming up" not in md and "SGLang" not in md
+    # the engine's own timers are shown with what they span, at the value the log printed
+    engine_init = fmt_duration(compiled["engine_init"]["DP0"])
+    assert f"| engine\\_init (spans torch\\_compile, kv\\_cache, cuda\\_graph) | {engine_init} |" in md
+    assert "| model\\_loading (spans load\\_weights) |" in md

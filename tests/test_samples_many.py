@@ -34,6 +34,8 @@ def _by_text(path: Path) -> list[dict[str, object]]:
     # a process starts with the launcher's banner (0.5.x) or, failing that, with its args line
     starts = [m.start() for m in re.finditer(r"^.*'python -m sglang\.launch_server' is still supported", text, re.M)]
     starts = starts or [m.start() for m in re.finditer(r"^.*server_args=", text, re.M)]
+    if not starts:  # not an SGLang log (the vLLM samples): another engine, left out of these figures
+        return []
     starts[0] = 0
     out = []
     for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
@@ -91,6 +93,10 @@ def test_compare_splits_debug_and_production(facts: dict[str, dict[str, object]]
     assert cmp.headline.startswith("debug (disable_cuda_graph=True) ready in a median of")
     assert "cuda_graph explains" in cmp.headline
     assert any("model" in lo.reason for lo in cmp.grouping.left_out)  # the TP1 small model
+    # the vLLM samples: another engine (and model), named, never mixed into the SGLang story
+    vllm = sorted(SAMPLE_LOGS.glob("vllm-*.log"))
+    assert vllm and all(any(lo.source.endswith(p.name) and lo.reason.startswith("other engine")
+                            for lo in cmp.grouping.left_out) for p in vllm)
 
 
 def test_budget_covers_every_production_run(facts: dict[str, dict[str, object]]) -> None:

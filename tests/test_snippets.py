@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from firedup.budget import budget_for
+from conftest import SAMPLE_LOGS
+from firedup.budget import budget_for, budgets
 from firedup.snippets import READINESS, snippets_for
+from firedup.tables import load
 
 FAKE_SERVER = textwrap.dedent('''
     import sys, time
@@ -151,3 +153,84 @@ def test_vllm_snippet_uses_its_own_facts() -> None:
 def test_crash_markers_are_safe_in_single_quotes() -> None:
     for facts in READINESS.values():
         assert all("'" not in m for m in facts.crash_markers)
+
+
+# --- vLLM: the semantics come from its Format.health, the numbers from its logs ------------
+
+FAKE_VLLM = textwrap.dedent('''
+    import sys, time
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    port, log, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    def say(text):
+        with open(log, "a") as fh:
+            fh.write(text + "\\n")
+    say("(EngineCore_DP0 pid=7) INFO 11-09 10:00:00 [core.py:93] Initializing a V1 LLM engine (v0.13.0) with config: x")
+    time.sleep(1.0)  # vLLM listens only once ready: connection refused until then
+    if mode == "crash-log":
+        say("(EngineCore_DP0 pid=7) ERROR 11-09 10:00:01 [core.py:866] EngineCore failed to start.")
+        time.sleep(60)
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+        def log_message(self, *args):
+            pass
+    say("(APIServer pid=1) INFO:     Application startup complete.")
+    HTTPServer(("127.0.0.1", port), Health).serve_forever()
+''')
+
+
+def _vllm_budget_bash(tmp_path: Path, port: int) -> Path:
+    """The bash snippet `firedup budget` writes for the eager vLLM sample, pointed at `port`."""
+    report = budgets(load([str(SAMPLE_LOGS / "vllm-tp2-eager.log")]), [], risk=0.05)
+    (b,) = report.budgets
+    assert b.engine == "vllm" and b.budget_seconds is not None and b.budget_seconds >= 50
+    b.port = port
+    script = tmp_path / "wait-vllm.sh"
+    script.write_text(snippets_for(b)["bash"])
+    return script
+
+
+@pytest.mark.parametrize("mode, code", [("ok", 0), ("crash-log", 3)])
+def test_vllm_budget_snippet_waits_through_refused_connections(tmp_path: Path, mode: str, code: int) -> None:
+    fake = tmp_path / "fake_vllm.py"
+    fake.write_text(FAKE_VLLM)
+    port, log = _free_port(), tmp_path / "vllm.log"
+    log.write_text("")
+    script = _vllm_budget_bash(tmp_path, port)
+    text = script.read_text()
+    assert "vLLM's /health gives 200 with an empty body" in text
+    assert "connection refused until the engine is ready" in text and "503" not in text
+    assert f"http://127.0.0.1:{port}/health" in text and "EngineCore failed to start" in text
+    proc = subprocess.Popen([sys.executable, str(fake), str(port), str(log), mode])
+    try:
+        env = {**os.environ, "SERVER_PID": str(proc.pid), "SERVER_LOG": str(log), "INTERVAL": "0.2"}
+        out = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert out.returncode == code, (out.stdout, out.stderr)
+    if code == 0:
+        assert "answered 200" in out.stdout
+    else:
+        assert "EngineCore failed to start" in out.stderr
+
+
+def test_snippet_wording_follows_the_formats_health_semantics(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from firedup.formats import all_formats, get_format
+    from firedup.snippets import readiness
+
+    vllm = get_format("vllm")
+    assert vllm.health is not None
+    assert readiness("vllm").endpoint == vllm.health.endpoint == "/health"
+    # a (hypothetical) vLLM that answered 503 while starting, on /ping: the snippets follow the format
+    changed = dataclasses.replace(vllm, health=dataclasses.replace(vllm.health, starting="503", endpoint="/ping"))
+    monkeypatch.setitem(all_formats(), "vllm", changed)
+    facts = readiness("vllm")
+    assert facts.endpoint == "/ping" and facts.while_starting.endswith("then 503 while warming up")
+    b = budget_for([60.0, 70.0, 80.0], 0.05)
+    b.engine = "vllm"
+    assert "http://127.0.0.1:8000/ping" in snippets_for(b)["bash"]

@@ -21,12 +21,15 @@ from conftest import SAMPLE_LOGS
 from firedup.cli import cli
 from firedup.parse import parse_paths
 from firedup.synth import generate
+from firedup.synth._output import Clock, Stream, kubectl_stamp
 from firedup.synth.bulk import write_long_log, write_many
 from firedup.synth.samples import sample_scenarios
 from firedup.timeline import Run
 
 TRUTH: dict[str, Any] = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]
 SAMPLES = sorted(TRUTH)
+SGLANG_SAMPLES = [f for f in SAMPLES if TRUTH[f]["runs"][0]["engine"] == "sglang"]
+VLLM_SAMPLES = [f for f in SAMPLES if TRUTH[f]["runs"][0]["engine"] == "vllm"]
 _STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[\] ]")
 
 
@@ -116,7 +119,7 @@ def test_only_tp0_prints_the_bars_and_max_total_num_tokens_and_every_rank_its_ow
 
 
 def test_health_probes_answer_503_while_starting_then_200() -> None:
-    for f in SAMPLES:
+    for f in SGLANG_SAMPLES:
         lines = _physical_lines(f)
         ready_at = [i for i, line in enumerate(lines) if "fired up and ready to roll" in line]
         running_at = [i for i, line in enumerate(lines) if "Uvicorn running on" in line]
@@ -188,7 +191,7 @@ def _reported(run: Run) -> dict[str, dict[str, float]]:
     return out
 
 
-@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("name", SGLANG_SAMPLES)
 def test_parser_agrees_with_the_generator(name: str) -> None:
     truths = TRUTH[name]["runs"]
     runs = PARSED[name]
@@ -241,6 +244,144 @@ def test_the_story_in_the_parsers_numbers() -> None:
     assert all("cuda_graph" not in r.phase_seconds() for r in debug)
 
 
+# --- vLLM samples --------------------------------------------------------------------------
+
+# `kubectl logs --timestamps` + vLLM's prefix and header, read with this file's own regexes.
+_KUBECTL = re.compile(r"^(\d{4})-(\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
+_VLLM_HEAD = re.compile(r"(?:\x1b\[1;36m)?\((\w+) pid=(\d+)\)(?:\x1b\[0;0m)? (?:[A-Z]+ (\d\d-\d\d) (\d\d:\d\d:\d\d) \[)?")
+
+
+def _outer_seconds(line: str) -> float:
+    m = _KUBECTL.match(line)
+    assert m, line[:80]
+    whole = datetime.strptime(f"{m[1]}-{m[2]} {m[3]}", "%Y-%m-%d %H:%M:%S").timestamp()
+    return whole + (int(m[4].ljust(9, "0")) / 1e9 if m[4] else 0.0)
+
+
+def test_there_are_an_eager_and_a_compiled_vllm_run_of_one_model() -> None:
+    assert len(VLLM_SAMPLES) == 2
+    configs = [TRUTH[f]["runs"][0]["config"] for f in VLLM_SAMPLES]
+    assert {c["model_path"] for c in configs} == {"Qwen/Qwen3-32B"} and {c["tp_size"] for c in configs} == {2}
+    assert sorted(c["enforce_eager"] for c in configs) == [False, True]
+
+
+def test_every_vllm_line_is_behind_kubectl_and_its_clock_agrees_with_vllm() -> None:
+    for f in VLLM_SAMPLES:
+        lines = _physical_lines(f)[:-1]
+        outer = [_outer_seconds(line) for line in lines]
+        assert outer == sorted(outer), f  # the runtime stamps lines as they arrive
+        year = _KUBECTL.match(lines[0])[1]  # type: ignore[index]
+        for line, t in zip(lines, outer, strict=True):
+            rest = line[_KUBECTL.match(line).end():]  # type: ignore[union-attr]
+            m = _VLLM_HEAD.match(rest)
+            if m and m[3]:  # vLLM's own time (no year, whole seconds) is the collector's, truncated
+                own = datetime.strptime(f"{year}-{m[3]} {m[4]}", "%Y-%m-%d %H:%M:%S").timestamp()
+                assert own == int(t) or own == int(t) - 1, line[:120]
+
+
+def test_vllm_processes_write_what_vllm_0_13_writes() -> None:
+    for f in VLLM_SAMPLES:
+        text = _text(f)
+        eager = TRUTH[f]["runs"][0]["config"]["enforce_eager"]
+        procs = set(re.findall(r"\x1b\[1;36m\((\w+) pid=\d+\)\x1b\[0;0m ", text))
+        # the second worker only speaks for itself when it compiles (`Cache the graph ...`): info_once
+        assert procs == {"APIServer", "EngineCore_DP0", "Worker_TP0", *(() if eager else ("Worker_TP1",))}, (f, procs)
+        assert "vLLM API server version 0.13.0" in text and "Initializing a V1 LLM engine (v0.13.0) with config: " in text
+        assert re.search(r"non-default args: \{'model_tag': 'Qwen/Qwen3-32B', .*'tensor_parallel_size': 2", text)
+        # a worker's distributed-init lines come before its prefix exists
+        assert len(re.findall(r"Z INFO \d\d-\d\d [\d:]+ \[parallel_state\.py:\d+\] world_size=2 rank=\d", text)) == 2
+        # info_once: one copy of the load lines, from the first worker; the shard bar is its stderr
+        assert len(re.findall(r"Worker_TP0 pid=\d+\)\x1b\[0;0m INFO [^\n]*Starting to load model Qwen/Qwen3-32B\.\.\.",
+                              text)) == 1
+        assert "Worker_TP1" not in "".join(line for line in text.split("\n") if "Loading weights took" in line)
+        assert len(re.findall(r"\)\x1b\[0;0m \rLoading safetensors checkpoint shards: +\d+% Completed \| \d+/17 \[",
+                              text)) >= 3
+        assert ("torch.compile takes" in text) is not eager and ("Dynamo bytecode transform time" in text) is not eager
+        assert ("Capturing CUDA graphs (decode, FULL)" in text) is not eager
+        assert ("Graph capturing finished in" in text) is not eager
+        assert ("Enforce eager set, overriding optimization level to -O0" in text) is eager
+        assert "init engine (profile, create kv cache, warmup model) took" in text
+        uv = re.findall(r"APIServer pid=1\)\x1b\[0;0m INFO: {5}(Started server process \[1\]|Waiting for application "
+                        r"startup\.|Application startup complete\.)\n", text)
+        assert uv == ["Started server process [1]", "Waiting for application startup.", "Application startup complete."]
+
+
+def test_the_compiled_vllm_run_prints_consistent_durations() -> None:
+    (f,) = [f for f in VLLM_SAMPLES if not TRUTH[f]["runs"][0]["config"]["enforce_eager"]]
+    text = _text(f)
+    dynamo = float(re.search(r"Dynamo bytecode transform time: ([\d.]+) s", text)[1])  # type: ignore[index]
+    inductor = float(re.search(r"Compiling a graph for compile range \(1, 8192\) takes ([\d.]+) s", text)[1])  # type: ignore[index]
+    total = float(re.search(r"torch\.compile takes ([\d.]+) s in total", text)[1])  # type: ignore[index]
+    assert abs(dynamo + inductor - total) <= 0.011
+    bars = [line for line in text.split("\n") if "\rCapturing CUDA graphs (" in line]
+    assert len(bars) == 2 and all("Worker_TP0" in b for b in bars)
+    assert "| 51/51 [" in bars[0] and "| 35/35 [" in bars[1]
+    # the capture summary agrees with the bars' own clocks (tqdm's elapsed, whole seconds)
+    secs = int(re.search(r"Graph capturing finished in (\d+) secs, took [\d.]+ GiB", text)[1])  # type: ignore[index]
+    bar_secs = sum(int(m) * 60 + int(s_) for b in bars
+                   for m, s_ in [re.findall(r"\| \d+/\d+ \[(\d+):(\d+)<", b)[-1]])
+    assert bar_secs <= secs <= bar_secs + 3
+
+
+def test_vllm_refuses_probes_until_ready_then_answers_200() -> None:
+    for f in VLLM_SAMPLES:
+        lines = _physical_lines(f)
+        ready = [i for i, line in enumerate(lines) if line.endswith("INFO:     Application startup complete.")]
+        assert len(ready) == 1
+        probes = [(i, line) for i, line in enumerate(lines) if '"GET /health HTTP/1.1"' in line]
+        health = TRUTH[f]["runs"][0]["health"]
+        assert probes and all(i > ready[0] and line.endswith(" 200 OK") for i, line in probes), f
+        assert len(probes) == health["n_200"] and health["n_refused"] > 0 and health["n_503"] == 0
+
+
+def test_vllm_ready_read_from_the_text_matches_the_truth() -> None:
+    """First vLLM time to the collector's time of `Application startup complete.`: within 1 s."""
+    for f in VLLM_SAMPLES:
+        lines = _physical_lines(f)
+        first = _outer_seconds(lines[0])
+        ready = next(_outer_seconds(line) for line in lines if line.endswith("Application startup complete."))
+        truth = TRUTH[f]["runs"][0]
+        assert abs((ready - int(first)) - truth["ready_offset_s"]) < 1.0
+
+
+@pytest.mark.parametrize("name", VLLM_SAMPLES)
+def test_parser_agrees_with_the_generator_on_vllm(name: str) -> None:
+    (truth,) = TRUTH[name]["runs"]
+    (run,) = PARSED[name]
+    assert run.engine == "vllm" and run.outcome == truth["outcome"] == "ready"
+    assert run.date_source == "outer"  # vLLM prints no year: kubectl's stamp gives it
+    assert run.first_ts is not None and run.first_ts.iso == truth["first_ts"]
+    assert run.ready_ts is not None
+    ready_truth = datetime.fromisoformat(truth["first_ts"]).timestamp() + truth["ready_offset_s"]
+    assert abs(run.ready_ts.dt.timestamp() - ready_truth) < 1.0
+    assert run.total_seconds is not None and abs(run.total_seconds - truth["ready_offset_s"]) < 1.0
+    ready = run.milestone("ready")
+    assert ready is not None and ready.line == truth["ready_line"]
+    # the durations vLLM prints, exactly, phase by phase and rank by rank
+    reported: dict[str, dict[str, float]] = {}
+    for p in run.phases:
+        if p.scope == "rank" and p.source == "reported" and p.seconds is not None:
+            reported.setdefault(p.name, {})[p.rank or "-"] = p.seconds
+    assert reported == truth["reported"]
+    expected = {"load_weights", "model_loading", "engine_init"}
+    if not truth["config"]["enforce_eager"]:
+        expected |= {"torch_compile", "cuda_graph"}
+    assert set(truth["reported"]) == expected
+    run_level = {p.name: p.seconds for p in run.run_phases() if p.source == "reported"}
+    assert run_level == {k: next(iter(v.values())) for k, v in truth["reported"].items()}
+    # durations only timestamps can give: within their 1 s resolution
+    seconds = run.phase_seconds()
+    for phase in ("launch", "dist_init", "kv_cache", "http_start"):
+        assert abs(seconds[phase] - truth["phases"][phase]) <= 1.0, phase
+    for flag in ("model_path", "tp_size", "enforce_eager", "disable_cuda_graph", "enable_torch_compile",
+                 "cudagraph_mode", "compilation_mode", "quantization", "version"):
+        assert run.config.get(flag) == truth["config"][flag], flag
+    assert run.crash is None
+    first = run.milestone("health.first")
+    assert first is not None and first.ts is not None
+    assert abs(first.ts.dt.timestamp() - datetime.fromisoformat(truth["health"]["first_200_ts"]).timestamp()) < 2.0
+
+
 # --- bulk writers --------------------------------------------------------------------------
 
 
@@ -274,6 +415,46 @@ def test_many_logs_are_varied_sized_and_true(tmp_path: Path) -> None:
             assert p.stat().st_size >= 60_000
     again = write_many(tmp_path / "again", n=12, seed=3, target_bytes=60_000)
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(paths, again, strict=True))
+
+
+def test_many_logs_include_vllm_runs_the_parser_reads_as_the_truth_says(tmp_path: Path) -> None:
+    paths = write_many(tmp_path, n=30, seed=3, target_bytes=20_000)
+    truth = json.loads((tmp_path / "truth.json").read_text())["files"]
+    vllm = [p for p in paths if truth[p.name]["runs"][0]["engine"] == "vllm"]
+    assert len(vllm) >= 3 and all(p.name.endswith("-vllm.log") for p in vllm)
+    result = parse_paths([str(p) for p in vllm])
+    assert not result.errors
+    by_file: dict[str, list[Run]] = {}
+    for run in result.runs:
+        by_file.setdefault(Path(run.source).name, []).append(run)
+    for p in vllm:
+        runs, truths = by_file[p.name], truth[p.name]["runs"]
+        assert [r.outcome for r in runs] == [t["outcome"] for t in truths], p.name
+        for run, t in zip(runs, truths, strict=True):
+            assert run.engine == "vllm" and run.config.get("tp_size") == t["config"]["tp_size"]
+            reported: dict[str, dict[str, float]] = {}
+            for ph in run.phases:
+                if ph.scope == "rank" and ph.source == "reported" and ph.seconds is not None:
+                    reported.setdefault(ph.name, {})[ph.rank or "-"] = ph.seconds
+            assert reported == t["reported"], p.name
+            if t["outcome"] == "ready":
+                assert run.total_seconds is not None and abs(run.total_seconds - t["ready_offset_s"]) < 1.0
+            else:
+                assert run.crash is not None and (run.crash.category, run.crash.line) == (
+                    t["crash"]["category"], t["crash"]["line"])
+
+
+def test_a_collector_stamps_each_line_when_its_newline_arrives() -> None:
+    clock = Clock(datetime(2026, 11, 9, 9, 0, 0))
+    stream = Stream(clock, kubectl_stamp(clock))
+    stream.write(1.0, "\rbar  0%")
+    stream.write(2.5, "\rbar 100%\n")
+    stream.write(3.000000001, "x\ny\n")
+    stream.write(4.0, "tail")
+    pieces, _ = stream.render_marked()
+    assert "".join(pieces).split("\n") == [
+        "2026-11-09T09:00:02.5Z \rbar  0%\rbar 100%", "2026-11-09T09:00:03.000000001Z x",
+        "2026-11-09T09:00:03.000000001Z y", "2026-11-09T09:00:04Z tail"]
 
 
 # --- the command ---------------------------------------------------------------------------

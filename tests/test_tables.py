@@ -110,6 +110,34 @@ def test_summary_has_phase_columns_and_varying_flags(logs: Path) -> None:
     assert "port" not in frame.columns  # identity flags never count as differing
 
 
+def test_a_flag_one_engine_does_not_have_does_not_differ_because_of_it() -> None:
+    """SGLang and vLLM in one folder: `ep_size` (SGLang's) is not a difference, tp_size is."""
+    from conftest import SAMPLE_LOGS
+    from firedup.tables import summary_text, varying_flags
+
+    sglang = [str(SAMPLE_LOGS / f"{n}.log") for n in ("prod-tp8-eagle3-01", "debug-tp8-eagle3-01", "small-tp1")]
+    vllm = [str(SAMPLE_LOGS / f"vllm-tp2-{n}.log") for n in ("eager", "compiled")]
+    alone = load(sglang)
+    mixed = load(sglang + vllm)
+    before = set(varying_flags(alone.runs, alone.flag_columns))
+    after = set(varying_flags(mixed.runs, mixed.flag_columns))
+    assert {"ep_size", "attention_backend", "mem_fraction_static"}.isdisjoint(after)
+    assert {"tp_size", "disable_cuda_graph", "enable_torch_compile", "enforce_eager"} <= after
+    # what differed between the SGLang runs still does (small-tp1 is 0.5.12: flags it lacks count)
+    assert before <= after and "attn_dp_size" in before
+    # and `firedup runs` names the step, not vLLM's timer around it
+    text = summary_text(mixed)
+    [compiled] = [line for line in text.splitlines() if "vllm-tp2-compiled.log" in line]
+    import json
+
+    from firedup.render import fmt_duration
+
+    truth = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]["vllm-tp2-compiled.log"]["runs"][0]
+    compile_s = truth["reported"]["torch_compile"]["TP0"]
+    assert f"torch_compile {fmt_duration(compile_s)}" in compiled
+    assert "engine_init" not in compiled and "model_loading" not in compiled
+
+
 def test_bad_input_is_reported_not_raised(tmp_path: Path) -> None:
     (tmp_path / "broken.log.gz").write_bytes(b"\x1f\x8b then not gzip at all")  # gzip magic, bad stream
     write(tmp_path / "ok.log", Spec(datetime(2026, 1, 5, 8)))

@@ -296,6 +296,19 @@ def test_engine_config_line_states_the_resolved_flags() -> None:
                       "cuda_graph_max_bs": 16}
 
 
+def test_an_enum_whose_value_is_a_string_does_not_hide_the_compilation_config() -> None:
+    # 0.13 prints `'dynamic_shapes_config': {'type': <DynamicShapesType.BACKED: 'backed'>, ...}` in the
+    # same dict as the cudagraph mode; the quoted value used to make the whole dict unreadable, and an
+    # eager run lost its `cudagraph_mode=NONE`.
+    stated = engine_config(
+        "(v0.13.0) with config: model='Qwen/Qwen3-32B', tensor_parallel_size=2, enforce_eager=True, "
+        "compilation_config={'level': None, 'mode': <CompilationMode.NONE: 0>, 'cudagraph_mode': "
+        "<CUDAGraphMode.NONE: 0>, 'cudagraph_capture_sizes': [], 'dynamic_shapes_config': {'type': "
+        "<DynamicShapesType.BACKED: 'backed'>, 'evaluate_guards': False}, 'local_cache_dir': None}")
+    assert stated["cudagraph_mode"] == "NONE" and stated["compilation_mode"] == "NONE"
+    assert stated["enforce_eager"] is True and stated["tensor_parallel_size"] == 2
+
+
 def test_defaulted_flags_say_so_in_config_inferred(tmp_path: Path) -> None:
     text = ("(APIServer pid=1) INFO 03-18 06:54:54 [utils.py:253] non-default args: {'model': 'm', "
             "'max_model_len': 8192}\n")

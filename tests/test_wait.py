@@ -320,6 +320,40 @@ def test_vllm_ready_after_connection_refused_throughout_the_startup(outcomes: di
     assert "[vllm]" in o.result.stdout
 
 
+VLLM_SAMPLE = Path(__file__).resolve().parents[1] / "sample_logs" / "vllm-tp2-compiled.log"
+
+
+@scenario
+def vllm_sample(tmp: Path) -> Outcome:
+    out, port = tmp / "server.log", free_port()
+    result, server = watched(VLLM_SAMPLE, out, port, 25, "--url", f"http://127.0.0.1:{port}/health",
+                             "--timeout", "60")
+    return Outcome(result, out, port, replay=server)
+
+
+def test_vllm_sample_behind_kubectl_waits_through_refusals_compile_and_capture(
+        outcomes: dict[str, Outcome | None]) -> None:
+    import json
+
+    o = _outcome(outcomes, "vllm_sample")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    truth = json.loads((VLLM_SAMPLE.parent / "truth.json").read_text())["files"][VLLM_SAMPLE.name]["runs"][0]
+    m = re.match(r"READY in (?:(\d+) min )?(\d+) s by the log's clock \(line (\d+)\); "
+                 r"http://127\.0\.0\.1:\d+/health answered 200", o.result.stdout)
+    assert m, o.result.stdout
+    assert abs(int(m[1] or 0) * 60 + int(m[2]) - truth["ready_offset_s"]) <= 1.0
+    assert int(m[3]) == truth["ready_line"]
+    # vLLM's stages as they came, and nothing after ready passes for a warm-up
+    phases = re.findall(r"^\s+\+\d+:\d\d\s+(\S+)", o.result.stderr, re.M)
+    assert phases == ["launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache",
+                      "cuda_graph", "engine_init", "http_start"]
+    assert "warning" not in o.result.stderr
+    # the replay refused until ready, so every probe it answered was a 200
+    assert o.replay is not None
+    answered = re.search(r"answered \d+ requests: (.*)", o.replay.stderr)
+    assert answered and answered[1].startswith("/health 200x") and "503" not in answered[1], o.replay.stderr
+
+
 @scenario
 def crash(tmp: Path) -> Outcome:
     out = tmp / "server.log"

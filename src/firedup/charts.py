@@ -31,7 +31,14 @@ import polars as pl
 
 from firedup.render import fmt_clock, fmt_duration
 from firedup.tables import Runs
-from firedup.timeline import NO_STRAGGLERS, PHASE_ORDER, STRAGGLER_SECONDS, STRAGGLER_SHARE, _rank_sort_key
+from firedup.timeline import (
+    NO_STRAGGLERS,
+    PHASE_ORDER,
+    STRAGGLER_SECONDS,
+    STRAGGLER_SHARE,
+    _rank_sort_key,
+    spanned,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -61,9 +68,6 @@ PHASE_COLOURS: dict[str, str] = {
 }
 UNATTRIBUTED_HATCH = "////"
 UNATTRIBUTED_EDGE = "#777777"
-# Phases that span others (vLLM's engine_init covers compile, KV cache and graph capture):
-# stacking them with the phases inside would count the same seconds twice.
-UMBRELLA_PHASES = frozenset({"engine_init"})
 READY_COLOUR = "#000000"
 CRASH_COLOUR = "#CC3311"  # Tol's vibrant red; the marker shape (X) carries the meaning too
 _FALLBACK = ("#77AADD", "#EE8866", "#EEDD88", "#FFAABB", "#99DDFF", "#44BB99", "#BBCC33", "#AAAA00")
@@ -275,7 +279,9 @@ def compare_data(cmp: Comparison) -> CompareData:
     segments: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     timed = [g for g in cmp.grouping.groups if g.n > 0]
-    names = sorted({p for g in timed for p in g.phases if p not in UMBRELLA_PHASES}, key=lambda p: (phase_rank(p), p))
+    present = {p for g in timed for p, sec in g.phases.items() if sec > 0}
+    # an umbrella (vLLM's model_loading, engine_init) is stacked only where nothing it spans is
+    names = sorted({p for g in timed for p in g.phases if not spanned(p, present)}, key=lambda p: (phase_rank(p), p))
     for i, g in enumerate(timed):
         left = 0.0
         for name in names:

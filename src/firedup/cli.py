@@ -353,7 +353,7 @@ def _byte_progress(label: str) -> Callable[[int, int], None] | None:
               help="Approximate size of each --many log.")
 def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only: bool, long_size: int | None,
           startups: int, many: int | None, many_size: int) -> None:
-    """Write synthetic SGLang startup logs with their ground truth (truth.json).
+    """Write synthetic SGLang and vLLM startup logs with their ground truth (truth.json).
 
     \b
     By default: the bundled sample set (README.md, truth.json and one .log per scenario),

@@ -3,12 +3,15 @@
 Only runs that reached ready have a time to ready; crashed and incomplete runs are counted
 and named but not timed. Runs of another engine or model than most runs are left out (a
 7B model's start says nothing about a 671B one), unless the grouping itself is by model
-or engine. Everything left out is listed with its reason.
+or engine; the engine and model kept are those whose ready runs span the most groups,
+then the most ready runs (`--by engine` compares the one model run on both engines).
+Everything left out is listed with its reason.
 
 Statistics: median, p90 (linear interpolation between order statistics, like numpy's
 default) and max of the time to ready. Per phase, the median over the group's ready runs,
 where a phase that did not happen counts 0 s. The difference between two groups is the
-difference of their medians; the phase whose median moved most explains most of it.
+difference of their medians; the phase whose median moved most explains most of it (never
+a phase that spans others, such as vLLM's engine_init: the step inside it that moved does).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import polars as pl
 
 from firedup.errors import UsageError
 from firedup.tables import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
+from firedup.timeline import UMBRELLA_PHASES, spanned
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
 GROUP_NAMES: dict[tuple[str, Any], str] = {
@@ -213,16 +217,19 @@ def _why_not_timed(row: dict[str, Any]) -> str:
 
 
 def _population(frame: pl.DataFrame, by: Sequence[str]) -> tuple[dict[str, Any], pl.DataFrame, list[LeftOut]]:
-    """The engine+model most runs share (by ready runs), unless grouped by them."""
+    """The engine+model whose ready runs span the most groups, then most ready runs; unless grouped by them."""
     keys = [k for k in POPULATION_KEYS if k not in by and k in frame.columns]
     if not keys or frame.is_empty():
         return {}, frame, []
+    # how many groups of `by` a population's ready runs fall in: one that cannot be compared loses
+    by_cols = [b for b in by if b in frame.columns]
+    ready = pl.col("outcome") == "ready"
+    spread = (pl.struct(by_cols).filter(ready).n_unique() if by_cols else pl.lit(0)).alias("_spread")
     # a known model beats an unknown one (no args line): "unknown" is not a model
-    counts = (frame.group_by(keys).agg(pl.len().alias("runs"),
-                                       (pl.col("outcome") == "ready").sum().alias("ready"))
+    counts = (frame.group_by(keys).agg(pl.len().alias("runs"), ready.sum().alias("ready"), spread)
               .with_columns(pl.any_horizontal([pl.col(k).is_null() for k in keys]).alias("_unknown"))
-              .sort(["_unknown", "ready", "runs", *keys], descending=[False, True, True, *([False] * len(keys))],
-                    nulls_last=True))
+              .sort(["_unknown", "_spread", "ready", "runs", *keys],
+                    descending=[False, True, True, True, *([False] * len(keys))], nulls_last=True))
     if counts.height <= 1:
         return {k: counts[k][0] for k in keys} if counts.height else {}, frame, []
     chosen = {k: counts[k][0] for k in keys}
@@ -292,7 +299,29 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     for g in ordered:
         if g.n == 0:
             notes.append(f"{g.label}: no ready run ({len(g.not_timed)} not timed), so no time to ready")
+    notes.extend(_groups_elsewhere(runs.runs, frame, by, population, groups))
     return Grouping(by, by_auto, population, ordered, left_out, notes, runs)
+
+
+def _groups_elsewhere(everything: pl.DataFrame, kept: pl.DataFrame, by: Sequence[str], population: dict[str, Any],
+                      groups: dict[tuple[Any, ...], Group]) -> list[str]:
+    """Groups that exist only among runs of another engine or model: say so, or `--by engine`
+    on a folder where no model ran on both engines looks like one engine was never there."""
+    if not by or not population or everything.height == kept.height or any(b not in everything.columns for b in by):
+        return []
+    kept_ids = pl.Series(kept["run_id"].to_list()).implode()
+    others = everything.filter(~pl.col("run_id").is_in(kept_ids) & (pl.col("outcome") == "ready"))
+    notes = []
+    counts = others.group_by(list(by)).agg(pl.len().alias("n")).sort(list(by), nulls_last=True)
+    for row in counts.iter_rows(named=True):
+        key = {flag: row[flag] for flag in by}
+        if tuple(key.values()) in groups:
+            continue
+        runs = "1 ready run" if row["n"] == 1 else f"{row['n']} ready runs"
+        pop = ", ".join(f"{k}={fmt_value(v)}" for k, v in population.items())
+        notes.append(f"{group_label(key)}: {runs}, none of {pop} (left out below); to compare {', '.join(by)}, "
+                     "give runs of one model")
+    return notes
 
 
 def _flags_differ(runs: Runs, a: Group, b: Group) -> dict[str, tuple[list[Any], list[Any]]]:
@@ -318,7 +347,9 @@ def delta(runs: Runs, base: Group, other: Group) -> Delta:
         + [n for n in base.phases if n not in other.phases]
     phases = {n: other.phases.get(n, 0.0) - base.phases.get(n, 0.0) for n in names}
     sign = 1.0 if total >= 0 else -1.0
-    main = max(phases, key=lambda n: sign * phases[n]) if phases else None
+    present = [n for n in names if base.phases.get(n, 0.0) > 0 or other.phases.get(n, 0.0) > 0]
+    candidates = [n for n in phases if not spanned(n, present)] or list(phases)
+    main = max(candidates, key=lambda n: sign * phases[n]) if candidates else None
     main_sec = phases[main] if main is not None else None
     if main is not None and sign * phases[main] <= 0:
         main, main_sec = None, None
@@ -408,6 +439,10 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
                 sec = d.phases.get(name, 0.0)
                 diff = f" {'0' if abs(sec) < 0.0005 else ('+' if sec > 0 else '-') + dur(abs(sec)):>14}"
             lines.append(f"  {name:<22}{cells}{diff}")
+        umbrellas = [n for n in shown if spanned(n, shown)]
+        if umbrellas:
+            lines.append("  (" + "; ".join(f"{n} spans {', '.join(p for p in UMBRELLA_PHASES[n] if p in shown)}"
+                                           for n in umbrellas) + ": the rows overlap)")
     for d in cmp.deltas:
         lines.append("")
         lines.append(f"{d.other.label} vs {d.base.label}: {'+' if d.total_seconds >= 0 else '-'}"

@@ -10,7 +10,7 @@ import textwrap
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from firedup.timeline import Phase, Run, is_straggler
+from firedup.timeline import UMBRELLA_PHASES, Phase, Run, is_straggler, spanned
 
 Style = Callable[..., str]
 
@@ -115,10 +115,14 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
                      + (f" (dates: {run.date_source})" if run.date_source not in (None, "log") else ""))
     rows = _phase_rows(run)
     total = run.total_seconds or 0.0
+    present = [p.name for _, _, p in rows]
+    umbrellas = [name for name in dict.fromkeys(present) if spanned(name, present)]
     if rows:
         lines.append("")
         lines.append(style(f"  {'duration':>12}  {'share':>6}  {'start':>7}  {'phase':<28} source", dim=True))
         for label, secs, p in rows:
+            if p.name in umbrellas:
+                label += " *"
             share = f"{100 * secs / total:5.1f}%" if 0 < secs <= total else (">100%" if secs > total else "-")
             offset = fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else ""
             src = "reported" if p.source == "reported" else "timestamps"
@@ -129,6 +133,12 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
             if p.name == "unattributed":
                 text = style(text, fg="yellow")
             lines.append(text[:width] if len(text) > width else text)
+        if umbrellas:
+            note = "; ".join(f"{name} spans {', '.join(q for q in UMBRELLA_PHASES[name] if q in present)}"
+                             for name in umbrellas)
+            lines.extend(style(text, dim=True) for text in textwrap.wrap(
+                f"* {note}: timers around steps also listed here, so the shares overlap",
+                width - 4, initial_indent="  ", subsequent_indent="    "))
     if run.engine_timings:
         lines.append("")
         lines.extend(_wrap_items("  the engine's own timings: ", engine_timings_parts(run.engine_timings), width))
@@ -233,7 +243,9 @@ def summary_text(runs: Sequence[Run]) -> str:
     out = [f"{'outcome':<10} {'to ready':>14}  {'biggest phase':<26} source"]
     for run in runs:
         # Graph kinds (prefill, decode, verify) add up: the phase is what a reader compares.
-        named = {name: secs for name, secs in run.phase_seconds().items() if name != "unattributed"}
+        seconds = run.phase_seconds()
+        # an umbrella (vLLM's engine_init) is never the answer when a step inside it is listed
+        named = {name: secs for name, secs in seconds.items() if name != "unattributed" and not spanned(name, seconds)}
         top = max(named, key=lambda name: named[name], default=None)
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
         total = ("≥ " if run.begins_mid_startup else "") + fmt_duration(run.total_seconds)

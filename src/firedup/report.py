@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from firedup import __version__
 from firedup.render import flag_summary, fmt_duration, fmt_offset, outcome_line, ranks_text
+from firedup.timeline import spans_note
 
 if TYPE_CHECKING:
     from firedup.budget import BudgetReport
@@ -147,12 +148,14 @@ def _group_tables(runs: Runs, cmp: Comparison) -> list[dict[str, Any]]:
         rows = []
         if group.run_ids:
             wide = phase_seconds(runs.select(group.run_ids))
-            for name in [c for c in wide.columns if c != "run_id"]:
+            names = [c for c in wide.columns if c != "run_id"]
+            present = [n for n in names if max(wide[n].to_list(), default=0.0) > 0]
+            for name in names:
                 values = [float(v) for v in wide[name].to_list()]
                 median = quantile(values, 0.5) or 0.0
                 if max(values, default=0.0) <= 0:
                     continue
-                rows.append({"phase": name, "median": _secs(median), "fastest": _secs(min(values)),
+                rows.append({"phase": name + spans_note(name, present), "median": _secs(median), "fastest": _secs(min(values)),
                              "slowest": _secs(max(values)),
                              "share": f"{100 * median / group.median:.1f} %" if group.median and median else "-"})
         out.append({
@@ -248,10 +251,11 @@ def _appendix(runs: Sequence[Run]) -> list[dict[str, Any]]:
         phases = []
         rows = [p for p in run.run_phases() if p.name != "total" and p.seconds is not None]
         rows.sort(key=lambda p: (-(p.seconds or 0.0), p.start.dt if p.start else _dt.datetime.max))
+        present = [p.name for p in rows]
         for p in rows:
             secs = p.seconds or 0.0
             phases.append({
-                "phase": p.name + (f" ({p.detail})" if p.detail else ""),
+                "phase": p.name + (f" ({p.detail})" if p.detail else "") + spans_note(p.name, present),
                 "duration": "<1 s" if secs == 0 and p.source == "timestamps" else fmt_duration(secs),
                 "share": f"{100 * secs / total:.1f} %" if 0 < secs <= total and total else "-",
                 "start": fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else "",

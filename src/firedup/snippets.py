@@ -1,8 +1,9 @@
 """Ready-to-paste wait loops and probes for a budget, per engine.
 
-What differs between engines is data (`READINESS`): the endpoint, its port, what it
-answers while starting, how long one probe may take, and which log lines mean the server
-died. The templates are shared. Facts: shared/formats/sglang.md section 3 (SGLang's
+What differs between engines is data: the endpoint and what it answers while starting and
+once ready come from the engine's `Format.health` (the semantics `wait` and `replay` use);
+the port, how long one probe may take and which log lines mean the server died are the
+snippets' own (`READINESS` holds the result per engine). The templates are shared. Facts: shared/formats/sglang.md section 3 (SGLang's
 /health answers with an EMPTY body: connection refused while loading, 503 while warming
 up, 200 when ready; so `curl -s .../health | grep -q ok` never matches) and
 shared/formats/vllm.md section 3 (vLLM: connection refused until ready, then 200, empty).
@@ -13,6 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from firedup.health import REFUSED, HealthSemantics
 
 if TYPE_CHECKING:
     from firedup.budget import Budget
@@ -31,28 +34,35 @@ class Readiness:
     alternative: str  # a better endpoint where the version has it, or ""
 
 
-READINESS: dict[str, Readiness] = {
-    "sglang": Readiness(
-        name="SGLang", endpoint="/health", default_port=30000,
-        while_starting="connection refused until weights are loaded and graphs captured, then 503 while warming up",
-        when_ready="200 with an EMPTY body",
+@dataclass(frozen=True)
+class _SnippetFacts:
+    """What only the snippets need about an engine; what a probe sees comes from `Format.health`."""
+
+    name: str
+    default_port: int
+    listens_after: str  # what the engine finishes before anything answers on its port
+    loud_body: bool  # say EMPTY in capitals: the engine whose empty body broke a wait loop
+    probe_timeout: int
+    probe_timeout_why: str
+    crash_markers: tuple[str, ...]
+
+
+_FACTS: dict[str, _SnippetFacts] = {
+    "sglang": _SnippetFacts(
+        name="SGLang", default_port=30000, listens_after="weights are loaded and graphs captured", loud_body=True,
         probe_timeout=5,
         probe_timeout_why="SGLang's /health runs a 1-token generation (>= 1 s) once ready; the k8s default "
                           "of 1 s fails a healthy server",
         crash_markers=("hit an exception", "Received sigquit from a child process", "scheduler is dead",
                        "died during initialization", "Initialization failed", "Application startup failed"),
-        alternative="SGLang 0.5.20+ also has /ready (200 only when ready, empty body)",
     ),
-    "vllm": Readiness(
-        name="vLLM", endpoint="/health", default_port=8000,
-        while_starting="connection refused until the engine is ready",
-        when_ready="200 with an empty body",
+    "vllm": _SnippetFacts(
+        name="vLLM", default_port=8000, listens_after="the engine is ready", loud_body=False,
         probe_timeout=5,
         probe_timeout_why="a probe must not hang if a version binds the socket before it serves",
         crash_markers=("EngineCore failed to start", "WorkerProc failed to start",
                        "initialization failed. See root cause above", "Engine process failed to start",
                        "Application startup failed"),
-        alternative="",
     ),
 }
 GENERIC = Readiness(
@@ -61,6 +71,38 @@ GENERIC = Readiness(
     probe_timeout_why="a probe must not hang", crash_markers=("Traceback (most recent call last)",),
     alternative="",
 )
+
+
+def _from_health(facts: _SnippetFacts, health: HealthSemantics) -> Readiness:
+    """The snippet wording of an engine's health semantics (the same data `wait` and `replay` use)."""
+    while_starting = f"connection refused until {facts.listens_after}"
+    if health.starting != REFUSED:
+        while_starting += f", then {health.starting} while warming up"
+    body = "EMPTY" if facts.loud_body else "empty"
+    when_ready = f"{health.ready_status} with an {body} body" if health.body == "empty" else str(health.ready_status)
+    alternative = ""
+    if health.ready_endpoint:
+        since = f" {health.ready_endpoint_since}+" if health.ready_endpoint_since else ""
+        alternative = f"{facts.name}{since} also has {health.ready_endpoint} ({health.ready_status} only when ready, " \
+                      f"{health.body} body)"
+    return Readiness(name=facts.name, endpoint=health.endpoint, default_port=facts.default_port,
+                     while_starting=while_starting, when_ready=when_ready, probe_timeout=facts.probe_timeout,
+                     probe_timeout_why=facts.probe_timeout_why, crash_markers=facts.crash_markers,
+                     alternative=alternative)
+
+
+def readiness(engine: str | None) -> Readiness:
+    """What a probe of `engine` sees and how to wait for it; GENERIC for an engine firedup does not know."""
+    from firedup.formats import all_formats
+
+    fmt = all_formats().get(engine or "")
+    facts = _FACTS.get(engine or "")
+    if fmt is None or fmt.health is None or facts is None:
+        return GENERIC
+    return _from_health(facts, fmt.health)
+
+
+READINESS: dict[str, Readiness] = {engine: readiness(engine) for engine in _FACTS}
 
 BASH = """\
 # Wait for @NAME@ to be ready: budget @BUDGET@ s for @LABEL@
@@ -124,10 +166,6 @@ healthcheck:
 """
 
 TEMPLATES = {"bash": BASH, "kubernetes": KUBERNETES, "compose": COMPOSE}
-
-
-def readiness(engine: str | None) -> Readiness:
-    return READINESS.get(engine or "", GENERIC)
 
 
 def probe_period(budget_seconds: int) -> int:

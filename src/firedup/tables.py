@@ -30,7 +30,7 @@ import polars as pl
 
 from firedup.config import COMMON_FLAGS
 from firedup.sources import InputError
-from firedup.timeline import PHASE_ORDER, Run
+from firedup.timeline import PHASE_ORDER, Run, spanned
 
 if TYPE_CHECKING:
     from firedup.store import Store
@@ -385,12 +385,22 @@ def phase_seconds(runs: Runs) -> pl.DataFrame:
 
 
 def varying_flags(frame: pl.DataFrame, flags: Sequence[str]) -> list[str]:
-    """Flags (of `flags`) that take more than one value across the rows, identity flags aside."""
+    """Flags (of `flags`) that take more than one value across the rows, identity flags aside.
+
+    Only the runs of engines that state a flag at all count: an SGLang-only flag does not
+    "differ" because a vLLM run beside it has no such flag (a run of the same engine that
+    lacks it, say an older version, still counts).
+    """
     out = []
+    by_engine = "engine" in frame.columns and frame["engine"].n_unique() > 1
     for flag in flags:
         if flag not in frame.columns or flag.removeprefix("flag.") in IDENTITY_FLAGS:
             continue
-        if frame[flag].n_unique() > 1:
+        rows = frame
+        if by_engine:
+            stating = frame.filter(pl.col(flag).is_not_null())["engine"].unique().implode()
+            rows = frame.filter(pl.col("engine").is_in(stating))
+        if rows[flag].n_unique() > 1:
             out.append(flag)
     return out
 
@@ -429,7 +439,10 @@ def summary_text(runs: Runs, top: int = 3) -> str:
             state += f": {row['crash_category'] or 'unknown'}" + (f" in {row['crash_phase']}" if row["crash_phase"] else "")
         elif row["outcome"] == "incomplete" and row["stopped_in"]:
             state += f" in {row['stopped_in']}"
-        biggest = sorted(((row[c] or 0.0, c[:-2]) for c in phase_cols), reverse=True)[:top]
+        present = [c[:-2] for c in phase_cols if row[c]]
+        # an umbrella (vLLM's engine_init) is not listed beside the steps it spans
+        biggest = sorted(((row[c] or 0.0, c[:-2]) for c in phase_cols if not spanned(c[:-2], present)),
+                         reverse=True)[:top]
         big = ", ".join(f"{name} {fmt_duration(sec)}" for sec, name in biggest if sec > 0) or "-"
         where = f" #{row['run_index'] + 1}" if row["run_index"] else ""
         rows.append([row["source"] + where, state, to_ready, big,

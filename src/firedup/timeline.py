@@ -114,6 +114,27 @@ def is_straggler(seconds: float, median: float, phase: str | None = None) -> boo
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
                "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
                "http_start", "warmup", "unattributed", "total")
+# Phases that span others, with the phases they span: vLLM's `Model loading took` covers the
+# weights (`Loading weights took`) plus building the model; its `init engine ... took` covers
+# compile, KV sizing and graph capture. Stacked with the phases inside they count the same
+# seconds twice, and they never say which step inside them was slow.
+UMBRELLA_PHASES: dict[str, tuple[str, ...]] = {
+    "model_loading": ("load_weights",),
+    "engine_init": ("torch_compile", "kv_cache", "cuda_graph"),
+}
+
+
+def spanned(phase: str, present: Iterable[str]) -> bool:
+    """True when `phase` is an umbrella and one of the phases it spans is among `present`."""
+    inner = UMBRELLA_PHASES.get(phase, ())
+    return any(p in inner for p in present)
+
+
+def spans_note(phase: str, present: Iterable[str]) -> str:
+    """` (spans torch_compile, cuda_graph)` for an umbrella over phases listed beside it, else ``."""
+    listed = set(present)
+    inner = [p for p in UMBRELLA_PHASES.get(phase, ()) if p in listed]
+    return f" (spans {', '.join(inner)})" if inner else ""
 
 
 @dataclass

@@ -50,9 +50,11 @@ HEADERS = (
 
 # --- reading configuration ---------------------------------------------------------------
 
-# Python reprs that are not literals (`<CompilationMode.VLLM_COMPILE: 3>`, `<function f at 0x..>`)
-# and JSON literals inside Python reprs (`{"use_inductor":true}`), found outside quoted strings.
-_REPR_TOKENS = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|<[^<>'"]*>|\b(?:true|false|null)\b""")
+# Python reprs that are not literals (`<CompilationMode.VLLM_COMPILE: 3>`, an enum whose value is
+# a string `<DynamicShapesType.BACKED: 'backed'>`, `<function f at 0x..>`) and JSON literals inside
+# Python reprs (`{"use_inductor":true}`), found outside quoted strings.
+_REPR_TOKENS = re.compile(
+    r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|<\w+(?:\.\w+)+: [^<>]*>|<[^<>'"]*>|\b(?:true|false|null)\b""")
 _JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
 
 
@@ -392,6 +394,8 @@ STAGE_AFTER = {
     "model_loading.end": "torch_compile", "torch_compile.end": "kv_cache", "kv_cache.allocated": "kv_cache",
     "cuda_graph.begin": "cuda_graph", "cuda_graph.end": "engine_init", "engine.ready": "http_start",
     "http.running": "http_start", "http.started": "http_start", "ready": "serving",
+    # vLLM refuses connections until ready: its first request is served, never a warm-up
+    "http.first_request": "serving",
 }
 
 HINTS = {

@@ -6,8 +6,8 @@
 
 Same scenario and seed, same bytes: every random draw comes from `random.Random(seed)`
 and every time from the scenario's start, never from the wall clock. Engine-specific
-writing lives in one module per engine (`synth/sglang.py`); `ENGINES` maps an engine
-name to its `write_run`, so a `synth/vllm.py` can sit beside it.
+writing lives in one module per engine (`synth/sglang.py`, `synth/vllm.py`); `ENGINES`
+maps an engine name to its `write_run`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from firedup.synth import sglang
-from firedup.synth._output import Clock, Stream
+from firedup.synth import sglang, vllm
+from firedup.synth._output import Clock, Stream, kubectl_stamp
 from firedup.synth.model import (
     H100,
     H200,
@@ -32,13 +32,17 @@ from firedup.synth.model import (
 )
 
 # engine name -> write_run(stream, spec, rng, t0, run_index) -> pending truth
-ENGINES: dict[str, Callable[..., Any]] = {"sglang": sglang.write_run}
+ENGINES: dict[str, Callable[..., Any]] = {"sglang": sglang.write_run, "vllm": vllm.write_run}
+COLLECTORS: dict[str, Callable[[Clock], Callable[[float], str]]] = {"kubectl": kubectl_stamp}
 
 
 def generate(scenario: Scenario, seed: int) -> SyntheticLog:
     """Write every run of `scenario` into one log; return its text and ground truth."""
     rng = random.Random(f"{seed}:{scenario.name}")
-    stream = Stream(Clock(scenario.start))
+    clock = Clock(scenario.start)
+    if scenario.collector is not None and scenario.collector not in COLLECTORS:
+        raise ValueError(f"unknown collector {scenario.collector!r}; known: {', '.join(COLLECTORS)}")
+    stream = Stream(clock, COLLECTORS[scenario.collector](clock) if scenario.collector else None)
     pending = []
     t0 = 0.0
     for index, spec in enumerate(scenario.runs):
@@ -68,6 +72,6 @@ def generate(scenario: Scenario, seed: int) -> SyntheticLog:
 
 
 __all__ = [
-    "ENGINES", "H100", "H200", "CrashTruth", "DraftSpec", "GpuSpec", "ModelSpec", "RunSpec", "RunTruth", "Scenario",
+    "COLLECTORS", "ENGINES", "H100", "H200", "CrashTruth", "DraftSpec", "GpuSpec", "ModelSpec", "RunSpec", "RunTruth", "Scenario",
     "SyntheticLog", "generate",
 ]

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import calendar
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 # tqdm's unicode bar: a space, 7 partial blocks, the full block.
 _BAR_CHARS = " " + "".join(chr(c) for c in range(0x258F, 0x2587, -1))
@@ -44,15 +46,36 @@ class Clock:
         return self.at(t).strftime("%m%d %H:%M:%S.%f")
 
 
+class Sink(Protocol):
+    """Where timed text goes: the merged stream, or one process's pipe into it."""
+
+    def write(self, t: float, text: str, key: str | None = None) -> int: ...
+
+
+def kubectl_stamp(clock: Clock) -> Callable[[float], str]:
+    """`kubectl logs --timestamps`: the runtime's RFC 3339 time (nanoseconds, zeros trimmed) + space."""
+    def stamp(t: float) -> str:
+        ns = round(t * 1e9)
+        second, frac = divmod(ns, 10**9)
+        text = datetime.fromtimestamp(clock.epoch + second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        digits = f"{frac:09d}".rstrip("0")
+        return f"{text}{'.' + digits if digits else ''}Z "
+    return stamp
+
+
 class Stream:
     """Writes at float times; `render()` returns them in time order (ties keep write order).
 
     A write may carry a `key`; `render_marked()` then also says on which physical line
     (1-based) that write landed, which is how the generator's ground truth names lines.
+    `collector`, when given, turns a time into the prefix a log collector puts in front of
+    each physical line (see `kubectl_stamp`); the time is that of the write ending the line,
+    as a container runtime stamps a line when its newline arrives.
     """
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, collector: Callable[[float], str] | None = None) -> None:
         self.clock = clock
+        self.collector = collector
         self._items: list[tuple[float, int, str]] = []
         self._keys: dict[int, str] = {}
 
@@ -104,13 +127,48 @@ class Stream:
         pieces: list[str] = []
         lines: dict[str, int] = {}
         line = 1
-        for _, seq, text in sorted(self._items):
+        items = sorted(self._items)
+        for _, seq, text in items:
             key = self._keys.get(seq)
             if key is not None:
                 lines[key] = line
             pieces.append(text)
             line += text.count("\n")
+        if self.collector is not None:
+            pieces = self._collected(items, pieces)
         return pieces, lines
+
+    def _collected(self, items: list[tuple[float, int, str]], pieces: list[str]) -> list[str]:
+        """Each physical line behind the collector's prefix, stamped when its newline was written."""
+        assert self.collector is not None
+        ends: list[float] = []  # physical line -> the time of the write that ended it
+        for t, _, text in items:
+            ends.extend([t] * text.count("\n"))
+        if items and not pieces[-1].endswith("\n"):
+            ends.append(items[-1][0])  # an unfinished last line is stamped at its last write
+        out: list[str] = []
+        line = 0
+        at_start = True
+        for text in pieces:
+            parts: list[str] = []
+            for segment in _split_after_newlines(text):
+                if at_start and segment:
+                    parts.append(self.collector(ends[line]))
+                parts.append(segment)
+                at_start = segment.endswith("\n")
+                if at_start:
+                    line += 1
+            out.append("".join(parts))
+        return out
+
+
+def _split_after_newlines(text: str) -> list[str]:
+    """`"a\nb\rc\n"` -> `["a\n", "b\rc\n"]`: lines end at `\n` only (a `\r` redraw stays inside)."""
+    parts = text.split("\n")
+    out = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
 
 
 _PHRASES = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}
@@ -152,8 +210,10 @@ class Tqdm:
     rate is tqdm's smoothed rate; the frame drawn by `close()` shows the overall rate.
     """
 
-    def __init__(self, stream: Stream, t: float, total: int, desc: str | None, style: str = "classic") -> None:
+    def __init__(self, stream: Sink, t: float, total: int, desc: str | None, style: str = "classic",
+                 end: str = "") -> None:
         self.stream = stream
+        self.end = end  # vLLM's shard bar_format ends in "\n": every frame is a line of its own
         self.start = t
         self.total = total
         self.desc = desc
@@ -180,7 +240,7 @@ class Tqdm:
         text = self._frame(t, rate)
         pad = " " * max(self._last_len - len(text), 0)
         self._last_len = len(text)
-        self.stream.write(t, "\r" + text + pad)
+        self.stream.write(t, "\r" + text + self.end + pad)
 
     def _rate(self, t: float) -> float | None:
         dn, dt = self._ema_dn.value(), self._ema_dt.value()

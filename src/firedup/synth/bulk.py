@@ -4,7 +4,8 @@
 runtime traffic between startups (`Prefill batch` / `Decode batch` lines, access-log lines,
 health probes; shared/formats/sglang.md §6) is written in 1 MB chunks with plain string
 formatting, so a 1 GiB file never sits in memory. `write_many` writes a folder of varied
-startup logs, each padded with post-ready traffic to about `target_bytes`.
+startup logs (about one in five a vLLM one), each padded with post-ready traffic to about
+`target_bytes`.
 Both return the ground truth, with line numbers as they are in the written files.
 """
 
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from firedup.synth import generate
+from firedup.synth._output import Clock, kubectl_stamp
 from firedup.synth.model import H100, H200, ModelSpec, RunSpec, RunTruth, Scenario
-from firedup.synth.samples import QWEN3_4B, QWEN3_235B_FP8
+from firedup.synth.samples import QWEN3_4B, QWEN3_32B_TP2, QWEN3_235B_FP8
 
 Progress = Callable[[int, int], None]
 _CHUNK = 1 << 20
@@ -75,6 +77,58 @@ class Traffic:
                         f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n')
             else:
                 line = f'{main}{prober}:{int(rnd() * 28000) + 32768} - "GET /health HTTP/1.1" 200 OK\n'
+            buf.append(line)
+            size += len(line)  # ASCII: characters are bytes
+            if size >= _CHUNK:
+                out.write("".join(buf).encode("ascii"))
+                written += size
+                lines += len(buf)
+                buf.clear()
+                size = 0
+        if buf:
+            out.write("".join(buf).encode("ascii"))
+            written += size
+            lines += len(buf)
+        return t, written, lines
+
+
+class VllmTraffic:
+    """A serving vLLM 0.13's runtime lines behind `kubectl logs --timestamps`: the API server's
+    access log (chat requests, readiness probes) and its 10 s `Engine 000:` stats lines."""
+
+    def __init__(self, rng: random.Random, start: datetime, prober: str = "10.42.0.1") -> None:
+        self.rng = rng
+        self.stamp = kubectl_stamp(Clock(start))
+        self.epoch = _epoch(start)
+        self.prober = prober
+        self.prefix = "\x1b[1;36m(APIServer pid=1)\x1b[0;0m "
+
+    def write(self, out: BinaryIO, t: float, budget: int) -> tuple[float, int, int]:
+        """About `budget` bytes of traffic from epoch second `t`; returns (end time, bytes, lines)."""
+        rnd = self.rng.random
+        pre, prober = self.prefix, self.prober
+        written = lines = 0
+        buf: list[str] = []
+        size = 0
+        next_stats = t + 10.0
+        running = 4
+        while written + size < budget:
+            t += rnd() * 0.05
+            outer = self.stamp(t - self.epoch)
+            x = rnd()
+            if t >= next_stats:
+                next_stats += 10.0
+                running = max(0, min(256, running + int(rnd() * 5) - 2))
+                md = time.strftime("%m-%d %H:%M:%S", time.gmtime(int(t)))
+                line = (f"{outer}{pre}INFO {md} [loggers.py:236] Engine 000: Avg prompt throughput: "
+                        f"{rnd() * 9000:.1f} tokens/s, Avg generation throughput: {running * 30 + rnd() * 200:.1f} "
+                        f"tokens/s, Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: {running / 3:.1f}%, "
+                        f"Prefix cache hit rate: {rnd() * 60:.1f}%\n")
+            elif x < 0.97:
+                line = (f'{outer}{pre}INFO:     10.42.{int(x * 7)}.{int(rnd() * 250) + 2}:{int(rnd() * 28000) + 32768} - '
+                        f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n')
+            else:
+                line = f'{outer}{pre}INFO:     {prober}:{int(rnd() * 28000) + 32768} - "GET /health HTTP/1.1" 200 OK\n'
             buf.append(line)
             size += len(line)  # ASCII: characters are bytes
             if size >= _CHUNK:
@@ -181,8 +235,31 @@ def _at_tp(model: ModelSpec, tp: int, base_tp: int) -> ModelSpec:
                                kv_bytes_per_token=int(model.kv_bytes_per_token * f))
 
 
+def random_vllm_spec(rng: random.Random) -> RunSpec:
+    """A varied vLLM 0.13 startup: model and parallelism, eager / no graphs / defaults, a warm
+    torch.compile cache, a KV cache too small for the max length, speed."""
+    family = rng.choices(("small", "medium", "large"), weights=(5, 3, 2))[0]
+    if family == "small":
+        tp = rng.choice((1, 1, 2))
+        model, gpu = _at_tp(dataclasses.replace(QWEN3_4B, compile_s=40.0), tp, 1), H100
+    elif family == "medium":
+        tp, model, gpu = 2, QWEN3_32B_TP2, H100
+    else:
+        tp = rng.choice((4, 8))
+        model, gpu = _at_tp(dataclasses.replace(LLAMA_70B, compile_s=80.0), tp, 1), rng.choice((H100, H200))
+    mode = rng.choices(("default", "eager", "no_graphs"), weights=(7, 2, 1))[0]
+    crash = "kv_cache_too_small" if rng.random() < 0.08 else None
+    return RunSpec(model=model, engine="vllm", version="0.13.0", tp_size=tp, gpu=gpu, port=8000,
+                   enforce_eager=mode == "eager", cuda_graph=mode == "default", compile_cache=rng.random() < 0.4,
+                   gpu_memory_utilization=0.5 if crash else rng.choice((0.9, 0.9, 0.85, 0.95)), crash=crash,
+                   speed=rng.uniform(0.7, 1.4), after_ready_s=rng.uniform(20, 90), user_requests=rng.randint(0, 3),
+                   health_period_s=rng.choice((None, 5.0, 10.0)))
+
+
 def random_spec(rng: random.Random) -> RunSpec:
-    """A varied startup: model, parallelism, version, graphs, speculative draft, crash, speed."""
+    """A varied startup: engine, model, parallelism, version, graphs, speculative draft, crash, speed."""
+    if rng.random() < 0.2:
+        return random_vllm_spec(rng)
     family = rng.choices(("small", "medium", "story"), weights=(5, 3, 2))[0]
     version = rng.choices(("0.5.23", "0.5.12"), weights=(7, 3))[0]
     graphs = rng.random() < 0.75
@@ -223,20 +300,27 @@ def write_many(out_dir: str | Path, n: int = 2000, seed: int = 0, target_bytes: 
         spec = random_spec(rng)
         runs: tuple[RunSpec, ...] = (spec,)
         if spec.crash is not None and rng.random() < 0.4:  # restarted after the crash, in the same file
-            runs = (spec, dataclasses.replace(spec, crash=None))
+            fixed = dataclasses.replace(spec, crash=None)
+            if spec.engine == "vllm":  # the fix for a KV cache too small: give vLLM its memory back
+                fixed = dataclasses.replace(fixed, gpu_memory_utilization=0.9)
+            runs = (spec, fixed)
         kind = "crash" if spec.crash and len(runs) == 1 else "restart" if spec.crash else \
             ("prod" if spec.cuda_graph else "debug")
-        name = f"startup-{i:05d}-{kind}-tp{spec.tp_size}.log"
-        log = generate(Scenario(name[:-4], runs, moment), seed * 100_003 + i)
+        vllm = spec.engine == "vllm"
+        name = f"startup-{i:05d}-{kind}-tp{spec.tp_size}{'-vllm' if vllm else ''}.log"
+        # vLLM prints no year: its logs come behind kubectl's timestamps, which carry one
+        log = generate(Scenario(name[:-4], runs, moment, collector="kubectl" if vllm else None),
+                       seed * 100_003 + i)
         path = out / name
         with open(path, "wb") as fh:
             data = log.text.encode("utf-8")
             fh.write(data)
             last = runs[-1]
             if log.runs[-1].outcome == "ready" and len(data) < target_bytes:
-                traffic = Traffic(rng, "TP0" if last.tp_size > 1 else None, last.speculative, last.prober,
-                                  last.cuda_graph)
-                traffic.write(fh, _epoch(moment) + log.span_s, target_bytes - len(data))
+                filler: Traffic | VllmTraffic = (
+                    VllmTraffic(rng, moment, last.prober) if vllm else
+                    Traffic(rng, "TP0" if last.tp_size > 1 else None, last.speculative, last.prober, last.cuda_graph))
+                filler.write(fh, _epoch(moment) + log.span_s, target_bytes - len(data))
         truth[name] = {"runs": [r.as_dict() for r in log.runs]}
         paths.append(path)
         moment += timedelta(minutes=rng.randint(20, 600))

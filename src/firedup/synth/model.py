@@ -1,7 +1,7 @@
 """What a synthetic log should contain, and what the generator knows it wrote.
 
 A `Scenario` is one log file: one or more startups (`RunSpec`) of one engine, with the
-pause between a crash and its restart. The engine modules (`synth/sglang.py`, later
+pause between a crash and its restart. The engine modules (`synth/sglang.py`,
 `synth/vllm.py`) turn a `RunSpec` into lines and return a `RunTruth`: the outcome, the
 ready time, the durations the generator intended and the durations it printed. Tests
 check the parser against that truth, so it is recorded exactly, never re-read from the
@@ -56,6 +56,7 @@ class ModelSpec:
     draft: DraftSpec | None = None
     dtype: str = "torch.bfloat16"
     chat_format: str = "openai"  # `Using default HuggingFace chat template with detected content format: ...`
+    compile_s: float = 45.0  # vLLM: a cold torch.compile of the model (Dynamo + Inductor), seconds
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,12 @@ class RunSpec:
     after_ready_s: float = 90.0  # how long the log goes on after ready (probes, requests)
     user_requests: int = 0  # chat requests after ready
     speed: float = 1.0  # scales every duration (a slower disk, a slower node)
+    # vLLM only: --enforce-eager (no torch.compile and no graph capture; `cuda_graph=False` alone
+    # means -cc.cudagraph_mode=NONE), --gpu-memory-utilization, and a torch.compile cache that
+    # already holds this model's graphs (a warm start loads them instead of compiling).
+    enforce_eager: bool = False
+    gpu_memory_utilization: float = 0.9
+    compile_cache: bool = False
 
     @property
     def speculative(self) -> bool:
@@ -95,6 +102,7 @@ class Scenario:
     start: datetime
     description: str = ""
     restart_gap_s: float = 25.0  # from the crash to the restarted process's first line
+    collector: str | None = None  # "kubectl": every line behind `kubectl logs --timestamps`' RFC 3339 stamp
 
 
 # --- ground truth ------------------------------------------------------------------------

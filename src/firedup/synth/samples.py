@@ -1,9 +1,11 @@
-"""The bundled `sample_logs/`: the motivating story, a crash, a restart, a small model.
+"""The bundled `sample_logs/`: the motivating story, a crash, a restart, a small model, vLLM.
 
 The story (shared brief): the same big model at TP8 with an EAGLE3 draft was ready in
 about 4 minutes in debug runs (`--disable-cuda-graph`), so a wait loop allowed 15; the
 production runs (CUDA graphs on) take 14 to 16 minutes, almost all of the difference
 being graph capture (target prefill with a DeepGEMM JIT stretch, target verify, draft).
+Two vLLM runs of one model show the second engine: an `--enforce-eager` run (no
+torch.compile, no graph capture) and a default run (cold torch.compile, then CUDA graphs).
 `write_samples` writes every file, `truth.json` (what the generator intended) and a
 README with figures computed from that truth.
 """
@@ -33,6 +35,13 @@ QWEN3_235B_FP8 = ModelSpec(
 QWEN3_4B = ModelSpec(
     path="Qwen/Qwen3-4B-Instruct-2507", arch="Qwen3ForCausalLM", weight_gb=7.67, shards=3, load_s=4.6,
     context_len=262144, kv_bytes_per_token=36 * 8 * 128 * 2 * 2,
+)
+
+# Qwen3-32B (64 layers, 8 KV heads of 128) in bf16 at TP2 on H100: 30.5 GiB of weights and
+# 4 KV heads per rank, 64 * 4 * 128 * 2 bytes * (K + V) = 128 KiB per token; 17 checkpoint shards.
+QWEN3_32B_TP2 = ModelSpec(
+    path="Qwen/Qwen3-32B", arch="Qwen3ForCausalLM", weight_gb=30.53, shards=17, load_s=24.0, context_len=40960,
+    kv_bytes_per_token=64 * 4 * 128 * 2 * 2, compile_s=62.0,
 )
 
 SAMPLE_DATE = datetime(2026, 11, 3, 8, 0, 0)  # SGLang 0.5.23 shipped on 2026-10-30
@@ -85,6 +94,20 @@ def sample_scenarios(seed: int = 7) -> dict[str, Scenario]:
         datetime(2026, 6, 2, 14, 21, 7),
         "A small model on one GPU, written in the SGLang 0.5.12 format (ServerArgs(...) repr, `Init torch "
         "distributed`, `Capture cuda graph ... Time elapsed:`, piecewise prefill graph); no rank tag on one GPU.")
+    # vLLM: its own random stream, so the SGLang files above stay what they were.
+    vrng = random.Random(f"samples-vllm:{seed}")
+    for stem, eager, what in (
+            ("vllm-tp2-eager", True, "vLLM 0.13 with --enforce-eager: no torch.compile and no CUDA graph capture."),
+            ("vllm-tp2-compiled", False, "vLLM 0.13 defaults: a cold torch.compile (Dynamo, then Inductor) and CUDA "
+                                         "graphs (mixed prefill-decode PIECEWISE, then decode FULL).")):
+        start = datetime(2026, 11, 9, 9, 0, 0) + timedelta(hours=vrng.uniform(0, 6), seconds=vrng.randrange(60))
+        out[stem] = Scenario(
+            stem,
+            (RunSpec(model=QWEN3_32B_TP2, engine="vllm", version="0.13.0", tp_size=2, gpu=H100, port=8000,
+                     enforce_eager=eager, after_ready_s=vrng.uniform(60, 120), user_requests=vrng.choice((1, 2, 3))),),
+            start.replace(microsecond=0),
+            f"Qwen3-32B at TP2 on 2 x H100, {what} Read through `kubectl logs --timestamps`.",
+            collector="kubectl")
     return out
 
 
@@ -159,8 +182,14 @@ def readme(logs: dict[str, SyntheticLog], command: str) -> str:
             outcome = (f"ready in {_mmss(run.ready_offset_s)}" if run.outcome == "ready"
                        else f"crashed ({run.crash.category} in {run.crash.phase}, line {run.crash.line})"
                        if run.crash else run.outcome)
-            flags = f"TP{run.config['tp_size']}" + (", no CUDA graph" if run.config["disable_cuda_graph"] else "")
-            rows.append(f"| `{fname if run.run_index == 0 else ''}` | {run.version} | {flags} | {outcome} | {what} |")
+            flags = f"TP{run.config['tp_size']}"
+            if run.config.get("enforce_eager"):
+                flags += ", --enforce-eager (no compile, no CUDA graph)"
+            elif run.config["disable_cuda_graph"]:
+                flags += ", no CUDA graph"
+            engine = {"sglang": "SGLang", "vllm": "vLLM"}.get(run.engine, run.engine)
+            rows.append(f"| `{fname if run.run_index == 0 else ''}` | {engine} {run.version} | {flags} | {outcome} "
+                        f"| {what} |")
     fig = story_figures(logs)
     story = ""
     if "debug_median_ready_s" in fig and "prod_median_ready_s" in fig:
@@ -168,12 +197,14 @@ def readme(logs: dict[str, SyntheticLog], command: str) -> str:
                  f"{_mmss(fig['debug_median_ready_s'])}, production runs in {_mmss(fig['prod_median_ready_s'])}; "
                  f"CUDA graph capture (target + draft) takes a median {_mmss(fig['prod_median_capture_s'])}, "
                  f"{100 * fig['prod_median_capture_share']:.0f} % of a production startup.\n")
+    vllm_part = vllm_readme(logs)
     return f"""# Sample logs (synthetic)
 
-These SGLang server logs are **synthetic**: firedup's own seeded generator (`firedup.synth`)
-wrote them in the format SGLang prints (0.5.23, and 0.5.12 for `small-tp1.log`), as catalogued
-in the project's SGLang format notes. They are the input of `make demo` and of the charts, and
-the golden tests parse them. No real log was copied; real logs live in the shared corpus.
+These server logs are **synthetic**: firedup's own seeded generator (`firedup.synth`) wrote
+them in the format SGLang prints (0.5.23, and 0.5.12 for `small-tp1.log`) and, for the
+`vllm-*` files, the format vLLM 0.13 prints, as catalogued in the project's format notes.
+They are the input of `make demo` and of the charts, and the golden tests parse them. No
+real log was copied; real logs live in the shared corpus.
 
 Regenerate them (same seed, byte-identical files):
 
@@ -196,7 +227,7 @@ empty body.
 {story}
 ## Files
 
-| file | SGLang | flags | outcome | what |
+| file | engine | flags | outcome | what |
 |---|---|---|---|---|
 {chr(10).join(rows)}
 
@@ -206,4 +237,42 @@ and, in some runs, a straggler rank (listed in `truth.json`). Only TP0 prints th
 `max_total_num_tokens`; global rank 0 prints the weight-shard bar. Third-party noise is there too:
 torch glog `W...` lines, `[Gloo]` lines, the chat-template line, warm-up and probe `Prefill batch`
 lines.
+{vllm_part}"""
+
+
+def vllm_readme(logs: dict[str, SyntheticLog]) -> str:
+    """The vLLM section of the samples README, with figures from the generator's truth."""
+    runs = {name: lg.runs[0] for name, lg in logs.items() if lg.runs and lg.runs[0].engine == "vllm"}
+    eager = next((r for r in runs.values() if r.config.get("enforce_eager")), None)
+    compiled = next((r for r in runs.values() if not r.config.get("enforce_eager")), None)
+    if eager is None or compiled is None:
+        return ""
+
+    def took(run: Any, phase: str) -> str:
+        value = run.reported.get(phase, {})
+        return f"{next(iter(value.values())):.1f} s" if value else "-"
+
+    rows = "\n".join(
+        f"| `{name}` | {_mmss(run.ready_offset_s)} | {took(run, 'load_weights')} | {took(run, 'torch_compile')} | "
+        f"{took(run, 'cuda_graph')} | {took(run, 'engine_init')} | {run.health['n_refused']} |"
+        for name, run in runs.items())
+    return f"""
+## vLLM
+
+The two `vllm-*` files start the same model (Qwen3-32B, TP2 on 2 x H100) with vLLM 0.13's V1
+engine: the API server, the `EngineCore_DP0` process and one `Worker_TPn` process per GPU, each
+line behind vLLM's cyan `(Name pid=N)` prefix (a worker prints its first lines, distributed
+init, before the prefix is installed). They were read with `kubectl logs --timestamps`, so every
+line starts with the container runtime's RFC 3339 time: vLLM itself prints no year, and
+uvicorn's lines no time at all. `--enforce-eager` skips both torch.compile and graph capture.
+vLLM refuses connections until `Application startup complete.`: a readiness probe before it
+leaves no trace in the log, after it the access log shows `GET /health` answered `200 OK`.
+
+| file | ready | weights | torch.compile | graph capture | `init engine` | probes refused |
+|---|---|---|---|---|---|---|
+{rows}
+
+(The durations are the ones the log prints: `Loading weights took`, `torch.compile takes ...
+in total`, `Graph capturing finished in ... secs` (whole seconds), and vLLM's own `init engine
+(profile, create kv cache, warmup model) took`, which runs from the end of model loading.)
 """
