@@ -149,9 +149,10 @@ RULES = (
     # graph capture: 0.5.14+ names the role (target/draft) and the stage
     Rule("cuda_graph.begin", r"^Capture target (?P<detail>\w+) (?P<device>\S+) graph begin\.", "Capture target",
          fields={}, const={"model": "target"}),
-    # 0.5.14+ captures the prefill graph first: its end is not the end of graph capture.
+    # 0.5.14+ captures the prefill graph first, and a speculative run's verify graph comes
+    # before the draft's graphs: neither end is the end of graph capture.
     Rule("cuda_graph.end",
-         r"^Capture target (?P<detail>prefill) (?P<device>\S+) graph end\.(?: bs=(?P<bs>\[[^\]]*\]),)? elapsed=(?P<elapsed_s>[\d.]+) s",
+         r"^Capture target (?P<detail>prefill|verify) (?P<device>\S+) graph end\.(?: bs=(?P<bs>\[[^\]]*\]),)? elapsed=(?P<elapsed_s>[\d.]+) s",
          "Capture target prefill", fields={"elapsed_s": to_float, "bs": to_list},
          const={"model": "target", "next_stage": "cuda_graph"}),
     Rule("cuda_graph.end",
