@@ -122,14 +122,14 @@ def _events_batch(source: Source, fmt: Format, default_date: date | None) -> tup
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, default_date, file_date=file_date(source))
-    events = list(compact(batch.iter_file(source.path, scanner)))
+    events = list(compact(batch.iter_file(source.path, scanner), fmt))
     return events, scanner.stats, scanner.clock
 
 
 def _events_incremental(fmt: Format, lines: Iterable[Line], default_date: date | None,
                         source: Source) -> tuple[list[Event], LineStats, Clock]:
     scanner = Scanner(fmt, default_date, file_date=file_date(source))
-    events = list(compact(iter_scanned(scanner, lines)))
+    events = list(compact(iter_scanned(scanner, lines), fmt))
     return events, scanner.stats, scanner.clock
 
 
