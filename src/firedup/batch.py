@@ -348,8 +348,6 @@ def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool) ->
 
 def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State,
              pre: _Prefilter) -> Iterator[list[Event]]:
-    import numpy as np
-
     pos = 0
     while pos < size:
         end = min(size, pos + WINDOW)
@@ -364,13 +362,7 @@ def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State,
                 mm.madvise(_MADV_POPULATE_READ, page, end - page)
             except OSError:  # an older kernel: the pages fault in one by one
                 _populate[0] = False
-        chunk = np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos)
-        newlines = np.flatnonzero(chunk == 10)
-        del chunk
-        if not len(newlines) or newlines[-1] != end - pos - 1:
-            newlines = np.append(newlines, end - pos)  # the last line has no newline
-        if int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
-            raise NeedExact("a line longer than the limit")  # the engine reports it
+        _check_line_lengths(mm, pos, end)
         hits: list[int] = []
         ids: list[int] = []
 
@@ -384,72 +376,90 @@ def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State,
             pre.database.scan(cast(bytes, piece), match_event_handler=on_match)  # any buffer will do
         finally:
             piece.release()
-        yield state.window(pos, end, newlines, hits, ids)
+        yield state.window(pos, end, hits, ids)
         # the pages stay in the page cache, but leave this process's resident set
         with contextlib.suppress(AttributeError, OSError, ValueError):
             mm.madvise(mmap.MADV_DONTNEED, page, end - page)
         pos = end
 
 
+def _check_line_lengths(mm: mmap.mmap, pos: int, end: int) -> None:
+    """NeedExact if a line of [pos, end) is longer than `MAX_LINE_BYTES` (the incremental
+    engine reports it). Such a line holds a whole block of half that size with no newline,
+    so only a window with such a block is measured line by line."""
+    block = MAX_LINE_BYTES // 2
+    if all(mm.find(b"\n", at, min(at + block, end)) >= 0 for at in range(pos, end, block) if end - at >= block):
+        return
+    import numpy as np
+
+    chunk = np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos)
+    newlines = np.flatnonzero(chunk == 10)
+    if mm[end - 1] != 10:
+        newlines = np.append(newlines, end - pos - 1)
+    if int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
+        raise NeedExact("a line longer than the limit")
+
+
 class _State:
-    """The scan's place in the file: line numbers, the lines already accounted for, and
-    which access lines are still worth reading."""
+    """The scan's place in the file: the next line to account for (its offset and number),
+    and which access lines are still worth reading (`AccessNeeds`). Lines are read by offset;
+    their numbers come from counting newlines, in one pass per window."""
 
     def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap, every_access: bool) -> None:
         self.scanner = scanner
         self.pre = pre
         self.mm = mm
         self.clock = scanner.clock
-        self.lines_before = 0  # physical lines before the current window
+        self.number = 1  # physical number of the next line not accounted for
         self.every_access = every_access
         self.needs = AccessNeeds()
 
-    def window(self, base: int, end: int, newlines: Any, hits: list[int], ids: list[int]) -> list[Event]:
-        """Events of the window [base, end); `newlines[k]` is where its line k ends (relative)."""
+    def window(self, base: int, end: int, hits: list[int], ids: list[int]) -> list[Event]:
+        """Events of the window [base, end), which starts and ends at line boundaries."""
         import numpy as np
 
         self._out: list[Event] = []
-        self._done = -1  # last line index of this window fed to the scanner or skipped
-        self._base, self._end, self._newlines = base, end, newlines
-        self._count = len(newlines)
-        if hits:
-            lines = np.searchsorted(newlines, np.asarray(hits) - 1)
-            order = np.argsort(lines, kind="stable")
-            lines = lines[order]
-            patterns = np.asarray(ids)[order]
-            cuts = np.flatnonzero(np.diff(lines)) + 1
-            firsts = np.concatenate(([0], cuts)).tolist()
-            stops = np.concatenate((cuts, [len(lines)])).tolist()
-            line_list = lines[firsts].tolist()
-            pattern_list = patterns.tolist()
-            for k, a, b in zip(line_list, firsts, stops, strict=True):
-                self._access_lines(k)
-                self._full(k, self.pre.rules_for(frozenset(pattern_list[a:b])))
-        self._access_lines(self._count)
-        self._emit(self._skip(self._done + 1, self._count))
-        self.lines_before += self._count
+        self._base, self._end = base, end
+        self._chunk = np.frombuffer(self.mm, dtype=np.uint8, count=end - base, offset=base)
+        self._count_nonzero = np.count_nonzero
+        self._next = base  # where the next line not accounted for starts
+        line_end = base - 1
+        start = -1
+        patterns: list[int] = []
+        for stop, pattern in sorted(zip(hits, ids, strict=True)):
+            at = base + max(stop - 1, 0)  # the match's last byte
+            if at > line_end:  # on a line after the last candidate's
+                if patterns:
+                    self._candidate(start, line_end, patterns)
+                start, line_end = self._line_around(at)
+                patterns = []
+            patterns.append(pattern)
+        if patterns:
+            self._candidate(start, line_end, patterns)
+        self._access_lines(end)
+        self._skip_to(end)
+        del self._chunk
         return self._out
 
+    def _candidate(self, start: int, end: int, patterns: list[int]) -> None:
+        self._access_lines(start)
+        self._full(start, end, self.pre.rules_for(frozenset(patterns)))
+
     # -- lines of the window ---------------------------------------------------------------
-    def _start(self, k: int) -> int:
-        """Where line k of the window starts in the file (the window's end for k past it)."""
-        if k >= self._count:
-            return self._end
-        return self._base + (int(self._newlines[k - 1]) + 1 if k else 0)
+    def _line_around(self, at: int) -> tuple[int, int]:
+        """The line holding byte `at`: where it starts, and where it ends (its newline, or the
+        window's end for a last line without one)."""
+        before = self.mm.rfind(b"\n", self._base, at)
+        after = self.mm.find(b"\n", at, self._end)
+        return (self._base if before < 0 else before + 1), (self._end if after < 0 else after)
 
-    def _line_at(self, offset: int) -> int:
-        """The window's line holding byte `offset` of the file."""
-        import numpy as np
+    def _newlines(self, start: int, stop: int) -> int:
+        if stop <= start:
+            return 0
+        return int(self._count_nonzero(self._chunk[start - self._base: stop - self._base] == 10))
 
-        return int(np.searchsorted(self._newlines, offset - self._base))
-
-    def _text(self, k: int) -> str:
-        start = self._start(k)
-        stop = min(self._base + int(self._newlines[k]), self._end)
-        return self.mm[start:stop].decode("utf-8", errors="replace").rstrip("\r").strip()
-
-    def _line(self, k: int) -> Line:
-        return Line(self.lines_before + k + 1, self._text(k))
+    def _text(self, start: int, end: int) -> str:
+        return self.mm[start:end].decode("utf-8", errors="replace").rstrip("\r").strip()
 
     # -- feeding ---------------------------------------------------------------------------
     def _emit(self, events: list[Event]) -> None:
@@ -458,37 +468,36 @@ class _State:
             step(event)
         self._out.extend(events)
 
-    def _full(self, k: int, rules: tuple[Rule, ...] | None) -> None:
-        """Line k through the engine: first the lines since the last one it saw."""
-        self._emit(self._skip(self._done + 1, k))
-        self._emit(self._feed(k, rules))
-        self._done = k
+    def _full(self, start: int, end: int, rules: tuple[Rule, ...] | None) -> None:
+        """The line [start, end) through the engine: first the lines since the last one it saw."""
+        self._skip_to(start)
+        self._emit(self._feed(start, end, rules))
+        self._next = end + 1
+        self.number += 1
 
-    def _feed(self, k: int, rules: tuple[Rule, ...] | None) -> list[Event]:
-        """Feed line k, found by the scan, through the incremental engine's own code."""
+    def _feed(self, start: int, end: int, rules: tuple[Rule, ...] | None) -> list[Event]:
+        """Feed a line found by the scan through the incremental engine's own code."""
         if rules is not None:
             # No marker: normalising this line only strips it (see _markers), so skip it.
-            line = self._line(k)
+            line = Line(self.number, self._text(start, end))
             pre = self.pre
             if pre.access_rule is not None and pre.access_rule not in rules \
                     and any(lit in line.text for lit in pre.access_rule.literals):
                 rules = pre.with_access(rules)
             return self.scanner.feed(line, rules)
-        start = self._start(k)
-        raw = self.mm[start:self._base + int(self._newlines[k]) + 1].decode("utf-8", errors="replace")
+        raw = self.mm[start:end + 1].decode("utf-8", errors="replace")
         out: list[Event] = []
-        for line in normalise(raw, self.lines_before + k + 1):
+        for line in normalise(raw, self.number):
             out.extend(self.scanner.feed(line))
         return out
 
-    def _access_lines(self, stop: int) -> None:
-        """Read the access lines before line `stop` that `compact` may keep (AccessNeeds),
-        and the last of them; the others stay unread."""
+    def _access_lines(self, high: int) -> None:
+        """Read the access lines before offset `high` (a line start) that `compact` may keep
+        (AccessNeeds), and the last of them; the others stay unread."""
         pre = self.pre
         if pre.access_rule is None:
             return  # its literal is in the scan: its lines are candidates like any other
-        high = self._start(stop)
-        low = self._start(self._done + 1)
+        low = self._next
         while low < high:
             if self.every_access or self.needs.every_line:
                 at = self._find(low, high)
@@ -498,9 +507,9 @@ class _State:
                 break
             if at < 0:
                 break
-            k = self._line_at(at)
-            self._full(k, pre.access_rules)
-            low = self._start(k + 1)
+            start, end = self._line_around(at)
+            self._full(start, end, pre.access_rules)
+            low = self._next
         if low < high and not self.every_access:
             self._last_access(low, high)
 
@@ -515,11 +524,10 @@ class _State:
             at = self.mm.find(probe, low, high)
             if at < 0:
                 return -1
-            k = self._line_at(at)
-            start, stop = self._start(k), self._start(k + 1)
-            if any(self.mm.find(lit, start, stop) >= 0 for lit in self.pre.access_literals):
+            start, end = self._line_around(at)
+            if any(self.mm.find(lit, start, end) >= 0 for lit in self.pre.access_literals):
                 return at
-            low = stop
+            low = end + 1
         return -1
 
     def _last_access(self, low: int, high: int) -> None:
@@ -530,34 +538,49 @@ class _State:
             found = [at for lit in pre.access_literals if (at := self.mm.rfind(lit, low, high)) >= 0]
             if not found:
                 return
-            k = self._line_at(max(found))
-            if self.scanner.makes_event(self._text(k), pre.access_rules):
-                self._full(k, pre.access_rules)
+            start, end = self._line_around(max(found))
+            if self.scanner.makes_event(self._text(start, end), pre.access_rules):
+                self._full(start, end, pre.access_rules)
                 return
-            high = self._start(k)
+            high = start
 
-    def _skip(self, first: int, stop: int) -> list[Event]:
-        """Account for lines first..stop-1 of the window, proved inert by the scan or access
-        lines `compact` would drop."""
+    def _skip_to(self, stop: int) -> None:
+        """Account for the lines from the next one up to offset `stop` (a line start, or the
+        window's end): proved inert by the scan, or access lines `compact` would drop."""
+        first = self._next
         if stop <= first:
-            return []
+            return
+        count = self._newlines(first, stop)
+        if self.mm[stop - 1] != 10:
+            count += 1  # the file's last line, without a newline
         scanner = self.scanner
         first_own: tuple[Line, Parsed] | None = None
         if scanner.wants_first:
-            for k in range(first, stop):
-                line = self._line(k)
+            start, number = first, self.number
+            while start < stop:
+                end = self.mm.find(b"\n", start, stop)
+                end = stop if end < 0 else end
+                line = Line(number, self._text(start, end))
                 parsed = scanner.split(line)
                 if parsed.own_clock and parsed.ts is not None:
                     first_own = (line, parsed)
                     break
+                start, number = end + 1, number + 1
         last_own = None
-        for k in range(stop - 1, first - 1, -1):
-            line = self._line(k)
+        end = stop - 1 if self.mm[stop - 1] == 10 else stop
+        number = self.number + count - 1
+        while end >= first:
+            before = self.mm.rfind(b"\n", first, end)
+            start = first if before < 0 else before + 1
+            line = Line(number, self._text(start, end))
             parsed = scanner.split(line)
             if parsed.own_clock and parsed.ts is not None:
-                last_own = (parsed.ts, line.number)
-                if k > first and isinstance(self.clock, _GuardedClock):
+                last_own = (parsed.ts, number)
+                if start > first and isinstance(self.clock, _GuardedClock):
                     # dated lines before it went unread: the clock's latest stamp is a guess now
                     self.clock.unsure = True
                 break
-        return scanner.skip(stop - first, self.lines_before + stop, first_own, last_own)
+            end, number = start - 1, number - 1
+        self._emit(scanner.skip(count, self.number + count - 1, first_own, last_own))
+        self._next = stop
+        self.number += count
