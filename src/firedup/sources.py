@@ -180,6 +180,27 @@ def _same_bar(earlier: tuple[str, str], later: tuple[str, str]) -> bool:
     return earlier[1] == later[1] and (earlier[0] == later[0] or not earlier[0])
 
 
+def _last_redraws(pieces: list[str]) -> list[str]:
+    """The non-empty pieces of one physical line but the bar redraws that a later piece
+    redraws again (`_same_bar`). One pass from the end, so a line of thousands of redraws
+    costs thousands of steps, not millions."""
+    later_bars: set[tuple[str, str]] = set()
+    later_totals: set[str] = set()  # a redraw without a description is redrawn by any same total
+    kept: list[str] = []
+    for piece in reversed(pieces):
+        if not piece:
+            continue
+        key = _bar_key(piece) if "%" in piece else None
+        if key is not None:
+            if key in later_bars or (not key[0] and key[1] in later_totals):
+                continue
+            later_bars.add(key)
+            later_totals.add(key[1])
+        kept.append(piece)
+    kept.reverse()
+    return kept
+
+
 def normalise(raw: str, number: int) -> list[Line]:
     """One physical line of a log -> the logical lines the server printed on it."""
     text = raw.rstrip("\n").rstrip("\r")
@@ -200,17 +221,9 @@ def normalise(raw: str, number: int) -> list[Line]:
     for seg in segments:
         pieces.extend(_split_glued(seg) if "<" in seg and "%" in seg else [seg])
     stripped = [piece.strip() for piece in pieces]
-    keys = [_bar_key(piece) if "%" in piece else None for piece in stripped]
-    kept: list[str] = []
-    for i, piece in enumerate(stripped):
-        if not piece and len(pieces) > 1:
-            continue
-        key = keys[i]
-        # A terminal shows only the final state of a bar: drop a redraw that a later piece of
-        # the same physical line redraws again. Log lines glued in between are kept.
-        if key is not None and any(later is not None and _same_bar(key, later) for later in keys[i + 1:]):
-            continue
-        kept.append(piece)
+    # A terminal shows only the final state of a bar: drop a redraw that a later piece of the
+    # same physical line redraws again. Log lines glued in between are kept.
+    kept = stripped if len(stripped) == 1 else _last_redraws(stripped)
     if not kept:
         kept = [""]
     return [Line(number, piece, outer, proc, repeated, pid) for piece in kept]
