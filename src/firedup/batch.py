@@ -43,6 +43,7 @@ import os
 import re
 from collections.abc import Iterator
 from datetime import date
+from pathlib import Path
 from typing import Any, cast
 
 from firedup.clock import Clock
@@ -104,10 +105,7 @@ class _Prefilter:
         self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
         self._order = {id(rule): i for i, rule in enumerate(fmt.rules)}
         self._with_access: dict[tuple[Rule, ...], tuple[Rule, ...]] = {}
-        self.database = hyperscan.Database()
-        flags = [hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY] * len(patterns)
-        self.database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
-                              elements=len(patterns), flags=flags)
+        self.database = _database(patterns, hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY)
 
     def rules_for(self, patterns: frozenset[int]) -> tuple[Rule, ...] | None:
         """The rules whose literals a line holds, in table order; None when a marker says the
@@ -207,6 +205,32 @@ def _top_level_group_end(pattern: str, at: int) -> int | None:
     return end
 
 
+def _database(patterns: list[str], flags: int) -> Any:
+    """A Hyperscan block-mode database of `patterns` (pattern i reports id i), from the
+    user's cache when an identical one was compiled before: compiling takes 50-100 ms, which
+    every `firedup parse` of a big input would pay, loading a tenth of a millisecond."""
+    import hashlib
+
+    import hyperscan
+
+    version = getattr(hyperscan, "__version__", "")
+    key = hashlib.sha256(repr((version, flags, patterns)).encode()).hexdigest()[:32]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "firedup" / f"hyperscan-{key}.db"
+    with contextlib.suppress(OSError, hyperscan.HyperscanError):
+        database = hyperscan.loadb(cache.read_bytes(), hyperscan.HS_MODE_BLOCK)
+        database.scratch = hyperscan.Scratch(database)
+        return database
+    database = hyperscan.Database()
+    database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
+                     elements=len(patterns), flags=[flags] * len(patterns))
+    with contextlib.suppress(OSError, hyperscan.HyperscanError):
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        partial = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        partial.write_bytes(hyperscan.dumpb(database))
+        partial.replace(cache)  # whole or not at all, even with parallel runs
+    return database
+
+
 _COMPILED: dict[int, tuple[Format, _Prefilter]] = {}
 
 
@@ -223,16 +247,18 @@ _NORMALISING: list[Any] = []
 
 def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
     """The text `parse` sniffs the format from: its first `lines` logical lines, joined,
-    exactly as `sources.read_lines` gives them, but without normalising the lines that
-    only need stripping (the scan says which)."""
+    exactly as `sources.read_lines` gives them (see `read_head`)."""
+    return read_head(path, lines)[0]
+
+
+def read_head(path: str | os.PathLike[str], lines: int = 2000) -> tuple[str, dict[int, list[Line]]]:
+    """`head_sample`, and the lines it had to normalise (by physical number), which the scan
+    then takes instead of normalising them again (progress bars redrawn hundreds of times
+    are the costly ones). Lines that only need stripping (the scan says which) are stripped."""
     import hyperscan
 
     if not _NORMALISING:
-        database = hyperscan.Database()
-        patterns = _normalising_markers()
-        database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
-                         elements=len(patterns), flags=[hyperscan.HS_FLAG_MULTILINE] * len(patterns))
-        _NORMALISING.append(database)
+        _NORMALISING.append(_database(_normalising_markers(), hyperscan.HS_FLAG_MULTILINE))
     database = _NORMALISING[0]
     data = b""
     at_end = False
@@ -263,15 +289,18 @@ def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
 
     database.scan(head, match_event_handler=on_match)
     texts: list[str] = []
-    for index, raw in enumerate(raws):
-        text = raw.decode("utf-8", errors="replace")
+    normalised: dict[int, list[Line]] = {}
+    # one decode for all: a newline byte is never part of a UTF-8 sequence, so this splits
+    # into what decoding line by line gives
+    for index, text in enumerate(head.decode("utf-8", errors="replace").split("\n")):
         if index in flagged:
-            texts.extend(line.text for line in normalise(text, index + 1))
+            found = normalised[index + 1] = normalise(text, index + 1)
+            texts.extend(line.text for line in found)
         else:
             texts.append(text.rstrip("\r").strip())
         if len(texts) >= lines:
             break
-    return "\n".join(texts[:lines])
+    return "\n".join(texts[:lines]), normalised
 
 
 class _GuardedClock(Clock):
@@ -302,11 +331,12 @@ def scan_file(path: str | os.PathLike[str], fmt: Format, default_date: date | No
     return events, scanner.stats, scanner.clock
 
 
-def iter_file(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[Event]:
+def iter_file(path: str | os.PathLike[str], scanner: Scanner,
+              normalised: dict[int, list[Line]] | None = None) -> Iterator[Event]:
     """The events of a file, streamed, for `compact.compact`: every event it keeps, but
     without the access lines it would drop (left unread). `scanner` from `new_scanner`
-    holds stats and clock."""
-    for batch in _scan(path, scanner, every_access=False):
+    holds stats and clock; `normalised` (from `read_head`) saves normalising lines again."""
+    for batch in _scan(path, scanner, every_access=False, normalised=normalised):
         yield from batch
     yield from scanner.finish()
 
@@ -328,7 +358,8 @@ _MADV_POPULATE_READ = 22
 _populate = [hasattr(mmap.mmap, "madvise")]
 
 
-def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool) -> Iterator[list[Event]]:
+def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool,
+          normalised: dict[int, list[Line]] | None = None) -> Iterator[list[Event]]:
     pre = prefilter(scanner.fmt)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
@@ -337,7 +368,7 @@ def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool) ->
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         view = memoryview(mm)
         try:
-            yield from _windows(mm, view, size, _State(scanner, pre, mm, every_access), pre)
+            yield from _windows(mm, view, size, _State(scanner, pre, mm, every_access, normalised or {}), pre)
         finally:
             try:
                 view.release()
@@ -405,8 +436,10 @@ class _State:
     and which access lines are still worth reading (`AccessNeeds`). Lines are read by offset;
     their numbers come from counting newlines, in one pass per window."""
 
-    def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap, every_access: bool) -> None:
+    def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap, every_access: bool,
+                 normalised: dict[int, list[Line]]) -> None:
         self.scanner = scanner
+        self.normalised = normalised
         self.pre = pre
         self.mm = mm
         self.clock = scanner.clock
@@ -485,9 +518,11 @@ class _State:
                     and any(lit in line.text for lit in pre.access_rule.literals):
                 rules = pre.with_access(rules)
             return self.scanner.feed(line, rules)
-        raw = self.mm[start:end + 1].decode("utf-8", errors="replace")
+        lines = self.normalised.pop(self.number, None)
+        if lines is None:
+            lines = normalise(self.mm[start:end + 1].decode("utf-8", errors="replace"), self.number)
         out: list[Event] = []
-        for line in normalise(raw, self.number):
+        for line in lines:
             out.extend(self.scanner.feed(line))
         return out
 

@@ -117,12 +117,13 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
     return (scanner == "batch" or size >= _BATCH_FROM) and batch.available()
 
 
-def _events_batch(source: Source, fmt: Format, default_date: date | None) -> tuple[list[Event], LineStats, Clock]:
+def _events_batch(source: Source, fmt: Format, default_date: date | None,
+                  normalised: dict[int, list[Line]] | None = None) -> tuple[list[Event], LineStats, Clock]:
     from firedup import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, default_date, file_date=file_date(source))
-    events = list(compact(batch.iter_file(source.path, scanner), fmt))
+    events = list(compact(batch.iter_file(source.path, scanner, normalised), fmt))
     return events, scanner.stats, scanner.clock
 
 
@@ -155,8 +156,13 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
         assert source.path is not None
         try:
             next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
-            fmt = get_format(engine) if engine is not None else sniff(batch.head_sample(source.path, SNIFF_LINES))
-            result = _events_batch(source, fmt, default_date)
+            normalised: dict[int, list[Line]] | None = None
+            if engine is not None:
+                fmt = get_format(engine)
+            else:
+                sample, normalised = batch.read_head(source.path, SNIFF_LINES)
+                fmt = sniff(sample)
+            result = _events_batch(source, fmt, default_date, normalised)
         except batch.NeedExact:
             result = None
     if result is None:
