@@ -42,6 +42,9 @@ class InputError(Exception):
         where = f"{self.source}:{self.line}" if self.line else self.source
         return f"{where}: {self.reason}"
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, str, int | None]]:
+        return InputError, (self.source, self.reason, self.line)  # from a worker process, whole
+
 
 @dataclass(frozen=True, slots=True)
 class OuterStamp:
