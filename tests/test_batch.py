@@ -50,7 +50,9 @@ def _format_of(path: Path) -> Format:
 def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     """Both engines on `path`; None when the batch engine (rightly) handed the file back."""
     head = itertools.islice(read_lines(Source(str(path), path)), 2000)
-    assert batch.head_sample(path) == "\n".join(line.text for line in head), "parse sniffs from this"
+    sample = "\n".join(line.text for line in head)
+    assert batch.head_sample(path) == sample, "parse sniffs from this"
+    assert batch.sniff(sample) is sniff(sample)
     want, want_stats, want_dates = _incremental(path, fmt)
     try:
         got, got_stats, got_dates = _batch(path, fmt)

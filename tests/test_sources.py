@@ -413,10 +413,16 @@ _REDRAWS = st.sampled_from([
     "[2026-01-01 10:00:00 TP0] Capture cuda graph end. Time elapsed: 3.0 s",
     "a line with 100% of nothing",
     "  0%|          | 0/4 [00:00<?, ?it/s]",
+    "   Capturing batches (bs=8):  60%|██████    | 3/5 [00:02<00:01]   ",
+    "| 1/5 [00:01<00:02] 40%|",
+    "Capturing batches:  20%|██        | 1/5 [00:00<00:02][2026-01-01 10:00:00] a log line glued on",
+    "x 5% Completed | 1/4 [00:01<00:03, 1it/s] y",
+    "Loading:  50%|█████     | 2/4 [00:01<00:01]Fetching 4 files: 100%|██████████| 4/4 [00:00<00:00]",
+    "(bs=2) 7% Completed | 1/5 [00:01<00:03]",
 ])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.lists(_REDRAWS, min_size=1, max_size=12))
 def test_redraw_collapsing_keeps_what_the_quadratic_rule_kept(pieces: list[str]) -> None:
     from firedup.sources import normalise

@@ -164,7 +164,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
                 fmt = get_format(engine)
             else:
                 sample, normalised = batch.read_head(source.path, SNIFF_LINES)
-                fmt = sniff(sample)
+                fmt = batch.sniff(sample)
             result = _events_batch(source, fmt, default_date, normalised)
         except batch.NeedExact:
             result = None

@@ -9,7 +9,7 @@ read the same tables. That is why every regex here must stay in the syntax that 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -219,8 +219,11 @@ class Format:
                 return template.format(pid=pid, **groups)
         return None
 
-    def sniff(self, sample: str) -> float:
-        return sum(weight for literal, weight in self.sniff_literals.items() if literal in sample)
+    def sniff(self, sample: str, found: Container[str] | None = None) -> float:
+        """The weight of the sniff literals in `sample` (or in `found`, the ones a caller
+        already found in it)."""
+        present = sample if found is None else found
+        return sum(weight for literal, weight in self.sniff_literals.items() if literal in present)
 
     def rule(self, name: str) -> Rule:
         for rule in self.rules:
