@@ -107,9 +107,8 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
     if scanner == "incremental" or source.path is None:
         return False
     try:
-        if not source.path.is_file():
+        if not source.path.is_file() or (scanner != "batch" and source.path.stat().st_size < _BATCH_FROM):
             return False
-        size = source.path.stat().st_size
         with open(source.path, "rb") as fh:
             if fh.read(2) == b"\x1f\x8b":
                 return False
@@ -117,7 +116,7 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
         return False
     from firedup import batch
 
-    return (scanner == "batch" or size >= _BATCH_FROM) and batch.available()
+    return batch.available()
 
 
 def _events_batch(source: Source, fmt: Format, default_date: date | None,

@@ -8,8 +8,6 @@ format rules only ever see what the server itself printed.
 
 from __future__ import annotations
 
-import glob
-import gzip
 import io
 import os
 import re
@@ -277,6 +275,11 @@ class Source:
         return self.name.endswith(".gz")
 
 
+def _has_magic(arg: str) -> bool:
+    """`glob.has_magic`, without importing glob for the common case of plain paths."""
+    return any(ch in arg for ch in "*?[")
+
+
 def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[Source], list[InputError]]:
     """Paths, directories (recursive) and globs -> sources, in a stable order.
 
@@ -312,7 +315,9 @@ def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[So
                 add(p)
         elif path.exists() or path.is_symlink():
             add(path)
-        elif glob.has_magic(arg):
+        elif _has_magic(arg):
+            import glob
+
             matches = sorted(glob.glob(arg, recursive=True))
             if not matches:
                 errors.append(InputError(arg, "no file matches this pattern"))
@@ -340,6 +345,8 @@ def _open_binary(source: Source) -> BinaryIO:
     # The magic bytes decide, not the name: a plain log saved as .gz is still read.
     head = stream.peek(2)[:2] if hasattr(stream, "peek") else b""
     if head == b"\x1f\x8b":
+        import gzip  # only for .gz inputs: not worth its import on every start
+
         return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
     return stream
 
@@ -384,6 +391,8 @@ def _gzip_reason(exc: BaseException, lines_read: int) -> str:
     if isinstance(exc, EOFError):
         return f"truncated gzip: the stream ends after line {lines_read}" if lines_read else \
             "truncated gzip: the stream ends before the first line"
+    import gzip
+
     if isinstance(exc, gzip.BadGzipFile):
         return f"not a valid gzip file ({exc})"
     if isinstance(exc, zlib.error):

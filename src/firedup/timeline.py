@@ -636,7 +636,7 @@ def _stage_from_frames(traceback: Sequence[Event], stage: str | None) -> str | N
         if event.name != "error.frame":
             continue
         for phase, pattern in _FRAME_STAGES:
-            if pattern.search(event.text):
+            if re.search(pattern, event.text):
                 return ("draft." + phase) if stage and stage.startswith("draft.") else phase
     return stage
 
@@ -842,15 +842,15 @@ _SCHEDULER_LINES = frozenset({"dist_init.begin", "dist_init.end", "load_weight.b
                               "scheduler.ready"})
 # Frames that place a crash in a phase, by the function the scheduler was in. Graph *capture*
 # only: a replay during the warm-up request is not the capture phase.
-_FRAME_STAGES = tuple((phase, re.compile(pattern)) for phase, pattern in (
+_FRAME_STAGES = (  # text until a crash needs them (`re` compiles and caches them then)
     ("dist_init", r"in (?:init_torch_distributed|init_distributed_environment|initialize_model_parallel)$"),
     ("load_weights", r"in (?:load_model|load_weights\w*|process_weights_after_loading|weight_loader)$"),
     ("kv_cache", r"in (?:init_memory_pool|profile_max_num_token|init_cache_with_memory_pool)$"),
     ("cuda_graph", r"in (?:\w*capture_cuda_graph\w*|init_cuda_graphs|init_device_graphs|capture|capture_one_batch_size|_capture_graph)$"
                    r"|cuda_graph_runner\.py\", line \d+, in __init__$"),
-))
-_CAPTURE_TRACE = re.compile(r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
-                            r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")
+)
+_CAPTURE_TRACE = (r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
+                  r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")
 
 
 def _every_rank_era(run: Run, events: Sequence[Event]) -> bool:
@@ -875,7 +875,7 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
     if run.config.get("tp_size") is None and fmt is not None and not fmt.rank_tags_only_when_parallel:
         _infer_tp_from_processes(run, events, fmt)
     if run.config.get("disable_cuda_graph") is None:
-        traced = any(e.name.startswith("error.") and _CAPTURE_TRACE.search(e.text) for e in events)
+        traced = any(e.name.startswith("error.") and re.search(_CAPTURE_TRACE, e.text) for e in events)
         if names & {"cuda_graph.begin", "cuda_graph.end"}:
             run.config["disable_cuda_graph"] = False
             run.config_inferred["disable_cuda_graph"] = "the log shows a CUDA graph capture"
