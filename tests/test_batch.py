@@ -303,3 +303,22 @@ def test_line_of_the_batch_engine_is_the_line_of_the_file(tmp_path: Path) -> Non
     assert stats.physical == 5000
     assert isinstance(events[0], Event) and all(isinstance(e.line, int) for e in events)
 
+
+
+def test_windows_scanned_in_worker_processes_give_the_same_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big files are scanned window by window by forked processes while this one feeds the
+    engine: small windows here make a generated log many of them."""
+    rng = random.Random(7)
+    lines = []
+    moment = 1_790_000_000.0
+    for block in range(12):
+        pool = _STARTUP if block % 3 == 0 else _TRAFFIC + _ODD[:4]
+        for _ in range(300):
+            moment += rng.random()
+            lines.append(_render(rng.choice(pool), moment, rng))
+    path = _write(tmp_path, lines, False)
+    monkeypatch.setattr(batch, "WINDOW", 4096)
+    monkeypatch.setattr(batch, "_scan_jobs", lambda size: 2)
+    assert path.stat().st_size > 40 * 4096
+    stats = _assert_same(path, get_format("sglang"))
+    assert stats is not None and stats.skipped > 0
