@@ -222,6 +222,15 @@ def _to_line_end(pattern: str) -> str:
     return f"(?:{pattern})[^\\n]*$"
 
 
+def _cpu() -> str:
+    """The machine and its CPU features: a database is compiled for them (a cache directory
+    can be shared between machines)."""
+    flags = ""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as fh:
+        flags = next((line for line in fh if line.startswith("flags")), "")
+    return f"{os.uname().machine} {flags.strip()}"
+
+
 def _database(patterns: list[str], flags: int) -> Any:
     """A Hyperscan block-mode database of `patterns` (pattern i reports id i), from the
     user's cache when an identical one was compiled before: compiling takes 50-100 ms, which
@@ -231,7 +240,7 @@ def _database(patterns: list[str], flags: int) -> Any:
     import hyperscan
 
     version = getattr(hyperscan, "__version__", "")
-    key = hashlib.sha256(repr((version, flags, patterns)).encode()).hexdigest()[:32]
+    key = hashlib.sha256(repr((version, _cpu(), flags, patterns)).encode()).hexdigest()[:32]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "firedup" / f"hyperscan-{key}.db"
     with contextlib.suppress(OSError, hyperscan.HyperscanError):
         database = hyperscan.loadb(cache.read_bytes(), hyperscan.HS_MODE_BLOCK)
