@@ -322,3 +322,32 @@ def test_windows_scanned_in_worker_processes_give_the_same_events(tmp_path: Path
     assert path.stat().st_size > 40 * 4096
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
+
+
+def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import hyperscan
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    patterns = [batch._to_line_end(p) for p in ("fired up", r"Load weight \w+")]
+    text = b"[x] Load weight begin\n[x] The server is fired up and ready to roll!\nnothing\n"
+
+    def matches(database: object) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        database.scan(text, match_event_handler=lambda i, start, stop, flags, ctx: found.append((i, stop)))  # type: ignore[attr-defined]
+        return sorted(found)
+
+    want = [(0, text.index(b"\nnothing")), (1, text.index(b"\n[x] The"))]  # each at its line's end
+    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    (cached,) = (tmp_path / "firedup").glob("hyperscan-*.db")
+    compile_for_real = hyperscan.Database
+
+    def no_compiling() -> object:
+        raise AssertionError("compiled again instead of loading the cached database")
+
+    monkeypatch.setattr(hyperscan, "Database", no_compiling)
+    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    monkeypatch.setattr(hyperscan, "Database", compile_for_real)
+    cached.write_bytes(b"not a database" * 100)
+    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    assert cached.read_bytes() != b"not a database" * 100  # written again
