@@ -103,6 +103,8 @@ _TRAFFIC = (
     "[{d} {t} DP1 TP1] Decode batch, #running-req: 1, #token: 10, token usage: 0.00, cuda graph: True",
     "[{d} {t}] Cache flushed successfully!",
     "[{d} {t} TP3] Some third-party warning without any rule word",
+    # a request whose path holds another rule's literal: read as a request all the same
+    '[{d} {t}] INFO:     10.0.0.7:41234 - "GET /v1/Error/Killed HTTP/1.1" 404 Not Found',
 )
 _STARTUP = (
     "[{d} {t}] server_args=ServerArgs(model_path='m', tp_size=2, disable_cuda_graph=False)",
@@ -351,3 +353,16 @@ def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path
     cached.write_bytes(b"not a database" * 100)
     assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
     assert cached.read_bytes() != b"not a database" * 100  # written again
+
+
+def test_a_request_whose_path_holds_another_rules_literal_is_still_a_request(tmp_path: Path) -> None:
+    """The access rule's literal is not in the scan: a line found by another rule's literal
+    ("Error") must still be tried as a request (it once crashed the batch engine instead)."""
+    path = tmp_path / "err.log"
+    path.write_text("[2026-01-01 10:00:00] server_args=ServerArgs(tp_size=1)\n"
+                    '[2026-01-01 10:00:01] INFO:     10.0.0.1:5 - "GET /Error HTTP/1.1" 500 Internal Server Error\n'
+                    "[2026-01-01 10:00:02] The server is fired up and ready to roll!\n")
+    result = parse_paths([str(path)], scanner="batch")
+    assert result.errors == []
+    assert [(m.name, m.line) for m in result.runs[0].milestones] == [("server_args", 1), ("http.first_request", 2),
+                                                                     ("ready", 3)]

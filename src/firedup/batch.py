@@ -113,7 +113,7 @@ class _Prefilter:
         patterns += _markers(fmt)
         self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
         self._order = {id(rule): i for i, rule in enumerate(fmt.rules)}
-        self._with_access: dict[tuple[Rule, ...], tuple[Rule, ...]] = {}
+        self._with_access: dict[tuple[int, ...], tuple[Rule, ...]] = {}
         self.database = _database([_to_line_end(p) for p in patterns],
                                   hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY)
 
@@ -134,11 +134,13 @@ class _Prefilter:
 
     def with_access(self, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
         """`rules` plus the access rule, in table order (its literal is not in the scan)."""
-        found = self._with_access.get(rules)
+        key = tuple(map(id, rules))  # rules hold dicts: they cannot be hashed
+        found = self._with_access.get(key)
         if found is None:
             assert self.access_rule is not None
-            found = tuple(sorted({*rules, self.access_rule}, key=lambda rule: self._order[id(rule)]))
-            self._with_access[rules] = found
+            chosen = {id(rule): rule for rule in (*rules, self.access_rule)}
+            found = tuple(sorted(chosen.values(), key=lambda rule: self._order[id(rule)]))
+            self._with_access[key] = found
         return found
 
 
