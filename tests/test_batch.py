@@ -273,8 +273,12 @@ def test_time_only_stamp_after_skipped_dated_lines_hands_the_file_back(tmp_path:
     assert "skipped" not in forced["sources"][0]["lines"]
 
 
-def test_an_overlong_last_line_is_left_to_the_incremental_engine(tmp_path: Path) -> None:
-    """The incremental engine names the line in its error; the batch engine hands it over."""
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_overlong_last_line_is_left_to_the_incremental_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 jobs: int) -> None:
+    """The incremental engine names the line in its error; the batch engine hands it over,
+    also when a worker process finds the line."""
+    monkeypatch.setattr(batch, "_scan_jobs", lambda size: jobs)
     path = tmp_path / "tail.log"
     path.write_bytes(b"[2026-01-01 10:00:00] The server is fired up and ready to roll!\n" + b"y" * (9 << 20))
     with pytest.raises(batch.NeedExact):
