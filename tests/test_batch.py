@@ -50,7 +50,9 @@ def _format_of(path: Path) -> Format:
 def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     """Both engines on `path`; None when the batch engine (rightly) handed the file back."""
     head = itertools.islice(read_lines(Source(str(path), path)), 2000)
-    assert batch.head_sample(path) == "\n".join(line.text for line in head), "parse sniffs from this"
+    sample = "\n".join(line.text for line in head)
+    assert batch.head_sample(path) == sample, "parse sniffs from this"
+    assert batch.sniff(sample) is sniff(sample)
     want, want_stats, want_dates = _incremental(path, fmt)
     try:
         got, got_stats, got_dates = _batch(path, fmt)
@@ -64,19 +66,15 @@ def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     w, g = want_stats, got_stats
     assert (g.physical, g.logical, g.matched) == (w.physical, w.logical, w.matched)
     assert g.runtime + g.timestamped + g.other + g.skipped == w.runtime + w.timestamped + w.other
-    # What parse runs: the fast path for access lines, whose events `compact` builds only if
-    # it keeps them. The same compacted stream as the incremental engine's, and the same counts.
-    # Access lines are read by polars in big windows, by Python's `re` in small: both ways.
-    saved = batch.POLARS_FROM
-    try:
-        for polars_from in (0, 10**9):
-            batch.POLARS_FROM = polars_from
-            scanner = batch.new_scanner(fmt, file_date=file_date(Source(str(path), path)))
-            fast = [e.key() for e in compact(batch.iter_file(path, scanner))]
-            assert fast == [e.key() for e in compact(want)], f"access lines read by {'polars' if not polars_from else 're'}"
-            assert scanner.stats == got_stats
-    finally:
-        batch.POLARS_FROM = saved
+    # What parse runs: access lines `compact` would drop stay unread. The same compacted
+    # stream as the incremental engine's, and the same lines, some of them unread.
+    scanner = batch.new_scanner(fmt, file_date=file_date(Source(str(path), path)))
+    fast = [e.key() for e in compact(batch.iter_file(path, scanner), fmt)]
+    assert fast == [e.key() for e in compact(want, fmt)]
+    s = scanner.stats
+    assert (s.physical, s.logical) == (w.physical, w.logical)
+    assert s.matched + s.runtime + s.timestamped + s.other + s.skipped == w.matched + w.runtime + w.timestamped + w.other
+    assert s.matched <= w.matched
     return got_stats
 
 
@@ -105,6 +103,8 @@ _TRAFFIC = (
     "[{d} {t} DP1 TP1] Decode batch, #running-req: 1, #token: 10, token usage: 0.00, cuda graph: True",
     "[{d} {t}] Cache flushed successfully!",
     "[{d} {t} TP3] Some third-party warning without any rule word",
+    # a request whose path holds another rule's literal: read as a request all the same
+    '[{d} {t}] INFO:     10.0.0.7:41234 - "GET /v1/Error/Killed HTTP/1.1" 404 Not Found',
 )
 _STARTUP = (
     "[{d} {t}] server_args=ServerArgs(model_path='m', tp_size=2, disable_cuda_graph=False)",
@@ -228,7 +228,7 @@ def _assert_compaction_is_invisible(path: Path, fmt: Format) -> None:
     full = build_timeline(events, path.name, fmt.name, clock.date_source, fmt.config_defaults)
     # build_run annotates event fields: compact a fresh copy
     events2, _stats2, clock2 = scan(fmt, read_lines(Source(str(path), path)))
-    compacted = list(compact(events2))
+    compacted = list(compact(events2, fmt))
     assert len(compacted) <= len(events2)
     short = build_timeline(compacted, path.name, fmt.name, clock2.date_source, fmt.config_defaults)
     assert [r.as_contract() for r in short] == [r.as_contract() for r in full]
@@ -247,7 +247,7 @@ def test_compaction_drops_the_bulk_of_runtime_access_lines(tmp_path: Path) -> No
     path = _write(tmp_path, lines, False)
     fmt = get_format("sglang")
     events, _stats, _clock = scan(fmt, read_lines(Source(str(path), path)))
-    kept = [e for e in compact(events) if e.name == "http.access"]
+    kept = [e for e in compact(events, fmt) if e.name == "http.access"]
     assert sum(e.name == "http.access" for e in events) == 2000
     assert 2 <= len(kept) <= 6
     assert kept[0].line == 13 and kept[-1].line == 2012
@@ -273,8 +273,12 @@ def test_time_only_stamp_after_skipped_dated_lines_hands_the_file_back(tmp_path:
     assert "skipped" not in forced["sources"][0]["lines"]
 
 
-def test_an_overlong_last_line_is_left_to_the_incremental_engine(tmp_path: Path) -> None:
-    """The incremental engine names the line in its error; the batch engine hands it over."""
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_overlong_last_line_is_left_to_the_incremental_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 jobs: int) -> None:
+    """The incremental engine names the line in its error; the batch engine hands it over,
+    also when a worker process finds the line."""
+    monkeypatch.setattr(batch, "_scan_jobs", lambda size: jobs)
     path = tmp_path / "tail.log"
     path.write_bytes(b"[2026-01-01 10:00:00] The server is fired up and ready to roll!\n" + b"y" * (9 << 20))
     with pytest.raises(batch.NeedExact):
@@ -305,3 +309,64 @@ def test_line_of_the_batch_engine_is_the_line_of_the_file(tmp_path: Path) -> Non
     assert stats.physical == 5000
     assert isinstance(events[0], Event) and all(isinstance(e.line, int) for e in events)
 
+
+
+def test_windows_scanned_in_worker_processes_give_the_same_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big files are scanned window by window by forked processes while this one feeds the
+    engine: small windows here make a generated log many of them."""
+    rng = random.Random(7)
+    lines = []
+    moment = 1_790_000_000.0
+    for block in range(12):
+        pool = _STARTUP if block % 3 == 0 else _TRAFFIC + _ODD[:4]
+        for _ in range(300):
+            moment += rng.random()
+            lines.append(_render(rng.choice(pool), moment, rng))
+    path = _write(tmp_path, lines, False)
+    monkeypatch.setattr(batch, "WINDOW", 4096)
+    monkeypatch.setattr(batch, "_scan_jobs", lambda size: 2)
+    assert path.stat().st_size > 40 * 4096
+    stats = _assert_same(path, get_format("sglang"))
+    assert stats is not None and stats.skipped > 0
+
+
+def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import hyperscan
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    patterns = [batch._to_line_end(p) for p in ("fired up", r"Load weight \w+")]
+    text = b"[x] Load weight begin\n[x] The server is fired up and ready to roll!\nnothing\n"
+
+    def matches(database: object) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        database.scan(text, match_event_handler=lambda i, start, stop, flags, ctx: found.append((i, stop)))  # type: ignore[attr-defined]
+        return sorted(found)
+
+    want = [(0, text.index(b"\nnothing")), (1, text.index(b"\n[x] The"))]  # each at its line's end
+    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    (cached,) = (tmp_path / "firedup").glob("hyperscan-*.db")
+    compile_for_real = hyperscan.Database
+
+    def no_compiling() -> object:
+        raise AssertionError("compiled again instead of loading the cached database")
+
+    monkeypatch.setattr(hyperscan, "Database", no_compiling)
+    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    monkeypatch.setattr(hyperscan, "Database", compile_for_real)
+    cached.write_bytes(b"not a database" * 100)
+    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    assert cached.read_bytes() != b"not a database" * 100  # written again
+
+
+def test_a_request_whose_path_holds_another_rules_literal_is_still_a_request(tmp_path: Path) -> None:
+    """The access rule's literal is not in the scan: a line found by another rule's literal
+    ("Error") must still be tried as a request (it once crashed the batch engine instead)."""
+    path = tmp_path / "err.log"
+    path.write_text("[2026-01-01 10:00:00] server_args=ServerArgs(tp_size=1)\n"
+                    '[2026-01-01 10:00:01] INFO:     10.0.0.1:5 - "GET /Error HTTP/1.1" 500 Internal Server Error\n'
+                    "[2026-01-01 10:00:02] The server is fired up and ready to roll!\n")
+    result = parse_paths([str(path)], scanner="batch")
+    assert result.errors == []
+    assert [(m.name, m.line) for m in result.runs[0].milestones] == [("server_args", 1), ("http.first_request", 2),
+                                                                     ("ready", 3)]

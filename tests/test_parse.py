@@ -120,3 +120,21 @@ def test_a_file_of_blank_lines_is_read_without_runs_or_errors(tmp_path: Path) ->
 def test_unknown_engine_is_the_callers_mistake() -> None:
     with pytest.raises(ValueError, match="unknown engine 'tgi'"):
         parse_paths(["whatever.log"], engine="tgi")
+
+
+def test_a_pool_of_processes_gives_the_same_runs_errors_and_order(mixed_dir: tuple[Path, dict[str, str]]) -> None:
+    """Many files go to worker processes: the result must not tell. The reasons are the
+    hand-written ones, whichever process read the file."""
+    folder, reasons = mixed_dir
+    for i in range(12):
+        (folder / f"more-{i:02d}.log").write_text(GOOD.replace("2025-08-31", f"2025-09-{i + 1:02d}"))
+    seen: list[tuple[int, int]] = []
+    pooled = parse_paths([str(folder)], jobs=2, progress=lambda i, n, name: seen.append((i, n)))
+    alone = parse_paths([str(folder)], jobs=1)
+    assert {Path(e.source).name: e.reason for e in pooled.errors} == reasons
+    assert [(e.source, e.reason, e.line) for e in pooled.errors] == [(e.source, e.reason, e.line) for e in alone.errors]
+    assert pooled.as_contract() == alone.as_contract()
+    assert [r.ready_ts.iso if r.ready_ts else None for r in pooled.runs if "more-" in r.source] == \
+        [f"2025-09-{i + 1:02d}T17:49:40" for i in range(12)]
+    assert [i for i, _n in seen] == list(range(len(seen)))  # progress in order, to the end
+    assert seen[-1][0] == seen[-1][1]

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firedup.parse import parse_paths
 from firedup.sources import InputError, Line, Source, expand_inputs, read_lines
@@ -379,3 +381,58 @@ def test_unreadable_content_is_one_input_error(tmp_path: Path, data: bytes, reas
         read(tmp_path, data)
     assert info.value.reason == reason
     assert str(info.value) == f"{tmp_path / 'server.log'}: {reason}"
+
+
+# --- redraw collapsing, against the quadratic rule it replaced ---------------------------
+
+def _reference_kept(pieces: list[str]) -> list[str]:
+    """The rule as first written: drop a bar redraw when any later piece redraws it."""
+    from firedup.sources import _bar_key, _same_bar
+
+    keys = [_bar_key(piece) if "%" in piece else None for piece in pieces]
+    kept = []
+    for i, piece in enumerate(pieces):
+        if not piece and len(pieces) > 1:
+            continue
+        key = keys[i]
+        if key is not None and any(later is not None and _same_bar(key, later) for later in keys[i + 1:]):
+            continue
+        kept.append(piece)
+    return kept or [""]
+
+
+_REDRAWS = st.sampled_from([
+    "", "  ",
+    "  0%|          | 0/5 [00:00<?, ?it/s]",
+    "Capturing batches (bs=4 avail_mem=3.1 GB):  40%|████      | 2/5 [00:01<00:01,  1.5it/s]",
+    "Capturing batches (bs=2 avail_mem=3.0 GB): 100%|██████████| 5/5 [00:03<00:00,  1.6it/s]",
+    "Capturing batches:  20%|██        | 1/5 [00:00<00:02]",
+    "Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:01<00:01,  1.5it/s]",
+    "Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:02<00:00,  1.6it/s]",
+    "Fetching 4 files: 100%|██████████| 4/4 [00:00<00:00, 99.1it/s]",
+    "[2026-01-01 10:00:00 TP0] Capture cuda graph end. Time elapsed: 3.0 s",
+    "a line with 100% of nothing",
+    "  0%|          | 0/4 [00:00<?, ?it/s]",
+    "   Capturing batches (bs=8):  60%|██████    | 3/5 [00:02<00:01]   ",
+    "| 1/5 [00:01<00:02] 40%|",
+    "Capturing batches:  20%|██        | 1/5 [00:00<00:02][2026-01-01 10:00:00] a log line glued on",
+    "x 5% Completed | 1/4 [00:01<00:03, 1it/s] y",
+    "Loading:  50%|█████     | 2/4 [00:01<00:01]Fetching 4 files: 100%|██████████| 4/4 [00:00<00:00]",
+    "(bs=2) 7% Completed | 1/5 [00:01<00:03]",
+])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_REDRAWS, min_size=1, max_size=12))
+def test_redraw_collapsing_keeps_what_the_quadratic_rule_kept(pieces: list[str]) -> None:
+    from firedup.sources import normalise
+
+    raw = "\r".join(pieces)
+    got = [line.text for line in normalise(raw, 1)]
+    # the same split into pieces as normalise, then the reference rule
+    from firedup.sources import _split_glued
+
+    split: list[str] = []
+    for seg in raw.split("\r") if "\r" in raw else [raw]:
+        split.extend(_split_glued(seg) if "<" in seg and "%" in seg else [seg])
+    assert got == _reference_kept([piece.strip() for piece in split])

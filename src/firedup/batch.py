@@ -1,10 +1,10 @@
 """The batch engine: the incremental engine's events, without reading every line.
 
-Runtime traffic (`Decode batch` lines and the like) is nearly all of a long log, and no
-rule can match it. This engine lets one multi-literal scan (Hyperscan, over the memory-
-mapped file) find the candidate lines: those holding a rule literal of the format, and
-those whose meaning a rule-free reading could get wrong (a collector prefix, ANSI codes, a
-`\\r` redraw, a progress bar, a header whose clock depends on earlier lines, JSON). Only
+Runtime traffic (`Decode batch` lines, access lines) is nearly all of a long log, and no
+rule can match most of it. This engine lets one multi-literal scan (Hyperscan, over the
+memory-mapped file) find the candidate lines: those holding a rule literal of the format,
+and those whose meaning a rule-free reading could get wrong (a collector prefix, ANSI codes,
+a `\\r` redraw, a progress bar, a header whose clock depends on earlier lines, JSON). Only
 candidates go through `sources.normalise` and `engine.Scanner.feed`, the very code the
 incremental engine runs, with the rules narrowed to those whose literals the scan saw.
 
@@ -14,19 +14,32 @@ own-clock stamp (which events without a time inherit, and which closes a run) an
 marks a run's first stamp; `Scanner.skip` applies that, from the last such line before the
 next candidate (found by reading back a line or two) and the first one when wanted.
 
-Access lines (`http.access`, one request each) are the rest of the traffic, and events:
-they are read in bulk with the rule table's own regexes (polars for many, Python's `re`
-for a few) and handed to `compact.compact` as blocks, which builds only the few events a
-timeline can use (the first request, the first health probe, ...).
+Access lines (`http.access`, one request each) are the rest of the traffic, and events, but
+the timeline reads few of them (compact.py states which). The scan leaves their literal out;
+this engine keeps an `AccessNeeds` fed with the events it emits and reads access lines
+(found with `mmap.find`) only while one may be kept: every one after a run starts until its
+first request after `ready`, the `/health` ones until the first, all those in a crash
+window, and the last before each candidate (`Scanner.makes_event` checks it first). The
+others stay unread and are counted as `skipped`; `compact` then keeps from this stream
+exactly what it keeps from the incremental engine's.
+
+The scan is nearly all of a long log's time, and needs no engine state: files of
+`PARALLEL_FROM` bytes and more are scanned window by window by forked processes (one per
+core), which also count the lines up to each candidate, while this process feeds the
+engine in file order. Every scan pattern runs to the end of its line, so Hyperscan reports
+it once per line (a progress bar redrawn 300 times is one match), and compiled databases
+are kept in the user's cache directory (loading one takes a tenth of a millisecond,
+compiling it 50-100).
 
 Two things the scan cannot prove send the source back to the incremental engine
 (`NeedExact`): a line longer than `sources.MAX_LINE_BYTES`, and a time-only or year-less
 stamp that would depend on the latest dated stamp among lines that were skipped.
 `parse.parse_source` then reads the source again with the incremental engine.
 
-Events are identical to the incremental engine's (tests/test_batch.py). Line counts differ
-in one documented way: skipped lines are counted as `skipped`, not split into runtime,
-timestamped and other.
+`scan_file` reads every access line and gives exactly the incremental engine's events
+(tests/test_batch.py); `iter_file`, what `parse` runs, gives them minus unread access
+lines. Line counts differ in one documented way: lines left unread are counted as
+`skipped`, not split into matched, runtime, timestamped and other.
 """
 
 from __future__ import annotations
@@ -36,12 +49,14 @@ import contextlib
 import mmap
 import os
 import re
+import sys
 from collections.abc import Iterator
 from datetime import date
+from pathlib import Path
 from typing import Any, cast
 
-from firedup.clock import Clock, Stamp
-from firedup.compact import ACCESS, ACCESS_BLOCK, PROBE_PATHS, AnyEvent
+from firedup.clock import Clock
+from firedup.compact import ACCESS, HEALTH_PATH, AccessNeeds
 from firedup.engine import Event, LineStats, Parsed, Scanner
 from firedup.formats.base import Format, Rule
 from firedup.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
@@ -79,25 +94,28 @@ class _Prefilter:
 
     def __init__(self, fmt: Format) -> None:
         import hyperscan
-        import numpy as np
 
-        literals = sorted({lit for rule in fmt.rules for lit in rule.literals})
+        access = [rule for rule in fmt.rules if rule.name == ACCESS]
+        self.access_rule: Rule | None = access[0] if len(access) == 1 else None
+        if self.access_rule is not None and any(
+                lit in other.literals for other in fmt.rules if other is not self.access_rule
+                for lit in self.access_rule.literals):
+            self.access_rule = None  # another rule's lines hold the same literal: read them all
+        unread = set(self.access_rule.literals) if self.access_rule is not None else set()
+        # the access rule's literals, for `mmap.find`; its lines hold no other literal
+        self.access_literals = tuple(sorted(lit.encode() for lit in unread))
+        self.access_rules: tuple[Rule, ...] = (self.access_rule,) if self.access_rule is not None else ()
+        literals = sorted({lit for rule in fmt.rules for lit in rule.literals} - unread)
         self.rules_of: list[tuple[Rule, ...]] = [
             tuple(rule for rule in fmt.rules if lit in rule.literals) for lit in literals]
         self.literal_count = len(literals)
         patterns = [re.escape(lit) for lit in literals]
         patterns += _markers(fmt)
-        self.light = _LightPlan.of(fmt)
         self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
         self._order = {id(rule): i for i, rule in enumerate(fmt.rules)}
-        # pattern id -> the literal belongs to the access rule alone (its lines may go the fast way)
-        light_rules = self.light.rules if self.light is not None else None
-        self.access_only = np.array([i < len(literals) and self.rules_of[i] == light_rules
-                                     for i in range(len(patterns))], dtype=bool)
-        self.database = hyperscan.Database()
-        flags = [hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY] * len(patterns)
-        self.database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
-                              elements=len(patterns), flags=flags)
+        self._with_access: dict[tuple[int, ...], tuple[Rule, ...]] = {}
+        self.database = _database([_to_line_end(p) for p in patterns],
+                                  hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY)
 
     def rules_for(self, patterns: frozenset[int]) -> tuple[Rule, ...] | None:
         """The rules whose literals a line holds, in table order; None when a marker says the
@@ -111,243 +129,19 @@ class _Prefilter:
         else:
             chosen = {id(rule): rule for p in patterns for rule in self.rules_of[p]}
             rules = tuple(sorted(chosen.values(), key=lambda rule: self._order[id(rule)]))
-            if self.light is not None and rules == self.light.rules:
-                rules = self.light.rules  # so that the scan loop can test it with `is`
         self._rules[patterns] = rules
         return rules
 
-
-_LIGHT_GROUPS = {"date", "time", "frac", "ranks", "msg"}
-_READ_COLUMNS = ("header", "date", "time", "frac", "order", "rank", "path")
-POLARS_FROM = 1000  # access lines in a window from which polars reads them faster than `re`
-
-
-class _LightPlan:
-    """How to read an access line without the engine's general machinery (the batch engine's
-    fast path): which rule, and which headers it may carry. None when the format's tables
-    leave any doubt (the rule names a rank, starts a run, or a field pattern could set `path`)."""
-
-    def __init__(self, fmt: Format, rule: Rule, light_headers: frozenset[str]) -> None:
-        self.fmt = fmt
-        self.rule = rule
-        self.rules = (rule,)
-        self.light_headers = light_headers
-
-    @classmethod
-    def of(cls, fmt: Format) -> _LightPlan | None:
-        rules = [rule for rule in fmt.rules if rule.name == ACCESS]
-        if len(rules) != 1:
-            return None
-        rule = rules[0]
-        if rule.rank is not None or rule.starts_run or "path" in rule.fields or "path" in rule.const:
-            return None
-        if any("path" in regex.groupindex for regex, _conv in fmt.compiled_fields):
-            return None
-        light = frozenset(h.name for h in fmt.headers if h.clock == "own" and h.decode is None
-                          and set(h.regex.groupindex) <= _LIGHT_GROUPS and "date" in h.regex.groupindex)
-        return cls(fmt, rule, light) if light else None
-
-    def read(self, texts: list[str]) -> dict[str, list[Any]]:
-        """`read_polars` for many lines, `read_python` for a few (polars costs ~5 ms a call)."""
-        return self.read_python(texts) if len(texts) < POLARS_FROM else self.read_polars(texts)
-
-    def read_python(self, texts: list[str]) -> dict[str, list[Any]]:
-        """`read_polars`, line by line with Python's `re` (what `Scanner.split` and `match` run)."""
-        fmt = self.fmt
-        columns: dict[str, list[Any]] = {n: [] for n in _READ_COLUMNS}
-        for text in texts:
-            got = None
-            for header in fmt.headers:
-                m = header.regex.match(text)
-                if m is None:
-                    continue
-                if header.name in self.light_headers:
-                    got = self._python_one(header.name, m)
-                break
-            for name, value in zip(_READ_COLUMNS, got or (None,) * len(_READ_COLUMNS), strict=True):
-                columns[name].append(value)
-        return columns
-
-    def _python_one(self, header: str, m: re.Match[str]) -> tuple[Any, ...] | None:
-        fmt = self.fmt
-        msg = m.group("msg") or ""
-        if fmt.compiled_level is not None:
-            lm = fmt.compiled_level.match(msg)
-            if lm:
-                msg = msg[lm.end():]
-        if any(lit in msg for lit in fmt.runtime_literals):
-            return None
-        rm = self.rule.regex.search(msg)
-        if rm is None:
-            return None
-        g = m.groupdict()
-        date_text, time_text, frac = g["date"], g["time"], g.get("frac") or ""
-        hh, mm, ss = (int(p) for p in time_text.split(":"))
-        if not (hh < 24 and mm < 60 and ss < 60):
-            return None
-        try:
-            day = date.fromisoformat(date_text)
-        except ValueError:
-            return None
-        order = f"{day.isoformat()} {time_text} {(frac + '000000')[:6]}"
-        rank = " ".join((g.get("ranks") or "").split()) or None
-        return header, date_text, time_text, frac, order, rank, rm.groupdict().get("path")
-
-    def read_polars(self, texts: list[str]) -> dict[str, list[Any]]:
-        """What `Scanner.feed` would read of each line, for lines it would read as an access
-        event with its own dated clock: columns header (None for any other line), date, time,
-        frac, order (a sortable stamp), rank, path. The table's regexes, run by polars (the
-        rule tables keep to the syntax Python and Rust share; the lines are ASCII)."""
-        import polars as pl
-
-        fmt = self.fmt
-        frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
-        t = pl.col("t")
-        # the first header that matches, as Scanner.split takes it
-        chosen = pl.coalesce([pl.when(t.str.contains(_anchored(h.pattern))).then(pl.lit(h.name))
-                              for h in fmt.headers] + [pl.lit(None, dtype=pl.String)])
-        frame = frame.with_columns(chosen.alias("header"))
-        names = _READ_COLUMNS
-        parts = []
-        for header in fmt.headers:
-            if header.name not in self.light_headers:
-                continue
-            part = frame.with_row_index("i").filter(pl.col("header") == header.name)
-            if part.is_empty():
-                continue
-            g = t.str.extract_groups(_anchored(header.pattern))
-            part = part.with_columns(g.struct.field("date").alias("date"), g.struct.field("time").alias("time"),
-                                     (g.struct.field("frac") if "frac" in header.regex.groupindex
-                                      else pl.lit(None, dtype=pl.String)).alias("frac"),
-                                     (g.struct.field("ranks") if "ranks" in header.regex.groupindex
-                                      else pl.lit(None, dtype=pl.String)).alias("ranks"),
-                                     g.struct.field("msg").fill_null("").alias("msg"))
-            msg = pl.col("msg")
-            if fmt.level_prefix:
-                part = part.with_columns(msg.str.replace(_anchored(fmt.level_prefix), ""))
-            runtime = pl.lit(False)
-            for lit in fmt.runtime_literals:
-                runtime = runtime | msg.str.contains(lit, literal=True)
-            rule = self.rule
-            path = msg.str.extract_groups(rule.pattern).struct.field("path") \
-                if "path" in rule.regex.groupindex else pl.lit(None, dtype=pl.String)
-            frac = pl.col("frac").fill_null("")
-            part = part.with_columns(
-                (msg.str.contains(rule.pattern) & ~runtime).alias("matches"),
-                path.alias("path"),
-                pl.col("date").str.to_date("%Y-%m-%d", strict=False).alias("day"),
-                pl.col("time").str.slice(0, 2).cast(pl.Int32, strict=False).alias("hh"),
-                pl.col("time").str.slice(3, 2).cast(pl.Int32, strict=False).alias("mm"),
-                pl.col("time").str.slice(6, 2).cast(pl.Int32, strict=False).alias("ss"),
-                pl.concat_str([pl.col("date"), pl.lit(" "), pl.col("time"), pl.lit(" "),
-                               frac.str.pad_end(6, "0").str.slice(0, 6)]).alias("order"),
-                pl.col("ranks").fill_null("").str.replace_all(r"\s+", " ").str.strip_chars().alias("rank"),
-                frac.alias("frac"),
-            )
-            part = part.filter(pl.col("matches") & pl.col("day").is_not_null() & (pl.col("day").dt.year() >= 1)
-                               & (pl.col("hh") < 24) & (pl.col("mm") < 60) & (pl.col("ss") < 60))
-            parts.append(part.select("i", pl.lit(header.name).alias("header"), "date", "time", "frac", "order",
-                                     pl.col("rank").replace("", None), "path"))
-        rows = pl.DataFrame({"i": range(len(texts))}, schema={"i": pl.UInt32})
-        if parts:
-            rows = rows.join(pl.concat(parts), on="i", how="left", maintain_order="left")
-        else:
-            rows = rows.with_columns(*(pl.lit(None, dtype=pl.String).alias(n) for n in names))
-        return {n: rows.get_column(n).to_list() for n in names}
-
-
-def _anchored(pattern: str) -> str:
-    """`pattern` as Python's `re.match` runs it: from the start of the text."""
-    return f"^(?:{pattern})"
-
-
-class _Light:
-    """An access line read by the fast path; `compact` builds its `Event` only if it keeps it."""
-
-    __slots__ = ("fields", "header", "line", "rank", "scanner", "text", "ts")
-    name = ACCESS
-    inherited = False
-    proc: str | None = None
-
-    def __init__(self, scanner: Scanner, line: int, text: str, header: str, ts: Stamp, rank: str | None,
-                 path: str | None) -> None:
-        self.scanner = scanner
-        self.line = line
-        self.text = text
-        self.ts: Stamp | None = ts
-        self.rank = rank
-        self.fields = {"path": path} if path is not None else {}
-        self.header = header
-
-    def materialise(self) -> Event:
-        """The event `Scanner.feed` makes of this line (reading it again the same way)."""
-        scanner = self.scanner
-        line = Line(self.line, self.text)
-        parsed = scanner.split(line)
-        event = scanner.match(parsed.msg, line, parsed, parsed.ts, False, (_light_rule(scanner),))
-        assert event is not None, "the fast path read an access line the rule does not match"
-        return event
-
-
-class LightBlock:
-    """Consecutive access lines read by the fast path in bulk (polars, the rule table's own
-    regexes); `compact` asks for the few it may keep (`notable`) and builds only those."""
-
-    name = ACCESS_BLOCK
-
-    def __init__(self, scanner: Scanner, numbers: list[int], texts: list[str], header: str,
-                 stamps: list[tuple[str, str, str]], order: list[str], ranks: list[str | None],
-                 paths: list[str | None]) -> None:
-        self.scanner = scanner
-        self.numbers = numbers
-        self.texts = texts
-        self.header = header
-        self.stamps = stamps
-        self.order = order  # sortable text of each stamp: date, time, microseconds
-        self.ranks = ranks
-        self.paths = paths
-
-    def __len__(self) -> int:
-        return len(self.numbers)
-
-    def notable(self) -> list[int]:
-        """Indices of the members `compact` could keep: the first, the last, the first health
-        probe and the first other request, the first of each rank, and the first with the
-        earliest and with the latest stamp."""
-        n = len(self.numbers)
-        picks = {0, n - 1}
-        health = next((i for i, p in enumerate(self.paths) if (p or "").startswith("/health")), None)
-        request = next((i for i, p in enumerate(self.paths) if not (p or "").startswith(PROBE_PATHS)), None)
-        for i in (health, request):
-            if i is not None:
-                picks.add(i)
-        seen: set[str | None] = set()
-        for i, rank in enumerate(self.ranks):
-            if rank not in seen:
-                seen.add(rank)
-                picks.add(i)
-        order = self.order
-        picks.add(min(range(n), key=order.__getitem__))
-        picks.add(max(range(n), key=lambda i: (order[i], -i)))
-        return sorted(picks)
-
-    def touch_clock(self) -> None:
-        """The clock sees the latest stamp, as it would line by line (the others change nothing)."""
-        order = self.order
-        self.member(max(range(len(order)), key=lambda i: (order[i], -i)))
-
-    def member(self, i: int) -> _Light:
-        stamp = self.scanner.clock.resolve(date_text=self.stamps[i][0], time_text=self.stamps[i][1],
-                                           frac=self.stamps[i][2])
-        assert stamp is not None, "the block reader let an invalid stamp through"
-        return _Light(self.scanner, self.numbers[i], self.texts[i], self.header, stamp, self.ranks[i],
-                      self.paths[i])
-
-
-def _light_rule(scanner: Scanner) -> Rule:
-    plan = prefilter(scanner.fmt).light
-    assert plan is not None
-    return plan.rule
+    def with_access(self, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+        """`rules` plus the access rule, in table order (its literal is not in the scan)."""
+        key = tuple(map(id, rules))  # rules hold dicts: they cannot be hashed
+        found = self._with_access.get(key)
+        if found is None:
+            assert self.access_rule is not None
+            chosen = {id(rule): rule for rule in (*rules, self.access_rule)}
+            found = tuple(sorted(chosen.values(), key=lambda rule: self._order[id(rule)]))
+            self._with_access[key] = found
+        return found
 
 
 def _normalising_markers() -> list[str]:
@@ -377,11 +171,92 @@ def _markers(fmt: Format) -> list[str]:
 
 
 def _hyperscan_safe(pattern: str) -> str:
-    """A header pattern's start: no leading `^` (the caller anchors it after indentation)
-    and nothing from the message on (`(?P<msg>.*)$`), which Hyperscan need not see."""
+    """A header pattern's start, which every line of that header matches: up to its clock
+    group (time, else month-day) when that group sits at the top level, else up to the
+    message (`(?P<msg>.*)$`), and no leading `^` (the caller anchors it after indentation).
+    The shorter the pattern, the cheaper Hyperscan runs it on every line start (a time-only
+    `[12:00:00` header cut after the time costs half as much as with its ranks and `] `)."""
     cut = pattern.find("(?P<msg>")
     head = pattern[:cut] if cut > 0 else pattern
+    for group in ("(?P<time>", "(?P<md>"):
+        end = _top_level_group_end(head, head.find(group))
+        if end is not None:
+            head = head[:end]
+            break
     return head[1:] if head.startswith("^") else head
+
+
+def _top_level_group_end(pattern: str, at: int) -> int | None:
+    """Where the group opening at `at` closes, if it is not nested in another group and the
+    pattern has no top-level alternation (so the pattern cut there still matches a prefix
+    of every line the whole pattern matches)."""
+    if at < 0:
+        return None
+    depth = 0
+    in_class = escaped = False
+    end: int | None = None
+    for i, ch in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            if i == at and depth:
+                return None
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and i > at and end is None:
+                end = i + 1
+        elif ch == "|" and depth == 0:
+            return None
+    return end
+
+
+def _to_line_end(pattern: str) -> str:
+    """`pattern` extended to the end of its line. Hyperscan reports a pattern once per end
+    offset, so a progress bar redrawn 300 times on one line is one match, not 300 (each a
+    Python callback), and every match ends on the line it was found in."""
+    return f"(?:{pattern})[^\\n]*$"
+
+
+def _cpu() -> str:
+    """The machine and its CPU features: a database is compiled for them (a cache directory
+    can be shared between machines)."""
+    flags = ""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as fh:
+        flags = next((line for line in fh if line.startswith("flags")), "")
+    return f"{os.uname().machine} {flags.strip()}"
+
+
+def _database(patterns: list[str], flags: int) -> Any:
+    """A Hyperscan block-mode database of `patterns` (pattern i reports id i), from the
+    user's cache when an identical one was compiled before: compiling takes 50-100 ms, which
+    every `firedup parse` of a big input would pay, loading a tenth of a millisecond."""
+    import hashlib
+
+    import hyperscan
+
+    version = getattr(hyperscan, "__version__", "")
+    key = hashlib.sha256(repr((version, _cpu(), flags, patterns)).encode()).hexdigest()[:32]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "firedup" / f"hyperscan-{key}.db"
+    with contextlib.suppress(OSError, hyperscan.HyperscanError):
+        database = hyperscan.loadb(cache.read_bytes(), hyperscan.HS_MODE_BLOCK)
+        database.scratch = hyperscan.Scratch(database)
+        return database
+    database = hyperscan.Database()
+    database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
+                     elements=len(patterns), flags=[flags] * len(patterns))
+    with contextlib.suppress(OSError, hyperscan.HyperscanError):
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        partial = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        partial.write_bytes(hyperscan.dumpb(database))
+        partial.replace(cache)  # whole or not at all, even with parallel runs
+    return database
 
 
 _COMPILED: dict[int, tuple[Format, _Prefilter]] = {}
@@ -400,16 +275,18 @@ _NORMALISING: list[Any] = []
 
 def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
     """The text `parse` sniffs the format from: its first `lines` logical lines, joined,
-    exactly as `sources.read_lines` gives them, but without normalising the lines that
-    only need stripping (the scan says which)."""
+    exactly as `sources.read_lines` gives them (see `read_head`)."""
+    return read_head(path, lines)[0]
+
+
+def read_head(path: str | os.PathLike[str], lines: int = 2000) -> tuple[str, dict[int, list[Line]]]:
+    """`head_sample`, and the lines it had to normalise (by physical number), which the scan
+    then takes instead of normalising them again (progress bars redrawn hundreds of times
+    are the costly ones). Lines that only need stripping (the scan says which) are stripped."""
     import hyperscan
 
     if not _NORMALISING:
-        database = hyperscan.Database()
-        patterns = _normalising_markers()
-        database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
-                         elements=len(patterns), flags=[hyperscan.HS_FLAG_MULTILINE] * len(patterns))
-        _NORMALISING.append(database)
+        _NORMALISING.append(_database([_to_line_end(p) for p in _normalising_markers()], hyperscan.HS_FLAG_MULTILINE))
     database = _NORMALISING[0]
     data = b""
     at_end = False
@@ -440,15 +317,43 @@ def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
 
     database.scan(head, match_event_handler=on_match)
     texts: list[str] = []
-    for index, raw in enumerate(raws):
-        text = raw.decode("utf-8", errors="replace")
+    normalised: dict[int, list[Line]] = {}
+    # one decode for all: a newline byte is never part of a UTF-8 sequence, so this splits
+    # into what decoding line by line gives
+    for index, text in enumerate(head.decode("utf-8", errors="replace").split("\n")):
         if index in flagged:
-            texts.extend(line.text for line in normalise(text, index + 1))
+            found = normalised[index + 1] = normalise(text, index + 1)
+            texts.extend(line.text for line in found)
         else:
             texts.append(text.rstrip("\r").strip())
         if len(texts) >= lines:
             break
-    return "\n".join(texts[:lines])
+    return "\n".join(texts[:lines]), normalised
+
+
+_SNIFFING: list[tuple[list[str], Any]] = []
+
+
+def sniff(sample: str) -> Format:
+    """`formats.sniff(sample)`, with one Hyperscan pass for every format's sniff literals
+    instead of one search of the sample per literal."""
+    import hyperscan
+
+    from firedup.formats import all_formats
+    from firedup.formats import sniff as sniff_formats
+
+    if not _SNIFFING:
+        literals = sorted({lit for fmt in all_formats().values() for lit in fmt.sniff_literals})
+        database = _database([re.escape(lit) for lit in literals], hyperscan.HS_FLAG_SINGLEMATCH)
+        _SNIFFING.append((literals, database))
+    literals, database = _SNIFFING[0]
+    found: set[str] = set()
+
+    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+        found.add(literals[pattern])
+
+    database.scan(sample.encode(), match_event_handler=on_match)  # UTF-8: a str's substrings are its bytes'
+    return sniff_formats(sample, found=found)
 
 
 class _GuardedClock(Clock):
@@ -467,21 +372,24 @@ class _GuardedClock(Clock):
         return super()._year_for(month, dom)
 
 
+
 def scan_file(path: str | os.PathLike[str], fmt: Format, default_date: date | None = None,
               file_year: int | None = None, file_date: date | None = None) -> tuple[list[Event], LineStats, Clock]:
     """All events of a plain (uncompressed) log file, as `engine.scan` gives them."""
     events: list[Event] = []
     scanner = _new_scanner(fmt, default_date, file_year, file_date)
-    for batch in _scan(path, scanner, light=False):
-        events.extend(batch)  # type: ignore[arg-type]  # without `light`, all are Events
+    for batch in _scan(path, scanner, every_access=True):
+        events.extend(batch)
     events.extend(scanner.finish())
     return events, scanner.stats, scanner.clock
 
 
-def iter_file(path: str | os.PathLike[str], scanner: Scanner) -> Iterator[AnyEvent]:
-    """The events of a file, streamed, for `compact.compact` (which builds the access events
-    it keeps: the others are never built). `scanner` from `new_scanner` holds stats and clock."""
-    for batch in _scan(path, scanner, light=True):
+def iter_file(path: str | os.PathLike[str], scanner: Scanner,
+              normalised: dict[int, list[Line]] | None = None) -> Iterator[Event]:
+    """The events of a file, streamed, for `compact.compact`: every event it keeps, but
+    without the access lines it would drop (left unread). `scanner` from `new_scanner`
+    holds stats and clock; `normalised` (from `read_head`) saves normalising lines again."""
+    for batch in _scan(path, scanner, every_access=False, normalised=normalised):
         yield from batch
     yield from scanner.finish()
 
@@ -497,28 +405,52 @@ def _new_scanner(fmt: Format, default_date: date | None, file_year: int | None, 
     return scanner
 
 
-def _scan(path: str | os.PathLike[str], scanner: Scanner, light: bool) -> Iterator[list[AnyEvent]]:
+# Linux 5.14+: map a window's pages (already in the page cache) in one call, not a fault
+# per page as the scan first touches them (~0.5 s per GiB otherwise).
+_MADV_POPULATE_READ = 22
+_populate = [hasattr(mmap.mmap, "madvise")]
+
+
+def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool,
+          normalised: dict[int, list[Line]] | None = None) -> Iterator[list[Event]]:
     pre = prefilter(scanner.fmt)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
             return
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        view = memoryview(mm)
         try:
-            yield from _windows(mm, view, size, _State(scanner, pre, mm, light), pre)
+            state = _State(scanner, pre, mm, every_access, normalised or {})
+            for found in _scanned(mm, size, pre):
+                yield state.window(found)
+                # the pages stay in the page cache, but leave this process's resident set
+                with contextlib.suppress(AttributeError, OSError, ValueError):
+                    page = found.base - found.base % mmap.PAGESIZE
+                    mm.madvise(mmap.MADV_DONTNEED, page, found.end - page)
         finally:
-            try:
-                view.release()
+            with contextlib.suppress(BufferError):  # a slice still alive in a traceback: the GC closes it
                 mm.close()
-            except BufferError:  # a slice still alive in a traceback; the GC closes it
-                pass
 
 
-def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State,
-             pre: _Prefilter) -> Iterator[list[AnyEvent]]:
-    import numpy as np
+class _Window:
+    """What the scan of one window found, before any engine state comes in: the candidate
+    lines and how many lines precede each (so the window can be scanned in another process)."""
 
+    __slots__ = ("base", "candidates", "end", "newlines")
+
+    def __init__(self, base: int, end: int, candidates: list[tuple[int, int, int, list[int]]], newlines: int) -> None:
+        self.base, self.end = base, end
+        self.candidates = candidates  # (line start, line end, newlines from `base` to the start, patterns)
+        self.newlines = newlines  # in the whole window
+
+
+# From this size on, windows are scanned by a pool of forked processes, one per core, while
+# this one feeds the engine in order: the scan is nearly all of a long log's time.
+PARALLEL_FROM = 64 << 20
+
+
+def _scanned(mm: mmap.mmap, size: int, pre: _Prefilter) -> Iterator[_Window]:
+    bounds: list[tuple[int, int]] = []
     pos = 0
     while pos < size:
         end = min(size, pos + WINDOW)
@@ -527,164 +459,321 @@ def _windows(mm: mmap.mmap, view: memoryview, size: int, state: _State,
             if cut < 0:  # no line ends in a whole window: longer than any log line
                 raise NeedExact("a line longer than the scan window")
             end = cut + 1
-        chunk = np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos)
-        newlines = np.flatnonzero(chunk == 10)
-        del chunk
-        ends = newlines.tolist()
-        if not ends or ends[-1] != end - pos - 1:
-            ends.append(end - pos)  # the last line has no newline
-            newlines = np.append(newlines, end - pos)
-        if int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
-            raise NeedExact("a line longer than the limit")  # the engine reports it
-        del newlines
-        hits: list[int] = []
-        ids: list[int] = []
-
-        def on_match(pattern: int, start: int, stop: int, flags: int, context: Any,
-                     hits: list[int] = hits, ids: list[int] = ids) -> None:
-            hits.append(stop)
-            ids.append(pattern)
-
-        piece = view[pos:end]
-        try:
-            pre.database.scan(cast(bytes, piece), match_event_handler=on_match)  # any buffer will do
-        finally:
-            piece.release()
-        yield state.window(pos, ends, hits, ids)
-        # the pages stay in the page cache, but leave this process's resident set
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            mm.madvise(mmap.MADV_DONTNEED, pos - pos % mmap.PAGESIZE, end - pos + pos % mmap.PAGESIZE)
+        bounds.append((pos, end))
         pos = end
+    jobs = _scan_jobs(size)
+    if jobs <= 1:
+        for pos, end in bounds:
+            yield _scan_window(mm, pre, pos, end)
+        return
+    import multiprocessing
+
+    _FORKED[:] = [(mm, pre)]  # what the forked workers scan with
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            yield from pool.imap(_scan_forked, bounds)
+    finally:
+        _FORKED.clear()
+
+
+_FORKED: list[tuple[mmap.mmap, _Prefilter]] = []
+
+
+def _scan_forked(bounds: tuple[int, int]) -> _Window:
+    mm, pre = _FORKED[0]
+    found = _scan_window(mm, pre, *bounds)
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        page = found.base - found.base % mmap.PAGESIZE
+        mm.madvise(mmap.MADV_DONTNEED, page, found.end - page)
+    return found
+
+
+def _scan_jobs(size: int) -> int:
+    """Processes to scan a file of `size` bytes with: one per core for big files, where
+    processes can be forked (Linux), and not from inside a pool's worker (parse's own)."""
+    if size < PARALLEL_FROM or sys.platform != "linux":
+        return 1
+    import multiprocessing
+
+    if multiprocessing.current_process().daemon:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return min(cores, 8)
+
+
+def _scan_window(mm: mmap.mmap, pre: _Prefilter, pos: int, end: int) -> _Window:
+    """Scan [pos, end) (whole lines): its candidate lines, and the line count up to each."""
+    import numpy as np
+
+    page = pos - pos % mmap.PAGESIZE
+    if _populate[0]:
+        try:
+            mm.madvise(_MADV_POPULATE_READ, page, end - page)
+        except OSError:  # an older kernel: the pages fault in one by one
+            _populate[0] = False
+    _check_line_lengths(mm, pos, end)
+    hits: list[int] = []
+    ids: list[int] = []
+
+    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+        hits.append(stop)
+        ids.append(pattern)
+
+    view = memoryview(mm)
+    piece = view[pos:end]
+    try:
+        pre.database.scan(cast(bytes, piece), match_event_handler=on_match)  # any buffer will do
+    finally:
+        piece.release()
+        view.release()
+    counter = _NewlineCounter(np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos), pos)
+    candidates: list[tuple[int, int, int, list[int]]] = []
+    line_end = pos - 1
+    counted, newlines = pos, 0
+    for stop, pattern in sorted(zip(hits, ids, strict=True)):
+        at = pos + max(stop - 1, 0)  # the match's last byte
+        if at > line_end:  # on a line after the last candidate's
+            before = mm.rfind(b"\n", pos, at)
+            after = mm.find(b"\n", at, end)
+            start, line_end = (pos if before < 0 else before + 1), (end if after < 0 else after)
+            newlines += counter.count(counted, start)
+            counted = start
+            candidates.append((start, line_end, newlines, []))
+        candidates[-1][3].append(pattern)
+    newlines += counter.count(counted, end)
+    return _Window(pos, end, candidates, newlines)
+
+
+_COUNT_PIECE = 1 << 18  # bytes compared at a time when counting newlines
+
+
+class _NewlineCounter:
+    """Newlines in a window's byte ranges, counted in pieces whose comparison stays in the
+    CPU cache (a third faster than comparing a whole window at once)."""
+
+    def __init__(self, chunk: Any, base: int) -> None:
+        import numpy as np
+
+        self.chunk, self.base = chunk, base
+        self.flags = np.empty(_COUNT_PIECE, dtype=bool)
+        self.equal, self.count_nonzero = np.equal, np.count_nonzero
+
+    def count(self, start: int, stop: int) -> int:
+        total = 0
+        chunk, out, stop = self.chunk, self.flags, stop - self.base
+        for at in range(start - self.base, stop, _COUNT_PIECE):
+            part = chunk[at: min(at + _COUNT_PIECE, stop)]
+            flags = out[: len(part)]
+            self.equal(part, 10, out=flags)
+            total += int(self.count_nonzero(flags))
+        return total
+
+
+def _check_line_lengths(mm: mmap.mmap, pos: int, end: int) -> None:
+    """NeedExact if a line of [pos, end) is longer than `MAX_LINE_BYTES` (the incremental
+    engine reports it). Such a line holds a whole block of half that size with no newline,
+    so only a window with such a block is measured line by line."""
+    block = MAX_LINE_BYTES // 2
+    if all(mm.find(b"\n", at, min(at + block, end)) >= 0 for at in range(pos, end, block) if end - at >= block):
+        return
+    import numpy as np
+
+    chunk = np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos)
+    newlines = np.flatnonzero(chunk == 10)
+    if mm[end - 1] != 10:
+        newlines = np.append(newlines, end - pos - 1)
+    if int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
+        raise NeedExact("a line longer than the limit")
 
 
 class _State:
-    """The scan's place in the file: line numbers and the lines already accounted for."""
+    """The scan's place in the file: the next line to account for (its offset and number),
+    and which access lines are still worth reading (`AccessNeeds`). Lines are read by offset;
+    their numbers come from the newlines counted up to each candidate (`_Window`), and for
+    the few other lines read, from the nearest line whose number is known."""
 
-    def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap, light: bool) -> None:
+    def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap, every_access: bool,
+                 normalised: dict[int, list[Line]]) -> None:
         self.scanner = scanner
+        self.normalised = normalised
         self.pre = pre
         self.mm = mm
         self.clock = scanner.clock
-        self.lines_before = 0  # physical lines before the current window
-        self.light = pre.light if light else None
-        self._stamps: dict[tuple[str, str, str], Stamp] = {}
+        self.number = 1  # physical number of the next line not accounted for
+        self.every_access = every_access
+        self.needs = AccessNeeds()
 
-    def window(self, base: int, ends: list[int], hits: list[int], ids: list[int]) -> list[AnyEvent]:
-        """Events of one window; `ends[k]` is where its line k ends (its newline)."""
+    def window(self, found: _Window) -> list[Event]:
+        """Events of one scanned window, which starts and ends at line boundaries."""
         import numpy as np
 
-        self._out: list[AnyEvent] = []
-        self._done = -1  # last line index of this window fed to the scanner or skipped
-        self._quick = 0  # access lines since `_done` read by the fast path
-        if hits:
-            lines = np.searchsorted(np.asarray(ends), np.asarray(hits) - 1)
-            order = np.argsort(lines, kind="stable")
-            lines = lines[order]
-            patterns = np.asarray(ids)[order]
-            cuts = np.flatnonzero(np.diff(lines)) + 1
-            starts = np.concatenate(([0], cuts))
-            firsts = starts.tolist()
-            stops = np.concatenate((cuts, [len(lines)])).tolist()
-            quick = np.logical_and.reduceat(self.pre.access_only[patterns], starts).tolist() \
-                if self.light is not None else [False] * len(firsts)
-            line_list = lines.tolist()
-            pattern_list = patterns.tolist()
-            pending: list[int] = []
-            for a, b, fast in zip(firsts, stops, quick, strict=True):
-                k = line_list[a]
-                if fast:
-                    pending.append(k)
-                    continue
-                if pending:
-                    self._fast_lines(base, ends, pending)
-                    pending = []
-                self._full(base, ends, k, self.pre.rules_for(frozenset(pattern_list[a:b])))
-            if pending:
-                self._fast_lines(base, ends, pending)
-        self._out.extend(self._skip(base, ends, self._done + 1, len(ends), self._quick))
-        self.lines_before += len(ends)
+        self._out: list[Event] = []
+        base, end = found.base, found.end
+        self._base, self._end = base, end
+        self._counter = _NewlineCounter(np.frombuffer(self.mm, dtype=np.uint8, count=end - base, offset=base), base)
+        self._first = self.number  # the number of the window's first line
+        self._next = base  # where the next line not accounted for starts
+        # line starts whose preceding newlines (from `base`) are known, in order
+        self._known = [base, *(c[0] for c in found.candidates), end]
+        self._known_count = [0, *(c[2] for c in found.candidates), found.newlines]
+        for start, line_end, _newlines, patterns in found.candidates:
+            self._access_lines(start)
+            self._full(start, line_end, self.pre.rules_for(frozenset(patterns)))
+        self._access_lines(end)
+        self._skip_to(end)
+        del self._counter
         return self._out
 
-    def _full(self, base: int, ends: list[int], k: int, rules: tuple[Rule, ...] | None) -> None:
-        """Line k through the engine: first the lines since the last one it saw."""
-        self._out.extend(self._skip(base, ends, self._done + 1, k, self._quick))
-        self._out.extend(self._feed(base, ends, k, rules))
-        self._done, self._quick = k, 0
+    # -- lines of the window ---------------------------------------------------------------
+    def _line_around(self, at: int) -> tuple[int, int]:
+        """The line holding byte `at`: where it starts, and where it ends (its newline, or the
+        window's end for a last line without one)."""
+        before = self.mm.rfind(b"\n", self._base, at)
+        after = self.mm.find(b"\n", at, self._end)
+        return (self._base if before < 0 else before + 1), (self._end if after < 0 else after)
 
-    def _fast_lines(self, base: int, ends: list[int], ks: list[int]) -> None:
-        """Access lines (their only rule literal is the access rule's): read in bulk, handed
-        to `compact` as blocks; a line the bulk read cannot vouch for goes through the engine."""
-        plan = self.light
-        assert plan is not None
-        if self.scanner.wants_first:  # the next own-clock line marks a run's first stamp
-            for k in ks:
-                self._full(base, ends, k, plan.rules)
-            return
-        raws = [self._raw(base, ends, k) for k in ks]
-        texts = [raw.decode("ascii").rstrip("\n").rstrip("\r").strip() if raw.isascii() else "" for raw in raws]
-        read = plan.read(texts)
-        headers = read["header"]
-        n = len(ks)
-        i = 0
-        while i < n:
-            header = headers[i] if raws[i].isascii() else None
-            if header is None:
-                self._full(base, ends, ks[i], plan.rules)
-                i += 1
-                continue
-            j = i + 1
-            while j < n and headers[j] == header and raws[j].isascii():
-                j += 1
-            numbers = [self.lines_before + k + 1 for k in ks[i:j]]
-            stamps = list(zip(read["date"][i:j], read["time"][i:j], read["frac"][i:j], strict=True))
-            block = LightBlock(self.scanner, numbers, texts[i:j], header, stamps, read["order"][i:j],
-                               read["rank"][i:j], read["path"][i:j])
-            block.touch_clock()
-            self._out.append(block)
-            self._quick += j - i
-            i = j
+    def _newlines_before(self, start: int) -> int:
+        """Newlines from the window's start to `start` (a line start), counted from the
+        nearest point where the count is known: the next line to account for, or a candidate."""
+        known, counts = self._known, self._known_count
+        i = bisect.bisect_left(known, start)
+        if i < len(known) and known[i] == start:
+            return counts[i]
+        below, below_count = known[i - 1], counts[i - 1]
+        if self._next <= start and self._next > below:
+            below, below_count = self._next, self.number - self._first
+        if i < len(known) and known[i] - start < start - below:
+            return counts[i] - self._counter.count(start, known[i])
+        return below_count + self._counter.count(below, start)
 
-    def _raw(self, base: int, ends: list[int], k: int) -> bytes:
-        start = base + (ends[k - 1] + 1 if k else 0)
-        return self.mm[start: base + ends[k] + 1]
+    def _text(self, start: int, end: int) -> str:
+        return self.mm[start:end].decode("utf-8", errors="replace").rstrip("\r").strip()
 
-    def _line(self, base: int, ends: list[int], k: int) -> Line:
-        text = self._raw(base, ends, k).decode("utf-8", errors="replace").rstrip("\n").rstrip("\r").strip()
-        return Line(self.lines_before + k + 1, text)
+    # -- feeding ---------------------------------------------------------------------------
+    def _emit(self, events: list[Event]) -> None:
+        step = self.needs.step
+        for event in events:
+            step(event)
+        self._out.extend(events)
 
-    def _feed(self, base: int, ends: list[int], k: int, rules: tuple[Rule, ...] | None) -> list[Event]:
-        """Feed line k, found by the scan, through the incremental engine's own code."""
+    def _full(self, start: int, end: int, rules: tuple[Rule, ...] | None) -> None:
+        """The line [start, end) through the engine: first the lines since the last one it saw."""
+        self._skip_to(start)
+        self._emit(self._feed(start, end, rules))
+        self._next = min(end + 1, self._end)
+        self.number += 1
+
+    def _feed(self, start: int, end: int, rules: tuple[Rule, ...] | None) -> list[Event]:
+        """Feed a line found by the scan through the incremental engine's own code."""
         if rules is not None:
             # No marker: normalising this line only strips it (see _markers), so skip it.
-            return self.scanner.feed(self._line(base, ends, k), rules)
-        raw = self._raw(base, ends, k).decode("utf-8", errors="replace")
+            line = Line(self.number, self._text(start, end))
+            pre = self.pre
+            if pre.access_rule is not None and pre.access_rule not in rules \
+                    and any(lit in line.text for lit in pre.access_rule.literals):
+                rules = pre.with_access(rules)
+            return self.scanner.feed(line, rules)
+        lines = self.normalised.pop(self.number, None)
+        if lines is None:
+            lines = normalise(self.mm[start:end + 1].decode("utf-8", errors="replace"), self.number)
         out: list[Event] = []
-        for line in normalise(raw, self.lines_before + k + 1):
+        for line in lines:
             out.extend(self.scanner.feed(line))
         return out
 
-    def _skip(self, base: int, ends: list[int], first: int, stop: int, light: int) -> list[Event]:
-        """Account for lines first..stop-1 of the window: proved inert by the scan, or (`light`
-        of them) access lines read by the fast path."""
+    def _access_lines(self, high: int) -> None:
+        """Read the access lines before offset `high` (a line start) that `compact` may keep
+        (AccessNeeds), and the last of them; the others stay unread."""
+        pre = self.pre
+        if pre.access_rule is None:
+            return  # its literal is in the scan: its lines are candidates like any other
+        low = self._next
+        while low < high:
+            if self.every_access or self.needs.every_line:
+                at = self._find(low, high)
+            elif self.needs.health:
+                at = self._find_health(low, high)
+            else:
+                break
+            if at < 0:
+                break
+            start, end = self._line_around(at)
+            self._full(start, end, pre.access_rules)
+            low = self._next
+        if low < high and not self.every_access:
+            self._last_access(low, high)
+
+    def _find(self, low: int, high: int) -> int:
+        found = [at for lit in self.pre.access_literals if (at := self.mm.find(lit, low, high)) >= 0]
+        return min(found) if found else -1
+
+    def _find_health(self, low: int, high: int) -> int:
+        """The first line in [low, high) with a `/health` request on it (an access literal too)."""
+        probe = HEALTH_PATH.encode()
+        while low < high:
+            at = self.mm.find(probe, low, high)
+            if at < 0:
+                return -1
+            start, end = self._line_around(at)
+            if any(self.mm.find(lit, start, end) >= 0 for lit in self.pre.access_literals):
+                return at
+            low = end + 1
+        return -1
+
+    def _last_access(self, low: int, high: int) -> None:
+        """Read the last access event among the unread lines in [low, high): `compact` keeps
+        the last before every other event (and the stream's last)."""
+        pre = self.pre
+        while low < high:
+            found = [at for lit in pre.access_literals if (at := self.mm.rfind(lit, low, high)) >= 0]
+            if not found:
+                return
+            start, end = self._line_around(max(found))
+            if self.scanner.makes_event(self._text(start, end), pre.access_rules):
+                self._full(start, end, pre.access_rules)
+                return
+            high = start
+
+    def _skip_to(self, stop: int) -> None:
+        """Account for the lines from the next one up to offset `stop` (a line start, or the
+        window's end): proved inert by the scan, or access lines `compact` would drop."""
+        first = self._next
         if stop <= first:
-            return []
+            return
+        count = self._newlines_before(stop) - (self.number - self._first)
+        if self.mm[stop - 1] != 10:
+            count += 1  # the file's last line, without a newline
         scanner = self.scanner
         first_own: tuple[Line, Parsed] | None = None
         if scanner.wants_first:
-            for k in range(first, stop):
-                line = self._line(base, ends, k)
+            start, number = first, self.number
+            while start < stop:
+                end = self.mm.find(b"\n", start, stop)
+                end = stop if end < 0 else end
+                line = Line(number, self._text(start, end))
                 parsed = scanner.split(line)
                 if parsed.own_clock and parsed.ts is not None:
                     first_own = (line, parsed)
                     break
+                start, number = end + 1, number + 1
         last_own = None
-        for k in range(stop - 1, first - 1, -1):
-            line = self._line(base, ends, k)
+        end = stop - 1 if self.mm[stop - 1] == 10 else stop
+        number = self.number + count - 1
+        while end >= first:
+            before = self.mm.rfind(b"\n", first, end)
+            start = first if before < 0 else before + 1
+            line = Line(number, self._text(start, end))
             parsed = scanner.split(line)
             if parsed.own_clock and parsed.ts is not None:
-                last_own = (parsed.ts, line.number)
-                if k > first and isinstance(self.clock, _GuardedClock):
+                last_own = (parsed.ts, number)
+                if start > first and isinstance(self.clock, _GuardedClock):
                     # dated lines before it went unread: the clock's latest stamp is a guess now
                     self.clock.unsure = True
                 break
-        return scanner.skip(stop - first, self.lines_before + stop, first_own, last_own, light)
+            end, number = start - 1, number - 1
+        self._emit(scanner.skip(count, self.number + count - 1, first_own, last_own))
+        self._next = stop
+        self.number += count

@@ -1,189 +1,127 @@
-"""Drop the access-log events that cannot change a timeline, so memory stays flat.
+"""Drop the access-log events a timeline does not read, so memory stays flat and the batch
+engine may leave most access lines unread.
 
 A server that ran for days logs millions of `GET /health` and `POST /v1/...` lines after
-each startup; every one is an `http.access` event. The timeline reads few of them: the
-first access of a run, the first health probe, the first user request after ready, the
-run's first and last line and time, the ranks that printed, and the events near a crash.
-`compact` keeps exactly the ones that can matter for those and drops the rest, streaming,
-so a 1 GiB log holds a few hundred events, not millions. Both engines' events go through
-it (`parse.parse_source`); tests/test_batch.py checks that the timelines built from the
-compacted and the full event streams are identical on every sample, corpus and generated
-log. If the timeline starts reading access events some other way, extend `_Stretch.keep`.
+each startup; every one is an `http.access` event. The timeline (timeline.py) reads only
+these of them, and this module's contract is to keep exactly those:
+
+1. of each run, the first access event (`http.first_request`), the first `/health` one
+   (`health.first`) and the first non-probe request after `ready` (`request.first`);
+2. the last access event before any other event, and the last of the stream: a run's last
+   line can be one, and a crash's traceback is read backwards up to the first event that is
+   not a bare error line;
+3. every event within `CRASH_WINDOW` after an error that can end a startup (the crash
+   reader looks that far);
+4. of each stretch of consecutive access events, the first with the earliest and the first
+   with the latest time among those whose time counts for a run's span
+   (`timeline.access_time_counts`: a collector's stamp; the engine's own clock does not).
+
+Nothing else of them is read: not their ranks, not their own-clock stamps. Runs are cut by
+`timeline.split_runs` from the whole stream, so here the needs of (1) start again at every
+event that may open a run (a `starts_run` line, a `dist_init.begin`), and a first request
+is also looked for after each such restart; keeping a few more events than needed is
+harmless. `AccessNeeds` holds that state. The batch engine (firedup.batch) keeps an
+`AccessNeeds` of its own, fed with the same events, to know which access lines it must read
+at all: both engines' compacted streams are the same (tests/test_batch.py), and so are the
+timelines built with and without compaction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
 
-from firedup.clock import Stamp
 from firedup.engine import Event
-from firedup.timeline import _FATAL, _FATAL_IF_STUCK, _PROBE_PATHS
+from firedup.formats.base import Format
+from firedup.timeline import (
+    _FATAL,
+    _FATAL_IF_STUCK,
+    _PROBE_PATHS,
+    ACCESS,
+    access_time_counts,
+    own_time_headers,
+)
 
-ACCESS = "http.access"
-ACCESS_BLOCK = "http.access*"  # many access events in one object (the batch engine's)
 PROBE_PATHS = _PROBE_PATHS
+HEALTH_PATH = "/health"  # timeline.py: `health.first` is the first path starting with it
 # The crash reader looks at the 400 events after a fatal line (timeline._traceback_of).
 CRASH_WINDOW = 400
 _CRASHY = _FATAL | _FATAL_IF_STUCK | {"error.traceback"}
 
-
-class Deferred(Protocol):
-    """An access event not built yet (the batch engine's): what `compact` reads of it, and
-    how to build the real `Event` if it is kept."""
-
-    name: str
-    line: int
-    ts: Stamp | None
-    rank: str | None
-    fields: dict[str, Any]
-    header: str
-    proc: str | None
-    inherited: bool
-
-    def materialise(self) -> Event: ...
+__all__ = ["ACCESS", "CRASH_WINDOW", "AccessNeeds", "compact"]
 
 
-class Block(Protocol):
-    """Consecutive access events not built yet: `compact` builds only the `notable` ones."""
+class AccessNeeds:
+    """Which access events to come the timeline may still read (points 1 and 3 above).
 
-    name: str
-
-    def __len__(self) -> int: ...
-
-    def notable(self) -> list[int]: ...
-
-    def member(self, i: int) -> Deferred: ...
-
-
-AnyEvent = Event | Deferred | Block
-
-
-def _real(event: Event | Deferred) -> Event:
-    return event if isinstance(event, Event) else event.materialise()
-
-
-def _key(event: Event | Deferred) -> tuple[Any, ...]:
-    """What else the timeline reads of an access event: ranks, header family, own clock."""
-    return (event.rank, event.header, event.proc, event.inherited, event.ts is None)
-
-
-class _Stretch:
-    """Consecutive access events, with nothing else in between: only its notable ones kept."""
+    `step` takes every event in stream order and says whether an access event must be kept
+    for those reasons. While `every_line` is true any access line may be needed; while
+    only `health` is, only a `/health` request may be; else none is, for these reasons.
+    """
 
     def __init__(self) -> None:
-        self.count = 0
-        self.firsts: list[tuple[int, Event | Deferred]] = []  # (position, event) kept for good
-        self.health = self.request = False
-        self.keys: set[tuple[Any, ...]] = set()
-        self.last: tuple[int, Event | Deferred] | None = None
-        self.top: tuple[int, Event | Deferred] | None = None  # first event with the latest time
-        self.bottom: tuple[int, Event | Deferred] | None = None  # first event with the earliest time
+        self.first = self.health = self.request = True
+        self.window = 0  # events left in a crash window
 
-    def add_block(self, block: Block) -> None:
-        """The block's members as if added one by one: those that are not `notable` could
-        change nothing (the block chose them by the same tests as `add`)."""
-        base = self.count
-        for i in block.notable():
-            self.add(block.member(i), base + i)
-        self.count = base + len(block)
+    @property
+    def every_line(self) -> bool:
+        return self.first or self.request or self.window > 0
 
-    def add(self, event: Event | Deferred, position: int | None = None) -> None:
-        if position is None:
-            position = self.count
-        self.count = max(self.count, position + 1)
-        first = position == 0
-        path = str(event.fields.get("path", ""))
-        if not self.health and path.startswith("/health"):
-            self.health = first = True
-        if not self.request and not path.startswith(_PROBE_PATHS):
-            self.request = first = True
-        key = _key(event)
-        if key not in self.keys:
-            self.keys.add(key)
-            first = True
-        if first:
-            self.firsts.append((position, event))
-        self.last = (position, event)
-        ts = event.ts
-        if ts is not None:
-            if self.top is None or ts.dt > self.top[1].ts.dt:  # type: ignore[union-attr]
-                self.top = (position, event)
-            if self.bottom is None or ts.dt < self.bottom[1].ts.dt:  # type: ignore[union-attr]
-                self.bottom = (position, event)
-
-    def kept(self) -> list[Event]:
-        chosen = dict(self.firsts)
-        for extra in (self.top, self.bottom, self.last):
-            if extra is not None:
-                chosen[extra[0]] = extra[1]
-        return [_real(chosen[p]) for p in sorted(chosen)]
-
-
-class _Tail:
-    """A block without its first `skip` members."""
-
-    name = ACCESS_BLOCK
-
-    def __init__(self, block: Block, skip: int) -> None:
-        self.block = block
-        self.skip = skip
-
-    def __len__(self) -> int:
-        return len(self.block) - self.skip
-
-    def notable(self) -> list[int]:
-        return list(range(len(self)))  # rare (a crash window ends inside a block): build them all
-
-    def member(self, i: int) -> Deferred:
-        return self.block.member(i + self.skip)
-
-
-def compact(events: Iterable[AnyEvent]) -> Iterator[Event]:
-    """`events` without the access events a timeline cannot tell apart from their neighbours.
-
-    Kept: every event that is not an access line; of each stretch of consecutive access
-    events, the first and the last, the first health probe, the first non-probe request,
-    the first of each (rank, header, process, clock) kind, the first with the stretch's
-    earliest and the first with its latest time; and every event within 400 after an error
-    that can end a startup. Order is preserved.
-    """
-    stretch: _Stretch | None = None
-    window = 0
-    for item in events:
-        if item.name == ACCESS_BLOCK:
-            block: Block = item  # type: ignore[assignment]
-            size = len(block)
-            if window >= size:
-                members: list[Event | Deferred] = [block.member(i) for i in range(size)]
-            elif window:
-                members = [block.member(i) for i in range(window)]
-            else:
-                members = []
-            for member in members:  # the crash reader's window: every event counts
-                if stretch is not None:
-                    yield from stretch.kept()
-                    stretch = None
-                window -= 1
-                yield _real(member)
-            if len(members) < size:
-                if stretch is None:
-                    stretch = _Stretch()
-                stretch.add_block(_Tail(block, len(members)) if members else block)
-            continue
-        event: Event | Deferred = item  # type: ignore[assignment]
-        if event.name == ACCESS and window == 0:
-            if stretch is None:
-                stretch = _Stretch()
-            stretch.add(event)
-            continue
-        if stretch is not None:
-            yield from stretch.kept()
-            stretch = None
-        if window:
-            window -= 1
+    def step(self, event: Event) -> bool:
+        in_window = self.window > 0
+        if in_window:
+            self.window -= 1
+        if event.name == ACCESS:
+            keep = in_window or self.first
+            self.first = False
+            path = str(event.fields.get("path", ""))
+            if self.health and path.startswith(HEALTH_PATH):
+                self.health, keep = False, True
+            if self.request and not path.startswith(PROBE_PATHS):
+                self.request, keep = False, True
+            return keep
+        if event.fields.get("starts_run") or event.name == "dist_init.begin":
+            self.first = self.health = self.request = True
+        if event.name == "ready":
+            self.request = True
         if event.name in _CRASHY:
-            window = CRASH_WINDOW
-        yield _real(event)
-    if stretch is not None:
-        yield from stretch.kept()
+            self.window = CRASH_WINDOW
+        return True
+
+
+def compact(events: Iterable[Event], fmt: Format | None = None) -> Iterator[Event]:
+    """`events` without the access events the timeline does not read (the module's
+    contract). Order is preserved; `fmt` says which headers carry the engine's own clock."""
+    own_time = own_time_headers(fmt)
+    needs = AccessNeeds()
+    kept: dict[int, Event] = {}  # position in the current stretch -> event kept
+    last: tuple[int, Event] | None = None
+    earliest: tuple[int, Event] | None = None
+    latest: tuple[int, Event] | None = None
+    position = 0
+    for event in events:
+        if event.name == ACCESS:
+            if needs.step(event):
+                kept[position] = event
+            last = (position, event)
+            ts = event.ts
+            if ts is not None and access_time_counts(event, own_time):
+                if earliest is None or ts.dt < earliest[1].ts.dt:  # type: ignore[union-attr]
+                    earliest = (position, event)
+                if latest is None or ts.dt > latest[1].ts.dt:  # type: ignore[union-attr]
+                    latest = (position, event)
+            position += 1
+            continue
+        if last is not None:
+            yield from _stretch(kept, last, earliest, latest)
+            kept, last, earliest, latest, position = {}, None, None, None, 0
+        needs.step(event)
+        yield event
+    if last is not None:
+        yield from _stretch(kept, last, earliest, latest)
+
+
+def _stretch(kept: dict[int, Event], *extra: tuple[int, Event] | None) -> list[Event]:
+    for item in extra:
+        if item is not None:
+            kept[item[0]] = item[1]
+    return [kept[p] for p in sorted(kept)]

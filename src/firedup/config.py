@@ -24,6 +24,8 @@ _FIELD_START = re.compile(r", (?=[A-Za-z_]\w*=)")  # used only to find cut point
 
 def _value(node: ast.expr) -> Any:
     """A literal as its Python value; anything else (enums, torch dtypes) as its source text."""
+    if type(node) is ast.Constant:  # most flags: what literal_eval returns, without its walk
+        return node.value
     try:
         return ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

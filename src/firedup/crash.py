@@ -21,9 +21,11 @@ CATEGORIES = (
     "scheduler_died", "unknown",
 )
 
-# (category, pattern). Searched in order in the text of the fatal error.
-CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (cat, re.compile(pat)) for cat, pat in (
+# (category, pattern). Searched in order in the text of the fatal error. Patterns stay text
+# until a crash needs them (`re` compiles and caches them then): most logs never crash,
+# and compiling them all would cost every `firedup parse` a few milliseconds.
+CATEGORY_RULES: tuple[tuple[str, str], ...] = tuple(
+    (cat, pat) for cat, pat in (
         # 0.5.10+: "Rank 0 scheduler died during initialization (exit code: -6). If exit code is
         # -9 (SIGKILL), a common cause is the OS OOM killer." -- the boilerplate names OOM and
         # SIGKILL whatever the code was, so the code decides before the generic patterns run.
@@ -74,8 +76,8 @@ HINTS: dict[tuple[str, str], str] = {
 
 # Causes whose remedy is better known than their category's: (category, pattern, hint),
 # searched in every text of the error before HINTS is consulted.
-SPECIFIC_HINTS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
-    (cat, re.compile(pat), hint) for cat, pat, hint in (
+SPECIFIC_HINTS: tuple[tuple[str, str, str], ...] = tuple(
+    (cat, pat, hint) for cat, pat, hint in (
         ("distributed", r"/dev/shm|shared memory segment",
          "NCCL could not create its shared memory in /dev/shm: give the container more "
          "(docker run --shm-size=16g, or a memory-backed emptyDir at /dev/shm in Kubernetes)"),
@@ -88,12 +90,11 @@ SPECIFIC_HINTS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
 # The last line of a Python traceback: "ValueError: ...", "torch.OutOfMemoryError: ...",
 # "nixl_cu13._bindings.nixlBackendError: ...", a bare "AssertionError". Recognised by its
 # shape whatever rule matched the line (an NCCL or OOM rule may have claimed it first).
-EXCEPTION_LINE = re.compile(
-    r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid)(?::.*)?$")
+EXCEPTION_LINE = r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid)(?::.*)?$"
 
 
 def is_exception_line(text: str) -> bool:
-    return EXCEPTION_LINE.match(text.strip()) is not None
+    return re.match(EXCEPTION_LINE, text.strip()) is not None
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class Diagnosis:
 
 def categorise(text: str) -> str:
     for category, pattern in CATEGORY_RULES:
-        if pattern.search(text):
+        if re.search(pattern, text):
             return category
     return "unknown"
 
@@ -156,5 +157,5 @@ def diagnose_error(message: str, first_line: str, traceback: Sequence[str], afte
         category = "warmup"  # the warm-up request failed; its own error is only the symptom
     everything = "\n".join([*texts, *aftermath])
     specific = next((hint for cat, pattern, hint in SPECIFIC_HINTS
-                     if cat == category and pattern.search(everything)), None)
+                     if cat == category and re.search(pattern, everything)), None)
     return Diagnosis(category, specific or hint_for(category, phase, engine_hints, flags))

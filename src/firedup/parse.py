@@ -7,7 +7,10 @@ rest goes on.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
+import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -16,7 +19,7 @@ from typing import Any
 from firedup.clock import Clock
 from firedup.compact import compact
 from firedup.engine import Event, LineStats, Scanner, iter_scanned
-from firedup.formats import Format, get_format, sniff
+from firedup.formats import Format, all_formats, get_format, sniff
 from firedup.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
 from firedup.timeline import Run, build_timeline
 
@@ -104,9 +107,8 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
     if scanner == "incremental" or source.path is None:
         return False
     try:
-        if not source.path.is_file():
+        if not source.path.is_file() or (scanner != "batch" and source.path.stat().st_size < _BATCH_FROM):
             return False
-        size = source.path.stat().st_size
         with open(source.path, "rb") as fh:
             if fh.read(2) == b"\x1f\x8b":
                 return False
@@ -114,22 +116,23 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
         return False
     from firedup import batch
 
-    return (scanner == "batch" or size >= _BATCH_FROM) and batch.available()
+    return batch.available()
 
 
-def _events_batch(source: Source, fmt: Format, default_date: date | None) -> tuple[list[Event], LineStats, Clock]:
+def _events_batch(source: Source, fmt: Format, default_date: date | None,
+                  normalised: dict[int, list[Line]] | None = None) -> tuple[list[Event], LineStats, Clock]:
     from firedup import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, default_date, file_date=file_date(source))
-    events = list(compact(batch.iter_file(source.path, scanner)))
+    events = list(compact(batch.iter_file(source.path, scanner, normalised), fmt))
     return events, scanner.stats, scanner.clock
 
 
 def _events_incremental(fmt: Format, lines: Iterable[Line], default_date: date | None,
                         source: Source) -> tuple[list[Event], LineStats, Clock]:
     scanner = Scanner(fmt, default_date, file_date=file_date(source))
-    events = list(compact(iter_scanned(scanner, lines)))
+    events = list(compact(iter_scanned(scanner, lines), fmt))
     return events, scanner.stats, scanner.clock
 
 
@@ -155,8 +158,13 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
         assert source.path is not None
         try:
             next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
-            fmt = get_format(engine) if engine is not None else sniff(batch.head_sample(source.path, SNIFF_LINES))
-            result = _events_batch(source, fmt, default_date)
+            normalised: dict[int, list[Line]] | None = None
+            if engine is not None:
+                fmt = get_format(engine)
+            else:
+                sample, normalised = batch.read_head(source.path, SNIFF_LINES)
+                fmt = batch.sniff(sample)
+            result = _events_batch(source, fmt, default_date, normalised)
         except batch.NeedExact:
             result = None
     if result is None:
@@ -179,8 +187,14 @@ def parse_paths(
     all_files: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
     scanner: str = "auto",
+    jobs: int | None = None,
 ) -> ParseResult:
-    """Parse files, directories, globs and "-" (stdin)."""
+    """Parse files, directories, globs and "-" (stdin).
+
+    `jobs`: how many processes parse files at once; None chooses one per core for
+    `POOL_FROM_FILES` files or more (see `_pool_size`), 1 parses them here, one by one.
+    Runs, errors and their order are the same either way.
+    """
     if engine is not None:
         try:
             get_format(engine)
@@ -190,17 +204,14 @@ def parse_paths(
     result = ParseResult(errors=list(errors))
     if scanner == "auto" and _total_size(sources) >= _BATCH_FROM:
         scanner = "batch"  # its one-off set-up (imports, compiling the scan) pays off over the lot
-    for i, source in enumerate(sources):
+    job = functools.partial(_parse_one, engine=engine, default_date=default_date, scanner=scanner)
+    for i, (source, outcome) in enumerate(zip(sources, _each(job, sources, _pool_size(sources, jobs)), strict=True)):
         if progress is not None:
             progress(i, len(sources), source.name)
-        try:
-            runs, report = parse_source(source, engine, default_date, scanner)
-        except InputError as exc:
-            result.errors.append(exc)
+        if isinstance(outcome, InputError):
+            result.errors.append(outcome)
             continue
-        except Exception as exc:  # a bug must not cost the user the rest of the batch
-            result.errors.append(InputError(source.name, f"internal error ({type(exc).__name__}: {exc}); please report it"))
-            continue
+        runs, report = outcome
         if report.cut_short is not None:
             result.errors.append(report.cut_short)
         result.runs.extend(runs)
@@ -208,6 +219,56 @@ def parse_paths(
     if progress is not None:
         progress(len(sources), len(sources), "")
     return result
+
+
+def _parse_one(source: Source, engine: str | None, default_date: date | None,
+               scanner: str) -> tuple[list[Run], SourceReport] | InputError:
+    """`parse_source`, with any failure as the source's error (for a pool's worker too)."""
+    try:
+        return parse_source(source, engine, default_date, scanner)
+    except InputError as exc:
+        return exc
+    except Exception as exc:  # a bug must not cost the user the rest of the batch
+        return InputError(source.name, f"internal error ({type(exc).__name__}: {exc}); please report it")
+
+
+# A folder of CI logs is thousands of independent files: from this many on, a pool of
+# processes (one per core) parses them, when processes can be forked (Linux). Below it,
+# or for stdin, starting the pool costs more than it saves.
+POOL_FROM_FILES = 32
+MAX_JOBS = 8
+
+
+def _pool_size(sources: list[Source], jobs: int | None) -> int:
+    if jobs is not None:
+        return max(1, jobs)
+    if len(sources) < POOL_FROM_FILES or any(source.path is None for source in sources):
+        return 1
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods() or sys.platform != "linux":
+        return 1  # a spawned worker would re-run `python -m firedup` itself
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_JOBS, len(sources) // (POOL_FROM_FILES // 2)))
+
+
+_Outcome = tuple[list[Run], SourceReport] | InputError
+
+
+def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -> Iterator[_Outcome]:
+    """`job` over `sources`, in order; by a pool of `jobs` forked processes when above 1."""
+    if jobs <= 1 or any(source.path is None for source in sources):
+        yield from map(job, sources)
+        return
+    import multiprocessing
+
+    all_formats()  # imported once here, not once per worker
+    chunk = max(1, min(16, len(sources) // (jobs * 8)))
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        yield from pool.imap(job, sources, chunksize=chunk)
 
 
 __all__ = ["LineStats", "ParseResult", "SourceReport", "parse_paths", "parse_source"]

@@ -8,8 +8,6 @@ format rules only ever see what the server itself printed.
 
 from __future__ import annotations
 
-import glob
-import gzip
 import io
 import os
 import re
@@ -41,6 +39,9 @@ class InputError(Exception):
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line else self.source
         return f"{where}: {self.reason}"
+
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, str, int | None]]:
+        return InputError, (self.source, self.reason, self.line)  # from a worker process, whole
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,18 +148,40 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
 
 def _split_glued(segment: str) -> list[str]:
     """Split a tqdm bar from a log line printed right after it on the same line."""
+    return _split_bars(segment)[0]
+
+
+_Key = tuple[str, str] | None
+_UNKNOWN = ("?", "?")  # a bar key not worked out yet (no real key has "?" as its total)
+
+
+def _split_bars(segment: str) -> tuple[list[str], _Key]:
+    """`_split_glued`, and the `_bar_key` of the last piece (stripped) when the searches made
+    on the way show it, else `_UNKNOWN`: a redraw costs three regex calls, not five."""
     out: list[str] = []
     while True:
         m = _BAR_END.search(segment)
-        if not m or not _BAR.search(segment[: m.start() + 1]):
-            break
+        if not m:
+            out.append(segment)
+            return out, None  # no bar end: not a bar
+        bar = _BAR.search(segment[: m.start() + 1])
+        if not bar:
+            out.append(segment)
+            return out, _UNKNOWN
         rest = segment[m.end():]
         if not rest.strip():
-            break
+            out.append(segment)
+            # The first bar start in the whole piece is this one: a later one would hold
+            # the "|" at m.start() inside it, and a bar match ends at its only "|".
+            lead = len(segment) - len(segment.lstrip())
+            return out, _key_of(segment[lead: bar.start()], m["total"])
         out.append(segment[: m.end()])
         segment = rest
-    out.append(segment)
-    return out
+
+
+def _key_of(description: str, total: str) -> tuple[str, str]:
+    desc = _BAR_PARAMS.sub("", description)
+    return " ".join(desc.rstrip(": ").split()), total
 
 
 def _bar_key(segment: str) -> tuple[str, str] | None:
@@ -171,13 +194,34 @@ def _bar_key(segment: str) -> tuple[str, str] | None:
     end = _BAR_END.search(segment) if m else None
     if m is None or end is None:
         return None
-    desc = _BAR_PARAMS.sub("", segment[: m.start()])
-    return " ".join(desc.rstrip(": ").split()), end["total"]
+    return _key_of(segment[: m.start()], end["total"])
 
 
 def _same_bar(earlier: tuple[str, str], later: tuple[str, str]) -> bool:
     """True when `later` redraws `earlier`. tqdm's first draw often has no description yet."""
     return earlier[1] == later[1] and (earlier[0] == later[0] or not earlier[0])
+
+
+def _last_redraws(pieces: list[str], keys: list[_Key]) -> list[str]:
+    """The non-empty pieces of one physical line but the bar redraws that a later piece
+    redraws again (`_same_bar`); `keys[i]` is piece i's bar key or `_UNKNOWN`. One pass
+    from the end, so a line of thousands of redraws costs thousands of steps, not millions."""
+    later_bars: set[tuple[str, str]] = set()
+    later_totals: set[str] = set()  # a redraw without a description is redrawn by any same total
+    kept: list[str] = []
+    for piece, key in zip(reversed(pieces), reversed(keys), strict=True):
+        if not piece:
+            continue
+        if key is _UNKNOWN:
+            key = _bar_key(piece) if "%" in piece else None
+        if key is not None:
+            if key in later_bars or (not key[0] and key[1] in later_totals):
+                continue
+            later_bars.add(key)
+            later_totals.add(key[1])
+        kept.append(piece)
+    kept.reverse()
+    return kept
 
 
 def normalise(raw: str, number: int) -> list[Line]:
@@ -197,20 +241,20 @@ def normalise(raw: str, number: int) -> list[Line]:
             text = text[: m.start()]
     segments = text.split("\r") if "\r" in text else [text]
     pieces: list[str] = []
+    keys: list[_Key] = []
     for seg in segments:
-        pieces.extend(_split_glued(seg) if "<" in seg and "%" in seg else [seg])
+        if "<" in seg and "%" in seg:
+            parts, key = _split_bars(seg)
+            pieces.extend(parts)
+            keys.extend([_UNKNOWN] * (len(parts) - 1))
+            keys.append(key)
+        else:
+            pieces.append(seg)
+            keys.append(None)  # a bar's end has "<" and its start "%"
     stripped = [piece.strip() for piece in pieces]
-    keys = [_bar_key(piece) if "%" in piece else None for piece in stripped]
-    kept: list[str] = []
-    for i, piece in enumerate(stripped):
-        if not piece and len(pieces) > 1:
-            continue
-        key = keys[i]
-        # A terminal shows only the final state of a bar: drop a redraw that a later piece of
-        # the same physical line redraws again. Log lines glued in between are kept.
-        if key is not None and any(later is not None and _same_bar(key, later) for later in keys[i + 1:]):
-            continue
-        kept.append(piece)
+    # A terminal shows only the final state of a bar: drop a redraw that a later piece of the
+    # same physical line redraws again. Log lines glued in between are kept.
+    kept = stripped if len(stripped) == 1 else _last_redraws(stripped, keys)
     if not kept:
         kept = [""]
     return [Line(number, piece, outer, proc, repeated, pid) for piece in kept]
@@ -229,6 +273,11 @@ class Source:
     @property
     def is_gzip(self) -> bool:
         return self.name.endswith(".gz")
+
+
+def _has_magic(arg: str) -> bool:
+    """`glob.has_magic`, without importing glob for the common case of plain paths."""
+    return any(ch in arg for ch in "*?[")
 
 
 def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[Source], list[InputError]]:
@@ -266,7 +315,9 @@ def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[So
                 add(p)
         elif path.exists() or path.is_symlink():
             add(path)
-        elif glob.has_magic(arg):
+        elif _has_magic(arg):
+            import glob
+
             matches = sorted(glob.glob(arg, recursive=True))
             if not matches:
                 errors.append(InputError(arg, "no file matches this pattern"))
@@ -294,6 +345,8 @@ def _open_binary(source: Source) -> BinaryIO:
     # The magic bytes decide, not the name: a plain log saved as .gz is still read.
     head = stream.peek(2)[:2] if hasattr(stream, "peek") else b""
     if head == b"\x1f\x8b":
+        import gzip  # only for .gz inputs: not worth its import on every start
+
         return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
     return stream
 
@@ -338,6 +391,8 @@ def _gzip_reason(exc: BaseException, lines_read: int) -> str:
     if isinstance(exc, EOFError):
         return f"truncated gzip: the stream ends after line {lines_read}" if lines_read else \
             "truncated gzip: the stream ends before the first line"
+    import gzip
+
     if isinstance(exc, gzip.BadGzipFile):
         return f"not a valid gzip file ({exc})"
     if isinstance(exc, zlib.error):

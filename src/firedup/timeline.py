@@ -12,6 +12,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from firedup.clock import Stamp
@@ -49,6 +50,35 @@ FATAL_EVENTS = _FATAL  # for `firedup wait`, which must tell a fatal line from a
 # Paths the server or probes request on their own; not a user's first request.
 _PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
                 "/server_info", "/metrics", "/freeze_gc", "/ping", "/version")
+
+# Access-log lines (one per HTTP request): runtime traffic, read for three milestones only.
+ACCESS = "http.access"
+
+
+def own_time_headers(fmt: Format | None) -> frozenset[str]:
+    """Names of the headers that carry the engine's own clock (and a time)."""
+    if fmt is None:
+        return frozenset()
+    return _own_time_headers(fmt.name, tuple((h.name, h.clock, h.pattern) for h in fmt.headers))
+
+
+@cache
+def _own_time_headers(_name: str, headers: tuple[tuple[str, str, str], ...]) -> frozenset[str]:
+    return frozenset(name for name, clock, pattern in headers if clock == "own" and "(?P<time>" in pattern)
+
+
+def access_time_counts(event: Event, own_time: frozenset[str]) -> bool:
+    """Whether an access event's time stretches its run's span (first_ts, last_ts).
+
+    Access lines are runtime traffic, like batch lines: when they carry the engine's own
+    clock (or inherit it), the run's span is that clock's first and last line (the
+    clock.first / clock.last events), not the stamp of whichever request came last. A
+    collector's stamp on an access line (kubectl, journald) does count: during a hang the
+    health probes may be the only lines that show time passing. This is what lets
+    `compact` drop the access lines after the few a timeline reads (see compact.py).
+    """
+    return not event.inherited and event.header not in own_time
+
 
 # The stage a run is in right after a milestone: how a crash or a cut-off log is placed.
 _STAGE_AFTER = {
@@ -347,7 +377,9 @@ def build_run(events: Sequence[Event], source: str, run_index: int, engine: str,
 
     firsts = [e.ts for e in events if e.name == CLOCK_FIRST and e.ts]
     lasts = [e.ts for e in events if e.name == CLOCK_LAST and e.ts]
-    stamped = [e.ts for e in events if e.ts is not None and e.name not in (CLOCK_FIRST, CLOCK_LAST)]
+    own_time = own_time_headers(_format_of(engine))
+    stamped = [e.ts for e in events if e.ts is not None and e.name not in (CLOCK_FIRST, CLOCK_LAST)
+               and (e.name != ACCESS or access_time_counts(e, own_time))]
     run.first_ts = firsts[0] if firsts else (min(stamped) if stamped else None)
     candidates = lasts + stamped
     run.last_ts = max(candidates) if candidates else None
@@ -459,7 +491,7 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
             event.fields["_model"] = model
         elif name.startswith("draft."):
             model = event.fields["_model"] = "draft"
-        if name == "http.access":
+        if name == ACCESS:
             path = str(event.fields.get("path", ""))
             if not seen_access:
                 run.milestones.append(Milestone("http.first_request", event.ts, event.rank, event.line, event.fields, event.text))
@@ -633,7 +665,7 @@ def _stage_from_frames(traceback: Sequence[Event], stage: str | None) -> str | N
         if event.name != "error.frame":
             continue
         for phase, pattern in _FRAME_STAGES:
-            if pattern.search(event.text):
+            if re.search(pattern, event.text):
                 return ("draft." + phase) if stage and stage.startswith("draft.") else phase
     return stage
 
@@ -839,15 +871,15 @@ _SCHEDULER_LINES = frozenset({"dist_init.begin", "dist_init.end", "load_weight.b
                               "scheduler.ready"})
 # Frames that place a crash in a phase, by the function the scheduler was in. Graph *capture*
 # only: a replay during the warm-up request is not the capture phase.
-_FRAME_STAGES = tuple((phase, re.compile(pattern)) for phase, pattern in (
+_FRAME_STAGES = (  # text until a crash needs them (`re` compiles and caches them then)
     ("dist_init", r"in (?:init_torch_distributed|init_distributed_environment|initialize_model_parallel)$"),
     ("load_weights", r"in (?:load_model|load_weights\w*|process_weights_after_loading|weight_loader)$"),
     ("kv_cache", r"in (?:init_memory_pool|profile_max_num_token|init_cache_with_memory_pool)$"),
     ("cuda_graph", r"in (?:\w*capture_cuda_graph\w*|init_cuda_graphs|init_device_graphs|capture|capture_one_batch_size|_capture_graph)$"
                    r"|cuda_graph_runner\.py\", line \d+, in __init__$"),
-))
-_CAPTURE_TRACE = re.compile(r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
-                            r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")
+)
+_CAPTURE_TRACE = (r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
+                  r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")
 
 
 def _every_rank_era(run: Run, events: Sequence[Event]) -> bool:
@@ -872,7 +904,7 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
     if run.config.get("tp_size") is None and fmt is not None and not fmt.rank_tags_only_when_parallel:
         _infer_tp_from_processes(run, events, fmt)
     if run.config.get("disable_cuda_graph") is None:
-        traced = any(e.name.startswith("error.") and _CAPTURE_TRACE.search(e.text) for e in events)
+        traced = any(e.name.startswith("error.") and re.search(_CAPTURE_TRACE, e.text) for e in events)
         if names & {"cuda_graph.begin", "cuda_graph.end"}:
             run.config["disable_cuda_graph"] = False
             run.config_inferred["disable_cuda_graph"] = "the log shows a CUDA graph capture"
@@ -886,10 +918,12 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
                 run.config["disable_cuda_graph"] = True
                 run.config_inferred["disable_cuda_graph"] = "the scheduler became ready without capturing a graph"
     if run.config.get("tp_size") is None and (fmt is None or fmt.rank_tags_only_when_parallel):
-        own = [e for e in events if e.header not in ("bare", "vllm-style") and e.ts is not None and not e.inherited]
+        # Access lines (runtime traffic) do not count: compaction drops most of them.
+        served = [e for e in events if e.name != ACCESS]
+        own = [e for e in served if e.header not in ("bare", "vllm-style") and e.ts is not None and not e.inherited]
         sched = [e for e in own if e.name in _SCHEDULER_LINES]
         # "[gpu_id=N]" (SGLang 0.1-0.2) numbers the tensor-parallel ranks the same way.
-        tps = sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for e in (own or events) if e.rank
+        tps = sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for e in (own or served) if e.rank
                       for t in e.rank.split() if (t[:2] == "TP" and t[2:].isdigit()) or (t[:3] == "GPU" and t[3:].isdigit())})
         if sched and not tps and not any(e.rank for e in sched):
             run.config["tp_size"] = 1
@@ -908,7 +942,7 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
 def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> None:
     """tp_size from the processes that print per-rank lines, for engines whose lines always
     carry a process tag (vLLM): ranks TP0..TPn-1, or n processes printing a line every rank prints."""
-    tps = sorted({int(tag[2:]) for e in events if e.rank for tag in e.rank.split()
+    tps = sorted({int(tag[2:]) for e in events if e.rank and e.name != ACCESS for tag in e.rank.split()
                   if tag.startswith("TP") and tag[2:].isdigit()})
     if len(tps) >= 2 and tps == list(range(len(tps))):
         run.config["tp_size"] = len(tps)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Container
 from functools import cache
 
 from firedup.formats.base import Format, Header, Rule
@@ -39,10 +40,11 @@ def get_format(name: str) -> Format:
         raise KeyError(f"unknown engine {name!r} (known: {known})") from None
 
 
-def sniff(sample: str, default: str = "sglang") -> Format:
-    """The format whose sniff literals best explain `sample`; `default` on a tie at zero."""
+def sniff(sample: str, default: str = "sglang", found: Container[str] | None = None) -> Format:
+    """The format whose sniff literals best explain `sample`; `default` on a tie at zero.
+    `found`: the sniff literals a caller already found in `sample` (the batch engine's scan)."""
     formats = all_formats()
-    scored = sorted(((fmt.sniff(sample), name) for name, fmt in formats.items()), reverse=True)
+    scored = sorted(((fmt.sniff(sample, found), name) for name, fmt in formats.items()), reverse=True)
     if not scored or scored[0][0] <= 0:
         return formats[default]
     return formats[scored[0][1]]

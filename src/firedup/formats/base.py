@@ -9,7 +9,7 @@ read the same tables. That is why every regex here must stay in the syntax that 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -57,12 +57,18 @@ class Header:
     # "json": the message is the body of a JSON string (escapes to undo); an `exc` group,
     # when present, is the traceback the record carries, appended on its own lines.
     decode: str | None = None
-    # A cheap literal every matching line contains, for the batch engine's prefilter.
-    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled on first use, like `Rule.regex`: a log of one engine never needs the
+        other engines' headers."""
+        regex = re.compile(self.pattern)
+        if "msg" not in regex.groupindex:
+            raise ValueError(f"header {self.name!r} has no (?P<msg>...) group")
+        return regex
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern))
-        if "msg" not in self.regex.groupindex:
+        if "(?P<msg>" not in self.pattern:
             raise ValueError(f"header {self.name!r} has no (?P<msg>...) group")
         if self.decode not in (None, "json"):
             raise ValueError(f"header {self.name!r}: decode must be None or 'json'")
@@ -190,14 +196,21 @@ class Format:
     health: HealthSemantics | None = None
     # (crash category, phase or "*") -> advice naming this engine's flags; over crash.HINTS.
     hints: Mapping[tuple[str, str], str] = field(default_factory=dict)
-    compiled_fields: tuple[tuple[re.Pattern[str], Converter], ...] = field(init=False, repr=False, compare=False)
-    compiled_level: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    compiled_proc_ranks: tuple[tuple[re.Pattern[str], str], ...] = field(init=False, repr=False, compare=False)
+
+    # Compiled on first use: sniffing reads every format's table, parsing only one's.
+    @cached_property
+    def compiled_fields(self) -> tuple[tuple[re.Pattern[str], Converter], ...]:
+        return tuple((re.compile(p), c) for p, c in self.field_patterns)
+
+    @cached_property
+    def compiled_level(self) -> re.Pattern[str] | None:
+        return re.compile(self.level_prefix) if self.level_prefix else None
+
+    @cached_property
+    def compiled_proc_ranks(self) -> tuple[tuple[re.Pattern[str], str], ...]:
+        return tuple((re.compile(p), t) for p, t in self.proc_ranks)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "compiled_fields", tuple((re.compile(p), c) for p, c in self.field_patterns))
-        object.__setattr__(self, "compiled_level", re.compile(self.level_prefix) if self.level_prefix else None)
-        object.__setattr__(self, "compiled_proc_ranks", tuple((re.compile(p), t) for p, t in self.proc_ranks))
         names = [r.name for r in self.rules]
         if not names:
             raise ValueError(f"format {self.name!r} has no rules")
@@ -219,8 +232,11 @@ class Format:
                 return template.format(pid=pid, **groups)
         return None
 
-    def sniff(self, sample: str) -> float:
-        return sum(weight for literal, weight in self.sniff_literals.items() if literal in sample)
+    def sniff(self, sample: str, found: Container[str] | None = None) -> float:
+        """The weight of the sniff literals in `sample` (or in `found`, the ones a caller
+        already found in it)."""
+        present = sample if found is None else found
+        return sum(weight for literal, weight in self.sniff_literals.items() if literal in present)
 
     def rule(self, name: str) -> Rule:
         for rule in self.rules:
