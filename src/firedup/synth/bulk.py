@@ -29,6 +29,35 @@ Progress = Callable[[int, int], None]
 _CHUNK = 1 << 20
 
 
+class _Chunks:
+    """Lines gathered and written in big ASCII chunks: the long log is gigabytes of them."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.buf: list[str] = []
+        self.size = 0  # characters waiting in buf (ASCII: characters are bytes)
+        self.written = 0
+        self.lines = 0
+
+    @property
+    def total(self) -> int:
+        return self.written + self.size
+
+    def add(self, line: str) -> None:
+        self.buf.append(line)
+        self.size += len(line)
+        if self.size >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buf:
+            self.out.write("".join(self.buf).encode("ascii"))
+            self.written += self.size
+            self.lines += len(self.buf)
+            self.buf.clear()
+            self.size = 0
+
+
 class Traffic:
     """A serving SGLang's runtime lines: fast to write, plausible to read, never a milestone."""
 
@@ -47,11 +76,9 @@ class Traffic:
         spec = self.speculative
         sec = -1
         pre = main = ""
-        written = lines = 0
-        buf: list[str] = []
-        size = 0
+        chunks = _Chunks(out)
         running = 8
-        while written + size < budget:
+        while chunks.total < budget:
             t += rnd() * 0.025
             s = int(t)
             if s != sec:
@@ -77,19 +104,9 @@ class Traffic:
                         f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n')
             else:
                 line = f'{main}{prober}:{int(rnd() * 28000) + 32768} - "GET /health HTTP/1.1" 200 OK\n'
-            buf.append(line)
-            size += len(line)  # ASCII: characters are bytes
-            if size >= _CHUNK:
-                out.write("".join(buf).encode("ascii"))
-                written += size
-                lines += len(buf)
-                buf.clear()
-                size = 0
-        if buf:
-            out.write("".join(buf).encode("ascii"))
-            written += size
-            lines += len(buf)
-        return t, written, lines
+            chunks.add(line)
+        chunks.flush()
+        return t, chunks.written, chunks.lines
 
 
 class VllmTraffic:
@@ -107,12 +124,10 @@ class VllmTraffic:
         """About `budget` bytes of traffic from epoch second `t`; returns (end time, bytes, lines)."""
         rnd = self.rng.random
         pre, prober = self.prefix, self.prober
-        written = lines = 0
-        buf: list[str] = []
-        size = 0
+        chunks = _Chunks(out)
         next_stats = t + 10.0
         running = 4
-        while written + size < budget:
+        while chunks.total < budget:
             t += rnd() * 0.05
             outer = self.stamp(t - self.epoch)
             x = rnd()
@@ -129,19 +144,9 @@ class VllmTraffic:
                         f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n')
             else:
                 line = f'{outer}{pre}INFO:     {prober}:{int(rnd() * 28000) + 32768} - "GET /health HTTP/1.1" 200 OK\n'
-            buf.append(line)
-            size += len(line)  # ASCII: characters are bytes
-            if size >= _CHUNK:
-                out.write("".join(buf).encode("ascii"))
-                written += size
-                lines += len(buf)
-                buf.clear()
-                size = 0
-        if buf:
-            out.write("".join(buf).encode("ascii"))
-            written += size
-            lines += len(buf)
-        return t, written, lines
+            chunks.add(line)
+        chunks.flush()
+        return t, chunks.written, chunks.lines
 
 
 def _shift(truth: RunTruth, lines: int) -> dict[str, Any]:

@@ -176,3 +176,24 @@ class SyntheticLog:
     def truth(self) -> dict[str, Any]:
         return {"scenario": self.scenario.name, "description": self.scenario.description, "seed": self.seed,
                 "runs": [r.as_dict() for r in self.runs]}
+
+
+@dataclass
+class PendingTruth:
+    """A run's truth before rendering: its lines are known only once the stream is sorted.
+
+    `keys` maps "first" | "ready" | "crash" | "last" to the stream sequence numbers of the
+    writes that hold those lines.
+    """
+
+    truth: RunTruth
+    keys: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, truth: RunTruth, first: int | None, ready: int | None, crash: int | None,
+           last: int | None) -> PendingTruth:
+        assert first is not None and last is not None
+        keys = {"first": first, "last": last}
+        keys.update({k: v for k, v in (("ready", ready), ("crash", crash)) if v is not None})
+        return cls(truth, keys)
+

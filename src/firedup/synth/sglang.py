@@ -15,7 +15,6 @@ sizing all-reduce, every captured forward), so a slow rank holds the others ther
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from typing import Any
 
 from firedup.synth._output import Stream, Tqdm
@@ -27,7 +26,7 @@ from firedup.synth._serverargs import (
     server_args_0512,
     server_args_0523,
 )
-from firedup.synth.model import CrashTruth, RunSpec, RunTruth
+from firedup.synth.model import CrashTruth, PendingTruth, RunSpec, RunTruth
 
 ENGINE = "sglang"
 VERSIONS = ("0.5.12", "0.5.23")
@@ -48,14 +47,6 @@ def _gb(x: float) -> str:
 def printed(x: float) -> float:
     """A duration as SGLang prints it (`:.2f`), read back: what a parser can know."""
     return float(f"{x:.2f}")
-
-
-@dataclass
-class _Pending:
-    """A run's truth before rendering: lines are known only once the stream is sorted."""
-
-    truth: RunTruth
-    keys: dict[str, int] = field(default_factory=dict)  # "first" | "ready" | "crash" | "last" -> seq
 
 
 class _Run:
@@ -124,7 +115,7 @@ class _Run:
         return self.ranks[i] or "-"
 
     # -- the run -------------------------------------------------------------------------
-    def write(self) -> _Pending:
+    def write(self) -> PendingTruth:
         spec = self.spec
         t_args = self.prelude(self.t0)
         rank_t = self.dist_init(t_args)
@@ -775,7 +766,7 @@ class _Run:
         self.log(t + self.u(0.3, 0.8), "Received sigquit from a child process. It usually means the child failed.")
 
     # -- truth ---------------------------------------------------------------------------
-    def finish(self, t_ready: float | None) -> _Pending:
+    def finish(self, t_ready: float | None) -> PendingTruth:
         spec, model = self.spec, self.model
         config: dict[str, Any] = {
             "model_path": model.path, "tp_size": spec.tp_size, "disable_cuda_graph": not spec.cuda_graph,
@@ -803,20 +794,11 @@ class _Run:
             reported=self.reported, engine_timings=self.engine_timings, crash=self.crash,
             stragglers=self.stragglers, health=health,
         )
-        pending = _Pending(truth)
-        assert self.first_seq is not None
-        pending.keys["first"] = self.first_seq
-        if t_ready is not None:
-            pending.keys["ready"] = self.ready_seq
-        if self.crash_seq is not None:
-            pending.keys["crash"] = self.crash_seq
-        last = self.s.latest_since(self.since)
-        assert last is not None
-        pending.keys["last"] = last
-        return pending
+        return PendingTruth.of(truth, self.first_seq, self.ready_seq if t_ready is not None else None,
+                               self.crash_seq, self.s.latest_since(self.since))
 
 
-def write_run(stream: Stream, spec: RunSpec, rng: random.Random, t0: float, index: int) -> _Pending:
+def write_run(stream: Stream, spec: RunSpec, rng: random.Random, t0: float, index: int) -> PendingTruth:
     """Write one SGLang startup into `stream` from time `t0` (seconds after the stream's start)."""
     return _Run(stream, spec, rng, t0, index).write()
 

@@ -27,11 +27,10 @@ point for `firedup.synth.generate`.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from typing import Any
 
 from firedup.synth._output import Stream, Tqdm
-from firedup.synth.model import CrashTruth, RunSpec, RunTruth
+from firedup.synth.model import CrashTruth, PendingTruth, RunSpec, RunTruth
 
 ENGINE = "vllm"
 VERSIONS = ("0.13.0",)
@@ -82,14 +81,6 @@ def capture_sizes(max_size: int = 2 * _MAX_NUM_SEQS) -> list[int]:
 def printed(x: float, digits: int = 2) -> float:
     """A duration as vLLM prints it (`%.2f`, `%.6f`, `%.0f`), read back: what a parser can know."""
     return float(f"{x:.{digits}f}")
-
-
-@dataclass
-class _Pending:
-    """A run's truth before rendering: lines are known only once the stream is sorted."""
-
-    truth: RunTruth
-    keys: dict[str, int] = field(default_factory=dict)  # "first" | "ready" | "crash" | "last" -> seq
 
 
 class _Proc:
@@ -211,7 +202,7 @@ class _Run:
         return value
 
     # -- the run -------------------------------------------------------------------------
-    def write(self) -> _Pending:
+    def write(self) -> PendingTruth:
         t = self.frontend(self.t0)
         t = self.engine_core(t)
         rank_t = self.dist_init(t)
@@ -616,7 +607,7 @@ class _Run:
                           "{'EngineCore_DP0': 1}\n")
 
     # -- truth ---------------------------------------------------------------------------
-    def finish(self, t_ready: float | None) -> _Pending:
+    def finish(self, t_ready: float | None) -> PendingTruth:
         spec, model = self.spec, self.model
         config: dict[str, Any] = {
             "model_path": model.path, "tp_size": spec.tp_size, "disable_cuda_graph": not self.graphs,
@@ -646,20 +637,11 @@ class _Run:
             phases={k: round(v, 3) for k, v in self.phases.items()},
             reported=self.reported, engine_timings=None, crash=self.crash, stragglers=self.stragglers, health=health,
         )
-        pending = _Pending(truth)
-        assert self.first_seq is not None
-        pending.keys["first"] = self.first_seq
-        if t_ready is not None and self.ready_seq is not None:
-            pending.keys["ready"] = self.ready_seq
-        if self.crash_seq is not None:
-            pending.keys["crash"] = self.crash_seq
-        last = self.s.latest_since(self.since)
-        assert last is not None
-        pending.keys["last"] = last
-        return pending
+        return PendingTruth.of(truth, self.first_seq, self.ready_seq if t_ready is not None else None,
+                               self.crash_seq, self.s.latest_since(self.since))
 
 
-def write_run(stream: Stream, spec: RunSpec, rng: random.Random, t0: float, index: int) -> _Pending:
+def write_run(stream: Stream, spec: RunSpec, rng: random.Random, t0: float, index: int) -> PendingTruth:
     """Write one vLLM startup into `stream` from time `t0` (seconds after the stream's start)."""
     return _Run(stream, spec, rng, t0, index).write()
 
