@@ -213,11 +213,12 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
 
 
 _BY_HELP = "Group by these flags (comma-separated or repeated). Default: the flags that differ between the runs."
+by_option = click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
 
 
 @cli.command(short_help="Compare groups of runs by flags: which phase makes the difference.")
 @many_inputs
-@click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
+@by_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, deltas, ...).")
 def compare(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
             all_files: bool, by: tuple[str, ...], as_json: bool) -> None:
@@ -238,11 +239,15 @@ def _risk(ctx: click.Context, param: click.Parameter, value: float) -> float:
     return value
 
 
+def risk_option(help_text: str = "Accepted chance that a healthy start takes longer than the budget.",
+                ) -> Callable[[F], F]:
+    return click.option("--risk", default=0.01, show_default=True, callback=_risk, type=float, help=help_text)
+
+
 @cli.command(short_help="Start-up timeouts with their risk, and wait loops/probes to paste.")
 @many_inputs
-@click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
-@click.option("--risk", default=0.01, show_default=True, callback=_risk, type=float,
-              help="Accepted chance that a healthy start takes longer than the budget.")
+@by_option
+@risk_option()
 @click.option("--snippet", "snippets", type=click.Choice(["all", "bash", "kubernetes", "compose", "none"]),
               multiple=True, default=("all",), show_default=True, help="Which ready-to-paste snippets to print.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, ...).")
@@ -420,13 +425,12 @@ def _pick_runs(runs: Any, wanted: tuple[str, ...]) -> list[str]:
 @cli.command(short_help="Draw a chart (timeline, compare, distribution, ranks) as PNG or SVG.")
 @click.argument("kind", type=click.Choice(PLOT_KINDS), metavar="KIND")
 @many_inputs
-@click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
+@by_option
 @click.option("-o", "--output", "out", required=True, metavar="FILE.png|FILE.svg", help="Where to write the chart.")
 @click.option("--run", "run_names", multiple=True, metavar="FILE[#N]",
               help="timeline: only these runs (repeatable); ranks: this run (default: the one whose ranks differ most).")
 @click.option("--ranks", "per_rank", is_flag=True, help="timeline: a row per rank under each run.")
-@click.option("--risk", default=0.01, show_default=True, callback=_risk, type=float,
-              help="distribution: the risk of the budget line.")
+@risk_option("distribution: the risk of the budget line.")
 def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
          all_files: bool, by: tuple[str, ...], out: str, run_names: tuple[str, ...], per_rank: bool,
          risk: float) -> None:
@@ -480,9 +484,8 @@ def _stage_bar() -> Callable[[str, int, int], None] | None:
 
 @cli.command(short_help="Write a self-contained HTML report and a Markdown one with PNG charts.")
 @input_options
-@click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
-@click.option("--risk", default=0.01, show_default=True, callback=_risk, type=float,
-              help="Accepted chance that a healthy start takes longer than the budget.")
+@by_option
+@risk_option()
 @click.option("-o", "--output", "out_dir", required=True, metavar="DIR",
               help="Folder to write index.html, report.md and the charts into (e.g. reports/NAME/).")
 def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
