@@ -44,17 +44,9 @@ from _live import (
 )
 from conftest import CORPUS, SAMPLE_LOGS
 from firedup.errors import UsageError
+from firedup.history import MIN_STALL_S, History, select_history
 from firedup.parse import parse_paths
-from firedup.wait import (
-    MIN_STALL_S,
-    History,
-    Waiter,
-    WaitOptions,
-    parse_timeout,
-    pid_alive,
-    probe,
-    select_history,
-)
+from firedup.wait import Waiter, WaitOptions, parse_timeout, pid_alive, probe
 
 
 def _runs(*logs: Path):  # type: ignore[no-untyped-def]
@@ -158,8 +150,8 @@ def test_only_runs_of_the_same_config_are_history(tmp_path: Path) -> None:
 
 def test_the_history_store_gives_the_same_history_as_the_logs(tmp_path: Path) -> None:
     """Runs rebuilt from the store's tables (`firedup ingest`) must tell what the parsed logs tell."""
+    from firedup.history import load_history, store_runs
     from firedup.store import open_store
-    from firedup.wait import load_history, store_runs
 
     report = open_store(tmp_path / "store").ingest([str(NEW_READY), str(OLD_READY), str(CRASH_OOM)])
     assert report.runs_added == 3

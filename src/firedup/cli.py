@@ -548,7 +548,8 @@ def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tupl
     """
     from pathlib import Path
 
-    from firedup.wait import WaitOptions, load_history, parse_timeout
+    from firedup.history import load_history
+    from firedup.wait import WaitOptions, parse_timeout
     from firedup.wait import wait as run_wait
 
     seconds, auto = parse_timeout(timeout)
