@@ -158,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"python": sys.version.split()[0], "rg": rg, "alternation": ALTERNATION}
 
     parts = set(args.parts.split(","))
+    unknown = parts - {"long", "many", "startup"}
+    if unknown:
+        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (choose from long, many, startup)")
     if "long" in parts:
         _long(args, results, firedup, rg)
     if "many" in parts:
