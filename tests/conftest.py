@@ -26,3 +26,13 @@ def corpus_logs(engine: str) -> list[Path]:
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def fleet_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of hand-built runs (logmaker.fleet), written once: read-only for the tests."""
+    from logmaker import fleet
+
+    folder = tmp_path_factory.mktemp("fleet")
+    fleet(folder)
+    return folder

@@ -186,3 +186,9 @@ def ready_seconds_by_regex(path: Path) -> float | None:
         return None
     fmt = "%Y-%m-%d %H:%M:%S"
     return (datetime.strptime(ready[1], fmt) - datetime.strptime(first[1], fmt)).total_seconds()
+
+
+def ready_times(folder: Path, prefix: str) -> list[float]:
+    """Seconds to ready of the `prefix-*.log` runs in `folder` that reached it, read by regex."""
+    times = (ready_seconds_by_regex(p) for p in sorted(folder.glob(f"{prefix}-*.log")))
+    return [t for t in times if t is not None]

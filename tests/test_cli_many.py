@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 import polars as pl
-import pytest
 
-from logmaker import fleet, ready_seconds_by_regex
+from logmaker import ready_seconds_by_regex, ready_times
 from tracecheck import validate_trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,92 +24,81 @@ def firedup(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
                           timeout=120, check=False)
 
 
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("fleet")
-    fleet(folder)
-    return folder
-
-
-def _times(logs: Path, prefix: str) -> list[float]:
-    return [t for t in (ready_seconds_by_regex(p) for p in sorted(logs.glob(f"{prefix}-*.log"))) if t is not None]
-
-
-def test_runs_table_and_files(logs: Path, tmp_path: Path) -> None:
-    out = firedup("runs", str(logs))
+def test_runs_table_and_files(fleet_logs: Path, tmp_path: Path) -> None:
+    out = firedup("runs", str(fleet_logs))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].split()[:4] == ["source", "outcome", "to", "ready"]
     assert "disable_cuda_graph" in lines[0]
     assert any("prod-oom.log" in line and "crashed: oom in cuda_graph" in line for line in lines)
-    out = firedup("runs", str(logs), "--format", "parquet", "-o", str(tmp_path / "runs.parquet"))
+    out = firedup("runs", str(fleet_logs), "--format", "parquet", "-o", str(tmp_path / "runs.parquet"))
     assert out.returncode == 0, out.stderr
     frame = pl.read_parquet(tmp_path / "runs.parquet")
     got = dict(zip(frame["source"].to_list(), frame["ready_seconds"].to_list(), strict=True))
-    assert got == {str(p): ready_seconds_by_regex(p) for p in logs.glob("*.log")}
-    out = firedup("runs", str(logs), "--format", "json")
+    assert got == {str(p): ready_seconds_by_regex(p) for p in fleet_logs.glob("*.log")}
+    out = firedup("runs", str(fleet_logs), "--format", "json")
     assert len(json.loads(out.stdout)) == 12
-    out = firedup("runs", str(logs), "--format", "csv", "-o", str(tmp_path / "runs.csv"))
+    out = firedup("runs", str(fleet_logs), "--format", "csv", "-o", str(tmp_path / "runs.csv"))
     assert pl.read_csv(tmp_path / "runs.csv").height == 12
 
 
-def test_compare_headline_and_json(logs: Path) -> None:
-    out = firedup("compare", str(logs), "--by", "disable_cuda_graph")
+def test_compare_headline_and_json(fleet_logs: Path) -> None:
+    out = firedup("compare", str(fleet_logs), "--by", "disable_cuda_graph")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("debug (disable_cuda_graph=True) ready in a median of")
     assert "cuda_graph explains" in out.stdout.splitlines()[0]
-    data = json.loads(firedup("compare", str(logs), "--by", "disable_cuda_graph", "--json").stdout)
+    data = json.loads(firedup("compare", str(fleet_logs), "--by", "disable_cuda_graph", "--json").stdout)
     medians = {json.dumps(g["key"]): g["total_seconds"]["median"] for g in data["groups"]}
-    assert medians == {'{"disable_cuda_graph": true}': statistics.median(_times(logs, "debug")),
-                       '{"disable_cuda_graph": false}': statistics.median(_times(logs, "prod"))}
+    assert medians == {'{"disable_cuda_graph": true}': statistics.median(ready_times(fleet_logs, "debug")),
+                       '{"disable_cuda_graph": false}': statistics.median(ready_times(fleet_logs, "prod"))}
     assert data["deltas"][0]["main_phase"] == "cuda_graph"
 
 
-def test_unknown_flag_is_a_usage_error(logs: Path) -> None:
-    out = firedup("compare", str(logs), "--by", "tp_size,cuda_graphs")
+def test_unknown_flag_is_a_usage_error(fleet_logs: Path) -> None:
+    out = firedup("compare", str(fleet_logs), "--by", "tp_size,cuda_graphs")
     assert out.returncode == 2
     assert "unknown flag 'cuda_graphs'" in out.stderr and "disable_cuda_graph" in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_budget_json_and_risk(logs: Path) -> None:
-    out = firedup("budget", str(logs), "--by", "disable_cuda_graph", "--risk", "0.05", "--json")
+def test_budget_json_and_risk(fleet_logs: Path) -> None:
+    out = firedup("budget", str(fleet_logs), "--by", "disable_cuda_graph", "--risk", "0.05", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     prod = next(g for g in data["groups"] if g["key"] == {"disable_cuda_graph": False})
-    assert prod["budget_seconds"] >= max(_times(logs, "prod")) and prod["risk"] == 0.05
+    assert prod["budget_seconds"] >= max(ready_times(fleet_logs, "prod")) and prod["risk"] == 0.05
     assert prod["n"] == 5 and prod["runs_needed_for_risk"] == 19
     assert "startupProbe" in prod["snippets"]["kubernetes"]
-    bad = firedup("budget", str(logs), "--risk", "2")
+    bad = firedup("budget", str(fleet_logs), "--risk", "2")
     assert bad.returncode == 2 and "between 0 and 1" in bad.stderr
-    text = firedup("budget", str(logs), "--snippet", "none").stdout
+    text = firedup("budget", str(fleet_logs), "--snippet", "none").stdout
     assert "budget" in text and "startupProbe" not in text
 
 
-def test_broken_file_still_compares_and_exits_1(logs: Path, tmp_path: Path) -> None:
+def test_broken_file_still_compares_and_exits_1(fleet_logs: Path, tmp_path: Path) -> None:
     (tmp_path / "bad.log.gz").write_bytes(b"\x1f\x8b not really")
-    out = firedup("compare", str(logs), str(tmp_path / "bad.log.gz"))
+    out = firedup("compare", str(fleet_logs), str(tmp_path / "bad.log.gz"))
     assert out.returncode == 1
     assert "bad.log.gz" in out.stderr
     assert "unreadable" in out.stdout and "debug (disable_cuda_graph=True)" in out.stdout
 
 
-def test_ingest_then_commands_read_the_store(logs: Path, tmp_path: Path) -> None:
+def test_ingest_then_commands_read_the_store(fleet_logs: Path, tmp_path: Path) -> None:
     env = {"FIREDUP_STORE": str(tmp_path / "store")}
-    first = firedup("ingest", str(logs), env=env)
+    first = firedup("ingest", str(fleet_logs), env=env)
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip().endswith(f"12 runs added to {tmp_path / 'store'}")
-    again = firedup("ingest", str(logs / "prod-0.log"), env=env)
+    again = firedup("ingest", str(fleet_logs / "prod-0.log"), env=env)
     assert "already in the store" in again.stdout and "0 runs added" in again.stdout
     out = firedup("compare", "--store", "--by", "disable_cuda_graph", "--json", env=env)
     assert out.returncode == 0, out.stderr
     assert [g["n"] for g in json.loads(out.stdout)["groups"]] == [5, 5]
-    out = firedup("runs", f"--store={tmp_path / 'store'}", str(logs / "prod-0.log"))
+    out = firedup("runs", f"--store={tmp_path / 'store'}", str(fleet_logs / "prod-0.log"))
     assert len([line for line in out.stdout.splitlines() if ".log" in line]) == 12
 
 
-def test_export_trace(logs: Path, tmp_path: Path) -> None:
-    out = firedup("export", str(logs), "--format", "chrome-trace", "-o", str(tmp_path / "t.json"))
+def test_export_trace(fleet_logs: Path, tmp_path: Path) -> None:
+    out = firedup("export", str(fleet_logs), "--format", "chrome-trace", "-o", str(tmp_path / "t.json"))
     assert out.returncode == 0, out.stderr
     validate_trace(json.loads((tmp_path / "t.json").read_text()))
 

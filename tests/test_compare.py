@@ -14,23 +14,7 @@ from conftest import SAMPLE_LOGS
 from firedup.compare import UnknownFlagError, compare, comparison_text, quantile
 from firedup.render import fmt_duration
 from firedup.tables import load
-from logmaker import Spec, fleet, ready_seconds_by_regex, write
-
-
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("fleet")
-    fleet(folder)
-    return folder
-
-
-def _times(logs: Path, prefix: str) -> list[float]:
-    out = []
-    for path in sorted(logs.glob(f"{prefix}-*.log")):
-        secs = ready_seconds_by_regex(path)
-        if secs is not None:
-            out.append(secs)
-    return out
+from logmaker import Spec, fleet, ready_seconds_by_regex, ready_times, write
 
 
 def test_quantile_is_numpy_linear() -> None:
@@ -42,10 +26,10 @@ def test_quantile_is_numpy_linear() -> None:
     assert quantile([], 0.5) is None
 
 
-def test_groups_by_disable_cuda_graph(logs: Path) -> None:
-    cmp = compare(load([str(logs)]), ["disable_cuda_graph"])
+def test_groups_by_disable_cuda_graph(fleet_logs: Path) -> None:
+    cmp = compare(load([str(fleet_logs)]), ["disable_cuda_graph"])
     groups = {g.key["disable_cuda_graph"]: g for g in cmp.grouping.groups}
-    debug, prod = _times(logs, "debug"), _times(logs, "prod")
+    debug, prod = ready_times(fleet_logs, "debug"), ready_times(fleet_logs, "prod")
     assert len(debug) == 5 and len(prod) == 5  # prod-oom has no ready line
     for value, times in ((True, debug), (False, prod)):
         g = groups[value]
@@ -53,29 +37,29 @@ def test_groups_by_disable_cuda_graph(logs: Path) -> None:
         assert g.median == statistics.median(times)
         assert g.p90 == pytest.approx(statistics.quantiles(times, n=10, method="inclusive")[8])
         assert g.max == max(times)
-    assert [lo.source for lo in groups[False].not_timed] == [str(logs / "prod-oom.log")]
+    assert [lo.source for lo in groups[False].not_timed] == [str(fleet_logs / "prod-oom.log")]
 
 
-def test_cuda_graph_explains_the_difference(logs: Path) -> None:
-    truth = fleet(logs)
-    cmp = compare(load([str(logs)]), ["disable_cuda_graph"])
+def test_cuda_graph_explains_the_difference(fleet_logs: Path) -> None:
+    truth = fleet(fleet_logs)
+    cmp = compare(load([str(fleet_logs)]), ["disable_cuda_graph"])
     (d,) = cmp.deltas
     assert d.base.key == {"disable_cuda_graph": True}
     assert d.main_phase == "cuda_graph"
     prod_graph = [float(t["cuda_graph"] or 0) for n, t in truth.items() if n.startswith("prod-") and t.get("cuda_graph")]
     assert d.main_phase_seconds == statistics.median(prod_graph)
-    assert d.total_seconds == statistics.median(_times(logs, "prod")) - statistics.median(_times(logs, "debug"))
+    assert d.total_seconds == statistics.median(ready_times(fleet_logs, "prod")) - statistics.median(ready_times(fleet_logs, "debug"))
     assert d.flags_differ == {"disable_cuda_graph": ([True], [False])}
     head = cmp.headline
     assert head.startswith("debug (disable_cuda_graph=True) ready in a median of "
-                           f"{fmt_duration(statistics.median(_times(logs, 'debug')))}, production "
-                           f"(disable_cuda_graph=False) in {fmt_duration(statistics.median(_times(logs, 'prod')))}")
+                           f"{fmt_duration(statistics.median(ready_times(fleet_logs, 'debug')))}, production "
+                           f"(disable_cuda_graph=False) in {fmt_duration(statistics.median(ready_times(fleet_logs, 'prod')))}")
     assert f"cuda_graph explains {fmt_duration(statistics.median(prod_graph))} of the " \
            f"{fmt_duration(d.total_seconds)} difference" in head
 
 
-def test_left_out_says_why(logs: Path) -> None:
-    cmp = compare(load([str(logs)]), ["disable_cuda_graph"])
+def test_left_out_says_why(fleet_logs: Path) -> None:
+    cmp = compare(load([str(fleet_logs)]), ["disable_cuda_graph"])
     reasons = {Path(lo.source).name: lo.reason for lo in cmp.grouping.left_out}
     assert set(reasons) == {"prod-oom.log", "small-tp1.log"}
     assert reasons["prod-oom.log"].startswith("crashed (oom in cuda_graph)")
@@ -84,22 +68,22 @@ def test_left_out_says_why(logs: Path) -> None:
     assert "left out of the timing (2):" in text
 
 
-def test_without_by_groups_by_the_flags_that_vary(logs: Path) -> None:
-    cmp = compare(load([str(logs)]))
+def test_without_by_groups_by_the_flags_that_vary(fleet_logs: Path) -> None:
+    cmp = compare(load([str(fleet_logs)]))
     assert cmp.grouping.by == ["disable_cuda_graph"]  # tp_size differs only for the other model
     assert cmp.grouping.by_auto
     assert any("disable_cuda_graph" in n for n in cmp.grouping.notes)
 
 
-def test_grouping_by_model_keeps_every_model(logs: Path) -> None:
-    cmp = compare(load([str(logs)]), ["model_path"])
+def test_grouping_by_model_keeps_every_model(fleet_logs: Path) -> None:
+    cmp = compare(load([str(fleet_logs)]), ["model_path"])
     assert sorted(g.key["model_path"] for g in cmp.grouping.groups) == ["/models/DeepSeek-V3", "/models/Qwen2.5-0.5B"]
     assert [Path(lo.source).name for lo in cmp.grouping.left_out] == ["prod-oom.log"]
 
 
-def test_unknown_flag_lists_the_flags_that_exist(logs: Path) -> None:
+def test_unknown_flag_lists_the_flags_that_exist(fleet_logs: Path) -> None:
     with pytest.raises(UnknownFlagError) as err:
-        compare(load([str(logs)]), ["disable_cuda_graphs"])
+        compare(load([str(fleet_logs)]), ["disable_cuda_graphs"])
     msg = str(err.value)
     assert "Did you mean disable_cuda_graph" in msg
     assert "Flags that differ between these runs: disable_cuda_graph." in msg
@@ -118,8 +102,8 @@ def test_broken_files_and_other_engines_are_left_out(tmp_path: Path) -> None:
     assert lo.source.endswith("c.log.gz") and lo.reason.startswith("unreadable")
 
 
-def test_json_keys(logs: Path) -> None:
-    data = compare(load([str(logs)]), ["disable_cuda_graph"]).as_json()
+def test_json_keys(fleet_logs: Path) -> None:
+    data = compare(load([str(fleet_logs)]), ["disable_cuda_graph"]).as_json()
     assert {"groups", "deltas"} <= set(data)
     g = data["groups"][0]
     assert {"key", "n", "total_seconds", "phases"} <= set(g)
@@ -135,12 +119,12 @@ def test_no_ready_run(tmp_path: Path) -> None:
     assert cmp.deltas == []
 
 
-def test_a_log_that_begins_mid_startup_is_not_timed(logs: Path, tmp_path: Path) -> None:
-    lines = (logs / "prod-1.log").read_text().splitlines(keepends=True)
+def test_a_log_that_begins_mid_startup_is_not_timed(fleet_logs: Path, tmp_path: Path) -> None:
+    lines = (fleet_logs / "prod-1.log").read_text().splitlines(keepends=True)
     cut = max(i for i, line in enumerate(lines) if "Capture cuda graph begin" in line) + 1
     (tmp_path / "tail.log").write_text("".join(lines[cut:]))  # a tail: the capture began before it
     for name in ("prod-0.log", "debug-0.log"):
-        (tmp_path / name).write_bytes((logs / name).read_bytes())
+        (tmp_path / name).write_bytes((fleet_logs / name).read_bytes())
     runs = load([str(tmp_path)])
     # the tail has no args line, so its model is unknown: left out of a by-flag comparison, and says why
     by_flag = compare(runs, ["disable_cuda_graph"])
@@ -150,7 +134,7 @@ def test_a_log_that_begins_mid_startup_is_not_timed(logs: Path, tmp_path: Path) 
     cmp = compare(runs, ["model_path", "disable_cuda_graph"])
     prod = next(g for g in cmp.grouping.groups if g.key == {"model_path": "/models/DeepSeek-V3",
                                                            "disable_cuda_graph": False})
-    assert prod.n == 1 and prod.ready_seconds == [ready_seconds_by_regex(logs / "prod-0.log")]
+    assert prod.n == 1 and prod.ready_seconds == [ready_seconds_by_regex(fleet_logs / "prod-0.log")]
     tail = next(g for g in cmp.grouping.groups if g.key["model_path"] is None)
     assert tail.n == 0
     (lo,) = tail.not_timed

@@ -16,24 +16,17 @@ from logmaker import fleet, ready_seconds_by_regex
 from tracecheck import no_nan, validate_trace
 
 
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("fleet")
-    fleet(folder)
-    return folder
-
-
-def test_chrome_trace_file_is_valid(logs: Path, tmp_path: Path) -> None:
+def test_chrome_trace_file_is_valid(fleet_logs: Path, tmp_path: Path) -> None:
     out = tmp_path / "trace.json"
-    export(load([str(logs)]), "chrome-trace", out)
+    export(load([str(fleet_logs)]), "chrome-trace", out)
     events = validate_trace(json.loads(out.read_text(), parse_constant=no_nan))
     processes = [e for e in events if e["ph"] == "M" and e["name"] == "process_name"]
     assert len(processes) == 12  # one per run
 
 
-def test_trace_figures_match_the_log(logs: Path) -> None:
-    truth = fleet(logs)
-    runs = load([str(logs / "prod-0.log"), str(logs / "prod-oom.log")])
+def test_trace_figures_match_the_log(fleet_logs: Path) -> None:
+    truth = fleet(fleet_logs)
+    runs = load([str(fleet_logs / "prod-0.log"), str(fleet_logs / "prod-oom.log")])
     events = validate_trace(chrome_trace(runs))
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
     procs = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
@@ -48,20 +41,20 @@ def test_trace_figures_match_the_log(logs: Path) -> None:
     assert graph[0]["dur"] == int(float(truth["prod-0.log"]["cuda_graph"] or 0) * 1_000_000)
     assert graph[0]["args"]["text"].startswith("Capture cuda graph end.")
     line_no = graph[0]["args"]["line"]
-    assert (logs / "prod-0.log").read_text().splitlines()[line_no - 1].endswith(graph[0]["args"]["text"])
+    assert (fleet_logs / "prod-0.log").read_text().splitlines()[line_no - 1].endswith(graph[0]["args"]["text"])
     (ready,) = [e for e in events if e["ph"] == "i" and e["pid"] == prod and e["name"] == "ready"]
-    assert ready["ts"] == int((ready_seconds_by_regex(logs / "prod-0.log") or 0) * 1_000_000)
+    assert ready["ts"] == int((ready_seconds_by_regex(fleet_logs / "prod-0.log") or 0) * 1_000_000)
     crashes = [e for e in events if e["ph"] == "i" and e["pid"] == oom and e["name"] == "crash"]
     assert crashes and any(threads[(oom, e["tid"])] == "TP3" for e in crashes)
     # counters: every "avail mem" a line states, per rank
-    text = (logs / "prod-0.log").read_text()
+    text = (fleet_logs / "prod-0.log").read_text()
     stated = sorted(float(v) for v in re.findall(r"avail(?: mem|able_gpu_mem)=([\d.]+) GB", text))
     counted = sorted(e["args"]["GB"] for e in events if e["ph"] == "C" and e["pid"] == prod)
     assert counted == stated
 
 
-def test_overlapping_phases_go_to_another_lane(logs: Path) -> None:
-    runs = load([str(logs / "prod-0.log")])
+def test_overlapping_phases_go_to_another_lane(fleet_logs: Path) -> None:
+    runs = load([str(fleet_logs / "prod-0.log")])
     # make TP0's kv_cache overlap load_weights without nesting
     shift = (pl.col("rank") == "TP0") & (pl.col("phase") == "kv_cache")
     phases = runs.phases.with_columns(
@@ -74,8 +67,8 @@ def test_overlapping_phases_go_to_another_lane(logs: Path) -> None:
 
 
 @pytest.mark.parametrize("table", ["runs", "phases", "milestones"])
-def test_tables_round_trip(logs: Path, tmp_path: Path, table: str) -> None:
-    runs = load([str(logs)])
+def test_tables_round_trip(fleet_logs: Path, tmp_path: Path, table: str) -> None:
+    runs = load([str(fleet_logs)])
     frame: pl.DataFrame = getattr(runs, table)
     export(runs, "parquet", tmp_path / "t.parquet", table)
     assert pl.read_parquet(tmp_path / "t.parquet").equals(frame)
@@ -86,13 +79,13 @@ def test_tables_round_trip(logs: Path, tmp_path: Path, table: str) -> None:
     assert len(rows) == frame.height and set(rows[0]) == set(frame.columns)
 
 
-def test_parquet_to_stdout_is_refused(logs: Path) -> None:
+def test_parquet_to_stdout_is_refused(fleet_logs: Path) -> None:
     with pytest.raises(ValueError, match="binary"):
-        export(load([str(logs / "prod-0.log")]), "parquet", "-")
+        export(load([str(fleet_logs / "prod-0.log")]), "parquet", "-")
 
 
-def test_a_log_that_begins_mid_startup_has_no_negative_times(logs: Path, tmp_path: Path) -> None:
-    lines = (logs / "prod-1.log").read_text().splitlines(keepends=True)
+def test_a_log_that_begins_mid_startup_has_no_negative_times(fleet_logs: Path, tmp_path: Path) -> None:
+    lines = (fleet_logs / "prod-1.log").read_text().splitlines(keepends=True)
     cut = max(i for i, line in enumerate(lines) if "Capture cuda graph begin" in line) + 1
     (tmp_path / "tail.log").write_text("".join(lines[cut:]))  # the capture's reported 640 s reach back
     events = validate_trace(chrome_trace(load(str(tmp_path / "tail.log"))))

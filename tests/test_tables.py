@@ -24,15 +24,8 @@ from firedup.tables import (
 from logmaker import Spec, fleet, ready_seconds_by_regex, write
 
 
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("fleet")
-    fleet(folder)
-    return folder
-
-
-def test_frames_have_the_documented_schemas(logs: Path) -> None:
-    runs = load([str(logs)])
+def test_frames_have_the_documented_schemas(fleet_logs: Path) -> None:
+    runs = load([str(fleet_logs)])
     for column, dtype in RUN_SCHEMA.items():
         assert runs.runs.schema[column] == dtype, column
     assert dict(runs.phases.schema) == PHASE_SCHEMA
@@ -41,15 +34,15 @@ def test_frames_have_the_documented_schemas(logs: Path) -> None:
     assert runs.runs["run_id"].n_unique() == 12
 
 
-def test_time_to_ready_matches_the_log_text(logs: Path) -> None:
-    runs = load([str(logs)])
+def test_time_to_ready_matches_the_log_text(fleet_logs: Path) -> None:
+    runs = load([str(fleet_logs)])
     got = dict(zip(runs.runs["source"].to_list(), runs.runs["ready_seconds"].to_list(), strict=True))
-    for path in sorted(logs.glob("*.log")):
+    for path in sorted(fleet_logs.glob("*.log")):
         assert got[str(path)] == ready_seconds_by_regex(path), path.name
-    assert got[str(logs / "prod-oom.log")] is None  # crashed: no time to ready
+    assert got[str(fleet_logs / "prod-oom.log")] is None  # crashed: no time to ready
 
 
-def test_phase_seconds_match_the_generator_truth(logs: Path, tmp_path: Path) -> None:
+def test_phase_seconds_match_the_generator_truth(fleet_logs: Path, tmp_path: Path) -> None:
     truth = fleet(tmp_path)
     runs = load([str(tmp_path)])
     wide = phase_seconds(runs).join(runs.runs.select("run_id", "source"), on="run_id")
@@ -61,9 +54,9 @@ def test_phase_seconds_match_the_generator_truth(logs: Path, tmp_path: Path) -> 
             assert row.get(phase, 0.0) == pytest.approx(float(truth[name].get(phase) or 0.0)), (name, phase)
 
 
-def test_available_memory_is_read_from_the_lines(logs: Path) -> None:
-    runs = load([str(logs / "prod-0.log")])
-    text = (logs / "prod-0.log").read_text()
+def test_available_memory_is_read_from_the_lines(fleet_logs: Path) -> None:
+    runs = load([str(fleet_logs / "prod-0.log")])
+    text = (fleet_logs / "prod-0.log").read_text()
     stated = [float(v) for v in re.findall(r"avail(?:able_gpu)?_?mem=([\d.]+) GB", text.replace("avail mem=", "avail_mem="))]
     got = runs.milestones["avail_mem_gb"].drop_nulls().to_list()
     assert sorted(got) == sorted(stated)
@@ -83,12 +76,12 @@ def test_flags_are_columns_with_types(tmp_path: Path) -> None:
     assert runs.flag_columns[: len(FLAG_TYPES)] == list(FLAG_TYPES)
 
 
-def test_the_same_log_under_two_paths_counts_once(logs: Path, tmp_path: Path) -> None:
+def test_the_same_log_under_two_paths_counts_once(fleet_logs: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy-of-prod-0.log"
-    copy.write_bytes((logs / "prod-0.log").read_bytes())
-    runs = load([str(logs / "prod-0.log"), str(copy)])
+    copy.write_bytes((fleet_logs / "prod-0.log").read_bytes())
+    runs = load([str(fleet_logs / "prod-0.log"), str(copy)])
     assert runs.runs.height == 1
-    single = load([str(logs / "prod-0.log")])
+    single = load([str(fleet_logs / "prod-0.log")])
     assert runs.phases.height == single.phases.height
     assert runs.milestones.height == single.milestones.height
 
@@ -104,8 +97,8 @@ def test_a_restart_is_two_runs_of_one_source(tmp_path: Path) -> None:
     assert runs.runs["run_id"].n_unique() == 2
 
 
-def test_summary_has_phase_columns_and_varying_flags(logs: Path) -> None:
-    frame = summary(load([str(logs)]))
+def test_summary_has_phase_columns_and_varying_flags(fleet_logs: Path) -> None:
+    frame = summary(load([str(fleet_logs)]))
     assert "cuda_graph_s" in frame.columns and "disable_cuda_graph" in frame.columns
     assert "port" not in frame.columns  # identity flags never count as differing
 
