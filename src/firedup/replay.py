@@ -34,16 +34,11 @@ from firedup.health import (
     VersionGuess,
     answer,
     opens_at,
-    sglang_version_guess,
     valid_version,
 )
 from firedup.sources import normalise
 from firedup.timeline import Run, build_timeline
 
-# Crash lines of SGLang's SIGQUIT path: the main process SIGKILLs its tree and itself, so
-# the shell sees 137 (sglang.md §4.3). Other deaths before ready exit with status 1.
-_SIGKILL_PATH = frozenset({"error.sigquit", "error.child_exception", "error.warmup", "error.killed",
-                           "error.watchdog", "error.child_died"})
 _BAR_ELAPSED = re.compile(r"\d+/\d+ \[(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)<")
 _BAR_NAME = re.compile(r"^[^\d%|]*")
 
@@ -151,10 +146,10 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
         if not valid_version(server_version):
             raise FiredupError(f"--server-version {server_version!r} is not a version like 0.4.6.post2")
         version = VersionGuess(server_version, server_version, ("given with --server-version",))
-    elif last is not None and fmt.name == "sglang":
+    elif last is not None and fmt.version_guess is not None:
         run_events = [e for e in events if last.first_line is not None and last.last_line is not None
                       and last.first_line <= e.line <= last.last_line]
-        version = sglang_version_guess(run_events, last.all_config, last.config_complete)
+        version = fmt.version_guess(run_events, last.all_config, last.config_complete)
     port, url_line = None, None
     if last is not None:
         running = last.milestone("http.running")
@@ -164,7 +159,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     exit_code = 0
     if last is not None and last.crash is not None:
         names = {e.name for e in events if last.first_line is not None and e.line >= last.first_line}
-        killed = "error.killed" in names or (fmt.name == "sglang" and bool(names & _SIGKILL_PATH))
+        killed = bool(names & fmt.kills_tree_on)
         exit_code = 137 if killed else 1
     model = "default"
     if last is not None:

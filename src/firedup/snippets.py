@@ -32,6 +32,7 @@ class Readiness:
     probe_timeout_why: str
     crash_markers: tuple[str, ...]  # fixed strings in the log that mean the start failed
     alternative: str  # a better endpoint where the version has it, or ""
+    grep_trap: bool = False  # `curl ... | grep -q ok` is a known broken wait loop here (empty body)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def _from_health(facts: _SnippetFacts, health: HealthSemantics) -> Readiness:
     return Readiness(name=facts.name, endpoint=health.endpoint, default_port=facts.default_port,
                      while_starting=while_starting, when_ready=when_ready, probe_timeout=facts.probe_timeout,
                      probe_timeout_why=facts.probe_timeout_why, crash_markers=facts.crash_markers,
-                     alternative=alternative)
+                     alternative=alternative, grep_trap=facts.loud_body and health.body == "empty")
 
 
 def readiness(engine: str | None) -> Readiness:
@@ -188,7 +189,7 @@ def snippets_for(budget: Budget) -> dict[str, str]:
     period = probe_period(seconds)
     threshold = math.ceil(seconds / period)
     no_grep = ""
-    if budget.engine == "sglang":
+    if facts.grep_trap:
         no_grep = ("\n# So `curl -s ...@ENDPOINT@ | grep -q ok` can never match, not even when ready."
                    + (f"\n# {facts.alternative}." if facts.alternative else ""))
     values = {

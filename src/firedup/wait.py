@@ -43,7 +43,7 @@ from firedup.engine import Event, Scanner
 from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, FiredupError, UsageError
 from firedup.follow import Follower, FollowError, RawLine
 from firedup.formats import Format, all_formats, get_format, sniff
-from firedup.health import NOT_READINESS, HealthSemantics, advice, opens_at, sglang_version_guess
+from firedup.health import NOT_READINESS, HealthSemantics, advice, opens_at
 from firedup.history import (
     Budget,
     History,
@@ -839,9 +839,9 @@ class Waiter:
                       + (f"; {advice(health)}" if health else "") + ".")
             return
         guess = ""
-        if run is not None and self.fmt is not None and self.fmt.name == "sglang":
+        if run is not None and self.fmt is not None and self.fmt.version_guess is not None:
             events = [e for e in self.events if run.first_line is not None and e.line >= run.first_line]
-            version = sglang_version_guess(events, run.all_config, run.config_complete)
+            version = self.fmt.version_guess(events, run.all_config, run.config_complete)
             if version.low or version.high:
                 guess = f" This log looks like SGLang {version.describe()}."
         self.warn("url-early-health",

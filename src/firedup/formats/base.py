@@ -9,13 +9,13 @@ read the same tables. That is why every regex here must stay in the syntax that 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from firedup.health import HealthSemantics
+    from firedup.health import HealthSemantics, VersionGuess
 
 Converter = Callable[[str], Any]
 
@@ -194,6 +194,12 @@ class Format:
     every_rank_prints: tuple[str, ...] = ()
     # How the health endpoint answers while starting and once ready (firedup.health).
     health: HealthSemantics | None = None
+    # Bounds on the engine version from one run's events, args and whether the args were
+    # whole: the HTTP semantics `wait` and `replay` expect depend on it. None: not known.
+    version_guess: Callable[[Iterable[Any], Mapping[str, Any], bool], VersionGuess] | None = None
+    # Crash events after which the engine SIGKILLs its own process tree (exit status 137);
+    # other deaths before ready exit with status 1.
+    kills_tree_on: frozenset[str] = frozenset({"error.killed"})
     # (crash category, phase or "*") -> advice naming this engine's flags; over crash.HINTS.
     hints: Mapping[tuple[str, str], str] = field(default_factory=dict)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from firedup.formats import _common
 from firedup.formats.base import Format, Header, Rule, to_float, to_int, to_list
-from firedup.health import SGLANG_HEALTH
+from firedup.health import SGLANG_HEALTH, sglang_version_guess
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -285,4 +285,8 @@ FORMAT = Format(
     config_defaults={"tp_size": 1, "dp_size": 1, "pp_size": 1, "ep_size": 1, "nnodes": 1,
                      "disable_cuda_graph": False, "enable_torch_compile": False},
     health=SGLANG_HEALTH,
+    version_guess=sglang_version_guess,
+    # the SIGQUIT path: the main process SIGKILLs its tree and itself (sglang.md §4.3)
+    kills_tree_on=frozenset({"error.killed", "error.sigquit", "error.child_exception", "error.warmup",
+                             "error.watchdog", "error.child_died"}),
 )
