@@ -59,6 +59,11 @@ def test_unknown_flag_is_a_usage_error(fleet_logs: Path) -> None:
     assert out.returncode == 2
     assert "unknown flag 'cuda_graphs'" in out.stderr and "disable_cuda_graph" in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    out = firedup("budget", str(ROOT / "sample_logs"), "--by", "disable_cuda_grap")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    [line] = out.stderr.strip().splitlines()
+    assert "unknown flag 'disable_cuda_grap'" in line and "did you mean disable_cuda_graph" in line
+    assert len(line) < 250  # the closest names, not the hundreds of flags sample_logs states
 
 
 def test_budget_json_and_risk(fleet_logs: Path) -> None:

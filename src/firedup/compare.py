@@ -175,20 +175,24 @@ def grouping_keys(runs: Runs) -> list[str]:
 
 
 def check_by(runs: Runs, by: Sequence[str]) -> None:
-    """An unknown flag is a usage error that lists the flags these runs have."""
+    """An unknown flag is a one-line usage error: the closest names, not every flag these runs state
+    (a folder of SGLang logs states hundreds)."""
     known = grouping_keys(runs)
     for flag in by:
         if flag in known:
             continue
-        population = _population(runs.runs, [])[1]
-        varying = auto_flags(population.filter(pl.col("outcome") == "ready"), runs)
-        close = difflib.get_close_matches(flag, known, n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        listed = ", ".join(varying) if varying else "none"
-        others = ", ".join(k for k in known if k not in varying)
+        close = _closest(flag, known)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; no flag of these runs is close to it"
         raise UnknownFlagError(
-            f"unknown flag {flag!r} in --by.{hint} Flags that differ between these runs: {listed}. "
-            f"Every flag these runs state: {others or 'none'}.")
+            f"unknown flag {flag!r} in --by{hint} (these runs state {len(runs.flag_columns)} flags: "
+            "`firedup parse --json PATH` lists them under \"config\")")
+
+
+def _closest(flag: str, known: Sequence[str], n: int = 3) -> list[str]:
+    """difflib's closest names, then names that contain what was typed (`mem_frac`)."""
+    close = difflib.get_close_matches(flag, known, n=n)
+    within = sorted((k for k in known if flag.lower() in k.lower() and k not in close), key=len)
+    return (close + within)[:n]
 
 
 def auto_flags(frame: pl.DataFrame, runs: Runs) -> list[str]:
