@@ -75,6 +75,40 @@ def test_without_by_groups_by_the_flags_that_vary(fleet_logs: Path) -> None:
     assert any("disable_cuda_graph" in n for n in cmp.grouping.notes)
 
 
+def test_auto_grouping_passes_over_flags_that_give_a_group_per_run(tmp_path: Path) -> None:
+    """A float and an int each run sets its own way split 6 runs into 6 groups; the boolean makes 2."""
+    for i in range(6):
+        write(tmp_path / f"run-{i}.log", Spec(datetime(2026, 1, 5, 8 + i), disable_cuda_graph=i % 2 == 0,
+                                               extra_flags={"mem_fraction_static": 0.80 + i / 100,
+                                                            "cuda_graph_max_bs": 8 * (i + 1)}))
+    runs = load([str(tmp_path)])
+    cmp = compare(runs)
+    assert cmp.grouping.by == ["disable_cuda_graph"] and [g.n for g in cmp.grouping.groups] == [3, 3]
+    [note] = [n for n in cmp.grouping.notes if "not grouped by" in n]
+    assert "mem_fraction_static (float values)" in note
+    assert "cuda_graph_max_bs (most runs have a value of their own)" in note
+    assert "mem_fraction_static" in comparison_text(cmp)
+    # asked for by name, a float still groups, as before
+    assert [g.n for g in compare(runs, ["mem_fraction_static"]).grouping.groups] == [1] * 6
+
+
+def test_auto_grouping_passes_over_seeds_ports_paths_among_the_other_flags(tmp_path: Path) -> None:
+    """No common flag differs: of the other flags, only the categorical one groups."""
+    for i in range(6):
+        extra: dict[str, object] = {
+            "schedule_policy": "lpm" if i < 3 else "fcfs", "sampling_seed": i % 2, "metrics_port": 9000 + i % 2,
+            "dump_dir": f"dumps/{i % 2}", "weights_source": f"/data/{i % 2}",
+            "schedule_conservativeness": 1.0 if i < 3 else 0.5, "chunk_budget": 1000 + i}
+        write(tmp_path / f"run-{i}.log", Spec(datetime(2026, 1, 5, 8 + i), extra_flags=extra))
+    grouping = compare(load([str(tmp_path)])).grouping
+    assert grouping.by == ["schedule_policy"] and [g.n for g in grouping.groups] == [3, 3]
+    [note] = [n for n in grouping.notes if "not grouped by" in n]
+    for expected in ("sampling_seed (a seed)", "metrics_port (a port or address)", "schedule_conservativeness (float",
+                     "chunk_budget (most runs have a value of their own)"):
+        assert expected in note
+    assert "dump_dir, weights_source (a path)" in note or "weights_source, dump_dir (a path)" in note
+
+
 def test_grouping_by_model_keeps_every_model(fleet_logs: Path) -> None:
     cmp = compare(load([str(fleet_logs)]), ["model_path"])
     assert sorted(g.key["model_path"] for g in cmp.grouping.groups) == ["/models/DeepSeek-V3", "/models/Qwen2.5-0.5B"]

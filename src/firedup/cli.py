@@ -212,7 +212,8 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
 
 
-_BY_HELP = "Group by these flags (comma-separated or repeated). Default: the flags that differ between the runs."
+_BY_HELP = ("Group by these flags (comma-separated or repeated). Default: the flags that differ between the runs, "
+            "except those that give about one group per run (floats, seeds, ports, paths).")
 by_option = click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", help=_BY_HELP)
 
 

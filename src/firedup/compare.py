@@ -38,6 +38,14 @@ GROUP_NAMES: dict[tuple[str, Any], str] = {
 EXTRA_KEYS = ("engine",)
 # What makes runs comparable at all, unless the user groups by it.
 POPULATION_KEYS = ("engine", "model_path")
+# Parts of a flag's name (split at `_`) that mark a value each run has alone, so no grouping
+# by default (identity flags such as `port` are never compared at all).
+UNGROUPABLE_NAME_PARTS: dict[str, frozenset[str]] = {
+    "a seed": frozenset({"seed"}),
+    "a port or address": frozenset({"port", "ports", "host", "addr", "url"}),
+    "a path": frozenset({"path", "paths", "dir", "file", "folder"}),
+}
+PATH_STARTS = ("/", "./", "../", "~/")
 
 
 class UnknownFlagError(UsageError):
@@ -195,21 +203,71 @@ def _closest(flag: str, known: Sequence[str], n: int = 3) -> list[str]:
     return (close + within)[:n]
 
 
-def auto_flags(frame: pl.DataFrame, runs: Runs) -> list[str]:
-    """Flags with more than one known value: the common flags if any vary, else any flag."""
+def ungroupable(frame: pl.DataFrame, flag: str) -> str | None:
+    """Why a flag that differs between runs still makes no useful groups on its own, else None.
+
+    Auto-grouping by such a flag gives one group per run: a continuous float, a seed, a port, a
+    path, or values nearly every run has alone. Booleans always make groups; so does any flag
+    with two values (debug vs production, on two runs).
+    """
+    column = frame[flag]
+    if column.dtype == pl.Boolean():
+        return None
+    if column.dtype.is_float():
+        return "float values"
+    parts = set(flag.removeprefix("flag.").lower().split("_"))
+    for kind, names in UNGROUPABLE_NAME_PARTS.items():
+        if parts & names:
+            return kind
+    values = column.drop_nulls()
+    if column.dtype == pl.Utf8() and values.len() and all(
+            v.startswith(PATH_STARTS) for v in values.to_list()):
+        return "a path"
+    counts = values.value_counts()["count"]
+    if counts.len() > 2 and (counts == 1).sum() > values.len() / 2:
+        return "most runs have a value of their own"
+    return None
+
+
+def auto_flags(frame: pl.DataFrame, runs: Runs) -> tuple[list[str], dict[str, str]]:
+    """Flags with more than one known value that make groups (the common flags if any, else any
+    flag), and those that differ but were left out, with why."""
+    left_out: dict[str, str] = {}
+
     def varying(cols: Sequence[str]) -> list[str]:
         out = []
         for col in cols:
             if col not in frame.columns or col.removeprefix("flag.") in IDENTITY_FLAGS:
                 continue
             if frame[col].drop_nulls().n_unique() > 1:
-                out.append(col)
+                why = ungroupable(frame, col)
+                if why is None:
+                    out.append(col)
+                else:
+                    left_out[col] = why
         return out
 
     common = varying([c for c in runs.flag_columns if c in FLAG_TYPES and c not in POPULATION_KEYS])
     if common:
-        return common
-    return varying([c for c in runs.flag_columns if c not in FLAG_TYPES])
+        return common, left_out
+    return varying([c for c in runs.flag_columns if c not in FLAG_TYPES]), left_out
+
+
+def _auto_left_out_note(left_out: dict[str, str], most: int = 10) -> str:
+    """One note: the flags auto-grouping passed over, by reason, and how to group by one anyway."""
+    by_reason: dict[str, list[str]] = {}
+    for flag, why in left_out.items():
+        by_reason.setdefault(why, []).append(flag)
+    parts, named = [], 0
+    for why, flags in by_reason.items():
+        shown = flags[:max(most - named, 0)]
+        named += len(shown)
+        if shown:
+            parts.append(f"{', '.join(shown)} ({why})")
+    more = f" and {len(left_out) - named} more" if len(left_out) > named else ""
+    first = next(iter(left_out))
+    return (f"differ too, but not grouped by (such flags give about one group per run): {'; '.join(parts)}{more}; "
+            f"`--by {first}` still groups by it")
 
 
 def _why_not_timed(row: dict[str, Any]) -> str:
@@ -266,11 +324,15 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     left_out.extend(other)
     ready = frame.filter(pl.col("outcome") == "ready")
     if by_auto:
-        by = auto_flags(ready, runs)
+        by, passed_over = auto_flags(ready, runs)
         if by:
             notes.append(f"grouped by the flags that differ between the ready runs: {', '.join(by)}")
+        elif passed_over:
+            notes.append("no flag that differs between the ready runs makes groups: one group")
         else:
             notes.append("no flag differs between the ready runs: one group")
+        if passed_over:
+            notes.append(_auto_left_out_note(passed_over))
     by = list(by or [])
     wide = phase_seconds(runs.select(ready["run_id"].to_list()))
     groups: dict[tuple[Any, ...], Group] = {}
