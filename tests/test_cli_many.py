@@ -24,8 +24,18 @@ def firedup(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
                           timeout=120, check=False)
 
 
+def test_runs_table_fits_80_columns_when_not_a_terminal(tmp_path: Path) -> None:
+    out = firedup("runs", str(ROOT / "sample_logs"), env={"COLUMNS": ""})
+    assert out.returncode == 0, out.stderr
+    assert max(len(line) for line in out.stdout.splitlines()) <= 80
+    assert "flags that differ" in out.stdout.splitlines()[-2]
+    # a file is not a terminal to fit: it gets every column
+    firedup("runs", str(ROOT / "sample_logs"), "-o", str(tmp_path / "runs.txt"), env={"COLUMNS": ""})
+    assert {"disable_cuda_graph", "mem_fraction_static"} <= set((tmp_path / "runs.txt").read_text().split())
+
+
 def test_runs_table_and_files(fleet_logs: Path, tmp_path: Path) -> None:
-    out = firedup("runs", str(fleet_logs))
+    out = firedup("runs", str(fleet_logs), env={"COLUMNS": "250"})
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].split()[:4] == ["source", "outcome", "to", "ready"]

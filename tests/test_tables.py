@@ -131,6 +131,62 @@ def test_a_flag_one_engine_does_not_have_does_not_differ_because_of_it() -> None
     assert "engine_init" not in compiled and "model_loading" not in compiled
 
 
+@pytest.mark.parametrize("width", [80, 100, 120, 160])
+def test_runs_table_fits_the_terminal_width(width: int) -> None:
+    """sample_logs' table is over 200 columns: narrower, every run keeps its name, outcome and time,
+    and one line counts the flag columns left out and where they are."""
+    from conftest import SAMPLE_LOGS
+    from firedup.render import fmt_duration
+    from firedup.tables import summary_text, varying_flags
+
+    runs = load([str(SAMPLE_LOGS)])
+    assert len(summary_text(runs).splitlines()[0]) > 200
+    lines = summary_text(runs, width=width).splitlines()
+    assert all(len(line) <= width for line in lines), width
+    frame = runs.runs
+    for row, run in zip(lines[1:], frame.iter_rows(named=True), strict=False):
+        name = Path(run["source"]).name + (f" #{run['run_index'] + 1}" if run["run_index"] else "")
+        time = fmt_duration(run["ready_seconds"] if run["outcome"] == "ready" else run["total_seconds"])
+        assert row.startswith(name + " ") and run["outcome"] in row and time in row
+    every = varying_flags(frame, runs.flag_columns)
+    shown = [flag for flag in every if flag in lines[0].split()]
+    [left_out] = [line for line in lines if line.startswith("(left out:")]
+    assert f"{len(every) - len(shown)} flags that differ" in left_out and "--format csv" in left_out
+    assert ("biggest phase" in lines[0]) != ("biggest phases" in left_out)
+
+
+def test_runs_table_puts_the_flags_that_split_the_runs_most_first() -> None:
+    from conftest import SAMPLE_LOGS
+    from firedup.tables import summary_text
+
+    runs = load([str(SAMPLE_LOGS)])
+    header = summary_text(runs).splitlines()[0].split()
+    flags = [word for word in header if word in runs.flag_columns]
+    off_the_most_common = [runs.runs.height - runs.runs[f].value_counts()["count"].max() for f in flags]
+    assert off_the_most_common == sorted(off_the_most_common, reverse=True) and len(set(off_the_most_common)) > 1
+
+
+def test_runs_table_cuts_long_names_in_the_middle() -> None:
+    """The corpus' file names are up to 70 characters: at 80 columns each keeps its start and its end."""
+    from conftest import corpus_logs
+    from firedup.tables import summary_text
+
+    logs = corpus_logs("sglang")
+    if not logs:
+        pytest.skip("no corpus (../shared)")
+    runs = load([str(p) for p in logs])
+    lines = summary_text(runs, width=80).splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert f"(sources in {logs[0].parent}/)" in lines
+    cut = 0
+    for row, run in zip(lines[1:], runs.runs.iter_rows(named=True), strict=False):
+        name = Path(run["source"]).name
+        head, _, tail = row.split("  ")[0].removesuffix(f" #{run['run_index'] + 1}").partition("…")
+        assert name.startswith(head) and name.endswith(tail) and len(head) >= 8
+        cut += bool(tail)
+    assert cut > len(logs) / 2
+
+
 def test_bad_input_is_reported_not_raised(tmp_path: Path) -> None:
     (tmp_path / "broken.log.gz").write_bytes(b"\x1f\x8b then not gzip at all")  # gzip magic, bad stream
     write(tmp_path / "ok.log", Spec(datetime(2026, 1, 5, 8)))

@@ -192,12 +192,20 @@ def _write_out(text: str, out: str | None) -> None:
 @click.option("-o", "--output", "out", default=None, metavar="FILE", help="Write to FILE instead of stdout.")
 def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
              all_files: bool, fmt: str, out: str | None) -> None:
-    """One row per run: outcome, time to ready, biggest phases, the flags that differ."""
+    """One row per run: outcome, time to ready, biggest phases, the flags that differ.
+
+    The table fits the terminal (80 columns when not a terminal, $COLUMNS to choose): the
+    columns that do not fit are counted on one line; --format csv/json/parquet hold them all.
+    """
     from firedup.tables import summary, summary_text
 
     runs = _load(paths, store, engine, default_date, all_files)
     if fmt == "table":
-        _write_out(summary_text(runs) if len(runs) else "no server startup found in the input", out)
+        import shutil
+
+        # the terminal's width ($COLUMNS, else 80 when not a terminal); a file gets every column
+        width = shutil.get_terminal_size().columns if not out or out == "-" else None
+        _write_out(summary_text(runs, width=width) if len(runs) else "no server startup found in the input", out)
     elif fmt == "parquet":
         if not out or out == "-":
             raise click.UsageError("--format parquet needs -o FILE")

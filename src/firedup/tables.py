@@ -416,49 +416,170 @@ def summary(runs: Runs) -> pl.DataFrame:
     return base.join(renamed, on="run_id", how="left", maintain_order="left")
 
 
-def summary_text(runs: Runs, top: int = 3) -> str:
-    """The `firedup runs` table: one line per run, biggest phases, the flags that differ."""
+@dataclass
+class _Column:
+    """One column of a text table: its header, its cells, and which side it aligns to."""
+
+    head: str
+    cells: list[str]
+    right: bool = False
+
+    @property
+    def width(self) -> int:
+        return max(len(cell) for cell in [self.head, *self.cells])
+
+
+def _table_width(columns: Sequence[_Column]) -> int:
+    return sum(c.width for c in columns) + 2 * (len(columns) - 1)
+
+
+def _table_lines(columns: Sequence[_Column]) -> list[str]:
+    widths = [c.width for c in columns]
+    rows = zip(*([c.head, *c.cells] for c in columns), strict=True)
+    return ["  ".join(cell.rjust(w) if c.right else cell.ljust(w) for cell, w, c in zip(row, widths, columns,
+                                                                                       strict=True)).rstrip()
+            for row in rows]
+
+
+def _common_folder(sources: Sequence[str]) -> str:
+    """The folder every source is in (`sample_logs/`), or "" when they share none worth naming."""
+    split = [source.split("/")[:-1] for source in sources]
+    common: list[str] = []
+    for parts in zip(*split, strict=False):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    folder = "/".join(common) + "/" if common else ""
+    return folder if folder.strip("/.") else ""
+
+
+def _cut_middle(text: str, width: int) -> str:
+    """`062_docs-ci-e…2025-03.log`: a file name keeps its number and its end."""
+    if len(text) <= width:
+        return text
+    keep = max(width - 1, 0)
+    head, tail = keep - keep // 2, keep // 2
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def _cut_end(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+
+
+# The identifying columns give up no more than this to make a table fit a narrow terminal.
+MIN_SOURCE_WIDTH = 20
+MIN_OUTCOME_WIDTH = 16
+SOURCE_WIDTH_FOR_PHASE = 32  # and no more than this to make room for the biggest phase
+
+
+def summary_text(runs: Runs, top: int = 3, width: int | None = None) -> str:
+    """The `firedup runs` table: one line per run, biggest phases, the flags that differ.
+
+    With a `width` (the terminal's), a table that would be wider is fitted to it: source,
+    outcome and time to ready always stay (their folder said once, long names cut in the
+    middle), then the biggest phase, then the flag columns that fit, then more phases. One
+    line counts what was left out and names the formats that hold every column.
+    """
     from firedup.render import fmt_duration
 
     frame = summary(runs)
     every = varying_flags(runs.runs, runs.flag_columns)
-    # the table shows the first-class flags; the rest are in --format csv/json/parquet
-    flags = [f for f in every if f in FLAG_TYPES] or every[:4]
-    hidden = [f for f in every if f not in flags]
+    # the table shows the first-class flags (the rest are in --format csv/json/parquet), those
+    # that split the runs most first: the more runs differ from the most common value, the sooner
+    flags = sorted([f for f in every if f in FLAG_TYPES] or every[:4],
+                   key=lambda f: frame[f].value_counts()["count"].max() or 0)
     phase_cols = [c for c in frame.columns if c.endswith("_s") and c != "total_s" and c != "unattributed_s"]
-    rows = []
+    names, wheres, states, to_ready, biggest = [], [], [], [], []
     for row in frame.iter_rows(named=True):
-        if row["outcome"] == "ready":
-            to_ready = fmt_duration(row["ready_seconds"])
-        elif row["outcome"] == "crashed":
-            to_ready = f"({fmt_duration(row['total_seconds'])})"
-        else:
-            to_ready = f"({fmt_duration(row['total_seconds'])})"
+        time = fmt_duration(row["ready_seconds"] if row["outcome"] == "ready" else row["total_seconds"])
+        to_ready.append(time if row["outcome"] == "ready" else f"({time})")
         state = row["outcome"]
         if row["outcome"] == "crashed":
             state += f": {row['crash_category'] or 'unknown'}" + (f" in {row['crash_phase']}" if row["crash_phase"] else "")
         elif row["outcome"] == "incomplete" and row["stopped_in"]:
             state += f" in {row['stopped_in']}"
+        states.append(state)
         present = [c[:-2] for c in phase_cols if row[c]]
         # an umbrella (vLLM's engine_init) is not listed beside the steps it spans
-        biggest = sorted(((row[c] or 0.0, c[:-2]) for c in phase_cols if not spanned(c[:-2], present)),
-                         reverse=True)[:top]
-        big = ", ".join(f"{name} {fmt_duration(sec)}" for sec, name in biggest if sec > 0) or "-"
-        where = f" #{row['run_index'] + 1}" if row["run_index"] else ""
-        rows.append([row["source"] + where, state, to_ready, big,
-                     *("-" if row[f] is None else str(row[f]) for f in flags)])
-    head = ["source", "outcome", "to ready", f"biggest phases (top {top})", *flags]
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(str(cell).ljust(widths[i]) if i != 2 else str(cell).rjust(widths[i])
-                       for i, cell in enumerate(r)).rstrip() for r in [head, *rows]]
+        biggest.append(sorted(((row[c] or 0.0, c[:-2]) for c in phase_cols if not spanned(c[:-2], present)),
+                              reverse=True)[:top])
+        names.append(row["source"])
+        wheres.append(f" #{row['run_index'] + 1}" if row["run_index"] else "")
+
+    def phases(k: int) -> _Column:
+        head = "biggest phase" if k == 1 else f"biggest phases (top {k})"
+        return _Column(head, [", ".join(f"{name} {fmt_duration(sec)}" for sec, name in b[:k] if sec > 0) or "-"
+                              for b in biggest])
+
+    flag_columns = [_Column(f, ["-" if v is None else str(v) for v in frame[f].to_list()]) for f in flags]
+    columns = [_Column("source", [n + w for n, w in zip(names, wheres, strict=True)]), _Column("outcome", states),
+               _Column("to ready", to_ready, right=True), phases(top), *flag_columns]
+    notes: list[str] = []
+    if width is not None and _table_width(columns) > width:
+        columns, notes = _fit(names, wheres, columns[1:3], phases, top, flag_columns, width)
+    phases_shown = len(columns) > 3 and columns[3].head.startswith("biggest phase")
+    shown = [c.head for c in columns if c.head in flags]
+    hidden = list(dict.fromkeys(f for f in [*flags, *every] if f not in shown))
+    lines = _table_lines(columns)
     if not flags and frame.height > 1:
         lines.append("(no flag differs between these runs)")
+    lines.extend(notes)
+    if hidden or not phases_shown:
+        lines.append(_left_out_line(hidden, phases_shown, width))
+    if any(t.startswith("(") for t in to_ready):
+        lines.append("(time in parentheses: to the crash or the end of the log, not to ready)")
+    return "\n".join(lines)
+
+
+def _fit(names: list[str], wheres: list[str], outcome_and_time: list[_Column], phases: Callable[[int], _Column],
+         top: int, flag_columns: list[_Column], width: int) -> tuple[list[_Column], list[str]]:
+    """The columns of a table that is too wide, fitted to `width`, and a note on the shared folder."""
+    outcome, to_ready = outcome_and_time
+    notes = []
+    folder = _common_folder(names)
+    if folder:
+        names = [n[len(folder):] for n in names]
+        notes.append(f"(sources in {folder})")
+
+    def source(cap: int) -> _Column:
+        return _Column("source", [_cut_middle(n, cap - len(w)) + w for n, w in zip(names, wheres, strict=True)])
+
+    ident = [source(max(width - outcome.width - to_ready.width - 4, MIN_SOURCE_WIDTH))]
+    ident.append(_Column("outcome", [_cut_end(state, max(width - ident[0].width - to_ready.width - 4,
+                                                         MIN_OUTCOME_WIDTH)) for state in outcome.cells]))
+    ident.append(to_ready)
+    over = _table_width([*ident, phases(1)]) - width
+    if 0 < over <= ident[0].width - SOURCE_WIDTH_FOR_PHASE:  # long names give way to the biggest phase
+        ident[0] = source(ident[0].width - over)
+    columns = list(ident)
+    if _table_width([*columns, phases(1)]) <= width:
+        columns.append(phases(1))
+    for column in flag_columns:  # in their order, each that still fits
+        if _table_width([*columns, column]) <= width:
+            columns.append(column)
+    if len(columns) > 3 and columns[3].head == phases(1).head:
+        for k in range(top, 1, -1):
+            wider = [*columns[:3], phases(k), *columns[4:]]
+            if _table_width(wider) <= width:
+                return wider, notes
+    return columns, notes
+
+
+def _left_out_line(hidden: Sequence[str], phases_shown: bool, width: int | None) -> str:
+    """`(left out: 24 flags that differ (a, b, ...); see --format csv/json/parquet)`, within `width`."""
+    what = [] if phases_shown else ["biggest phases"]
     if hidden:
-        shown = ", ".join(hidden[:8]) + (", ..." if len(hidden) > 8 else "")
-        lines.append(f"({len(hidden)} more flags differ: {shown}; all are columns of --format csv/json/parquet)")
-    lines.append("(time in parentheses: to the crash or the end of the log, not to ready)"
-                 if any(r[2].startswith("(") for r in rows) else "")
-    return "\n".join(line for line in lines if line)
+        what.append(f"{len(hidden)} flag{'s that differ' if len(hidden) != 1 else ' that differs'}")
+    lead, tail = f"(left out: {', '.join(what)}", "; see --format csv/json/parquet)"
+    named: list[str] = []
+    for i, flag in enumerate(hidden):
+        more = ", ..." if i + 1 < len(hidden) else ""
+        if (width is None and i >= 8) or (
+                width is not None and len(f"{lead} ({', '.join([*named, flag])}{more}){tail}") > width):
+            break
+        named.append(flag)
+    listed = f" ({', '.join(named)}{', ...' if len(named) < len(hidden) else ''})" if named else ""
+    return f"{lead}{listed}{tail}"
 
 
 __all__ = ["MILESTONE_SCHEMA", "PHASE_SCHEMA", "RUN_SCHEMA", "Runs", "from_runs", "load", "phase_seconds",
