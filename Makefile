@@ -7,6 +7,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
+# The demo report's "Generated" time (SOURCE_DATE_EPOCH, the reproducible-builds convention):
+# when sample_logs/ last changed, as the author time of its last commit (unlike the committer
+# time, it survives a rebase or cherry-pick), or the mtime of its truth.json without git. So
+# `make demo` rewrites reports/sample/ byte for byte. A SOURCE_DATE_EPOCH from the environment wins.
+GIT_EPOCH   = $(shell git log -1 --format=%at -- sample_logs 2>/dev/null)
+MTIME_EPOCH = $(shell $(PYTHON) -c 'import os; print(int(os.stat("sample_logs/truth.json").st_mtime))')
+DEMO_EPOCH  = $(or $(SOURCE_DATE_EPOCH),$(GIT_EPOCH),$(MTIME_EPOCH))
+
 .PHONY: demo test lint samples clean
 
 $(BIN)/python:
@@ -25,7 +33,7 @@ demo: $(STAMP)
 	@echo; echo "== debug vs production (firedup compare --by disable_cuda_graph)"
 	@$(BIN)/firedup compare sample_logs/ --by disable_cuda_graph
 	@echo; echo "== the team report: charts, budget, crashes, every run (firedup report)"
-	@$(BIN)/firedup report sample_logs/ --by disable_cuda_graph -o reports/sample/
+	@SOURCE_DATE_EPOCH=$(DEMO_EPOCH) $(BIN)/firedup report sample_logs/ --by disable_cuda_graph -o reports/sample/
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -186,6 +186,13 @@ def _truth(name: str) -> dict[str, Any]:
     return json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"][name]["runs"][0]  # type: ignore[no-any-return]
 
 
+def _sample_names(engine: str, model: str) -> list[str]:
+    """The sample files whose (one) startup the generator wrote with this engine and model."""
+    files = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]
+    return sorted(name for name, f in files.items()
+                  if f["runs"][0]["engine"] == engine and f["runs"][0]["config"].get("model_path") == model)
+
+
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled samples plus SGLang runs of the model the vLLM samples start (Qwen3-32B, TP2)."""
@@ -211,7 +218,9 @@ def test_by_engine_compares_the_model_both_engines_ran(mixed: Path) -> None:
     assert g.population == {"model_path": "Qwen/Qwen3-32B"}  # not the model with the most runs
     groups = {grp.label: grp for grp in g.groups}
     assert set(groups) == {"engine=sglang", "engine=vllm"}
-    assert groups["engine=sglang"].n == 3 and groups["engine=vllm"].n == 2
+    # the three written here and the samples' own SGLang runs of the model
+    assert groups["engine=sglang"].n == 3 + len(_sample_names("sglang", "Qwen/Qwen3-32B"))
+    assert groups["engine=vllm"].n == 2
     # vLLM's times are its two samples, read from their truth
     vllm_truth = [_truth(n)["ready_offset_s"] for n in ("vllm-tp2-eager.log", "vllm-tp2-compiled.log")]
     assert sorted(groups["engine=vllm"].ready_seconds) == pytest.approx(sorted(vllm_truth), abs=1.0)
@@ -222,8 +231,39 @@ def test_by_engine_compares_the_model_both_engines_ran(mixed: Path) -> None:
     assert not any(name.startswith(("vllm-", "sglang-qwen3-32b")) for name in left)
 
 
-def test_by_engine_when_no_model_ran_on_both_says_why_one_engine_is_missing() -> None:
+def test_by_engine_on_the_samples_compares_sglang_with_vllm_on_one_model() -> None:
+    model = "Qwen/Qwen3-32B"
+    sglang, vllm = _sample_names("sglang", model), _sample_names("vllm", model)
+    assert sglang and vllm  # sample_logs/ holds runs of one model on both engines
     cmp = compare(load([str(SAMPLE_LOGS)]), ["engine"])
+    assert cmp.grouping.population == {"model_path": model}
+    groups = {grp.label: grp for grp in cmp.grouping.groups}
+    assert set(groups) == {"engine=sglang", "engine=vllm"}
+    for label, names in (("engine=sglang", sglang), ("engine=vllm", vllm)):
+        truth = sorted(_truth(n)["ready_offset_s"] for n in names)
+        assert sorted(groups[label].ready_seconds) == pytest.approx(truth, abs=1.0)
+    (d,) = cmp.deltas
+    assert {d.base.label, d.other.label} == {"engine=sglang", "engine=vllm"}
+    assert d.flags_differ["engine"] == ([d.base.key["engine"]], [d.other.key["engine"]])
+    assert cmp.headline.startswith(f"{cmp.grouping.groups[0].label} ready in a median of ")
+    assert "none of" not in comparison_text(cmp)  # no engine is missing from the comparison
+
+
+@pytest.fixture(scope="module")
+def one_model_per_engine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled samples without the SGLang runs of the vLLM runs' model: no model ran on both."""
+    import shutil
+
+    folder = tmp_path_factory.mktemp("apart")
+    shared = set(_sample_names("sglang", "Qwen/Qwen3-32B"))
+    for path in SAMPLE_LOGS.glob("*.log"):
+        if path.name not in shared:
+            shutil.copy(path, folder / path.name)
+    return folder
+
+
+def test_by_engine_when_no_model_ran_on_both_says_why_one_engine_is_missing(one_model_per_engine: Path) -> None:
+    cmp = compare(load([str(one_model_per_engine)]), ["engine"])
     assert [grp.label for grp in cmp.grouping.groups] == ["engine=sglang"]
     text = comparison_text(cmp)
     assert ("note: engine=vllm: 2 ready runs, none of model_path=Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 (left out "
@@ -238,6 +278,8 @@ def test_the_demo_headline_is_the_sglang_story_with_the_vllm_runs_left_out() -> 
     left = {Path(lo.source).name: lo.reason for lo in cmp.grouping.left_out}
     assert left["vllm-tp2-compiled.log"].startswith("other engine and model (engine=vllm, model_path=Qwen/Qwen3-32B)")
     assert left["vllm-tp2-eager.log"].startswith("other engine and model")
+    for name in _sample_names("sglang", "Qwen/Qwen3-32B"):  # SGLang, but another model
+        assert left[name].startswith("other model (model_path=Qwen/Qwen3-32B)")
 
 
 def test_vllm_eager_vs_compiled_is_explained_by_compile_not_by_the_engines_umbrella_timer() -> None:

@@ -9,15 +9,26 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from firedup.errors import UsageError
 from firedup.render import fmt_duration
-from firedup.report import build_report, display_paths, md_code, md_fence, md_text
+from firedup.report import (
+    CHART_FILES,
+    build_report,
+    display_paths,
+    generation_time,
+    md_code,
+    md_fence,
+    md_text,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"
@@ -41,7 +52,7 @@ def sample_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = firedup("report", "sample_logs/", "--by", "disable_cuda_graph", "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # no progress bar when stderr is not a terminal
-    runs = sum(len(f["runs"]) for f in TRUTH["files"].values())  # 14 SGLang startups, 2 vLLM
+    runs = sum(len(f["runs"]) for f in TRUTH["files"].values())  # every startup the generator wrote
     assert f"wrote {runs} runs" in proc.stdout
     return out
 
@@ -225,14 +236,104 @@ def test_regenerating_gives_the_same_bytes(sample_report: Path, tmp_path: Path) 
         if name.endswith((".html", ".md")):
             a, b = _strip_time(a.decode()).encode(), _strip_time(b.decode()).encode()
         assert a == b, name
-    # SOURCE_DATE_EPOCH pins the timestamp too: then every byte is the same
-    pinned = [tmp_path / "p1", tmp_path / "p2"]
-    for out in pinned:
-        assert firedup("report", "sample_logs/small-tp1.log", "-o", str(out),
-                       env={"SOURCE_DATE_EPOCH": "1780000000"}).returncode == 0
-    for name in ("index.html", "report.md", "timeline.png"):
-        assert (pinned[0] / name).read_bytes() == (pinned[1] / name).read_bytes()
-    assert "Generated 2026-05-28 20:26 UTC" in (pinned[0] / "report.md").read_text()
+
+
+PINNED_EPOCH = "1780000000"  # 2026-05-28 20:26:40 UTC
+
+
+@pytest.fixture(scope="module")
+def pinned_reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The README's command twice, into two folders, with one SOURCE_DATE_EPOCH."""
+    outs = []
+    for name in ("first", "second"):
+        out = tmp_path_factory.mktemp(name) / "sample"
+        proc = firedup("report", "sample_logs/", "--by", "disable_cuda_graph", "-o", str(out),
+                       env={"SOURCE_DATE_EPOCH": PINNED_EPOCH})
+        assert proc.returncode == 0, proc.stderr
+        outs.append(out)
+    return outs[0], outs[1]
+
+
+def test_the_same_source_date_epoch_gives_byte_identical_files(pinned_reports: tuple[Path, Path]) -> None:
+    first, second = pinned_reports
+    names = sorted(p.name for p in first.iterdir())
+    assert names == sorted(p.name for p in second.iterdir())
+    assert set(names) == {"index.html", "report.md", *CHART_FILES.values()}  # every chart is drawn and compared
+    for name in names:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+    for name in ("index.html", "report.md"):
+        assert "Generated 2026-05-28 20:26 UTC" in (first / name).read_text()
+
+
+def _png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(type, payload) of every chunk of a PNG file, read by the format's own layout."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks, at = [], 8
+    while at < len(data):
+        (size,) = struct.unpack(">I", data[at:at + 4])
+        chunks.append((data[at + 4:at + 8], data[at + 8:at + 8 + size]))
+        at += 12 + size
+    return chunks
+
+
+def test_png_charts_carry_no_time_and_no_version(pinned_reports: tuple[Path, Path]) -> None:
+    """A PNG can hold a modification time (tIME) and text (matplotlib writes its version under
+    `Software` unless told not to): none may be there, or the bytes depend on the build."""
+    for png in sorted(pinned_reports[0].glob("*.png")):
+        kinds = [kind for kind, _ in _png_chunks(png.read_bytes())]
+        assert kinds[0] == b"IHDR" and kinds[-1] == b"IEND", png.name
+        assert not {b"tIME", b"tEXt", b"iTXt", b"zTXt", b"eXIf"} & set(kinds), (png.name, kinds)
+    embedded = re.findall(r"data:image/png;base64,([^\"]+)", (pinned_reports[0] / "index.html").read_text())
+    assert len(embedded) == len(CHART_FILES)
+    for data in embedded:  # the page's copies are the same files
+        assert base64.b64decode(data) in {p.read_bytes() for p in pinned_reports[0].glob("*.png")}
+
+
+@pytest.mark.parametrize("value", ["yesterday", "-1", "1.5", " 1780000000", "1e9", "\uff11\uff12",
+                                   "99999999999999999999"])
+def test_a_source_date_epoch_that_is_not_unix_seconds_is_refused(value: str) -> None:
+    with pytest.raises(UsageError, match="SOURCE_DATE_EPOCH="):
+        generation_time({"SOURCE_DATE_EPOCH": value})
+
+
+def test_a_bad_source_date_epoch_is_one_line_on_stderr_before_anything_is_written(tmp_path: Path) -> None:
+    proc = firedup("report", "sample_logs/small-tp1.log", "-o", str(tmp_path / "r"), env={"SOURCE_DATE_EPOCH": "now"})
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("firedup: SOURCE_DATE_EPOCH='now' is not a time in whole seconds")
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_unset_or_empty_source_date_epoch_is_the_current_time() -> None:
+    before = datetime.now(UTC).replace(microsecond=0)
+    for environ in ({}, {"SOURCE_DATE_EPOCH": ""}):
+        assert before <= generation_time(environ) <= datetime.now(UTC)
+    assert generation_time({"SOURCE_DATE_EPOCH": PINNED_EPOCH}) == datetime(2026, 5, 28, 20, 26, 40, tzinfo=UTC)
+
+
+def test_make_demo_pins_the_committed_report_to_the_last_commit_of_the_samples() -> None:
+    """`make demo` rewrites reports/sample/ with SOURCE_DATE_EPOCH = the author time of the last
+    commit of sample_logs/, so the committed report must carry that time: then the demo leaves
+    `git status` clean (the rest of the bytes: the tests above)."""
+    if shutil.which("make") is None or shutil.which("git") is None or not COMMITTED.is_dir():
+        pytest.skip("needs make, git and reports/sample/")
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+
+    if git("rev-parse", "--is-shallow-repository") != "false":
+        pytest.skip("not a full git checkout: the samples' last commit is not known")
+    if git("status", "--porcelain", "--", "sample_logs"):
+        pytest.skip("sample_logs/ has uncommitted changes")
+    env = {k: v for k, v in os.environ.items() if k not in ("SOURCE_DATE_EPOCH", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    dry = subprocess.run(["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, env=env, check=False)
+    m = re.search(r"^SOURCE_DATE_EPOCH=(\S+) \S*firedup report sample_logs/", dry.stdout, re.M)
+    assert m is not None, dry.stdout + dry.stderr
+    authored = git("log", "-1", "--format=%at", "--", "sample_logs")
+    assert m.group(1) == authored
+    stamp = datetime.fromtimestamp(int(authored), UTC).strftime("Generated %Y-%m-%d %H:%M UTC")
+    for name in ("report.md", "index.html"):
+        assert GENERATED.findall((COMMITTED / name).read_text()) == [stamp], name
 
 
 def test_committed_example_is_what_the_command_writes(sample_report: Path) -> None:

@@ -1,4 +1,5 @@
-"""`firedup wait`: history arithmetic, probing, and end-to-end runs against `firedup replay`.
+"""`firedup wait`: timeouts, probing, and end-to-end runs against `firedup replay` (what history tells
+it: tests/test_history.py).
 
 The end-to-end cases run `wait` and `replay` as real processes that talk over loopback
 HTTP and a real growing file. Expected figures come from the fixture text itself (its
@@ -44,7 +45,6 @@ from _live import (
 )
 from conftest import CORPUS, SAMPLE_LOGS
 from firedup.errors import UsageError
-from firedup.history import MIN_STALL_S, History, select_history
 from firedup.parse import parse_paths
 from firedup.wait import Waiter, WaitOptions, parse_timeout, pid_alive, probe
 
@@ -72,102 +72,6 @@ def test_timeouts_read_like_people_write_them(text: str, expected: tuple[float |
 def test_a_bad_timeout_is_a_usage_error(text: str) -> None:
     with pytest.raises(UsageError):
         parse_timeout(text)
-
-
-def test_budget_is_the_one_firedup_budget_gives_with_its_risk(tmp_path: Path) -> None:
-    slower = tmp_path / "slower.log"
-    # the same startup, 60 s slower in weight loading
-    text = NEW_READY.read_text()
-    lines = text.splitlines()
-    shifted = []
-    for line in lines:
-        m = re.match(r"^\[2026-10-30 10:(\d\d):(\d\d)", line)
-        if m and (int(m.group(1)) * 60 + int(m.group(2))) >= 18:
-            total = int(m.group(1)) * 60 + int(m.group(2)) + 60
-            line = f"[2026-10-30 10:{total // 60:02d}:{total % 60:02d}" + line[len("[2026-10-30 10:00:00"):]
-        shifted.append(line)
-    slower.write_text("\n".join(shifted) + "\n")
-    history = History(_runs(NEW_READY, slower, CRASH_OOM))
-    assert history.n == 2  # the crashed run is no evidence of how long a start takes
-    slowest = seconds_to_ready(slower)
-    assert slowest == seconds_to_ready(NEW_READY) + 60
-    budget = history.budget()
-    assert budget is not None
-    assert budget.slowest == slowest
-    # Two runs tell nothing of the spread: `firedup budget`'s rule of thumb, 1.5 x the slowest,
-    # rounded up to whole seconds (to 10 s past a minute).
-    raw = slowest * 1.5
-    assert budget.seconds == (math.ceil(raw) if raw <= 60 else math.ceil(raw / 10) * 10)
-    assert "rule of thumb budget of `firedup budget`" in budget.method
-    assert "1/(n+1) = 33%" in budget.method
-    assert history.median_ready() == pytest.approx((slowest + seconds_to_ready(NEW_READY)) / 2)
-
-
-def _slowest_elapsed(log: Path, marker: str) -> float:
-    return max(float(m) for m in re.findall(rf"{marker}.*? elapsed=([\d.]+) s", log.read_text()))
-
-
-def test_usual_phase_durations_and_the_remaining_time() -> None:
-    history = History(_runs(NEW_READY))
-    # The phases as the log reports them, on the slowest rank.
-    assert history.typical_stage("load_weights") == _slowest_elapsed(NEW_READY, "Load weight end")  # 10.20
-    assert history.typical_stage("cuda_graph") == _slowest_elapsed(NEW_READY, "graph end")  # 8.05
-    assert history.typical_stage("warmup") == 7.0  # Uvicorn running at +29 s, ready at +36 s
-    # Capture is entered with its own begin line at +20 s: 36 - 20 = 16 s to go; 5 s in, 11 s.
-    assert history.remaining("cuda_graph", 5.0, 24.0) == 11.0
-
-
-def test_stall_threshold_is_the_longest_silence_of_the_phase_never_below_the_floor(tmp_path: Path) -> None:
-    history = History(_runs(NEW_READY))
-    threshold, why = history.stall_threshold("load_weights") or (0.0, "")
-    assert threshold == MIN_STALL_S  # the fixture's 10 s silence is below the floor
-    assert "10 s" in why
-    slow = tmp_path / "slow.log"
-    slow.write_text("[2025-01-10 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
-                    "[2025-01-10 10:00:05 TP0] Init torch distributed begin.\n"
-                    "[2025-01-10 10:00:06 TP0] Load weight begin. avail mem=78.50 GB\n"
-                    "[2025-01-10 10:02:06 TP0] Load weight end. type=M, avail mem=60.00 GB\n"
-                    "[2025-01-10 10:02:07 TP0] Memory pool end. avail mem=10.00 GB\n"
-                    "[2025-01-10 10:02:07 TP0] max_total_num_tokens=1000\n"
-                    "[2025-01-10 10:02:08] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
-                    "[2025-01-10 10:02:09] The server is fired up and ready to roll!\n")
-    assert History(_runs(slow)).stall_threshold("load_weights") == (
-        120.0, "the longest silence in load_weights over 1 history run of this config is 2 min 00 s")
-
-
-def test_only_runs_of_the_same_config_are_history(tmp_path: Path) -> None:
-    other = tmp_path / "tp4.log"
-    other.write_text(NEW_READY.read_text().replace("'tp_size': 2", "'tp_size': 4"))
-    runs = _runs(NEW_READY, other, OLD_READY)
-    live = next(r for r in runs if r.source == str(NEW_READY)).config
-    history, sentence = select_history(runs, live)
-    assert history.n == 1
-    assert sentence.startswith("1 of 3 history runs have this config")
-    history, sentence = select_history(_runs(other), live)
-    assert history.n == 0
-    assert "none of the 1 history runs" in sentence and "tp_size=2" in sentence
-
-
-def test_the_history_store_gives_the_same_history_as_the_logs(tmp_path: Path) -> None:
-    """Runs rebuilt from the store's tables (`firedup ingest`) must tell what the parsed logs tell."""
-    from firedup.history import load_history, store_runs
-    from firedup.store import open_store
-
-    report = open_store(tmp_path / "store").ingest([str(NEW_READY), str(OLD_READY), str(CRASH_OOM)])
-    assert report.runs_added == 3
-    from_store = store_runs(str(tmp_path / "store"))
-    from_logs = _runs(NEW_READY, OLD_READY, CRASH_OOM)
-    for live in from_logs[:2]:
-        a, sentence_a = select_history(from_store, live.config)
-        b, sentence_b = select_history(from_logs, live.config)
-        assert a.n == b.n == 1 and sentence_a == sentence_b
-        assert a.budget() == b.budget()
-        for stage in ("launch", "load_weights", "cuda_graph", "warmup"):
-            assert a.typical_stage(stage) == b.typical_stage(stage)
-            assert a.stall_threshold(stage) == b.stall_threshold(stage)
-            assert a.remaining(stage, 1.0, 30.0) == b.remaining(stage, 1.0, 30.0)
-    runs, notes = load_history([], str(tmp_path / "nothing-here"))
-    assert runs == [] and "not a firedup history store" in notes[0]
 
 
 def test_pid_alive_sees_exits_and_zombies() -> None:

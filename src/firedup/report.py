@@ -12,7 +12,9 @@ script or fetch; the Markdown puts log lines in code blocks and escapes the rest
 Byte for byte reproducible apart from the "generated" line: stable ordering, charts
 saved without dates or versions, no random ids, and paths shown relative to the working
 directory (or to the inputs' common folder), never as absolute paths of this machine.
-`SOURCE_DATE_EPOCH` fixes the timestamp too.
+`SOURCE_DATE_EPOCH` (the reproducible-builds convention: Unix seconds) fixes that line too,
+so two reports of the same logs are the same bytes; unset or empty, it is the current time;
+anything else is an error before a file is written (`generation_time`).
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ import base64
 import datetime as _dt
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from firedup import __version__
+from firedup.errors import UsageError
 from firedup.render import flag_summary, fmt_duration, fmt_offset, outcome_line, ranks_text
 from firedup.timeline import spans_note
 
@@ -315,16 +318,28 @@ def _charts(runs: Runs, cmp: Comparison, by: Sequence[str] | None, risk: float, 
     return made, notes
 
 
-def _generated_at() -> str:
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    now = (_dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch and epoch.isdigit()
-           else _dt.datetime.now(_dt.UTC))
-    return now.strftime("%Y-%m-%d %H:%M UTC")
+def generation_time(environ: Mapping[str, str] | None = None) -> _dt.datetime:
+    """When the report says it was generated: `SOURCE_DATE_EPOCH` if set (so a rebuild from the
+    same logs is byte-identical), else now. A value that is not whole Unix seconds is refused
+    rather than silently replaced by the clock, which would make the build unreproducible."""
+    value = (os.environ if environ is None else environ).get("SOURCE_DATE_EPOCH", "")
+    if not value:
+        return _dt.datetime.now(_dt.UTC)
+    if not (value.isascii() and value.isdigit()):
+        raise UsageError(f"SOURCE_DATE_EPOCH={value!r} is not a time in whole seconds since 1970-01-01 UTC "
+                         "(e.g. the output of `git log -1 --format=%at`); set it to one or unset it")
+    try:
+        return _dt.datetime.fromtimestamp(int(value), _dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        raise UsageError(f"SOURCE_DATE_EPOCH={value} is past any date this machine can show; "
+                         "set it to Unix seconds or unset it") from None
 
 
 def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, out_dir: Path,
-                  inputs: Sequence[str], progress: Progress | None = None) -> dict[str, Any]:
-    """Everything the templates show, as plain values; charts are written to `out_dir`."""
+                  inputs: Sequence[str], progress: Progress | None = None,
+                  generated: _dt.datetime | None = None) -> dict[str, Any]:
+    """Everything the templates show, as plain values; charts are written to `out_dir`.
+    `generated` defaults to `generation_time()`."""
     from firedup.budget import budgets
     from firedup.compare import compare
     from firedup.tables import from_runs
@@ -343,7 +358,7 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
     g = cmp.grouping
     return {
         "version": __version__,
-        "generated": GENERATED_PREFIX + _generated_at(),
+        "generated": GENERATED_PREFIX + (generated or generation_time()).strftime("%Y-%m-%d %H:%M UTC"),
         "inputs": [shown.get(p, p) if p in shown else p for p in inputs],
         "n_runs": len(runs_list), "n_files": len({r.source for r in runs_list}),
         "outcomes": _outcomes(runs_list),
@@ -392,6 +407,7 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
     from firedup.parse import parse_paths
     from firedup.tables import from_runs
 
+    generated = generation_time()  # a bad SOURCE_DATE_EPOCH fails before anything is read or written
     def parsing(done: int, total: int, name: str) -> None:
         if progress is not None:
             progress("parsing logs", done, total)
@@ -404,7 +420,7 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
     out.mkdir(parents=True, exist_ok=True)
     for stale in CHART_FILES.values():  # a chart this report does not draw must not linger from the last one
         (out / stale).unlink(missing_ok=True)
-    context = build_context(result, by, risk, out, paths, progress)
+    context = build_context(result, by, risk, out, paths, progress, generated)
     if progress is not None:
         progress("writing report", 0, 1)
     html_text, md_text_out = render_html(context), render_markdown(context)
@@ -416,5 +432,5 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
     return ReportResult(out, files, context["n_runs"], context["errors"])
 
 
-__all__ = ["ReportResult", "build_context", "build_report", "display_paths", "md_code", "md_fence", "md_text",
-           "render_html", "render_markdown"]
+__all__ = ["ReportResult", "build_context", "build_report", "display_paths", "generation_time", "md_code", "md_fence",
+           "md_text", "render_html", "render_markdown"]

@@ -57,6 +57,9 @@ class ModelSpec:
     dtype: str = "torch.bfloat16"
     chat_format: str = "openai"  # `Using default HuggingFace chat template with detected content format: ...`
     compile_s: float = 45.0  # vLLM: a cold torch.compile of the model (Dynamo + Inductor), seconds
+    # SGLang 0.5.14+: seconds per captured shape relative to the Qwen3-235B FP8 MoE the prefill and
+    # decode capture timings were drawn for (a dense model with fewer layers per rank captures faster).
+    capture_scale: float = 1.0
 
 
 @dataclass(frozen=True)

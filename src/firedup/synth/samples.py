@@ -5,7 +5,9 @@ about 4 minutes in debug runs (`--disable-cuda-graph`), so a wait loop allowed 1
 production runs (CUDA graphs on) take 14 to 16 minutes, almost all of the difference
 being graph capture (target prefill with a DeepGEMM JIT stretch, target verify, draft).
 Two vLLM runs of one model show the second engine: an `--enforce-eager` run (no
-torch.compile, no graph capture) and a default run (cold torch.compile, then CUDA graphs).
+torch.compile, no graph capture) and a default run (cold torch.compile, then CUDA graphs);
+two SGLang runs of that model on the same GPUs, without and with CUDA graphs, are what
+`firedup compare --by engine` compares them with.
 `write_samples` writes every file, `truth.json` (what the generator intended) and a
 README with figures computed from that truth.
 """
@@ -39,9 +41,10 @@ QWEN3_4B = ModelSpec(
 
 # Qwen3-32B (64 layers, 8 KV heads of 128) in bf16 at TP2 on H100: 30.5 GiB of weights and
 # 4 KV heads per rank, 64 * 4 * 128 * 2 bytes * (K + V) = 128 KiB per token; 17 checkpoint shards.
+# A dense model captures each CUDA graph shape in about a fifth of the 235B MoE's time in SGLang.
 QWEN3_32B_TP2 = ModelSpec(
     path="Qwen/Qwen3-32B", arch="Qwen3ForCausalLM", weight_gb=30.53, shards=17, load_s=24.0, context_len=40960,
-    kv_bytes_per_token=64 * 4 * 128 * 2 * 2, compile_s=62.0,
+    kv_bytes_per_token=64 * 4 * 128 * 2 * 2, compile_s=62.0, capture_scale=0.2,
 )
 
 SAMPLE_DATE = datetime(2026, 11, 3, 8, 0, 0)  # SGLang 0.5.23 shipped on 2026-10-30
@@ -107,6 +110,20 @@ def sample_scenarios(seed: int = 7) -> dict[str, Scenario]:
                      enforce_eager=eager, after_ready_s=vrng.uniform(60, 120), user_requests=vrng.choice((1, 2, 3))),),
             start.replace(microsecond=0),
             f"Qwen3-32B at TP2 on 2 x H100, {what} Read through `kubectl logs --timestamps`.",
+            collector="kubectl")
+    # SGLang on the vLLM runs' model, TP size, GPUs and collector, without and with CUDA graphs as the
+    # vLLM pair is, so `compare --by engine` has one model on both engines. Its own random stream too.
+    srng = random.Random(f"samples-sglang-tp2:{seed}")
+    for stem, graphs, what in (
+            ("sglang-tp2-no-cuda-graph", False, "SGLang 0.5.23 with --disable-cuda-graph: no graph capture."),
+            ("sglang-tp2-cuda-graph", True, "SGLang 0.5.23 defaults: prefill (breakable) and decode CUDA graphs.")):
+        start = datetime(2026, 11, 10, 9, 0, 0) + timedelta(hours=srng.uniform(0, 6), seconds=srng.randrange(60))
+        out[stem] = Scenario(
+            stem,
+            (RunSpec(model=QWEN3_32B_TP2, tp_size=2, gpu=H100, cuda_graph=graphs, cuda_graph_max_bs=256,
+                     after_ready_s=srng.uniform(60, 120), user_requests=srng.choice((1, 2, 3))),),
+            start.replace(microsecond=0),
+            f"Qwen3-32B at TP2 on 2 x H100 like the vLLM runs, {what} Read through `kubectl logs --timestamps`.",
             collector="kubectl")
     return out
 
@@ -197,7 +214,7 @@ def readme(logs: dict[str, SyntheticLog], command: str) -> str:
                  f"{_mmss(fig['debug_median_ready_s'])}, production runs in {_mmss(fig['prod_median_ready_s'])}; "
                  f"CUDA graph capture (target + draft) takes a median {_mmss(fig['prod_median_capture_s'])}, "
                  f"{100 * fig['prod_median_capture_share']:.0f} % of a production startup.\n")
-    vllm_part = vllm_readme(logs)
+    vllm_part = vllm_readme(logs) + engines_readme(logs)
     return f"""# Sample logs (synthetic)
 
 These server logs are **synthetic**: firedup's own seeded generator (`firedup.synth`) wrote
@@ -275,4 +292,40 @@ leaves no trace in the log, after it the access log shows `GET /health` answered
 (The durations are the ones the log prints: `Loading weights took`, `torch.compile takes ...
 in total`, `Graph capturing finished in ... secs` (whole seconds), and vLLM's own `init engine
 (profile, create kv cache, warmup model) took`, which runs from the end of model loading.)
+"""
+
+
+def engines_readme(logs: dict[str, SyntheticLog]) -> str:
+    """The SGLang-vs-vLLM section: the runs of the one model both engines started, from the truth."""
+    runs = {name: lg.runs[0] for name, lg in logs.items() if lg.runs and lg.runs[0].outcome == "ready"}
+    by_engine: dict[str, set[str]] = {}
+    for run in runs.values():
+        by_engine.setdefault(str(run.config.get("model_path")), set()).add(run.engine)
+    shared = [model for model, engines in by_engine.items() if {"sglang", "vllm"} <= engines]
+    if not shared:
+        return ""
+    model = shared[0]
+    chosen = {name: run for name, run in runs.items() if run.config.get("model_path") == model}
+
+    def phase(run: Any, name: str) -> str:
+        return f"{run.phases[name]:.0f} s" if run.phases.get(name) else "-"
+
+    rows = "\n".join(
+        f"| `{name}` | {'SGLang' if run.engine == 'sglang' else 'vLLM'} {run.version} | "
+        f"{'off' if run.config.get('disable_cuda_graph') else 'on'} | {_mmss(run.ready_offset_s)} | "
+        f"{phase(run, 'load_weights')} | {phase(run, 'torch_compile')} | {phase(run, 'cuda_graph')} |"
+        for name, run in sorted(chosen.items(), key=lambda kv: (kv[1].engine, not kv[1].config.get("disable_cuda_graph"))))
+    return f"""
+## SGLang vs vLLM
+
+The two `sglang-*` files start that model ({model}, TP2 on 2 x H100, read through `kubectl logs
+--timestamps` too) with SGLang 0.5.23, without and with CUDA graphs as the vLLM pair is, so
+`firedup compare sample_logs/ --by engine` compares the engines on one model. SGLang has no
+torch.compile step by default; with graphs on it captures a prefill (breakable) and a decode graph.
+
+| file | engine | CUDA graphs | ready | weights | torch.compile | graph capture |
+|---|---|---|---|---|---|---|
+{rows}
+
+(The generator's intended durations, critical path over ranks.)
 """

@@ -364,7 +364,8 @@ class _Run:
         shapes = list(reversed(tokens))
         desc = "Capturing prefill shape" if self.v >= (0, 5, 21) else "Capturing num tokens"
         t = self.capture_bar(t, shapes, lambda n, a: f"{desc} (num_tokens={n} avail_mem={_gb(a)} GB)",
-                             per_item=(2.6, 3.3), mem_total=self.r.uniform(1.8, 2.4), grow=True)
+                             per_item=(2.6 * model.capture_scale, 3.3 * model.capture_scale),
+                             mem_total=self.r.uniform(1.8, 2.4), grow=True)
         t, timings["prefill"] = self.stage_end(begins, t, "target", "prefill")
         # Decode graph, or the target-verify graph under speculative decoding.
         stage = "verify" if self.draft is not None else "decode"
@@ -383,8 +384,9 @@ class _Run:
         if spec.crash == "oom_cuda_graph":
             self.crash_oom_capture(t, list(reversed(bs)), stage)
             return []
+        lo, hi = (7.0, 8.6) if self.draft is not None else (1.0, 1.6)  # verify graphs hold num_draft_tokens per req
         t = self.capture_bar(t, list(reversed(bs)), lambda n, a: f"Capturing batches (bs={n} avail_mem={_gb(a)} GB)",
-                             per_item=(7.0, 8.6) if self.draft is not None else (1.0, 1.6),
+                             per_item=(lo * model.capture_scale, hi * model.capture_scale),
                              mem_total=self.r.uniform(0.9, 1.5), grow=True)
         t, timings["target_verify" if stage == "verify" else "decode"] = self.stage_end(
             begins, t, "target", stage, bs=None if bs_in_begin else bs)
