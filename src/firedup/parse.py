@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import IO, Any
 
 from firedup.clock import Clock
 from firedup.compact import compact
@@ -48,13 +48,40 @@ class ParseResult:
         """The JSON object of shared/CONTRACT.md (plus added keys)."""
         return {
             "runs": [run.as_contract() for run in self.runs],
-            "errors": [{"source": e.source, "error": e.reason, "line": e.line} for e in self.errors],
-            "sources": [
-                {"source": s.source, "engine": s.engine, "runs": s.runs, "lines": s.lines,
-                 "date_source": s.date_source}
-                for s in self.sources
-            ],
+            "errors": self.as_contract_errors(),
+            "sources": self.as_contract_sources(),
         }
+
+    def as_contract_errors(self) -> list[dict[str, Any]]:
+        return [{"source": e.source, "error": e.reason, "line": e.line} for e in self.errors]
+
+    def as_contract_sources(self) -> list[dict[str, Any]]:
+        return [{"source": s.source, "engine": s.engine, "runs": s.runs, "lines": s.lines,
+                 "date_source": s.date_source} for s in self.sources]
+
+
+def write_contract_json(result: ParseResult, out: IO[str]) -> None:
+    """`result.as_contract()` as JSON, one run (and one error, one source) per line.
+
+    Python's C encoder runs only without `indent`; the indented encoder is pure Python and
+    was a fifth of the time of `parse --json` over a folder of logs. One object per line
+    stays readable, greppable and diffable, and is streamed run by run.
+    """
+    import json  # not on the start-up path of `parse` without --json
+
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    sections: list[tuple[str, Iterable[Any]]] = [
+        ("runs", (run.as_contract() for run in result.runs)),
+        ("errors", result.as_contract_errors()),
+        ("sources", result.as_contract_sources()),
+    ]
+    out.write("{")
+    for i, (key, items) in enumerate(sections):
+        out.write(f"{',' if i else ''}\n{encode(key)}: [")
+        for j, item in enumerate(items):
+            out.write(f"{',' if j else ''}\n{encode(item)}")
+        out.write("\n]")
+    out.write("\n}\n")
 
 
 def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format, Iterable[Line]]:
@@ -271,4 +298,4 @@ def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -
         yield from pool.imap(job, sources, chunksize=chunk)
 
 
-__all__ = ["LineStats", "ParseResult", "SourceReport", "parse_paths", "parse_source"]
+__all__ = ["LineStats", "ParseResult", "SourceReport", "parse_paths", "parse_source", "write_contract_json"]
