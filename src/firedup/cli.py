@@ -114,12 +114,12 @@ def cli() -> None:
 def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
           as_json: bool) -> None:
     """Parse logs into runs, milestones and phases."""
-    from firedup.parse import write_contract_json
+    from firedup.parse import write_contract_json as write_json
     from firedup.render import summary_text
 
     result = _read(paths, engine, default_date, all_files)
     if as_json:
-        write_contract_json(result, click.get_text_stream("stdout"))
+        write_json(result, sys.stdout)
     elif result.runs:
         click.echo(summary_text(result.runs))
     _exit_for(result)
