@@ -330,6 +330,38 @@ def test_windows_scanned_in_worker_processes_give_the_same_events(tmp_path: Path
     assert stats is not None and stats.skipped > 0
 
 
+def test_windows_scanned_in_small_pieces_give_the_same_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each window is scanned piece by piece, cut at line ends (and a line longer than a
+    piece is one piece): tiny pieces cut nearly every line apart from the next."""
+    rng = random.Random(11)
+    lines = []
+    moment = 1_790_000_000.0
+    for block in range(6):
+        pool = _STARTUP if block % 2 == 0 else _TRAFFIC + _ODD[:4]
+        for _ in range(200):
+            moment += rng.random()
+            lines.append(_render(rng.choice(pool), moment, rng))
+    path = _write(tmp_path, lines, False)
+    monkeypatch.setattr(batch, "_SCAN_PIECE", 97)
+    stats = _assert_same(path, get_format("sglang"))
+    assert stats is not None and stats.skipped > 0
+
+
+def test_a_head_of_prefixed_lines_goes_to_the_incremental_engine() -> None:
+    """Behind `kubectl logs --timestamps` every line needs the full reader, which the
+    incremental engine is quicker at: parse hands such a file over before normalising it."""
+    prefixed = SAMPLE_LOGS / "vllm-tp2-eager.log"
+    plain = SAMPLE_LOGS / "prod-tp8-eagle3-01.log"
+    assert prefixed.read_text().startswith("20"), "this sample is stamped by kubectl"
+    with pytest.raises(batch.NeedExact, match="most lines"):
+        batch.read_head(prefixed, 2000, refuse_mostly_flagged=True)
+    assert batch.read_head(prefixed, 2000)[0] == batch.head_sample(prefixed)
+    assert batch.read_head(plain, 2000, refuse_mostly_flagged=True)[0] == batch.head_sample(plain)
+    forced = parse_paths([str(prefixed)], scanner="batch").as_contract()
+    assert forced["runs"] == parse_paths([str(prefixed)], scanner="incremental").as_contract()["runs"]
+    assert forced["runs"][0]["outcome"] == "ready"
+
+
 def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import hyperscan

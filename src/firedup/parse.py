@@ -189,7 +189,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
             if engine is not None:
                 fmt = get_format(engine)
             else:
-                sample, normalised = batch.read_head(source.path, SNIFF_LINES)
+                sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
                 fmt = batch.sniff(sample)
             result = _events_batch(source, fmt, default_date, normalised)
         except batch.NeedExact:

@@ -108,6 +108,27 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
     proc: str | None = None
     pid: int | None = None
     for _ in range(4):
+        # Each prefix's regex is anchored on what it starts with: only a process tag starts
+        # with "(", only DJL's prefix with "[" (so a server's own "[2026-..." header costs one
+        # regex call, not six).
+        first = text[:1]
+        if first == "(":
+            m = _PROC.match(text)
+            if m is None:
+                break
+            if proc is None and pid is None:
+                pid = int(m["pid"])
+            proc = proc or (m["proc"].rsplit(" pid=", 1)[0].strip() if "pid=" in m["proc"] else m["proc"])
+            if proc.startswith("pid="):
+                proc = None
+            text = text[m.end():]
+            continue
+        if first == "[":
+            m = _DJL.match(text)
+            if m is None:
+                break
+            text = text[m.end():]
+            continue
         m = _RFC3339.match(text)
         if m:
             y, mo, d = (int(p) for p in m["date"].split("-"))
@@ -129,17 +150,8 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
                                         m["time"], "")
             text = text[m.end():]
             continue
-        m = _DJL.match(text) or _COMPOSE.match(text)
+        m = _COMPOSE.match(text)
         if m:
-            text = text[m.end():]
-            continue
-        m = _PROC.match(text)
-        if m:
-            if proc is None and pid is None:
-                pid = int(m["pid"])
-            proc = proc or (m["proc"].rsplit(" pid=", 1)[0].strip() if "pid=" in m["proc"] else m["proc"])
-            if proc.startswith("pid="):
-                proc = None
             text = text[m.end():]
             continue
         break
