@@ -2,14 +2,15 @@
 
     python tests/regen_golden.py          # rewrite tests/golden/*.json, then review `git diff`
 
-Golden tests (tests/test_golden.py) compare the parser's output on sample_logs/ with these
-files byte for byte, in the style of pygments' golden tests: any change in what firedup
+Golden tests (tests/test_golden.py) compare the parser's output on sample_logs/, indented
+(parse prints one run per line), with these files byte for byte, in the style of pygments' golden tests: any change in what firedup
 reads from the samples shows up as a diff that someone has to look at and accept by
 running this script on purpose. Never run it just to make a failing test pass.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ def golden_path(name: str) -> Path:
 
 
 def render(name: str) -> str:
-    """What `firedup parse sample_logs/NAME --json` prints, run from the repository root."""
+    """What `firedup parse sample_logs/NAME --json` prints, run from the repository root, indented."""
     from click.testing import CliRunner
 
     from firedup.cli import cli
@@ -41,7 +42,8 @@ def render(name: str) -> str:
         os.chdir(here)
     if result.exit_code != 0:
         raise RuntimeError(f"firedup parse sample_logs/{name} --json exited {result.exit_code}: {result.output}")
-    return result.output
+    # parse prints one run per line; the golden file is indented, so a diff shows which field moved
+    return json.dumps(json.loads(result.output), indent=1, ensure_ascii=False) + "\n"
 
 
 def main() -> int:

@@ -51,6 +51,21 @@ def test_exit_0_when_every_input_parsed(monkeypatch: pytest.MonkeyPatch, capsys:
     assert "ready" in out
 
 
+def test_parse_json_prints_one_run_per_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """One object per line: greppable, diffable, and encoded by the C encoder (fast)."""
+    missing = tmp_path / "missing.log"
+    code, out, _err = firedup(["parse", "--json", str(GOOD), str(ROOT / "sample_logs" / "crash-then-restart.log"),
+                               str(missing)], monkeypatch, capsys)
+    assert code == 1
+    whole = json.loads(out)
+    assert len(whole["runs"]) == 3 and len(whole["errors"]) == 1 and len(whole["sources"]) == 2
+    lines = out.splitlines()
+    run_lines = [json.loads(line.rstrip(",")) for line in lines if line.startswith('{"source"') and '"run_index"' in line]
+    assert run_lines == whole["runs"]
+    assert lines[0] == "{" and lines[1] == '"runs": [' and lines[-1] == "}"
+
+
 def test_a_readable_file_without_a_startup_is_named_on_stderr(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     notes = tmp_path / "notes.txt"

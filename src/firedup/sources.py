@@ -129,14 +129,14 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
                 break
             text = text[m.end():]
             continue
-        m = _RFC3339.match(text)
+        m = None if first.isascii() and first.isalpha() else _RFC3339.match(text)  # both start with a digit
         if m:
             y, mo, d = (int(p) for p in m["date"].split("-"))
             written = m.group(0).rstrip()
             outer = outer or OuterStamp(written, y, mo, d, m["time"], m["frac"] or "")
             text = text[m.end():]
             continue
-        m = _LOCAL_STAMP.match(text)
+        m = None if first.isascii() and first.isalpha() else _LOCAL_STAMP.match(text)
         if m and not text[m.end():].startswith("-"):
             y, mo, d = (int(p) for p in m["date"].split("-"))
             written = f"{m['date']} {m['time']}" + (f".{m['frac']}" if m["frac"] else "")
