@@ -310,19 +310,23 @@ def test_line_of_the_batch_engine_is_the_line_of_the_file(tmp_path: Path) -> Non
     assert isinstance(events[0], Event) and all(isinstance(e.line, int) for e in events)
 
 
+def _startups_and_traffic(seed: int, blocks: int, startup_every: int, lines_per_block: int) -> list[str]:
+    """Blocks of startup lines between blocks of traffic (and odd lines), one second apart at most."""
+    rng = random.Random(seed)
+    lines = []
+    moment = 1_790_000_000.0
+    for block in range(blocks):
+        pool = _STARTUP if block % startup_every == 0 else _TRAFFIC + _ODD[:4]
+        for _ in range(lines_per_block):
+            moment += rng.random()
+            lines.append(_render(rng.choice(pool), moment, rng))
+    return lines
+
 
 def test_windows_scanned_in_worker_processes_give_the_same_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Big files are scanned window by window by forked processes while this one feeds the
     engine: small windows here make a generated log many of them."""
-    rng = random.Random(7)
-    lines = []
-    moment = 1_790_000_000.0
-    for block in range(12):
-        pool = _STARTUP if block % 3 == 0 else _TRAFFIC + _ODD[:4]
-        for _ in range(300):
-            moment += rng.random()
-            lines.append(_render(rng.choice(pool), moment, rng))
-    path = _write(tmp_path, lines, False)
+    path = _write(tmp_path, _startups_and_traffic(seed=7, blocks=12, startup_every=3, lines_per_block=300), False)
     monkeypatch.setattr(batch, "WINDOW", 4096)
     monkeypatch.setattr(batch, "_scan_jobs", lambda size: 2)
     assert path.stat().st_size > 40 * 4096
@@ -333,15 +337,7 @@ def test_windows_scanned_in_worker_processes_give_the_same_events(tmp_path: Path
 def test_windows_scanned_in_small_pieces_give_the_same_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each window is scanned piece by piece, cut at line ends (and a line longer than a
     piece is one piece): tiny pieces cut nearly every line apart from the next."""
-    rng = random.Random(11)
-    lines = []
-    moment = 1_790_000_000.0
-    for block in range(6):
-        pool = _STARTUP if block % 2 == 0 else _TRAFFIC + _ODD[:4]
-        for _ in range(200):
-            moment += rng.random()
-            lines.append(_render(rng.choice(pool), moment, rng))
-    path = _write(tmp_path, lines, False)
+    path = _write(tmp_path, _startups_and_traffic(seed=11, blocks=6, startup_every=2, lines_per_block=200), False)
     monkeypatch.setattr(batch, "_SCAN_PIECE", 97)
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
