@@ -187,6 +187,33 @@ def _many(args: argparse.Namespace, results: dict[str, Any], firedup: list[str],
     results["many"] = compare("folder", [*firedup, str(folder)], [rg, "-c", ALTERNATION, str(folder)] if rg else None,
                               args.runs)
     results["many"]["files"] = args.files
+    results["many"]["per_file_ms"] = _per_file(folder, args.runs)
+
+
+def _per_file(folder: Path, runs: int, most: int = 150) -> dict[str, dict[str, float]]:
+    """CPU per file of each kind of log in the folder, in this process (parse and JSON, no
+    pool): where the folder's time goes. The generator names vLLM logs `*-vllm.log`; they
+    are written behind `kubectl logs --timestamps`, so every line carries a prefix."""
+    import io
+
+    from firedup.parse import parse_paths, write_contract_json
+
+    logs = sorted(folder.glob("*.log"))
+    kinds = {"SGLang": [p for p in logs if not p.stem.endswith("-vllm")],
+             "vLLM behind kubectl": [p for p in logs if p.stem.endswith("-vllm")]}
+    out: dict[str, dict[str, float]] = {}
+    for kind, paths in kinds.items():
+        chosen = [str(p) for p in paths[:most]]
+        if not chosen:
+            continue
+        parse_paths(chosen[:3], jobs=1)  # compile and cache the scans first
+        cpu: list[float] = []
+        for _ in range(max(1, runs)):
+            start = time.process_time()
+            write_contract_json(parse_paths(chosen, jobs=1), io.StringIO())
+            cpu.append((time.process_time() - start) / len(chosen) * 1000)
+        out[kind] = {"ms": statistics.median(cpu), "files": len(chosen), "share_of_folder": len(paths) / len(logs)}
+    return out
 
 
 def _startup(args: argparse.Namespace) -> dict[str, float | dict[str, float]]:
@@ -232,6 +259,9 @@ def _report(r: dict[str, Any]) -> None:
         print(f"{'   peak RSS, long log (all processes)':<46}{rss:>8.0f}MB{'':>17}{GOALS['rss_mb']:>6.0f}MB  {_verdict(rss, GOALS['rss_mb'])}")
     if "many" in r:
         print(f"{'   peak RSS, folder (all processes)':<46}{r['many']['peak_rss_mb']:>8.0f}MB")
+        for kind, row in r["many"].get("per_file_ms", {}).items():
+            label = f"   CPU a file: {kind}, {row['share_of_folder']:.0%} of them"
+            print(f"{label:<46}{row['ms']:>8.1f}ms")
     if "startup" not in r:
         return
     st = r["startup"]
