@@ -51,6 +51,21 @@ def test_exit_0_when_every_input_parsed(monkeypatch: pytest.MonkeyPatch, capsys:
     assert "ready" in out
 
 
+def test_parse_fits_80_columns_when_not_a_terminal_and_columns_chooses() -> None:
+    """Piped, the summary fits 80 columns ($COLUMNS unset); a wide $COLUMNS keeps whole paths."""
+    def parse(columns: str) -> list[str]:
+        env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": columns}
+        proc = subprocess.run([sys.executable, "-m", "firedup", "parse", "sample_logs"], capture_output=True,
+                              text=True, env=env, cwd=ROOT, timeout=60, check=True)
+        return proc.stdout.splitlines()
+
+    piped = parse("")
+    assert max(len(line) for line in piped) <= 80 and piped[-1] == "(sources in sample_logs/)"
+    wide = parse("200")
+    assert len(wide) == len(piped) - 1 and all(" sample_logs/" in line for line in wide[1:])
+    assert max(len(line) for line in wide) > 80
+
+
 def test_parse_json_prints_one_run_per_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """One object per line: greppable, diffable, and encoded by the C encoder (fast)."""

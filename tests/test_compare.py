@@ -115,6 +115,96 @@ def test_grouping_by_model_keeps_every_model(fleet_logs: Path) -> None:
     assert [Path(lo.source).name for lo in cmp.grouping.left_out] == ["prod-oom.log"]
 
 
+# --- which runs are compared without --by --------------------------------------------------
+
+
+def _write_runs(folder: Path, prefix: str, n: int, model: str, day: int, args_line: bool = True) -> list[float]:
+    """`n` ready runs of `model` (debug and production in turn); without their args line, their
+    model is unknown. Their times to ready, read by regex."""
+    times = []
+    for i in range(n):
+        path = folder / f"{prefix}-{i}.log"
+        write(path, Spec(datetime(2026, 4, day, 8 + i), model=model, disable_cuda_graph=i % 2 == 1,
+                         load_weights=100 + 7 * i))
+        if not args_line:
+            path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
+                                    if "server_args=" not in line))
+        times.append(ready_seconds_by_regex(path))
+    return [t for t in times if t is not None]
+
+
+def _suggested_by(notes: list[str]) -> list[str]:
+    """The `--by X,Y` the note on the choice suggests to compare the other populations."""
+    [hint] = [n for n in notes if n.startswith("to compare another")]
+    return hint.split("`--by ")[1].split("`")[0].split(",")
+
+
+def test_without_by_the_most_ready_runs_are_compared_even_of_unknown_model_and_it_says_so(tmp_path: Path) -> None:
+    unknown = _write_runs(tmp_path, "tail", 3, "/models/Lost", 1, args_line=False)
+    _write_runs(tmp_path, "known", 2, "/models/Known-7B", 2)
+    _write_runs(tmp_path, "other", 1, "/models/Other-1B", 3)
+    cmp = compare(load([str(tmp_path)]))
+    g = cmp.grouping
+    assert g.population == {"engine": "sglang", "model_path": None}
+    assert sorted(t for grp in g.groups for t in grp.ready_seconds) == sorted(unknown)
+    left = {Path(lo.source).name for lo in g.left_out}
+    assert left == {"known-0.log", "known-1.log", "other-0.log"}
+    text = comparison_text(cmp)
+    assert "comparing runs of engine=sglang, model_path=unknown (no args line in their logs" in text
+    [choice] = [n for n in g.notes if "the most ready runs" in n]
+    assert f"({len(unknown)} ready, of {len(unknown)} runs)" in choice
+    assert "though their model is unknown: no known model has more than 2" in choice
+    assert "3 runs of 2 others: /models/Known-7B (2 ready), /models/Other-1B (1 ready)" in choice
+    # the one line on how to compare the others holds: each model gets a group of its own
+    by = _suggested_by(g.notes)
+    assert by == ["model_path"]
+    side_by_side = compare(load([str(tmp_path)]), by).grouping
+    assert {grp.key["model_path"] for grp in side_by_side.groups} == {None, "/models/Known-7B", "/models/Other-1B"}
+    # with --by, a known model that spans the groups still comes first, as before
+    assert compare(load([str(tmp_path)]), ["disable_cuda_graph"]).grouping.population["model_path"] == "/models/Known-7B"
+
+
+def test_without_by_a_known_model_wins_a_tie_with_runs_of_unknown_model(tmp_path: Path) -> None:
+    _write_runs(tmp_path, "tail", 2, "/models/Lost", 1, args_line=False)
+    known = _write_runs(tmp_path, "known", 2, "/models/Known-7B", 2)
+    g = compare(load([str(tmp_path)])).grouping
+    assert g.population == {"engine": "sglang", "model_path": "/models/Known-7B"}
+    assert sorted(t for grp in g.groups for t in grp.ready_seconds) == sorted(known)
+    assert not any("though their model is unknown" in n for n in g.notes)
+
+
+def test_without_by_runs_that_begin_mid_startup_do_not_count_towards_the_choice(fleet_logs: Path,
+                                                                                tmp_path: Path) -> None:
+    for i in range(3):  # three tails of runs that began before their logs: ready, but not timed
+        lines = (fleet_logs / f"prod-{i}.log").read_text().splitlines(keepends=True)
+        cut = max(j for j, line in enumerate(lines) if "Capture cuda graph begin" in line) + 1
+        (tmp_path / f"tail-{i}.log").write_text("".join(lines[cut:]))
+    known = _write_runs(tmp_path, "known", 2, "/models/Known-7B", 2)
+    g = compare(load([str(tmp_path)])).grouping
+    assert g.population["model_path"] == "/models/Known-7B"
+    assert sorted(t for grp in g.groups for t in grp.ready_seconds) == sorted(known)
+    [choice] = [n for n in g.notes if "the most ready runs" in n]
+    assert "unknown model (3 ready, 0 timed)" in choice
+
+
+def test_without_by_the_note_names_the_other_engines_and_models_and_how_to_compare_them() -> None:
+    runs = load([str(SAMPLE_LOGS)])
+    g = compare(runs).grouping
+    frame = runs.runs
+    kept = frame.filter((frame["engine"] == g.population["engine"]) & (frame["model_path"] == g.population["model_path"]))
+    [choice] = [n for n in g.notes if "the most ready runs" in n]
+    assert f"{(kept['outcome'] == 'ready').sum()} ready, of {kept.height} runs" in choice
+    others = frame.filter(~frame["run_id"].is_in(kept["run_id"].implode()))
+    pairs = set(zip(others["engine"].to_list(), others["model_path"].to_list(), strict=True))
+    assert f"left out (listed below): {others.height} runs of {len(pairs)} others: " in choice
+    for engine, model in pairs:
+        assert f"{engine} {model} (" in choice
+    by = _suggested_by(g.notes)
+    assert by == ["engine", "model_path"]  # the samples hold two engines
+    groups = compare(runs, by).grouping.groups
+    assert {(grp.key["engine"], grp.key["model_path"]) for grp in groups} == pairs | {tuple(g.population.values())}
+
+
 def test_unknown_flag_is_one_short_line_with_the_closest_names() -> None:
     """sample_logs states hundreds of flags: the error names the closest, counts the rest, says where to look."""
     runs = load([str(SAMPLE_LOGS)])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from firedup.parse import parse_paths
 from firedup.render import timeline_text
 
@@ -123,3 +125,51 @@ def test_vllm_umbrella_timers_are_marked_and_never_the_biggest_phase() -> None:
     assert sorted(marked) == ["engine_init", "model_loading"]
     assert "* engine_init spans torch_compile, kv_cache, cuda_graph; model_loading" in text
     assert "torch_compile *" not in text
+
+
+# --- `firedup parse`: one line per run, fitted to the terminal -------------------------------
+
+
+def _name_kept(cell: str, name: str) -> bool:
+    """The source cell is the name, or the name cut in the middle: its start and its end kept."""
+    head, cut, tail = cell.partition("…")
+    return cell == name or (bool(cut) and name.startswith(head) and name.endswith(tail) and len(head) >= 8)
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_parse_summary_fits_the_width_and_says_the_shared_folder_once(width: int) -> None:
+    """sample_logs/ rows run to 94 columns with the folder: fitted, the folder is said once below."""
+    from conftest import SAMPLE_LOGS
+    from firedup.render import summary_text
+
+    runs = parse_paths([str(SAMPLE_LOGS)]).runs
+    assert max(len(line) for line in summary_text(runs).splitlines()) > width  # there is something to fit
+    lines = summary_text(runs, width=width).splitlines()
+    assert all(len(line) <= width for line in lines), width
+    assert lines[-1] == f"(sources in {SAMPLE_LOGS}/)"
+    at = lines[0].index("source")
+    for row, run in zip(lines[1:-1], runs, strict=True):
+        where = f"#{run.run_index + 1} " if run.run_index else ""
+        assert row.split()[0] == run.outcome
+        assert row[at:].startswith(where) and _name_kept(row[at + len(where):], Path(run.source).name), row
+
+
+def test_parse_summary_cuts_long_corpus_names_in_the_middle() -> None:
+    """The corpus' names are up to 73 characters: at 80 columns each keeps its number and its end."""
+    from conftest import corpus_logs
+    from firedup.render import summary_text
+
+    logs = corpus_logs("sglang")
+    if not logs:
+        pytest.skip("no corpus (../shared)")
+    runs = parse_paths([str(p) for p in logs]).runs
+    lines = summary_text(runs, width=80).splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert lines[-1] == f"(sources in {logs[0].parent}/)"
+    cells = [row[lines[0].index("source"):] for row in lines[1:-1]]
+    assert all(_name_kept(cell.removeprefix(f"#{run.run_index + 1} " if run.run_index else ""), Path(run.source).name)
+               for cell, run in zip(cells, runs, strict=True))
+    assert sum("…" in cell for cell in cells) > len(runs) / 2
+    # a width that holds every path: the lines are as they were, whole paths and no folder line
+    wide = summary_text(runs, width=300)
+    assert wide == summary_text(runs) and all(str(run.source) in wide for run in runs)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from firedup.compare import Group, Grouping, group_runs, left_out_lines
+from firedup.compare import Group, Grouping, group_runs, left_out_lines, population_label
 from firedup.render import fmt_duration
 from firedup.risk import (
     Budget,
@@ -87,7 +87,7 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("bash", "kubern
                           *(f"  {lo.source}: {lo.reason}" for lo in g.left_out)])
     lines: list[str] = []
     if g.population:
-        lines.append("runs of " + ", ".join(f"{k}={v}" for k, v in g.population.items()))
+        lines.append("runs of " + population_label(g.population))
     lines.extend(f"note: {n}" for n in g.notes)
     for b in report.budgets:
         lines.append("")

@@ -113,7 +113,13 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: every run, milestone, phase and crash (the contract scripts rely on).")
 def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
           as_json: bool) -> None:
-    """Parse logs into runs, milestones and phases."""
+    """Parse logs into runs, milestones and phases.
+
+    The text summary fits the terminal (80 columns when not a terminal, $COLUMNS to choose):
+    the folder the sources share is said once, long names are cut in the middle.
+    """
+    import shutil
+
     from firedup.parse import write_contract_json as write_json
     from firedup.render import summary_text
 
@@ -121,7 +127,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     if as_json:
         write_json(result, sys.stdout)
     elif result.runs:
-        click.echo(summary_text(result.runs))
+        click.echo(summary_text(result.runs, width=shutil.get_terminal_size().columns))
     _exit_for(result)
 
 
@@ -232,7 +238,11 @@ by_option = click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", 
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, deltas, ...).")
 def compare(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
             all_files: bool, by: tuple[str, ...], as_json: bool) -> None:
-    """Compare groups of runs: time to ready, phases, and what explains the difference."""
+    """Compare groups of runs: time to ready, phases, and what explains the difference.
+
+    Runs of one engine and model are compared; without --by, those with the most ready runs,
+    and a note names the others and how to compare them.
+    """
     from firedup.compare import compare as compare_runs
     from firedup.compare import comparison_text
 

@@ -1,11 +1,14 @@
 """Compare groups of runs by their flags: which configuration starts slower, and which phase is why.
 
 Only runs that reached ready have a time to ready; crashed and incomplete runs are counted
-and named but not timed. Runs of another engine or model than most runs are left out (a
-7B model's start says nothing about a 671B one), unless the grouping itself is by model
-or engine; the engine and model kept are those whose ready runs span the most groups,
-then the most ready runs (`--by engine` compares the one model run on both engines).
-Everything left out is listed with its reason.
+and named but not timed. One population of comparable runs is compared, runs of one engine
+and model (a 7B model's start says nothing about a 671B one), unless the grouping itself is
+by model or engine. Without `--by`, the one with the most timed ready runs: runs whose model
+is unknown (no args line) are compared with each other only when they are the most, which the
+output says, and a note states the choice, what else there was and how to compare it. With
+`--by`, a known model, the one whose timed ready runs span the most groups (`--by engine`
+compares the one model run on both engines), then has the most timed ready runs. Everything
+left out is listed with its reason.
 
 Statistics: median, p90 (linear interpolation between order statistics, like numpy's
 default) and max of the time to ready. Per phase, the median over the group's ready runs,
@@ -278,22 +281,47 @@ def _why_not_timed(row: dict[str, Any]) -> str:
     return f"incomplete (the log stops{where}): no time to ready"
 
 
-def _population(frame: pl.DataFrame, by: Sequence[str]) -> tuple[dict[str, Any], pl.DataFrame, list[LeftOut]]:
-    """The engine+model whose ready runs span the most groups, then most ready runs; unless grouped by them."""
+def _timed(frame: pl.DataFrame) -> pl.Expr:
+    """Ready runs with a whole time to ready: those a comparison can time."""
+    timed = (pl.col("outcome") == "ready") & pl.col("ready_seconds").is_not_null()
+    if "begins_mid_startup" in frame.columns:
+        timed = timed & ~pl.col("begins_mid_startup").fill_null(False)
+    return timed
+
+
+def population_label(population: dict[str, Any]) -> str:
+    """`engine=sglang, model_path=X`; a population of unknown model says what that means."""
+    text = ", ".join(f"{k}={fmt_value(v)}" for k, v in population.items())
+    if "model_path" in population and population["model_path"] is None:
+        text += " (no args line in their logs, so they may be runs of different models)"
+    return text
+
+
+def _population(frame: pl.DataFrame, by: Sequence[str]
+                ) -> tuple[dict[str, Any], pl.DataFrame, list[LeftOut], list[str]]:
+    """The engine+model to compare, unless grouped by them; without `by`, notes on why and what else.
+
+    With `by`: a known model first (a difference between runs of unknown, maybe different, models
+    would pass for the flag's), then the one whose timed runs span the most groups of `by`, then
+    the most timed runs. Without `by`: the most timed runs, a known model first on a tie only.
+    """
     keys = [k for k in POPULATION_KEYS if k not in by and k in frame.columns]
     if not keys or frame.is_empty():
-        return {}, frame, []
-    # how many groups of `by` a population's ready runs fall in: one that cannot be compared loses
+        return {}, frame, [], []
+    # how many groups of `by` a population's timed runs fall in (an unknown value is no group to
+    # compare with): one that cannot be compared loses
     by_cols = [b for b in by if b in frame.columns]
-    ready = pl.col("outcome") == "ready"
-    spread = (pl.struct(by_cols).filter(ready).n_unique() if by_cols else pl.lit(0)).alias("_spread")
-    # a known model beats an unknown one (no args line): "unknown" is not a model
-    counts = (frame.group_by(keys).agg(pl.len().alias("runs"), ready.sum().alias("ready"), spread)
+    timed = _timed(frame)
+    known = pl.all_horizontal([pl.col(b).is_not_null() for b in by_cols]) if by_cols else pl.lit(True)
+    spread = (pl.struct(by_cols).filter(timed & known).n_unique() if by_cols else pl.lit(0)).alias("_spread")
+    order = ["_unknown", "_spread", "timed"] if by else ["timed", "_unknown"]
+    counts = (frame.group_by(keys).agg(pl.len().alias("runs"), (pl.col("outcome") == "ready").sum().alias("ready"),
+                                       timed.sum().alias("timed"), spread)
               .with_columns(pl.any_horizontal([pl.col(k).is_null() for k in keys]).alias("_unknown"))
-              .sort(["_unknown", "_spread", "ready", "runs", *keys],
-                    descending=[False, True, True, True, *([False] * len(keys))], nulls_last=True))
+              .sort([*order, "ready", "runs", *keys], descending=[o != "_unknown" for o in order]
+                    + [True, True, *([False] * len(keys))], nulls_last=True))
     if counts.height <= 1:
-        return {k: counts[k][0] for k in keys} if counts.height else {}, frame, []
+        return {k: counts[k][0] for k in keys} if counts.height else {}, frame, [], []
     chosen = {k: counts[k][0] for k in keys}
     keep = pl.lit(True)
     for k, v in chosen.items():
@@ -310,17 +338,52 @@ def _population(frame: pl.DataFrame, by: Sequence[str]) -> tuple[dict[str, Any],
                             f"other {' and '.join(k.replace('_path', '') for k in keys if row[k] != chosen[k])} "
                             f"({', '.join(diffs)}) than the runs compared "
                             f"({', '.join(f'{k}={fmt_value(v)}' for k, v in chosen.items())})"))
-    return chosen, frame.filter(keep), left
+    notes = [] if by else _choice_notes(counts, keys)
+    return chosen, frame.filter(keep), left, notes
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def _choice_notes(counts: pl.DataFrame, keys: Sequence[str], most: int = 6) -> list[str]:
+    """Why these runs and not others (the rule, what else there was), and how to compare another."""
+    what = " and ".join(k.replace("_path", "") for k in keys)
+    # others are named by what tells them apart: the model alone when every run is of one engine
+    differ = [k for k in keys if counts[k].n_unique() > 1] or list(keys)
+    first, *others = counts.iter_rows(named=True)
+
+    def name(row: dict[str, Any]) -> str:
+        return " ".join("unknown model" if k == "model_path" and row[k] is None else fmt_value(row[k])
+                        for k in differ)
+
+    def ready(row: dict[str, Any]) -> str:
+        timed = "" if row["timed"] == row["ready"] else f", {row['timed']} timed"
+        return f"{row['ready']} ready{timed}"
+
+    rule = f"the {what} with the most ready runs to time ({ready(first)}, of {_n(first['runs'], 'run')})"
+    tied = sum(1 for row in others if (row["timed"], row["_unknown"]) == (first["timed"], first["_unknown"]))
+    if tied:
+        rule += f", as many as {_n(tied, 'other')} (then the most runs, then the name decide)"
+    if first["_unknown"]:
+        known = max((row["timed"] for row in others if not row["_unknown"]), default=0)
+        rule += f", though their model is unknown: no known model has more than {known}"
+    n_left = sum(row["runs"] for row in others)
+    listed = ", ".join(f"{name(row)} ({ready(row)})" for row in others[:most])
+    more = f" and {len(others) - most} more" if len(others) > most else ""
+    kind = " or ".join(k.replace("_path", "") for k in differ)
+    return [f"{rule}; left out (listed below): {_n(n_left, 'run')} of {_n(len(others), 'other')}: {listed}{more}",
+            f"to compare another {kind}, give only its logs as PATH...; `--by {','.join(differ)}` "
+            "compares them side by side"]
 
 
 def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     """Split runs into comparable groups by flags; everything left out is listed with why."""
-    notes: list[str] = []
     left_out = [LeftOut(None, e.source, None, f"unreadable: {e.reason}") for e in runs.errors]
     by_auto = not by
     if by:
         check_by(runs, by)
-    population, frame, other = _population(runs.runs, by or [])
+    population, frame, other, notes = _population(runs.runs, by or [])
     left_out.extend(other)
     ready = frame.filter(pl.col("outcome") == "ready")
     if by_auto:
@@ -365,7 +428,8 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     for g in ordered:
         if g.n == 0:
             notes.append(f"{g.label}: no ready run ({len(g.not_timed)} not timed), so no time to ready")
-    notes.extend(_groups_elsewhere(runs.runs, frame, by, population, groups))
+    if not by_auto:  # without --by, the note on the choice says what else there was
+        notes.extend(_groups_elsewhere(runs.runs, frame, by, population, groups))
     return Grouping(by, by_auto, population, ordered, left_out, notes, runs)
 
 
@@ -470,7 +534,7 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
         return "\n".join(lines)
     lines = [cmp.headline, ""]
     if g.population:
-        lines.append("comparing runs of " + ", ".join(f"{k}={fmt_value(v)}" for k, v in g.population.items()))
+        lines.append("comparing runs of " + population_label(g.population))
     lines.extend(f"note: {n}" for n in g.notes)
     lines.append("")
     phase_names: list[str] = []
@@ -537,4 +601,4 @@ def left_out_lines(left_out: Sequence[LeftOut], title: str) -> list[str]:
 
 
 __all__ = ["Comparison", "Delta", "Group", "Grouping", "LeftOut", "UnknownFlagError", "compare",
-           "comparison_text", "group_runs", "quantile"]
+           "comparison_text", "group_runs", "population_label", "quantile"]

@@ -238,9 +238,55 @@ def timelines_text(runs: Sequence[Run], style: Style = plain) -> str:
     return "\n\n".join(timeline_text(run, style) for run in runs)
 
 
-def summary_text(runs: Sequence[Run]) -> str:
-    """One line per run: what `firedup parse` prints without --json."""
-    out = [f"{'outcome':<10} {'to ready':>14}  {'biggest phase':<26} source"]
+# --- fitting a table of runs to the terminal (`parse` here, `runs` in tables.py) ------------
+
+# A source gives up no more than this to make a table fit a narrow terminal; other columns do.
+MIN_SOURCE_WIDTH = 20
+PHASE_WIDTH = 26  # `load_weights 10 min 18 s`
+MIN_PHASE_WIDTH = 14
+
+
+def common_folder(sources: Sequence[str]) -> str:
+    """The folder every source is in (`sample_logs/`), or "" when they share none worth naming."""
+    split = [source.split("/")[:-1] for source in sources]
+    common: list[str] = []
+    for parts in zip(*split, strict=False):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    folder = "/".join(common) + "/" if common else ""
+    return folder if folder.strip("/.") else ""
+
+
+def without_common_folder(sources: Sequence[str]) -> tuple[list[str], str]:
+    """The sources without the folder they all share, and the line that names it once (or "")."""
+    folder = common_folder(sources)
+    if not folder:
+        return list(sources), ""
+    return [source[len(folder):] for source in sources], f"(sources in {folder})"
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`062_docs-ci-e…2025-03.log`: a file name keeps its number and its end."""
+    if len(text) <= width:
+        return text
+    keep = max(width - 1, 0)
+    head, tail = keep - keep // 2, keep // 2
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def cut_end(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+
+
+def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
+    """One line per run: what `firedup parse` prints without --json.
+
+    With a `width` (the terminal's), lines that would be wider are fitted to it: the folder all
+    sources share is said once below, then long names are cut in the middle (down to
+    MIN_SOURCE_WIDTH), then the biggest phase is cut at its end.
+    """
+    rows: list[tuple[str, str, str]] = []
     for run in runs:
         # Graph kinds (prefill, decode, verify) add up: the phase is what a reader compares.
         seconds = run.phase_seconds()
@@ -249,7 +295,30 @@ def summary_text(runs: Sequence[Run]) -> str:
         top = max(named, key=lambda name: named[name], default=None)
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
         total = ("≥ " if run.begins_mid_startup else "") + fmt_duration(run.total_seconds)
-        total = total if run.outcome == "ready" else f"({total})"
-        where = f"#{run.run_index + 1} " if run.run_index else ""
-        out.append(f"{run.outcome:<10} {total:>14}  {big[:26]:<26} {where}{run.source}")
-    return "\n".join(out)
+        rows.append((run.outcome, total if run.outcome == "ready" else f"({total})", big))
+    wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
+    names = [run.source for run in runs]
+    # outcome, to ready, biggest phase: fixed widths, so that one run's line reads like another's
+    widths, notes = [10, 14, PHASE_WIDTH], []
+
+    def fixed() -> int:  # the columns before the source, and the spaces between them
+        return sum(widths) + 4
+
+    def widest() -> int:
+        return max((len(w) + len(n) for w, n in zip(wheres, names, strict=True)), default=0)
+
+    if width is not None and fixed() + widest() > width:
+        names, folder_note = without_common_folder(names)
+        notes = [folder_note] if folder_note else []
+        if fixed() + widest() > width:  # as wide as the cells are, then long names cut in the middle
+            widths = [max(len(head), *(len(row[i]) for row in rows)) for i, head in
+                      enumerate(("outcome", "to ready", "biggest phase"))]
+            widths[2] = min(widths[2] + 1, PHASE_WIDTH)  # a space more: the phase is not the name's start
+            cap = max(width - fixed(), MIN_SOURCE_WIDTH)
+            names = [cut_middle(n, cap - len(w)) for w, n in zip(wheres, names, strict=True)]
+            widths[2] = max(widths[2] - max(fixed() + widest() - width, 0), MIN_PHASE_WIDTH)
+    w_out, w_total, w_big = widths
+    out = [f"{'outcome':<{w_out}} {'to ready':>{w_total}}  {cut_end('biggest phase', w_big):<{w_big}} source"]
+    for (outcome, total, big), where, name in zip(rows, wheres, names, strict=True):
+        out.append(f"{outcome:<{w_out}} {total:>{w_total}}  {cut_end(big, w_big):<{w_big}} {where}{name}")
+    return "\n".join(out + notes)

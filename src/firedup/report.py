@@ -341,7 +341,7 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
     """Everything the templates show, as plain values; charts are written to `out_dir`.
     `generated` defaults to `generation_time()`."""
     from firedup.budget import budgets
-    from firedup.compare import compare
+    from firedup.compare import compare, population_label
     from firedup.tables import from_runs
 
     shown = display_paths([r.source for r in result.runs] + [e.source for e in result.errors] + list(inputs))
@@ -364,7 +364,7 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
         "outcomes": _outcomes(runs_list),
         "errors": errors,
         "headline": cmp.headline,
-        "population": ", ".join(f"{k}={v}" for k, v in g.population.items()),
+        "population": population_label(g.population),
         "by": ", ".join(g.by) + (" (the flags that differ)" if g.by_auto and g.by else ""),
         "notes": list(g.notes),
         "groups": _group_tables(tables, cmp),

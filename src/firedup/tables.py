@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from firedup.config import COMMON_FLAGS
+from firedup.render import MIN_SOURCE_WIDTH, cut_end, cut_middle, without_common_folder
 from firedup.sources import InputError
 from firedup.timeline import PHASE_ORDER, Run, spanned
 
@@ -441,33 +442,7 @@ def _table_lines(columns: Sequence[_Column]) -> list[str]:
             for row in rows]
 
 
-def _common_folder(sources: Sequence[str]) -> str:
-    """The folder every source is in (`sample_logs/`), or "" when they share none worth naming."""
-    split = [source.split("/")[:-1] for source in sources]
-    common: list[str] = []
-    for parts in zip(*split, strict=False):
-        if len(set(parts)) != 1:
-            break
-        common.append(parts[0])
-    folder = "/".join(common) + "/" if common else ""
-    return folder if folder.strip("/.") else ""
-
-
-def _cut_middle(text: str, width: int) -> str:
-    """`062_docs-ci-e…2025-03.log`: a file name keeps its number and its end."""
-    if len(text) <= width:
-        return text
-    keep = max(width - 1, 0)
-    head, tail = keep - keep // 2, keep // 2
-    return text[:head] + "…" + (text[-tail:] if tail else "")
-
-
-def _cut_end(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
-
-
 # The identifying columns give up no more than this to make a table fit a narrow terminal.
-MIN_SOURCE_WIDTH = 20
 MIN_OUTCOME_WIDTH = 16
 SOURCE_WIDTH_FOR_PHASE = 32  # and no more than this to make room for the biggest phase
 
@@ -535,17 +510,14 @@ def _fit(names: list[str], wheres: list[str], outcome_and_time: list[_Column], p
          top: int, flag_columns: list[_Column], width: int) -> tuple[list[_Column], list[str]]:
     """The columns of a table that is too wide, fitted to `width`, and a note on the shared folder."""
     outcome, to_ready = outcome_and_time
-    notes = []
-    folder = _common_folder(names)
-    if folder:
-        names = [n[len(folder):] for n in names]
-        notes.append(f"(sources in {folder})")
+    names, folder_note = without_common_folder(names)
+    notes = [folder_note] if folder_note else []
 
     def source(cap: int) -> _Column:
-        return _Column("source", [_cut_middle(n, cap - len(w)) + w for n, w in zip(names, wheres, strict=True)])
+        return _Column("source", [cut_middle(n, cap - len(w)) + w for n, w in zip(names, wheres, strict=True)])
 
     ident = [source(max(width - outcome.width - to_ready.width - 4, MIN_SOURCE_WIDTH))]
-    ident.append(_Column("outcome", [_cut_end(state, max(width - ident[0].width - to_ready.width - 4,
+    ident.append(_Column("outcome", [cut_end(state, max(width - ident[0].width - to_ready.width - 4,
                                                          MIN_OUTCOME_WIDTH)) for state in outcome.cells]))
     ident.append(to_ready)
     over = _table_width([*ident, phases(1)]) - width
