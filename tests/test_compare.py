@@ -139,22 +139,34 @@ def _suggested_by(notes: list[str]) -> list[str]:
     return hint.split("`--by ")[1].split("`")[0].split(",")
 
 
+def test_without_by_a_known_model_with_two_timed_runs_beats_more_runs_of_unknown_model(tmp_path: Path) -> None:
+    """Runs without an args line may be of different models: a comparison of them tells little."""
+    _write_runs(tmp_path, "tail", 3, "/models/Lost", 1, args_line=False)
+    known = _write_runs(tmp_path, "known", 2, "/models/Known-7B", 2)
+    g = compare(load([str(tmp_path)])).grouping
+    assert g.population == {"engine": "sglang", "model_path": "/models/Known-7B"}
+    assert sorted(t for grp in g.groups for t in grp.ready_seconds) == sorted(known)
+    [choice] = [n for n in g.notes if "the most ready runs" in n]
+    assert "of known model with the most ready runs to time (2 ready, of 2 runs)" in choice
+    assert "runs of unknown model (3 timed) may be of different models, so they are not compared" in choice
+
+
 def test_without_by_the_most_ready_runs_are_compared_even_of_unknown_model_and_it_says_so(tmp_path: Path) -> None:
     unknown = _write_runs(tmp_path, "tail", 3, "/models/Lost", 1, args_line=False)
-    _write_runs(tmp_path, "known", 2, "/models/Known-7B", 2)
+    _write_runs(tmp_path, "known", 1, "/models/Known-7B", 2)
     _write_runs(tmp_path, "other", 1, "/models/Other-1B", 3)
     cmp = compare(load([str(tmp_path)]))
     g = cmp.grouping
     assert g.population == {"engine": "sglang", "model_path": None}
     assert sorted(t for grp in g.groups for t in grp.ready_seconds) == sorted(unknown)
     left = {Path(lo.source).name for lo in g.left_out}
-    assert left == {"known-0.log", "known-1.log", "other-0.log"}
+    assert left == {"known-0.log", "other-0.log"}
     text = comparison_text(cmp)
     assert "comparing runs of engine=sglang, model_path=unknown (no args line in their logs" in text
     [choice] = [n for n in g.notes if "the most ready runs" in n]
     assert f"({len(unknown)} ready, of {len(unknown)} runs)" in choice
-    assert "though their model is unknown: no known model has more than 2" in choice
-    assert "3 runs of 2 others: /models/Known-7B (2 ready), /models/Other-1B (1 ready)" in choice
+    assert "though their model is unknown: no known model has 2 timed runs (the most: 1)" in choice
+    assert "2 runs of 2 others: /models/Known-7B (1 ready), /models/Other-1B (1 ready)" in choice
     # the one line on how to compare the others holds: each model gets a group of its own
     by = _suggested_by(g.notes)
     assert by == ["model_path"]

@@ -41,6 +41,9 @@ GROUP_NAMES: dict[tuple[str, Any], str] = {
 EXTRA_KEYS = ("engine",)
 # What makes runs comparable at all, unless the user groups by it.
 POPULATION_KEYS = ("engine", "model_path")
+# Without --by, runs of a known model are compared when at least this many can be timed, even
+# if more runs of unknown (maybe different) models could be.
+MIN_TIMED_TO_COMPARE = 2
 # Parts of a flag's name (split at `_`) that mark a value each run has alone, so no grouping
 # by default (identity flags such as `port` are never compared at all).
 UNGROUPABLE_NAME_PARTS: dict[str, frozenset[str]] = {
@@ -303,7 +306,8 @@ def _population(frame: pl.DataFrame, by: Sequence[str]
 
     With `by`: a known model first (a difference between runs of unknown, maybe different, models
     would pass for the flag's), then the one whose timed runs span the most groups of `by`, then
-    the most timed runs. Without `by`: the most timed runs, a known model first on a tie only.
+    the most timed runs. Without `by`: a known model with at least two timed runs (a comparison of
+    runs that may be of different models tells little), then the most timed runs.
     """
     keys = [k for k in POPULATION_KEYS if k not in by and k in frame.columns]
     if not keys or frame.is_empty():
@@ -314,10 +318,11 @@ def _population(frame: pl.DataFrame, by: Sequence[str]
     timed = _timed(frame)
     known = pl.all_horizontal([pl.col(b).is_not_null() for b in by_cols]) if by_cols else pl.lit(True)
     spread = (pl.struct(by_cols).filter(timed & known).n_unique() if by_cols else pl.lit(0)).alias("_spread")
-    order = ["_unknown", "_spread", "timed"] if by else ["timed", "_unknown"]
+    order = ["_unknown", "_spread", "timed"] if by else ["_known_pair", "timed", "_unknown"]
     counts = (frame.group_by(keys).agg(pl.len().alias("runs"), (pl.col("outcome") == "ready").sum().alias("ready"),
                                        timed.sum().alias("timed"), spread)
               .with_columns(pl.any_horizontal([pl.col(k).is_null() for k in keys]).alias("_unknown"))
+              .with_columns((~pl.col("_unknown") & (pl.col("timed") >= MIN_TIMED_TO_COMPARE)).alias("_known_pair"))
               .sort([*order, "ready", "runs", *keys], descending=[o != "_unknown" for o in order]
                     + [True, True, *([False] * len(keys))], nulls_last=True))
     if counts.height <= 1:
@@ -361,13 +366,20 @@ def _choice_notes(counts: pl.DataFrame, keys: Sequence[str], most: int = 6) -> l
         timed = "" if row["timed"] == row["ready"] else f", {row['timed']} timed"
         return f"{row['ready']} ready{timed}"
 
-    rule = f"the {what} with the most ready runs to time ({ready(first)}, of {_n(first['runs'], 'run')})"
+    unknown_more = max((row["timed"] for row in others if row["_unknown"]), default=0)
+    if not first["_unknown"] and unknown_more > first["timed"]:
+        rule = (f"the {what} of known model with the most ready runs to time ({ready(first)}, of "
+                f"{_n(first['runs'], 'run')}); runs of unknown model ({unknown_more} timed) may be of "
+                "different models, so they are not compared")
+    else:
+        rule = f"the {what} with the most ready runs to time ({ready(first)}, of {_n(first['runs'], 'run')})"
     tied = sum(1 for row in others if (row["timed"], row["_unknown"]) == (first["timed"], first["_unknown"]))
     if tied:
         rule += f", as many as {_n(tied, 'other')} (then the most runs, then the name decide)"
     if first["_unknown"]:
         known = max((row["timed"] for row in others if not row["_unknown"]), default=0)
-        rule += f", though their model is unknown: no known model has more than {known}"
+        rule += (f", though their model is unknown: no known model has {MIN_TIMED_TO_COMPARE} timed runs"
+                 f" (the most: {known})")
     n_left = sum(row["runs"] for row in others)
     listed = ", ".join(f"{name(row)} ({ready(row)})" for row in others[:most])
     more = f" and {len(others) - most} more" if len(others) > most else ""
