@@ -160,7 +160,17 @@ _STATEFUL = (
     "[{t}] Decode batch, #running-req: 1",
     "INFO {md} {t} [loader.py:12] Loading weights took 3.5 seconds",
 )
-_STATEFUL_SHAPE = re.compile(r"^\[\d\d:\d\d:\d\d|^INFO \d\d-\d\d ")
+_STATEFUL_SHAPE = re.compile(r"^(?:\S+Z )?(?:\[\d\d:\d\d:\d\d|INFO \d\d-\d\d )")
+# Lines without a clock of their own (glog, a launcher's warning, print output): behind a
+# collector they carry only its stamp, and the first of them where a run may start is where
+# it began (engine.CLOCK_OUTER_FIRST, once a line shows both clocks).
+_UNTIMED = (
+    "I0922 06:49:55.123456  1361 transfer_engine_impl.cpp:274] Topology discovery complete. Found 1 HCAs.",
+    "/sglang/launch_server.py:31: UserWarning: 'python -m sglang.launch_server' is still supported, but "
+    "'sglang serve' is the recommended entrypoint.",
+    "  warnings.warn(",
+    "loading the tokenizer",
+)
 
 
 def _render(template: str, moment: float, rng: random.Random) -> str:
@@ -175,6 +185,16 @@ def _render(template: str, moment: float, rng: random.Random) -> str:
     return template.replace("{d}", date_text).replace("{t}", time_text).replace("{md}", md)
 
 
+def _collected(line: str, moment: float, offset: float, rng: random.Random) -> str:
+    """`line` behind `kubectl logs --timestamps`, whose clock runs `offset` s from the server's
+    and stamps a line a little after the server wrote it."""
+    import time as _time
+
+    at = moment + offset + rng.random() * 0.05
+    whole = int(at)
+    return f"{_time.strftime('%Y-%m-%dT%H:%M:%S', _time.gmtime(whole))}.{int((at - whole) * 1e9):09d}Z {line}"
+
+
 @st.composite
 def _soups(draw: Any) -> list[str]:
     """A log of real line shapes: startups, runtime traffic (long stretches of it), odd lines."""
@@ -183,19 +203,27 @@ def _soups(draw: Any) -> list[str]:
     odd_rate = draw(st.sampled_from([0.0, 0.01, 0.1]))
     stateful_rate = draw(st.sampled_from([0.0, 0.0, 0.0, 0.02]))
     backwards = draw(st.booleans())  # clocks that step back now and then
+    # a collector's stamp on (nearly) every line: its clock minus the server's, in seconds
+    collector = draw(st.sampled_from([None, None, 0.0, 0.0, 7200.0, -3600.0]))
     lines: list[str] = []
     moment = 1_790_000_000.0 + rng.random() * 1e6
     for _block in range(draw(st.integers(1, 6))):
         kind = rng.random()
         count = rng.randint(1, 400)
-        for _ in range(count):
+        untimed = rng.randint(0, 3) if collector is not None else 0  # a process's first prints
+        for i in range(count):
             moment += rng.random() * (2 if not backwards or rng.random() > 0.05 else -30)
             pool = _STARTUP if kind < 0.35 else _TRAFFIC
             if rng.random() < odd_rate:
                 pool = _ODD
             if rng.random() < stateful_rate:
                 pool = _STATEFUL
-            lines.append(_render(rng.choice(pool), moment, rng))
+            if i < untimed or (collector is not None and rng.random() < 0.02):
+                pool = _UNTIMED
+            line = _render(rng.choice(pool), moment, rng)
+            if collector is not None and rng.random() < 0.95:
+                line = _collected(line, moment, collector, rng)
+            lines.append(line)
     return lines
 
 

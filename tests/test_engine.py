@@ -54,3 +54,23 @@ def test_untimed_lines_without_a_collector_inherit_the_last_time() -> None:
                       "INFO:     Application startup complete."], date(2026, 5, 1))
     assert [(e.name, e.ts.iso if e.ts else None, e.inherited) for e in events] == [
         ("http.running", "2026-05-01T20:44:30", False), ("ready", "2026-05-01T20:44:30", True)]
+
+
+def test_a_first_line_with_only_the_collectors_stamp_is_moved_onto_the_servers_clock() -> None:
+    # kubectl stamps in UTC; this server logs local time (2 h ahead) with milliseconds. The
+    # glog line is the startup's first; the offset comes from the first line with both
+    # stamps (line 4, not line 3, whose own clock has no collector stamp beside it).
+    lines = [
+        "2026-10-02T14:03:11.482913307Z I1002 14:03:11.482871   212 transfer_engine_impl.cpp:274] Topology discovery complete.",
+        "2026-10-02T14:03:12.100000000Z W1002 14:03:12.099000   212 cpp_extension.py:2425] TORCH_CUDA_ARCH_LIST is not set",
+        "[2026-10-02 16:03:19.500] Attention backend not specified. Use fa3 backend by default.",
+        "2026-10-02T14:03:20.733450196Z [2026-10-02 16:03:20.731] Init torch distributed begin.",
+    ]
+    logical = [ln for i, raw in enumerate(lines, start=1) for ln in normalise(raw, i)]
+    events, _, _ = scan(get_format("sglang"), logical)
+    clock = [(e.name, e.line, e.ts.iso if e.ts else None, e.fields) for e in events if e.name.startswith("clock.")]
+    # 16:03:20.731 - 14:03:20.733 (the collector's stamp read to the millisecond, as the server prints)
+    # = 1:59:59.998, added to 14:03:11.482
+    assert clock == [("clock.first", 3, "2026-10-02T16:03:19.500", {}),
+                     ("clock.outer_first", 1, "2026-10-02T16:03:11.480", {"offset_line": 4}),
+                     ("clock.last", 4, "2026-10-02T16:03:20.731", {})]

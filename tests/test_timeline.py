@@ -160,3 +160,76 @@ def test_stage_changes_end_where_an_incomplete_run_stops(tmp_path: Path) -> None
         if run.outcome == "ready" and run.ready_kind == "server":
             assert changes[-1][0] == "serving" or any(s == "serving" for s, _ in changes), run.source
     assert checked >= len(cut) // 2
+
+
+# --- runs that begin before the server's own clock (lines with only a collector's stamp) ----
+
+
+def test_a_run_begins_at_its_first_line_with_a_collectors_stamp() -> None:
+    """kubectl-stamped glog lines 8 s before SGLang's first own line: the startup began there."""
+    from conftest import FIXTURES
+
+    result = parse_paths([str(FIXTURES / "sglang_kubectl_glog_first.log")])
+    [run] = result.runs
+    assert run.first_ts is not None and run.first_ts.iso == "2026-10-02T14:03:11"
+    assert run.first_line == 1
+    assert run.total_seconds == 36.0
+    assert run.phase_seconds()["launch"] == 16.0  # to `Init torch distributed begin.` at 14:03:27
+
+
+def test_the_collectors_clock_is_moved_onto_the_servers(tmp_path: Path) -> None:
+    # Docker Desktop stamps host-local time, 2 h ahead of the server's UTC
+    text = (
+        "2026-10-02 16:03:11.482 I1002 14:03:11.482871   212 transfer_engine_impl.cpp:274] Topology discovery complete.\n"
+        "2026-10-02 16:03:19.733 [2026-10-02 14:03:19] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+        "2026-10-02 16:03:47.254 [2026-10-02 14:03:47] The server is fired up and ready to roll!\n"
+    )
+    [run] = _runs(tmp_path, text)
+    assert run.first_ts is not None and run.first_ts.iso == "2026-10-02T14:03:11"
+    assert run.total_seconds == 36.0
+
+
+def test_without_a_line_carrying_both_stamps_a_run_begins_at_the_servers_clock(tmp_path: Path) -> None:
+    # the offset between the clocks is never seen: the collector's stamps cannot be placed
+    text = (
+        "2026-10-02T14:03:11.482913307Z I1002 14:03:11.482871   212 transfer_engine_impl.cpp:274] Topology discovery complete.\n"
+        "[2026-10-02 16:03:19] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+        "[2026-10-02 16:03:47] The server is fired up and ready to roll!\n"
+    )
+    [run] = _runs(tmp_path, text)
+    assert run.first_ts is not None and run.first_ts.iso == "2026-10-02T16:03:19"
+    assert run.total_seconds == 28.0
+
+
+def test_a_restart_begins_at_its_own_first_collector_stamped_line(tmp_path: Path) -> None:
+    # journald: systemd's `Started` line opens each run; the first run never printed vLLM's clock
+    text = (
+        "-- Boot 45b35623d291431fa703c9232d2ea952 --\n"
+        "Feb 22 06:34:42 host systemd[1]: Started vllm.service - vLLM server.\n"
+        "Feb 22 06:34:46 host env[1633]: RuntimeError: Engine core initialization failed. See root cause above. "
+        "Failed core proc(s): {}\n"
+        "Feb 22 06:35:02 host systemd[1]: Started vllm.service - vLLM server.\n"
+        "Feb 22 06:35:09 host env[1700]: (APIServer pid=1700) INFO 02-22 06:35:09 [utils.py:261] "
+        "non-default args: {'model_tag': 'm'}\n"
+        "Feb 22 06:35:30 host env[1700]: (APIServer pid=1700) INFO:     Application startup complete.\n"
+    )
+    first, second = _runs(tmp_path, text)
+    assert first.outcome == "crashed" and first.first_ts is not None and first.first_ts.iso.endswith("06:34:42")
+    assert second.outcome == "ready" and second.first_ts is not None and second.first_ts.iso.endswith("06:35:02")
+    assert second.first_line == 4 and second.total_seconds == 28.0
+
+
+def test_a_run_never_begins_before_the_line_it_was_cut_at(tmp_path: Path) -> None:
+    # The first run shows no clock of its own: its collector-stamped first line is still waiting
+    # for an offset when the second run (cut at a rank's second `Init nccl begin.`) gives one.
+    text = (
+        "2026-09-22T06:40:00Z [gpu_id=0] Init nccl begin.\n"
+        "2026-09-22T06:41:00Z [gpu_id=0] The server is fired up and ready to roll!\n"
+        "2026-09-22T06:50:00Z [gpu_id=0] Init nccl begin.\n"
+        "2026-09-22T06:50:05Z [2026-09-22 06:50:05] Load weight begin. avail mem=70.00 GB\n"
+        "2026-09-22T06:50:30Z [2026-09-22 06:50:30] The server is fired up and ready to roll!\n"
+    )
+    first, second = _runs(tmp_path, text)
+    assert first.first_ts is not None and first.first_ts.iso == "2026-09-22T06:40:00"
+    assert second.first_line == 3
+    assert second.first_ts is not None and second.first_ts.iso == "2026-09-22T06:50:05"

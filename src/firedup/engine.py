@@ -20,6 +20,11 @@ from firedup.sources import Line, OuterStamp
 # the engine's own timestamp around every possible run boundary and at the end of input.
 CLOCK_FIRST = "clock.first"
 CLOCK_LAST = "clock.last"
+# The first line since such a boundary that carries only a collector's stamp (glog lines,
+# `print` output), its stamp moved onto the engine's clock (see `_collector_first`). Emitted
+# once the offset is known, so it comes after lines it precedes.
+CLOCK_OUTER_FIRST = "clock.outer_first"
+CLOCK_EVENTS = frozenset({CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST})
 
 
 @dataclass(slots=True)
@@ -90,6 +95,39 @@ def _json_unescape(body: str) -> str:
     return text if isinstance(text, str) else body
 
 
+def _fraction_digits(stamp: Stamp) -> int:
+    """Digits of a second the stamp was printed with (0 for whole seconds), at most 6."""
+    _, dot, frac = stamp.iso.partition(".")
+    return min(len(frac), 6) if dot else 0
+
+
+def _truncated(dt: datetime, digits: int) -> datetime:
+    unit = 10 ** (6 - digits)
+    return dt.replace(microsecond=dt.microsecond - dt.microsecond % unit)
+
+
+def _collector_first(early: OuterStamp, outer: OuterStamp, own: Stamp) -> Stamp | None:
+    """The collector's stamp `early` on the engine's clock: moved by the offset between the
+    two clocks on a line that carries both (`outer` in front of the engine's `own`).
+
+    Both collector stamps are first cut to the precision the engine prints, as the engine
+    cuts its own time: a server printing whole seconds at 09:24:44 behind a collector's
+    09:24:44.93 shows clocks that agree, not clocks 0.93 s apart.
+    """
+    both = _outer_datetime(outer, own.dt)
+    if both is None:
+        return None
+    first = _outer_datetime(early, both)
+    if first is None:
+        return None
+    digits = _fraction_digits(own)
+    dt = _truncated(first, digits) + (own.dt - _truncated(both, digits))
+    text = dt.replace(microsecond=0).isoformat()
+    if digits:
+        text += f".{dt.microsecond:06d}"[:digits + 1]
+    return Stamp(dt, text)
+
+
 def _outer_datetime(outer: OuterStamp, near: datetime) -> datetime | None:
     """A collector's stamp as a datetime; without a year (journald), the one closest to `near`."""
     hh, mm, ss = (int(p) for p in outer.time.split(":"))
@@ -138,6 +176,9 @@ class Scanner:
         self.stats = LineStats()
         self._last_own: tuple[Stamp, int] | None = None  # last own-clock stamp and its line
         self._want_first = True  # emit CLOCK_FIRST at the next own-clock stamp
+        # the first line since then with only a collector's stamp, until an own-clock line
+        # that carries a collector's stamp too gives the offset (CLOCK_OUTER_FIRST)
+        self._outer_first: tuple[int, OuterStamp] | None = None
         self._last_any: Stamp | None = None  # fallback for logs that never show their own clock
         # own clock minus the collector's, measured on lines that carry both (journald vs vLLM)
         self._outer_offset: timedelta | None = None
@@ -214,7 +255,7 @@ class Scanner:
         msg = parsed.msg
         if any(lit in msg for lit in self.fmt.runtime_literals):
             stats.runtime += 1
-            self._maybe_first(out, parsed, line)
+            self._mark_start(out, parsed, line)
             return out
         ts, inherited = parsed.ts, False
         if own and line.outer is not None and parsed.ts is not None:
@@ -244,19 +285,40 @@ class Scanner:
                 stats.timestamped += 1
             else:
                 stats.other += 1
-            self._maybe_first(out, parsed, line)
+            self._mark_start(out, parsed, line)
             return out
         stats.matched += 1
-        if event.fields.get("starts_run"):
-            if previous_own is not None:
-                out.append(Event(CLOCK_LAST, previous_own[1], previous_own[0], header="clock"))
-            self._want_first = True
-        self._maybe_first(out, parsed, line)
+        starts_run = bool(event.fields.get("starts_run"))
+        if starts_run and previous_own is not None:
+            out.append(Event(CLOCK_LAST, previous_own[1], previous_own[0], header="clock"))
+        self._mark_start(out, parsed, line, starts_run)
         out.append(event)
         return out
 
-    def _maybe_first(self, out: list[Event], parsed: Parsed, line: Line) -> None:
-        if self._want_first and parsed.own_clock and parsed.ts is not None:
+    def _mark_start(self, out: list[Event], parsed: Parsed, line: Line, starts_run: bool = False) -> None:
+        """Mark where a run may start, after a line that may open one (`starts_run`).
+
+        CLOCK_FIRST: the first line since then with the engine's own clock. CLOCK_OUTER_FIRST:
+        the first line since then with only a collector's stamp, if one came before the own
+        clock, once the first line with both stamps gives the offset between the clocks. A line
+        still waiting for the offset where another run may start is dropped (the run before
+        never showed both clocks), unless this line carries both: its event then comes before
+        the line's own, so `timeline.split_runs` keeps it with the lines before.
+        """
+        own = parsed.own_clock and parsed.ts is not None
+        if own and line.outer is not None and self._outer_first is not None:
+            assert parsed.ts is not None
+            number, early = self._outer_first
+            stamp = _collector_first(early, line.outer, parsed.ts)
+            if stamp is not None:
+                out.append(Event(CLOCK_OUTER_FIRST, number, stamp, header="clock", fields={"offset_line": line.number}))
+            self._outer_first = None
+        if starts_run:
+            self._outer_first = None
+            self._want_first = True
+        if not own and line.outer is not None and self._want_first and self._outer_first is None:
+            self._outer_first = (line.number, line.outer)
+        if self._want_first and own:
             out.append(Event(CLOCK_FIRST, line.number, parsed.ts, parsed.rank, header="clock"))
             self._want_first = False
 
@@ -276,8 +338,8 @@ class Scanner:
         self.stats.skipped += count
         if last_number > self.stats.physical:
             self.stats.physical = last_number
-        if first_own is not None:
-            self._maybe_first(out, first_own[1], first_own[0])
+        if first_own is not None:  # no collector prefix: it can only be a CLOCK_FIRST
+            self._mark_start(out, first_own[1], first_own[0])
         if last_own is not None:
             self._last_own = last_own
         return out

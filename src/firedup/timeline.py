@@ -18,7 +18,7 @@ from typing import Any
 from firedup.clock import Stamp
 from firedup.config import COMMON_FLAGS, read_server_args
 from firedup.crash import diagnose_error, is_exception_line
-from firedup.engine import CLOCK_FIRST, CLOCK_LAST, Event
+from firedup.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST, Event
 from firedup.formats import Format, get_format
 
 # Milestone names of shared/CONTRACT.md, plus the draft/vLLM names that extend them.
@@ -318,7 +318,10 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
     ended = False
     substantive = False
     dist_ranks: set[str | None] = set()
+    cut_line = 0  # the line the current segment was cut at
     for event in events:
+        if event.name == CLOCK_OUTER_FIRST and event.line < cut_line:
+            continue  # the collector-stamped start of the run before, which never showed its own clock
         # Ray's "[repeated Nx across cluster]" summarises lines already printed: never a restart.
         starts = None if event.fields.get("repeated") else event.fields.get("starts_run")
         # A rank that starts distributed init again after the run ended is a new process.
@@ -331,6 +334,7 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
             while current and current[-1].name == CLOCK_FIRST and current[-1].line == event.line:
                 carried.insert(0, current.pop())
             segments.append(carried)
+            cut_line = event.line
             ended = False
             substantive = False
             dist_ranks = set()
@@ -341,7 +345,7 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
             substantive = True  # a banner or a warning alone does not make a startup
         if event.name == "ready" or event.name in _FATAL:
             ended = True
-    return [s for s in segments if any(e.name not in (CLOCK_FIRST, CLOCK_LAST) for e in s)]
+    return [s for s in segments if any(e.name not in CLOCK_EVENTS for e in s)]
 
 
 # --- building one run --------------------------------------------------------------------
@@ -372,15 +376,19 @@ def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: di
 def build_run(events: Sequence[Event], source: str, run_index: int, engine: str,
               date_source: str | None = None, config_defaults: Mapping[str, Any] | None = None) -> Run:
     run = Run(source=source, run_index=run_index, engine=engine, date_source=date_source)
-    lines = [e.line for e in events]
+    lines = [e.line for e in events if e.name != CLOCK_OUTER_FIRST]
     run.first_line, run.last_line = (min(lines), max(lines)) if lines else (None, None)
 
     firsts = [e.ts for e in events if e.name == CLOCK_FIRST and e.ts]
     lasts = [e.ts for e in events if e.name == CLOCK_LAST and e.ts]
     own_time = own_time_headers(_format_of(engine))
-    stamped = [e.ts for e in events if e.ts is not None and e.name not in (CLOCK_FIRST, CLOCK_LAST)
+    stamped = [e.ts for e in events if e.ts is not None and e.name not in CLOCK_EVENTS
                and (e.name != ACCESS or access_time_counts(e, own_time))]
     run.first_ts = firsts[0] if firsts else (min(stamped) if stamped else None)
+    early = _collector_start(events, firsts[0]) if firsts else None
+    if early is not None and early.ts is not None:
+        run.first_ts = early.ts
+        run.first_line = early.line if run.first_line is None else min(run.first_line, early.line)
     candidates = lasts + stamped
     run.last_ts = max(candidates) if candidates else None
 
@@ -392,6 +400,14 @@ def build_run(events: Sequence[Event], source: str, run_index: int, engine: str,
     _infer_config(run, events)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
     return run
+
+
+def _collector_start(events: Sequence[Event], first_own: Stamp) -> Event | None:
+    """Where the run began when its first lines carry only a collector's stamp (glog lines,
+    `print` output, `kubectl logs --timestamps`): the first of them, on the server's clock
+    (engine.CLOCK_OUTER_FIRST), if that is before the server's first stamp of its own."""
+    early = next((e for e in events if e.name == CLOCK_OUTER_FIRST), None)
+    return early if early is not None and early.ts is not None and early.ts < first_own else None
 
 
 def _note_late_start(run: Run) -> None:
@@ -649,7 +665,7 @@ def _traceback_of(events: Sequence[Event], index: int) -> tuple[list[Event], lis
     if not seen_exception:
         before: list[Event] = []
         for event in reversed(events[:index]):
-            if event.name in (CLOCK_FIRST, CLOCK_LAST):
+            if event.name in CLOCK_EVENTS:
                 continue
             if event.header != "bare" or not event.name.startswith("error."):
                 break

@@ -128,7 +128,7 @@ class RunTruth:
     engine: str
     version: str
     outcome: str  # "ready" | "crashed"
-    first_ts: str  # ISO text of the run's first timestamped line, as printed
+    first_ts: str  # ISO text of the run's first timestamped line (a collector's stamp counts), as printed
     ready_ts: str | None
     ready_offset_s: float | None  # exact: ready - first timestamped line
     first_line: int

@@ -99,6 +99,14 @@ class _Run:
             self.first_t, self.first_seq = t, seq
         return seq
 
+    def raw(self, t: float, line: str) -> int:
+        """A line printed without SGLang's logger. Behind a collector it is stamped like any
+        other, so it can be the run's first timestamped line (the parser starts the run there)."""
+        seq = self.s.raw(t, line)
+        if self.s.collector is not None and t < self.first_t:
+            self.first_t, self.first_seq = t, seq
+        return seq
+
     def uv(self, t: float, msg: str) -> int:
         seq = self.s.uvicorn(t, msg)
         if t < self.first_t:
@@ -154,19 +162,19 @@ class _Run:
         spec = self.spec
         t += self.u(1.2, 1.9)
         if spec.launcher == "python -m" and self.v >= (0, 5, 10):
-            self.s.raw(t, f"{_SITE}/sglang/launch_server.py:31: UserWarning: 'python -m sglang.launch_server' is still "
-                          "supported, but 'sglang serve' is the recommended entrypoint.")
-            self.s.raw(t, "  Example: sglang serve --model-path <model> [options]")
-            self.s.raw(t, "  warnings.warn(")
+            self.raw(t, f"{_SITE}/sglang/launch_server.py:31: UserWarning: 'python -m sglang.launch_server' is still "
+                        "supported, but 'sglang serve' is the recommended entrypoint.")
+            self.raw(t, "  Example: sglang serve --model-path <model> [options]")
+            self.raw(t, "  warnings.warn(")
         t += self.u(0.1, 0.3)
         if not spec.cuda_graph and self.v >= (0, 5, 14):
-            self.s.raw(t, "\x1b[1;33m'--disable-cuda-graph' is deprecated and will be removed in a future release. "
-                          "Use '--cuda-graph-backend-{decode,prefill}=disabled' instead.\x1b[0m")
+            self.raw(t, "\x1b[1;33m'--disable-cuda-graph' is deprecated and will be removed in a future release. "
+                        "Use '--cuda-graph-backend-{decode,prefill}=disabled' instead.\x1b[0m")
         t += self.u(0.3, 0.8)
         pid = self.main_pid
         for msg in ("TORCH_CUDA_ARCH_LIST is not set, all archs for visible cards are included for compilation. ",
                     "If this is not desired, please set os.environ['TORCH_CUDA_ARCH_LIST'] to specific architectures."):
-            self.s.raw(t, f"W{self.s.clock.glog(t)} {pid} torch/utils/cpp_extension.py:2425] {msg}")
+            self.raw(t, f"W{self.s.clock.glog(t)} {pid} torch/utils/cpp_extension.py:2425] {msg}")
         t += self.u(0.6, 1.4)
         if self.v >= (0, 5, 11):
             self.log(t, "Attention backend not specified. Use fa3 backend by default.")
@@ -218,17 +226,17 @@ class _Run:
             begins[late] += self.u(1.5, 3.0)
         for i, rank in enumerate(self.ranks):
             pid = self.main_pid + 60 + i * 3
-            self.s.raw(begins[i] - 1.2, f"W{self.s.clock.glog(begins[i] - 1.2)} {pid} "
-                                        "torch/utils/cpp_extension.py:2425] TORCH_CUDA_ARCH_LIST is not set, all archs "
-                                        "for visible cards are included for compilation. ")
+            self.raw(begins[i] - 1.2, f"W{self.s.clock.glog(begins[i] - 1.2)} {pid} "
+                                      "torch/utils/cpp_extension.py:2425] TORCH_CUDA_ARCH_LIST is not set, all archs "
+                                      "for visible cards are included for compilation. ")
             word = "parallel" if self.v >= (0, 5, 21) else "torch distributed"
             self.log(begins[i], f"Init {word} begin.", rank)
         peers = n - 1
         meet = max(begins) + self.u(0.4, 1.0)
         for i in range(n):
             for _ in range(3 if n == 1 else 2):
-                self.s.raw(meet + self.u(0.0, 0.08), f"[Gloo] Rank {i if n > 1 else 0} is connected to {peers} peer "
-                                                    f"ranks. Expected number of connected peer ranks is : {peers}")
+                self.raw(meet + self.u(0.0, 0.08), f"[Gloo] Rank {i if n > 1 else 0} is connected to {peers} peer "
+                                                  f"ranks. Expected number of connected peer ranks is : {peers}")
         self.phases["launch"] = min(begins) - self.first_t
         if spec.crash == "nccl_shm":
             self.crash_nccl_shm(meet + self.u(0.5, 1.5))
@@ -732,7 +740,7 @@ class _Run:
             te = t + j * self.u(0.05, 0.4)
             seq = self.log(te, "Scheduler hit an exception: " + lines[0], rank)
             for line in lines[1:]:
-                self.s.raw(te, line)
+                self.raw(te, line)
             if j == 0:
                 self.crash_seq = seq
                 self.crash = CrashTruth("oom", "cuda_graph", 0, rank, "Exception: Capture cuda graph failed: " + oom)
@@ -742,10 +750,10 @@ class _Run:
             if i in failing or self.r.random() < 0.5:
                 continue
             tw = t_quit + self.u(0.01, 0.2)
-            self.s.raw(tw, f"[rank{i}]:[W{self.s.clock.glog(tw)} ProcessGroupNCCL.cpp:1538] Warning: WARNING: "
-                           "destroy_process_group() was not called before program exit, which can leak resources. "
-                           "For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown "
-                           "(function operator())")
+            self.raw(tw, f"[rank{i}]:[W{self.s.clock.glog(tw)} ProcessGroupNCCL.cpp:1538] Warning: WARNING: "
+                         "destroy_process_group() was not called before program exit, which can leak resources. "
+                         "For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown "
+                         "(function operator())")
 
     def crash_nccl_shm(self, t: float) -> None:
         """NCCL cannot create its shared-memory segment (a small /dev/shm in a container)."""
@@ -760,7 +768,7 @@ class _Run:
             te = t + j * self.u(0.02, 0.3)
             seq = self.log(te, "Scheduler hit an exception: " + lines[0], rank)
             for line in lines[1:]:
-                self.s.raw(te, line)
+                self.raw(te, line)
             if j == 0:
                 self.crash_seq = seq
                 first_exc = next(line for line in lines if line.startswith("torch.distributed.DistBackendError"))
