@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
+
 from firedup.parse import parse_paths
 from firedup.timeline import Run
 
@@ -177,28 +179,23 @@ def test_a_run_begins_at_its_first_line_with_a_collectors_stamp() -> None:
     assert run.phase_seconds()["launch"] == 16.0  # to `Init torch distributed begin.` at 14:03:27
 
 
-def test_the_collectors_clock_is_moved_onto_the_servers(tmp_path: Path) -> None:
-    # Docker Desktop stamps host-local time, 2 h ahead of the server's UTC
-    text = (
+@pytest.mark.parametrize(("text", "first_ts", "total"), [
+    pytest.param(  # Docker Desktop stamps host-local time, 2 h ahead of the server's UTC
         "2026-10-02 16:03:11.482 I1002 14:03:11.482871   212 transfer_engine_impl.cpp:274] Topology discovery complete.\n"
         "2026-10-02 16:03:19.733 [2026-10-02 14:03:19] server_args=ServerArgs(model_path='m', tp_size=1)\n"
-        "2026-10-02 16:03:47.254 [2026-10-02 14:03:47] The server is fired up and ready to roll!\n"
-    )
-    [run] = _runs(tmp_path, text)
-    assert run.first_ts is not None and run.first_ts.iso == "2026-10-02T14:03:11"
-    assert run.total_seconds == 36.0
-
-
-def test_without_a_line_carrying_both_stamps_a_run_begins_at_the_servers_clock(tmp_path: Path) -> None:
-    # the offset between the clocks is never seen: the collector's stamps cannot be placed
-    text = (
+        "2026-10-02 16:03:47.254 [2026-10-02 14:03:47] The server is fired up and ready to roll!\n",
+        "2026-10-02T14:03:11", 36.0, id="collector-clock-moved-onto-the-servers"),
+    pytest.param(  # the offset between the clocks is never seen: the collector's stamps cannot be placed
         "2026-10-02T14:03:11.482913307Z I1002 14:03:11.482871   212 transfer_engine_impl.cpp:274] Topology discovery complete.\n"
         "[2026-10-02 16:03:19] server_args=ServerArgs(model_path='m', tp_size=1)\n"
-        "[2026-10-02 16:03:47] The server is fired up and ready to roll!\n"
-    )
+        "[2026-10-02 16:03:47] The server is fired up and ready to roll!\n",
+        "2026-10-02T16:03:19", 28.0, id="without-a-line-carrying-both-stamps-the-servers-clock"),
+])
+def test_a_run_begins_at_its_first_collector_stamped_line_on_the_servers_clock(
+        tmp_path: Path, text: str, first_ts: str, total: float) -> None:
     [run] = _runs(tmp_path, text)
-    assert run.first_ts is not None and run.first_ts.iso == "2026-10-02T16:03:19"
-    assert run.total_seconds == 28.0
+    assert run.first_ts is not None and run.first_ts.iso == first_ts
+    assert run.total_seconds == total
 
 
 def test_a_restart_begins_at_its_own_first_collector_stamped_line(tmp_path: Path) -> None:
