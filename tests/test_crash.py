@@ -152,6 +152,21 @@ def test_the_config_a_killed_shell_echoes_is_kept() -> None:
     assert run.config["model_path"] == "deepseek-ai/DeepSeek-V3"
 
 
+def test_a_launch_flag_left_without_its_value_is_unknown_not_true(tmp_path: Path) -> None:
+    # corpus 014: "--model  --disable-cuda-graph" (the path is missing): the model is unknown,
+    # while the real switch after it is still on
+    path = tmp_path / "killed.log"
+    path.write_text("[2026-06-29 14:45:55] Init torch distributed begin.\n"
+                    "zsh: killed     SGLANG_USE_MLX=1 python -m sglang.launch_server --model  --disable-cuda-graph "
+                    "--tp-size 2 --enable-torch-compile --mem-fraction-static\n")
+    run = only_run(path)
+    assert run.config["model_path"] is None
+    assert run.config["mem_fraction_static"] is None
+    assert run.config["disable_cuda_graph"] is True
+    assert run.config["enable_torch_compile"] is True
+    assert run.config["tp_size"] == 2
+
+
 def test_a_shell_kill_after_a_python_exception_is_its_consequence_not_its_cause() -> None:
     # unknown.log ends with "Killed" (SIGQUIT -> kill_process_tree); the NameError is the cause
     # (regression: the crash was filed under "killed")

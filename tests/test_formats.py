@@ -37,3 +37,13 @@ def test_registry_finds_sglang_and_rejects_unknown_names() -> None:
 def test_sniff_picks_sglang_from_its_ready_line() -> None:
     sample = "[2025-01-01 00:00:00] The server is fired up and ready to roll!\n"
     assert sniff(sample).name == "sglang"
+
+
+def test_sglang_value_flags_are_the_ones_the_server_args_dump_prints_without_a_bool() -> None:
+    # the table must agree with what SGLang prints: a field printed as True/False is a switch
+    from firedup.formats.sglang import ARGV_VALUE_FLAGS
+    from firedup.synth._serverargs import server_args_0512, server_args_0523
+
+    dumps = (dict(server_args_0512({})), dict(server_args_0523({})))
+    assert set(dumps[0]) | set(dumps[1]) >= ARGV_VALUE_FLAGS  # cuda_graph_max_bs is gone in 0.5.23
+    assert not [name for fields in dumps for name in ARGV_VALUE_FLAGS if isinstance(fields.get(name), bool)]

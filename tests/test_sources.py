@@ -174,6 +174,22 @@ def test_docker_desktop_local_time_prefix_keeps_the_servers_own_clock(tmp_path: 
     assert stamps(run, "load_weight.begin") == ["2025-02-04T05:21:40"]
 
 
+def test_an_sglang_line_missing_its_bracket_is_not_a_docker_desktop_stamp(tmp_path: Path) -> None:
+    # corpus 008: a paste cut the "[" of the first line; "DP1 PP1 TP1] ..." closes the server's
+    # own header, so the stamp is the server's, not a collector's (the timeline stays on one clock)
+    log = ("2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+           "ValueError: boom\n"
+           "[2026-06-28 23:41:28 DP0 PP1 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+           "ValueError: boom\n")
+    lines = read(tmp_path, log)
+    assert lines[0].text.startswith("2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit")
+    assert lines[0].outer is None
+    run = parse_one(tmp_path, log)
+    assert run.date_source != "outer"
+    assert run.crash is not None and run.crash.line == 1
+    assert "DP1 PP1 TP1" in run.ranks
+
+
 def test_python_logging_comma_stamp_is_not_taken_for_a_collector_prefix(tmp_path: Path) -> None:
     (line,) = read(tmp_path, "2026-04-05 16:52:19,388 - CUTE_DSL - WARNING - slow path\n")
     assert line.text == "2026-04-05 16:52:19,388 - CUTE_DSL - WARNING - slow path"

@@ -82,6 +82,11 @@ _RFC3339 = re.compile(
 _LOCAL_STAMP = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)"
 )
+# What follows a local stamp when the stamp is really an SGLang header whose "[" a paste cut
+# (corpus 008: "2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit ..."): rank tags closing a
+# bracket never opened. No collector content starts that way, so the stamp is left in place
+# for the header to read, and the line stays on the server's clock instead of the host's.
+_CUT_HEADER_CLOSE = re.compile(r"(?:[A-Z][A-Z_]*\d+ )*[A-Z][A-Z_]*\d+\] ")
 _JOURNALD = re.compile(
     r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
     r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?"
@@ -137,7 +142,7 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
             text = text[m.end():]
             continue
         m = None if first.isascii() and first.isalpha() else _LOCAL_STAMP.match(text)
-        if m and not text[m.end():].startswith("-"):
+        if m and not text[m.end():].startswith("-") and not _CUT_HEADER_CLOSE.match(text, m.end()):
             y, mo, d = (int(p) for p in m["date"].split("-"))
             written = f"{m['date']} {m['time']}" + (f".{m['frac']}" if m["frac"] else "")
             outer = outer or OuterStamp(written, y, mo, d, m["time"], m["frac"] or "")

@@ -63,6 +63,19 @@ _FLAG_ALIASES = {"tp": "tp_size", "tensor_parallel_size": "tp_size", "dp": "dp_s
                  "expert_parallel_size": "ep_size", "model": "model_path"}
 
 
+# Launch flags that take a value, by the ServerArgs field they set: the ones whose printed
+# default in the `server_args=` dump is a number, a string or None, never a bool (the
+# `store_true` switches print False). Left without their value ("--model  --disable-cuda-graph",
+# corpus 014) they are unknown, not True; any other bare flag is a switch.
+ARGV_VALUE_FLAGS = frozenset({
+    "model_path", "tokenizer_path", "served_model_name", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes",
+    "node_rank", "dist_init_addr", "host", "port", "cuda_graph_max_bs", "speculative_algorithm",
+    "speculative_draft_model_path", "speculative_num_steps", "speculative_eagle_topk",
+    "speculative_num_draft_tokens", "quantization", "mem_fraction_static", "attention_backend", "load_format",
+    "context_length", "dtype", "kv_cache_dtype", "chunked_prefill_size", "max_running_requests",
+})
+
+
 def _typed(text: str) -> Any:
     for conv in (int, float):
         try:
@@ -95,7 +108,7 @@ def parse_argv(text: str) -> dict[str, Any]:
                 value = tokens[i]
                 i += 1
             else:
-                out[key] = True
+                out[key] = None if key in ARGV_VALUE_FLAGS else True
                 continue
         out[key] = _typed(value)
     return out
