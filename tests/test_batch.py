@@ -392,6 +392,16 @@ def test_windows_scanned_in_small_pieces_give_the_same_events(tmp_path: Path, mo
     assert stats is not None and stats.skipped > 0
 
 
+def test_a_head_of_progress_bar_lines_stays_with_the_batch_engine(tmp_path: Path) -> None:
+    """Bars (here one per line, as tqdm writes them when not on a terminal) are not on every
+    line of a file: the traffic after them may still be skipped."""
+    bars = [f"Loading safetensors checkpoint shards:  {i % 100}% Completed | {i % 100}/100 [00:0{i % 10}<00:01, 1.5it/s]"
+            for i in range(300)]
+    path = _write(tmp_path, [*bars, *_startups_and_traffic(seed=3, blocks=2, startup_every=1, lines_per_block=100)], False)
+    sample, normalised = batch.read_head(path, 2000, refuse_mostly_flagged=True)
+    assert sample == batch.head_sample(path) and len(normalised) >= 300
+
+
 def test_a_head_of_prefixed_lines_goes_to_the_incremental_engine() -> None:
     """Behind `kubectl logs --timestamps` every line needs the full reader, which the
     incremental engine is quicker at: parse hands such a file over before normalising it."""

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import mmap
 import os
 import re
@@ -271,10 +272,31 @@ def prefilter(fmt: Format) -> _Prefilter:
 
 
 _NORMALISING: list[Any] = []
-# A head with more than this share of lines to normalise (of at least this many lines) is
-# read by the incremental engine (`read_head`).
-_MOSTLY_FLAGGED = 0.5
-_MOSTLY_FLAGGED_FROM = 100
+# A file whose first lines (up to _PREFIXED_SAMPLE of them, at least _PREFIXED_MIN) are more
+# than _MOSTLY_PREFIXED prefixed is read by the incremental engine (`read_head`).
+_MOSTLY_PREFIXED = 0.5
+_PREFIXED_SAMPLE = 200
+_PREFIXED_MIN = 100
+
+
+def _refuse_if_prefixed(database: Any, raws: list[bytes]) -> None:
+    """NeedExact when most of these lines start with a collector prefix or a process tag
+    (`kubectl logs --timestamps`, docker compose, vLLM's `(APIServer pid=1)`): such a prefix
+    is on every line of a file, so the scan would send nearly every line through the engine
+    anyway, and the incremental engine does that with less bookkeeping (a vLLM log behind
+    kubectl: 46 ms, not 58). Progress bars or colour alone do not count: the traffic after
+    them may still be skipped."""
+    first_prefix = len(_normalising_markers()) - len(_PREFIX_STARTS)
+    prefixed: set[int] = set()
+    starts = list(itertools.accumulate((len(raw) + 1 for raw in raws[:-1]), initial=0))
+
+    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+        if pattern >= first_prefix:
+            prefixed.add(bisect.bisect_right(starts, max(stop - 1, 0)) - 1)
+
+    database.scan(b"\n".join(raws), match_event_handler=on_match)
+    if len(prefixed) > len(raws) * _MOSTLY_PREFIXED:
+        raise NeedExact("most lines carry a collector prefix or a process tag")
 
 
 def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
@@ -289,8 +311,8 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
     then takes instead of normalising them again (progress bars redrawn hundreds of times
     are the costly ones). Lines that only need stripping (the scan says which) are stripped.
 
-    `refuse_mostly_flagged`: raise NeedExact, before normalising anything, when most lines
-    need the full reader (see `_MOSTLY_FLAGGED`)."""
+    `refuse_mostly_flagged`: raise NeedExact, before normalising anything, when most of the
+    first lines carry a collector prefix or a process tag (`_refuse_if_prefixed`)."""
     import hyperscan
 
     if not _NORMALISING:
@@ -320,15 +342,13 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
         starts.append(offset)
         offset += len(raw) + 1
 
+    if refuse_mostly_flagged and len(raws) >= _PREFIXED_MIN:
+        _refuse_if_prefixed(database, raws[:_PREFIXED_SAMPLE])
+
     def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
         flagged.add(bisect.bisect_right(starts, max(stop - 1, 0)) - 1)
 
     database.scan(head, match_event_handler=on_match)
-    if refuse_mostly_flagged and len(raws) >= _MOSTLY_FLAGGED_FROM and len(flagged) > len(raws) * _MOSTLY_FLAGGED:
-        # Every line prefixed (kubectl --timestamps, vLLM's process tags, colour): the scan
-        # would send nearly every line through the engine anyway, and the incremental
-        # engine does that with less bookkeeping (a vLLM log behind kubectl: 44 ms, not 58).
-        raise NeedExact("most lines need the full reader")
     texts: list[str] = []
     normalised: dict[int, list[Line]] = {}
     # one decode for all: a newline byte is never part of a UTF-8 sequence, so this splits
