@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,11 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # ../shared beside the checkout (the developers' workplace); FIREDUP_SHARED overrides it.
 SHARED = Path(os.environ.get("FIREDUP_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus"
+
+
+def sample_truth() -> dict[str, Any]:
+    """sample_logs/truth.json: what the generator meant each sample to say."""
+    return json.loads((SAMPLE_LOGS / "truth.json").read_text())  # type: ignore[no-any-return]
 
 
 def corpus_logs(engine: str) -> list[Path]:

@@ -8,7 +8,6 @@ legends, time axes in minutes:seconds, and the same bytes for the same chart.
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import statistics
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from conftest import ROOT, SAMPLE_LOGS, sample_truth
 from firedup import charts
 from firedup.charts import (
     PHASE_COLOURS,
@@ -35,9 +35,8 @@ from firedup.tables import Runs, load
 from firedup.timeline import PHASE_ORDER
 from logmaker import Spec, write
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_logs"
-TRUTH = json.loads((SAMPLES / "truth.json").read_text()) if (SAMPLES / "truth.json").exists() else {}
+SAMPLES = SAMPLE_LOGS
+TRUTH = sample_truth()
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from datetime import datetime
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SAMPLE_LOGS
+from conftest import SAMPLE_LOGS, sample_truth
 from firedup.compare import UnknownFlagError, compare, comparison_text, quantile
 from firedup.render import fmt_duration
 from firedup.tables import load
@@ -282,12 +281,12 @@ def test_a_log_that_begins_mid_startup_is_not_timed(fleet_logs: Path, tmp_path: 
 
 
 def _truth(name: str) -> dict[str, Any]:
-    return json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"][name]["runs"][0]  # type: ignore[no-any-return]
+    return sample_truth()["files"][name]["runs"][0]  # type: ignore[no-any-return]
 
 
 def _sample_names(engine: str, model: str) -> list[str]:
     """The sample files whose (one) startup the generator wrote with this engine and model."""
-    files = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]
+    files = sample_truth()["files"]
     return sorted(name for name, f in files.items()
                   if f["runs"][0]["engine"] == engine and f["runs"][0]["config"].get("model_path") == model)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from conftest import corpus_logs
+from conftest import corpus_logs, sample_truth
 from firedup.export import chrome_trace, export
 from firedup.tables import load
 from logmaker import fleet, ready_seconds_by_regex
@@ -110,7 +110,7 @@ def test_vllm_samples_export_a_valid_trace_with_the_durations_vllm_printed(tmp_p
     out = tmp_path / "vllm.trace.json"
     export(load([str(SAMPLE_LOGS / n) for n in names]), "chrome-trace", out)
     events = validate_trace(json.loads(out.read_text(), parse_constant=no_nan))
-    truth = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]
+    truth = sample_truth()["files"]
     procs = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
     assert len(procs) == 2
     for name in names:

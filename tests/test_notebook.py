@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from notebook_run import NOTEBOOK, ROOT, execute
+from conftest import sample_truth
+from notebook_run import NOTEBOOK, execute
 
 pytest.importorskip("nbclient", reason="the test extra (nbclient, ipykernel) is not installed")
 
@@ -17,7 +18,7 @@ def test_notebook_executes_and_shows_the_story() -> None:
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     text = "\n".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
-    truth = json.loads((ROOT / "sample_logs" / "truth.json").read_text())["files"]
+    truth = sample_truth()["files"]
     assert f"{sum(len(f['runs']) for f in truth.values())} startups" in text  # every startup the generator wrote
     assert re.search(r"debug \(disable_cuda_graph=True\) ready in a median of 4 min \d\d s", text)
     assert "cuda_graph explains" in text

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import sample_truth
 from firedup.parse import parse_paths
 from firedup.render import timeline_text
 
@@ -106,14 +107,13 @@ def test_a_rank_waiting_at_the_barrier_is_not_a_kv_cache_straggler(tmp_path: Pat
 
 
 def test_vllm_umbrella_timers_are_marked_and_never_the_biggest_phase() -> None:
-    import json
 
     from conftest import SAMPLE_LOGS
     from firedup.render import fmt_duration, summary_text
 
     names = ("vllm-tp2-compiled.log", "vllm-tp2-eager.log")
     runs = parse_paths([str(SAMPLE_LOGS / n) for n in names]).runs
-    truth = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]
+    truth = sample_truth()["files"]
     summary = summary_text(runs).splitlines()
     # the biggest step, not vLLM's timer around it: compile in the default run, weights when eager
     compiled = truth["vllm-tp2-compiled.log"]["runs"][0]["reported"]["torch_compile"]["TP0"]

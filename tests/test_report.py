@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import os
 import re
 import shutil
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT, SAMPLE_LOGS, sample_truth
 from firedup.errors import UsageError
 from firedup.render import fmt_duration
 from firedup.report import (
@@ -30,10 +30,9 @@ from firedup.report import (
     md_text,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_logs"
+SAMPLES = SAMPLE_LOGS
 COMMITTED = ROOT / "reports" / "sample"
-TRUTH = json.loads((SAMPLES / "truth.json").read_text())
+TRUTH = sample_truth()
 GENERATED = re.compile(r"Generated \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC")
 SCRIPT = '<script>alert("firedup")</script>'
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from conftest import SAMPLE_LOGS
 from firedup.report import build_report
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_logs"
+SAMPLES = SAMPLE_LOGS
 SCRIPT = '<script>alert("firedup")</script>'
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",

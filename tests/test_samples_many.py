@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE_LOGS
+from conftest import SAMPLE_LOGS, sample_truth
 from firedup.budget import budgets
 from firedup.compare import compare
 from firedup.export import export
@@ -118,7 +118,7 @@ def test_trace_export_is_valid(tmp_path: Path) -> None:
 
 def test_cuda_graph_delta_matches_the_generator_truth() -> None:
     """The generator's intended cuda_graph seconds (truth.json), a second route to the same figure."""
-    truth = json.loads((SAMPLE_LOGS / "truth.json").read_text())
+    truth = sample_truth()
     intended = [r["phases"]["cuda_graph"] for f in truth["files"].values() for r in f["runs"]
                 if r["outcome"] == "ready" and r["config"].get("tp_size") == 8 and r["phases"].get("cuda_graph")]
     cmp = compare(load([str(SAMPLE_LOGS)]), ["disable_cuda_graph"])

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import SAMPLE_LOGS
+from conftest import SAMPLE_LOGS, sample_truth
 from firedup.cli import cli
 from firedup.parse import parse_paths
 from firedup.synth import generate
@@ -26,7 +26,7 @@ from firedup.synth.bulk import write_long_log, write_many
 from firedup.synth.samples import sample_scenarios
 from firedup.timeline import Run
 
-TRUTH: dict[str, Any] = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]
+TRUTH: dict[str, Any] = sample_truth()["files"]
 SAMPLES = sorted(TRUTH)
 SGLANG_SAMPLES = [f for f in SAMPLES if TRUTH[f]["runs"][0]["engine"] == "sglang"]
 VLLM_SAMPLES = [f for f in SAMPLES if TRUTH[f]["runs"][0]["engine"] == "vllm"]
