@@ -159,6 +159,10 @@ def _normalising_markers() -> list[str]:
     return out + [_LINE_START + p for p in _PREFIX_STARTS]
 
 
+# The id of the first collector-prefix mark in `_normalising_markers()` (they come last).
+_FIRST_PREFIX_MARKER = len(_normalising_markers()) - len(_PREFIX_STARTS)
+
+
 def _markers(fmt: Format) -> list[str]:
     """Patterns of lines whose reading needs the full normaliser or an in-order clock."""
     out = _normalising_markers()
@@ -286,12 +290,11 @@ def _refuse_if_prefixed(database: Any, raws: list[bytes]) -> None:
     anyway, and the incremental engine does that with less bookkeeping (a vLLM log behind
     kubectl: 46 ms, not 58). Progress bars or colour alone do not count: the traffic after
     them may still be skipped."""
-    first_prefix = len(_normalising_markers()) - len(_PREFIX_STARTS)
     prefixed: set[int] = set()
     starts = list(itertools.accumulate((len(raw) + 1 for raw in raws[:-1]), initial=0))
 
     def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
-        if pattern >= first_prefix:
+        if pattern >= _FIRST_PREFIX_MARKER:
             prefixed.add(bisect.bisect_right(starts, max(stop - 1, 0)) - 1)
 
     database.scan(b"\n".join(raws), match_event_handler=on_match)
