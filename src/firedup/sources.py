@@ -134,14 +134,15 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
                 break
             text = text[m.end():]
             continue
-        m = None if first.isascii() and first.isalpha() else _RFC3339.match(text)  # both start with a digit
+        stamps_possible = not (first.isascii() and first.isalpha())  # both stamps start with a digit
+        m = _RFC3339.match(text) if stamps_possible else None
         if m:
             y, mo, d = (int(p) for p in m["date"].split("-"))
             written = m.group(0).rstrip()
             outer = outer or OuterStamp(written, y, mo, d, m["time"], m["frac"] or "")
             text = text[m.end():]
             continue
-        m = None if first.isascii() and first.isalpha() else _LOCAL_STAMP.match(text)
+        m = _LOCAL_STAMP.match(text) if stamps_possible else None
         if m and not text[m.end():].startswith("-") and not _CUT_HEADER_CLOSE.match(text, m.end()):
             y, mo, d = (int(p) for p in m["date"].split("-"))
             written = f"{m['date']} {m['time']}" + (f".{m['frac']}" if m["frac"] else "")
