@@ -21,12 +21,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from firedup.budget import budgets  # noqa: E402
-from firedup.compare import compare  # noqa: E402
-from firedup.export import chrome_trace  # noqa: E402
-from firedup.parse import parse_paths  # noqa: E402
-from firedup.store import Store  # noqa: E402
-from firedup.tables import load  # noqa: E402
+from firedup.tables.budget import budgets  # noqa: E402
+from firedup.tables.compare import compare  # noqa: E402
+from firedup.tables.export import chrome_trace  # noqa: E402
+from firedup.tables.frames import load  # noqa: E402
+from firedup.tables.store import Store  # noqa: E402
+from firedup.timeline.pipeline import parse_paths  # noqa: E402
 from logmaker import Spec, write  # noqa: E402
 
 

@@ -196,7 +196,7 @@ def _per_file(folder: Path, runs: int, most: int = 150) -> dict[str, dict[str, f
     are written behind `kubectl logs --timestamps`, so every line carries a prefix."""
     import io
 
-    from firedup.parse import parse_paths, write_contract_json
+    from firedup.timeline.pipeline import parse_paths, write_contract_json
 
     logs = sorted(folder.glob("*.log"))
     kinds = {"SGLang": [p for p in logs if not p.stem.endswith("-vllm")],

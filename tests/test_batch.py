@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import SAMPLE_LOGS, corpus_logs
-from firedup import batch
-from firedup.compact import compact
-from firedup.engine import Event, LineStats, scan
 from firedup.formats import Format, get_format, sniff
-from firedup.parse import parse_paths
-from firedup.sources import Source, file_date, read_lines
-from firedup.timeline import build_timeline
+from firedup.read import batch
+from firedup.read.compact import compact
+from firedup.read.engine import Event, LineStats, scan
+from firedup.read.sources import Source, file_date, read_lines
+from firedup.timeline.build import build_timeline
+from firedup.timeline.pipeline import parse_paths
 
 pytestmark = pytest.mark.skipif(not batch.available(), reason="the batch engine needs hyperscan and numpy")
 

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firedup.budget import budget_for, budget_text, budgets, lognormal_quantile, round_up, runs_needed
-from firedup.tables import load
+from firedup.render.budget import budget_json, budget_text
+from firedup.tables.budget import budget_for, budgets, lognormal_quantile, round_up, runs_needed
+from firedup.tables.frames import load
 from logmaker import fleet, ready_seconds_by_regex
 
 
@@ -100,5 +101,5 @@ def test_fleet_budget_covers_every_production_run(tmp_path: Path) -> None:
     text = budget_text(report)
     assert "production (disable_cuda_graph=False): budget" in text
     assert "grep -q ok" in text  # the warning about SGLang's empty /health body
-    data = report.as_json()
+    data = budget_json(report)
     assert {"key", "n", "budget_seconds", "risk", "method"} <= set(data["groups"][0])

@@ -19,8 +19,8 @@ import polars as pl
 import pytest
 
 from conftest import ROOT, SAMPLE_LOGS, sample_truth
-from firedup import charts
-from firedup.charts import (
+from firedup.render import charts
+from firedup.render.charts import (
     PHASE_COLOURS,
     compare_data,
     distribution_data,
@@ -30,9 +30,9 @@ from firedup.charts import (
     tick_step,
     timeline_data,
 )
-from firedup.compare import compare
-from firedup.tables import Runs, load
-from firedup.timeline import PHASE_ORDER
+from firedup.tables.compare import compare
+from firedup.tables.frames import Runs, load
+from firedup.timeline.build import PHASE_ORDER
 from logmaker import Spec, write
 
 SAMPLES = SAMPLE_LOGS

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT, SHARED, corpus_logs
 from firedup.cli import main
-from firedup.crash import CATEGORIES
+from firedup.timeline.crash import CATEGORIES
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "crash"
 GOOD = FIXTURES / "ready_tp1.log"

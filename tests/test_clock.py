@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from firedup.clock import Clock
+from firedup.read.clock import Clock
 
 
 def _first(clock: Clock, month_day: str, time_text: str = "23:59:50") -> str:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from firedup import batch
-from firedup.parse import parse_paths
+from firedup.read import batch
+from firedup.timeline.pipeline import parse_paths
 
 GOOD = (Path(__file__).resolve().parent / "fixtures" / "crash" / "ready_tp1.log").read_text()
 STAMP = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})\]")

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from conftest import SAMPLE_LOGS, sample_truth
-from firedup.compare import UnknownFlagError, compare, comparison_text, quantile
-from firedup.render import fmt_duration
-from firedup.tables import load
+from firedup.core.units import fmt_duration
+from firedup.tables.compare import UnknownFlagError, compare, comparison_text, quantile
+from firedup.tables.frames import load
 from logmaker import Spec, fleet, ready_seconds_by_regex, ready_times, write
 
 

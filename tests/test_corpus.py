@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import SHARED, corpus_logs
-from firedup.parse import parse_paths
+from firedup.timeline.pipeline import parse_paths
 
 CHECKER_FILE = SHARED / "tools" / "check_corpus.py"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from firedup.crash import CATEGORIES, categorise, diagnose_error, hint_for, is_exception_line
-from firedup.parse import parse_paths
-from firedup.timeline import Run
+from firedup.timeline.build import Run
+from firedup.timeline.crash import CATEGORIES, categorise, diagnose_error, hint_for, is_exception_line
+from firedup.timeline.pipeline import parse_paths
 
 CRASH = Path(__file__).resolve().parent / "fixtures" / "crash"
 

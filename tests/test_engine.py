@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from datetime import date
 
-from firedup.engine import Event, scan
 from firedup.formats import get_format
-from firedup.sources import normalise
+from firedup.read.engine import Event, scan
+from firedup.read.sources import normalise
 
 
 def _events(lines: list[str], default_date: date | None = None) -> list[Event]:

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from conftest import corpus_logs, sample_truth
-from firedup.export import chrome_trace, export
-from firedup.tables import load
+from firedup.tables.export import chrome_trace, export
+from firedup.tables.frames import load
 from logmaker import fleet, ready_seconds_by_regex
 from tracecheck import no_nan, validate_trace
 

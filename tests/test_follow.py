@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from firedup.follow import Follower, FollowError
+from firedup.read.follow import Follower, FollowError
 
 
 def _texts(lines: list) -> list[tuple[int, str]]:
@@ -153,7 +153,7 @@ def test_an_unreadable_file_is_an_error_not_a_wait(tmp_path: Path, monkeypatch: 
 
 
 def test_a_bar_redrawn_thousands_of_times_on_one_line_stays_cheap(tmp_path: Path) -> None:
-    from firedup.follow import MAX_PARTIAL
+    from firedup.read.follow import MAX_PARTIAL
 
     path = tmp_path / "server.log"
     follower = Follower(path, partial_grace=600.0)

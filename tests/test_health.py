@@ -14,8 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from firedup.core.health import DEAD, READY, SGLANG_HEALTH, STARTING, UNKNOWN, VLLM_HEALTH, version_key
 from firedup.formats import all_formats
-from firedup.health import DEAD, READY, SGLANG_HEALTH, STARTING, UNKNOWN, VLLM_HEALTH, version_key
 
 
 def test_every_engine_declares_its_health_semantics() -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from _live import CRASH_OOM, NEW_READY, OLD_READY, seconds_to_ready
-from firedup.history import MIN_STALL_S, History, select_history
-from firedup.parse import parse_paths
+from firedup.live.history import MIN_STALL_S, History, select_history
+from firedup.timeline.pipeline import parse_paths
 
 
 def _runs(*logs: Path):  # type: ignore[no-untyped-def]
@@ -98,8 +98,8 @@ def test_only_runs_of_the_same_config_are_history(tmp_path: Path) -> None:
 
 def test_the_history_store_gives_the_same_history_as_the_logs(tmp_path: Path) -> None:
     """Runs rebuilt from the store's tables (`firedup ingest`) must tell what the parsed logs tell."""
-    from firedup.history import load_history, store_runs
-    from firedup.store import open_store
+    from firedup.live.history import load_history, store_runs
+    from firedup.tables.store import open_store
 
     report = open_store(tmp_path / "store").ingest([str(NEW_READY), str(OLD_READY), str(CRASH_OOM)])
     assert report.runs_added == 3

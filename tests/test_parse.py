@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from firedup.parse import parse_paths
+from firedup.timeline.pipeline import parse_paths
 
 GOOD = (Path(__file__).resolve().parent / "fixtures" / "crash" / "ready_tp1.log").read_text()
 FIFTY_MB = 50 * 1024 * 1024

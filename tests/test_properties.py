@@ -16,10 +16,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firedup.engine import scan
 from firedup.formats import get_format
-from firedup.sources import InputError, Source, read_lines
-from firedup.timeline import build_timeline
+from firedup.read.engine import scan
+from firedup.read.sources import InputError, Source, read_lines
+from firedup.timeline.build import build_timeline
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "crash"
 SGLANG = get_format("sglang")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import sample_truth
-from firedup.parse import parse_paths
-from firedup.render import timeline_text
+from firedup.render.text import timeline_text
+from firedup.timeline.pipeline import parse_paths
 
 CRASH_IN_CAPTURE = """\
 [2026-11-07 04:28:48] server_args={'model_path': 'm', 'tp_size': 2}
@@ -109,7 +109,8 @@ def test_a_rank_waiting_at_the_barrier_is_not_a_kv_cache_straggler(tmp_path: Pat
 def test_vllm_umbrella_timers_are_marked_and_never_the_biggest_phase() -> None:
 
     from conftest import SAMPLE_LOGS
-    from firedup.render import fmt_duration, summary_text
+    from firedup.core.units import fmt_duration
+    from firedup.render.text import summary_text
 
     names = ("vllm-tp2-compiled.log", "vllm-tp2-eager.log")
     runs = parse_paths([str(SAMPLE_LOGS / n) for n in names]).runs
@@ -140,7 +141,7 @@ def _name_kept(cell: str, name: str) -> bool:
 def test_parse_summary_fits_the_width_and_says_the_shared_folder_once(width: int) -> None:
     """sample_logs/ rows run to 94 columns with the folder: fitted, the folder is said once below."""
     from conftest import SAMPLE_LOGS
-    from firedup.render import summary_text
+    from firedup.render.text import summary_text
 
     runs = parse_paths([str(SAMPLE_LOGS)]).runs
     assert max(len(line) for line in summary_text(runs).splitlines()) > width  # there is something to fit
@@ -157,7 +158,7 @@ def test_parse_summary_fits_the_width_and_says_the_shared_folder_once(width: int
 def test_parse_summary_cuts_long_corpus_names_in_the_middle() -> None:
     """The corpus' names are up to 73 characters: at 80 columns each keeps its number and its end."""
     from conftest import corpus_logs
-    from firedup.render import summary_text
+    from firedup.render.text import summary_text
 
     logs = corpus_logs("sglang")
     if not logs:

@@ -25,8 +25,8 @@ from _live import (
     wait_for_text,
 )
 from conftest import CORPUS
-from firedup.health import SGLANG_HEALTH, VLLM_HEALTH, answer
-from firedup.replay import load_script
+from firedup.core.health import SGLANG_HEALTH, VLLM_HEALTH, answer
+from firedup.live.replay import load_script
 
 
 def test_each_timed_line_is_written_at_its_own_offset() -> None:

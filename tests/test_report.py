@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SAMPLE_LOGS, sample_truth
+from firedup.core.units import fmt_duration
 from firedup.errors import UsageError
-from firedup.render import fmt_duration
-from firedup.report import (
+from firedup.render.report import (
     CHART_FILES,
     build_report,
     display_paths,

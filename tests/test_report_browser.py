@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import SAMPLE_LOGS
-from firedup.report import build_report
+from firedup.render.report import build_report
 
 SAMPLES = SAMPLE_LOGS
 SCRIPT = '<script>alert("firedup")</script>'

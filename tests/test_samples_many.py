@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_LOGS, sample_truth
-from firedup.budget import budgets
-from firedup.compare import compare
-from firedup.export import export
-from firedup.tables import load
+from firedup.tables.budget import budgets
+from firedup.tables.compare import compare
+from firedup.tables.export import export
+from firedup.tables.frames import load
 from tracecheck import no_nan, validate_trace
 
 pytestmark = pytest.mark.skipif(not any(SAMPLE_LOGS.glob("*.log")), reason="sample_logs/ not generated yet")

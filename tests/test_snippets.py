@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_LOGS
-from firedup.budget import budget_for, budgets
-from firedup.snippets import READINESS, snippets_for
-from firedup.tables import load
+from firedup.render.snippets import READINESS, snippets_for
+from firedup.tables.budget import budget_for, budgets
+from firedup.tables.frames import load
 
 FAKE_SERVER = textwrap.dedent('''
     import sys, time
@@ -221,7 +221,7 @@ def test_snippet_wording_follows_the_formats_health_semantics(monkeypatch: pytes
     import dataclasses
 
     from firedup.formats import all_formats, get_format
-    from firedup.snippets import readiness
+    from firedup.render.snippets import readiness
 
     vllm = get_format("vllm")
     assert vllm.health is not None

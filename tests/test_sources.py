@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firedup.parse import parse_paths
-from firedup.sources import InputError, Line, Source, expand_inputs, read_lines
-from firedup.timeline import Run
+from firedup.read.sources import InputError, Line, Source, expand_inputs, read_lines
+from firedup.timeline.build import Run
+from firedup.timeline.pipeline import parse_paths
 
 
 def read(tmp_path: Path, data: bytes | str, name: str = "server.log") -> list[Line]:
@@ -403,7 +403,7 @@ def test_unreadable_content_is_one_input_error(tmp_path: Path, data: bytes, reas
 
 def _reference_kept(pieces: list[str]) -> list[str]:
     """The rule as first written: drop a bar redraw when any later piece redraws it."""
-    from firedup.sources import _bar_key, _same_bar
+    from firedup.read.sources import _bar_key, _same_bar
 
     keys = [_bar_key(piece) if "%" in piece else None for piece in pieces]
     kept = []
@@ -441,12 +441,12 @@ _REDRAWS = st.sampled_from([
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_REDRAWS, min_size=1, max_size=12))
 def test_redraw_collapsing_keeps_what_the_quadratic_rule_kept(pieces: list[str]) -> None:
-    from firedup.sources import normalise
+    from firedup.read.sources import normalise
 
     raw = "\r".join(pieces)
     got = [line.text for line in normalise(raw, 1)]
     # the same split into pieces as normalise, then the reference rule
-    from firedup.sources import _split_glued
+    from firedup.read.sources import _split_glued
 
     split: list[str] = []
     for seg in raw.split("\r") if "\r" in raw else [raw]:

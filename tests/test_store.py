@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from firedup.store import MARKER, Store, StoreError, default_store_path, open_store
-from firedup.tables import load
+from firedup.tables.frames import load
+from firedup.tables.store import MARKER, Store, StoreError, default_store_path, open_store
 from logmaker import Spec, ready_seconds_by_regex, write
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,12 +19,12 @@ from click.testing import CliRunner
 
 from conftest import SAMPLE_LOGS, sample_truth
 from firedup.cli import cli
-from firedup.parse import parse_paths
 from firedup.synth import generate
 from firedup.synth._output import Clock, Stream, kubectl_stamp
 from firedup.synth.bulk import write_long_log, write_many
 from firedup.synth.samples import sample_scenarios
-from firedup.timeline import Run
+from firedup.timeline.build import Run
+from firedup.timeline.pipeline import parse_paths
 
 TRUTH: dict[str, Any] = sample_truth()["files"]
 SAMPLES = sorted(TRUTH)

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import firedup
-from firedup.tables import (
+from firedup.tables.frames import (
     FLAG_TYPES,
     MILESTONE_SCHEMA,
     PHASE_SCHEMA,
@@ -106,7 +106,7 @@ def test_summary_has_phase_columns_and_varying_flags(fleet_logs: Path) -> None:
 def test_a_flag_one_engine_does_not_have_does_not_differ_because_of_it() -> None:
     """SGLang and vLLM in one folder: `ep_size` (SGLang's) is not a difference, tp_size is."""
     from conftest import SAMPLE_LOGS
-    from firedup.tables import summary_text, varying_flags
+    from firedup.tables.frames import summary_text, varying_flags
 
     sglang = [str(SAMPLE_LOGS / f"{n}.log") for n in ("prod-tp8-eagle3-01", "debug-tp8-eagle3-01", "small-tp1")]
     vllm = [str(SAMPLE_LOGS / f"vllm-tp2-{n}.log") for n in ("eager", "compiled")]
@@ -123,7 +123,7 @@ def test_a_flag_one_engine_does_not_have_does_not_differ_because_of_it() -> None
     [compiled] = [line for line in text.splitlines() if "vllm-tp2-compiled.log" in line]
     import json
 
-    from firedup.render import fmt_duration
+    from firedup.core.units import fmt_duration
 
     truth = json.loads((SAMPLE_LOGS / "truth.json").read_text())["files"]["vllm-tp2-compiled.log"]["runs"][0]
     compile_s = truth["reported"]["torch_compile"]["TP0"]
@@ -136,8 +136,8 @@ def test_runs_table_fits_the_terminal_width(width: int) -> None:
     """sample_logs' table is over 200 columns: narrower, every run keeps its name, outcome and time,
     and one line counts the flag columns left out and where they are."""
     from conftest import SAMPLE_LOGS
-    from firedup.render import fmt_duration
-    from firedup.tables import summary_text, varying_flags
+    from firedup.core.units import fmt_duration
+    from firedup.tables.frames import summary_text, varying_flags
 
     runs = load([str(SAMPLE_LOGS)])
     assert len(summary_text(runs).splitlines()[0]) > 200
@@ -157,7 +157,7 @@ def test_runs_table_fits_the_terminal_width(width: int) -> None:
 
 def test_runs_table_puts_the_flags_that_split_the_runs_most_first() -> None:
     from conftest import SAMPLE_LOGS
-    from firedup.tables import summary_text
+    from firedup.tables.frames import summary_text
 
     runs = load([str(SAMPLE_LOGS)])
     header = summary_text(runs).splitlines()[0].split()
@@ -169,7 +169,7 @@ def test_runs_table_puts_the_flags_that_split_the_runs_most_first() -> None:
 def test_runs_table_cuts_long_names_in_the_middle() -> None:
     """The corpus' file names are up to 70 characters: at 80 columns each keeps its start and its end."""
     from conftest import corpus_logs
-    from firedup.tables import summary_text
+    from firedup.tables.frames import summary_text
 
     logs = corpus_logs("sglang")
     if not logs:

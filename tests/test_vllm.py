@@ -21,8 +21,8 @@ import pytest
 from conftest import SHARED, corpus_logs
 from firedup.formats import get_format, sniff
 from firedup.formats.vllm import derive_config, engine_config, read_args
-from firedup.parse import parse_paths
-from firedup.timeline import Run
+from firedup.timeline.build import Run
+from firedup.timeline.pipeline import parse_paths
 
 ESC = "\x1b"
 

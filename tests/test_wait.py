@@ -45,8 +45,8 @@ from _live import (
 )
 from conftest import CORPUS, SAMPLE_LOGS
 from firedup.errors import UsageError
-from firedup.parse import parse_paths
-from firedup.wait import Waiter, WaitOptions, parse_timeout, pid_alive, probe
+from firedup.live.wait import Waiter, WaitOptions, parse_timeout, pid_alive, probe
+from firedup.timeline.pipeline import parse_paths
 
 
 def _runs(*logs: Path):  # type: ignore[no-untyped-def]

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from firedup.parse import ParseResult, parse_paths
-    from firedup.tables import Runs, load
-    from firedup.timeline import Run
+    from firedup.tables.frames import Runs, load
+    from firedup.timeline.build import Run
+    from firedup.timeline.pipeline import ParseResult, parse_paths
 
 _LAZY = {
-    "parse_paths": ("firedup.parse", "parse_paths"),
-    "ParseResult": ("firedup.parse", "ParseResult"),
-    "Run": ("firedup.timeline", "Run"),
-    "load": ("firedup.tables", "load"),
-    "Runs": ("firedup.tables", "Runs"),
+    "parse_paths": ("firedup.timeline.pipeline", "parse_paths"),
+    "ParseResult": ("firedup.timeline.pipeline", "ParseResult"),
+    "Run": ("firedup.timeline.build", "Run"),
+    "load": ("firedup.tables.frames", "load"),
+    "Runs": ("firedup.tables.frames", "Runs"),
 }
 
 

@@ -19,7 +19,7 @@ from firedup import __version__
 from firedup.errors import EXIT_OK, EXIT_SOME_INPUTS_BAD, EXIT_USAGE, FiredupError
 
 if TYPE_CHECKING:
-    from firedup.parse import ParseResult
+    from firedup.timeline.pipeline import ParseResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,7 +62,7 @@ def _reading_options(func: F) -> F:
 
 def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> ParseResult:
     """Parse inputs, report unreadable ones on stderr as `file: reason`."""
-    from firedup.parse import parse_paths
+    from firedup.timeline.pipeline import parse_paths
 
     try:
         result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
@@ -120,8 +120,8 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     """
     import shutil
 
-    from firedup.parse import write_contract_json as write_json
-    from firedup.render import summary_text
+    from firedup.render.text import summary_text
+    from firedup.timeline.pipeline import write_contract_json as write_json
 
     result = _read(paths, engine, default_date, all_files)
     if as_json:
@@ -135,7 +135,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
 @input_options
 def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> None:
     """Show each run's phases, longest first, with per-rank spread and the crash."""
-    from firedup.render import timelines_text
+    from firedup.render.text import timelines_text
 
     result = _read(paths, engine, default_date, all_files)
     color = _use_color()
@@ -161,8 +161,8 @@ def many_inputs(func: F) -> F:
 def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
           all_files: bool) -> Any:
     """Paths and/or the store -> tables; unreadable inputs reported on stderr."""
-    from firedup.store import open_store
-    from firedup.tables import load
+    from firedup.tables.frames import load
+    from firedup.tables.store import open_store
 
     if not paths and store is None:
         raise click.UsageError("give log paths, --store for the history, or both")
@@ -185,7 +185,7 @@ def _split_by(value: tuple[str, ...]) -> list[str]:
 
 def _write_out(text: str, out: str | None) -> None:
     if out and out != "-":
-        from firedup.export import _atomic
+        from firedup.tables.export import _atomic
 
         _atomic(__import__("pathlib").Path(out), lambda path: path.write_text(text + "\n", encoding="utf-8"))
     else:
@@ -204,7 +204,7 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     The table fits the terminal (80 columns when not a terminal, $COLUMNS to choose): the
     columns that do not fit are counted on one line; --format csv/json/parquet hold them all.
     """
-    from firedup.tables import summary, summary_text
+    from firedup.tables.frames import summary, summary_text
 
     runs = _load(paths, store, engine, default_date, all_files)
     if fmt == "table":
@@ -216,7 +216,7 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     elif fmt == "parquet":
         if not out or out == "-":
             raise click.UsageError("--format parquet needs -o FILE")
-        from firedup.export import _atomic
+        from firedup.tables.export import _atomic
 
         frame = summary(runs)
         _atomic(__import__("pathlib").Path(out), lambda path: frame.write_parquet(path))
@@ -243,8 +243,8 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
     Runs of one engine and model are compared; without --by, those with the most ready runs,
     and a note names the others and how to compare them.
     """
-    from firedup.compare import compare as compare_runs
-    from firedup.compare import comparison_text
+    from firedup.tables.compare import compare as compare_runs
+    from firedup.tables.compare import comparison_text
 
     runs = _load(paths, store, engine, default_date, all_files)
     result = compare_runs(runs, _split_by(by))
@@ -274,13 +274,14 @@ def risk_option(help_text: str = "Accepted chance that a healthy start takes lon
 def budget(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
            all_files: bool, by: tuple[str, ...], risk: float, snippets: tuple[str, ...], as_json: bool) -> None:
     """Recommended start-up timeouts per group, with their risk, and wait loops/probes to paste."""
-    from firedup.budget import budget_text, budgets
+    from firedup.render.budget import budget_json, budget_text
+    from firedup.tables.budget import budgets
 
     runs = _load(paths, store, engine, default_date, all_files)
     report = budgets(runs, _split_by(by), risk)
     kinds: tuple[str, ...] = ("bash", "kubernetes", "compose") if "all" in snippets else tuple(
         k for k in snippets if k != "none")
-    click.echo(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False) if as_json
+    click.echo(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False) if as_json
                else budget_text(report, kinds))
     sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
 
@@ -297,7 +298,7 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
 def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
            all_files: bool, force: bool) -> None:
     """Add the runs of these logs to the history store (a log already there is skipped)."""
-    from firedup.store import open_store
+    from firedup.tables.store import open_store
 
     st = open_store(store)
     try:
@@ -327,7 +328,7 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
 def export(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
            all_files: bool, fmt: str, table_name: str, out: str) -> None:
     """Export runs as a Chrome/Perfetto trace, or a table as CSV, Parquet or JSON."""
-    from firedup.export import export as export_runs
+    from firedup.tables.export import export as export_runs
 
     runs = _load(paths, store, engine, default_date, all_files)
     try:
@@ -423,7 +424,7 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
 
 # --- pictures and reports: plot, report ------------------------------------------------------------
 
-PLOT_KINDS = ("timeline", "compare", "distribution", "ranks")  # = firedup.charts.KINDS (tested)
+PLOT_KINDS = ("timeline", "compare", "distribution", "ranks")  # = firedup.render.charts.KINDS (tested)
 
 
 def _pick_runs(runs: Any, wanted: tuple[str, ...]) -> list[str]:
@@ -462,7 +463,7 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
     distribution  time to ready per group (--by) with the budget line (--risk)
     ranks         heatmap of phase duration by rank: stragglers (--run picks the run)
     """
-    from firedup import charts
+    from firedup.render import charts
 
     if not out.lower().endswith((".png", ".svg")):
         raise click.BadParameter("write the chart to a .png or .svg file", param_hint="-o")
@@ -512,7 +513,7 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
            by: tuple[str, ...], risk: float, out_dir: str) -> None:
     """Write DIR/index.html (one self-contained file: open it from disk or mail it) and
     DIR/report.md with its PNG charts beside it (for a wiki or a PR)."""
-    from firedup.report import build_report
+    from firedup.render.report import build_report
 
     bar = _stage_bar()
     try:
@@ -568,9 +569,9 @@ def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tupl
     """
     from pathlib import Path
 
-    from firedup.history import load_history
-    from firedup.wait import WaitOptions, parse_timeout
-    from firedup.wait import wait as run_wait
+    from firedup.live.history import load_history
+    from firedup.live.wait import WaitOptions, parse_timeout
+    from firedup.live.wait import wait as run_wait
 
     seconds, auto = parse_timeout(timeout)
     if engine is not None:
@@ -618,7 +619,7 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     """
     from pathlib import Path
 
-    from firedup.replay import run_replay
+    from firedup.live.replay import run_replay
 
     if speed <= 0:
         raise click.BadParameter("must be greater than 0", param_hint="--speed")

@@ -1,7 +1,7 @@
 """The vocabulary of a log format: headers, rules, and the format that bundles them.
 
 A format is data, not code. Each engine module declares tables of `Header` and `Rule`
-objects; the engines in `firedup.engine` (incremental) and `firedup.batch` (polars) both
+objects; the engines in `firedup.read.engine` (incremental) and `firedup.read.batch` (polars) both
 read the same tables. That is why every regex here must stay in the syntax that Python's
 `re` and Rust's `regex` crate share: no look-arounds, no back-references.
 """
@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from firedup.health import HealthSemantics, VersionGuess
+    from firedup.core.health import HealthSemantics, VersionGuess
 
 Converter = Callable[[str], Any]
 
@@ -166,7 +166,7 @@ class Format:
     config_defaults: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
     # --- what the timeline needs to know about this engine (defaults are SGLang's) -----
-    # Reads the `server_args` event's `args` text; None: firedup.config.read_server_args.
+    # Reads the `server_args` event's `args` text; None: firedup.core.config.read_server_args.
     read_args: Callable[[str], ArgsDump] | None = None
     # Adds the engine-neutral flags (tp_size, disable_cuda_graph, ...) to a merged config;
     # gets the config and the `config_inferred` notes, and updates both.
@@ -192,7 +192,7 @@ class Format:
     rank_tags_only_when_parallel: bool = True
     # Milestones every rank prints, so the number of processes printing one is the world size.
     every_rank_prints: tuple[str, ...] = ()
-    # How the health endpoint answers while starting and once ready (firedup.health).
+    # How the health endpoint answers while starting and once ready (firedup.core.health).
     health: HealthSemantics | None = None
     # Bounds on the engine version from one run's events, args and whether the args were
     # whole: the HTTP semantics `wait` and `replay` expect depend on it. None: not known.

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from firedup.core.health import SGLANG_HEALTH, sglang_version_guess
 from firedup.formats import _common
 from firedup.formats.base import Format, Header, Rule, to_float, to_int, to_list
-from firedup.health import SGLANG_HEALTH, sglang_version_guess
 
 # --- line layouts ------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ polars (Rust regex) can run them too.
 
 What vLLM prints, in short: `LEVEL MM-DD HH:MM:SS [file.py:N] msg` (no year, 1 s
 resolution; no `[` before the file name up to 0.7.3), behind a process tag such as
-`(EngineCore_DP0 pid=N)` that `firedup.sources` strips and keeps; uvicorn's own lines
+`(EngineCore_DP0 pid=N)` that `firedup.read.sources` strips and keeps; uvicorn's own lines
 without any time; tqdm bars without any prefix; and from 0.32 optionally one JSON object
 per record. Durations come from the "took ... s" lines, not from timestamp deltas.
 """
@@ -20,10 +20,10 @@ import json
 import re
 from typing import Any
 
-from firedup.config import parse_args_repr
+from firedup.core.config import parse_args_repr
+from firedup.core.health import VLLM_HEALTH
 from firedup.formats import _common
 from firedup.formats.base import ArgsDump, Format, Header, Rule, to_float, to_int
-from firedup.health import VLLM_HEALTH
 
 # --- line layouts ------------------------------------------------------------------------
 

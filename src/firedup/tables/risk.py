@@ -1,6 +1,6 @@
 """The arithmetic of a timeout budget, with no table library: `wait` uses it on its start path.
 
-See `firedup.budget` for the two statements (distribution-free and log-normal model) and
+See `firedup.tables.budget` for the two statements (distribution-free and log-normal model) and
 why the budget is never below the slowest run seen.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from statistics import NormalDist, fmean, stdev
 from typing import Any
 
-from firedup.render import fmt_duration
+from firedup.core.units import fmt_duration
 
 MIN_RUNS_FOR_MODEL = 3
 RULE_OF_THUMB = 1.5  # margin over the slowest run when there is no spread to model

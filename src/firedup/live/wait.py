@@ -4,7 +4,7 @@ It replaces loops like `until curl -s .../health | grep -q ok; do sleep 5; done`
 can never succeed on SGLang (the body is empty) and say nothing while they spin. Three
 witnesses are watched at once:
 
-- the log, followed as it grows (`firedup.follow`) and read by the same incremental
+- the log, followed as it grows (`firedup.read.follow`) and read by the same incremental
   engine and timeline as `firedup parse`: it tells the phase, the progress, a crash and
   its diagnosis, and the ready line;
 - the URL (optional), probed at most once a second by its status code only: 200 is
@@ -38,22 +38,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from firedup.clock import Stamp
-from firedup.engine import Event, Scanner
+from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at
+from firedup.core.units import fmt_duration, fmt_offset, plain
 from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, FiredupError, UsageError
-from firedup.follow import Follower, FollowError, RawLine
 from firedup.formats import Format, all_formats, get_format, sniff
-from firedup.health import NOT_READINESS, HealthSemantics, advice, opens_at
-from firedup.history import (
+from firedup.live.history import (
     Budget,
     History,
     HistoryLoader,
     config_key,
     select_history,
 )
-from firedup.render import fmt_duration, fmt_offset, plain, timeline_text
-from firedup.sources import Line, normalise
-from firedup.timeline import FATAL_EVENTS, Run, build_timeline, stage_changes
+from firedup.read.clock import Stamp
+from firedup.read.engine import Event, Scanner
+from firedup.read.events import FATAL_EVENTS
+from firedup.read.follow import Follower, FollowError, RawLine
+from firedup.read.sources import Line, normalise
+from firedup.render.text import timeline_text
+from firedup.timeline.build import Run, build_timeline, stage_changes
 
 DEFAULT_TIMEOUT_S = 30 * 60.0  # --timeout auto without history
 DEFAULT_STALL_S = 180.0  # silence that earns a warning without history

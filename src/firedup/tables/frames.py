@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from firedup.config import COMMON_FLAGS
-from firedup.render import MIN_SOURCE_WIDTH, cut_end, cut_middle, without_common_folder
-from firedup.sources import InputError
-from firedup.timeline import PHASE_ORDER, Run, spanned
+from firedup.core.config import COMMON_FLAGS
+from firedup.core.units import MIN_SOURCE_WIDTH, cut_end, cut_middle, without_common_folder
+from firedup.read.sources import InputError
+from firedup.timeline.build import PHASE_ORDER, Run, spanned
 
 if TYPE_CHECKING:
-    from firedup.store import Store
+    from firedup.tables.store import Store
 
 # Types of the first-class flags; a value of another type is kept only in `config_json`.
 FLAG_TYPES: dict[str, pl.DataType] = {
@@ -330,8 +330,8 @@ def load(
     directory, or a `Store`. `store=` adds a store to the paths. The same log found in both
     counts once (runs are identified by content hash and index).
     """
-    from firedup.parse import parse_paths
-    from firedup.store import Store, is_store
+    from firedup.tables.store import Store, is_store
+    from firedup.timeline.pipeline import parse_paths
 
     stores: list[Store] = []
     paths: list[str] = []
@@ -455,7 +455,7 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None) -> str:
     middle), then the biggest phase, then the flag columns that fit, then more phases. One
     line counts what was left out and names the formats that hold every column.
     """
-    from firedup.render import fmt_duration
+    from firedup.core.units import fmt_duration
 
     frame = summary(runs)
     every = varying_flags(runs.runs, runs.flag_columns)

@@ -15,10 +15,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from firedup.health import REFUSED, HealthSemantics
+from firedup.core.health import REFUSED, HealthSemantics
 
 if TYPE_CHECKING:
-    from firedup.budget import Budget
+    from firedup.tables.budget import Budget
 
 
 @dataclass(frozen=True)

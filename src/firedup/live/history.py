@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from firedup.clock import Stamp
+from firedup.core.units import fmt_duration
 from firedup.errors import FiredupError
-from firedup.render import fmt_duration
-from firedup.risk import budget_for
-from firedup.timeline import Run, next_stage, stage_changes
+from firedup.read.clock import Stamp
+from firedup.tables.risk import budget_for
+from firedup.timeline.build import Run, next_stage, stage_changes
 
 MIN_STALL_S = 30.0  # never warn on a shorter silence, whatever history says
 AUTO_RISK = 0.01  # --timeout auto: the budget `firedup budget` gives for this risk
@@ -99,7 +99,7 @@ class History:
     """ETA and budget inputs from finished runs of one config (ready server runs only).
 
     The source does not matter: today `--history PATH...` (logs parsed by
-    `firedup.parse`), later the history store. Everything here is a median or a maximum
+    `firedup.timeline.pipeline`), later the history store. Everything here is a median or a maximum
     over `RunProfile`s, so one odd run cannot drag an ETA far.
     """
 
@@ -173,7 +173,7 @@ def load_history(paths: Sequence[str] = (), store: str | None = None) -> tuple[l
     runs: list[Run] = []
     notes: list[str] = []
     if paths:
-        from firedup.parse import parse_paths
+        from firedup.timeline.pipeline import parse_paths
 
         result = parse_paths(paths)
         runs.extend(result.runs)
@@ -188,8 +188,8 @@ def load_history(paths: Sequence[str] = (), store: str | None = None) -> tuple[l
 
 def store_runs(store: str) -> list[Run]:
     """The runs of the history store (`firedup ingest`), rebuilt from its tables."""
-    from firedup.store import MARKER, is_store, open_store
-    from firedup.tables import load
+    from firedup.tables.frames import load
+    from firedup.tables.store import MARKER, is_store, open_store
 
     opened = open_store(store or None)
     if not is_store(opened.root):
@@ -199,11 +199,11 @@ def store_runs(store: str) -> list[Run]:
 
 
 def runs_from_tables(tables: Any) -> list[Run]:
-    """`firedup.tables.Runs` frames -> the `Run` objects `History` reads (only what it needs:
+    """`firedup.tables.frames.Runs` frames -> the `Run` objects `History` reads (only what it needs:
     outcome, times, config, run-level phases and milestones)."""
     import json
 
-    from firedup.timeline import Milestone, Phase
+    from firedup.timeline.build import Milestone, Phase
 
     def stamp(value: Any) -> Stamp | None:
         return None if value is None else Stamp(value, value.isoformat())

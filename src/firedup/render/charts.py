@@ -2,7 +2,7 @@
 
 Each chart has two halves so the numbers can be tested without looking at pixels:
 
-* a `*_data` function over the polars tables (`firedup.tables.Runs`) that returns tidy
+* a `*_data` function over the polars tables (`firedup.tables.frames.Runs`) that returns tidy
   frames: what is drawn where, in seconds;
 * a drawing function of the same name without `_data` that turns them into a `Figure`.
 
@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
-from firedup.render import fmt_clock, fmt_duration
-from firedup.tables import Runs
-from firedup.timeline import (
+from firedup.core.units import fmt_clock, fmt_duration
+from firedup.tables.frames import Runs
+from firedup.timeline.build import (
     NO_STRAGGLERS,
     PHASE_ORDER,
     STRAGGLER_SECONDS,
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from firedup.compare import Comparison
+    from firedup.tables.compare import Comparison
 
 # --- colours: one table for every chart ------------------------------------------------------
 
@@ -328,7 +328,7 @@ def spread_offsets(values: Sequence[float], width: float = 0.5) -> list[float]:
 
 
 def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> DistributionData:
-    from firedup.budget import budgets
+    from firedup.tables.budget import budgets
 
     report = budgets(runs, by, risk)
     labels = run_labels(runs.runs)
@@ -545,7 +545,7 @@ def timeline(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = Fal
 @_styled
 def compare(runs: Runs, by: Sequence[str] | None = None, comparison: Comparison | None = None) -> Figure:
     """Horizontal stacked bars of the median phases per group, the median total at each bar's end."""
-    from firedup.compare import compare as compare_runs
+    from firedup.tables.compare import compare as compare_runs
 
     cmp = comparison if comparison is not None else compare_runs(runs, by)
     data = compare_data(cmp)

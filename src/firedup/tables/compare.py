@@ -28,8 +28,8 @@ from typing import Any
 import polars as pl
 
 from firedup.errors import UsageError
-from firedup.tables import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
-from firedup.timeline import UMBRELLA_PHASES, spanned
+from firedup.tables.frames import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
+from firedup.timeline.build import UMBRELLA_PHASES, spanned
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
 GROUP_NAMES: dict[tuple[str, Any], str] = {
@@ -507,7 +507,7 @@ def compare(runs: Runs, by: Sequence[str] | None = None) -> Comparison:
 
 
 def headline(grouping: Grouping, deltas: Sequence[Delta]) -> str:
-    from firedup.render import fmt_duration as dur
+    from firedup.core.units import fmt_duration as dur
 
     timed = [g for g in grouping.groups if g.n > 0]
     if not timed:
@@ -537,7 +537,7 @@ def headline(grouping: Grouping, deltas: Sequence[Delta]) -> str:
 
 def comparison_text(cmp: Comparison, width: int = 100) -> str:
     """The human view: headline, one block per group, deltas, and what was left out."""
-    from firedup.render import fmt_duration as dur
+    from firedup.core.units import fmt_duration as dur
 
     g = cmp.grouping
     if not g.groups:

@@ -30,16 +30,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from firedup import __version__
+from firedup.core.units import fmt_duration, fmt_offset
 from firedup.errors import UsageError
-from firedup.render import flag_summary, fmt_duration, fmt_offset, outcome_line, ranks_text
-from firedup.timeline import spans_note
+from firedup.render.text import flag_summary, outcome_line, ranks_text
+from firedup.timeline.build import spans_note
 
 if TYPE_CHECKING:
-    from firedup.budget import BudgetReport
-    from firedup.compare import Comparison
-    from firedup.parse import ParseResult
-    from firedup.tables import Runs
-    from firedup.timeline import Run
+    from firedup.tables.budget import BudgetReport
+    from firedup.tables.compare import Comparison
+    from firedup.tables.frames import Runs
+    from firedup.timeline.build import Run
+    from firedup.timeline.pipeline import ParseResult
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -143,8 +144,8 @@ def _outcomes(runs: Sequence[Run]) -> list[dict[str, Any]]:
 
 def _group_tables(runs: Runs, cmp: Comparison) -> list[dict[str, Any]]:
     """Per group: n, median/p90/max, and per phase the median, fastest, slowest and share."""
-    from firedup.compare import quantile
-    from firedup.tables import phase_seconds
+    from firedup.tables.compare import quantile
+    from firedup.tables.frames import phase_seconds
 
     out = []
     for i, group in enumerate(cmp.grouping.groups, start=1):
@@ -193,7 +194,7 @@ def _deltas(cmp: Comparison) -> list[dict[str, Any]]:
 
 
 def _budget_rows(report: BudgetReport) -> list[dict[str, Any]]:
-    from firedup.snippets import snippets_for
+    from firedup.render.snippets import snippets_for
 
     out = []
     for b in report.budgets:
@@ -281,7 +282,7 @@ def _appendix(runs: Sequence[Run]) -> list[dict[str, Any]]:
 
 def _charts(runs: Runs, cmp: Comparison, by: Sequence[str] | None, risk: float, out_dir: Path,
             progress: Progress | None) -> tuple[list[dict[str, Any]], list[str]]:
-    from firedup import charts
+    from firedup.render import charts
 
     made: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -340,9 +341,9 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
                   generated: _dt.datetime | None = None) -> dict[str, Any]:
     """Everything the templates show, as plain values; charts are written to `out_dir`.
     `generated` defaults to `generation_time()`."""
-    from firedup.budget import budgets
-    from firedup.compare import compare, population_label
-    from firedup.tables import from_runs
+    from firedup.tables.budget import budgets
+    from firedup.tables.compare import compare, population_label
+    from firedup.tables.frames import from_runs
 
     shown = display_paths([r.source for r in result.runs] + [e.source for e in result.errors] + list(inputs))
     runs_list = list(result.runs)
@@ -403,9 +404,9 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
                  risk: float = 0.01, engine: str | None = None, default_date: date | None = None,
                  all_files: bool = False, progress: Progress | None = None) -> ReportResult:
     """Parse `paths`, write `out_dir/index.html`, `out_dir/report.md` and the PNG charts."""
-    from firedup.compare import check_by
-    from firedup.parse import parse_paths
-    from firedup.tables import from_runs
+    from firedup.tables.compare import check_by
+    from firedup.tables.frames import from_runs
+    from firedup.timeline.pipeline import parse_paths
 
     generated = generation_time()  # a bad SOURCE_DATE_EPOCH fails before anything is read or written
     def parsing(done: int, total: int, name: str) -> None:

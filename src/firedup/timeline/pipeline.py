@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import IO, Any
 
-from firedup.clock import Clock
-from firedup.compact import compact
-from firedup.engine import Event, LineStats, Scanner, iter_scanned
 from firedup.formats import Format, all_formats, get_format, sniff
-from firedup.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
-from firedup.timeline import Run, build_timeline
+from firedup.read.clock import Clock
+from firedup.read.compact import compact
+from firedup.read.engine import Event, LineStats, Scanner, iter_scanned
+from firedup.read.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
+from firedup.timeline.build import Run, build_timeline
 
 SNIFF_LINES = 2000
 
@@ -141,14 +141,14 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
                 return False
     except OSError:
         return False
-    from firedup import batch
+    from firedup.read import batch
 
     return batch.available()
 
 
 def _events_batch(source: Source, fmt: Format, default_date: date | None,
                   normalised: dict[int, list[Line]] | None = None) -> tuple[list[Event], LineStats, Clock]:
-    from firedup import batch
+    from firedup.read import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, default_date, file_date=file_date(source))
@@ -168,9 +168,9 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     """All runs of one source. Raises InputError when the source cannot be read at all;
     when it breaks part-way, `SourceReport.cut_short` says why.
 
-    `scanner`: "auto" runs the batch engine (firedup.batch) on plain files when the input is
+    `scanner`: "auto" runs the batch engine (firedup.read.batch) on plain files when the input is
     a few MB or more (one big file, or many small ones: `parse_paths`), and the incremental
-    engine (firedup.engine) on everything else (small inputs, stdin, .gz); "batch" and
+    engine (firedup.read.engine) on everything else (small inputs, stdin, .gz); "batch" and
     "incremental" force one (tests, benchmarks). Both give the same events; the batch
     engine hands a source back to the incremental one when it cannot prove that.
     Access-log events that cannot change the timeline are dropped (`compact`), so memory
@@ -180,7 +180,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     result: tuple[list[Event], LineStats, Clock] | None = None
     fmt: Format | None = None
     if _batch_worth_it(source, scanner):
-        from firedup import batch
+        from firedup.read import batch
 
         assert source.path is not None
         try:

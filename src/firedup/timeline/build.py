@@ -12,14 +12,21 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-from firedup.clock import Stamp
-from firedup.config import COMMON_FLAGS, read_server_args
-from firedup.crash import diagnose_error, is_exception_line
-from firedup.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST, Event
+from firedup.core.config import COMMON_FLAGS, read_server_args
 from firedup.formats import Format, get_format
+from firedup.read.clock import Stamp
+from firedup.read.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST, Event
+from firedup.read.events import (
+    _FATAL,
+    _FATAL_IF_STUCK,
+    _PROBE_PATHS,
+    ACCESS,
+    access_time_counts,
+    own_time_headers,
+)
+from firedup.timeline.crash import diagnose_error, is_exception_line
 
 # Milestone names of shared/CONTRACT.md, plus the draft/vLLM names that extend them.
 MILESTONES = frozenset({
@@ -38,47 +45,6 @@ _PER_MODEL = ("dist_init.begin", "dist_init.end", "load_weight.begin", "load_wei
 # Per-model events the contract names apart for the draft (`draft.load_weight.begin`).
 _DRAFT_NAMED = frozenset({"load_weight.begin", "load_weight.end", "cuda_graph.begin", "cuda_graph.end"})
 _DRAFT_TYPE = re.compile(r"Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash", re.IGNORECASE)
-
-# Lines that end a startup for good.
-_FATAL = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "error.scheduler_dead",
-                    "error.child_died", "error.init_failed", "error.killed", "http.startup_failed",
-                    "error.engine_core", "error.port_in_use", "error.usage"})
-# Errors that end a startup only when no progress follows: the server declaring itself
-# stuck (a failed health generation, a watchdog), or a bare traceback.
-_FATAL_IF_STUCK = frozenset({"error.health", "error.watchdog"})
-FATAL_EVENTS = _FATAL  # for `firedup wait`, which must tell a fatal line from a stray traceback
-# Paths the server or probes request on their own; not a user's first request.
-_PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
-                "/server_info", "/metrics", "/freeze_gc", "/ping", "/version")
-
-# Access-log lines (one per HTTP request): runtime traffic, read for three milestones only.
-ACCESS = "http.access"
-
-
-def own_time_headers(fmt: Format | None) -> frozenset[str]:
-    """Names of the headers that carry the engine's own clock (and a time)."""
-    if fmt is None:
-        return frozenset()
-    return _own_time_headers(fmt.name, tuple((h.name, h.clock, h.pattern) for h in fmt.headers))
-
-
-@cache
-def _own_time_headers(_name: str, headers: tuple[tuple[str, str, str], ...]) -> frozenset[str]:
-    return frozenset(name for name, clock, pattern in headers if clock == "own" and "(?P<time>" in pattern)
-
-
-def access_time_counts(event: Event, own_time: frozenset[str]) -> bool:
-    """Whether an access event's time stretches its run's span (first_ts, last_ts).
-
-    Access lines are runtime traffic, like batch lines: when they carry the engine's own
-    clock (or inherit it), the run's span is that clock's first and last line (the
-    clock.first / clock.last events), not the stamp of whichever request came last. A
-    collector's stamp on an access line (kubectl, journald) does count: during a hang the
-    health probes may be the only lines that show time passing. This is what lets
-    `compact` drop the access lines after the few a timeline reads (see compact.py).
-    """
-    return not event.inherited and event.header not in own_time
-
 
 # The stage a run is in right after a milestone: how a crash or a cut-off log is placed.
 _STAGE_AFTER = {

@@ -33,8 +33,8 @@ from pathlib import Path
 import polars as pl
 
 from firedup.errors import FiredupError
-from firedup.sources import InputError
-from firedup.tables import MILESTONE_SCHEMA, PHASE_SCHEMA, RUN_SCHEMA, base_frames, empty
+from firedup.read.sources import InputError
+from firedup.tables.frames import MILESTONE_SCHEMA, PHASE_SCHEMA, RUN_SCHEMA, base_frames, empty
 
 MARKER = "_firedup_store.json"
 LAYOUT_VERSION = 1
@@ -107,7 +107,7 @@ class Store:
                all_files: bool = False, force: bool = False,
                progress: Callable[[int, int, str], None] | None = None) -> IngestReport:
         """Parse logs and add every source not yet stored. `force` re-writes stored ones."""
-        from firedup.parse import parse_paths
+        from firedup.timeline.pipeline import parse_paths
 
         self._init()
         result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,

@@ -56,11 +56,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
-from firedup.clock import Clock
-from firedup.compact import ACCESS, HEALTH_PATH, AccessNeeds
-from firedup.engine import Event, LineStats, Parsed, Scanner
 from firedup.formats.base import Format, Rule
-from firedup.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
+from firedup.read.clock import Clock
+from firedup.read.compact import ACCESS, HEALTH_PATH, AccessNeeds
+from firedup.read.engine import Event, LineStats, Parsed, Scanner
+from firedup.read.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
 
 WINDOW = 16 << 20  # bytes scanned per step; pages are released after each step
 

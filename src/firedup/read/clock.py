@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
-from firedup.sources import OuterStamp
+from firedup.read.sources import OuterStamp
 
 HALF_DAY = timedelta(hours=12)
 ONE_DAY = timedelta(days=1)

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from firedup.compare import Group, Grouping, group_runs, left_out_lines, population_label
-from firedup.render import fmt_duration
-from firedup.risk import (
+from firedup.tables.compare import Group, Grouping, group_runs
+from firedup.tables.frames import Runs
+from firedup.tables.risk import (
     Budget,
     LognormalFit,
     budget_for,
@@ -31,7 +31,6 @@ from firedup.risk import (
     round_up,
     runs_needed,
 )
-from firedup.tables import Runs
 
 
 @dataclass
@@ -40,15 +39,10 @@ class BudgetReport:
     budgets: list[Budget]
 
     def as_json(self) -> dict[str, Any]:
-        from firedup.snippets import snippets_for
-
+        """The budgets as data; `firedup.render.budget.budget_json` adds the snippets."""
         g = self.grouping
-        groups = []
-        for b in self.budgets:
-            item = b.as_json()
-            item["snippets"] = snippets_for(b) if b.budget_seconds is not None else {}
-            groups.append(item)
-        return {"by": g.by, "by_auto": g.by_auto, "population": g.population, "groups": groups,
+        return {"by": g.by, "by_auto": g.by_auto, "population": g.population,
+                "groups": [b.as_json() for b in self.budgets],
                 "left_out": [lo.as_json() for lo in g.left_out], "notes": g.notes}
 
 
@@ -78,36 +72,5 @@ def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> 
     return BudgetReport(grouping, out)
 
 
-def budget_text(report: BudgetReport, snippets: Sequence[str] = ("bash", "kubernetes", "compose")) -> str:
-    from firedup.snippets import snippets_for
-
-    g = report.grouping
-    if not g.groups:
-        return "\n".join(["no server startup found in the input",
-                          *(f"  {lo.source}: {lo.reason}" for lo in g.left_out)])
-    lines: list[str] = []
-    if g.population:
-        lines.append("runs of " + population_label(g.population))
-    lines.extend(f"note: {n}" for n in g.notes)
-    for b in report.budgets:
-        lines.append("")
-        if b.budget_seconds is None:
-            lines.append(f"{b.label}: no budget ({b.statement})")
-            continue
-        lines.append(f"{b.label}: budget {fmt_duration(b.budget_seconds)} ({b.budget_seconds} s), "
-                     f"method: {b.method}, asked risk {b.risk:.2%}")
-        lines.append(f"  {b.statement}")
-    lines.extend(left_out_lines(g.left_out, "left out"))
-    for b in report.budgets:
-        if b.budget_seconds is None or not snippets:
-            continue
-        texts = snippets_for(b)
-        for kind in snippets:
-            lines.append("")
-            lines.append(f"# ---- {kind}: {b.label} ----")
-            lines.append(texts[kind].rstrip("\n"))
-    return "\n".join(lines)
-
-
-__all__ = ["Budget", "BudgetReport", "LognormalFit", "budget_for", "budget_text", "budgets", "lognormal_quantile",
+__all__ = ["Budget", "BudgetReport", "LognormalFit", "budget_for", "budgets", "lognormal_quantile",
            "round_up", "runs_needed"]

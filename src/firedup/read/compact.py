@@ -20,7 +20,7 @@ Nothing else of them is read: not their ranks, not their own-clock stamps. Runs 
 `timeline.split_runs` from the whole stream, so here the needs of (1) start again at every
 event that may open a run (a `starts_run` line, a `dist_init.begin`), and a first request
 is also looked for after each such restart; keeping a few more events than needed is
-harmless. `AccessNeeds` holds that state. The batch engine (firedup.batch) keeps an
+harmless. `AccessNeeds` holds that state. The batch engine (firedup.read.batch) keeps an
 `AccessNeeds` of its own, fed with the same events, to know which access lines it must read
 at all: both engines' compacted streams are the same (tests/test_batch.py), and so are the
 timelines built with and without compaction.
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from firedup.engine import Event
 from firedup.formats.base import Format
-from firedup.timeline import (
+from firedup.read.engine import Event
+from firedup.read.events import (
     _FATAL,
     _FATAL_IF_STUCK,
     _PROBE_PATHS,

@@ -250,7 +250,7 @@ _SGLANG_MARKERS: tuple[tuple[str, str, str, str], ...] = (
 
 
 def sglang_version_guess(events: Iterable[Any], config: Mapping[str, Any], config_complete: bool) -> VersionGuess:
-    """Version bounds from unambiguous markers of one run (events of firedup.engine)."""
+    """Version bounds from unambiguous markers of one run (events of firedup.read.engine)."""
     seen: set[str] = set()
     for e in events:
         text = getattr(e, "text", "")

@@ -1,7 +1,7 @@
 """The incremental engine: logical lines in, events out, one line at a time.
 
 It is what `wait` runs on a growing log and what `parse` runs on small inputs. The batch
-engine (`firedup.batch`) must give exactly the same events from the same rule tables;
+engine (`firedup.read.batch`) must give exactly the same events from the same rule tables;
 a differential test holds them to that.
 """
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from firedup.clock import Clock, Stamp
 from firedup.formats.base import Format, Header, Rule
-from firedup.sources import Line, OuterStamp
+from firedup.read.clock import Clock, Stamp
+from firedup.read.sources import Line, OuterStamp
 
 # Event names the engine itself emits (not from rules): the first and the last line with
 # the engine's own timestamp around every possible run boundary and at the end of input.

@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from firedup.tables import Runs
+from firedup.tables.frames import Runs
 
 FORMATS = ("chrome-trace", "csv", "parquet", "json")
 TABLE_NAMES = ("runs", "phases", "milestones")

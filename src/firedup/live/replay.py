@@ -3,7 +3,7 @@
 Wait scripts, Kubernetes probes and `firedup wait` itself are hard to test without a GPU
 and a 15-minute startup. `replay` writes a recorded log line by line at its original pace
 (divided by `speed`) and serves the engine's endpoints on 127.0.0.1 with the answers the
-engine gave at that moment (`firedup.health`): nothing listens before `Uvicorn running`,
+engine gave at that moment (`firedup.core.health`): nothing listens before `Uvicorn running`,
 SGLang's `/health` is 503 with an empty body until the ready line (200 on 0.4.10.post1 and
 older), and the process exits as the server did.
 """
@@ -26,18 +26,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO, cast
 
-from firedup.engine import Event, Scanner
-from firedup.errors import FiredupError
-from firedup.formats import Format, get_format, sniff
-from firedup.health import (
+from firedup.core.health import (
     HealthSemantics,
     VersionGuess,
     answer,
     opens_at,
     valid_version,
 )
-from firedup.sources import normalise
-from firedup.timeline import Run, build_timeline
+from firedup.errors import FiredupError
+from firedup.formats import Format, get_format, sniff
+from firedup.read.engine import Event, Scanner
+from firedup.read.sources import normalise
+from firedup.timeline.build import Run, build_timeline
 
 _BAR_ELAPSED = re.compile(r"\d+/\d+ \[(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)<")
 _BAR_NAME = re.compile(r"^[^\d%|]*")

@@ -1,0 +1,90 @@
+"""Units and text fitting every view shares: durations, clock readings, names cut to fit.
+
+Pure functions with no knowledge of runs, so that tables, live views and renderers use one
+spelling of "4 min 02 s" without importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+Style = Callable[..., str]
+
+
+def plain(text: str, **_: object) -> str:
+    return text
+
+
+def fmt_duration(seconds: float | None) -> str:
+    """Human durations: `850 ms`, `4.2 s`, `58 s`, `4 min 02 s`, `1 h 03 min`."""
+    if seconds is None:
+        return "?"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    total = round(seconds)
+    if total < 3600:
+        return f"{total // 60} min {total % 60:02d} s"
+    return f"{total // 3600} h {(total % 3600) // 60:02d} min"
+
+
+def fmt_clock(seconds: float) -> str:
+    """A clock reading: `0:00`, `4:30`, `-5:47`, `1:02:03` (hours only when needed)."""
+    total = round(seconds)
+    sign = "-" if total < 0 else ""
+    total = abs(total)
+    if total >= 3600:
+        return f"{sign}{total // 3600}:{(total % 3600) // 60:02d}:{total % 60:02d}"
+    return f"{sign}{total // 60}:{total % 60:02d}"
+
+
+def fmt_offset(seconds: float | None) -> str:
+    """A start offset in the timeline view: the clock reading, signed."""
+    if seconds is None:
+        return ""
+    text = fmt_clock(seconds)
+    return text if text.startswith("-") else "+" + text
+
+
+# --- fitting a table of runs to the terminal (`parse` here, `runs` in tables.py) ------------
+
+# A source gives up no more than this to make a table fit a narrow terminal; other columns do.
+MIN_SOURCE_WIDTH = 20
+PHASE_WIDTH = 26  # `load_weights 10 min 18 s`
+MIN_PHASE_WIDTH = 14
+
+
+def common_folder(sources: Sequence[str]) -> str:
+    """The folder every source is in (`sample_logs/`), or "" when they share none worth naming."""
+    split = [source.split("/")[:-1] for source in sources]
+    common: list[str] = []
+    for parts in zip(*split, strict=False):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    folder = "/".join(common) + "/" if common else ""
+    return folder if folder.strip("/.") else ""
+
+
+def without_common_folder(sources: Sequence[str]) -> tuple[list[str], str]:
+    """The sources without the folder they all share, and the line that names it once (or "")."""
+    folder = common_folder(sources)
+    if not folder:
+        return list(sources), ""
+    return [source[len(folder):] for source in sources], f"(sources in {folder})"
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`062_docs-ci-e…2025-03.log`: a file name keeps its number and its end."""
+    if len(text) <= width:
+        return text
+    keep = max(width - 1, 0)
+    head, tail = keep - keep // 2, keep // 2
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def cut_end(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"

@@ -1,0 +1,1 @@
+"""A server starting now: wait (follow + probe), replay, and the history `wait` draws on."""

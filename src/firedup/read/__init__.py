@@ -1,0 +1,1 @@
+"""Bytes to lines to events: sources, collector prefixes, clocks, the incremental and batch scanners."""

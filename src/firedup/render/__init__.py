@@ -1,0 +1,1 @@
+"""Views of computed runs, comparisons and budgets: text, charts, the report, snippets."""

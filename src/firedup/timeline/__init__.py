@@ -1,0 +1,1 @@
+"""Events to runs: one pipeline from files to `Run` objects, computed once (phases, crash, config)."""
