@@ -372,14 +372,11 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
     if long_size is not None and many is not None:
         raise click.UsageError("--long and --many are separate jobs: pick one")
     if long_size is not None:
-        from firedup.synth.bulk import write_long_log
+        from firedup.synth.bulk import write_long_sample
 
-        os.makedirs(out_dir, exist_ok=True)
         path = os.path.join(out_dir, "long.log")
-        truth = write_long_log(path, startups=startups, target_bytes=long_size, seed=seed,
-                               progress=_byte_progress(f"writing {path}"))
-        with open(os.path.join(out_dir, "long.truth.json"), "w", encoding="utf-8") as fh:
-            json.dump(truth, fh, indent=1)
+        _, truth = write_long_sample(out_dir, startups=startups, target_bytes=long_size, seed=seed,
+                                     progress=_byte_progress(f"writing {path}"))
         click.echo(f"wrote {path}: {truth['bytes']:,} bytes, {truth['lines']:,} lines, {startups} startups "
                    f"(truth in long.truth.json)")
         return
