@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from firedup import __version__, api
-from firedup.errors import EXIT_NO_DATA, EXIT_OK, EXIT_USAGE, FiredupError, exit_code_for
+from firedup.errors import EXIT_OK, FiredupError, exit_code_for
 
 if TYPE_CHECKING:
     from firedup.tables.frames import Runs
@@ -574,4 +574,4 @@ def main() -> None:
         sys.exit(130)
 
 
-__all__ = ["EXIT_NO_DATA", "EXIT_USAGE", "FiredupGroup", "cli", "main"]
+__all__ = ["FiredupGroup", "cli", "main"]
