@@ -396,13 +396,21 @@ def test_plot_command_writes_png_and_svg(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (("plot", "pie", "sample_logs/", "-o", "x.png"), "'pie' is not one of"),
     (("plot", "compare", "sample_logs/", "-o", "x.pdf"), ".png or .svg"),
-    (("plot", "ranks", "sample_logs/small-tp1.log", "-o", "x.png"), "two or more ranks"),
     (("plot", "ranks", "sample_logs/", "--run", "nope.log", "-o", "x.png"), "no run 'nope.log'"),
     (("plot", "compare", "sample_logs/", "--by", "cuda_graph", "-o", "x.png"), "unknown flag 'cuda_graph'"),
 ])
 def test_plot_usage_errors_are_one_line(args: tuple[str, ...], message: str) -> None:
     proc = _firedup(*args)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_nothing_to_draw_is_a_data_condition_not_a_usage_error(tmp_path: Path) -> None:
+    """A single-rank log has no rank heatmap: one line and exit 5 (EXIT_NO_DATA), no `Usage:`."""
+    proc = _firedup("plot", "ranks", "sample_logs/small-tp1.log", "-o", str(tmp_path / "x.png"))
+    assert proc.returncode == 5, proc.stderr
+    assert proc.stderr == ("firedup: no run has phases on two or more ranks, so there is no rank heatmap "
+                           "to draw\n")
+    assert not (tmp_path / "x.png").exists()
 
 
 def test_plot_kinds_match_the_library() -> None:

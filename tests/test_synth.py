@@ -473,6 +473,10 @@ def test_synth_command_one_scenario_list_and_errors(tmp_path: Path) -> None:
     assert runner.invoke(cli, ["synth"]).exit_code == 2
     size = runner.invoke(cli, ["synth", str(tmp_path), "--long", "12 parsecs"])
     assert size.exit_code == 2 and "not a size" in size.output
+    # regression: --startups 0 was a ValueError traceback
+    none = runner.invoke(cli, ["synth", str(tmp_path / "long"), "--long", "1M", "--startups", "0"])
+    assert none.exit_code == 2 and none.output == "firedup: a long log needs at least one startup, not 0\n"
+    assert not (tmp_path / "long" / "long.log").exists()
     long = runner.invoke(cli, ["synth", str(tmp_path), "--long", "1M", "--startups", "2"])
     assert long.exit_code == 0 and (tmp_path / "long.log").stat().st_size > 1_000_000
     assert len(json.loads((tmp_path / "long.truth.json").read_text())["runs"]) == 2

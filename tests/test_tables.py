@@ -17,6 +17,7 @@ from firedup.tables.frames import (
     MILESTONE_SCHEMA,
     PHASE_SCHEMA,
     RUN_SCHEMA,
+    Runs,
     load,
     phase_seconds,
     summary,
@@ -196,9 +197,11 @@ def test_bad_input_is_reported_not_raised(tmp_path: Path) -> None:
 
 
 def test_import_firedup_stays_free_of_polars() -> None:
-    code = "import sys, firedup; firedup.load; assert 'polars' in sys.modules; print('ok')"
-    lazy = "import sys, firedup; assert 'polars' not in sys.modules, 'polars imported'; print('ok')"
+    code = "import sys, firedup; firedup.Runs; assert 'polars' in sys.modules; print('ok')"
+    lazy = ("import sys, firedup; firedup.load; firedup.Run; "
+            "assert 'polars' not in sys.modules, 'polars imported'; print('ok')")
     for snippet in (lazy, code):
         out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, check=False)
         assert out.returncode == 0, out.stderr
-    assert firedup.load is load
+    assert firedup.load is firedup.api.load  # the public one, a thin layer over
+    assert firedup.Runs is Runs

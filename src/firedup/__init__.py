@@ -1,30 +1,64 @@
 """firedup: profile the startup of LLM inference servers from their logs.
 
-    >>> import firedup
-    >>> result = firedup.parse_paths(["sample_logs/"])
-    >>> runs = firedup.load(["sample_logs/"])        # polars tables over many runs
+    import firedup
+    result = firedup.parse(["sample_logs/"])        # runs, milestones, phases, crashes
+    runs = firedup.load(["sample_logs/"])           # polars tables over many runs
+    firedup.compare(runs, by="disable_cuda_graph")  # also budgets, plot, report, export, summary, ingest
 
-Importing firedup is cheap: polars and matplotlib load only when a table or a chart is
-asked for.
+The functions live in `firedup.api`, the errors in `firedup.errors` (every one a
+`firedup.FiredupError`). Importing firedup is cheap: polars and matplotlib load only when a
+table or a chart is asked for.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from firedup.errors import (
+    DataError,
+    FiredupError,
+    FollowError,
+    InputError,
+    NoStartupError,
+    OutputError,
+    StoreError,
+    UnknownEngineError,
+    UnknownFlagError,
+    UsageError,
+)
+
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from firedup.tables.frames import Runs, load
-    from firedup.timeline.build import Run
-    from firedup.timeline.pipeline import ParseResult, parse_paths
+    from firedup.api import budgets, compare, export, ingest, load, open_store, parse, plot, report, summary
+    from firedup.render.report import ReportResult
+    from firedup.tables.budget import BudgetReport
+    from firedup.tables.compare import Comparison, Delta, Group
+    from firedup.tables.frames import Runs
+    from firedup.tables.risk import Budget
+    from firedup.tables.store import IngestReport, Store
+    from firedup.timeline.build import Crash, Milestone, Phase, Run
+    from firedup.timeline.pipeline import ParseResult, SourceReport, parse_paths
 
-_LAZY = {
-    "parse_paths": ("firedup.timeline.pipeline", "parse_paths"),
+_API = ("budgets", "compare", "export", "ingest", "load", "open_store", "parse", "plot", "report", "summary")
+_LAZY: dict[str, tuple[str, str]] = {
+    **{name: ("firedup.api", name) for name in _API},
+    "parse_paths": ("firedup.timeline.pipeline", "parse_paths"),  # the layer below `parse`, kept for callers
     "ParseResult": ("firedup.timeline.pipeline", "ParseResult"),
+    "SourceReport": ("firedup.timeline.pipeline", "SourceReport"),
     "Run": ("firedup.timeline.build", "Run"),
-    "load": ("firedup.tables.frames", "load"),
+    "Milestone": ("firedup.timeline.build", "Milestone"),
+    "Phase": ("firedup.timeline.build", "Phase"),
+    "Crash": ("firedup.timeline.build", "Crash"),
     "Runs": ("firedup.tables.frames", "Runs"),
+    "Comparison": ("firedup.tables.compare", "Comparison"),
+    "Group": ("firedup.tables.compare", "Group"),
+    "Delta": ("firedup.tables.compare", "Delta"),
+    "Budget": ("firedup.tables.risk", "Budget"),
+    "BudgetReport": ("firedup.tables.budget", "BudgetReport"),
+    "Store": ("firedup.tables.store", "Store"),
+    "IngestReport": ("firedup.tables.store", "IngestReport"),
+    "ReportResult": ("firedup.render.report", "ReportResult"),
 }
 
 
@@ -34,7 +68,19 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'firedup' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(target[0]), target[1])
+    value = getattr(importlib.import_module(target[0]), target[1])
+    globals()[name] = value  # once: later look-ups skip this function
+    return value
 
 
-__all__ = ["ParseResult", "Run", "Runs", "__version__", "load", "parse_paths"]
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = [
+    "Budget", "BudgetReport", "Comparison", "Crash", "DataError", "Delta", "FiredupError", "FollowError",
+    "Group", "IngestReport", "InputError", "Milestone", "NoStartupError", "OutputError", "ParseResult", "Phase",
+    "ReportResult", "Run", "Runs", "SourceReport", "Store", "StoreError", "UnknownEngineError",
+    "UnknownFlagError", "UsageError", "__version__", "budgets", "compare", "export", "ingest", "load",
+    "open_store", "parse", "parse_paths", "plot", "report", "summary",
+]

@@ -1,7 +1,9 @@
-"""The command line: each command is a few lines over a library function.
+"""The command line: each command is a few lines over one `firedup.api` call.
 
 Only this module imports click. Heavy libraries (polars, matplotlib) are imported inside
-the commands that need them, so `firedup --help` stays fast.
+the commands that need them, so `firedup --help` stays fast. A `FiredupError` from the library
+becomes `firedup: <message>` and its exit code in one place (`FiredupGroup`); click's own usage
+errors keep click's `Usage:` form; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from firedup import __version__
-from firedup.errors import EXIT_OK, EXIT_SOME_INPUTS_BAD, EXIT_USAGE, FiredupError
+from firedup import __version__, api
+from firedup.errors import EXIT_OK, FiredupError, exit_code_for
 
 if TYPE_CHECKING:
+    from firedup.tables.frames import Runs
     from firedup.timeline.pipeline import ParseResult
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -62,13 +65,7 @@ def _reading_options(func: F) -> F:
 
 def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> ParseResult:
     """Parse inputs, report unreadable ones on stderr as `file: reason`."""
-    from firedup.timeline.pipeline import parse_paths
-
-    try:
-        result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
-                             progress=_progress_bar())
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    result = api.parse(paths, engine=engine, date=default_date, all_files=all_files, progress=_progress_bar())
     for err in result.errors:
         click.echo(f"firedup: {err}", err=True)
     for report in result.sources:
@@ -93,18 +90,33 @@ def _progress_bar() -> Callable[[int, int, str], None] | None:
     return show
 
 
-def _exit_for(result: ParseResult) -> None:
-    sys.exit(EXIT_SOME_INPUTS_BAD if result.errors else EXIT_OK)
+def _exit(errors: int, runs: int) -> None:
+    """0, 1 when some inputs were unreadable, 5 when none held a server startup."""
+    sys.exit(exit_code_for(errors, runs))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class FiredupGroup(click.Group):
+    """The one place a library error becomes what the user sees: one line, `firedup:
+    <message>`, and the error's exit code; for `main` and for any caller of `cli` (click's
+    test runner, an embedding program)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FiredupError as exc:
+            click.echo(f"firedup: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=FiredupGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="firedup")
 def cli() -> None:
     """Profile the startup of LLM inference servers (SGLang, vLLM) from their logs.
 
     \b
     Exit codes: 0 all inputs parsed, 1 some inputs unreadable (the rest is
-    still printed), 2 usage error; `wait` adds 3 (crashed) and 124 (timed out).
+    still printed), 2 usage error, 5 no server startup in the inputs (or
+    nothing to draw); `wait` adds 3 (crashed) and 124 (timed out).
     """
 
 
@@ -128,7 +140,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
         write_json(result, sys.stdout)
     elif result.runs:
         click.echo(summary_text(result.runs, width=shutil.get_terminal_size().columns))
-    _exit_for(result)
+    _exit(len(result.errors), len(result.runs))
 
 
 @cli.command()
@@ -143,7 +155,7 @@ def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date 
         click.echo(timelines_text(result.runs, _style(color)), color=color)
     elif not result.errors:
         click.echo("no server startup found in the input", err=True)
-    _exit_for(result)
+    _exit(len(result.errors), len(result.runs))
 
 
 # --- many runs: runs, compare, budget, ingest, export ---------------------------------------
@@ -159,37 +171,23 @@ def many_inputs(func: F) -> F:
 
 
 def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
-          all_files: bool) -> Any:
-    """Paths and/or the store -> tables; unreadable inputs reported on stderr."""
-    from firedup.tables.frames import load
-    from firedup.tables.store import open_store
-
+          all_files: bool) -> Runs:
+    """Paths and/or the store (`--store` alone: "", the default one) -> tables; unreadable
+    inputs reported on stderr."""
     if not paths and store is None:
         raise click.UsageError("give log paths, --store for the history, or both")
-    try:
-        runs = load(list(paths) or None, store=open_store(store) if store is not None else None, engine=engine,
-                    default_date=default_date, all_files=all_files, progress=_progress_bar())
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    runs = api.load(paths, store=store, engine=engine, date=default_date, all_files=all_files,
+                    progress=_progress_bar())
     for err in runs.errors:
         click.echo(f"firedup: {err}", err=True)
     if store is not None and not paths and not len(runs):
-        click.echo(f"firedup: the store {open_store(store).root} holds no runs yet; add some with "
+        click.echo(f"firedup: the store {api.open_store(store).root} holds no runs yet; add some with "
                    "`firedup ingest PATH...`", err=True)
     return runs
 
 
-def _split_by(value: tuple[str, ...]) -> list[str]:
-    return [flag.strip() for item in value for flag in item.split(",") if flag.strip()]
-
-
-def _write_out(text: str, out: str | None) -> None:
-    if out and out != "-":
-        from firedup.tables.export import _atomic
-
-        _atomic(__import__("pathlib").Path(out), lambda path: path.write_text(text + "\n", encoding="utf-8"))
-    else:
-        click.echo(text)
+def _exit_runs(runs: Runs) -> None:
+    _exit(len(runs.errors), len(runs))
 
 
 @cli.command("runs", short_help="One row per run: outcome, time to ready, biggest phases.")
@@ -204,27 +202,17 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     The table fits the terminal (80 columns when not a terminal, $COLUMNS to choose): the
     columns that do not fit are counted on one line; --format csv/json/parquet hold them all.
     """
-    from firedup.tables.frames import summary, summary_text
+    import shutil
 
+    if fmt == "parquet" and (not out or out == "-"):
+        raise click.UsageError("--format parquet needs -o FILE")
+    to_file = out if out and out != "-" else None
     runs = _load(paths, store, engine, default_date, all_files)
-    if fmt == "table":
-        import shutil
-
-        # the terminal's width ($COLUMNS, else 80 when not a terminal); a file gets every column
-        width = shutil.get_terminal_size().columns if not out or out == "-" else None
-        _write_out(summary_text(runs, width=width) if len(runs) else "no server startup found in the input", out)
-    elif fmt == "parquet":
-        if not out or out == "-":
-            raise click.UsageError("--format parquet needs -o FILE")
-        from firedup.tables.export import _atomic
-
-        frame = summary(runs)
-        _atomic(__import__("pathlib").Path(out), lambda path: frame.write_parquet(path))
-    elif fmt == "csv":
-        _write_out(summary(runs).write_csv().rstrip("\n"), out)
-    else:
-        _write_out(json.dumps(summary(runs).to_dicts(), indent=1, default=str, ensure_ascii=False), out)
-    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+    # the terminal's width ($COLUMNS, else 80 when not a terminal); a file gets every column
+    text = api.summary(runs, fmt, to_file, width=None if to_file else shutil.get_terminal_size().columns)
+    if text is not None:
+        click.echo(text)
+    _exit_runs(runs)
 
 
 _BY_HELP = ("Group by these flags (comma-separated or repeated). Default: the flags that differ between the runs, "
@@ -243,14 +231,13 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
     Runs of one engine and model are compared; without --by, those with the most ready runs,
     and a note names the others and how to compare them.
     """
-    from firedup.tables.compare import compare as compare_runs
     from firedup.tables.compare import comparison_text
 
     runs = _load(paths, store, engine, default_date, all_files)
-    result = compare_runs(runs, _split_by(by))
+    result = api.compare(runs, by)
     click.echo(json.dumps(result.as_json(), indent=1, default=str, ensure_ascii=False) if as_json
                else comparison_text(result))
-    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+    _exit_runs(runs)
 
 
 def _risk(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -275,15 +262,14 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
            all_files: bool, by: tuple[str, ...], risk: float, snippets: tuple[str, ...], as_json: bool) -> None:
     """Recommended start-up timeouts per group, with their risk, and wait loops/probes to paste."""
     from firedup.render.budget import budget_json, budget_text
-    from firedup.tables.budget import budgets
 
     runs = _load(paths, store, engine, default_date, all_files)
-    report = budgets(runs, _split_by(by), risk)
+    report = api.budgets(runs, by, risk)
     kinds: tuple[str, ...] = ("bash", "kubernetes", "compose") if "all" in snippets else tuple(
         k for k in snippets if k != "none")
     click.echo(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False) if as_json
                else budget_text(report, kinds))
-    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+    _exit_runs(runs)
 
 
 @cli.command(short_help="Add runs to the history store (a log already there is skipped).")
@@ -298,14 +284,9 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
 def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
            all_files: bool, force: bool) -> None:
     """Add the runs of these logs to the history store (a log already there is skipped)."""
-    from firedup.tables.store import open_store
-
-    st = open_store(store)
-    try:
-        report = st.ingest(paths, engine=engine, default_date=default_date, all_files=all_files, force=force,
-                           progress=_progress_bar())
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    st = api.open_store(store or True)
+    report = api.ingest(paths, store=st, engine=engine, date=default_date, all_files=all_files, force=force,
+                        progress=_progress_bar())
     for err in report.errors:
         click.echo(f"firedup: {err}", err=True)
     for source, n in report.added:
@@ -315,7 +296,7 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     for source in report.empty:
         click.echo(f"no server startup found: {source}")
     click.echo(f"{report.runs_added} run{'s' if report.runs_added != 1 else ''} added to {st.root}")
-    sys.exit(EXIT_SOME_INPUTS_BAD if report.errors else EXIT_OK)
+    _exit(len(report.errors), report.runs_added + len(report.present))
 
 
 @cli.command(short_help="Export a Perfetto/Chrome trace, or a table as CSV/Parquet/JSON.")
@@ -328,16 +309,11 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
 def export(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
            all_files: bool, fmt: str, table_name: str, out: str) -> None:
     """Export runs as a Chrome/Perfetto trace, or a table as CSV, Parquet or JSON."""
-    from firedup.tables.export import export as export_runs
-
     runs = _load(paths, store, engine, default_date, all_files)
-    try:
-        export_runs(runs, fmt, out, table_name)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    api.export(runs, fmt, out, table=table_name)
     if out != "-":
         click.echo(f"wrote {len(runs)} run{'s' if len(runs) != 1 else ''} to {out}", err=True)
-    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+    _exit_runs(runs)
 
 
 def _parse_size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
@@ -396,14 +372,11 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
     if long_size is not None and many is not None:
         raise click.UsageError("--long and --many are separate jobs: pick one")
     if long_size is not None:
-        from firedup.synth.bulk import write_long_log
+        from firedup.synth.bulk import write_long_sample
 
-        os.makedirs(out_dir, exist_ok=True)
         path = os.path.join(out_dir, "long.log")
-        truth = write_long_log(path, startups=startups, target_bytes=long_size, seed=seed,
-                               progress=_byte_progress(f"writing {path}"))
-        with open(os.path.join(out_dir, "long.truth.json"), "w", encoding="utf-8") as fh:
-            json.dump(truth, fh, indent=1)
+        _, truth = write_long_sample(out_dir, startups=startups, target_bytes=long_size, seed=seed,
+                                     progress=_byte_progress(f"writing {path}"))
         click.echo(f"wrote {path}: {truth['bytes']:,} bytes, {truth['lines']:,} lines, {startups} startups "
                    f"(truth in long.truth.json)")
         return
@@ -414,33 +387,14 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
                            progress=_byte_progress(f"writing {many} logs"))
         click.echo(f"wrote {len(paths)} logs and truth.json to {out_dir}")
         return
-    try:
-        paths = write_samples(out_dir, seed=seed, names=list(scenarios) or None)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--scenario") from None
+    paths = write_samples(out_dir, seed=seed, names=list(scenarios) or None)
     what = "truth.json and README.md" if not scenarios else "truth.json"
     click.echo(f"wrote {len(paths)} log{'s' if len(paths) != 1 else ''}, {what} to {out_dir}")
 
 
 # --- pictures and reports: plot, report ------------------------------------------------------------
 
-PLOT_KINDS = ("timeline", "compare", "distribution", "ranks")  # = firedup.render.charts.KINDS (tested)
-
-
-def _pick_runs(runs: Any, wanted: tuple[str, ...]) -> list[str]:
-    """--run values (run id, path, file name, with `#N` for the Nth startup) -> run ids."""
-    ids: list[str] = []
-    rows = runs.runs.select("run_id", "source", "run_index").to_dicts()
-    for text in wanted:
-        name, _, nth = text.partition("#")
-        index = int(nth) - 1 if nth.isdigit() else 0
-        match = [r["run_id"] for r in rows if r["run_id"] == text or (
-            name in (r["source"], os.path.basename(r["source"])) and r["run_index"] == index)]
-        if not match:
-            raise click.BadParameter(f"no run {text!r} in these logs (give a file name, path or run id; "
-                                     "FILE#2 for the second startup in a file)", param_hint="--run")
-        ids.extend(m for m in match if m not in ids)
-    return ids
+PLOT_KINDS = api.PLOT_KINDS  # = firedup.render.charts.KINDS (tested)
 
 
 @cli.command(short_help="Draw a chart (timeline, compare, distribution, ranks) as PNG or SVG.")
@@ -463,28 +417,12 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
     distribution  time to ready per group (--by) with the budget line (--risk)
     ranks         heatmap of phase duration by rank: stragglers (--run picks the run)
     """
-    from firedup.render import charts
-
     if not out.lower().endswith((".png", ".svg")):
         raise click.BadParameter("write the chart to a .png or .svg file", param_hint="-o")
     runs = _load(paths, store, engine, default_date, all_files)
-    if not len(runs):
-        raise click.UsageError("no server startup found in the input: nothing to draw")
-    ids = _pick_runs(runs, run_names)
-    try:
-        if kind == "timeline":
-            fig = charts.timeline(runs, ids or None, ranks=per_rank)
-        elif kind == "ranks":
-            fig = charts.ranks(runs, ids[0] if ids else None)
-        else:
-            fig = charts.plot(kind, runs, _split_by(by), risk=risk)
-        charts.save(fig, out)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    except OSError as exc:
-        raise click.FileError(out, exc.strerror) from None
+    api.plot(kind, runs, out, by=by, run=run_names, ranks=per_rank, risk=risk)
     click.echo(f"wrote {out}", err=True)
-    sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+    _exit_runs(runs)
 
 
 def _stage_bar() -> Callable[[str, int, int], None] | None:
@@ -513,16 +451,10 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
            by: tuple[str, ...], risk: float, out_dir: str) -> None:
     """Write DIR/index.html (one self-contained file: open it from disk or mail it) and
     DIR/report.md with its PNG charts beside it (for a wiki or a PR)."""
-    from firedup.render.report import build_report
-
     bar = _stage_bar()
     try:
-        result = build_report(paths, out_dir, by=_split_by(by), risk=risk, engine=engine, default_date=default_date,
-                              all_files=all_files, progress=bar)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    except OSError as exc:
-        raise click.FileError(out_dir, exc.strerror) from None
+        result = api.report(paths, out_dir, by=by, risk=risk, engine=engine, date=default_date, all_files=all_files,
+                            progress=bar)
     finally:
         if bar is not None:
             click.echo("", err=True)
@@ -530,7 +462,7 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
         click.echo(f"firedup: {err}", err=True)
     click.echo(f"wrote {result.runs} run{'s' if result.runs != 1 else ''} to {out_dir.rstrip('/')}/index.html "
                f"and report.md (+{len(result.files) - 2} charts)")
-    sys.exit(EXIT_SOME_INPUTS_BAD if result.errors else EXIT_OK)
+    _exit(len(result.errors), result.runs)
 
 
 @cli.command()
@@ -577,10 +509,7 @@ def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tupl
     if engine is not None:
         from firedup.formats import get_format
 
-        try:
-            get_format(engine)
-        except KeyError as exc:
-            raise click.UsageError(str(exc).strip("'\"")) from None
+        get_format(engine)  # UnknownEngineError before the wait starts
     if store and not Path(store).expanduser().is_dir():
         raise click.BadParameter(f"{store}: no such directory", param_hint="--store")
     loader = None
@@ -638,9 +567,6 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except FiredupError as exc:
-        click.echo(f"firedup: {exc}", err=True)
-        sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(EXIT_OK)
@@ -648,4 +574,4 @@ def main() -> None:
         sys.exit(130)
 
 
-__all__ = ["EXIT_USAGE", "cli", "main"]
+__all__ = ["FiredupGroup", "cli", "main"]

@@ -10,6 +10,7 @@ import pkgutil
 from collections.abc import Container
 from functools import cache
 
+from firedup.errors import UnknownEngineError
 from firedup.formats.base import Format, Header, Rule
 
 __all__ = ["Format", "Header", "Rule", "all_formats", "get_format", "sniff"]
@@ -37,7 +38,7 @@ def get_format(name: str) -> Format:
         return formats[name]
     except KeyError:
         known = ", ".join(sorted(formats))
-        raise KeyError(f"unknown engine {name!r} (known: {known})") from None
+        raise UnknownEngineError(f"unknown engine {name!r} (known: {known})") from None
 
 
 def sniff(sample: str, default: str = "sglang", found: Container[str] | None = None) -> Format:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from firedup.core.units import fmt_duration
-from firedup.errors import FiredupError
+from firedup.errors import FiredupError, StoreError
 from firedup.read.clock import Stamp
 from firedup.tables.risk import budget_for
 from firedup.timeline.build import Run, next_stage, stage_changes
@@ -193,7 +193,7 @@ def store_runs(store: str) -> list[Run]:
 
     opened = open_store(store or None)
     if not is_store(opened.root):
-        raise FiredupError(f"{opened.root}: not a firedup history store (no {MARKER}; fill one with "
+        raise StoreError(f"{opened.root}: not a firedup history store (no {MARKER}; fill one with "
                            "`firedup ingest`)")
     return runs_from_tables(load(opened))
 

@@ -33,7 +33,7 @@ from firedup.core.health import (
     opens_at,
     valid_version,
 )
-from firedup.errors import FiredupError
+from firedup.errors import FiredupError, InputError, OutputError, UsageError
 from firedup.formats import Format, get_format, sniff
 from firedup.read.engine import Event, Scanner
 from firedup.read.sources import normalise
@@ -77,20 +77,20 @@ def _read_bytes(path: Path) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise FiredupError(f"{path}: no such file") from None
+        raise InputError(str(path), "no such file") from None
     except IsADirectoryError:
-        raise FiredupError(f"{path}: is a directory; replay takes one log file") from None
+        raise InputError(str(path), "is a directory; replay takes one log file") from None
     except OSError as exc:
-        raise FiredupError(f"{path}: {exc.strerror or exc}") from None
+        raise InputError(str(path), exc.strerror or str(exc)) from None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
-            raise FiredupError(f"{path}: not a readable gzip file ({exc})") from None
+            raise InputError(str(path), f"not a readable gzip file ({exc})") from None
     if not data.strip():
-        raise FiredupError(f"{path}: empty file")
+        raise InputError(str(path), "empty file")
     if b"\x00" in data[:65536]:
-        raise FiredupError(f"{path}: not a text log: binary data")
+        raise InputError(str(path), "not a text log: binary data")
     return data
 
 
@@ -111,13 +111,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     if raws and raws[-1] == b"":
         raws.pop()
     texts = [r.decode("utf-8", errors="replace") for r in raws]
-    if engine is not None:
-        try:
-            fmt = get_format(engine)
-        except KeyError as exc:
-            raise FiredupError(str(exc).strip("'\"")) from None
-    else:
-        fmt = sniff("\n".join(texts[:2000]))
+    fmt = get_format(engine) if engine is not None else sniff("\n".join(texts[:2000]))  # UnknownEngineError
     scanner = Scanner(fmt)
     events: list[Event] = []
     for number, text in enumerate(texts, start=1):
@@ -144,7 +138,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     version = VersionGuess()
     if server_version is not None:
         if not valid_version(server_version):
-            raise FiredupError(f"--server-version {server_version!r} is not a version like 0.4.6.post2")
+            raise UsageError(f"--server-version {server_version!r} is not a version like 0.4.6.post2")
         version = VersionGuess(server_version, server_version, ("given with --server-version",))
     elif last is not None and fmt.version_guess is not None:
         run_events = [e for e in events if last.first_line is not None and last.last_line is not None
@@ -343,7 +337,7 @@ class _Writer:
             try:
                 handle = cast(BinaryIO, open(self.path, mode))  # noqa: SIM115 - kept open while writing
             except OSError as exc:
-                raise FiredupError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+                raise OutputError(str(self.path), exc.strerror or str(exc)) from None
             st = os.fstat(handle.fileno())
             self._file, self._ident = handle, (st.st_dev, st.st_ino)
         self._file.write(raw + b"\n" if end else raw)
@@ -377,7 +371,7 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     that ends ready or still starting keeps serving until `stop` is set or `hold` seconds pass.
     """
     if speed <= 0:
-        raise FiredupError("--speed must be greater than 0")
+        raise UsageError("--speed must be greater than 0")
     stop = stop or threading.Event()
     health = script.fmt.health
     served_port = port if port is not None else (script.port or 30000)

@@ -40,7 +40,7 @@ from typing import Any, TextIO
 
 from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at
 from firedup.core.units import fmt_duration, fmt_offset, plain
-from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, FiredupError, UsageError
+from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, UsageError
 from firedup.formats import Format, all_formats, get_format, sniff
 from firedup.live.history import (
     Budget,
@@ -52,7 +52,7 @@ from firedup.live.history import (
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event, Scanner
 from firedup.read.events import FATAL_EVENTS
-from firedup.read.follow import Follower, FollowError, RawLine
+from firedup.read.follow import Follower, RawLine
 from firedup.read.sources import Line, normalise
 from firedup.render.text import timeline_text
 from firedup.timeline.build import Run, build_timeline, stage_changes
@@ -390,10 +390,7 @@ class Waiter:
             self._clear_status()
 
     def _read(self, now: float) -> bool:
-        try:
-            lines = self.follower.poll(now)
-        except FollowError as exc:
-            raise FiredupError(str(exc)) from None
+        lines = self.follower.poll(now)  # FollowError: the log turned unreadable
         for note in self.follower.take_notes():
             if note.kind != "appeared" or self.log_missing_at_start:
                 self.say(f"note: {note.text}")

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from firedup.errors import FollowError
+
 READ_CHUNK = 1 << 20  # bytes per read; a poll returns after at most `max_bytes`
 # A line that has stopped growing for this long without a newline is taken as complete:
 # a log that ends without a final newline must still be read to its end.
@@ -22,10 +24,6 @@ PEEK_BYTES = 4096
 # An unfinished line longer than this is no log line: keep only its newest part (a bar that
 # redraws itself without newlines for hours would otherwise grow without bound).
 MAX_PARTIAL = 8 * READ_CHUNK
-
-
-class FollowError(Exception):
-    """The file exists but cannot be read (permissions): waiting will not help."""
 
 
 @dataclass(frozen=True, slots=True)

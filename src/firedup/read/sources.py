@@ -19,29 +19,14 @@ from datetime import date
 from pathlib import Path
 from typing import BinaryIO
 
+from firedup.errors import InputError as InputError  # re-exported: it was defined here
+
 LOG_SUFFIXES = (".log", ".txt", ".out", ".gz")
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a server_args dump is ~13 kB; 8 MB is not a log line
 SNIFF_BYTES = 64 * 1024
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
-
-
-class InputError(Exception):
-    """An input that cannot be read as a text log. `str()` is the one-line reason."""
-
-    def __init__(self, source: str, reason: str, line: int | None = None) -> None:
-        super().__init__(reason)
-        self.source = source
-        self.reason = reason
-        self.line = line
-
-    def __str__(self) -> str:
-        where = f"{self.source}:{self.line}" if self.line else self.source
-        return f"{where}: {self.reason}"
-
-    def __reduce__(self) -> tuple[type[InputError], tuple[str, str, int | None]]:
-        return InputError, (self.source, self.reason, self.line)  # from a worker process, whole
 
 
 @dataclass(frozen=True, slots=True)

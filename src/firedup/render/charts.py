@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 import polars as pl
 
 from firedup.core.units import fmt_clock, fmt_duration
+from firedup.errors import DataError, UsageError, writing
 from firedup.tables.frames import Runs
 from firedup.timeline.build import (
     NO_STRAGGLERS,
@@ -410,13 +411,13 @@ def ranks_data(runs: Runs, run_id: str | None = None) -> RanksData:
     if run_id is None:
         spread = straggler_spread(runs)
         if spread.is_empty():
-            raise ValueError("no run has phases on two or more ranks, so there is no rank heatmap to draw")
+            raise DataError("no run has phases on two or more ranks, so there is no rank heatmap to draw")
         run_id = str(spread.sort("spread", descending=True, maintain_order=True)["run_id"][0])
     elif run_id not in set(runs.runs["run_id"].to_list()):
-        raise ValueError(f"no run {run_id!r} in these logs")
+        raise UsageError(f"no run {run_id!r} in these logs")
     cells = _rank_cells(runs.phases.filter(pl.col("run_id") == run_id))
     if cells.is_empty():
-        raise ValueError(f"run {run_id} has no per-rank phases")
+        raise DataError(f"run {run_id} has no per-rank phases")
     cells = _with_excess(cells)
     ranks = sorted(set(cells["rank"].to_list()), key=_rank_sort_key)
     firsts = (runs.phases.filter((pl.col("run_id") == run_id) & (pl.col("scope") == "rank"))
@@ -834,7 +835,7 @@ def plot(kind: str, runs: Runs, by: Sequence[str] | None = None, **options: Any)
         return distribution(runs, by, float(options.get("risk", 0.01)))
     if kind == "ranks":
         return ranks(runs, options.get("run_id"))
-    raise ValueError(f"unknown chart kind {kind!r}; the kinds are {', '.join(KINDS)}")
+    raise UsageError(f"unknown chart kind {kind!r}; the kinds are {', '.join(KINDS)}")
 
 
 def save(fig: Figure, path: str | os.PathLike[str], dpi: float = 100) -> None:
@@ -843,9 +844,9 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: float = 100) -> None:
 
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in ("png", "svg"):
-        raise ValueError(f"{os.fspath(path)}: write charts as .png or .svg, not {Path(path).suffix or 'no suffix'}")
+        raise UsageError(f"{os.fspath(path)}: write charts as .png or .svg, not {Path(path).suffix or 'no suffix'}")
     metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None, "Creator": "firedup"}
-    with matplotlib.rc_context({"svg.hashsalt": "firedup", "svg.fonttype": "none"}):
+    with matplotlib.rc_context({"svg.hashsalt": "firedup", "svg.fonttype": "none"}), writing(path):
         fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from firedup import __version__
 from firedup.core.units import fmt_duration, fmt_offset
-from firedup.errors import UsageError
+from firedup.errors import DataError, UsageError, writing
 from firedup.render.text import flag_summary, outcome_line, ranks_text
 from firedup.timeline.build import spans_note
 
@@ -305,11 +305,12 @@ def _charts(runs: Runs, cmp: Comparison, by: Sequence[str] | None, risk: float, 
             progress("drawing charts", step, len(plan))
         try:
             fig = draw()
-        except ValueError as exc:  # e.g. no run with two ranks: say so instead of a chart
+        except DataError as exc:  # e.g. no run with two ranks: say so instead of a chart
             notes.append(f"{title}: {exc}")
             continue
         png = charts.to_bytes(fig, "png", dpi=CHART_DPI)
-        (out_dir / CHART_FILES[kind]).write_bytes(png)
+        with writing(out_dir / CHART_FILES[kind]):
+            (out_dir / CHART_FILES[kind]).write_bytes(png)
         width, height = (round(v) for v in fig.get_size_inches() * 100)
         made.append({"kind": kind, "title": title, "caption": caption, "file": CHART_FILES[kind],
                      "data_uri": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),
@@ -418,15 +419,17 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
     if by:
         check_by(from_runs(result.runs, result.errors), by)  # a typo fails before anything is written
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for stale in CHART_FILES.values():  # a chart this report does not draw must not linger from the last one
-        (out / stale).unlink(missing_ok=True)
+    with writing(out):
+        out.mkdir(parents=True, exist_ok=True)
+        for stale in CHART_FILES.values():  # a chart this report does not draw must not linger from the last one
+            (out / stale).unlink(missing_ok=True)
     context = build_context(result, by, risk, out, paths, progress, generated)
     if progress is not None:
         progress("writing report", 0, 1)
     html_text, md_text_out = render_html(context), render_markdown(context)
-    (out / "index.html").write_text(html_text, encoding="utf-8")
-    (out / "report.md").write_text(md_text_out, encoding="utf-8")
+    for name, text in (("index.html", html_text), ("report.md", md_text_out)):
+        with writing(out / name):  # only the write: a missing template is a bug, with its traceback
+            (out / name).write_text(text, encoding="utf-8")
     if progress is not None:
         progress("writing report", 1, 1)
     files = [out / "index.html", out / "report.md", *(out / c["file"] for c in context["charts"])]

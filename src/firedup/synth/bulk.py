@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from firedup.errors import UsageError
 from firedup.synth import generate
 from firedup.synth._output import Clock, kubectl_stamp
 from firedup.synth.model import H100, H200, ModelSpec, RunSpec, RunTruth, Scenario
@@ -187,7 +188,7 @@ def write_long_log(path: str | Path, startups: int = 4, target_bytes: int = 1 <<
     run's outcome, ready offset and line numbers in the written file.
     """
     if startups < 1:
-        raise ValueError("a long log needs at least one startup")
+        raise UsageError(f"a long log needs at least one startup, not {startups}")
     rng = random.Random(f"long:{seed}")
     spec = spec or long_log_spec()
     start = datetime(2026, 11, 10, 6, 0, 0)
@@ -218,6 +219,17 @@ def write_long_log(path: str | Path, startups: int = 4, target_bytes: int = 1 <<
                 progress(written, target_bytes)
     return {"path": str(path), "bytes": written, "lines": line_no, "seed": seed, "startups": startups,
             "runs": runs}
+
+
+def write_long_sample(out_dir: str | Path, startups: int = 4, target_bytes: int = 1 << 30, seed: int = 0,
+                      progress: Progress | None = None) -> tuple[Path, dict[str, Any]]:
+    """What `firedup synth --long` writes: OUT_DIR/long.log and its truth in OUT_DIR/long.truth.json."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "long.log"
+    truth = write_long_log(path, startups=startups, target_bytes=target_bytes, seed=seed, progress=progress)
+    (out / "long.truth.json").write_text(json.dumps(truth, indent=1), encoding="utf-8")
+    return path, truth
 
 
 def _epoch(moment: datetime) -> float:

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from firedup.errors import UsageError
 from firedup.synth import generate
 from firedup.synth.model import H100, H200, DraftSpec, ModelSpec, RunSpec, Scenario, SyntheticLog
 
@@ -135,7 +136,7 @@ def write_samples(out_dir: str | Path, seed: int = 7, names: list[str] | None = 
     if names:
         unknown = [n for n in names if n not in scenarios]
         if unknown:
-            raise ValueError(f"unknown scenario {', '.join(unknown)}; known: {', '.join(scenarios)}")
+            raise UsageError(f"unknown scenario {', '.join(unknown)}; known: {', '.join(scenarios)}")
         scenarios = {n: scenarios[n] for n in names}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

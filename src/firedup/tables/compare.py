@@ -27,7 +27,7 @@ from typing import Any
 
 import polars as pl
 
-from firedup.errors import UsageError
+from firedup.errors import UnknownFlagError
 from firedup.tables.frames import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
 from firedup.timeline.build import UMBRELLA_PHASES, spanned
 
@@ -52,10 +52,6 @@ UNGROUPABLE_NAME_PARTS: dict[str, frozenset[str]] = {
     "a path": frozenset({"path", "paths", "dir", "file", "folder"}),
 }
 PATH_STARTS = ("/", "./", "../", "~/")
-
-
-class UnknownFlagError(UsageError):
-    pass
 
 
 @dataclass

@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from firedup.errors import UsageError, writing
 from firedup.tables.frames import Runs
 
 FORMATS = ("chrome-trace", "csv", "parquet", "json")
@@ -141,7 +142,7 @@ def _rank_key(rank: str) -> tuple[Any, ...]:
 
 def table(runs: Runs, name: str) -> pl.DataFrame:
     if name not in TABLE_NAMES:
-        raise ValueError(f"unknown table {name!r}; choose from {', '.join(TABLE_NAMES)}")
+        raise UsageError(f"unknown table {name!r}; choose from {', '.join(TABLE_NAMES)}")
     frame: pl.DataFrame = getattr(runs, name)
     return frame
 
@@ -151,10 +152,10 @@ def export(runs: Runs, fmt: str, out: str | os.PathLike[str], table_name: str = 
     import sys
 
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+        raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     to_stdout = os.fspath(out) == "-"
     if fmt == "parquet" and to_stdout:
-        raise ValueError("Parquet is binary: give a file with -o")
+        raise UsageError("Parquet is binary: give a file with -o")
     if fmt == "chrome-trace":
         text = json.dumps(chrome_trace(runs), ensure_ascii=False, default=str)
     elif fmt == "csv":
@@ -181,8 +182,9 @@ def _atomic(path: Path, write: Any) -> None:
     """Write next to the target and rename, so a crash never leaves half a file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        write(tmp)
-        os.replace(tmp, path)
+        with writing(path):
+            write(tmp)
+            os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 

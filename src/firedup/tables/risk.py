@@ -13,6 +13,7 @@ from statistics import NormalDist, fmean, stdev
 from typing import Any
 
 from firedup.core.units import fmt_duration
+from firedup.errors import UsageError
 
 MIN_RUNS_FOR_MODEL = 3
 RULE_OF_THUMB = 1.5  # margin over the slowest run when there is no spread to model
@@ -84,7 +85,7 @@ def budget_for(times: Sequence[float], risk: float, key: dict[str, Any] | None =
                label: str = "all runs") -> Budget:
     """The recommended timeout for one group's times to ready (seconds)."""
     if not 0.0 < risk < 1.0:
-        raise ValueError(f"risk must be between 0 and 1 (exclusive), not {risk}")
+        raise UsageError(f"risk must be between 0 and 1 (exclusive), not {risk}")
     key = key or {}
     n = len(times)
     needed = runs_needed(risk)

@@ -32,8 +32,7 @@ from pathlib import Path
 
 import polars as pl
 
-from firedup.errors import FiredupError
-from firedup.read.sources import InputError
+from firedup.errors import InputError, StoreError
 from firedup.tables.frames import MILESTONE_SCHEMA, PHASE_SCHEMA, RUN_SCHEMA, base_frames, empty
 
 MARKER = "_firedup_store.json"
@@ -70,10 +69,6 @@ class IngestReport:
         return sum(n for _, n in self.added)
 
 
-class StoreError(FiredupError):
-    pass
-
-
 @dataclass
 class Store:
     root: Path
@@ -97,11 +92,14 @@ class Store:
 
     def _init(self) -> None:
         self._check()
-        self.root.mkdir(parents=True, exist_ok=True)
-        if not is_store(self.root):
-            _atomic_write_bytes(self.root / MARKER, json.dumps(
-                {"layout_version": LAYOUT_VERSION, "tables": list(TABLES), "partitioning": list(PARTITIONS),
-                 "format": "parquet", "written_by": "firedup"}, indent=1).encode())
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            if not is_store(self.root):
+                _atomic_write_bytes(self.root / MARKER, json.dumps(
+                    {"layout_version": LAYOUT_VERSION, "tables": list(TABLES), "partitioning": list(PARTITIONS),
+                     "format": "parquet", "written_by": "firedup"}, indent=1).encode())
+        except OSError as exc:  # the user's folder (permissions, a full disk), not a bug
+            raise StoreError(f"{self.root}: cannot write the store ({exc.strerror or exc})") from None
 
     def ingest(self, paths: Iterable[str], *, engine: str | None = None, default_date: date | None = None,
                all_files: bool = False, force: bool = False,
@@ -126,7 +124,10 @@ class Store:
             if chash in known and not force:
                 report.present.append(source)
                 continue
-            self._write(chash, runs, phases, milestones)
+            try:
+                self._write(chash, runs, phases, milestones)
+            except OSError as exc:  # the user's folder (permissions, a full disk), not a bug
+                raise StoreError(f"{self.root}: cannot write the store ({exc.strerror or exc})") from None
             known.add(chash)
             report.added.append((source, runs.height))
         return report

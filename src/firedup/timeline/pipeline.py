@@ -223,10 +223,7 @@ def parse_paths(
     Runs, errors and their order are the same either way.
     """
     if engine is not None:
-        try:
-            get_format(engine)
-        except KeyError as exc:  # the caller's mistake, not a file's
-            raise ValueError(str(exc).strip("'\"")) from None
+        get_format(engine)  # UnknownEngineError: the caller's mistake, not a file's, so before any file
     sources, errors = expand_inputs(paths, all_files=all_files)
     result = ParseResult(errors=list(errors))
     if scanner == "auto" and _total_size(sources) >= _BATCH_FROM:

@@ -1,0 +1,230 @@
+"""The public library: one function per thing the CLI does, in the manner of sqlite-utils.
+
+    import firedup
+    result = firedup.parse(["sample_logs/"])          # runs, milestones, phases, crashes
+    runs = firedup.load(["sample_logs/"])             # polars tables over many runs
+    firedup.compare(runs, by=["disable_cuda_graph"]).groups
+    firedup.budgets(runs, risk=0.01).budgets[0].budget_seconds
+    firedup.plot("timeline", runs, "timeline.svg")
+    firedup.report(["sample_logs/"], "reports/samples/")
+
+Each function is a thin layer over the module that does the work (`firedup.timeline.pipeline`,
+`firedup.tables.*`, `firedup.render.*`), with the CLI's option names, so `firedup CMD` and
+`firedup.CMD(...)` agree. What the user can fix raises a `firedup.FiredupError` (see
+`firedup.errors`); an unreadable input is never raised but listed in `.errors`, so one bad file
+never costs the rest. polars and matplotlib load only when a function needs them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date as _date
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
+
+from firedup.errors import NoStartupError, UsageError
+
+if TYPE_CHECKING:
+    from firedup.render.report import Progress, ReportResult
+    from firedup.tables.budget import BudgetReport
+    from firedup.tables.compare import Comparison
+    from firedup.tables.frames import Runs
+    from firedup.tables.store import IngestReport, Store
+    from firedup.timeline.pipeline import ParseResult
+
+PathLike: TypeAlias = "str | os.PathLike[str]"
+Paths: TypeAlias = "PathLike | Iterable[PathLike]"
+StoreArg: TypeAlias = "PathLike | Store | bool | None"  # True (or ""): the default store
+FileProgress = Callable[[int, int, str], None]
+
+PLOT_KINDS = ("timeline", "compare", "distribution", "ranks")
+SUMMARY_FORMATS = ("table", "csv", "json", "parquet")
+
+
+def _paths(paths: Paths | None) -> list[str]:
+    if paths is None:
+        return []
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    return [os.fspath(p) for p in paths]
+
+
+def _by(by: str | Sequence[str] | None) -> list[str]:
+    """`--by` as the CLI takes it: a list, or comma-separated names."""
+    items = [by] if isinstance(by, str) else list(by or ())
+    return [flag.strip() for item in items for flag in item.split(",") if flag.strip()]
+
+
+def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None, all_files: bool = False,
+          progress: FileProgress | None = None, jobs: int | None = None) -> ParseResult:
+    """Files, folders, globs or "-" (stdin) -> `ParseResult`: runs (each with milestones, phases
+    and its crash), the inputs that could not be read (`.errors`) and what each source held.
+
+    `engine` forces a format ("sglang", "vllm") instead of sniffing it; `date` dates logs that
+    print only times; `all_files` reads every file of a folder, not only *.log/.txt/.out/.gz.
+    Raises UnknownEngineError for an engine no format knows (before reading anything).
+    """
+    from firedup.timeline.pipeline import parse_paths
+
+    return parse_paths(_paths(paths), engine=engine, default_date=date, all_files=all_files, progress=progress,
+                       jobs=jobs)
+
+
+def open_store(store: StoreArg = True) -> Store:
+    """The history store: True or "" for the default ($FIREDUP_STORE, else the user data dir)."""
+    from firedup.tables.store import Store
+    from firedup.tables.store import open_store as open_at
+
+    if isinstance(store, Store):
+        return store
+    return open_at(None if store is True or store is None or store is False else store)
+
+
+def load(paths: Paths | None = None, *, store: StoreArg = None, engine: str | None = None,
+         date: _date | None = None, all_files: bool = False, progress: FileProgress | None = None) -> Runs:
+    """Logs, the history store, or both -> `Runs`: three polars frames (runs, phases,
+    milestones) and the inputs that could not be read (`.errors`).
+
+    `store`: a store folder or `Store`, or True for the default store. A log both given and
+    stored counts once. Raises UsageError when given neither.
+    """
+    from firedup.tables.frames import load as load_frames
+
+    wanted = _paths(paths)
+    if not wanted and (store is None or store is False):
+        raise UsageError("give log paths, --store for the history, or both")
+    return load_frames(wanted or None, store=None if store is None or store is False else open_store(store),
+                       engine=engine, default_date=date, all_files=all_files, progress=progress)
+
+
+def _runs(runs: Runs | Paths) -> Runs:
+    from firedup.tables.frames import Runs
+
+    return runs if isinstance(runs, Runs) else load(runs)
+
+
+def compare(runs: Runs | Paths, by: str | Sequence[str] | None = None) -> Comparison:
+    """Groups of runs (by these flags, else by the flags that differ) and what makes them
+    differ: median phases per group and the deltas between groups. Raises UnknownFlagError
+    for a flag no run states."""
+    from firedup.tables.compare import compare as compare_runs
+
+    return compare_runs(_runs(runs), _by(by))
+
+
+def budgets(runs: Runs | Paths, by: str | Sequence[str] | None = None, risk: float = 0.01) -> BudgetReport:
+    """A start-up timeout per group of runs: the time a healthy start exceeds with chance
+    `risk` (0 < risk < 1, else UsageError)."""
+    from firedup.tables.budget import budgets as budgets_of
+
+    return budgets_of(_runs(runs), _by(by), risk)
+
+
+def pick_runs(runs: Runs, wanted: Iterable[str]) -> list[str]:
+    """Run ids by run id, path or file name, `FILE#N` for the Nth startup in a file."""
+    ids: list[str] = []
+    rows = runs.runs.select("run_id", "source", "run_index").to_dicts()
+    for text in wanted:
+        name, _, nth = text.partition("#")
+        index = int(nth) - 1 if nth.isdigit() else 0
+        match = [r["run_id"] for r in rows if r["run_id"] == text or (
+            name in (r["source"], os.path.basename(r["source"])) and r["run_index"] == index)]
+        if not match:
+            raise UsageError(f"--run: no run {text!r} in these logs (give a file name, path or run id; "
+                             "FILE#2 for the second startup in a file)")
+        ids.extend(m for m in match if m not in ids)
+    return ids
+
+
+def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str] | None = None,
+         run: Iterable[str] = (), ranks: bool = False, risk: float = 0.01) -> Path:
+    """Draw one chart and write it to `out` (.png or .svg; the same chart gives the same bytes).
+
+    `kind`: timeline (Gantt of runs; `ranks`: a row per rank; `run`: only these runs),
+    compare (stacked median phases per group, `by`), distribution (time to ready per group
+    with the budget line at `risk`), ranks (heatmap of phase duration by rank of `run`, else of
+    the run whose ranks differ most). Raises NoStartupError when there is no run to draw and
+    DataError when no run has phases on two ranks for `ranks`.
+    """
+    if kind not in PLOT_KINDS:
+        raise UsageError(f"unknown chart kind {kind!r}; the kinds are {', '.join(PLOT_KINDS)}")
+    if not os.fspath(out).lower().endswith((".png", ".svg")):  # before the logs are read
+        raise UsageError(f"{os.fspath(out)}: write the chart to a .png or .svg file")
+    from firedup.render import charts
+
+    table = _runs(runs)
+    if not len(table):
+        raise NoStartupError("no server startup found in the input: nothing to draw")
+    ids = pick_runs(table, run)
+    if kind == "timeline":
+        fig = charts.timeline(table, ids or None, ranks=ranks)
+    elif kind == "ranks":
+        fig = charts.ranks(table, ids[0] if ids else None)
+    else:
+        fig = charts.plot(kind, table, _by(by), risk=risk)
+    charts.save(fig, out)
+    return Path(out)
+
+
+def report(paths: Paths, out_dir: PathLike, *, by: str | Sequence[str] | None = None, risk: float = 0.01,
+           engine: str | None = None, date: _date | None = None, all_files: bool = False,
+           progress: Progress | None = None) -> ReportResult:
+    """Write `out_dir/index.html` (self-contained) and `out_dir/report.md` with its PNG charts."""
+    from firedup.render.report import build_report
+
+    return build_report(_paths(paths), out_dir, by=_by(by), risk=risk, engine=engine, default_date=date,
+                        all_files=all_files, progress=progress)
+
+
+def export(runs: Runs | Paths, fmt: str, out: PathLike, *, table: str = "phases") -> None:
+    """A Chrome/Perfetto trace (`fmt` "chrome-trace"), or one table ("phases", "runs",
+    "milestones") as "csv", "parquet" or "json", to `out` ("-" = stdout for text)."""
+    from firedup.tables.export import export as export_runs
+
+    export_runs(_runs(runs), fmt, out, table)
+
+
+def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
+            width: int | None = None) -> str | None:
+    """One row per run (outcome, time to ready, biggest phases, the flags that differ), as a
+    text table fitting `width`, CSV or JSON; returned when `out` is None, else written there
+    (Parquet only to a file)."""
+    if fmt not in SUMMARY_FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(SUMMARY_FORMATS)}")
+    if fmt == "parquet" and out is None:
+        raise UsageError("Parquet is binary: give a file with -o")
+    from firedup.tables.export import _atomic
+    from firedup.tables.frames import summary as summary_frame
+    from firedup.tables.frames import summary_text
+
+    table = _runs(runs)
+    if fmt == "parquet":
+        assert out is not None
+        frame = summary_frame(table)
+        _atomic(Path(out), lambda path: frame.write_parquet(path))
+        return None
+    if fmt == "table":
+        text = summary_text(table, width=width) if len(table) else "no server startup found in the input"
+    elif fmt == "csv":
+        text = summary_frame(table).write_csv().rstrip("\n")
+    else:
+        import json
+
+        text = json.dumps(summary_frame(table).to_dicts(), indent=1, default=str, ensure_ascii=False)
+    if out is None:
+        return text
+    _atomic(Path(out), lambda path: path.write_text(text + "\n", encoding="utf-8"))
+    return None
+
+
+def ingest(paths: Paths, *, store: StoreArg = True, engine: str | None = None, date: _date | None = None,
+           all_files: bool = False, force: bool = False, progress: FileProgress | None = None) -> IngestReport:
+    """Add the runs of these logs to the history store (True: the default one); a log already
+    there is skipped unless `force`. Raises StoreError for a folder that is not a store."""
+    return open_store(store).ingest(_paths(paths), engine=engine, default_date=date, all_files=all_files,
+                                    force=force, progress=progress)
+
+
+__all__ = ["PLOT_KINDS", "budgets", "compare", "export", "ingest", "load", "open_store", "parse", "pick_runs",
+           "plot", "report", "summary"]

@@ -1,0 +1,200 @@
+"""firedup.api and `import firedup`: the public surface, each function checked against the
+layer it wraps and against the CLI command over it; the README's Library example runs."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import firedup
+from conftest import ROOT, SAMPLE_LOGS
+from firedup import api
+from firedup.cli import cli
+from firedup.tables.budget import budgets as budgets_of
+from firedup.tables.compare import compare as compare_runs
+from firedup.tables.frames import load as load_frames
+from firedup.timeline.pipeline import parse_paths
+
+READY = ROOT / "tests" / "fixtures" / "crash" / "ready_tp1.log"
+FUNCTIONS = ["budgets", "compare", "export", "ingest", "load", "open_store", "parse", "plot", "report", "summary"]
+CLASSES = ["BudgetReport", "Budget", "Comparison", "Crash", "Delta", "Group", "IngestReport", "Milestone",
+           "ParseResult", "Phase", "ReportResult", "Run", "Runs", "SourceReport", "Store"]
+ERRORS = ["DataError", "FiredupError", "FollowError", "InputError", "NoStartupError", "OutputError", "StoreError",
+          "UnknownEngineError", "UnknownFlagError", "UsageError"]
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index(f"\n## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start:end]
+
+
+# --- the surface -----------------------------------------------------------------------------
+
+
+def test_dir_lists_the_functions_the_data_classes_and_the_errors() -> None:
+    listed = dir(firedup)
+    for name in FUNCTIONS + CLASSES + ERRORS:
+        assert name in listed, name
+        assert name in firedup.__all__, name
+    assert set(firedup.__all__) <= set(listed)
+
+
+def test_every_public_name_resolves_and_is_documented() -> None:
+    for name in firedup.__all__:
+        value = getattr(firedup, name)
+        if name != "__version__":
+            assert inspect.getdoc(value), f"firedup.{name} has no docstring"
+    for name in FUNCTIONS:
+        assert getattr(firedup, name) is getattr(api, name)
+    from firedup.timeline.build import Run
+
+    assert firedup.Run is Run and issubclass(firedup.UnknownFlagError, firedup.FiredupError)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        firedup.nope  # noqa: B018
+
+
+def test_import_firedup_and_its_functions_load_no_polars_or_matplotlib() -> None:
+    snippet = ("import sys, firedup; [getattr(firedup, n) for n in firedup.__all__ if n[0].islower()]; "
+               "firedup.FiredupError; bad = [m for m in ('polars', 'matplotlib') if m in sys.modules]; "
+               "assert not bad, bad")
+    proc = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, timeout=60, check=False,
+                          env={"PYTHONPATH": str(ROOT / "src")})
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_readme_documents_every_function() -> None:
+    section = _readme_section("Library: `import firedup`")
+    for name in FUNCTIONS:
+        assert f"`{name}`" in section, name
+
+
+def test_the_readme_library_example_runs_and_prints_what_it_shows(tmp_path: Path) -> None:
+    section = _readme_section("Library: `import firedup`")
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    shown = re.search(r"```text\n(.*?)```", section, re.S)
+    assert code is not None and shown is not None
+    (tmp_path / "sample_logs").symlink_to(SAMPLE_LOGS)
+    proc = subprocess.run([sys.executable, "-c", code.group(1)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == shown.group(1)
+    assert (tmp_path / "compare.svg").read_text().startswith("<?xml")
+    assert (tmp_path / "report" / "index.html").is_file()
+
+
+# --- each function against the layer it wraps --------------------------------------------------
+
+
+def test_parse_is_parse_paths_with_the_cli_option_names() -> None:
+    import datetime as dt
+
+    mine = firedup.parse(SAMPLE_LOGS, engine="sglang", date=dt.date(2026, 11, 5))
+    theirs = parse_paths([str(SAMPLE_LOGS)], engine="sglang", default_date=dt.date(2026, 11, 5))
+    assert mine.as_contract() == theirs.as_contract()
+    assert len(mine.runs) == 18 and mine.errors == []
+
+
+def test_parse_refuses_an_unknown_engine_before_reading() -> None:
+    with pytest.raises(firedup.UnknownEngineError, match=r"unknown engine 'tgi' \(known: "):
+        firedup.parse([str(ROOT / "does-not-exist.log")], engine="tgi")
+
+
+def test_load_takes_paths_a_store_or_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = firedup.load([SAMPLE_LOGS / "prod-tp8-eagle3-01.log", SAMPLE_LOGS / "small-tp1.log"])
+    assert runs.runs.equals(load_frames([str(SAMPLE_LOGS / "prod-tp8-eagle3-01.log"),
+                                         str(SAMPLE_LOGS / "small-tp1.log")]).runs)
+    store = tmp_path / "store"
+    firedup.ingest([SAMPLE_LOGS / "small-tp1.log"], store=store)
+    assert len(firedup.load(store=store)) == 1
+    assert len(firedup.load([SAMPLE_LOGS / "prod-tp8-eagle3-01.log"], store=store)) == 2
+    monkeypatch.setenv("FIREDUP_STORE", str(store))  # True: the default store
+    assert len(firedup.load(store=True)) == 1 and firedup.open_store().root == store
+    with pytest.raises(firedup.UsageError, match="give log paths, --store"):
+        firedup.load()
+
+
+def test_compare_and_budgets_take_runs_or_paths_and_by_as_the_cli_does() -> None:
+    runs = firedup.load(SAMPLE_LOGS)
+    cmp = firedup.compare(runs, by="disable_cuda_graph")
+    assert cmp.as_json() == compare_runs(runs, ["disable_cuda_graph"]).as_json()
+    assert firedup.compare(SAMPLE_LOGS, by=["disable_cuda_graph"]).as_json() == cmp.as_json()
+    two = firedup.compare(runs, by="disable_cuda_graph,tp_size").grouping.by
+    assert two == ["disable_cuda_graph", "tp_size"]
+    report = firedup.budgets(runs, by="disable_cuda_graph", risk=0.05)
+    assert report.as_json() == budgets_of(runs, ["disable_cuda_graph"], 0.05).as_json()
+    with pytest.raises(firedup.UsageError, match="risk must be between 0 and 1"):
+        firedup.budgets(runs, risk=1.5)
+    with pytest.raises(firedup.UnknownFlagError, match="did you mean"):
+        firedup.compare(runs, by="cuda_graf")
+
+
+def test_plot_writes_the_chart_and_says_why_it_cannot(tmp_path: Path) -> None:
+    out = firedup.plot("timeline", SAMPLE_LOGS, tmp_path / "t.svg", run=["crash-then-restart.log#2"], ranks=True)
+    assert out == tmp_path / "t.svg" and "crash-then-restart.log #2" in out.read_text()
+    with pytest.raises(firedup.UsageError, match=r"\.png or \.svg"):
+        firedup.plot("timeline", SAMPLE_LOGS, tmp_path / "t.pdf")
+    with pytest.raises(firedup.UsageError, match="unknown chart kind 'pie'"):
+        firedup.plot("pie", SAMPLE_LOGS, tmp_path / "p.png")
+    with pytest.raises(firedup.UsageError, match=r"no run 'nope\.log'"):
+        firedup.plot("ranks", SAMPLE_LOGS, tmp_path / "r.png", run=["nope.log"])
+    with pytest.raises(firedup.DataError, match="two or more ranks"):
+        firedup.plot("ranks", [READY], tmp_path / "r.png")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("no server here\n")
+    with pytest.raises(firedup.NoStartupError, match="nothing to draw"):
+        firedup.plot("timeline", [notes], tmp_path / "n.png")
+    assert not (tmp_path / "r.png").exists() and not (tmp_path / "n.png").exists()
+
+
+def test_report_writes_both_files_and_the_charts(tmp_path: Path) -> None:
+    result = firedup.report([READY], tmp_path / "r")
+    assert result.runs == 1 and [p.name for p in result.files[:2]] == ["index.html", "report.md"]
+    assert all(p.is_file() for p in result.files)
+
+
+def test_export_and_summary_match_the_commands(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    runs = firedup.load(SAMPLE_LOGS)
+    firedup.export(runs, "csv", tmp_path / "phases.csv", table="phases")
+    assert pl.read_csv(tmp_path / "phases.csv").height == runs.phases.height
+    text = firedup.summary(runs, "json")
+    assert text is not None and len(json.loads(text)) == 18
+    by_cli = CliRunner().invoke(cli, ["runs", str(SAMPLE_LOGS), "--format", "json"])
+    assert by_cli.exit_code == 0 and by_cli.output == text + "\n"
+    assert firedup.summary(runs, "csv", tmp_path / "s.csv") is None
+    assert (tmp_path / "s.csv").read_text() == firedup.summary(runs, "csv") + "\n"
+    with pytest.raises(firedup.UsageError, match="Parquet is binary"):
+        firedup.summary(runs, "parquet")
+    with pytest.raises(firedup.UsageError, match="unknown format 'xml'"):
+        firedup.export(runs, "xml", tmp_path / "x")
+
+
+def test_ingest_adds_once_and_refuses_a_folder_that_is_not_a_store(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    first = firedup.ingest([SAMPLE_LOGS / "small-tp1.log"], store=store)
+    again = firedup.ingest([SAMPLE_LOGS / "small-tp1.log"], store=store)
+    assert (first.runs_added, again.runs_added, len(again.present)) == (1, 0, 1)
+    other = tmp_path / "photos"
+    other.mkdir()
+    (other / "cat.jpg").write_bytes(b"\xff\xd8")
+    with pytest.raises(firedup.StoreError, match="not a firedup store"):
+        firedup.ingest([READY], store=other)
+
+
+def test_a_library_error_through_click_s_own_runner_is_one_line_too() -> None:
+    """The mapping lives in the group, so any caller of `cli` gets it, not only `main`."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(cli, ["parse", "--engine", "tgi", str(READY)])
+    assert result.exit_code == 2
+    assert result.output.startswith("firedup: unknown engine 'tgi' (known: ") and result.output.count("\n") == 1
