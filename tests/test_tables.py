@@ -146,7 +146,7 @@ def test_runs_table_fits_the_terminal_width(width: int) -> None:
     frame = runs.runs
     for row, run in zip(lines[1:], frame.iter_rows(named=True), strict=False):
         name = Path(run["source"]).name + (f" #{run['run_index'] + 1}" if run["run_index"] else "")
-        time = fmt_duration(run["ready_seconds"] if run["outcome"] == "ready" else run["total_seconds"])
+        time = fmt_duration(run["ready_seconds"] if run["outcome"] == "ready" else run["seconds_to_end"])
         assert row.startswith(name + " ") and run["outcome"] in row and time in row
     every = varying_flags(frame, runs.flag_columns)
     shown = [flag for flag in every if flag in lines[0].split()]
