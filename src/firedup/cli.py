@@ -477,7 +477,7 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
         elif kind == "ranks":
             fig = charts.ranks(runs, ids[0] if ids else None)
         else:
-            fig = charts.plot(kind, runs, _split_by(by), risk=risk)
+            fig = _plot_grouped(kind, runs, _split_by(by), risk)
         charts.save(fig, out)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
@@ -485,6 +485,25 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
         raise click.FileError(out, exc.strerror) from None
     click.echo(f"wrote {out}", err=True)
     sys.exit(EXIT_SOME_INPUTS_BAD if runs.errors else EXIT_OK)
+
+
+def _plot_grouped(kind: str, runs: Any, by: list[str], risk: float) -> Any:
+    """compare/distribution: the comparison or budgets computed once, drawn as they are; when
+    they leave runs out, stderr says how many of how many and why, as the chart does."""
+    from firedup.render import charts
+    from firedup.tables.budget import budgets
+    from firedup.tables.compare import compare, coverage
+
+    if kind == "compare":
+        cmp = compare(runs, by)
+        fig, grouping = charts.compare(runs, comparison=cmp), cmp.grouping
+    else:
+        report = budgets(runs, by, risk)
+        fig, grouping = charts.distribution(runs, budget_report=report), report.grouping
+    drawn = coverage(grouping)
+    if not drawn.complete:
+        click.echo(f"firedup: the chart {drawn.text('draws')} (`firedup compare` lists them)", err=True)
+    return fig
 
 
 def _stage_bar() -> Callable[[str, int, int], None] | None:
