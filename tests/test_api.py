@@ -139,7 +139,8 @@ def test_compare_and_budgets_take_runs_or_paths_and_by_as_the_cli_does() -> None
 
 def test_plot_writes_the_chart_and_says_why_it_cannot(tmp_path: Path) -> None:
     out = firedup.plot("timeline", SAMPLE_LOGS, tmp_path / "t.svg", run=["crash-then-restart.log#2"], ranks=True)
-    assert out == tmp_path / "t.svg" and "crash-then-restart.log #2" in out.read_text()
+    assert out.path == tmp_path / "t.svg" and "crash-then-restart.log #2" in out.path.read_text()
+    assert out.coverage is None  # a timeline draws the runs it is given
     with pytest.raises(firedup.UsageError, match=r"\.png or \.svg"):
         firedup.plot("timeline", SAMPLE_LOGS, tmp_path / "t.pdf")
     with pytest.raises(firedup.UsageError, match="unknown chart kind 'pie'"):

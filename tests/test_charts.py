@@ -417,3 +417,65 @@ def test_plot_kinds_match_the_library() -> None:
     from firedup.cli import PLOT_KINDS
 
     assert tuple(charts.KINDS) == PLOT_KINDS
+
+
+# --- what a chart leaves out ------------------------------------------------------------------
+
+
+def _axis_texts(fig: Any) -> str:
+    return "\n".join(t.get_text() for ax in fig.axes for t in (ax.xaxis.label, *ax.texts))
+
+
+@pytest.mark.parametrize("kind", ["compare", "distribution"])
+def test_a_chart_of_some_runs_says_how_many_of_how_many_and_why(samples: Runs, kind: str) -> None:
+    """Regression: `plot compare` / `plot distribution` silently drew a subset of the runs."""
+    from firedup.tables.budget import budgets
+
+    if kind == "compare":
+        computed = compare(samples, ["disable_cuda_graph"])
+        grouping, fig = computed.grouping, charts.compare(samples, comparison=computed)
+        cdata = compare_data(computed)
+        drawn, cover = int(cdata.groups["n"].sum()), cdata.coverage
+    else:
+        report = budgets(samples, ["disable_cuda_graph"], 0.01)
+        grouping, fig = report.grouping, charts.distribution(samples, budget_report=report)
+        ddata = distribution_data(samples, budget_report=report)
+        drawn, cover = ddata.points.height, ddata.coverage
+    crashed = sum(r["outcome"] == "crashed" for _, r in _truth_runs())
+    total = sum(1 for _ in _truth_runs())
+    assert (cover.shown, cover.total) == (drawn, total) and drawn < total
+    assert cover.left_out["crashed"] == crashed and sum(cover.left_out.values()) == total - drawn
+    kinds = [lo.kind for lo in grouping.left_out]
+    assert cover.left_out == {kind: kinds.count(kind) for kind in kinds}
+    text = " ".join(_axis_texts(fig).split())
+    assert f"Drawn: {drawn} of {total} runs; left out: " in text and f"{crashed} crashed" in text
+    _assert_readable(fig)
+
+
+def test_a_chart_of_every_run_says_nothing_more() -> None:
+    debug = load(sorted(str(p) for p in SAMPLES.glob("debug-*.log")))
+    fig = charts.compare(debug)
+    assert compare_data(compare(debug)).coverage.complete and "Drawn:" not in _axis_texts(fig)
+
+
+def test_the_distribution_draws_the_budgets_it_is_given(samples: Runs) -> None:
+    """The chart draws the computed BudgetReport (here at 5 %), not its own at the default 1 %."""
+    from firedup.tables.budget import budgets
+
+    report = budgets(samples, ["disable_cuda_graph"], 0.05)
+    data = distribution_data(samples, budget_report=report)
+    assert data.risk == 0.05
+    assert data.budgets["budget_seconds"].to_list() == [b.budget_seconds for b in report.budgets if b.n]
+    fig = charts.distribution(samples, budget_report=report)
+    assert "5 %" in fig.get_suptitle()
+
+
+def test_plot_says_on_stderr_what_the_chart_leaves_out(tmp_path: Path) -> None:
+    total = sum(1 for _ in _truth_runs())
+    for kind in ("compare", "distribution"):
+        proc = _firedup("plot", kind, "sample_logs/", "--by", "disable_cuda_graph", "-o", str(tmp_path / "c.png"))
+        assert proc.returncode == 0, proc.stderr
+        assert re.search(rf"^firedup: the chart draws \d+ of {total} runs; left out: .*crashed", proc.stderr, re.M)
+    proc = _firedup("plot", "compare", "sample_logs/debug-tp8-eagle3-01.log", "sample_logs/debug-tp8-eagle3-02.log",
+                    "-o", str(tmp_path / "d.png"))
+    assert proc.returncode == 0 and "draws" not in proc.stderr, proc.stderr

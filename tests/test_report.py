@@ -398,3 +398,54 @@ def test_a_report_on_the_vllm_samples_speaks_vllm(tmp_path: Path) -> None:
     engine_init = fmt_duration(compiled["engine_init"]["DP0"])
     assert f"| engine\\_init (spans torch\\_compile, kv\\_cache, cuda\\_graph) | {engine_init} |" in md
     assert "| model\\_loading (spans load\\_weights) |" in md
+
+
+def _line_time(path: Path, number: int) -> datetime:
+    """The timestamp SGLang printed on line `number` of `path` (`[2026-11-07 12:03:14 TP0] ...`)."""
+    line = path.read_text(encoding="utf-8").splitlines()[number - 1]
+    match = re.search(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", line)
+    assert match, line
+    return datetime.fromisoformat(match.group(1))
+
+
+def test_crash_time_is_the_crash_lines_in_timeline_crash_section_and_appendix(sample_report: Path) -> None:
+    """Regression: the appendix (and `timeline`) said the time to the end of the log (12 s), the
+    crash section the time to the crash line (11 s), for the same crash."""
+    name = "crash-then-restart.log"
+    truth = TRUTH["files"][name]["runs"][0]
+    path = SAMPLES / name
+    first = datetime.fromisoformat(truth["first_ts"])
+    to_crash = fmt_duration((_line_time(path, truth["crash"]["line"]) - first).total_seconds())
+    to_log_end = fmt_duration((_line_time(path, truth["last_line"]) - first).total_seconds())
+    assert to_crash != to_log_end  # the sample tells the two apart
+    md = (sample_report / "report.md").read_text()
+    crash_heading = next(line for line in md.splitlines() if line.startswith(f"### sample\\_logs/{md_text(name)}: "))
+    assert crash_heading.endswith(f", after {to_crash}")
+    assert f"after {to_crash}** ·" in md and f"after {to_log_end}** ·" not in md  # the appendix
+    timeline = firedup("timeline", str(path)).stdout
+    assert f"after {to_crash}\n" in timeline and f"after {to_log_end}\n" not in timeline
+
+
+def test_the_report_leaves_runs_alone_and_names_them_by_their_ids(tmp_path: Path) -> None:
+    """Regression: `report` rewrote `run.source` to its display name, and the content hash, then
+    re-read by that name (no file there), gave the run another id than `firedup runs` does."""
+    from firedup.render.report import build_context
+    from firedup.tables.frames import load
+    from firedup.timeline.pipeline import parse_paths
+
+    outside = tmp_path / "elsewhere" / "logs"  # outside the working directory: shown by a shorter name
+    outside.mkdir(parents=True)
+    log = outside / "crash-then-restart.log"
+    shutil.copy(SAMPLES / log.name, log)
+    missing = str(outside / "gone.log")
+    result = parse_paths([str(log), missing], content_hash=True)
+    sources = [run.source for run in result.runs]
+    error_sources = [e.source for e in result.errors]
+    (tmp_path / "out").mkdir()
+    context = build_context(result, None, 0.01, tmp_path / "out", [str(log), missing])
+    assert [run.source for run in result.runs] == sources == [str(log)] * 2
+    assert [e.source for e in result.errors] == error_sources == [missing]
+    shown = [entry["title"] for entry in context["appendix"]]
+    assert shown == ["logs/crash-then-restart.log", "logs/crash-then-restart.log #2"]  # a display name...
+    expected = load([str(log)]).runs["run_id"].to_list()
+    assert [entry["run_id"] for entry in context["appendix"]] == expected  # ...and the run's own id

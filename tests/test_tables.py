@@ -18,6 +18,7 @@ from firedup.tables.frames import (
     PHASE_SCHEMA,
     RUN_SCHEMA,
     Runs,
+    from_runs,
     load,
     phase_seconds,
     summary,
@@ -147,7 +148,7 @@ def test_runs_table_fits_the_terminal_width(width: int) -> None:
     frame = runs.runs
     for row, run in zip(lines[1:], frame.iter_rows(named=True), strict=False):
         name = Path(run["source"]).name + (f" #{run['run_index'] + 1}" if run["run_index"] else "")
-        time = fmt_duration(run["ready_seconds"] if run["outcome"] == "ready" else run["total_seconds"])
+        time = fmt_duration(run["ready_seconds"] if run["outcome"] == "ready" else run["seconds_to_end"])
         assert row.startswith(name + " ") and run["outcome"] in row and time in row
     every = varying_flags(frame, runs.flag_columns)
     shown = [flag for flag in every if flag in lines[0].split()]
@@ -205,3 +206,25 @@ def test_import_firedup_stays_free_of_polars() -> None:
         assert out.returncode == 0, out.stderr
     assert firedup.load is firedup.api.load  # the public one, a thin layer over
     assert firedup.Runs is Runs
+
+
+def test_the_content_hash_is_the_bytes_read_whatever_the_source_is_called(tmp_path: Path) -> None:
+    """Regression: run ids came from re-reading the file by `run.source`, so a run shown by
+    another name (the report's display paths) got another id. The hash is now taken when the
+    file is read and travels with the run."""
+    import hashlib
+
+    from firedup.timeline.pipeline import parse_paths
+
+    log = tmp_path / "a.log"
+    write(log, Spec(datetime(2026, 11, 5, 8, 0, 0)))
+    read_bytes = log.read_bytes()
+    result = parse_paths([str(log)], content_hash=True)
+    expected = hashlib.sha256(read_bytes).hexdigest()
+    assert [run.content_hash for run in result.runs] == [expected]
+    log.write_bytes(read_bytes + b"appended after the read\n")  # what a re-read would have hashed
+    tables = from_runs(result.runs, names={str(log): "shown/as/this.log"})
+    assert tables.runs["content_hash"].to_list() == [expected]
+    assert tables.runs["run_id"].to_list() == [f"{expected[:16]}-0"]
+    assert tables.runs["source"].to_list() == tables.phases["source"].unique().to_list() == ["shown/as/this.log"]
+    assert result.runs[0].source == str(log)  # the run keeps its own name

@@ -30,10 +30,22 @@ from firedup.errors import (
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from firedup.api import budgets, compare, export, ingest, load, open_store, parse, plot, report, summary
+    from firedup.api import (
+        Chart,
+        budgets,
+        compare,
+        export,
+        ingest,
+        load,
+        open_store,
+        parse,
+        plot,
+        report,
+        summary,
+    )
     from firedup.render.report import ReportResult
     from firedup.tables.budget import BudgetReport
-    from firedup.tables.compare import Comparison, Delta, Group
+    from firedup.tables.compare import Comparison, Coverage, Delta, Group
     from firedup.tables.frames import Runs
     from firedup.tables.risk import Budget
     from firedup.tables.store import IngestReport, Store
@@ -59,6 +71,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Store": ("firedup.tables.store", "Store"),
     "IngestReport": ("firedup.tables.store", "IngestReport"),
     "ReportResult": ("firedup.render.report", "ReportResult"),
+    "Chart": ("firedup.api", "Chart"),
+    "Coverage": ("firedup.tables.compare", "Coverage"),
 }
 
 
@@ -78,7 +92,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "Budget", "BudgetReport", "Comparison", "Crash", "DataError", "Delta", "FiredupError", "FollowError",
+    "Budget", "BudgetReport", "Chart", "Comparison", "Coverage", "Crash", "DataError", "Delta", "FiredupError", "FollowError",
     "Group", "IngestReport", "InputError", "Milestone", "NoStartupError", "OutputError", "ParseResult", "Phase",
     "ReportResult", "Run", "Runs", "SourceReport", "Store", "StoreError", "UnknownEngineError",
     "UnknownFlagError", "UsageError", "__version__", "budgets", "compare", "export", "ingest", "load",

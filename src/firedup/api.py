@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import date as _date
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
@@ -28,7 +29,7 @@ from firedup.errors import NoStartupError, UsageError
 if TYPE_CHECKING:
     from firedup.render.report import Progress, ReportResult
     from firedup.tables.budget import BudgetReport
-    from firedup.tables.compare import Comparison
+    from firedup.tables.compare import Comparison, Coverage
     from firedup.tables.frames import Runs
     from firedup.tables.store import IngestReport, Store
     from firedup.timeline.pipeline import ParseResult
@@ -137,9 +138,20 @@ def pick_runs(runs: Runs, wanted: Iterable[str]) -> list[str]:
     return ids
 
 
+@dataclass(frozen=True)
+class Chart:
+    """A chart written by `plot`: where, and for compare/distribution which runs it draws."""
+
+    path: Path
+    coverage: Coverage | None = None
+
+
 def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str] | None = None,
-         run: Iterable[str] = (), ranks: bool = False, risk: float = 0.01) -> Path:
+         run: Iterable[str] = (), ranks: bool = False, risk: float = 0.01) -> Chart:
     """Draw one chart and write it to `out` (.png or .svg; the same chart gives the same bytes).
+
+    Returns the chart's path and, for compare and distribution, how many runs it draws of how
+    many and why the others are left out (the chart says so under its axis too).
 
     `kind`: timeline (Gantt of runs; `ranks`: a row per rank; `run`: only these runs),
     compare (stacked median phases per group, `by`), distribution (time to ready per group
@@ -152,19 +164,25 @@ def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str
     if not os.fspath(out).lower().endswith((".png", ".svg")):  # before the logs are read
         raise UsageError(f"{os.fspath(out)}: write the chart to a .png or .svg file")
     from firedup.render import charts
+    from firedup.tables.compare import coverage
 
     table = _runs(runs)
     if not len(table):
         raise NoStartupError("no server startup found in the input: nothing to draw")
     ids = pick_runs(table, run)
+    drawn: Coverage | None = None
     if kind == "timeline":
         fig = charts.timeline(table, ids or None, ranks=ranks)
     elif kind == "ranks":
         fig = charts.ranks(table, ids[0] if ids else None)
+    elif kind == "compare":  # the comparison computed once and drawn as it is
+        comparison = compare(table, by)
+        fig, drawn = charts.compare(table, comparison=comparison), coverage(comparison.grouping)
     else:
-        fig = charts.plot(kind, table, _by(by), risk=risk)
+        report = budgets(table, by, risk=risk)
+        fig, drawn = charts.distribution(table, budget_report=report), coverage(report.grouping)
     charts.save(fig, out)
-    return Path(out)
+    return Chart(Path(out), drawn)
 
 
 def report(paths: Paths, out_dir: PathLike, *, by: str | Sequence[str] | None = None, risk: float = 0.01,

@@ -420,7 +420,9 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
     if not out.lower().endswith((".png", ".svg")):
         raise click.BadParameter("write the chart to a .png or .svg file", param_hint="-o")
     runs = _load(paths, store, engine, default_date, all_files)
-    api.plot(kind, runs, out, by=by, run=run_names, ranks=per_rank, risk=risk)
+    chart = api.plot(kind, runs, out, by=by, run=run_names, ranks=per_rank, risk=risk)
+    if chart.coverage is not None and not chart.coverage.complete:
+        click.echo(f"firedup: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)", err=True)
     click.echo(f"wrote {out}", err=True)
     _exit_runs(runs)
 

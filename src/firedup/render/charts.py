@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from firedup.tables.compare import Comparison
+    from firedup.tables.budget import BudgetReport
+    from firedup.tables.compare import Comparison, Coverage
 
 # --- colours: one table for every chart ------------------------------------------------------
 
@@ -213,10 +214,11 @@ def _phase_spans(phases: pl.DataFrame, run_end: float) -> list[dict[str, Any]]:
 
 
 def _status(row: dict[str, Any]) -> tuple[str, float | None, str]:
-    """(kind, where, text) of a run's end: ready, crash or the end of an incomplete log."""
-    total = row["total_seconds"]
+    """(kind, where, text) of a run's end: ready, crash or the end of an incomplete log, at
+    `seconds_to_end` (a crash at its first line, as every view places it)."""
+    total = row["seconds_to_end"]
     if row["outcome"] == "ready":
-        lower = "≥ " if row["begins_mid_startup"] else ""
+        lower = "≥ " if row["lower_bound"] else ""
         return "ready", total, f"ready {lower}{fmt_duration(total)}"
     if row["outcome"] == "crashed":
         what = row["crash_category"] or "unknown"
@@ -239,7 +241,7 @@ def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool 
     phases = runs.phases.filter(pl.col("phase") != "total")
     for run in frame.iter_rows(named=True):
         rid = run["run_id"]
-        run_end = float(run["total_seconds"] or 0.0)
+        run_end = float(run["total_seconds"] or 0.0)  # the phases tile the log's span, to its last line
         mine = phases.filter(pl.col("run_id") == rid)
         groups: list[tuple[str, pl.DataFrame]] = [(labels[rid], mine.filter(pl.col("scope") == "run"))]
         if ranks:
@@ -273,10 +275,13 @@ class CompareData:
     groups: pl.DataFrame  # group_index, group, n, not_timed, median, p90, max, stacked
     headline: str
     left_out: int
+    coverage: Coverage  # how many runs the bars stand for, of how many, and why not the rest
 
 
 def compare_data(cmp: Comparison) -> CompareData:
     """Median phases per timed group, in startup order, stacked left to right."""
+    from firedup.tables.compare import coverage
+
     segments: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
     timed = [g for g in cmp.grouping.groups if g.n > 0]
@@ -299,7 +304,7 @@ def compare_data(cmp: Comparison) -> CompareData:
                   "median": pl.Float64(), "p90": pl.Float64(), "max": pl.Float64(), "stacked": pl.Float64()}
     return CompareData(pl.DataFrame(segments, schema=seg_schema) if segments else pl.DataFrame(schema=seg_schema),
                        pl.DataFrame(groups, schema=grp_schema) if groups else pl.DataFrame(schema=grp_schema),
-                       cmp.headline, len(cmp.grouping.left_out))
+                       cmp.headline, len(cmp.grouping.left_out), coverage(cmp.grouping))
 
 
 # --- distribution -------------------------------------------------------------------------------
@@ -312,6 +317,7 @@ class DistributionData:
     points: pl.DataFrame  # group_index, group, run_id, label, seconds, offset
     budgets: pl.DataFrame  # group_index, group, n, not_timed, budget_seconds, risk, method, median
     risk: float
+    coverage: Coverage  # how many runs are points, of how many, and why not the rest
 
 
 def spread_offsets(values: Sequence[float], width: float = 0.5) -> list[float]:
@@ -328,10 +334,15 @@ def spread_offsets(values: Sequence[float], width: float = 0.5) -> list[float]:
     return out
 
 
-def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> DistributionData:
+def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01,
+                      budget_report: BudgetReport | None = None) -> DistributionData:
+    """Points and budget lines of `budget_report` (the computed `tables.budget.budgets(runs, by, risk)`;
+    computed here from `by` and `risk` when not given)."""
     from firedup.tables.budget import budgets
+    from firedup.tables.compare import coverage
 
-    report = budgets(runs, by, risk)
+    report = budget_report if budget_report is not None else budgets(runs, by, risk)
+    risk = report.budgets[0].risk if report.budgets else risk
     labels = run_labels(runs.runs)
     points: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
@@ -353,7 +364,8 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
                 "budget_seconds": pl.Int64(), "risk": pl.Float64(), "method": pl.Utf8(), "median": pl.Float64(),
                 "slowest": pl.Float64()}
     return DistributionData(pl.DataFrame(points, schema=pt_schema) if points else pl.DataFrame(schema=pt_schema),
-                            pl.DataFrame(rows, schema=b_schema) if rows else pl.DataFrame(schema=b_schema), risk)
+                            pl.DataFrame(rows, schema=b_schema) if rows else pl.DataFrame(schema=b_schema), risk,
+                            coverage(report.grouping))
 
 
 # --- ranks --------------------------------------------------------------------------------------
@@ -543,9 +555,21 @@ def timeline(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = Fal
     return fig
 
 
+def with_coverage(label: str, coverage: Coverage, width: int = 100) -> str:
+    """`label`, and below it, for a chart that draws fewer runs than it was given, how many of
+    how many and why (in the axis label, so the layout keeps the legend clear of it)."""
+    if coverage.complete:
+        return label
+    text = coverage.text("drawn:") + " (`firedup compare` lists them)"
+    return f"{label}\n{_wrap(text[:1].upper() + text[1:], width, 3)}"
+
+
 @_styled
 def compare(runs: Runs, by: Sequence[str] | None = None, comparison: Comparison | None = None) -> Figure:
-    """Horizontal stacked bars of the median phases per group, the median total at each bar's end."""
+    """Horizontal stacked bars of the median phases per group, the median total at each bar's end.
+
+    `comparison`: the computed `tables.compare.compare(runs, by)`, drawn as it is (computed here
+    from `by` when not given). Runs it leaves out are counted under the chart, with why."""
     from firedup.tables.compare import compare as compare_runs
 
     cmp = comparison if comparison is not None else compare_runs(runs, by)
@@ -554,7 +578,8 @@ def compare(runs: Runs, by: Sequence[str] | None = None, comparison: Comparison 
     fig = _figure(2.3 + 0.75 * max(n, 1))
     ax = fig.add_subplot()
     if n == 0:
-        ax.text(0.5, 0.5, "no run reached ready: nothing to compare", ha="center", va="center",
+        ax.text(0.5, 0.5, with_coverage("no run reached ready: nothing to compare", data.coverage, 80),
+                ha="center", va="center",
                 transform=ax.transAxes)
         ax.set_axis_off()
         ax.set_title("Median startup phases per group", loc="left")
@@ -582,7 +607,8 @@ def compare(runs: Runs, by: Sequence[str] | None = None, comparison: Comparison 
     _time_axis(ax.xaxis, 0, hi)
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
     ax.set_axisbelow(True)
-    ax.set_xlabel("median seconds per phase, stacked (minutes:seconds); the bold figure is the median time to ready")
+    ax.set_xlabel(with_coverage("median seconds per phase, stacked (minutes:seconds); the bold figure is the median "
+                                "time to ready", data.coverage))
     fig.suptitle("Where the startup time goes: median phases per group", x=0.01, ha="left", fontsize=12,
                  fontweight="bold")
     ax.set_title(_wrap(data.headline[:1].upper() + data.headline[1:], 125, 3), loc="left", fontsize=9.5,
@@ -616,18 +642,23 @@ def _box(ax: Axes, secs: list[float], position: float) -> None:
 
 
 @_styled
-def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> Figure:
+def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01,
+                 budget_report: BudgetReport | None = None) -> Figure:
     """Time to ready per group: every run as a point over a box, the budget as a dashed line.
 
     Up to `PANELS_UP_TO` groups get a panel each with its own scale, so the spread of a
     4-minute group stays visible beside a 15-minute one; more groups share one axis.
+    `budget_report`: the computed `tables.budget.budgets(runs, by, risk)`, drawn as it is. Runs it
+    leaves out are counted under the chart, with why.
     """
-    data = distribution_data(runs, by, risk)
+    data = distribution_data(runs, by, risk, budget_report)
+    risk = data.risk
     n = data.budgets.height
     if n == 0:
         fig = _figure(2.5)
         ax = fig.add_subplot()
-        ax.text(0.5, 0.5, "no run reached ready: no time to ready to show", ha="center", va="center",
+        ax.text(0.5, 0.5, with_coverage("no run reached ready: no time to ready to show", data.coverage, 80),
+                ha="center", va="center",
                 transform=ax.transAxes)
         ax.set_axis_off()
         return fig
@@ -668,7 +699,8 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
         ax.set_title(_ellipsize(f"{g['group']}: {g['n']} run{'s' if g['n'] != 1 else ''} ready{extra}", 110),
                      loc="left", fontsize=10, fontweight="bold")
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
-    axes[-1].set_xlabel("time to ready (minutes:seconds); each panel has its own scale")
+    axes[-1].set_xlabel(with_coverage("time to ready (minutes:seconds); each panel has its own scale", data.coverage,
+                                      80))
     fig.suptitle(f"Time to ready per group, and the budget for a {_pct(risk)} risk of a timeout",
                  x=0.01, ha="left", fontsize=12, fontweight="bold")
     return fig
@@ -707,7 +739,7 @@ def _distribution_shared(data: DistributionData) -> Figure:
     _time_axis(ax.xaxis, 0, hi * 1.05)
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
     ax.set_axisbelow(True)
-    ax.set_xlabel("time to ready (minutes:seconds), one scale for every group")
+    ax.set_xlabel(with_coverage("time to ready (minutes:seconds), one scale for every group", data.coverage))
     ax.set_title(f"Time to ready per group, and the budget for a {_pct(data.risk)} risk of a timeout", loc="left")
     handles = [Line2D([], [], marker="o", linestyle="none", color=POINT_COLOUR, label="a run (time to ready)"),
                Line2D([], [], color="black", linewidth=2, label="median; box: middle half; whiskers: min-max"),

@@ -135,6 +135,17 @@ def _where(source: str, run_index: int | None) -> str:
     return source + (f" #{run_index + 1}" if run_index else "")
 
 
+def _crash_after(run: Run) -> float | None:
+    """When the crash happened after the run's first line: its own time (`Crash.offset`), for a
+    crash after ready too; without a time of its own, the crashed run's `seconds_to_end`."""
+    c = run.crash
+    if c is None:
+        return None
+    if c.offset is not None:
+        return c.offset
+    return run.seconds_to_end if run.outcome == "crashed" else None
+
+
 def _outcomes(runs: Sequence[Run]) -> list[dict[str, Any]]:
     counts: dict[str, int] = {}
     for run in runs:
@@ -214,7 +225,7 @@ def _budget_rows(report: BudgetReport) -> list[dict[str, Any]]:
     return out
 
 
-def _crashes(runs: Sequence[Run]) -> list[dict[str, Any]]:
+def _crashes(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[str, Any]]:
     out = []
     for run in runs:
         c = run.crash
@@ -222,8 +233,8 @@ def _crashes(runs: Sequence[Run]) -> list[dict[str, Any]]:
             continue
         when = "after ready" if c.after_ready else f"in {c.phase or 'an unknown phase'}"
         out.append({
-            "where": _where(run.source, run.run_index), "anchor": None, "category": c.category, "when": when,
-            "after": fmt_duration(c.ts.minus(run.first_ts) if c.ts and run.first_ts else run.total_seconds),
+            "where": _where(names.get(run.source, run.source), run.run_index), "anchor": None,
+            "category": c.category, "when": when, "after": fmt_duration(_crash_after(run)),
             "line": c.line, "first_line": c.first_line,
             "message": c.message if c.message and c.message != c.first_line else None,
             "hint": c.hint,
@@ -231,7 +242,7 @@ def _crashes(runs: Sequence[Run]) -> list[dict[str, Any]]:
     return out
 
 
-def _unattributed(runs: Sequence[Run]) -> list[dict[str, Any]]:
+def _unattributed(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for run in runs:
         gaps = [p for p in run.run_phases() if p.name == "unattributed" and p.seconds]
@@ -242,13 +253,16 @@ def _unattributed(runs: Sequence[Run]) -> list[dict[str, Any]]:
         spans = ", ".join(
             f"{fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else '?'} "
             f"({fmt_duration(p.seconds)})" for p in gaps)
-        out.append({"where": _where(run.source, run.run_index), "seconds": total, "total": fmt_duration(total),
+        out.append({"where": _where(names.get(run.source, run.source), run.run_index), "seconds": total,
+                    "total": fmt_duration(total),
                     "share": f"{100 * total / whole:.1f} %" if whole else "-", "spans": spans})
     out.sort(key=lambda r: (-float(r["seconds"]), str(r["where"])))
     return out
 
 
-def _appendix(runs: Sequence[Run]) -> list[dict[str, Any]]:
+def _appendix(runs: Sequence[Run], names: Mapping[str, str], ids: Mapping[tuple[str, int], str]
+              ) -> list[dict[str, Any]]:
+    """Per run: its facts as the other views show them (`outcome_line`, `end_ts`), its phases."""
     out = []
     for i, run in enumerate(runs, start=1):
         total = run.total_seconds or 0.0
@@ -266,21 +280,26 @@ def _appendix(runs: Sequence[Run]) -> list[dict[str, Any]]:
                 "source": p.source + (", no end" if p.open else ""),
                 "line": p.line or "",
             })
-        end = run.ready_ts or run.last_ts
+        end = run.end_ts
+        name = names.get(run.source, run.source)
         out.append({
-            "anchor": f"run-{i}", "title": _where(run.source, run.run_index), "engine": run.engine,
+            "anchor": f"run-{i}", "title": _where(name, run.run_index), "engine": run.engine,
+            "run_id": ids.get((name, run.run_index)), "outcome_kind": run.outcome,
+            "first_ts": run.first_ts.iso if run.first_ts else None,
+            "seconds_to_end": run.seconds_to_end, "lower_bound": run.lower_bound,
+            "phase_names": list(dict.fromkeys(p.name for p in run.run_phases())),
             "model": run.config.get("model_path") or "unknown (no args line)",
             "flags": flag_summary(run) or "-", "outcome": outcome_line(run),
             "span": f"{run.first_ts.iso if run.first_ts else '?'} to {end.iso if end else '?'}",
             "phases": phases,
             "ranks": "\n".join(line[2:] for line in ranks_text(run)),
-            "crash": _crashes([run])[0] if run.crash else None,
+            "crash": _crashes([run], names)[0] if run.crash else None,
             "warnings": list(run.warnings),
         })
     return out
 
 
-def _charts(runs: Runs, cmp: Comparison, by: Sequence[str] | None, risk: float, out_dir: Path,
+def _charts(runs: Runs, cmp: Comparison, budget_report: BudgetReport, out_dir: Path,
             progress: Progress | None) -> tuple[list[dict[str, Any]], list[str]]:
     from firedup.render import charts
 
@@ -292,7 +311,7 @@ def _charts(runs: Runs, cmp: Comparison, by: Sequence[str] | None, risk: float, 
          "is the group's median time to ready.", lambda: charts.compare(runs, comparison=cmp)),
         ("distribution", "Time to ready and the budget",
          "Every ready run as a point over a box (middle half, whiskers min to max); the dashed line is the "
-         "budget of the Budget section below.", lambda: charts.distribution(runs, by, risk)),
+         "budget of the Budget section below.", lambda: charts.distribution(runs, budget_report=budget_report)),
         ("timeline", "Every run in time",
          "The critical path of each run (per phase, the slowest rank); hatched: time no log line accounts "
          "for. The right column says how each run ended.", lambda: charts.timeline(runs)),
@@ -342,21 +361,23 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
                   generated: _dt.datetime | None = None) -> dict[str, Any]:
     """Everything the templates show, as plain values; charts are written to `out_dir`.
     `generated` defaults to `generation_time()`."""
+    from firedup.read.sources import InputError
     from firedup.tables.budget import budgets
     from firedup.tables.compare import compare, population_label
     from firedup.tables.frames import from_runs
 
+    # The report names files as shown, never by this machine's absolute path: by a display name
+    # given to each view, never by rewriting the runs (their ids, hashes and sources stay theirs).
     shown = display_paths([r.source for r in result.runs] + [e.source for e in result.errors] + list(inputs))
     runs_list = list(result.runs)
-    for run in runs_list:  # the report names files as shown, never by this machine's absolute path
-        run.source = shown.get(run.source, run.source)
-    errors = [f"{shown.get(e.source, e.source)}: {e.reason}" for e in result.errors]
-    for e in result.errors:
-        e.source = shown.get(e.source, e.source)
-    tables = from_runs(runs_list, result.errors)
+    shown_errors = [InputError(shown.get(e.source, e.source), e.reason, e.line) for e in result.errors]
+    errors = [f"{e.source}: {e.reason}" for e in shown_errors]
+    tables = from_runs(runs_list, shown_errors, names=shown)
+    ids = {(row["source"], row["run_index"]): row["run_id"]
+           for row in tables.runs.select("source", "run_index", "run_id").iter_rows(named=True)}
     cmp = compare(tables, by)
     budget_report = budgets(tables, by, risk)
-    chart_list, chart_notes = _charts(tables, cmp, by, risk, out_dir, progress)
+    chart_list, chart_notes = _charts(tables, cmp, budget_report, out_dir, progress)
     g = cmp.grouping
     return {
         "version": __version__,
@@ -375,9 +396,9 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
         "risk": _pct(risk),
         "left_out": [{"where": _where(lo.source, lo.run_index), "reason": lo.reason} for lo in g.left_out],
         "charts": chart_list, "chart_notes": chart_notes,
-        "crashes": _crashes(runs_list),
-        "unattributed": _unattributed(runs_list),
-        "appendix": _appendix(runs_list),
+        "crashes": _crashes(runs_list, shown),
+        "unattributed": _unattributed(runs_list, shown),
+        "appendix": _appendix(runs_list, shown, ids),
     }
 
 
@@ -415,7 +436,7 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
             progress("parsing logs", done, total)
 
     result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
-                         progress=parsing)
+                         progress=parsing, content_hash=True)
     if by:
         check_by(from_runs(result.runs, result.errors), by)  # a typo fails before anything is written
     out = Path(out_dir)

@@ -42,8 +42,9 @@ def flag_summary(run: Run) -> str:
 
 
 def outcome_line(run: Run, style: Style = plain) -> str:
-    total = fmt_duration(run.total_seconds)
-    if run.begins_mid_startup:
+    """READY / CRASHED / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows."""
+    total = fmt_duration(run.seconds_to_end)
+    if run.lower_bound:
         total = f"at least {total}"
     if run.outcome == "ready":
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
@@ -81,7 +82,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.append("         (~ = read from the log's shape, not from an args line)")
     lines.append("  " + outcome_line(run, style))
     if run.first_ts is not None:
-        end = run.ready_ts or run.last_ts
+        end = run.end_ts
         lines.append(f"  from {run.first_ts.iso} to {end.iso if end else '?'}"
                      + (f" (dates: {run.date_source})" if run.date_source not in (None, "log") else ""))
     rows = _phase_rows(run)
@@ -224,7 +225,7 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         named = {name: secs for name, secs in seconds.items() if name != "unattributed" and not spanned(name, seconds)}
         top = max(named, key=lambda name: named[name], default=None)
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
-        total = ("≥ " if run.begins_mid_startup else "") + fmt_duration(run.total_seconds)
+        total = ("≥ " if run.lower_bound else "") + fmt_duration(run.seconds_to_end)
         rows.append((run.outcome, total if run.outcome == "ready" else f"({total})", big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [run.source for run in runs]

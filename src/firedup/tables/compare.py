@@ -60,9 +60,51 @@ class LeftOut:
     source: str
     run_index: int | None
     reason: str
+    # The reason in a few words, the same for every run left out alike (`crashed`, `of another
+    # model`, ...): what a chart counts when it says why it draws fewer runs than it was given.
+    kind: str = "other"
 
     def as_json(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "source": self.source, "run_index": self.run_index, "reason": self.reason}
+        return {"run_id": self.run_id, "source": self.source, "run_index": self.run_index, "reason": self.reason,
+                "kind": self.kind}
+
+
+@dataclass
+class Coverage:
+    """How many runs a view of a grouping shows (the timed ready runs) of how many it was given,
+    and, per short reason, how many it leaves out. Unreadable inputs are no runs: counted apart."""
+
+    shown: int
+    total: int
+    left_out: dict[str, int]
+    unreadable: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.shown == self.total and not self.unreadable
+
+    def text(self, verb: str = "shows") -> str:
+        """`shows 2 of 41 runs; left out: 30 crashed, 9 of another model`."""
+        out = f"{verb} {self.shown} of {_n(self.total, 'run')}"
+        reasons = [f"{n} {kind}" for kind, n in self.left_out.items()]
+        if self.unreadable:
+            reasons.append(_n(self.unreadable, "unreadable input"))
+        return out + (f"; left out: {', '.join(reasons)}" if reasons else "")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"shown": self.shown, "total": self.total, "left_out": dict(self.left_out),
+                "unreadable": self.unreadable}
+
+
+def coverage(grouping: Grouping) -> Coverage:
+    """What a view of the grouping's timed runs (`plot compare`, `plot distribution`) leaves out."""
+    shown = sum(g.n for g in grouping.groups)
+    kinds: dict[str, int] = {}
+    for lo in grouping.left_out:
+        if lo.run_id is not None:
+            kinds[lo.kind] = kinds.get(lo.kind, 0) + 1
+    ordered = dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    return Coverage(shown, len(grouping.runs), ordered, sum(1 for lo in grouping.left_out if lo.run_id is None))
 
 
 @dataclass
@@ -272,6 +314,10 @@ def _auto_left_out_note(left_out: dict[str, str], most: int = 10) -> str:
             f"`--by {first}` still groups by it")
 
 
+def _kind_not_timed(row: dict[str, Any]) -> str:
+    return "crashed" if row["outcome"] == "crashed" else "incomplete"
+
+
 def _why_not_timed(row: dict[str, Any]) -> str:
     if row["outcome"] == "crashed":
         where = f" in {row['crash_phase']}" if row.get("crash_phase") else ""
@@ -332,13 +378,14 @@ def _population(frame: pl.DataFrame, by: Sequence[str]
         if "model_path" in keys and row["model_path"] is None and chosen.get("model_path") is not None:
             left.append(LeftOut(row["run_id"], row["source"], row["run_index"],
                                 "model unknown (no args line in the log), so it cannot be matched to the "
-                                f"runs compared (model_path={chosen['model_path']})"))
+                                f"runs compared (model_path={chosen['model_path']})", "of unknown model"))
             continue
         diffs = [f"{k}={fmt_value(row[k])}" for k in keys if row[k] != chosen[k]]
+        other = ' and '.join(k.replace('_path', '') for k in keys if row[k] != chosen[k])
         left.append(LeftOut(row["run_id"], row["source"], row["run_index"],
-                            f"other {' and '.join(k.replace('_path', '') for k in keys if row[k] != chosen[k])} "
-                            f"({', '.join(diffs)}) than the runs compared "
-                            f"({', '.join(f'{k}={fmt_value(v)}' for k, v in chosen.items())})"))
+                            f"other {other} ({', '.join(diffs)}) than the runs compared "
+                            f"({', '.join(f'{k}={fmt_value(v)}' for k, v in chosen.items())})",
+                            f"of another {other}"))
     notes = [] if by else _choice_notes(counts, keys)
     return chosen, frame.filter(keep), left, notes
 
@@ -387,7 +434,7 @@ def _choice_notes(counts: pl.DataFrame, keys: Sequence[str], most: int = 6) -> l
 
 def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     """Split runs into comparable groups by flags; everything left out is listed with why."""
-    left_out = [LeftOut(None, e.source, None, f"unreadable: {e.reason}") for e in runs.errors]
+    left_out = [LeftOut(None, e.source, None, f"unreadable: {e.reason}", "unreadable") for e in runs.errors]
     by_auto = not by
     if by:
         check_by(runs, by)
@@ -415,14 +462,16 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
             group = groups[tkey] = Group(key, group_label(key), [], [])
         if row["outcome"] == "ready" and row.get("begins_mid_startup"):
             lo = LeftOut(row["run_id"], row["source"], row["run_index"],
-                         "the log begins mid-startup: its time to ready is only a lower bound")
+                         "the log begins mid-startup: its time to ready is only a lower bound",
+                         "begin mid-startup")
             group.not_timed.append(lo)
             left_out.append(lo)
         elif row["outcome"] == "ready" and row["ready_seconds"] is not None:
             group.run_ids.append(row["run_id"])
             group.ready_seconds.append(float(row["ready_seconds"]))
         else:
-            lo = LeftOut(row["run_id"], row["source"], row["run_index"], _why_not_timed(row))
+            lo = LeftOut(row["run_id"], row["source"], row["run_index"], _why_not_timed(row),
+                         _kind_not_timed(row))
             group.not_timed.append(lo)
             left_out.append(lo)
     phase_names = [c for c in wide.columns if c != "run_id"]
@@ -608,5 +657,5 @@ def left_out_lines(left_out: Sequence[LeftOut], title: str) -> list[str]:
     return lines
 
 
-__all__ = ["Comparison", "Delta", "Group", "Grouping", "LeftOut", "UnknownFlagError", "compare",
-           "comparison_text", "group_runs", "population_label", "quantile"]
+__all__ = ["Comparison", "Coverage", "Delta", "Group", "Grouping", "LeftOut", "UnknownFlagError", "compare",
+           "comparison_text", "coverage", "group_runs", "population_label", "quantile"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -60,12 +60,17 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "first_ts": pl.Datetime("us"),
     "ready_ts": pl.Datetime("us"),
     "last_ts": pl.Datetime("us"),
+    "end_ts": pl.Datetime("us"),  # Run.end_ts: the ready line, the crash's first line, or the last line
+    "seconds_to_end": pl.Float64(),  # Run.seconds_to_end: what every view shows as the run's time
+    "lower_bound": pl.Boolean(),  # Run.lower_bound: seconds_to_end undercounts (the log begins late)
     "stopped_in": pl.Utf8(),  # incomplete runs: the phase the log stops in
     "crash_category": pl.Utf8(),
     "crash_phase": pl.Utf8(),
     "crash_line": pl.Int64(),
     "crash_message": pl.Utf8(),
     "crash_after_ready": pl.Boolean(),
+    "crash_ts": pl.Datetime("us"),
+    "crash_offset": pl.Float64(),  # seconds from the first line to the crash (Crash.offset)
     "n_ranks": pl.Int64(),
     "health_url": pl.Utf8(),  # where uvicorn said it listens
     "date_source": pl.Utf8(),
@@ -147,17 +152,20 @@ class Runs:
 
 def content_hash(path: str | os.PathLike[str]) -> str:
     """sha256 of a file's bytes: what makes a re-ingested log a no-op."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    from firedup.timeline.pipeline import file_sha256
+
+    return file_sha256(path)
 
 
 def _hash_of_source(source: str, runs: Sequence[Run]) -> str:
+    """The runs' content hash as taken when their file was read; else (runs parsed without
+    `content_hash=True`) the file's at `source`, which must still be the path it was read from;
+    else (stdin, a file gone) a hash of the parsed content, which identifies it as well."""
+    taken = next((r.content_hash for r in runs if r.content_hash), None)
+    if taken is not None:
+        return taken
     if source != "-" and Path(source).is_file():
         return content_hash(source)
-    # stdin: no bytes to re-read; the parsed content identifies it instead
     payload = json.dumps([r.as_contract() for r in runs], sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -189,21 +197,24 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
 
 
-def _run_row(run: Run, chash: str) -> dict[str, Any]:
+def _run_row(run: Run, chash: str, source: str) -> dict[str, Any]:
     crash = run.crash
     total = run.total_seconds
     row: dict[str, Any] = {
-        "run_id": f"{chash[:16]}-{run.run_index}", "content_hash": chash, "source": run.source,
+        "run_id": f"{chash[:16]}-{run.run_index}", "content_hash": chash, "source": source,
         "run_index": run.run_index, "engine": run.engine, "outcome": run.outcome, "ready_kind": run.ready_kind,
         "ready_seconds": total if run.outcome == "ready" else None, "total_seconds": total,
         "begins_mid_startup": run.begins_mid_startup,
         "first_ts": run.first_ts.dt if run.first_ts else None,
         "ready_ts": run.ready_ts.dt if run.ready_ts else None,
         "last_ts": run.last_ts.dt if run.last_ts else None,
+        "end_ts": run.end_ts.dt if run.end_ts else None, "seconds_to_end": run.seconds_to_end,
+        "lower_bound": run.lower_bound,
         "stopped_in": run.stopped_in,
         "crash_category": crash.category if crash else None, "crash_phase": crash.phase if crash else None,
         "crash_line": crash.line if crash else None, "crash_message": crash.message if crash else None,
         "crash_after_ready": crash.after_ready if crash else None,
+        "crash_ts": crash.ts.dt if crash and crash.ts else None, "crash_offset": crash.offset if crash else None,
         "n_ranks": len(run.ranks), "health_url": run.health_url, "date_source": run.date_source,
         "config_complete": run.config_complete, "config_inferred": _json(run.config_inferred),
         "config_json": _json({k: v for k, v in run.config.items() if v is not None}),
@@ -213,11 +224,11 @@ def _run_row(run: Run, chash: str) -> dict[str, Any]:
     return row
 
 
-def _phase_rows(run: Run, run_id: str) -> list[dict[str, Any]]:
+def _phase_rows(run: Run, run_id: str, source: str) -> list[dict[str, Any]]:
     rows = []
     for p in run.phases:
         rows.append({
-            "run_id": run_id, "source": run.source, "run_index": run.run_index, "scope": p.scope, "rank": p.rank,
+            "run_id": run_id, "source": source, "run_index": run.run_index, "scope": p.scope, "rank": p.rank,
             "phase": p.name, "detail": p.detail, "start": p.start.dt if p.start else None,
             "end": p.end.dt if p.end else None,
             "start_offset": p.start.minus(run.first_ts) if p.start and run.first_ts else None,
@@ -234,12 +245,12 @@ def _avail_mem(fields: dict[str, Any]) -> float | None:
     return None
 
 
-def _milestone_rows(run: Run, run_id: str) -> list[dict[str, Any]]:
+def _milestone_rows(run: Run, run_id: str, source: str) -> list[dict[str, Any]]:
     rows = []
     for m in run.milestones:
         fields = {k: v for k, v in m.fields.items() if not k.startswith("_") and k not in ("args", "starts_run")}
         rows.append({
-            "run_id": run_id, "source": run.source, "run_index": run.run_index, "name": m.name, "rank": m.rank,
+            "run_id": run_id, "source": source, "run_index": run.run_index, "name": m.name, "rank": m.rank,
             "model": m.model, "ts": m.ts.dt if m.ts else None,
             "offset": m.ts.minus(run.first_ts) if m.ts and run.first_ts else None,
             "line": m.line, "avail_mem_gb": _avail_mem(m.fields), "text": m.text[:MAX_TEXT],
@@ -248,18 +259,24 @@ def _milestone_rows(run: Run, run_id: str) -> list[dict[str, Any]]:
     return rows
 
 
-def base_frames(runs: Sequence[Run]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Runs -> (runs, phases, milestones) with the fixed schemas (no extra flag columns)."""
+def base_frames(runs: Sequence[Run], names: Mapping[str, str] | None = None
+                ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Runs -> (runs, phases, milestones) with the fixed schemas (no extra flag columns).
+
+    `names`: source -> how the tables name it (the report's paths without this machine); the
+    runs themselves are left as they are, and their ids do not depend on the name."""
     by_source: dict[str, list[Run]] = {}
     for run in runs:
         by_source.setdefault(run.source, []).append(run)
     hashes = {source: _hash_of_source(source, rs) for source, rs in by_source.items()}
+    named = names or {}
     run_rows, phase_rows, milestone_rows = [], [], []
     for run in runs:
-        row = _run_row(run, hashes[run.source])
+        source = named.get(run.source, run.source)
+        row = _run_row(run, hashes[run.source], source)
         run_rows.append(row)
-        phase_rows.extend(_phase_rows(run, row["run_id"]))
-        milestone_rows.extend(_milestone_rows(run, row["run_id"]))
+        phase_rows.extend(_phase_rows(run, row["run_id"], source))
+        milestone_rows.extend(_milestone_rows(run, row["run_id"], source))
     return (pl.DataFrame(run_rows, schema=RUN_SCHEMA, orient="row") if run_rows else empty(RUN_SCHEMA),
             pl.DataFrame(phase_rows, schema=PHASE_SCHEMA) if phase_rows else empty(PHASE_SCHEMA),
             pl.DataFrame(milestone_rows, schema=MILESTONE_SCHEMA) if milestone_rows else empty(MILESTONE_SCHEMA))
@@ -303,6 +320,10 @@ def finish(runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame,
            errors: list[InputError]) -> Runs:
     """Frames with the fixed schemas -> a `Runs`, one row per run_id, flags expanded."""
     runs = runs.unique(subset="run_id", keep="first", maintain_order=True)
+    # rows of a store written before these columns: the log's end stands in for the startup's
+    runs = runs.with_columns(pl.col("seconds_to_end").fill_null(pl.col("total_seconds")),
+                             pl.col("end_ts").fill_null(pl.coalesce("ready_ts", "last_ts")),
+                             pl.col("lower_bound").fill_null(pl.col("begins_mid_startup")))
     # the same log under two paths (or in a store and on disk): keep the rows of the kept copy
     kept = runs.select("run_id", "source")
     phases = phases.join(kept, on=["run_id", "source"], how="semi", maintain_order="left")
@@ -310,9 +331,9 @@ def finish(runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame,
     return Runs(with_flag_columns(runs), phases, milestones, errors)
 
 
-def from_runs(runs: Sequence[Run], errors: Sequence[InputError] = ()) -> Runs:
-    """Parsed `Run` objects -> tables."""
-    return finish(*base_frames(runs), list(errors))
+def from_runs(runs: Sequence[Run], errors: Sequence[InputError] = (), names: Mapping[str, str] | None = None) -> Runs:
+    """Parsed `Run` objects -> tables (`names`: see `base_frames`)."""
+    return finish(*base_frames(runs, names), list(errors))
 
 
 def load(
@@ -352,7 +373,7 @@ def load(
     errors: list[InputError] = []
     if paths:
         result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
-                             progress=progress)
+                             progress=progress, content_hash=True)
         frames.append(base_frames(result.runs))
         errors.extend(result.errors)
     for st in stores:
@@ -407,11 +428,13 @@ def varying_flags(frame: pl.DataFrame, flags: Sequence[str]) -> list[str]:
 
 
 def summary(runs: Runs) -> pl.DataFrame:
-    """What `firedup runs` shows: identity, outcome, time to ready, varying flags, seconds per phase."""
+    """What `firedup runs` shows: identity, outcome, time to ready (or to the crash or the log's
+    end: `seconds_to_end`), varying flags, seconds per phase."""
     flags = varying_flags(runs.runs, runs.flag_columns)
     base = runs.runs.select(
         "run_id", "source", "run_index", "engine", "outcome", "ready_seconds", "total_seconds",
-        "stopped_in", "crash_category", "crash_phase", *flags)
+        "stopped_in", "crash_category", "crash_phase", "first_ts", "end_ts", "seconds_to_end", "lower_bound",
+        "crash_ts", "crash_offset", *flags)
     wide = phase_seconds(runs)
     renamed = wide.rename({c: f"{c}_s" for c in wide.columns if c != "run_id"})
     return base.join(renamed, on="run_id", how="left", maintain_order="left")
@@ -466,7 +489,7 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None) -> str:
     phase_cols = [c for c in frame.columns if c.endswith("_s") and c != "total_s" and c != "unattributed_s"]
     names, wheres, states, to_ready, biggest = [], [], [], [], []
     for row in frame.iter_rows(named=True):
-        time = fmt_duration(row["ready_seconds"] if row["outcome"] == "ready" else row["total_seconds"])
+        time = ("≥ " if row["lower_bound"] else "") + fmt_duration(row["seconds_to_end"])
         to_ready.append(time if row["outcome"] == "ready" else f"({time})")
         state = row["outcome"]
         if row["outcome"] == "crashed":

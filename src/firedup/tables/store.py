@@ -109,7 +109,7 @@ class Store:
 
         self._init()
         result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
-                             progress=progress)
+                             progress=progress, content_hash=True)
         report = IngestReport(errors=list(result.errors))
         known = self.hashes()
         by_source: dict[str, list[int]] = {}

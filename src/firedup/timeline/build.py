@@ -191,11 +191,16 @@ class Crash:
     hint: str | None
     first_line: str
     after_ready: bool = False
+    # Seconds from the run's first line to `ts` (set in build): the crash's own time, which a
+    # crash after ready keeps although the run's end is its ready line.
+    offset: float | None = None
 
     def as_contract(self) -> dict[str, Any]:
         return {"category": self.category, "ts": self.ts.iso if self.ts else None, "line": self.line,
                 "message": self.message, "phase": self.phase, "hint": self.hint, "first_line": self.first_line,
-                "after_ready": self.after_ready}
+                "after_ready": self.after_ready,
+                # additions beyond the contract's required keys
+                "offset": None if self.offset is None else round(self.offset, 3)}
 
 
 @dataclass
@@ -226,13 +231,48 @@ class Run:
     health_url: str | None = None
     all_config: dict[str, Any] = field(default_factory=dict)
     begins_mid_startup: bool = False  # the log starts after the startup did: times are lower bounds
+    # sha256 of the source's bytes, taken where the source was read (`parse_paths(content_hash=True)`);
+    # None for stdin or when not asked for. Run ids come from it, never from re-reading `source`.
+    content_hash: str | None = None
 
     @property
     def total_seconds(self) -> float | None:
+        """The contract's `total_seconds`: first line to ready, else to the log's last line."""
         end = self.ready_ts if self.ready_ts is not None else self.last_ts
         if self.first_ts is None or end is None:
             return None
         return max(0.0, end.minus(self.first_ts))
+
+    @property
+    def end_ts(self) -> Stamp | None:
+        """Where the startup ended, the one definition every view shows: the ready line for a
+        ready run, the crash's first line (when it has a time) for a crashed run, else the log's
+        last line. A crash after ready does not move the end: the startup had succeeded."""
+        if self.ready_ts is not None:
+            return self.ready_ts
+        if self.outcome == "crashed" and self.crash is not None and self.crash.ts is not None:
+            return self.crash.ts
+        return self.last_ts
+
+    @property
+    def seconds_to_end(self) -> float | None:
+        """First line to `end_ts`: the time to ready, to the crash, or to the end of the log.
+
+        It differs from `total_seconds` only for a crash: the lines after the crash's first
+        one (its traceback, other ranks shutting down) are not time the startup took."""
+        end = self.end_ts
+        if self.first_ts is None or end is None:
+            return None
+        return max(0.0, end.minus(self.first_ts))
+
+    @property
+    def lower_bound(self) -> bool:
+        """True when `seconds_to_end` undercounts: the log begins after the startup did."""
+        return self.begins_mid_startup
+
+    def open_phases(self) -> list[str]:
+        """Run-level phases that began and never ended in this log (details apart, in order)."""
+        return list(dict.fromkeys(p.name for p in self.run_phases() if p.open))
 
     def run_phases(self) -> list[Phase]:
         return [p for p in self.phases if p.scope == "run"]
@@ -272,6 +312,10 @@ class Run:
             "unattributed_seconds": round(sum(p.seconds or 0 for p in self.run_phases() if p.name == "unattributed"), 3),
             "warnings": self.warnings,
             "begins_mid_startup": self.begins_mid_startup,
+            "end_ts": self.end_ts.iso if self.end_ts else None,
+            "seconds_to_end": None if self.seconds_to_end is None else round(self.seconds_to_end, 3),
+            "lower_bound": self.lower_bound,
+            "open_phases": self.open_phases(),
         }
 
 
@@ -583,6 +627,8 @@ def _decide_outcome(run: Run, events: Sequence[Event]) -> None:
             crash.after_ready = True
         elif run.outcome != "ready" or crash.line < (ready_line or 0):
             run.outcome, run.ready_ts, run.ready_kind = "crashed", None, None
+        if crash.ts is not None and run.first_ts is not None:
+            crash.offset = max(0.0, crash.ts.minus(run.first_ts))
         run.crash = crash
     if run.outcome == "incomplete":
         run.stopped_in = _stage_at(run, run.last_line or 0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import itertools
 import os
 import sys
@@ -36,6 +37,7 @@ class SourceReport:
     # Why reading stopped before the end (a truncated .gz, an endless line); the runs are
     # those of the lines read until then.
     cut_short: InputError | None = None
+    content_hash: str | None = None  # sha256 of the file's bytes, when asked for (see parse_source)
 
 
 @dataclass
@@ -163,8 +165,17 @@ def _events_incremental(fmt: Format, lines: Iterable[Line], default_date: date |
     return events, scanner.stats, scanner.clock
 
 
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """sha256 of a file's bytes: what identifies a log whatever its path (run ids, the store)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def parse_source(source: Source, engine: str | None = None, default_date: date | None = None,
-                 scanner: str = "auto") -> tuple[list[Run], SourceReport]:
+                 scanner: str = "auto", content_hash: bool = False) -> tuple[list[Run], SourceReport]:
     """All runs of one source. Raises InputError when the source cannot be read at all;
     when it breaks part-way, `SourceReport.cut_short` says why.
 
@@ -175,6 +186,11 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     engine hands a source back to the incremental one when it cannot prove that.
     Access-log events that cannot change the timeline are dropped (`compact`), so memory
     does not grow with the traffic a log holds.
+
+    `content_hash`: also hash the file's bytes here, by the path just read, and put the hash on
+    the report and every run (`Run.content_hash`): what tables and the store identify runs by,
+    so a run keeps its id whatever name a view later gives its source. Off by default: `parse`
+    and `timeline` need no ids, and hashing costs about as much as reading a big file.
     """
     reader = _UntilUnreadable(source)
     result: tuple[list[Event], LineStats, Clock] | None = None
@@ -201,6 +217,11 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     events, stats, clock = result
     runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
+    if content_hash and source.path is not None:
+        with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)
+            report.content_hash = file_sha256(source.path)
+        for run in runs:
+            run.content_hash = report.content_hash
     if reader.error is not None:
         for run in runs:
             run.warnings.append(f"the input stops early: {reader.error}")
@@ -215,12 +236,13 @@ def parse_paths(
     progress: Callable[[int, int, str], None] | None = None,
     scanner: str = "auto",
     jobs: int | None = None,
+    content_hash: bool = False,
 ) -> ParseResult:
     """Parse files, directories, globs and "-" (stdin).
 
     `jobs`: how many processes parse files at once; None chooses one per core for
     `POOL_FROM_FILES` files or more (see `_pool_size`), 1 parses them here, one by one.
-    Runs, errors and their order are the same either way.
+    Runs, errors and their order are the same either way. `content_hash`: see `parse_source`.
     """
     if engine is not None:
         get_format(engine)  # UnknownEngineError: the caller's mistake, not a file's, so before any file
@@ -228,7 +250,8 @@ def parse_paths(
     result = ParseResult(errors=list(errors))
     if scanner == "auto" and _total_size(sources) >= _BATCH_FROM:
         scanner = "batch"  # its one-off set-up (imports, compiling the scan) pays off over the lot
-    job = functools.partial(_parse_one, engine=engine, default_date=default_date, scanner=scanner)
+    job = functools.partial(_parse_one, engine=engine, default_date=default_date, scanner=scanner,
+                            content_hash=content_hash)
     for i, (source, outcome) in enumerate(zip(sources, _each(job, sources, _pool_size(sources, jobs)), strict=True)):
         if progress is not None:
             progress(i, len(sources), source.name)
@@ -246,10 +269,10 @@ def parse_paths(
 
 
 def _parse_one(source: Source, engine: str | None, default_date: date | None,
-               scanner: str) -> tuple[list[Run], SourceReport] | InputError:
+               scanner: str, content_hash: bool = False) -> tuple[list[Run], SourceReport] | InputError:
     """`parse_source`, with any failure as the source's error (for a pool's worker too)."""
     try:
-        return parse_source(source, engine, default_date, scanner)
+        return parse_source(source, engine, default_date, scanner, content_hash)
     except InputError as exc:
         return exc
     except Exception as exc:  # a bug must not cost the user the rest of the batch
@@ -295,4 +318,5 @@ def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -
         yield from pool.imap(job, sources, chunksize=chunk)
 
 
-__all__ = ["LineStats", "ParseResult", "SourceReport", "parse_paths", "parse_source", "write_contract_json"]
+__all__ = ["LineStats", "ParseResult", "SourceReport", "file_sha256", "parse_paths", "parse_source",
+           "write_contract_json"]

@@ -1,0 +1,392 @@
+"""One startup, one truth: every view of a run states the same facts.
+
+Each log of sample_logs/ and ../shared/realgpu/ (those skipped cleanly without ../shared) goes
+through `parse --json`, the timeline data (the `Run` that `timeline` renders) and the
+`timeline` text, `parse`'s summary, the report (its appendix and crash section, as rendered in
+report.md), and `runs` (the tables of `tables.frames`, `firedup runs --format json|csv`). The
+views must agree on the outcome, the first timestamp (with its year), when the startup ended
+and how long it took to get there (to ready, or to the crash), the crash's own time and line,
+whether the time is a lower bound, and the names of the run's phases.
+
+A `*_facts(...)` helper per view returns `{(file name, run index): {fact: value}}`, each with
+the facts that view shows (`Facts` below names them); `assert_agree` compares any set of them,
+so more views (`replay`, `wait`) combine by adding their own helper.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import SAMPLE_LOGS, SHARED
+from firedup.cli import cli
+from firedup.core.units import fmt_duration
+from firedup.timeline.build import Run
+from firedup.timeline.pipeline import parse_paths
+
+REALGPU = SHARED / "realgpu"
+
+# The facts a view may state about a run, and what each means here:
+#   outcome         ready | crashed | incomplete
+#   first_ts        the run's first timestamp, as a datetime (so with its year)
+#   end_ts          where the startup ended: ready line, crash line, else the log's last line
+#   to_end          the time to end_ts as the views print it (fmt_duration)
+#   seconds_to_end  the same in seconds, where a view gives numbers
+#   lower_bound     the time is only a lower bound (the log begins mid-startup)
+#   crash_ts        the crash's own time (None without a crash)
+#   crash_after     the time from the first line to the crash, as printed (None without a crash)
+#   crash_line      the crash's first line number (None without a crash)
+#   phases          the run-level phase names with a duration, `total` aside
+Facts = dict[str, Any]
+ViewFacts = dict[tuple[str, int], Facts]
+
+_DURATION = r"(?:\d+(?:\.\d)? (?:ms|s)|\d+ min \d\d s|\d+ h \d\d min|\?)"
+
+
+def _logs() -> list[Any]:
+    params: list[Any] = [pytest.param(p, id=p.name) for p in sorted(SAMPLE_LOGS.glob("*.log"))]
+    if REALGPU.is_dir():
+        params += [pytest.param(p, id=f"realgpu/{p.name}") for p in sorted(REALGPU.glob("*.log"))]
+    else:
+        params.append(pytest.param(None, id="realgpu", marks=pytest.mark.skip(
+            reason=f"{REALGPU} is absent (../shared is not beside this checkout)")))
+    return params
+
+
+LOGS = _logs()
+ALL_PATHS = [p.values[0] for p in LOGS if p.values[0] is not None]
+
+
+def _ts(value: Any) -> datetime | None:
+    """A timestamp as any view writes it (ISO, `YYYY-MM-DD HH:MM:SS`, a datetime) -> datetime."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value).replace(" ", "T"))
+
+
+def _secs(value: Any) -> float | None:
+    return None if value is None or value == "" else float(value)
+
+
+def _bool(value: Any) -> bool:
+    return value in (True, "true", "True")
+
+
+def _phase_name(label: str) -> str:
+    """`cuda_graph (decode)`, `engine_init *`, `model_loading (spans load_weights)` -> the name."""
+    return label.strip().removesuffix(" *").split(" (")[0]
+
+
+def _invoke(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+# --- one helper per view ---------------------------------------------------------------------
+
+
+def contract_facts(runs: list[dict[str, Any]]) -> ViewFacts:
+    """Facts of `parse --json` runs (the contract's dicts)."""
+    out: ViewFacts = {}
+    for r in runs:
+        crash = r["crash"]
+        phases = {p["name"] for p in r["phases"]
+                  if p["scope"] == "run" and p["name"] != "total" and p["seconds"] is not None}
+        out[(Path(r["source"]).name, r["run_index"])] = {
+            "outcome": r["outcome"], "first_ts": _ts(r["first_ts"]), "end_ts": _ts(r["end_ts"]),
+            "seconds_to_end": r["seconds_to_end"], "to_end": fmt_duration(r["seconds_to_end"]),
+            "lower_bound": r["lower_bound"],
+            "crash_ts": _ts(crash["ts"]) if crash else None,
+            "crash_after": fmt_duration(crash["offset"]) if crash else None,
+            "crash_line": crash["line"] if crash else None,
+            "phases": frozenset(phases),
+        }
+    return out
+
+
+def parse_json_facts(path: Path) -> ViewFacts:
+    """`firedup parse PATH --json`."""
+    return contract_facts(json.loads(_invoke("parse", str(path), "--json"))["runs"])
+
+
+def run_facts(runs: list[Run]) -> ViewFacts:
+    """The timeline data: the `Run` objects `timeline`, `wait` and `replay` render."""
+    out: ViewFacts = {}
+    for run in runs:
+        crash = run.crash
+        out[(Path(run.source).name, run.run_index)] = {
+            "outcome": run.outcome, "first_ts": run.first_ts.dt if run.first_ts else None,
+            "end_ts": run.end_ts.dt if run.end_ts else None, "seconds_to_end": run.seconds_to_end,
+            "to_end": fmt_duration(run.seconds_to_end), "lower_bound": run.lower_bound,
+            "crash_ts": crash.ts.dt if crash and crash.ts else None,
+            "crash_after": fmt_duration(crash.offset) if crash else None,
+            "crash_line": crash.line if crash else None,
+            "phases": frozenset(p.name for p in run.run_phases() if p.name != "total" and p.seconds is not None),
+        }
+    return out
+
+
+def timeline_data_facts(path: Path) -> ViewFacts:
+    return run_facts(parse_paths([str(path)]).runs)
+
+
+_OUTCOME_LINE = re.compile(
+    rf"^  (?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after"
+    rf"|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?(?P<time>{_DURATION})"
+    r"(?: \(engine ready; no HTTP server\))?$")
+_SPAN_LINE = re.compile(r"^  from (\d{4}-\d\d-\d\dT\S+) to (\d{4}-\d\d-\d\dT\S+)")
+_CRASH_LINE = re.compile(r"^  crash: .*, line (\d+)$")
+_PHASE_LABEL = slice(33, 61)  # `timeline_text`'s phase column: 2+12+2+6+2+7+2 characters in, 28 wide
+
+
+def timeline_text_facts(path: Path) -> ViewFacts:
+    """`firedup timeline PATH`: the outcome line, the `from .. to ..` line, the phase table."""
+    text = _invoke("timeline", str(path))
+    blocks: list[list[str]] = []
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            blocks.append([])
+        if blocks:
+            blocks[-1].append(line)
+    out: ViewFacts = {}
+    for index, block in enumerate(blocks):
+        facts: Facts = {"phases": set(), "crash_line": None}
+        in_table = False
+        for line in block:
+            if m := _OUTCOME_LINE.match(line):
+                facts["outcome"] = next(k for k in ("ready", "crashed", "incomplete") if m.group(k))
+                facts["to_end"], facts["lower_bound"] = m.group("time"), bool(m.group("least"))
+            elif m := _SPAN_LINE.match(line):
+                facts["first_ts"], facts["end_ts"] = _ts(m.group(1)), _ts(m.group(2))
+            elif m := _CRASH_LINE.match(line):
+                facts["crash_line"] = int(m.group(1))
+            elif line.strip().startswith("duration") and "phase" in line:
+                in_table = True
+            elif in_table and (not line.strip() or line.startswith("  * ")):
+                in_table = False  # the table ends at a blank line or at the note on umbrella phases
+            elif in_table:
+                facts["phases"].add(_phase_name(line[_PHASE_LABEL]))
+        facts["phases"] = frozenset(facts["phases"])
+        assert "outcome" in facts and "first_ts" in facts, "no outcome or span line in:\n" + "\n".join(block)
+        out[(path.name, index)] = facts
+    return out
+
+
+_SUMMARY_ROW = re.compile(rf"^(?P<outcome>ready|crashed|incomplete)\s+\(?(?P<least>≥ )?(?P<time>{_DURATION})\)?\s")
+
+
+def parse_summary_facts(path: Path) -> ViewFacts:
+    """`firedup parse PATH` without --json: one row per run, in run order."""
+    rows = [m for line in _invoke("parse", str(path)).splitlines() if (m := _SUMMARY_ROW.match(line))]
+    return {(path.name, i): {"outcome": m.group("outcome"), "to_end": m.group("time"),
+                             "lower_bound": bool(m.group("least"))} for i, m in enumerate(rows)}
+
+
+def _unmd(text: str) -> str:
+    """Markdown-escaped log text (report.md) back to the text."""
+    return html.unescape(re.sub(r"\\(.)", r"\1", text))
+
+
+def _report_key(title: str) -> tuple[str, int]:
+    name, _, nth = title.partition(" #")
+    return Path(name).name, int(nth) - 1 if nth else 0
+
+
+_APPENDIX_OUTCOME = re.compile(
+    rf"^\*\*(?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after"
+    rf"|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?(?P<time>{_DURATION})"
+    r"(?: \(engine ready; no HTTP server\))?\*\* · ")
+_APPENDIX_SPAN = re.compile(r"^(\d{4}-\d\d-\d\dT\S+) to (\d{4}-\d\d-\d\dT\S+)$")
+_APPENDIX_CRASH = re.compile(r"^Crash: .*, line (\d+): ")
+_CRASH_HEADING = re.compile(rf"^### (?P<where>.+): (?P<category>\S+), (?P<when>after ready|in .+), after "
+                            rf"(?P<after>{_DURATION})$")
+
+
+def report_facts(markdown: str) -> tuple[ViewFacts, ViewFacts]:
+    """The report's appendix and its crash section, read from the rendered report.md."""
+    crashes_part, _, appendix_part = markdown.partition("\n## Appendix: every run\n")
+    crashes_part = crashes_part.partition("\n## Crashes\n")[2].partition("\n## ")[0]
+    appendix: ViewFacts = {}
+    key: tuple[str, int] | None = None
+    for line in appendix_part.splitlines():
+        if line.startswith("### "):
+            key = _report_key(_unmd(line[4:]))
+            appendix[key] = {"phases": set(), "crash_line": None}
+            continue
+        if key is None:
+            continue
+        facts = appendix[key]
+        if m := _APPENDIX_OUTCOME.match(_unmd(line)):
+            facts["outcome"] = next(k for k in ("ready", "crashed", "incomplete") if m.group(k))
+            facts["to_end"], facts["lower_bound"] = m.group("time"), bool(m.group("least"))
+        elif m := _APPENDIX_SPAN.match(_unmd(line)):
+            facts["first_ts"], facts["end_ts"] = _ts(m.group(1)), _ts(m.group(2))
+        elif m := _APPENDIX_CRASH.match(_unmd(line)):
+            facts["crash_line"] = int(m.group(1))
+        elif line.startswith("| ") and not line.startswith(("| phase |", "|---")):
+            facts["phases"].add(_phase_name(_unmd(line[2:].split(" | ")[0])))
+    for facts in appendix.values():
+        facts["phases"] = frozenset(facts["phases"])
+    crashes: ViewFacts = {k: {"crash_after": None} for k in appendix}
+    for line in crashes_part.splitlines():
+        if m := _CRASH_HEADING.match(_unmd(line)):
+            crashes[_report_key(m.group("where"))] = {"crash_after": m.group("after")}
+    return appendix, crashes
+
+
+def runs_row_facts(rows: list[dict[str, Any]]) -> ViewFacts:
+    """Rows of `firedup runs --format json|csv` (the `tables.frames.summary` columns)."""
+    out: ViewFacts = {}
+    for row in rows:
+        crashed = row["crash_category"] not in (None, "")
+        offset = _secs(row["crash_offset"])
+        out[(Path(row["source"]).name, int(row["run_index"]))] = {
+            "outcome": row["outcome"], "first_ts": _ts(row["first_ts"]), "end_ts": _ts(row["end_ts"]),
+            "seconds_to_end": _secs(row["seconds_to_end"]), "to_end": fmt_duration(_secs(row["seconds_to_end"])),
+            "lower_bound": _bool(row["lower_bound"]), "crash_ts": _ts(row["crash_ts"]),
+            "crash_after": fmt_duration(offset) if crashed else None,
+        }
+    return out
+
+
+def runs_json_facts(path: Path) -> ViewFacts:
+    return runs_row_facts(json.loads(_invoke("runs", str(path), "--format", "json")))
+
+
+def runs_csv_facts(path: Path) -> ViewFacts:
+    return runs_row_facts(list(csv.DictReader(io.StringIO(_invoke("runs", str(path), "--format", "csv")))))
+
+
+def frames_facts(path: Path) -> ViewFacts:
+    """`tables.frames.load`: the runs and phases tables behind `runs`, `compare` and the charts."""
+    import polars as pl
+
+    from firedup.tables.frames import load
+
+    tables = load([str(path)])
+    phases = tables.phases.filter((pl.col("scope") == "run") & (pl.col("phase") != "total")
+                                  & pl.col("seconds").is_not_null())
+    out: ViewFacts = {}
+    for row in tables.runs.iter_rows(named=True):
+        names = frozenset(phases.filter(pl.col("run_id") == row["run_id"])["phase"].to_list())
+        crashed = row["crash_category"] is not None
+        out[(Path(row["source"]).name, row["run_index"])] = {
+            "outcome": row["outcome"], "first_ts": row["first_ts"], "end_ts": row["end_ts"],
+            "seconds_to_end": row["seconds_to_end"], "to_end": fmt_duration(row["seconds_to_end"]),
+            "lower_bound": row["lower_bound"], "crash_ts": row["crash_ts"],
+            "crash_after": fmt_duration(row["crash_offset"]) if crashed else None,
+            "crash_line": row["crash_line"], "phases": names,
+        }
+    return out
+
+
+# --- combining views ---------------------------------------------------------------------------
+
+
+def _ms(value: datetime) -> datetime:
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal at the contract's resolution: seconds rounded, timestamps shown to the millisecond."""
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-3
+    if isinstance(a, datetime) and isinstance(b, datetime):
+        return _ms(a) == _ms(b)
+    return bool(a == b)
+
+
+def disagreements(views: Mapping[str, ViewFacts]) -> list[str]:
+    """Every fact on which two views of the same run differ, and runs only some views know."""
+    problems: list[str] = []
+    keys = {name: set(facts) for name, facts in views.items()}
+    every = set().union(*keys.values())
+    for name, known in keys.items():
+        if known != every:
+            problems.append(f"{name} has runs {sorted(known)}, others have {sorted(every)}")
+    for run in sorted(every):
+        stated: dict[str, list[tuple[str, Any]]] = {}
+        for name, facts in views.items():
+            for fact, value in facts.get(run, {}).items():
+                stated.setdefault(fact, []).append((name, value))
+        for fact, values in stated.items():
+            first_view, first = values[0]
+            for view, value in values[1:]:
+                if not _same(first, value):
+                    problems.append(f"{run[0]} #{run[1] + 1} {fact}: {first_view} says {first!r}, {view} says {value!r}")
+    return problems
+
+
+def assert_agree(views: Mapping[str, ViewFacts]) -> None:
+    problems = disagreements(views)
+    assert not problems, "the views disagree:\n  " + "\n  ".join(problems)
+
+
+# --- the tests ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def report_views(tmp_path_factory: pytest.TempPathFactory) -> tuple[ViewFacts, ViewFacts]:
+    """One report over every log (as a team would run it), read back from report.md."""
+    from firedup.render.report import build_report
+
+    out = tmp_path_factory.mktemp("one-truth-report")
+    build_report([str(p) for p in ALL_PATHS], out)
+    return report_facts((out / "report.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", LOGS)
+def test_every_view_states_the_same_facts(path: Path, report_views: tuple[ViewFacts, ViewFacts]) -> None:
+    appendix, crash_section = report_views
+    parsed = parse_json_facts(path)
+    views = {
+        "parse --json": parsed,
+        "timeline data": timeline_data_facts(path),
+        "timeline": timeline_text_facts(path),
+        "parse": parse_summary_facts(path),
+        "report appendix": {k: v for k, v in appendix.items() if k[0] == path.name},
+        "report crashes": {k: v for k, v in crash_section.items() if k[0] == path.name},
+        "runs --format json": runs_json_facts(path),
+        "runs --format csv": runs_csv_facts(path),
+        "tables.frames": frames_facts(path),
+    }
+    assert parsed, f"{path.name}: no run"
+    assert_agree(views)
+
+
+@pytest.mark.parametrize("path", LOGS)
+def test_the_run_model_defines_the_end_once(path: Path) -> None:
+    """What the views agree on is the definition: ready line, else the crash line, else the last line."""
+    for run in parse_paths([str(path)]).runs:
+        assert run.first_ts is not None and run.first_ts.dt.year >= 2000, "a first timestamp with its year"
+        if run.outcome == "ready":
+            assert run.end_ts == run.ready_ts and run.seconds_to_end == run.total_seconds
+        elif run.outcome == "crashed" and run.crash is not None and run.crash.ts is not None:
+            assert run.end_ts == run.crash.ts
+            assert run.crash.offset == pytest.approx(run.crash.ts.minus(run.first_ts))
+        else:
+            assert run.end_ts == run.last_ts
+        if run.crash is not None and run.crash.after_ready:
+            assert run.end_ts == run.ready_ts  # a crash after ready keeps its own time, not the run's end
+
+
+def test_disagreements_are_found() -> None:
+    """The comparison can fail: a view that differs on one fact, or misses a run, is named."""
+    base: ViewFacts = {("a.log", 0): {"outcome": "crashed", "to_end": "11 s"}}
+    other: ViewFacts = {("a.log", 0): {"outcome": "crashed", "to_end": "12 s"}, ("a.log", 1): {}}
+    problems = disagreements({"timeline": base, "report": other})
+    assert any("to_end" in p and "'11 s'" in p and "'12 s'" in p for p in problems)
+    assert any("timeline has runs" in p for p in problems)
