@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import IO, Any
 
-from firedup.formats import Format, all_formats, get_format, sniff
+from firedup.formats import Format, all_formats, get_format, no_known_engine, sniff
 from firedup.read.clock import Clock
 from firedup.read.compact import compact
 from firedup.read.engine import Event, LineStats, Scanner, iter_scanned
@@ -84,12 +84,14 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
     out.write("\n}\n")
 
 
-def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format, Iterable[Line]]:
+def _sniffed(lines: Iterator[Line], engine: str | None, source: Source) -> tuple[Format, Iterable[Line]]:
     """Pick the format from the first lines, without losing them (stdin cannot rewind)."""
     if engine is not None:
         return get_format(engine), lines
     head = list(itertools.islice(lines, SNIFF_LINES))
     fmt = sniff("\n".join(line.text for line in head))
+    if fmt is None:
+        raise InputError(source.name, no_known_engine())
     return fmt, itertools.chain(head, lines)
 
 
@@ -191,15 +193,17 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
             else:
                 sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
                 fmt = batch.sniff(sample)
+                if fmt is None:
+                    raise InputError(source.name, no_known_engine())
             result = _events_batch(source, fmt, default_date, normalised)
         except batch.NeedExact:
             result = None
     if result is None:
-        fmt, stream = _sniffed(iter(reader), engine)
+        fmt, stream = _sniffed(iter(reader), engine, source)
         result = _events_incremental(fmt, stream, default_date, source)
     assert fmt is not None
     events, stats, clock = result
-    runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
+    runs = build_timeline(events, source.name, fmt, clock.date_source)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
     if reader.error is not None:
         for run in runs:
