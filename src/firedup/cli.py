@@ -82,7 +82,11 @@ def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     for err in result.errors:
         click.echo(f"firedup: {err}", err=True)
     for report in result.sources:
-        if report.runs == 0:  # readable, but probably not the log the user meant
+        if report.engine is None:  # readable, but no engine firedup knows wrote it
+            from firedup.formats import no_known_engine
+
+            click.echo(f"firedup: {report.source}: {no_known_engine()}", err=True)
+        elif report.runs == 0:  # readable, but probably not the log the user meant
             click.echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
     return result
 

@@ -71,4 +71,4 @@ def sniff(sample: str, found: Container[str] | None = None) -> Format | None:
 
 def no_known_engine() -> str:
     """Why an input no format recognises is not read, and what would help (one line)."""
-    return f"no known engine: none of {known_engines()} recognises its first lines (name one with --engine)"
+    return f"no known engine: none of {known_engines()} recognises its first lines; name one with --engine"

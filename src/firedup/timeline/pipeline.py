@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import IO, Any
 
-from firedup.formats import Format, all_formats, get_format, no_known_engine, sniff
+from firedup.formats import Format, all_formats, get_format, sniff
 from firedup.read.clock import Clock
 from firedup.read.compact import compact
 from firedup.read.engine import Event, LineStats, Scanner, iter_scanned
@@ -29,7 +29,7 @@ SNIFF_LINES = 2000
 @dataclass
 class SourceReport:
     source: str
-    engine: str
+    engine: str | None  # None: no known engine's lines (`formats.no_known_engine`)
     runs: int
     lines: dict[str, int]
     date_source: str | None
@@ -84,15 +84,22 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
     out.write("\n}\n")
 
 
-def _sniffed(lines: Iterator[Line], engine: str | None, source: Source) -> tuple[Format, Iterable[Line]]:
-    """Pick the format from the first lines, without losing them (stdin cannot rewind)."""
+def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format | None, Iterable[Line]]:
+    """Pick the format from the first lines, without losing them (stdin cannot rewind);
+    None when no known engine's lines are among them."""
     if engine is not None:
         return get_format(engine), lines
     head = list(itertools.islice(lines, SNIFF_LINES))
     fmt = sniff("\n".join(line.text for line in head))
-    if fmt is None:
-        raise InputError(source.name, no_known_engine())
     return fmt, itertools.chain(head, lines)
+
+
+def _unknown(source: Source, lines: Iterable[Line], reader: _UntilUnreadable) -> tuple[list[Run], SourceReport]:
+    """A readable source of no known engine: no runs, its lines counted as `other`."""
+    stats = LineStats()
+    for line in lines:
+        stats.physical, stats.logical, stats.other = line.number, stats.logical + 1, stats.other + 1
+    return [], SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
 
 
 class _UntilUnreadable:
@@ -193,13 +200,14 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
             else:
                 sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
                 fmt = batch.sniff(sample)
-                if fmt is None:
-                    raise InputError(source.name, no_known_engine())
-            result = _events_batch(source, fmt, default_date, normalised)
+            if fmt is not None:  # else the incremental engine finds no engine either, and counts the lines
+                result = _events_batch(source, fmt, default_date, normalised)
         except batch.NeedExact:
             result = None
     if result is None:
-        fmt, stream = _sniffed(iter(reader), engine, source)
+        fmt, stream = _sniffed(iter(reader), engine)
+        if fmt is None:
+            return _unknown(source, stream, reader)
         result = _events_incremental(fmt, stream, default_date, source)
     assert fmt is not None
     events, stats, clock = result
