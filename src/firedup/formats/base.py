@@ -160,6 +160,10 @@ class Format:
     literals it sees in a sample of the file. The registry picks the highest score.
     `runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
     that the engines may skip without running any rule.
+
+    Everything else firedup knows about an engine is a field here too, each with a neutral
+    default (an engine that declares nothing gets the contract's milestones and stages, no
+    health semantics, the generic crash advice): no other module names an engine.
     """
 
     name: str
