@@ -1,8 +1,8 @@
 """`firedup wait`: watch a server start, and say precisely when it is ready, dead or late.
 
 It replaces loops like `until curl -s .../health | grep -q ok; do sleep 5; done`, which
-can never succeed on an engine whose /health body is empty, and say nothing while they spin. Three
-witnesses are watched at once:
+can never succeed on an engine whose /health body is empty, and say nothing while they
+spin. Three witnesses are watched at once:
 
 - the log, followed as it grows (`firedup.read.follow`) and read by the same incremental
   engine and timeline as `firedup parse`: it tells the phase, the progress, a crash and
@@ -422,7 +422,8 @@ class Waiter:
         if fmt is None:
             if force and not self.unknown_engine_said:
                 self.unknown_engine_said = True
-                self.say(f"note: {self.opts.log}: {no_known_engine()}; its lines are not read until one shows")
+                self.say(f"note: {self.opts.log}: {no_known_engine()} (until its lines show one, the URL and "
+                         "the process decide)")
             del self.pending[:-SNIFF_KEEP_LINES]
             return
         self.fmt = fmt

@@ -103,15 +103,25 @@ def is_straggler(seconds: float, median: float, phase: str | None = None) -> boo
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
                "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
                "http_start", "warmup", "unattributed", "total")
+
+_UMBRELLAS: dict[tuple[int, ...], dict[str, tuple[str, ...]]] = {}  # by the registered formats
+
+
 def umbrella_phases() -> dict[str, tuple[str, ...]]:
     """Phases that span others (`Format.umbrella_phases`), over every registered format:
     cross-run views show runs of any engine side by side. Stacked with the phases inside,
     an umbrella counts the same seconds twice, and it never says which step inside was slow."""
-    out: dict[str, tuple[str, ...]] = {}
-    for fmt in all_formats().values():
-        for phase, inner in fmt.umbrella_phases.items():
-            out[phase] = tuple(dict.fromkeys((*out.get(phase, ()), *inner)))
-    return out
+    formats = tuple(all_formats().values())
+    key = tuple(id(fmt) for fmt in formats)
+    found = _UMBRELLAS.get(key)
+    if found is None:
+        found = {}
+        for fmt in formats:
+            for phase, inner in fmt.umbrella_phases.items():
+                found[phase] = tuple(dict.fromkeys((*found.get(phase, ()), *inner)))
+        _UMBRELLAS.clear()
+        _UMBRELLAS[key] = found
+    return found
 
 
 def spanned(phase: str, present: Iterable[str]) -> bool:
