@@ -96,7 +96,7 @@ TOY_READY = """\
 [2026-03-01 10:00:07.000] toyserve INFO compile: done in 2.0 s
 [2026-03-01 10:00:08.000] toyserve INFO cache: 1000 blocks
 [2026-03-01 10:00:09.000] toyserve INFO listening on http://127.0.0.1:9000
-[2026-03-01 10:00:15.000] toyserve INFO ready to serve
+[2026-03-01 10:00:30.000] toyserve INFO ready to serve
 """
 
 TOY_CRASH = """\
@@ -143,7 +143,7 @@ def test_a_registered_engine_parses_into_milestones_phases_and_config(tmp_path: 
     result = parse_paths([str(log)], scanner=scanner)
     assert result.errors == []
     (run,) = result.runs
-    assert (run.engine, run.outcome, run.ready_kind, run.total_seconds) == ("toyserve", "ready", "server", 15.0)
+    assert (run.engine, run.outcome, run.ready_kind, run.total_seconds) == ("toyserve", "ready", "server", 30.0)
     assert run.config["tp_size"] == 1 and run.config["model_path"] == "/m/toy"
     assert [m.name for m in run.milestones] == ["server_args", "load_weight.begin", "load_weight.end", "compile.end",
                                                 "kv_cache.allocated", "http.running", "ready"]
@@ -151,7 +151,7 @@ def test_a_registered_engine_parses_into_milestones_phases_and_config(tmp_path: 
     assert phases["load_weights"] == (4.0, "reported")
     assert phases["torch_compile"] == (2.0, "reported")  # the toy's own milestone, reported
     # the neutral default: no warm-up phase of its own, the HTTP server's start runs to ready
-    assert phases["http_start"] == (6.0, "timestamps") and "warmup" not in phases  # listening -> ready
+    assert phases["http_start"] == (21.0, "timestamps") and "warmup" not in phases  # listening -> ready
 
 
 def test_a_registered_engine_gets_the_timelines_stages(tmp_path: Path, toy: Format) -> None:
@@ -178,7 +178,7 @@ def test_a_registered_engine_replays_and_is_waited_for_over_real_http(tmp_path: 
     out, port, stop = tmp_path / "live.log", free_port(), threading.Event()
     codes: list[int] = []
     thread = threading.Thread(target=lambda: codes.append(
-        replay(script, out, speed=3.0, port=port, hold=60, err=io.StringIO(), stop=stop)))
+        replay(script, out, speed=5.0, port=port, hold=60, err=io.StringIO(), stop=stop)))
     thread.start()
     try:
         assert status_of(port, "/healthz")[0] is None  # nothing listens before the log says so
@@ -190,7 +190,7 @@ def test_a_registered_engine_replays_and_is_waited_for_over_real_http(tmp_path: 
         waited, err = io.StringIO(), io.StringIO()
         opts = WaitOptions(out, url=f"http://127.0.0.1:{port}/healthz", timeout=60, auto_timeout=False)
         assert Waiter(opts, waited, err, tty=False).run_loop() == 0, err.getvalue()
-        assert waited.getvalue().startswith("READY in 15 s by the log's clock"), waited.getvalue()
+        assert waited.getvalue().startswith("READY in 30 s by the log's clock"), waited.getvalue()
         assert status_of(port, "/healthz")[:2] == (200, b"")
     finally:
         stop.set()
