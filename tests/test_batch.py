@@ -44,7 +44,9 @@ def _batch(path: Path, fmt: Format) -> tuple[list[Event], LineStats, str | None]
 
 def _format_of(path: Path) -> Format:
     head = itertools.islice(read_lines(Source(str(path), path)), 2000)
-    return sniff("\n".join(line.text for line in head))
+    fmt = sniff("\n".join(line.text for line in head))
+    assert fmt is not None, f"{path}: no known engine"
+    return fmt
 
 
 def _assert_same(path: Path, fmt: Format) -> LineStats | None:
@@ -256,12 +258,12 @@ def test_compaction_never_changes_a_timeline(tmp_path: Path, lines: list[str]) -
 
 def _assert_compaction_is_invisible(path: Path, fmt: Format) -> None:
     events, _stats, clock = scan(fmt, read_lines(Source(str(path), path)))
-    full = build_timeline(events, path.name, fmt.name, clock.date_source, fmt.config_defaults)
+    full = build_timeline(events, path.name, fmt, clock.date_source)
     # build_run annotates event fields: compact a fresh copy
     events2, _stats2, clock2 = scan(fmt, read_lines(Source(str(path), path)))
     compacted = list(compact(events2, fmt))
     assert len(compacted) <= len(events2)
-    short = build_timeline(compacted, path.name, fmt.name, clock2.date_source, fmt.config_defaults)
+    short = build_timeline(compacted, path.name, fmt, clock2.date_source)
     assert [r.as_contract() for r in short] == [r.as_contract() for r in full]
 
 

@@ -87,7 +87,9 @@ def test_a_readable_file_without_a_startup_is_named_on_stderr(
     notes.write_text("remember to restart the server on monday\n")
     code, out, err = firedup(["parse", str(notes), str(GOOD)], monkeypatch, capsys)
     assert code == 0  # readable: not an input error
-    assert err == f"firedup: {notes}: no server startup found in it (read as sglang)\n"
+    # no engine's lines: said so, never read as some default engine
+    assert err == (f"firedup: {notes}: no known engine: none of sglang, vllm recognises its first lines; "
+                   "name one with --engine\n")
     assert "ready" in out
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from firedup.formats import get_format
 from firedup.timeline.build import Run
 from firedup.timeline.crash import CATEGORIES, categorise, diagnose_error, hint_for, is_exception_line
 from firedup.timeline.pipeline import parse_paths
@@ -187,12 +188,12 @@ def test_a_torch_bind_warning_is_not_a_crash(tmp_path: Path) -> None:
 
 
 def test_oom_in_graph_capture_hint_is_the_well_known_one() -> None:
-    assert hint_for("oom", "cuda_graph").startswith("lower --cuda-graph-max-bs or --mem-fraction-static")
+    assert hint_for("oom", "cuda_graph", get_format("sglang")).startswith("lower --cuda-graph-max-bs or --mem-fraction-static")
 
 
 def test_hint_names_the_flags_of_the_runs_version_and_its_value() -> None:
     # 0.5.14+ split the batch-size flag per stage; 0.5.20+ refuses the old name (ambiguous prefix).
-    hint = hint_for("oom", "cuda_graph", flags={"cuda_graph_backend_decode": "full", "mem_fraction_static": 0.94})
+    hint = hint_for("oom", "cuda_graph", get_format("sglang"), flags={"cuda_graph_backend_decode": "full", "mem_fraction_static": 0.94})
     assert hint is not None
     assert "--cuda-graph-max-bs-decode" in hint and "--cuda-graph-max-bs " not in hint + " "
     assert "(it was 0.94)" in hint

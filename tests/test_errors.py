@@ -169,7 +169,8 @@ def test_a_file_without_a_startup_exits_5_with_one_note(tmp_path: Path, monkeypa
     notes.write_text("remember to restart the server on monday\n")
     code, out, err = firedup(["parse", str(notes)], monkeypatch, capsys)
     assert (code, out) == (5, "")
-    assert err == f"firedup: {notes}: no server startup found in it (read as sglang)\n"
+    # a file no engine's lines are in is said to be that, never read as some default engine
+    assert err == f"firedup: {notes}: no known engine: none of sglang, vllm recognises its first lines; name one with --engine\n"
     code, _out, _err = firedup(["parse", str(notes), str(tmp_path / "gone.log")], monkeypatch, capsys)
     assert code == 1  # an unreadable input says more than an empty one
 

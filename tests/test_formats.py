@@ -8,7 +8,8 @@ import re
 import polars as pl
 import pytest
 
-from firedup.formats import all_formats, get_format, sniff
+from firedup.core.health import READY, REFUSED, STARTING, valid_version, version_key
+from firedup.formats import Format, all_formats, get_format, sniff
 
 
 def _patterns() -> list[tuple[str, str]]:
@@ -36,7 +37,28 @@ def test_registry_finds_sglang_and_rejects_unknown_names() -> None:
 
 def test_sniff_picks_sglang_from_its_ready_line() -> None:
     sample = "[2025-01-01 00:00:00] The server is fired up and ready to roll!\n"
-    assert sniff(sample).name == "sglang"
+    fmt = sniff(sample)
+    assert fmt is not None and fmt.name == "sglang"
+
+
+def test_sniff_names_no_engine_for_lines_no_format_knows() -> None:
+    """Never a default engine: an unknown log is "no known engine", not read as one."""
+    assert sniff("remember to restart the server on monday\n") is None
+    assert sniff("") is None
+
+
+def test_a_registered_format_is_found_and_can_be_removed_again() -> None:
+    from firedup.formats import register, unregister
+    from test_engine_neutral import TOY
+
+    try:
+        assert register(TOY) is TOY
+        assert get_format("toyserve") is TOY and sniff("[x] toyserve INFO hello") is TOY
+    finally:
+        unregister("toyserve")
+    assert "toyserve" not in all_formats()
+    with pytest.raises(KeyError):
+        get_format("toyserve")
 
 
 def test_sglang_value_flags_are_the_ones_the_server_args_dump_prints_without_a_bool() -> None:
@@ -47,3 +69,97 @@ def test_sglang_value_flags_are_the_ones_the_server_args_dump_prints_without_a_b
     dumps = (dict(server_args_0512({})), dict(server_args_0523({})))
     assert set(dumps[0]) | set(dumps[1]) >= ARGV_VALUE_FLAGS  # cuda_graph_max_bs is gone in 0.5.23
     assert not [name for fields in dumps for name in ARGV_VALUE_FLAGS if isinstance(fields.get(name), bool)]
+
+
+# --- every registered format, checked the same way (like pygments' lexer tests) --------------
+# The toy engine of test_engine_neutral joins them: a format defined outside the package
+# must pass the same checks.
+
+
+def _every_format() -> list[Format]:
+    from test_engine_neutral import TOY
+
+    return [*all_formats().values(), TOY]
+
+
+_FORMATS = _every_format()
+_IDS = [fmt.name for fmt in _FORMATS]
+
+
+@pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
+def test_a_format_names_and_describes_itself(fmt: Format) -> None:
+    assert re.fullmatch(r"[a-z][a-z0-9_]*", fmt.name), "a lower-case identifier: users type it after --engine"
+    assert fmt.title and fmt.display == fmt.title
+    assert fmt.description.startswith(fmt.title + " "), "the description opens with the name users know"
+    assert re.fullmatch(r"\d+(?:\.\d+)*-\d+(?:\.\d+)*", fmt.versions), fmt.versions
+    assert fmt.versions in fmt.description, "the description states the versions read"
+    low, high = fmt.versions.split("-")
+    assert version_key(low) < version_key(high)
+
+
+@pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
+def test_a_format_sniffs_its_own_literals_and_no_other_format_wins_them(fmt: Format) -> None:
+    assert fmt.sniff_literals and all(w > 0 for w in fmt.sniff_literals.values())
+    sample = "\n".join(fmt.sniff_literals)
+    scores = {other.name: other.sniff(sample) for other in _FORMATS}
+    assert max(scores, key=lambda name: scores[name]) == fmt.name, scores
+    assert fmt.sniff("nothing any engine prints\n") == 0
+
+
+@pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
+def test_a_format_names_only_events_its_rules_or_the_timeline_know(fmt: Format) -> None:
+    from firedup.timeline.build import MILESTONES, PHASE_ORDER
+    from firedup.timeline.crash import CATEGORIES
+
+    produced = {r.name for r in fmt.rules}
+    phases = {*PHASE_ORDER, "serving"}
+    assert fmt.milestones <= produced and not fmt.milestones & MILESTONES
+    assert set(fmt.runner_opens) <= fmt.milestones
+    assert set(fmt.every_rank_prints) <= produced
+    assert fmt.offline_ready is None or fmt.offline_ready in produced
+    assert fmt.kills_tree_on <= produced | {"error.killed"}
+    assert fmt.offline_headers <= {h.name for h in fmt.headers}
+    assert set(fmt.stage_after.values()) <= phases, "stages are phase names"
+    assert set(fmt.reported_phases) <= fmt.milestones | MILESTONES and set(fmt.reported_phases.values()) <= phases
+    for umbrella, inner in fmt.umbrella_phases.items():
+        assert umbrella in phases and set(inner) <= phases and umbrella not in inner
+    assert {stage for stage, _ in fmt.frame_stages} <= phases
+    for _, pattern in fmt.frame_stages:
+        re.compile(pattern)
+    if fmt.capture_trace is not None:
+        re.compile(fmt.capture_trace)
+    if fmt.draft_model_types is not None:
+        assert fmt.draft_by_repeat, "draft model types only matter to an engine that repeats its runner"
+        re.compile(fmt.draft_model_types)
+    assert fmt.after_http_phase in phases
+    for (category, phase), hint in fmt.hints.items():
+        assert category in CATEGORIES and (phase == "*" or phase in phases)
+        hint.format_map(dict(fmt.hint_words({}) if fmt.hint_words else {}))  # every placeholder filled
+
+
+@pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
+def test_a_format_health_semantics_are_well_formed(fmt: Format) -> None:
+    health = fmt.health
+    if health is None:
+        assert fmt.probing is None, "probe facts without health semantics would be half a story"
+        return
+    for semantics in (health, *(older for _, older in health.older)):
+        assert semantics.endpoint.startswith("/")
+        assert semantics.starting == REFUSED or re.fullmatch(r"[1-5]\d\d", semantics.starting)
+        assert 200 <= semantics.ready_status < 300
+        assert semantics.body in ("empty", "json", "text")
+        assert semantics.interpret(semantics.ready_status) == READY
+        assert semantics.interpret(None) == STARTING
+        assert all(s != semantics.ready_status for s in semantics.dead_statuses)
+    lasts = [last for last, _ in health.older]
+    assert all(valid_version(v) for v in lasts) and lasts == sorted(lasts, key=version_key)
+    if health.since is not None:
+        assert valid_version(health.since) and all(version_key(v) < version_key(health.since) for v in lasts)
+    assert (health.ready_endpoint is None) <= (health.ready_endpoint_since is None)
+    for route in health.routes:
+        assert route.path.startswith("/") and route.path != health.endpoint
+        assert route.body in ("empty", "models", "model_info")
+        assert route.since is None or valid_version(route.since)
+    assert fmt.probing is not None, "wait snippets need the port and probe facts"
+    assert 0 < fmt.probing.default_port < 65536 and fmt.probing.probe_timeout > 0
+    assert fmt.probing.crash_markers and all(m.strip() for m in fmt.probing.crash_markers)

@@ -14,8 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from firedup.core.health import DEAD, READY, SGLANG_HEALTH, STARTING, UNKNOWN, VLLM_HEALTH, version_key
+from firedup.core.health import DEAD, READY, STARTING, UNKNOWN, version_key
 from firedup.formats import all_formats
+from firedup.formats.sglang import HEALTH as SGLANG_HEALTH
+from firedup.formats.vllm import HEALTH as VLLM_HEALTH
 
 
 def test_every_engine_declares_its_health_semantics() -> None:

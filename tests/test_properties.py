@@ -58,7 +58,7 @@ def run_pipeline(data: bytes, name: str = "input.log") -> tuple[int, int] | None
         events, stats, clock = scan(SGLANG, counted())
     except InputError:
         return None
-    runs = build_timeline(events, source.name, SGLANG.name, clock.date_source, SGLANG.config_defaults)
+    runs = build_timeline(events, source.name, SGLANG, clock.date_source)
     json.dumps([run.as_contract() for run in runs])  # the contract is always serialisable
     assert stats.logical == logical
     assert stats.logical == stats.matched + stats.runtime + stats.timestamped + stats.other

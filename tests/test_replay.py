@@ -25,7 +25,9 @@ from _live import (
     wait_for_text,
 )
 from conftest import CORPUS
-from firedup.core.health import SGLANG_HEALTH, VLLM_HEALTH, answer
+from firedup.core.health import answer
+from firedup.formats.sglang import HEALTH as SGLANG_HEALTH
+from firedup.formats.vllm import HEALTH as VLLM_HEALTH
 from firedup.live.replay import load_script
 
 
@@ -72,24 +74,24 @@ def test_the_version_is_read_from_the_logs_shape(log: Path, version: str, health
     script = load_script(log)
     assert script.version.describe().startswith(version)
     picked = script.version.pick()
-    assert answer(SGLANG_HEALTH, "sglang", "/health", "starting", picked)[0] == health_warming
-    assert (answer(SGLANG_HEALTH, "sglang", "/ready", "starting", picked)[0] == 503) is ready_route
-    assert answer(SGLANG_HEALTH, "sglang", "/health", "closed", picked)[0] is None
+    assert answer(SGLANG_HEALTH, "/health", "starting", picked)[0] == health_warming
+    assert (answer(SGLANG_HEALTH, "/ready", "starting", picked)[0] == 503) is ready_route
+    assert answer(SGLANG_HEALTH, "/health", "closed", picked)[0] is None
 
 
 def test_an_explicit_server_version_wins() -> None:
     script = load_script(OLD_READY, server_version="0.5.20")
-    assert answer(SGLANG_HEALTH, "sglang", "/health", "starting", script.version.pick())[0] == 503
-    assert answer(SGLANG_HEALTH, "sglang", "/ready", "ready", "0.5.20")[0] == 200
-    assert answer(SGLANG_HEALTH, "sglang", "/ready", "ready", "0.5.19")[0] == 404
-    assert answer(SGLANG_HEALTH, "sglang", "/model_info", "starting", "0.5.5")[0] == 404  # added in 0.5.6
+    assert answer(SGLANG_HEALTH, "/health", "starting", script.version.pick())[0] == 503
+    assert answer(SGLANG_HEALTH, "/ready", "ready", "0.5.20")[0] == 200
+    assert answer(SGLANG_HEALTH, "/ready", "ready", "0.5.19")[0] == 404
+    assert answer(SGLANG_HEALTH, "/model_info", "starting", "0.5.5")[0] == 404  # added in 0.5.6
 
 
 def test_vllm_is_refused_until_ready_then_200() -> None:
-    assert answer(VLLM_HEALTH, "vllm", "/health", "starting", None)[0] is None
-    assert answer(VLLM_HEALTH, "vllm", "/health", "ready", None)[0] == 200
-    assert answer(VLLM_HEALTH, "vllm", "/ping", "ready", "0.6.3")[0] == 404
-    assert answer(VLLM_HEALTH, "vllm", "/v1/models", "ready", None) == (200, "models")
+    assert answer(VLLM_HEALTH, "/health", "starting", None)[0] is None
+    assert answer(VLLM_HEALTH, "/health", "ready", None)[0] == 200
+    assert answer(VLLM_HEALTH, "/ping", "ready", "0.6.3")[0] == 404
+    assert answer(VLLM_HEALTH, "/v1/models", "ready", None) == (200, "models")
 
 
 def test_a_crash_exits_like_sglang_sigquit_path_and_a_dead_scheduler_with_1(tmp_path: Path) -> None:

@@ -691,3 +691,17 @@ def test_on_a_terminal_one_status_line_is_redrawn_instead_of_phase_lines(tmp_pat
     assert not re.search(r"^\s+\+\d+:\d\d\s+load_weights", err.getvalue(), re.M)  # no phase list on a TTY
     assert err.getvalue().endswith("\r\x1b[K")  # the status line is cleared before the verdict
     assert out.getvalue().startswith("READY in 36 s")
+
+
+def test_a_log_of_no_known_engine_is_said_so_and_read_once_an_engine_shows(tmp_path: Path) -> None:
+    """A wrapper's chatter before the server starts used to be read as one default engine after
+    200 lines, so a vLLM startup behind it was read with the wrong rules and never got ready."""
+    log = tmp_path / "server.log"
+    log.write_text("".join(f"wrapper: waiting for the model volume ({i})\n" for i in range(250)))
+    script = _Script(log, ["", VLLM_READY.read_text()])
+    waiter, out, err = _waiter(log, script)
+    assert waiter.run_loop() == 0, err.getvalue()
+    assert err.getvalue().count("no known engine") == 1
+    assert f"note: {log}: no known engine: none of sglang, vllm recognises its first lines" in err.getvalue()
+    assert waiter.fmt is not None and waiter.fmt.name == "vllm"
+    assert out.getvalue().startswith("READY in ")

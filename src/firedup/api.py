@@ -62,7 +62,7 @@ def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None,
     """Files, folders, globs or "-" (stdin) -> `ParseResult`: runs (each with milestones, phases
     and its crash), the inputs that could not be read (`.errors`) and what each source held.
 
-    `engine` forces a format ("sglang", "vllm") instead of sniffing it; `date` dates logs that
+    `engine` forces a format (a name from `firedup.formats.known_engines()`) instead of sniffing it; `date` dates logs that
     print only times; `all_files` reads every file of a folder, not only *.log/.txt/.out/.gz.
     Raises UnknownEngineError for an engine no format knows (before reading anything).
     """

@@ -53,6 +53,16 @@ def input_options(func: F) -> F:
     return click.argument("paths", nargs=-1, required=True, metavar="PATH...")(_reading_options(func))
 
 
+def _engine_help() -> str:
+    """The --engine help, naming the registered engines (the format modules say which)."""
+    from firedup.formats import known_engines
+
+    return f"Force the log format ({known_engines()}) instead of sniffing it."
+
+
+ENGINE_HELP = _engine_help()
+
+
 def _reading_options(func: F) -> F:
     """How logs are read: the format, the date for logs without one, which files to take."""
     func = click.option("--all", "all_files", is_flag=True,
@@ -60,7 +70,7 @@ def _reading_options(func: F) -> F:
     func = click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
                         help="Date for logs that print only times (or no year).")(func)
     return click.option("--engine", default=None, metavar="NAME",
-                        help="Force the log format (sglang, vllm) instead of sniffing it.")(func)
+                        help=ENGINE_HELP)(func)
 
 
 def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> ParseResult:
@@ -69,7 +79,11 @@ def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     for err in result.errors:
         click.echo(f"firedup: {err}", err=True)
     for report in result.sources:
-        if report.runs == 0:  # readable, but probably not the log the user meant
+        if report.engine is None:  # readable, but no engine firedup knows wrote it
+            from firedup.formats import no_known_engine
+
+            click.echo(f"firedup: {report.source}: {no_known_engine()}", err=True)
+        elif report.runs == 0:  # readable, but probably not the log the user meant
             click.echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
     return result
 
@@ -111,7 +125,7 @@ class FiredupGroup(click.Group):
 @click.group(cls=FiredupGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="firedup")
 def cli() -> None:
-    """Profile the startup of LLM inference servers (SGLang, vLLM) from their logs.
+    """Profile the startup of LLM inference servers from their logs (engines: see --engine).
 
     \b
     Exit codes: 0 all inputs parsed, 1 some inputs unreadable (the rest is
@@ -276,7 +290,7 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--store", "store", default=None, metavar="DIR",
               help="The store to add to (default: $FIREDUP_STORE, else the user data dir).")
-@click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
+@click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 @click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
               help="Date for logs that print only times (or no year).")
 @click.option("--all", "all_files", is_flag=True, help="In directories, read every file, not only *.log/.txt/.out/.gz.")
@@ -355,7 +369,7 @@ def _byte_progress(label: str) -> Callable[[int, int], None] | None:
               help="Approximate size of each --many log.")
 def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only: bool, long_size: int | None,
           startups: int, many: int | None, many_size: int) -> None:
-    """Write synthetic SGLang and vLLM startup logs with their ground truth (truth.json).
+    """Write synthetic startup logs of the built-in engines with their ground truth (truth.json).
 
     \b
     By default: the bundled sample set (README.md, truth.json and one .log per scenario),
@@ -487,7 +501,7 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
                    "at least 30 s; 180 s without history).")
 @click.option("--url-grace", type=float, default=30.0, show_default=True, metavar="SECONDS",
               help="After the log's ready line, how long the URL may take to answer 200 before it is called wrong (exit 1).")
-@click.option("--engine", default=None, metavar="NAME", help="Force the log format (sglang, vllm) instead of sniffing it.")
+@click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 @click.option("--from-end", is_flag=True,
               help="Ignore what the log already holds: wait for a startup that begins after now "
                    "(for a log appended across restarts).")
@@ -531,22 +545,23 @@ def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tupl
               help="Write the log's lines here, at their original pace / --speed.")
 @click.option("--speed", type=float, default=1.0, show_default=True, metavar="N", help="Replay N times faster.")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="P",
-              help="Serve HTTP on 127.0.0.1:P (default: the port the log names, else 30000; 0 = any free port).")
+              help="Serve HTTP on 127.0.0.1:P (default: the port the log names, else the engine's default; "
+                   "0 = any free port).")
 @click.option("--server-version", default=None, metavar="VERSION",
               help="The engine version whose HTTP semantics to serve (default: read from the log's shape).")
 @click.option("--hold", type=float, default=None, metavar="SECONDS",
               help="After the last line, keep serving this long (default: until interrupted).")
-@click.option("--engine", default=None, metavar="NAME", help="Force the log format instead of sniffing it.")
+@click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: float | None,
            engine: str | None) -> None:
     """Re-enact a recorded startup: write its log at pace and serve its HTTP answers.
 
     \b
-    Nothing listens on the port before the log's `Uvicorn running` line; then
-    SGLang's /health answers 503 with an empty body until the ready line
-    (200 during warm-up on 0.4.10.post1 and older), /ready exists on 0.5.20+,
-    /v1/models and /model_info answer as soon as the port opens. The process
-    exits as the server did: 137 (SIGKILL) or 1 for a crash.
+    Nothing listens on the port before the log shows it open; then the health
+    endpoint answers as that engine version's did (503 with an empty body until
+    the ready line, say, or connection refused), a readiness endpoint where the
+    version has one, and /v1/models and the like as soon as the port opens. The
+    process exits as the server did: 137 (SIGKILL) or 1 for a crash.
     """
     from pathlib import Path
 

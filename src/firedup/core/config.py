@@ -1,7 +1,7 @@
 """The flags of a run, read from the args dump the server prints at start.
 
-SGLang prints `server_args=ServerArgs(...)`, a dataclass repr of up to 13 k characters with
-nested quotes, lists and dicts; 0.5.19+ print a dict instead. Both are Python syntax, so
+An args dump such as `server_args=ServerArgs(...)` is a dataclass repr of up to 13 k characters
+with nested quotes, lists and dicts, or a dict. Both are Python syntax, so
 `ast` reads them; splitting on commas would break on the first nested list. A dump cut
 short by a terminal is read up to its last complete field.
 """

@@ -1,17 +1,15 @@
 """How an engine's health endpoint answers while it starts, once ready, and after it died.
 
 `budget`, `wait` and `replay` must not guess this: the motivating outage was a wait loop
-that grepped SGLang's `/health` for "ok" while the body is always empty. Each format
-declares its semantics as data (`Format.health`); the functions here read them.
-Facts come from shared/formats/sglang.md §3 and shared/formats/vllm.md §3.
+that grepped an engine's `/health` for "ok" while the body is always empty. Each format
+declares its semantics as data (`Format.health`, built from these types in the format's
+module); the functions here read them. Facts: shared/formats/<engine>.md §3.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 # What a probe can observe, from the most to the least alive.
 READY = "ready"
@@ -22,17 +20,30 @@ UNKNOWN = "unknown"
 REFUSED = "refused"  # `starting` value: nothing listens on the port yet (TCP connection refused)
 
 
+# What else an engine's HTTP server answers: `firedup replay` serves these routes and
+# `firedup wait` explains them. None is gated on readiness: they answer as soon as the port
+# is open (shared/formats/<engine>.md §3).
+@dataclass(frozen=True)
+class Route:
+    path: str
+    body: str = "empty"  # "empty" | "models" (OpenAI model list) | "model_info"
+    since: str | None = None
+    health_alias: bool = False  # answers exactly like the health endpoint
+
+
 @dataclass(frozen=True)
 class HealthSemantics:
     """One engine's health endpoint, for the versions from `since` on.
 
     `starting` is what a probe of `endpoint` gets after the process started and before the
-    engine is ready: "refused" (no listener: vLLM binds but only listens once ready) or an
-    HTTP status as text ("503": SGLang answers once uvicorn is up). `before_listen` is what
+    engine is ready: "refused" (no listener: an engine that binds but only listens once
+    ready) or an HTTP status as text ("503": an engine whose HTTP server answers while the
+    model still loads). `before_listen` is what
     it gets before the HTTP server exists at all. `body` describes a healthy answer's body;
     "empty" means: test the status code, never the text. `ready_endpoint` is a dedicated
     readiness endpoint when the engine has one. `older` lists (last version, semantics)
-    pairs for earlier versions that behaved differently, oldest first.
+    pairs for earlier versions that behaved differently, oldest first. `routes` are the
+    server's other endpoints (not readiness signals).
     """
 
     endpoint: str
@@ -46,6 +57,7 @@ class HealthSemantics:
     since: str | None = None
     note: str = ""
     older: tuple[tuple[str, HealthSemantics], ...] = field(default=(), compare=False)
+    routes: tuple[Route, ...] = field(default=(), compare=False)
 
     def for_version(self, version: str | None) -> HealthSemantics:
         """The semantics of one engine version (the newest when the version is unknown)."""
@@ -101,66 +113,9 @@ def version_key(version: str) -> tuple[tuple[int, ...], int, int, int]:
     return (release, pre, pre_n, post)
 
 
-VLLM_HEALTH = HealthSemantics(
-    endpoint="/health",
-    starting=REFUSED,
-    ready_status=200,
-    body="empty",
-    before_listen=REFUSED,
-    dead_statuses=(500, 503),
-    note=("the port is bound early but only listens after `Application startup complete.`: "
-          "until then a probe gets connection refused, never an HTTP status; /ping equals /health (0.7+); "
-          "an engine that died answers 500 (<=0.10) or 503 (0.11+), empty"),
-)
-
-_SGLANG_OLD_HEALTH = HealthSemantics(
-    endpoint="/health",
-    starting="200",
-    ready_status=200,
-    body="empty",
-    dead_statuses=(),
-    note="<=0.4.10.post1: /health answers 200 as soon as uvicorn is up; it proves nothing about the engine",
-)
-
-SGLANG_HEALTH = HealthSemantics(
-    endpoint="/health",
-    starting="503",
-    ready_status=200,
-    body="empty",
-    before_listen=REFUSED,
-    dead_statuses=(),
-    ready_endpoint="/ready",
-    ready_endpoint_since="0.5.20",
-    since="0.4.10.post2",
-    note=("connection refused until uvicorn listens, then 503 while starting, 200 once ready; "
-          "every body is empty, so `grep ok` never matches; a failed health generation also answers 503"),
-    older=(("0.4.10.post1", _SGLANG_OLD_HEALTH),),
-)
-
-
 def valid_version(text: str) -> bool:
     return _VERSION.fullmatch(text.strip().lstrip("v")) is not None
 
-
-# --- everything else the HTTP server answers ------------------------------------------------
-#
-# `firedup replay` serves these and `firedup wait` explains them. None of these routes is
-# gated on readiness: they answer as soon as the port is open (sglang.md §3.2, vllm.md §3).
-
-
-@dataclass(frozen=True)
-class Route:
-    path: str
-    body: str = "empty"  # "empty" | "models" (OpenAI model list) | "model_info"
-    since: str | None = None
-    health_alias: bool = False  # answers exactly like the health endpoint
-
-
-ROUTES: dict[str, tuple[Route, ...]] = {
-    "sglang": (Route("/health_generate", health_alias=True), Route("/v1/models", "models"),
-               Route("/get_model_info", "model_info"), Route("/model_info", "model_info", since="0.5.6")),
-    "vllm": (Route("/ping", health_alias=True, since="0.7.0"), Route("/v1/models", "models")),
-}
 
 # Paths that answer 200 as soon as the HTTP server is up, in every version: not readiness.
 NOT_READINESS = ("/v1/models", "/get_model_info", "/model_info", "/get_server_info", "/server_info", "/metrics",
@@ -176,8 +131,7 @@ def _has(since: str | None, version: str | None) -> bool:
     return since is None or version is None or version_key(version) >= version_key(since)
 
 
-def answer(health: HealthSemantics, engine: str, path: str, stage: str,
-           version: str | None) -> tuple[int | None, str]:
+def answer(health: HealthSemantics, path: str, stage: str, version: str | None) -> tuple[int | None, str]:
     """(status, body kind) of a GET of `path` in `stage` ("closed" | "starting" | "ready").
 
     None: the connection is refused (nothing listens).
@@ -186,7 +140,7 @@ def answer(health: HealthSemantics, engine: str, path: str, stage: str,
         return None, "empty"
     semantics = health.for_version(version)
     path = path.split("?", 1)[0]
-    routes = {r.path: r for r in ROUTES.get(engine, ()) if _has(r.since, version)}
+    routes = {r.path: r for r in health.routes if _has(r.since, version)}
     route = routes.get(path)
     if path == semantics.endpoint or (route is not None and route.health_alias):
         if stage == "ready":
@@ -231,63 +185,3 @@ class VersionGuess:
         else:
             return "version unknown"
         return span + (f" ({'; '.join(self.evidence)})" if self.evidence else "")
-
-
-# (event name, field test, bound, version, evidence). Lower bounds are features a version
-# introduced; upper bounds are things a later version removed or replaced (sglang.md §7).
-_SGLANG_MARKERS: tuple[tuple[str, str, str, str], ...] = (
-    ("init_parallel", "low", "0.5.21", "'Init parallel begin' replaced 'Init torch distributed' in 0.5.21"),
-    ("args_dict", "low", "0.5.19", "server_args is printed as a dict from 0.5.19"),
-    ("engine_timings", "low", "0.5.17", "'Engine startup timings' appeared in 0.5.17"),
-    ("capture_target", "low", "0.5.14", "'Capture target ... graph' lines appeared in 0.5.14"),
-    ("kv_dtype", "low", "0.5.13", "'KV Cache is allocated. dtype:' appeared in 0.5.13"),
-    ("elapsed_fields", "low", "0.5.9", "'elapsed=' on load/init lines appeared in 0.5.9"),
-    ("skip_server_warmup", "low", "0.4.9", "ServerArgs has skip_server_warmup (0.4.9+)"),
-    ("no_skip_server_warmup", "high", "0.4.8", "the complete ServerArgs has no skip_server_warmup (added in 0.4.9)"),
-    ("args_repr", "high", "0.5.18", "server_args is a ServerArgs(...) repr (a dict from 0.5.19)"),
-    ("init_nccl", "high", "0.3.3", "'Init nccl begin' was renamed in 0.3.4"),
-)
-
-
-def sglang_version_guess(events: Iterable[Any], config: Mapping[str, Any], config_complete: bool) -> VersionGuess:
-    """Version bounds from unambiguous markers of one run (events of firedup.read.engine)."""
-    seen: set[str] = set()
-    for e in events:
-        text = getattr(e, "text", "")
-        name = getattr(e, "name", "")
-        if name == "dist_init.begin" and text.startswith("Init parallel"):
-            seen.add("init_parallel")
-        elif name == "dist_init.begin" and text.startswith("Init nccl"):
-            seen.add("init_nccl")
-        elif name == "server_args":
-            args = str(e.fields.get("args", ""))
-            seen.add("args_dict" if args.startswith("{") else "args_repr")
-        elif name == "engine.timings":
-            seen.add("engine_timings")
-        elif name.endswith("cuda_graph.begin") and text.startswith(("Capture target", "Capture draft decode",
-                                                                     "Capture draft verify", "Capture draft extend C")):
-            seen.add("capture_target")
-        elif name == "kv_cache.allocated" and "dtype:" in text:
-            seen.add("kv_dtype")
-        elif name in ("load_weight.end", "dist_init.end") and "elapsed=" in text:
-            seen.add("elapsed_fields")
-    if seen & {"args_repr", "args_dict"}:
-        if "skip_server_warmup" in config:
-            seen.add("skip_server_warmup")
-        elif config_complete and "args_repr" in seen:
-            seen.add("no_skip_server_warmup")
-    low: str | None = None
-    high: str | None = None
-    evidence: list[str] = []
-    for key, bound, version, why in _SGLANG_MARKERS:
-        if key not in seen:
-            continue
-        if bound == "low" and (low is None or version_key(version) > version_key(low)):
-            low = version
-            evidence.append(why)
-        elif bound == "high" and (high is None or version_key(version) < version_key(high)):
-            high = version
-            evidence.append(why)
-    if low is not None and high is not None and version_key(low) > version_key(high):
-        return VersionGuess(None, None, ("contradictory markers: " + "; ".join(evidence),))
-    return VersionGuess(low, high, tuple(evidence))

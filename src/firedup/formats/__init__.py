@@ -1,6 +1,7 @@
 """The format registry: every module in this package that defines `FORMAT` is an engine.
 
-Adding an engine means adding a module here; nothing else in firedup names engines.
+Adding an engine means adding a module here; nothing else in firedup names engines (a test
+holds that). A format defined elsewhere (a plugin, a test) joins with `register`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from functools import cache
 from firedup.errors import UnknownEngineError
 from firedup.formats.base import Format, Header, Rule
 
-__all__ = ["Format", "Header", "Rule", "all_formats", "get_format", "sniff"]
+__all__ = ["Format", "Header", "Rule", "all_formats", "get_format", "known_engines", "no_known_engine", "register", "sniff", "unregister"]
 
 _NOT_ENGINES = {"base"}
 
@@ -32,6 +33,23 @@ def all_formats() -> dict[str, Format]:
     return found
 
 
+def register(fmt: Format) -> Format:
+    """Add a format defined outside this package; it then sniffs, parses, waits and replays
+    like the built-in ones. Replaces a format of the same name."""
+    all_formats()[fmt.name] = fmt
+    return fmt
+
+
+def unregister(name: str) -> None:
+    """Forget a format added with `register` (a test cleaning up after itself)."""
+    all_formats().pop(name, None)
+
+
+def known_engines() -> str:
+    """`sglang, vllm`: the registered names, for help texts and messages."""
+    return ", ".join(sorted(all_formats()))
+
+
 def get_format(name: str) -> Format:
     formats = all_formats()
     try:
@@ -41,11 +59,17 @@ def get_format(name: str) -> Format:
         raise UnknownEngineError(f"unknown engine {name!r} (known: {known})") from None
 
 
-def sniff(sample: str, default: str = "sglang", found: Container[str] | None = None) -> Format:
-    """The format whose sniff literals best explain `sample`; `default` on a tie at zero.
+def sniff(sample: str, found: Container[str] | None = None) -> Format | None:
+    """The format whose sniff literals best explain `sample`; None when no format sees any
+    of its literals (an input of no known engine is never read as some default engine).
     `found`: the sniff literals a caller already found in `sample` (the batch engine's scan)."""
     formats = all_formats()
     scored = sorted(((fmt.sniff(sample, found), name) for name, fmt in formats.items()), reverse=True)
     if not scored or scored[0][0] <= 0:
-        return formats[default]
+        return None
     return formats[scored[0][1]]
+
+
+def no_known_engine() -> str:
+    """Why an input no format recognises is not read, and what would help (one line)."""
+    return f"no known engine: none of {known_engines()} recognises its first lines; name one with --engine"

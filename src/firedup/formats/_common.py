@@ -31,3 +31,18 @@ PYTHON_ERRORS = (
     Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
          ("out of memory", "CUDA error", "OutOfMemoryError")),
 )
+
+# Frames that place a crash in a phase, by the function the model runner was in; both
+# engines' runners (and the distributed libraries they share) use these names. Graph
+# *capture* only: a replay during the warm-up request is not the capture phase. Text until
+# a crash needs them (`re` compiles and caches them then).
+FRAME_STAGES = (
+    ("dist_init", r"in (?:init_torch_distributed|init_distributed_environment|initialize_model_parallel)$"),
+    ("load_weights", r"in (?:load_model|load_weights\w*|process_weights_after_loading|weight_loader)$"),
+    ("kv_cache", r"in (?:init_memory_pool|profile_max_num_token|init_cache_with_memory_pool)$"),
+    ("cuda_graph", r"in (?:\w*capture_cuda_graph\w*|init_cuda_graphs|init_device_graphs|capture|capture_one_batch_size|_capture_graph)$"
+                   r"|cuda_graph_runner\.py\", line \d+, in __init__$"),
+)
+# Error lines that prove a crash happened inside graph capture (so graphs were on).
+CAPTURE_TRACE = (r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
+                 r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")

@@ -141,6 +141,18 @@ class ArgsDump:
 
 
 @dataclass(frozen=True)
+class Probing:
+    """How to wait for an engine from outside, beyond what its health endpoint answers."""
+
+    default_port: int
+    listens_after: str  # what the engine finishes before anything answers on its port
+    probe_timeout: int  # seconds one probe may take (k8s timeoutSeconds, curl --max-time)
+    probe_timeout_why: str
+    crash_markers: tuple[str, ...]  # fixed strings in the log that mean the start failed
+    loud_body: bool = False  # say EMPTY in capitals: an engine whose empty body broke a wait loop
+
+
+@dataclass(frozen=True)
 class Format:
     """An engine's line layout and rules, plus how to recognise its logs.
 
@@ -148,6 +160,10 @@ class Format:
     literals it sees in a sample of the file. The registry picks the highest score.
     `runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
     that the engines may skip without running any rule.
+
+    Everything else firedup knows about an engine is a field here too, each with a neutral
+    default (an engine that declares nothing gets the contract's milestones and stages, no
+    health semantics, the generic crash advice): no other module names an engine.
     """
 
     name: str
@@ -165,43 +181,77 @@ class Format:
     # The values an engine uses for flags its launch command leaves out.
     config_defaults: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
-    # --- what the timeline needs to know about this engine (defaults are SGLang's) -----
+    # How people write the engine's name ("SGLang"); "" means `name`. See `display`.
+    title: str = ""
+    # The engine's version range this module reads, as the description states it: "0.1-0.5.23".
+    versions: str = ""
+    # --- what the timeline needs to know about this engine (defaults are neutral) -----
     # Reads the `server_args` event's `args` text; None: firedup.core.config.read_server_args.
     read_args: Callable[[str], ArgsDump] | None = None
     # Adds the engine-neutral flags (tp_size, disable_cuda_graph, ...) to a merged config;
     # gets the config and the `config_inferred` notes, and updates both.
     derive_config: Callable[[dict[str, Any], dict[str, str]], None] | None = None
+    # Milestones of this engine beyond shared/CONTRACT.md's, all lines of the model runner
+    # (so they also end the launch phase and start the HTTP server's).
+    milestones: frozenset[str] = frozenset()
+    # Of those, the ones a log that shows the process start opens the runner's work with.
+    runner_opens: tuple[str, ...] = ()
     # The phase a run is in right after each milestone, over the shared table.
     stage_after: Mapping[str, str] = field(default_factory=dict)
     # stage -> (flag, value, stage instead): a stage the config turned off (flag == value)
     # is skipped. Empty: the shared default (no graphs -> straight to the HTTP server).
     stage_skips: Mapping[str, tuple[str, Any, str]] = field(default_factory=dict)
+    # Milestone -> phase, for phases the log reports only as a duration on the line that ends them.
+    reported_phases: Mapping[str, str] = field(default_factory=dict)
+    # Phases that span others, with the phases they span: stacked with the phases inside,
+    # they would count the same seconds twice (cross-run views use the union: `umbrella_phases`).
+    umbrella_phases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # A second weight load (dist init, KV pool) on the same rank is a speculative draft
-    # model (SGLang repeats its runner for the draft). False: repeats are the same model.
-    draft_by_repeat: bool = True
+    # model (an engine that repeats its runner for the draft). False: repeats are the same model.
+    draft_by_repeat: bool = False
+    # A regex over a weight load's `model_type` field naming a draft model's architecture.
+    draft_model_types: str | None = None
     # Phases measured between milestones of one rank: (phase, begin events, end events);
     # the phase runs from the last begin before the first end that follows it.
     timestamp_phases: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]] = ()
-    # The phase between the HTTP server starting and `ready` (SGLang: the warm-up request).
-    after_http_phase: str = "warmup"
+    # The phase between the HTTP server starting and `ready` ("warmup" for an engine that
+    # sends itself a warm-up request once it listens).
+    after_http_phase: str = "http_start"
     # The event that means "the engine is ready" for a run without an HTTP server (offline
     # engine) when no args line says which kind of process this is.
     offline_ready: str | None = None
-    # True when scheduler lines carry a TP tag only if tp_size > 1 (SGLang): an untagged
-    # complete startup then proves tp_size = 1.
-    rank_tags_only_when_parallel: bool = True
+    # Headers whose args line means an offline engine (no HTTP server to wait for).
+    offline_headers: frozenset[str] = frozenset()
+    # True when scheduler lines carry a TP tag only if tp_size > 1: an untagged complete
+    # startup then proves tp_size = 1. False: ranks are counted from process tags.
+    rank_tags_only_when_parallel: bool = False
     # Milestones every rank prints, so the number of processes printing one is the world size.
     every_rank_prints: tuple[str, ...] = ()
+    # (phase, regex over a traceback frame line): the function a crash happened in places it.
+    frame_stages: Sequence[tuple[str, str]] = ()
+    # A regex over error lines proving a crash inside graph capture (so graphs were on).
+    capture_trace: str | None = None
     # How the health endpoint answers while starting and once ready (firedup.core.health).
     health: HealthSemantics | None = None
+    # What wait snippets need beyond `health`: port, probe timeout, crash markers.
+    probing: Probing | None = None
     # Bounds on the engine version from one run's events, args and whether the args were
     # whole: the HTTP semantics `wait` and `replay` expect depend on it. None: not known.
     version_guess: Callable[[Iterable[Any], Mapping[str, Any], bool], VersionGuess] | None = None
     # Crash events after which the engine SIGKILLs its own process tree (exit status 137);
     # other deaths before ready exit with status 1.
     kills_tree_on: frozenset[str] = frozenset({"error.killed"})
+    # Why such a crash ends with status 137, for `replay` to say.
+    tree_kill_note: str = "killed by a signal"
     # (crash category, phase or "*") -> advice naming this engine's flags; over crash.HINTS.
     hints: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    # The words a hint's placeholders take for one run's flags ({graph_bs_flag}, ...).
+    hint_words: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
+
+    @property
+    def display(self) -> str:
+        """The engine's name as people write it, for messages."""
+        return self.title or self.name
 
     # Compiled on first use: sniffing reads every format's table, parsing only one's.
     @cached_property

@@ -9,11 +9,12 @@ come before general ones. Regexes avoid look-arounds and back-references so that
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from firedup.core.health import SGLANG_HEALTH, sglang_version_guess
+from firedup.core.health import REFUSED, HealthSemantics, Route, VersionGuess, version_key
 from firedup.formats import _common
-from firedup.formats.base import Format, Header, Rule, to_float, to_int, to_list
+from firedup.formats.base import Format, Header, Probing, Rule, to_float, to_int, to_list
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -268,8 +269,134 @@ RULES = (
     Rule("error.usage", r"^(?:[\w.-]+\.py|sglang(?: serve)?): error: (?P<exc_msg>.+)$", ": error: "),
 )
 
+# --- what the rest of firedup needs to know about SGLang -----------------------------------
+
+# The health endpoint, sglang.md §3: what `wait`, `replay` and the snippets rely on.
+_OLD_HEALTH = HealthSemantics(
+    endpoint="/health",
+    starting="200",
+    ready_status=200,
+    body="empty",
+    dead_statuses=(),
+    note="<=0.4.10.post1: /health answers 200 as soon as uvicorn is up; it proves nothing about the engine",
+)
+
+HEALTH = HealthSemantics(
+    endpoint="/health",
+    starting="503",
+    ready_status=200,
+    body="empty",
+    before_listen=REFUSED,
+    dead_statuses=(),
+    ready_endpoint="/ready",
+    ready_endpoint_since="0.5.20",
+    since="0.4.10.post2",
+    note=("connection refused until uvicorn listens, then 503 while starting, 200 once ready; "
+          "every body is empty, so `grep ok` never matches; a failed health generation also answers 503"),
+    older=(("0.4.10.post1", _OLD_HEALTH),),
+    # answered as soon as the port is open (sglang.md §3.2)
+    routes=(Route("/health_generate", health_alias=True), Route("/v1/models", "models"),
+            Route("/get_model_info", "model_info"), Route("/model_info", "model_info", since="0.5.6")),
+)
+
+PROBING = Probing(
+    default_port=30000, listens_after="weights are loaded and graphs captured", loud_body=True,
+    probe_timeout=5,
+    probe_timeout_why="SGLang's /health runs a 1-token generation (>= 1 s) once ready; the k8s default "
+                      "of 1 s fails a healthy server",
+    crash_markers=("hit an exception", "Received sigquit from a child process", "scheduler is dead",
+                   "died during initialization", "Initialization failed", "Application startup failed"),
+)
+
+# (marker, bound, version, evidence). Lower bounds are features a version introduced; upper
+# bounds are things a later version removed or replaced (sglang.md §7).
+_MARKERS: tuple[tuple[str, str, str, str], ...] = (
+    ("init_parallel", "low", "0.5.21", "'Init parallel begin' replaced 'Init torch distributed' in 0.5.21"),
+    ("args_dict", "low", "0.5.19", "server_args is printed as a dict from 0.5.19"),
+    ("engine_timings", "low", "0.5.17", "'Engine startup timings' appeared in 0.5.17"),
+    ("capture_target", "low", "0.5.14", "'Capture target ... graph' lines appeared in 0.5.14"),
+    ("kv_dtype", "low", "0.5.13", "'KV Cache is allocated. dtype:' appeared in 0.5.13"),
+    ("elapsed_fields", "low", "0.5.9", "'elapsed=' on load/init lines appeared in 0.5.9"),
+    ("skip_server_warmup", "low", "0.4.9", "ServerArgs has skip_server_warmup (0.4.9+)"),
+    ("no_skip_server_warmup", "high", "0.4.8", "the complete ServerArgs has no skip_server_warmup (added in 0.4.9)"),
+    ("args_repr", "high", "0.5.18", "server_args is a ServerArgs(...) repr (a dict from 0.5.19)"),
+    ("init_nccl", "high", "0.3.3", "'Init nccl begin' was renamed in 0.3.4"),
+)
+
+
+def version_guess(events: Iterable[Any], config: Mapping[str, Any], config_complete: bool) -> VersionGuess:
+    """Version bounds from unambiguous markers of one run (events of firedup.read.engine)."""
+    seen: set[str] = set()
+    for e in events:
+        text = getattr(e, "text", "")
+        name = getattr(e, "name", "")
+        if name == "dist_init.begin" and text.startswith("Init parallel"):
+            seen.add("init_parallel")
+        elif name == "dist_init.begin" and text.startswith("Init nccl"):
+            seen.add("init_nccl")
+        elif name == "server_args":
+            args = str(e.fields.get("args", ""))
+            seen.add("args_dict" if args.startswith("{") else "args_repr")
+        elif name == "engine.timings":
+            seen.add("engine_timings")
+        elif name.endswith("cuda_graph.begin") and text.startswith(("Capture target", "Capture draft decode",
+                                                                     "Capture draft verify", "Capture draft extend C")):
+            seen.add("capture_target")
+        elif name == "kv_cache.allocated" and "dtype:" in text:
+            seen.add("kv_dtype")
+        elif name in ("load_weight.end", "dist_init.end") and "elapsed=" in text:
+            seen.add("elapsed_fields")
+    if seen & {"args_repr", "args_dict"}:
+        if "skip_server_warmup" in config:
+            seen.add("skip_server_warmup")
+        elif config_complete and "args_repr" in seen:
+            seen.add("no_skip_server_warmup")
+    low: str | None = None
+    high: str | None = None
+    evidence: list[str] = []
+    for key, bound, version, why in _MARKERS:
+        if key not in seen:
+            continue
+        if bound == "low" and (low is None or version_key(version) > version_key(low)):
+            low = version
+            evidence.append(why)
+        elif bound == "high" and (high is None or version_key(version) < version_key(high)):
+            high = version
+            evidence.append(why)
+    if low is not None and high is not None and version_key(low) > version_key(high):
+        return VersionGuess(None, None, ("contradictory markers: " + "; ".join(evidence),))
+    return VersionGuess(low, high, tuple(evidence))
+
+
+# Crash advice naming SGLang's flags, over the engine-neutral firedup.timeline.crash.HINTS.
+HINTS = {
+    ("oom", "cuda_graph"): "lower {graph_bs_flag} or --mem-fraction-static{mem_fraction_now} (graph capture needs memory beyond the KV cache)",
+    ("oom", "draft.cuda_graph"): "lower {graph_bs_flag} or --mem-fraction-static{mem_fraction_now}, or fewer --speculative-num-steps",
+    ("oom", "kv_cache"): "the KV cache does not fit: adjust --mem-fraction-static{mem_fraction_now}, or shard wider (--tp-size)",
+    ("oom", "load_weights"): "the weights do not fit: shard wider (--tp-size), use a quantized checkpoint, or free the GPUs",
+    ("oom", "warmup"): "the first forward pass ran out of memory: lower --mem-fraction-static{mem_fraction_now} or --chunked-prefill-size",
+    ("oom", "*"): "GPU out of memory: lower --mem-fraction-static{mem_fraction_now}, {graph_bs_flag} or the context length",
+    ("distributed", "dist_init"): "ranks could not meet: check --dist-init-addr, that every node started, and NCCL_SOCKET_IFNAME / firewalls",
+}
+
+
+def hint_words(flags: Mapping[str, Any]) -> dict[str, str]:
+    """What a hint's placeholders say for this run: the flag names of its version and the
+    value it ran with. 0.5.14+ splits the graph batch-size flag per stage, and 0.5.20+ no
+    longer accepts the old name at all."""
+    per_stage = "cuda_graph_max_bs_decode" in flags or "cuda_graph_backend_decode" in flags
+    fraction = flags.get("mem_fraction_static")
+    return {
+        "graph_bs_flag": "--cuda-graph-max-bs-decode (or --cuda-graph-max-bs-prefill)" if per_stage
+        else "--cuda-graph-max-bs",
+        "mem_fraction_now": f" (it was {fraction})" if isinstance(fraction, (int, float)) else "",
+    }
+
+
 FORMAT = Format(
     name="sglang",
+    title="SGLang",
+    versions="0.1-0.5.23",
     description="SGLang (sgl-project/sglang) server and offline-engine logs, 0.1-0.5.23",
     headers=HEADERS,
     rules=RULES,
@@ -284,6 +411,8 @@ FORMAT = Format(
         "sglang": 2.0,
         " TP0] ": 2.0,
         "Init torch distributed begin": 2.0,
+        # argparse's prefix when the launch command is rejected (often the only line there is)
+        "launch_server.py: error:": 2.0,
     },
     runtime_literals=("Prefill batch", "Decode batch"),
     field_patterns=(
@@ -297,9 +426,24 @@ FORMAT = Format(
     # What a launch command means for the flags it leaves out (ServerArgs defaults).
     config_defaults={"tp_size": 1, "dp_size": 1, "pp_size": 1, "ep_size": 1, "nnodes": 1,
                      "disable_cuda_graph": False, "enable_torch_compile": False},
-    health=SGLANG_HEALTH,
-    version_guess=sglang_version_guess,
+    # the HTTP server sends itself a warm-up request once it listens; ready follows it
+    after_http_phase="warmup",
+    stage_after={"http.running": "warmup", "http.first_request": "warmup"},
+    # a speculative run loads and captures a draft model with the same runner, on the same rank
+    draft_by_repeat=True,
+    draft_model_types=r"(?i)Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash",
+    # the offline Engine logs with "LEVEL file.py:N:"
+    offline_headers=frozenset({"engine"}),
+    rank_tags_only_when_parallel=True,
+    frame_stages=_common.FRAME_STAGES,
+    capture_trace=_common.CAPTURE_TRACE,
+    health=HEALTH,
+    probing=PROBING,
+    version_guess=version_guess,
     # the SIGQUIT path: the main process SIGKILLs its tree and itself (sglang.md §4.3)
     kills_tree_on=frozenset({"error.killed", "error.sigquit", "error.child_exception", "error.warmup",
                              "error.watchdog", "error.child_died"}),
+    tree_kill_note="SGLang's SIGQUIT path kills its process tree",
+    hints=HINTS,
+    hint_words=hint_words,
 )

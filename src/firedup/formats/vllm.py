@@ -21,9 +21,9 @@ import re
 from typing import Any
 
 from firedup.core.config import parse_args_repr
-from firedup.core.health import VLLM_HEALTH
+from firedup.core.health import REFUSED, HealthSemantics, Route
 from firedup.formats import _common
-from firedup.formats.base import ArgsDump, Format, Header, Rule, to_float, to_int
+from firedup.formats.base import ArgsDump, Format, Header, Probing, Rule, to_float, to_int
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -398,6 +398,42 @@ STAGE_AFTER = {
     "http.first_request": "serving",
 }
 
+# Milestones beyond the contract's (CONTRACT.md, "Milestone and phase names for vLLM").
+MILESTONES = frozenset({"engine.init", "model_loading.end", "torch_compile.end", "engine.ready"})
+# Phases the log reports only as a duration on the line that ends them.
+REPORTED_PHASES = {"model_loading.end": "model_loading", "torch_compile.end": "torch_compile",
+                   "engine.ready": "engine_init"}
+# `Model loading took` covers the weights (`Loading weights took`) plus building the model;
+# `init engine ... took` covers compile, KV sizing and graph capture. Stacked with the phases
+# inside they count the same seconds twice, and they never say which step inside was slow.
+UMBRELLA_PHASES = {
+    "model_loading": ("load_weights",),
+    "engine_init": ("torch_compile", "kv_cache", "cuda_graph"),
+}
+
+# The health endpoint, vllm.md §3.
+HEALTH = HealthSemantics(
+    endpoint="/health",
+    starting=REFUSED,
+    ready_status=200,
+    body="empty",
+    before_listen=REFUSED,
+    dead_statuses=(500, 503),
+    note=("the port is bound early but only listens after `Application startup complete.`: "
+          "until then a probe gets connection refused, never an HTTP status; /ping equals /health (0.7+); "
+          "an engine that died answers 500 (<=0.10) or 503 (0.11+), empty"),
+    routes=(Route("/ping", health_alias=True, since="0.7.0"), Route("/v1/models", "models")),
+)
+
+PROBING = Probing(
+    default_port=8000, listens_after="the engine is ready", loud_body=False,
+    probe_timeout=5,
+    probe_timeout_why="a probe must not hang if a version binds the socket before it serves",
+    crash_markers=("EngineCore failed to start", "WorkerProc failed to start",
+                   "initialization failed. See root cause above", "Engine process failed to start",
+                   "Application startup failed"),
+)
+
 HINTS = {
     ("kv_cache_too_small", "*"): ("the KV cache cannot hold one request of the model's max length: raise "
                                   "--gpu-memory-utilization, lower --max-model-len, or shard wider (--tensor-parallel-size)"),
@@ -422,6 +458,8 @@ HINTS = {
 
 FORMAT = Format(
     name="vllm",
+    title="vLLM",
+    versions="0.4-0.34",
     description="vLLM (vllm-project/vllm) OpenAI server and offline-engine logs, 0.4-0.34",
     headers=HEADERS,
     rules=RULES,
@@ -466,7 +504,11 @@ FORMAT = Format(
                      "enforce_eager": False},
     read_args=read_args,
     derive_config=derive_config,
+    milestones=MILESTONES,
+    runner_opens=("engine.init",),
     stage_after=STAGE_AFTER,
+    reported_phases=REPORTED_PHASES,
+    umbrella_phases=UMBRELLA_PHASES,
     # --enforce-eager / -O0 turn torch.compile off; no graphs: KV allocation goes straight on
     stage_skips={"torch_compile": ("enable_torch_compile", False, "kv_cache"),
                  "cuda_graph": ("disable_cuda_graph", True, "engine_init")},
@@ -479,6 +521,9 @@ FORMAT = Format(
     offline_ready="engine.ready",
     rank_tags_only_when_parallel=False,
     every_rank_prints=("load_weight.begin",),
-    health=VLLM_HEALTH,
+    frame_stages=_common.FRAME_STAGES,
+    capture_trace=_common.CAPTURE_TRACE,
+    health=HEALTH,
+    probing=PROBING,
     hints=HINTS,
 )

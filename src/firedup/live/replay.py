@@ -3,9 +3,10 @@
 Wait scripts, Kubernetes probes and `firedup wait` itself are hard to test without a GPU
 and a 15-minute startup. `replay` writes a recorded log line by line at its original pace
 (divided by `speed`) and serves the engine's endpoints on 127.0.0.1 with the answers the
-engine gave at that moment (`firedup.core.health`): nothing listens before `Uvicorn running`,
-SGLang's `/health` is 503 with an empty body until the ready line (200 on 0.4.10.post1 and
-older), and the process exits as the server did.
+engine gave at that moment (its format's `health`, read by `firedup.core.health`): nothing
+listens before the port opens, the health endpoint answers what that engine's answered
+until the ready line (say 503 with an empty body, or 200 on versions that did), and the
+process exits as the server did.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from firedup.core.health import (
     valid_version,
 )
 from firedup.errors import FiredupError, InputError, OutputError, UsageError
-from firedup.formats import Format, get_format, sniff
+from firedup.formats import Format, get_format, no_known_engine, sniff
 from firedup.read.engine import Event, Scanner
 from firedup.read.sources import normalise
 from firedup.timeline.build import Run, build_timeline
@@ -111,14 +112,20 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     if raws and raws[-1] == b"":
         raws.pop()
     texts = [r.decode("utf-8", errors="replace") for r in raws]
-    fmt = get_format(engine) if engine is not None else sniff("\n".join(texts[:2000]))  # UnknownEngineError
+    if engine is not None:
+        fmt = get_format(engine)  # UnknownEngineError: a usage error
+    else:
+        sniffed = sniff("\n".join(texts[:2000]))
+        if sniffed is None:
+            raise InputError(str(path), no_known_engine())
+        fmt = sniffed
     scanner = Scanner(fmt)
     events: list[Event] = []
     for number, text in enumerate(texts, start=1):
         for line in normalise(text, number):
             events.extend(scanner.feed(line))
     events.extend(scanner.finish())
-    runs = build_timeline(events, str(path), fmt.name, scanner.clock.date_source, fmt.config_defaults)
+    runs = build_timeline(events, str(path), fmt, scanner.clock.date_source)
     lines = _pace(raws, _stamped_parts(fmt, raws))
     actions: dict[int, list[str]] = {}
     for run in runs:
@@ -258,7 +265,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
-    server_version = "uvicorn"  # what SGLang's and vLLM's servers call themselves
+    server_version = "uvicorn"  # what the engines' Python HTTP servers call themselves
     sys_version = ""
 
     def do_GET(self) -> None:
@@ -281,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         with server.state.lock:
             stage = server.state.stage
-        status, kind = answer(server.health, server.engine, path, stage, server.version)
+        status, kind = answer(server.health, path, stage, server.version)
         if status is None:  # the port is closed by now: behave like a dying server
             self.close_connection = True
             return
@@ -366,15 +373,17 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
            err: TextIO = sys.stderr, stop: threading.Event | None = None) -> int:
     """Write the script to `out` and serve its HTTP answers; return the server's exit status.
 
-    A crash ends the replay with the status the server had (137 for SGLang's SIGKILL path;
-    the CLI then kills itself with SIGKILL so that shells see exactly what they saw). A log
-    that ends ready or still starting keeps serving until `stop` is set or `hold` seconds pass.
+    A crash ends the replay with the status the server had (137 when the engine kills its
+    process tree, `Format.kills_tree_on`; the CLI then kills itself with SIGKILL so that
+    shells see exactly what they saw). A log that ends ready or still starting keeps serving
+    until `stop` is set or `hold` seconds pass.
     """
     if speed <= 0:
         raise UsageError("--speed must be greater than 0")
     stop = stop or threading.Event()
     health = script.fmt.health
-    served_port = port if port is not None else (script.port or 30000)
+    default_port = script.fmt.probing.default_port if script.fmt.probing is not None else 8000
+    served_port = port if port is not None else (script.port or default_port)
     if served_port == 0:  # any free port, known now: the log may name it before the port opens
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
@@ -449,7 +458,7 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
                     state.stage = "closed"
         if crashed and script.exit_code:
             close_port()
-            how = "killed with SIGKILL (SGLang's SIGQUIT path kills its process tree): status 137" \
+            how = f"killed with SIGKILL ({script.fmt.tree_kill_note}): status 137" \
                 if script.exit_code == 137 else "the main process exits with an error: status 1"
             say(f"the log ends with a crash; exiting like the server ({how})")
             return script.exit_code
@@ -474,11 +483,11 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
 
 
 def _health_summary(script: Script, health: HealthSemantics) -> str:
-    version, engine = script.version.pick(), script.fmt.name
+    version = script.version.pick()
     parts = []
     for path in dict.fromkeys((health.endpoint, "/ready")):
-        starting, _ = answer(health, engine, path, "starting", version)
-        ready, _ = answer(health, engine, path, "ready", version)
+        starting, _ = answer(health, path, "starting", version)
+        ready, _ = answer(health, path, "ready", version)
         if ready == 404:
             parts.append(f"{path} 404")
         else:
@@ -488,7 +497,7 @@ def _health_summary(script: Script, health: HealthSemantics) -> str:
 
 def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float | None, engine: str | None,
                server_version: str | None, err: TextIO = sys.stderr) -> int:
-    """The CLI's entry: SIGTERM ends the replay cleanly; a crash exits as SGLang did."""
+    """The CLI's entry: SIGTERM ends the replay cleanly; a crash exits as the server did."""
     script = load_script(log, engine=engine, server_version=server_version)
     stop = threading.Event()
 
@@ -504,7 +513,7 @@ def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float
         err.flush()
         with contextlib.suppress(Exception):
             sys.stdout.flush()
-        os.kill(os.getpid(), signal.SIGKILL)  # the shell sees 137, Python sees -9: as with SGLang
+        os.kill(os.getpid(), signal.SIGKILL)  # the shell sees 137, Python sees -9: as with the server
     return code
 
 

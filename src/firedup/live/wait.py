@@ -1,8 +1,8 @@
 """`firedup wait`: watch a server start, and say precisely when it is ready, dead or late.
 
 It replaces loops like `until curl -s .../health | grep -q ok; do sleep 5; done`, which
-can never succeed on SGLang (the body is empty) and say nothing while they spin. Three
-witnesses are watched at once:
+can never succeed on an engine whose /health body is empty, and say nothing while they
+spin. Three witnesses are watched at once:
 
 - the log, followed as it grows (`firedup.read.follow`) and read by the same incremental
   engine and timeline as `firedup parse`: it tells the phase, the progress, a crash and
@@ -41,7 +41,7 @@ from typing import Any, TextIO
 from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at
 from firedup.core.units import fmt_duration, fmt_offset, plain
 from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, UsageError
-from firedup.formats import Format, all_formats, get_format, sniff
+from firedup.formats import Format, get_format, no_known_engine, sniff
 from firedup.live.history import (
     Budget,
     History,
@@ -60,7 +60,7 @@ from firedup.timeline.build import Run, build_timeline, stage_changes
 DEFAULT_TIMEOUT_S = 30 * 60.0  # --timeout auto without history
 DEFAULT_STALL_S = 180.0  # silence that earns a warning without history
 PROBE_INTERVAL_S = 1.0
-PROBE_TIMEOUT_S = 5.0  # per request; SGLang's /health generates a token for >= 1 s
+PROBE_TIMEOUT_S = 5.0  # per request; an engine's /health may generate a token for >= 1 s
 URL_GRACE_S = 30.0  # after the log's ready line, how long the URL may take to answer 200
 URL_EARLY_WARNING_S = 10.0
 CRASH_QUIET_S = 1.0  # after a crash line, wait this long for the rest of the traceback
@@ -69,6 +69,7 @@ WEAK_CRASH_QUIET_S = 60.0  # a bare traceback is a crash only if the log then fa
 POLL_MIN_S = 0.1
 POLL_MAX_S = 0.5
 SNIFF_IDLE_S = 2.0
+SNIFF_KEEP_LINES = 2000  # lines of a log of no known engine kept in case one shows up later
 MAX_EVENTS = 50_000
 LAST_LINES = 12
 REENTRY_S = 5.0  # a stage entered again is news once it lasts this long (log time)
@@ -318,6 +319,7 @@ class Waiter:
         self.announce_key: tuple[str, int | None] | None = None
         self.announced_upto = 0
         self.announce_pending = False
+        self.unknown_engine_said = False
         self.last_announced: str | None = None
         self.status_text = ""
         self.status_at = 0.0
@@ -410,11 +412,19 @@ class Waiter:
         self._feed(lines)
 
     def _choose_format(self, force: bool) -> None:
+        """The format of the log once its lines show one. When enough lines (or a pause) show
+        none, that is said once, and the URL and the process decide alone meanwhile."""
         sample = "\n".join(line.text for line in self.pending)
-        if not force and not any(fmt.sniff(sample) > 0 for fmt in all_formats().values()):
+        fmt = sniff(sample)
+        if fmt is None:
+            if force and not self.unknown_engine_said:
+                self.unknown_engine_said = True
+                self.say(f"note: {self.opts.log}: {no_known_engine()} (until its lines show one, the URL and "
+                         "the process decide)")
+            del self.pending[:-SNIFF_KEEP_LINES]
             return
-        self.fmt = sniff(sample)
-        self.scanner = Scanner(self.fmt)
+        self.fmt = fmt
+        self.scanner = Scanner(fmt)
         pending, self.pending = self.pending, []
         self._feed(pending)
 
@@ -451,8 +461,8 @@ class Waiter:
     def _rebuild(self, now: float) -> None:
         assert self.fmt is not None and self.scanner is not None
         self.dirty = False
-        runs = build_timeline(self.events + self.scanner.finish(), str(self.opts.log), self.fmt.name,
-                              self.scanner.clock.date_source, self.fmt.config_defaults)
+        runs = build_timeline(self.events + self.scanner.finish(), str(self.opts.log), self.fmt,
+                              self.scanner.clock.date_source)
         self.run = runs[-1] if runs else None
         if self.run is not None and self.run.last_ts != self.last_ts:
             self.last_ts = self.run.last_ts
@@ -466,7 +476,7 @@ class Waiter:
         if run is None:
             return []
         seen: dict[str, tuple[str, Stamp | None, int]] = {}
-        for stage, m in stage_changes(run):
+        for stage, m in stage_changes(run, self.fmt):
             if stage is None or stage in seen:
                 continue
             seen[stage] = (stage, run.first_ts if m is None else m.ts, run.first_line or 0 if m is None else m.line)
@@ -600,7 +610,7 @@ class Waiter:
             if self.announce_key is not None and not self.opts.quiet:
                 self.say(f"note: a new startup begins at line {run.first_line} (the server restarted)")
             self.announce_key, self.announced, self.announced_upto, self.last_announced = key, set(), 0, None
-        changes = stage_changes(run)
+        changes = stage_changes(run, self.fmt)
         elapsed = self.elapsed_log(now)
         i = self.announced_upto
         while i < len(changes):
@@ -678,7 +688,7 @@ class Waiter:
 
     def _log_informative(self) -> bool:
         """Does the log show the startup's progress (else the URL alone decides)?"""
-        return self.run is not None and len(stage_changes(self.run)) > 1
+        return self.run is not None and len(stage_changes(self.run, self.fmt)) > 1
 
     def _final_drain(self, now: float) -> None:
         lines = self.follower.drain()
@@ -820,7 +830,7 @@ class Waiter:
         """The URL answers 200 while the log says the server is not ready."""
         run = self.run
         health = self._health()
-        engine = self.fmt.name if self.fmt else "the server"
+        engine = self.fmt.display if self.fmt else "the server"
         url = self.opts.url or ""
         path = urllib.parse.urlsplit(url).path or "/"
         stage = self.current_stage()
@@ -842,12 +852,10 @@ class Waiter:
             events = [e for e in self.events if run.first_line is not None and e.line >= run.first_line]
             version = self.fmt.version_guess(events, run.all_config, run.config_complete)
             if version.low or version.high:
-                guess = f" This log looks like SGLang {version.describe()}."
+                guess = f" This log looks like {engine} {version.describe()}."
         self.warn("url-early-health",
-                  f"{url} answered 200 while the log is still in {stage} (no ready line yet). On SGLang 0.4.10.post1 "
-                  f"and older /health is 200 during warm-up: it only proves the HTTP server is up, so it is not a "
-                  f"readiness signal on that version.{guess} Waiting for the log's ready line; on 0.4.10.post2+ "
-                  "probe /health, on 0.5.20+ /ready.")
+                  f"{url} answered 200 while the log is still in {stage} (no ready line yet). "
+                  + _early_200_story(engine, health, guess))
 
     def _early_wrong_url(self, now: float, probe: ProbeResult | None) -> None:
         if self.http_open_at is None or probe is None or probe.status is not None:
@@ -980,6 +988,24 @@ class Waiter:
         self.err.flush()
         self.status_text = shown
         self.status_at = now
+
+
+def _early_200_story(engine: str, health: HealthSemantics | None, guess: str) -> str:
+    """Why a 200 before the ready line is no readiness signal, from the engine's health data:
+    the versions whose health endpoint answered 200 during warm-up, and what to probe instead."""
+    early = [(last, older) for last, older in (health.older if health else ())
+             if older.starting == str(older.ready_status)]
+    if health is None or not early:
+        return (f"It is not a readiness signal on this server.{guess} Waiting for the log's ready line"
+                + (f"; {advice(health)}." if health else "."))
+    last, older = early[-1]
+    instead = f"on {health.since}+ probe {health.endpoint}" if health.since else f"probe {health.endpoint}"
+    if health.ready_endpoint:
+        since = f"on {health.ready_endpoint_since}+ " if health.ready_endpoint_since else ""
+        instead += f", {since}{health.ready_endpoint}"
+    return (f"On {engine} {last} and older {older.endpoint} is {older.ready_status} during warm-up: it only proves "
+            f"the HTTP server is up, so it is not a readiness signal on that version.{guess} Waiting for the log's "
+            f"ready line; {instead}.")
 
 
 def _whole(seconds: float) -> str:

@@ -71,7 +71,7 @@ _PREFIX_STARTS = (
     r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}",  # journald
     r"[A-Za-z0-9][\w.-]*\s+\| ",  # docker compose
     r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ",  # DJL serving
-    r"\(",  # Ray / vLLM process tags
+    r"\(",  # process tags (Ray's, an engine's worker processes)
 )
 _LINE_START = r"^[ \t\r\f\v]*"  # normalise() strips indentation before reading prefixes
 
@@ -285,9 +285,9 @@ _PREFIXED_MIN = 100
 
 def _refuse_if_prefixed(database: Any, raws: list[bytes]) -> None:
     """NeedExact when most of these lines start with a collector prefix or a process tag
-    (`kubectl logs --timestamps`, docker compose, vLLM's `(APIServer pid=1)`): such a prefix
+    (`kubectl logs --timestamps`, docker compose, an engine's `(APIServer pid=1)`): such a prefix
     is on every line of a file, so the scan would send nearly every line through the engine
-    anyway, and the incremental engine does that with less bookkeeping (a vLLM log behind
+    anyway, and the incremental engine does that with less bookkeeping (a process-tagged log behind
     kubectl: 46 ms, not 58). Progress bars or colour alone do not count: the traffic after
     them may still be skipped."""
     prefixed: set[int] = set()
@@ -367,10 +367,11 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
     return "\n".join(texts[:lines]), normalised
 
 
-_SNIFFING: list[tuple[list[str], Any]] = []
+# The registered formats (a format may join later: `formats.register`) -> their sniff scan.
+_SNIFFING: dict[tuple[int, ...], tuple[list[str], Any]] = {}
 
 
-def sniff(sample: str) -> Format:
+def sniff(sample: str) -> Format | None:
     """`formats.sniff(sample)`, with one Hyperscan pass for every format's sniff literals
     instead of one search of the sample per literal."""
     import hyperscan
@@ -378,11 +379,12 @@ def sniff(sample: str) -> Format:
     from firedup.formats import all_formats
     from firedup.formats import sniff as sniff_formats
 
-    if not _SNIFFING:
+    key = tuple(id(fmt) for fmt in all_formats().values())
+    if key not in _SNIFFING:
         literals = sorted({lit for fmt in all_formats().values() for lit in fmt.sniff_literals})
         database = _database([re.escape(lit) for lit in literals], hyperscan.HS_FLAG_SINGLEMATCH)
-        _SNIFFING.append((literals, database))
-    literals, database = _SNIFFING[0]
+        _SNIFFING[key] = (literals, database)
+    literals, database = _SNIFFING[key]
     found: set[str] = set()
 
     def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:

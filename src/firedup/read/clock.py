@@ -1,6 +1,6 @@
 """Timestamps as logs write them, completed with the date or year they leave out.
 
-SGLang printed only the time of day until 0.3.3; vLLM never prints the year; journald
+Some engine versions print only the time of day; some never print the year; journald
 prints no year either. A collector prefix often carries what the line lacks. The `Clock`
 fills the gaps in a fixed order and remembers which source it used, so a report can say
 how much to trust a date.

@@ -180,7 +180,7 @@ class Scanner:
         # that carries a collector's stamp too gives the offset (CLOCK_OUTER_FIRST)
         self._outer_first: tuple[int, OuterStamp] | None = None
         self._last_any: Stamp | None = None  # fallback for logs that never show their own clock
-        # own clock minus the collector's, measured on lines that carry both (journald vs vLLM)
+        # own clock minus the collector's, measured on lines that carry both (journald vs the engine)
         self._outer_offset: timedelta | None = None
         self._last_physical = 0
 

@@ -48,7 +48,7 @@ class Line:
     number: int  # 1-based physical line number in the source
     text: str
     outer: OuterStamp | None = None
-    proc: str | None = None  # process tag such as "EngineCore_DP0" or "VllmWorker rank=1"
+    proc: str | None = None  # process tag such as "EngineCore_DP0" or "Worker rank=1"
     repeated: int = 1  # Ray's "[repeated Nx across cluster]"
     pid: int | None = None  # the process id of the tag, "(EngineCore_DP0 pid=241)" -> 241
 
@@ -67,7 +67,7 @@ _RFC3339 = re.compile(
 _LOCAL_STAMP = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)"
 )
-# What follows a local stamp when the stamp is really an SGLang header whose "[" a paste cut
+# What follows a local stamp when the stamp is really an engine's header whose "[" a paste cut
 # (corpus 008: "2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit ..."): rank tags closing a
 # bracket never opened. No collector content starts that way, so the stamp is left in place
 # for the header to read, and the line stays on the server's clock instead of the host's.
@@ -78,7 +78,7 @@ _JOURNALD = re.compile(
 )
 _COMPOSE = re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| ")
 _DJL = re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): ")
-# "(EngineCore_DP0 pid=1)", "(VllmWorker rank=1 pid=2)", vLLM 0.10.1's "(VllmWorker PP1_TP0 pid=3)",
+# "(EngineCore_DP0 pid=1)", "(Worker rank=1 pid=2)", "(Worker PP1_TP0 pid=3)" (engine worker processes),
 # Ray's "(pid=4, ip=10.0.0.1)".
 _PROC = re.compile(
     r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)?)? ?pid=(?P<pid>\d+)"

@@ -183,7 +183,7 @@ class TimelineData:
     """Bars (one per phase span) and marks (ready, crash, end of log) on rows.
 
     Bars are ordered longest first within a row: drawn in that order, a phase that overlaps
-    a longer one (vLLM's engine_init spans compile and graph capture) stays visible on top.
+    a longer one (an engine_init spanning compile and graph capture) stays visible on top.
     """
 
     bars: pl.DataFrame  # row, run_id, rank, phase, detail, start, end, seconds, open; drawn in this order
@@ -286,7 +286,7 @@ def compare_data(cmp: Comparison) -> CompareData:
     groups: list[dict[str, Any]] = []
     timed = [g for g in cmp.grouping.groups if g.n > 0]
     present = {p for g in timed for p, sec in g.phases.items() if sec > 0}
-    # an umbrella (vLLM's model_loading, engine_init) is stacked only where nothing it spans is
+    # an umbrella (a phase spanning others, such as engine_init) is stacked only where nothing it spans is
     names = sorted({p for g in timed for p in g.phases if not spanned(p, present)}, key=lambda p: (phase_rank(p), p))
     for i, g in enumerate(timed):
         left = 0.0

@@ -1,12 +1,12 @@
 """Ready-to-paste wait loops and probes for a budget, per engine.
 
-What differs between engines is data: the endpoint and what it answers while starting and
-once ready come from the engine's `Format.health` (the semantics `wait` and `replay` use);
-the port, how long one probe may take and which log lines mean the server died are the
-snippets' own (`READINESS` holds the result per engine). The templates are shared. Facts: shared/formats/sglang.md section 3 (SGLang's
-/health answers with an EMPTY body: connection refused while loading, 503 while warming
-up, 200 when ready; so `curl -s .../health | grep -q ok` never matches) and
-shared/formats/vllm.md section 3 (vLLM: connection refused until ready, then 200, empty).
+What differs between engines is data, all of it in the engine's format: the endpoint and
+what it answers while starting and once ready come from `Format.health` (the semantics
+`wait` and `replay` use); the port, how long one probe may take and which log lines mean
+the server died from `Format.probing`. The templates are shared. Facts: section 3 of
+shared/formats/<engine>.md (an engine's /health may answer with an EMPTY body: connection
+refused while loading, 503 while warming up, 200 when ready; so `curl -s .../health |
+grep -q ok` never matches).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from firedup.core.health import REFUSED, HealthSemantics
+from firedup.formats.base import Format, Probing
 
 if TYPE_CHECKING:
     from firedup.tables.budget import Budget
@@ -35,37 +36,6 @@ class Readiness:
     grep_trap: bool = False  # `curl ... | grep -q ok` is a known broken wait loop here (empty body)
 
 
-@dataclass(frozen=True)
-class _SnippetFacts:
-    """What only the snippets need about an engine; what a probe sees comes from `Format.health`."""
-
-    name: str
-    default_port: int
-    listens_after: str  # what the engine finishes before anything answers on its port
-    loud_body: bool  # say EMPTY in capitals: the engine whose empty body broke a wait loop
-    probe_timeout: int
-    probe_timeout_why: str
-    crash_markers: tuple[str, ...]
-
-
-_FACTS: dict[str, _SnippetFacts] = {
-    "sglang": _SnippetFacts(
-        name="SGLang", default_port=30000, listens_after="weights are loaded and graphs captured", loud_body=True,
-        probe_timeout=5,
-        probe_timeout_why="SGLang's /health runs a 1-token generation (>= 1 s) once ready; the k8s default "
-                          "of 1 s fails a healthy server",
-        crash_markers=("hit an exception", "Received sigquit from a child process", "scheduler is dead",
-                       "died during initialization", "Initialization failed", "Application startup failed"),
-    ),
-    "vllm": _SnippetFacts(
-        name="vLLM", default_port=8000, listens_after="the engine is ready", loud_body=False,
-        probe_timeout=5,
-        probe_timeout_why="a probe must not hang if a version binds the socket before it serves",
-        crash_markers=("EngineCore failed to start", "WorkerProc failed to start",
-                       "initialization failed. See root cause above", "Engine process failed to start",
-                       "Application startup failed"),
-    ),
-}
 GENERIC = Readiness(
     name="the server", endpoint="/health", default_port=8000,
     while_starting="not answering, or an error status", when_ready="200", probe_timeout=5,
@@ -74,36 +44,47 @@ GENERIC = Readiness(
 )
 
 
-def _from_health(facts: _SnippetFacts, health: HealthSemantics) -> Readiness:
+def _from_health(name: str, probing: Probing, health: HealthSemantics) -> Readiness:
     """The snippet wording of an engine's health semantics (the same data `wait` and `replay` use)."""
-    while_starting = f"connection refused until {facts.listens_after}"
+    while_starting = f"connection refused until {probing.listens_after}"
     if health.starting != REFUSED:
         while_starting += f", then {health.starting} while warming up"
-    body = "EMPTY" if facts.loud_body else "empty"
+    body = "EMPTY" if probing.loud_body else "empty"
     when_ready = f"{health.ready_status} with an {body} body" if health.body == "empty" else str(health.ready_status)
     alternative = ""
     if health.ready_endpoint:
         since = f" {health.ready_endpoint_since}+" if health.ready_endpoint_since else ""
-        alternative = f"{facts.name}{since} also has {health.ready_endpoint} ({health.ready_status} only when ready, " \
+        alternative = f"{name}{since} also has {health.ready_endpoint} ({health.ready_status} only when ready, " \
                       f"{health.body} body)"
-    return Readiness(name=facts.name, endpoint=health.endpoint, default_port=facts.default_port,
-                     while_starting=while_starting, when_ready=when_ready, probe_timeout=facts.probe_timeout,
-                     probe_timeout_why=facts.probe_timeout_why, crash_markers=facts.crash_markers,
-                     alternative=alternative, grep_trap=facts.loud_body and health.body == "empty")
+    return Readiness(name=name, endpoint=health.endpoint, default_port=probing.default_port,
+                     while_starting=while_starting, when_ready=when_ready, probe_timeout=probing.probe_timeout,
+                     probe_timeout_why=probing.probe_timeout_why, crash_markers=probing.crash_markers,
+                     alternative=alternative, grep_trap=probing.loud_body and health.body == "empty")
+
+
+def readiness_of(fmt: Format | None) -> Readiness:
+    """What a probe of `fmt`'s engine sees and how to wait for it; GENERIC when the format
+    does not say."""
+    if fmt is None or fmt.health is None or fmt.probing is None:
+        return GENERIC
+    return _from_health(fmt.display, fmt.probing, fmt.health)
 
 
 def readiness(engine: str | None) -> Readiness:
-    """What a probe of `engine` sees and how to wait for it; GENERIC for an engine firedup does not know."""
+    """`readiness_of` the registered format named `engine`; GENERIC for an engine firedup does not know."""
     from firedup.formats import all_formats
 
-    fmt = all_formats().get(engine or "")
-    facts = _FACTS.get(engine or "")
-    if fmt is None or fmt.health is None or facts is None:
-        return GENERIC
-    return _from_health(facts, fmt.health)
+    return readiness_of(all_formats().get(engine or ""))
 
 
-READINESS: dict[str, Readiness] = {engine: readiness(engine) for engine in _FACTS}
+def all_readiness() -> dict[str, Readiness]:
+    """Readiness per registered engine."""
+    from firedup.formats import all_formats
+
+    return {name: readiness_of(fmt) for name, fmt in all_formats().items()}
+
+
+READINESS: dict[str, Readiness] = all_readiness()
 
 BASH = """\
 # Wait for @NAME@ to be ready: budget @BUDGET@ s for @LABEL@
@@ -206,4 +187,4 @@ def snippets_for(budget: Budget) -> dict[str, str]:
     return {kind: _fill(template, values) for kind, template in TEMPLATES.items()}
 
 
-__all__ = ["READINESS", "TEMPLATES", "Readiness", "readiness", "snippets_for"]
+__all__ = ["READINESS", "TEMPLATES", "Readiness", "all_readiness", "readiness", "readiness_of", "snippets_for"]

@@ -22,7 +22,7 @@ from firedup.core.units import (
     plain,
     without_common_folder,
 )
-from firedup.timeline.build import UMBRELLA_PHASES, Phase, Run, is_straggler, spanned
+from firedup.timeline.build import Phase, Run, is_straggler, spanned, umbrella_phases
 
 _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",
                 "speculative_algorithm", "quantization", "cuda_graph_max_bs", "mem_fraction_static")
@@ -106,7 +106,8 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
                 text = style(text, fg="yellow")
             lines.append(text[:width] if len(text) > width else text)
         if umbrellas:
-            note = "; ".join(f"{name} spans {', '.join(q for q in UMBRELLA_PHASES[name] if q in present)}"
+            spans = umbrella_phases()
+            note = "; ".join(f"{name} spans {', '.join(q for q in spans[name] if q in present)}"
                              for name in umbrellas)
             lines.extend(style(text, dim=True) for text in textwrap.wrap(
                 f"* {note}: timers around steps also listed here, so the shares overlap",
@@ -221,7 +222,7 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
     for run in runs:
         # Graph kinds (prefill, decode, verify) add up: the phase is what a reader compares.
         seconds = run.phase_seconds()
-        # an umbrella (vLLM's engine_init) is never the answer when a step inside it is listed
+        # an umbrella (a phase spanning others) is never the answer when a step inside it is listed
         named = {name: secs for name, secs in seconds.items() if name != "unattributed" and not spanned(name, seconds)}
         top = max(named, key=lambda name: named[name], default=None)
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"

@@ -14,7 +14,8 @@ Statistics: median, p90 (linear interpolation between order statistics, like num
 default) and max of the time to ready. Per phase, the median over the group's ready runs,
 where a phase that did not happen counts 0 s. The difference between two groups is the
 difference of their medians; the phase whose median moved most explains most of it (never
-a phase that spans others, such as vLLM's engine_init: the step inside it that moved does).
+a phase that spans others, such as an engine_init over compile and graph capture: the step
+inside it that moved does).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import polars as pl
 
 from firedup.errors import UnknownFlagError
 from firedup.tables.frames import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
-from firedup.timeline.build import UMBRELLA_PHASES, spanned
+from firedup.timeline.build import spanned, umbrella_phases
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
 GROUP_NAMES: dict[tuple[str, Any], str] = {
@@ -228,7 +229,7 @@ def grouping_keys(runs: Runs) -> list[str]:
 
 def check_by(runs: Runs, by: Sequence[str]) -> None:
     """An unknown flag is a one-line usage error: the closest names, not every flag these runs state
-    (a folder of SGLang logs states hundreds)."""
+    (a folder of one engine's logs can state hundreds)."""
     known = grouping_keys(runs)
     for flag in by:
         if flag in known:
@@ -335,7 +336,7 @@ def _timed(frame: pl.DataFrame) -> pl.Expr:
 
 
 def population_label(population: dict[str, Any]) -> str:
-    """`engine=sglang, model_path=X`; a population of unknown model says what that means."""
+    """`engine=NAME, model_path=X`; a population of unknown model says what that means."""
     text = ", ".join(f"{k}={fmt_value(v)}" for k, v in population.items())
     if "model_path" in population and population["model_path"] is None:
         text += " (no args line in their logs, so they may be runs of different models)"
@@ -628,7 +629,8 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
             lines.append(f"  {name:<22}{cells}{diff}")
         umbrellas = [n for n in shown if spanned(n, shown)]
         if umbrellas:
-            lines.append("  (" + "; ".join(f"{n} spans {', '.join(p for p in UMBRELLA_PHASES[n] if p in shown)}"
+            spans = umbrella_phases()
+            lines.append("  (" + "; ".join(f"{n} spans {', '.join(p for p in spans[n] if p in shown)}"
                                            for n in umbrellas) + ": the rows overlap)")
     for d in cmp.deltas:
         lines.append("")

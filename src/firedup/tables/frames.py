@@ -409,8 +409,8 @@ def phase_seconds(runs: Runs) -> pl.DataFrame:
 def varying_flags(frame: pl.DataFrame, flags: Sequence[str]) -> list[str]:
     """Flags (of `flags`) that take more than one value across the rows, identity flags aside.
 
-    Only the runs of engines that state a flag at all count: an SGLang-only flag does not
-    "differ" because a vLLM run beside it has no such flag (a run of the same engine that
+    Only the runs of engines that state a flag at all count: one engine's own flag does not
+    "differ" because another engine's run beside it has no such flag (a run of the same engine that
     lacks it, say an older version, still counts).
     """
     out = []
@@ -498,7 +498,7 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None) -> str:
             state += f" in {row['stopped_in']}"
         states.append(state)
         present = [c[:-2] for c in phase_cols if row[c]]
-        # an umbrella (vLLM's engine_init) is not listed beside the steps it spans
+        # an umbrella (a phase spanning others, `umbrella_phases`) is not listed beside the steps it spans
         biggest.append(sorted(((row[c] or 0.0, c[:-2]) for c in phase_cols if not spanned(c[:-2], present)),
                               reverse=True)[:top])
         names.append(row["source"])

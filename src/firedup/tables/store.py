@@ -3,9 +3,9 @@
 Layout (documented in README, "firedup ingest"):
 
     STORE/_firedup_store.json                                   marker + layout version
-    STORE/runs/engine=sglang/month=2026-03/<sha256>.parquet       one file per ingested log
-    STORE/phases/engine=sglang/month=2026-03/<sha256>.parquet
-    STORE/milestones/engine=sglang/month=2026-03/<sha256>.parquet
+    STORE/runs/engine=NAME/month=2026-03/<sha256>.parquet       one file per ingested log
+    STORE/phases/engine=NAME/month=2026-03/<sha256>.parquet
+    STORE/milestones/engine=NAME/month=2026-03/<sha256>.parquet
 
 `<sha256>` is the hash of the log file's bytes, so re-ingesting a log is a no-op. The
 partition columns (`engine`, `month` of the first run's start) live in the path only, as

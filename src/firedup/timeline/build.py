@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firedup.core.config import COMMON_FLAGS, read_server_args
-from firedup.formats import Format, get_format
+from firedup.formats import Format, all_formats, get_format
 from firedup.read.clock import Stamp
 from firedup.read.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST, Event
 from firedup.read.events import (
@@ -28,15 +28,14 @@ from firedup.read.events import (
 )
 from firedup.timeline.crash import diagnose_error, is_exception_line
 
-# Milestone names of shared/CONTRACT.md, plus the draft/vLLM names that extend them.
+# Milestone names of shared/CONTRACT.md, plus the draft names that extend them; a format
+# adds its own (`Format.milestones`).
 MILESTONES = frozenset({
     "server_args", "dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
     "draft.load_weight.begin", "draft.load_weight.end", "kv_cache.allocated", "memory_pool.end",
     "cuda_graph.begin", "cuda_graph.end", "draft.cuda_graph.begin", "draft.cuda_graph.end",
     "scheduler.ready", "engine.timings", "http.started", "http.running", "http.first_request", "health.first",
     "request.first", "ready", "crash", "load_weight.commit",
-    # vLLM
-    "engine.init", "model_loading.end", "torch_compile.end", "engine.ready", "kv_cache.size",
 })
 
 # Events whose second occurrence on a rank belongs to the draft model.
@@ -44,9 +43,9 @@ _PER_MODEL = ("dist_init.begin", "dist_init.end", "load_weight.begin", "load_wei
               "kv_cache.allocated", "memory_pool.end")
 # Per-model events the contract names apart for the draft (`draft.load_weight.begin`).
 _DRAFT_NAMED = frozenset({"load_weight.begin", "load_weight.end", "cuda_graph.begin", "cuda_graph.end"})
-_DRAFT_TYPE = re.compile(r"Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash", re.IGNORECASE)
 
 # The stage a run is in right after a milestone: how a crash or a cut-off log is placed.
+# A format adds or overrides entries (`Format.stage_after`).
 _STAGE_AFTER = {
     "server_args": "launch", "dist_init.begin": "dist_init", "dist_init.end": "load_weights",
     "load_weight.begin": "load_weights", "load_weight.end": "kv_cache", "load_weight.took": "kv_cache",
@@ -59,20 +58,18 @@ _STAGE_AFTER = {
     "cuda_graph.begin": "cuda_graph", "cuda_graph.end": "http_start",
     "draft.cuda_graph.begin": "draft.cuda_graph", "draft.cuda_graph.end": "http_start",
     "scheduler.ready": "http_start", "engine.timings": "http_start", "http.started": "http_start",
-    "http.running": "warmup", "http.first_request": "warmup", "ready": "serving",
-    # vLLM
-    "engine.init": "dist_init", "model_loading.end": "torch_compile", "torch_compile.end": "kv_cache",
-    "kv_cache.size": "cuda_graph", "engine.ready": "http_start",
+    "http.running": "http_start", "http.first_request": "http_start", "ready": "serving",
 }
 
 # A stage the run's config turned off is skipped (overridden per format by `Format.stage_skips`).
 _STAGE_SKIPS: dict[str, tuple[str, Any, str]] = {"cuda_graph": ("disable_cuda_graph", True, "http_start")}
 
 
-def _format_of(engine: str) -> Format | None:
-    """The format a run was read with: what the timeline must know about its engine."""
+def format_of(run: Run) -> Format | None:
+    """The format a run was read with, for callers that hold only the run (its engine's
+    name, say from the history store); None when no registered format has that name."""
     try:
-        return get_format(engine)
+        return get_format(run.engine)
     except KeyError:
         return None
 
@@ -84,10 +81,6 @@ PAIRED_PHASES = (
     ("load_weights", "load_weight.begin", "load_weight.end"),
     ("cuda_graph", "cuda_graph.begin", "cuda_graph.end"),
 )
-
-# Phases the log reports only as a duration on the line that ends them (vLLM).
-REPORTED_ONLY = {"model_loading.end": "model_loading", "torch_compile.end": "torch_compile",
-                 "engine.ready": "engine_init"}
 
 # A rank is a straggler in a phase when it takes this much longer than the median rank:
 # at least STRAGGLER_SECONDS and STRAGGLER_SHARE of the median. Every view uses this rule.
@@ -110,26 +103,37 @@ def is_straggler(seconds: float, median: float, phase: str | None = None) -> boo
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
                "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
                "http_start", "warmup", "unattributed", "total")
-# Phases that span others, with the phases they span: vLLM's `Model loading took` covers the
-# weights (`Loading weights took`) plus building the model; its `init engine ... took` covers
-# compile, KV sizing and graph capture. Stacked with the phases inside they count the same
-# seconds twice, and they never say which step inside them was slow.
-UMBRELLA_PHASES: dict[str, tuple[str, ...]] = {
-    "model_loading": ("load_weights",),
-    "engine_init": ("torch_compile", "kv_cache", "cuda_graph"),
-}
+
+_UMBRELLAS: dict[tuple[int, ...], dict[str, tuple[str, ...]]] = {}  # by the registered formats
+
+
+def umbrella_phases() -> dict[str, tuple[str, ...]]:
+    """Phases that span others (`Format.umbrella_phases`), over every registered format:
+    cross-run views show runs of any engine side by side. Stacked with the phases inside,
+    an umbrella counts the same seconds twice, and it never says which step inside was slow."""
+    formats = tuple(all_formats().values())
+    key = tuple(id(fmt) for fmt in formats)
+    found = _UMBRELLAS.get(key)
+    if found is None:
+        found = {}
+        for fmt in formats:
+            for phase, inner in fmt.umbrella_phases.items():
+                found[phase] = tuple(dict.fromkeys((*found.get(phase, ()), *inner)))
+        _UMBRELLAS.clear()
+        _UMBRELLAS[key] = found
+    return found
 
 
 def spanned(phase: str, present: Iterable[str]) -> bool:
     """True when `phase` is an umbrella and one of the phases it spans is among `present`."""
-    inner = UMBRELLA_PHASES.get(phase, ())
+    inner = umbrella_phases().get(phase, ())
     return any(p in inner for p in present)
 
 
 def spans_note(phase: str, present: Iterable[str]) -> str:
     """` (spans torch_compile, cuda_graph)` for an umbrella over phases listed beside it, else ``."""
     listed = set(present)
-    inner = [p for p in UMBRELLA_PHASES.get(phase, ()) if p in listed]
+    inner = [p for p in umbrella_phases().get(phase, ()) if p in listed]
     return f" (spans {', '.join(inner)})" if inner else ""
 
 
@@ -322,8 +326,9 @@ class Run:
 # --- splitting a source into runs --------------------------------------------------------
 
 
-def split_runs(events: Sequence[Event]) -> list[list[Event]]:
+def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
     """Cut the event stream where a new startup begins."""
+    milestones = MILESTONES | fmt.milestones
     segments: list[list[Event]] = [[]]
     ended = False
     substantive = False
@@ -351,7 +356,7 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
         segments[-1].append(event)
         if event.name == "dist_init.begin":
             dist_ranks.add(event.rank)
-        if event.name in MILESTONES or event.name in _FATAL:
+        if event.name in milestones or event.name in _FATAL:
             substantive = True  # a banner or a warning alone does not make a startup
         if event.name == "ready" or event.name in _FATAL:
             ended = True
@@ -361,7 +366,8 @@ def split_runs(events: Sequence[Event]) -> list[list[Event]]:
 # --- building one run --------------------------------------------------------------------
 
 
-def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: dict[str | None, int]) -> str:
+def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: dict[str | None, int],
+              draft_types: re.Pattern[str] | None) -> str:
     """'target' or 'draft' for a per-model event on its rank."""
     explicit = event.fields.get("model")
     if explicit in ("target", "draft"):
@@ -373,7 +379,8 @@ def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: di
         counts[key] = counts.get(key, 0) + 1
         if name == "load_weight.begin":
             loads[rank] = counts[key]
-        if name == "load_weight.end" and _DRAFT_TYPE.search(str(event.fields.get("model_type", ""))):
+        if (name == "load_weight.end" and draft_types is not None
+                and draft_types.search(str(event.fields.get("model_type", "")))):
             return "draft"
         if name == "load_weight.end" and loads.get(rank):
             return "draft" if loads[rank] >= 2 else "target"
@@ -383,15 +390,17 @@ def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: di
     return "target"
 
 
-def build_run(events: Sequence[Event], source: str, run_index: int, engine: str,
+def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
               date_source: str | None = None, config_defaults: Mapping[str, Any] | None = None) -> Run:
-    run = Run(source=source, run_index=run_index, engine=engine, date_source=date_source)
+    """One run of `fmt`'s engine; `config_defaults` (else the format's) fill flags a launch
+    command leaves out."""
+    run = Run(source=source, run_index=run_index, engine=fmt.name, date_source=date_source)
     lines = [e.line for e in events if e.name != CLOCK_OUTER_FIRST]
     run.first_line, run.last_line = (min(lines), max(lines)) if lines else (None, None)
 
     firsts = [e.ts for e in events if e.name == CLOCK_FIRST and e.ts]
     lasts = [e.ts for e in events if e.name == CLOCK_LAST and e.ts]
-    own_time = own_time_headers(_format_of(engine))
+    own_time = own_time_headers(fmt)
     stamped = [e.ts for e in events if e.ts is not None and e.name not in CLOCK_EVENTS
                and (e.name != ACCESS or access_time_counts(e, own_time))]
     run.first_ts = firsts[0] if firsts else (min(stamped) if stamped else None)
@@ -402,12 +411,12 @@ def build_run(events: Sequence[Event], source: str, run_index: int, engine: str,
     candidates = lasts + stamped
     run.last_ts = max(candidates) if candidates else None
 
-    _read_config(run, events, config_defaults or {})
-    _collect_milestones(run, events)
-    _decide_outcome(run, events)
-    _build_phases(run, events)
+    _read_config(run, events, fmt.config_defaults if config_defaults is None else config_defaults, fmt)
+    _collect_milestones(run, events, fmt)
+    _decide_outcome(run, events, fmt)
+    _build_phases(run, events, fmt)
     _note_late_start(run)
-    _infer_config(run, events)
+    _infer_config(run, events, fmt)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
     return run
 
@@ -443,9 +452,8 @@ def _rank_sort_key(rank: str) -> tuple[Any, ...]:
     return tuple((tag.rstrip("0123456789"), int(re.sub(r"\D", "", tag) or 0)) for tag in rank.split())
 
 
-def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any]) -> None:
+def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any], fmt: Format) -> None:
     """Flags from the args dump; else from an echoed launch command (plus the defaults it implies)."""
-    fmt = _format_of(run.engine)
     stated: dict[str, Any] = {}
     defaults_line: int | None = None  # an args line that lists only the non-default flags
     for event in events:
@@ -455,7 +463,7 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any])
                 stated.setdefault(key, value)
         if event.name == "server_args" and not run.all_config:
             text = str(event.fields.get("args", ""))
-            if fmt is not None and fmt.read_args is not None:
+            if fmt.read_args is not None:
                 dump = fmt.read_args(text)
                 fields, complete = dump.fields, dump.complete
                 if dump.only_non_defaults:
@@ -491,7 +499,7 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any])
             if run.all_config.get(key) is None:
                 run.all_config[key] = value
                 run.config_inferred[key] = f"default: the args line {defaults_line} lists only non-default flags"
-    if fmt is not None and fmt.derive_config is not None:
+    if fmt.derive_config is not None:
         fmt.derive_config(run.all_config, run.config_inferred)
     config = {flag: run.all_config.get(flag) for flag in COMMON_FLAGS}
     for key, value in run.all_config.items():
@@ -499,19 +507,20 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any])
     run.config = config
 
 
-def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
+def _collect_milestones(run: Run, events: Sequence[Event], fmt: Format) -> None:
     counts: dict[tuple[str | None, str], int] = {}
     loads: dict[str | None, int] = {}
     ready_line = next((e.line for e in events if e.name == "ready"), None)
     seen_access = seen_health = seen_request = False
-    fmt = _format_of(run.engine)
-    draft_by_repeat = fmt is None or fmt.draft_by_repeat
+    draft_by_repeat = fmt.draft_by_repeat
+    draft_types = re.compile(fmt.draft_model_types) if fmt.draft_model_types else None
+    milestones = MILESTONES | fmt.milestones
     for event in events:
         name = event.name
         model: str | None = None
         if name in _PER_MODEL or name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
             # an engine whose repeats are the same model on another process names no draft by count
-            model = _model_of(event, counts, loads) if draft_by_repeat else "target"
+            model = _model_of(event, counts, loads, draft_types) if draft_by_repeat else "target"
             if model == "draft" and name in _DRAFT_NAMED:
                 name = "draft." + name
             event.fields["_model"] = model
@@ -534,7 +543,7 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
             # Kept only if the run turns out to have crashed (see _decide_outcome).
             run.milestones.append(Milestone("crash", event.ts, event.rank, event.line, event.fields, event.text))
             continue
-        if name in MILESTONES:
+        if name in milestones:
             run.milestones.append(Milestone(name, event.ts, event.rank, event.line, event.fields, event.text, model))
             if name == "engine.timings":
                 run.engine_timings = event.fields.get("timings")
@@ -543,21 +552,24 @@ def _collect_milestones(run: Run, events: Sequence[Event]) -> None:
     run.milestones.sort(key=lambda m: m.line)
 
 
-def _stage_rules(run: Run) -> tuple[Mapping[str, str], Mapping[str, tuple[str, Any, str]]]:
-    fmt = _format_of(run.engine)
-    table = {**_STAGE_AFTER, **fmt.stage_after} if fmt is not None else _STAGE_AFTER
-    skips = fmt.stage_skips if fmt is not None and fmt.stage_skips else _STAGE_SKIPS
-    return table, skips
+StageRules = tuple[Mapping[str, str], Mapping[str, tuple[str, Any, str]]]
 
 
-def next_stage(run: Run, stage: str | None, m: Milestone,
-               rules: tuple[Mapping[str, str], Mapping[str, tuple[str, Any, str]]] | None = None) -> str | None:
+def _stage_rules(fmt: Format | None) -> StageRules:
+    """The shared stage table with the format's entries over it (None: the shared one only)."""
+    if fmt is None:
+        return _STAGE_AFTER, _STAGE_SKIPS
+    return {**_STAGE_AFTER, **fmt.stage_after}, fmt.stage_skips or _STAGE_SKIPS
+
+
+def next_stage(run: Run, stage: str | None, m: Milestone, rules: StageRules | None = None,
+               fmt: Format | None = None) -> str | None:
     """The stage `run` is in right after milestone `m`, given the stage before it.
 
     One function for the batch view (where a crash or a cut-off log is placed) and the
     live view (`firedup wait`), so both name the same phase for the same lines.
     """
-    table, skips = rules or _stage_rules(run)
+    table, skips = rules or _stage_rules(fmt or format_of(run))
     nxt = m.fields.get("next_stage") or table.get(m.key)
     if nxt is None:
         return stage
@@ -568,9 +580,10 @@ def next_stage(run: Run, stage: str | None, m: Milestone,
     return str(nxt)
 
 
-def stage_changes(run: Run) -> list[tuple[str | None, Milestone | None]]:
-    """Every change of stage in line order, with the milestone that caused it (None: the start)."""
-    rules = _stage_rules(run)
+def stage_changes(run: Run, fmt: Format | None = None) -> list[tuple[str | None, Milestone | None]]:
+    """Every change of stage in line order, with the milestone that caused it (None: the start).
+    `fmt`: the format the run was read with (else the registry's format of its engine)."""
+    rules = _stage_rules(fmt or format_of(run))
     changes: list[tuple[str | None, Milestone | None]] = [("launch", None)]
     stage: str | None = "launch"
     for m in run.milestones:
@@ -581,9 +594,9 @@ def stage_changes(run: Run) -> list[tuple[str | None, Milestone | None]]:
     return changes
 
 
-def _stage_at(run: Run, line: int) -> str | None:
+def _stage_at(run: Run, line: int, fmt: Format) -> str | None:
     """The phase the run was in at `line`: the stage after the last milestone before it."""
-    rules = _stage_rules(run)
+    rules = _stage_rules(fmt)
     stage: str | None = "launch"
     for m in run.milestones:
         if m.line > line:
@@ -592,7 +605,7 @@ def _stage_at(run: Run, line: int) -> str | None:
     return stage
 
 
-def _engine_only(events: Sequence[Event], fmt: Format | None = None) -> bool:
+def _engine_only(events: Sequence[Event], fmt: Format) -> bool:
     """bench_one_batch / offline Engine: a model runner with no HTTP server to wait for."""
     if any(e.name.startswith("http.") or e.name == "ready" for e in events):
         return False
@@ -600,28 +613,28 @@ def _engine_only(events: Sequence[Event], fmt: Format | None = None) -> bool:
         return True
     args = next((e for e in events if e.name == "server_args"), None)
     if args is not None:
-        return args.header == "engine"  # the offline Engine logs with "LEVEL file.py:N:"
-    if fmt is not None and fmt.offline_ready is not None:
-        # no args line and no server banner: an engine used as a library (vLLM's `LLM()`)
+        return args.header in fmt.offline_headers  # an offline engine's own log layout
+    if fmt.offline_ready is not None:
+        # no args line and no server banner: an engine used as a library
         return (any(e.name == fmt.offline_ready for e in events)
                 and not any(e.name == "run.banner" for e in events))
     # bench prints its summary with print(), so the line has no header at all
     return any(e.name == "scheduler.ready" and e.header == "bare" for e in events)
 
 
-def _decide_outcome(run: Run, events: Sequence[Event]) -> None:
+def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
     ready = run.milestone("ready")
     failed_http = next((e for e in events if e.name == "http.startup_failed"), None)
     ready_line: int | None = None
     if ready is not None and (failed_http is None or failed_http.line > ready.line):
         run.outcome, run.ready_ts, run.ready_kind = "ready", ready.ts, "server"
         ready_line = ready.line
-    elif _engine_only(events, _format_of(run.engine)):
-        engine_ready = [m for m in run.milestones if m.name in ("scheduler.ready", "engine.ready")]
+    elif _engine_only(events, fmt):
+        engine_ready = [m for m in run.milestones if m.name in ("scheduler.ready", fmt.offline_ready)]
         if engine_ready:
             run.outcome, run.ready_ts, run.ready_kind = "ready", engine_ready[-1].ts, "engine"
             ready_line = engine_ready[-1].line
-    crash = _find_crash(run, events, ready_line)
+    crash = _find_crash(run, events, ready_line, fmt)
     if crash is not None:
         if ready_line is not None and crash.line > ready_line:
             crash.after_ready = True
@@ -631,19 +644,20 @@ def _decide_outcome(run: Run, events: Sequence[Event]) -> None:
             crash.offset = max(0.0, crash.ts.minus(run.first_ts))
         run.crash = crash
     if run.outcome == "incomplete":
-        run.stopped_in = _stage_at(run, run.last_line or 0)
+        run.stopped_in = _stage_at(run, run.last_line or 0, fmt)
     # The contract's crash milestone: the first line of each fatal error.
     if run.crash is None:
         run.milestones = [m for m in run.milestones if m.name != "crash"]
 
 
-def _fatal_index(events: Sequence[Event], ready_line: int | None) -> int | None:
+def _fatal_index(events: Sequence[Event], ready_line: int | None, fmt: Format) -> int | None:
+    milestones = MILESTONES | fmt.milestones
     for i, event in enumerate(events):
         if event.name in _FATAL:
             return i
         stuck = event.name in _FATAL_IF_STUCK or (event.name == "error.traceback" and event.header == "bare")
         if (stuck and (ready_line is None or event.line < ready_line)
-                and not any(e.name in MILESTONES for e in events[i + 1:])):
+                and not any(e.name in milestones for e in events[i + 1:])):
             return i  # the startup made no progress after this error
     return None
 
@@ -687,40 +701,39 @@ def _traceback_of(events: Sequence[Event], index: int) -> tuple[list[Event], lis
     return traceback, list(rest[end:])
 
 
-def _stage_from_frames(traceback: Sequence[Event], stage: str | None) -> str | None:
-    """The phase the traceback's deepest recognised frame belongs to, else `stage`."""
+def _stage_from_frames(traceback: Sequence[Event], stage: str | None, fmt: Format) -> str | None:
+    """The phase the traceback's deepest recognised frame belongs to (`Format.frame_stages`), else `stage`."""
     for event in reversed(traceback):
         if event.name != "error.frame":
             continue
-        for phase, pattern in _FRAME_STAGES:
+        for phase, pattern in fmt.frame_stages:
             if re.search(pattern, event.text):
                 return ("draft." + phase) if stage and stage.startswith("draft.") else phase
     return stage
 
 
-def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None) -> Crash | None:
+def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None, fmt: Format) -> Crash | None:
     """The first fatal error, its message (the exception's last line) and its category."""
-    index = _fatal_index(events, ready_line)
+    index = _fatal_index(events, ready_line, fmt)
     if index is None:
         return None
     first = events[index]
     traceback, aftermath = _traceback_of(events, index)
     exceptions = [e.text for e in traceback if is_exception_line(e.text)]
-    if "\n" in first.text:  # a record that carries its own traceback (vLLM's JSON logs)
+    if "\n" in first.text:  # a record that carries its own traceback (JSON log records)
         exceptions += [ln.strip() for ln in first.text.splitlines() if is_exception_line(ln)]
     message = exceptions[-1] if exceptions else first.text
-    stage = _stage_from_frames(traceback, _stage_at(run, first.line))
-    fmt = _format_of(run.engine)
+    stage = _stage_from_frames(traceback, _stage_at(run, first.line, fmt), fmt)
     diagnosis = diagnose_error(message, first.text, [e.text for e in traceback],
                                [e.text for e in aftermath if e.name.startswith("error.")], stage,
                                has_exception=bool(exceptions), warmup=first.name == "error.warmup",
-                               engine_hints=fmt.hints if fmt is not None else None, flags=run.all_config)
+                               fmt=fmt, flags=run.all_config)
     ts = first.ts or next((e.ts for e in traceback + aftermath if e.ts is not None), None)
     first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
     return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first_text)
 
 
-def _build_phases(run: Run, events: Sequence[Event]) -> None:
+def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
     ms = run.milestones
     phases: list[Phase] = []
     by_rank: dict[str | None, list[Milestone]] = defaultdict(list)
@@ -730,17 +743,16 @@ def _build_phases(run: Run, events: Sequence[Event]) -> None:
     took = [e for e in events if e.name in ("load_weight.took", "draft.load_weight.took")]
     # A phase still open when the run crashed lasted until the crash, not zero seconds.
     cutoff = run.crash.ts if run.outcome == "crashed" and run.crash is not None else None
-    fmt = _format_of(run.engine)
+    stage_table, _ = _stage_rules(fmt)
     for rank, rms in by_rank.items():
-        phases.extend(_rank_phases(rank, rms, took, cutoff))
-        if fmt is not None:
-            phases.extend(_timestamp_phases(rank, rms, fmt.timestamp_phases))
-    phases.extend(_run_level(run, phases))
+        phases.extend(_rank_phases(rank, rms, took, stage_table, fmt.reported_phases, cutoff))
+        phases.extend(_timestamp_phases(rank, rms, fmt.timestamp_phases))
+    phases.extend(_run_level(run, phases, fmt))
     run.phases = phases
 
 
-def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event],
-                 cutoff: Stamp | None = None) -> list[Phase]:
+def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event], stage_table: Mapping[str, str],
+                 reported: Mapping[str, str], cutoff: Stamp | None = None) -> list[Phase]:
     out: list[Phase] = []
     for model_prefix in ("", "draft."):
         for name, begin_name, end_name in PAIRED_PHASES:
@@ -756,7 +768,7 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event],
                     out.append(_paired(model_prefix + name, rank, begin, m, detail))
             for detail, queue in open_begins.items():
                 for begin in queue:
-                    nxt = next((m for m in rms if m.line > begin.line and m.key in _STAGE_AFTER
+                    nxt = next((m for m in rms if m.line > begin.line and m.key in stage_table
                                 and m.key != bname), None)
                     end = nxt.ts if nxt else cutoff
                     out.append(Phase(model_prefix + name, rank, begin.ts, end,
@@ -776,8 +788,8 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event],
                              line=m.line))
     for m in rms:
         secs = m.fields.get("elapsed_s")
-        if m.name in REPORTED_ONLY and isinstance(secs, (int, float)) and m.ts is not None:
-            out.append(Phase(REPORTED_ONLY[m.name], rank, m.ts.plus(-float(secs)), m.ts, float(secs), "reported",
+        if m.name in reported and isinstance(secs, (int, float)) and m.ts is not None:
+            out.append(Phase(reported[m.name], rank, m.ts.plus(-float(secs)), m.ts, float(secs), "reported",
                              line=m.line))
     # A weight load with its duration on a separate line ("Loading weights took X seconds").
     for event in took:
@@ -820,7 +832,7 @@ def _paired(name: str, rank: str | None, begin: Milestone | None, end: Milestone
     return Phase(name, rank, begin.ts, end.ts, end.ts.minus(begin.ts), "timestamps", detail=detail, line=end.line)
 
 
-def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
+def _run_level(run: Run, rank_phases: Sequence[Phase], fmt: Format) -> list[Phase]:
     """The critical path: per phase (and detail), the slowest rank; then the gaps."""
     groups: dict[tuple[str, str | None], list[Phase]] = defaultdict(list)
     for p in rank_phases:
@@ -836,32 +848,33 @@ def _run_level(run: Run, rank_phases: Sequence[Phase]) -> list[Phase]:
                          open=any(p.open for p in ps)))
 
     ms = run.milestones
+    # the format's own milestones are all model-runner lines (`Format.milestones`)
     scheduler_names = {"dist_init.begin", "load_weight.begin", "load_weight.end", "memory_pool.end",
-                       "cuda_graph.begin", "engine.init", "kv_cache.allocated",
-                       "dist_init.end", "model_loading.end", "torch_compile.end", "cuda_graph.end", "engine.ready"}
+                       "cuda_graph.begin", "kv_cache.allocated", "dist_init.end", "cuda_graph.end"} | fmt.milestones
     first_sched = next((m for m in ms if m.key in scheduler_names or m.key.startswith("draft.")), None)
     # Launch is only seen when the log shows the process start (args) or the first
     # scheduler line opens a phase; an excerpt that begins later never saw it.
     saw_start = run.milestone("server_args") is not None or (
-        first_sched is not None and first_sched.key in ("dist_init.begin", "load_weight.begin", "engine.init"))
+        first_sched is not None and first_sched.key in ("dist_init.begin", "load_weight.begin", *fmt.runner_opens))
     if (run.first_ts is not None and first_sched is not None and first_sched.ts is not None and saw_start
             and first_sched.line > (run.first_line or 0)):
         out.append(_span("launch", run.first_ts, first_sched.ts, first_sched.line))
     sched_end_names = {"scheduler.ready", "cuda_graph.end", "draft.cuda_graph.end", "memory_pool.end",
-                       "draft.memory_pool.end", "engine.timings", "engine.ready"}
+                       "draft.memory_pool.end", "engine.timings"}
+    if fmt.offline_ready is not None:
+        sched_end_names.add(fmt.offline_ready)
     http = next((m for m in ms if m.name == "http.running"), None) or next(
         (m for m in ms if m.name == "http.started"), None)
     sched_done = [m for m in ms if m.key in sched_end_names and (http is None or m.line < http.line)]
     if http is not None and http.ts is not None and sched_done and sched_done[-1].ts is not None:
         out.append(_span("http_start", sched_done[-1].ts, http.ts, http.line))
     ready = run.milestone("ready")
-    fmt = _format_of(run.engine)
-    after_http = fmt.after_http_phase if fmt is not None else "warmup"
+    after_http = fmt.after_http_phase
     if http is not None and http.ts is not None and ready is not None and ready.ts is not None \
             and run.ready_kind == "server":
         started = next((p for p in out if p.name == after_http and p.scope == "run"), None)
         if started is not None and started.end is not None and started.start is not None:
-            # the same phase goes on to ready (vLLM: routes, uvicorn start): one span, not two
+            # the same phase goes on to ready (routes, the HTTP server starting): one span, not two
             started.end, started.line = max(started.end, ready.ts), ready.line
             started.seconds = max(0.0, started.end.minus(started.start))
         else:
@@ -897,42 +910,29 @@ def _gaps(first: Stamp, end: Stamp, phases: Iterable[Phase]) -> list[Phase]:
 _SCHEDULER_LINES = frozenset({"dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
                               "kv_cache.allocated", "memory_pool.end", "cuda_graph.begin", "cuda_graph.end",
                               "scheduler.ready"})
-# Frames that place a crash in a phase, by the function the scheduler was in. Graph *capture*
-# only: a replay during the warm-up request is not the capture phase.
-_FRAME_STAGES = (  # text until a crash needs them (`re` compiles and caches them then)
-    ("dist_init", r"in (?:init_torch_distributed|init_distributed_environment|initialize_model_parallel)$"),
-    ("load_weights", r"in (?:load_model|load_weights\w*|process_weights_after_loading|weight_loader)$"),
-    ("kv_cache", r"in (?:init_memory_pool|profile_max_num_token|init_cache_with_memory_pool)$"),
-    ("cuda_graph", r"in (?:\w*capture_cuda_graph\w*|init_cuda_graphs|init_device_graphs|capture|capture_one_batch_size|_capture_graph)$"
-                   r"|cuda_graph_runner\.py\", line \d+, in __init__$"),
-)
-_CAPTURE_TRACE = (r"capture_cuda_graph|cuda_graph_runner|init_cuda_graphs|CudaGraphRunner"
-                  r"|Capture cuda graph failed|capture_one_batch_size|graph_capture")
-
-
-def _every_rank_era(run: Run, events: Sequence[Event]) -> bool:
+def _every_rank_era(run: Run, events: Sequence[Event], fmt: Format) -> bool:
     """True when the scheduler finished in a log whose every rank prints every per-rank line.
 
-    Before SGLang 0.4.7 (and in bench runs) the TP tag is always printed and so is
-    `max_total_num_tokens` on every rank; 0.4.7+ adds `available_gpu_mem` to that line.
+    In the versions (and bench runs) of an engine that tags ranks only when parallel where
+    every rank prints the scheduler's ready line, that line has no `available_gpu_mem`.
     """
     ready = [e for e in events if e.name == "scheduler.ready"]
     if not ready:
         return False
-    return _engine_only(events) or all("available_gpu_mem_gb" not in e.fields for e in ready)
+    return _engine_only(events, fmt) or all("available_gpu_mem_gb" not in e.fields for e in ready)
 
 
-def _infer_config(run: Run, events: Sequence[Event]) -> None:
+def _infer_config(run: Run, events: Sequence[Event], fmt: Format) -> None:
     """Fill flags the log proves without stating them, and say what proved them."""
     names = {m.name for m in run.milestones}
-    fmt = _format_of(run.engine)
     if run.config.get("enable_torch_compile") is None and "torch_compile.end" in names:
         run.config["enable_torch_compile"] = True
         run.config_inferred["enable_torch_compile"] = "the log shows torch.compile finishing"
-    if run.config.get("tp_size") is None and fmt is not None and not fmt.rank_tags_only_when_parallel:
+    if run.config.get("tp_size") is None and not fmt.rank_tags_only_when_parallel:
         _infer_tp_from_processes(run, events, fmt)
     if run.config.get("disable_cuda_graph") is None:
-        traced = any(e.name.startswith("error.") and re.search(_CAPTURE_TRACE, e.text) for e in events)
+        traced = fmt.capture_trace is not None and any(
+            e.name.startswith("error.") and re.search(fmt.capture_trace, e.text) for e in events)
         if names & {"cuda_graph.begin", "cuda_graph.end"}:
             run.config["disable_cuda_graph"] = False
             run.config_inferred["disable_cuda_graph"] = "the log shows a CUDA graph capture"
@@ -945,23 +945,25 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
             if pool is not None and any(m.name in after and m.line > pool.line for m in run.milestones):
                 run.config["disable_cuda_graph"] = True
                 run.config_inferred["disable_cuda_graph"] = "the scheduler became ready without capturing a graph"
-    if run.config.get("tp_size") is None and (fmt is None or fmt.rank_tags_only_when_parallel):
-        # Access lines (runtime traffic) do not count: compaction drops most of them.
+    if run.config.get("tp_size") is None and fmt.rank_tags_only_when_parallel:
+        # Access lines (runtime traffic) do not count: compaction drops most of them; nor do
+        # lines without a header or with another logger's clock.
         served = [e for e in events if e.name != ACCESS]
-        own = [e for e in served if e.header not in ("bare", "vllm-style") and e.ts is not None and not e.inherited]
+        skip = {"bare"} | {h.name for h in fmt.headers if h.clock == "foreign"}
+        own = [e for e in served if e.header not in skip and e.ts is not None and not e.inherited]
         sched = [e for e in own if e.name in _SCHEDULER_LINES]
-        # "[gpu_id=N]" (SGLang 0.1-0.2) numbers the tensor-parallel ranks the same way.
+        # "[gpu_id=N]" (the oldest versions) numbers the tensor-parallel ranks the same way.
         tps = sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for e in (own or served) if e.rank
                       for t in e.rank.split() if (t[:2] == "TP" and t[2:].isdigit()) or (t[:3] == "GPU" and t[3:].isdigit())})
         if sched and not tps and not any(e.rank for e in sched):
             run.config["tp_size"] = 1
-            run.config_inferred["tp_size"] = ("scheduler lines carry no TP tag, which SGLang prints only "
+            run.config_inferred["tp_size"] = (f"scheduler lines carry no TP tag, which {fmt.display} prints only "
                                               "when tp_size > 1")
         elif len(tps) >= 2 and tps == list(range(len(tps))):
             run.config["tp_size"] = len(tps)
             run.config_inferred["tp_size"] = (f"ranks TP0..TP{len(tps) - 1} print lines (on a multi-node "
                                               "run this counts this node's ranks only)")
-        elif tps == [0] and _every_rank_era(run, events):
+        elif tps == [0] and _every_rank_era(run, events, fmt):
             run.config["tp_size"] = 1
             run.config_inferred["tp_size"] = ("only TP0 prints the per-rank lines of a complete startup, "
                                               "in a version where every rank prints them")
@@ -969,7 +971,7 @@ def _infer_config(run: Run, events: Sequence[Event]) -> None:
 
 def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> None:
     """tp_size from the processes that print per-rank lines, for engines whose lines always
-    carry a process tag (vLLM): ranks TP0..TPn-1, or n processes printing a line every rank prints."""
+    carry a process tag: ranks TP0..TPn-1, or n processes printing a line every rank prints."""
     tps = sorted({int(tag[2:]) for e in events if e.rank and e.name != ACCESS for tag in e.rank.split()
                   if tag.startswith("TP") and tag[2:].isdigit()})
     if len(tps) >= 2 and tps == list(range(len(tps))):
@@ -986,7 +988,9 @@ def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> 
             return
 
 
-def build_timeline(events: Sequence[Event], source: str, engine: str, date_source: str | None = None,
+def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_source: str | None = None,
                    config_defaults: Mapping[str, Any] | None = None) -> list[Run]:
-    return [build_run(seg, source, i, engine, date_source, config_defaults or {})
-            for i, seg in enumerate(split_runs(events))]
+    """The runs of one source read with `fmt`: everything engine-specific comes from it.
+    `config_defaults`: the flags a launch command leaves out (None: the format's)."""
+    return [build_run(seg, source, i, fmt, date_source, config_defaults)
+            for i, seg in enumerate(split_runs(events, fmt))]

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from firedup.formats.base import Format
+
 CATEGORIES = (
     "kv_cache_too_small", "oom", "port_in_use", "distributed", "hang", "import", "warmup", "config", "assertion",
     "killed",
@@ -53,16 +55,14 @@ CATEGORY_RULES: tuple[tuple[str, str], ...] = tuple(
     )
 )
 
-# (category, phase or "*") -> one line of advice. Only well-known remedies belong here.
+# (category, phase or "*") -> one line of advice. Only well-known remedies belong here, in
+# words that hold for any engine; advice naming an engine's flags is its format's
+# (`Format.hints`, consulted first, with `Format.hint_words` filling its placeholders).
 HINTS: dict[tuple[str, str], str] = {
     ("kv_cache_too_small", "*"): "the KV cache cannot hold one request of the context length: give the KV cache more memory or lower the context length",
-    ("oom", "cuda_graph"): "lower {graph_bs_flag} or --mem-fraction-static{mem_fraction_now} (graph capture needs memory beyond the KV cache)",
-    ("oom", "draft.cuda_graph"): "lower {graph_bs_flag} or --mem-fraction-static{mem_fraction_now}, or fewer --speculative-num-steps",
-    ("oom", "kv_cache"): "the KV cache does not fit: adjust --mem-fraction-static{mem_fraction_now}, or shard wider (--tp-size)",
-    ("oom", "load_weights"): "the weights do not fit: shard wider (--tp-size), use a quantized checkpoint, or free the GPUs",
-    ("oom", "warmup"): "the first forward pass ran out of memory: lower --mem-fraction-static{mem_fraction_now} or --chunked-prefill-size",
-    ("oom", "*"): "GPU out of memory: lower --mem-fraction-static{mem_fraction_now}, {graph_bs_flag} or the context length",
-    ("distributed", "dist_init"): "ranks could not meet: check --dist-init-addr, that every node started, and NCCL_SOCKET_IFNAME / firewalls",
+    ("oom", "load_weights"): "the weights do not fit: shard wider, use a quantized checkpoint, or free the GPUs",
+    ("oom", "*"): "GPU out of memory: give the engine a smaller share of GPU memory, a shorter context or smaller batches",
+    ("distributed", "dist_init"): "ranks could not meet: check the rendezvous address, that every node started, and NCCL_SOCKET_IFNAME / firewalls",
     ("distributed", "*"): "a collective failed: look for the first NCCL/gloo error above; check the network and NCCL_DEBUG=INFO",
     ("port_in_use", "*"): "another process holds the port: stop it or pick another --port",
     ("hang", "*"): "a server process stopped responding: py-spy dump the scheduler and detokenizer, check nvidia-smi for a stuck GPU and the log for NCCL errors",
@@ -110,40 +110,29 @@ def categorise(text: str) -> str:
     return "unknown"
 
 
-def hint_words(flags: Mapping[str, Any] | None) -> dict[str, str]:
-    """What a hint's placeholders say for this run: the flag names of its version and the
-    value it ran with. SGLang 0.5.14+ splits the graph batch-size flag per stage, and
-    0.5.20+ no longer accepts the old name at all."""
-    flags = flags or {}
-    per_stage = "cuda_graph_max_bs_decode" in flags or "cuda_graph_backend_decode" in flags
-    fraction = flags.get("mem_fraction_static")
-    return {
-        "graph_bs_flag": "--cuda-graph-max-bs-decode (or --cuda-graph-max-bs-prefill)" if per_stage
-        else "--cuda-graph-max-bs",
-        "mem_fraction_now": f" (it was {fraction})" if isinstance(fraction, (int, float)) else "",
-    }
-
-
-def hint_for(category: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None,
+def hint_for(category: str, phase: str | None, fmt: Format | None = None,
              flags: Mapping[str, Any] | None = None) -> str | None:
-    """Advice for a category in a phase; an engine's own advice (its flag names) comes first."""
-    for table in (engine_hints or {}, HINTS):
+    """Advice for a category in a phase; the engine's own advice (its flag names, filled in
+    for this run's flags and version) comes first."""
+    words: Mapping[str, str] = {}
+    if fmt is not None and fmt.hint_words is not None:
+        words = fmt.hint_words(flags or {})
+    for table in (fmt.hints if fmt is not None else {}, HINTS):
         hint = table.get((category, phase or "")) or table.get((category, "*"))
         if hint:
-            return hint.format_map(hint_words(flags))
+            return hint.format_map(words)
     return None
 
 
-def diagnose(text: str, phase: str | None, engine_hints: Mapping[tuple[str, str], str] | None = None,
+def diagnose(text: str, phase: str | None, fmt: Format | None = None,
              flags: Mapping[str, Any] | None = None) -> Diagnosis:
     category = categorise(text)
-    return Diagnosis(category, hint_for(category, phase, engine_hints, flags))
+    return Diagnosis(category, hint_for(category, phase, fmt, flags))
 
 
 def diagnose_error(message: str, first_line: str, traceback: Sequence[str], aftermath: Sequence[str],
                    phase: str | None, has_exception: bool, warmup: bool = False,
-                   engine_hints: Mapping[tuple[str, str], str] | None = None,
-                   flags: Mapping[str, Any] | None = None) -> Diagnosis:
+                   fmt: Format | None = None, flags: Mapping[str, Any] | None = None) -> Diagnosis:
     """The category of one fatal error, reading its parts cause first (see the module doc).
 
     `aftermath` (the error lines that follow) is read only when there is no exception: a
@@ -158,4 +147,4 @@ def diagnose_error(message: str, first_line: str, traceback: Sequence[str], afte
     everything = "\n".join([*texts, *aftermath])
     specific = next((hint for cat, pattern, hint in SPECIFIC_HINTS
                      if cat == category and re.search(pattern, everything)), None)
-    return Diagnosis(category, specific or hint_for(category, phase, engine_hints, flags))
+    return Diagnosis(category, specific or hint_for(category, phase, fmt, flags))

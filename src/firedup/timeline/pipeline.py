@@ -30,7 +30,7 @@ SNIFF_LINES = 2000
 @dataclass
 class SourceReport:
     source: str
-    engine: str
+    engine: str | None  # None: no known engine's lines (`formats.no_known_engine`)
     runs: int
     lines: dict[str, int]
     date_source: str | None
@@ -86,13 +86,22 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
     out.write("\n}\n")
 
 
-def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format, Iterable[Line]]:
-    """Pick the format from the first lines, without losing them (stdin cannot rewind)."""
+def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format | None, Iterable[Line]]:
+    """Pick the format from the first lines, without losing them (stdin cannot rewind);
+    None when no known engine's lines are among them."""
     if engine is not None:
         return get_format(engine), lines
     head = list(itertools.islice(lines, SNIFF_LINES))
     fmt = sniff("\n".join(line.text for line in head))
     return fmt, itertools.chain(head, lines)
+
+
+def _unknown(source: Source, lines: Iterable[Line], reader: _UntilUnreadable) -> tuple[list[Run], SourceReport]:
+    """A readable source of no known engine: no runs, its lines counted as `other`."""
+    stats = LineStats()
+    for line in lines:
+        stats.physical, stats.logical, stats.other = line.number, stats.logical + 1, stats.other + 1
+    return [], SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
 
 
 class _UntilUnreadable:
@@ -207,15 +216,18 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
             else:
                 sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
                 fmt = batch.sniff(sample)
-            result = _events_batch(source, fmt, default_date, normalised)
+            if fmt is not None:  # else the incremental engine finds no engine either, and counts the lines
+                result = _events_batch(source, fmt, default_date, normalised)
         except batch.NeedExact:
             result = None
     if result is None:
         fmt, stream = _sniffed(iter(reader), engine)
+        if fmt is None:
+            return _unknown(source, stream, reader)
         result = _events_incremental(fmt, stream, default_date, source)
     assert fmt is not None
     events, stats, clock = result
-    runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
+    runs = build_timeline(events, source.name, fmt, clock.date_source)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
     if content_hash and source.path is not None:
         with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)
