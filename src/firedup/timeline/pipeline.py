@@ -17,7 +17,7 @@ from datetime import date
 from typing import IO, Any
 
 from firedup.formats import Format, all_formats, get_format, sniff
-from firedup.read.clock import Clock
+from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import Event, LineStats, Scanner, iter_scanned
 from firedup.read.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
@@ -84,13 +84,130 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
     out.write("\n}\n")
 
 
+@dataclass(frozen=True)
+class DatePolicy:
+    """Where the date of a stamp that lacks one comes from, one order for every command:
+    the line's own date > a collector's prefix (the `Clock` reads both per line) > `--date`
+    (`given`) > the file's modification time > unknown (`date_source` "unknown": views say
+    "year unknown" instead of showing 1970)."""
+
+    given: date | None = None
+    file_date: date | None = None
+
+    @classmethod
+    def of(cls, source: Source, given: date | None = None) -> DatePolicy:
+        return cls(given, file_date(source))
+
+    def scanner(self, fmt: Format) -> Scanner:
+        return Scanner(fmt, self.given, file_date=self.file_date)
+
+
+def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
+    """The one sniff policy: `engine` when given, else the format whose sniff literals best
+    explain the first `SNIFF_LINES` lines. A reader that cannot wait for that many (a live
+    log) decides as soon as one format's literal shows (`final=False`), or when forced."""
+    if engine is not None:
+        return get_format(engine)
+    sample = "\n".join(texts[:SNIFF_LINES])
+    if not final and len(texts) < SNIFF_LINES and not any(fmt.sniff(sample) > 0 for fmt in all_formats().values()):
+        return None
+    return sniff(sample)
+
+
 def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format, Iterable[Line]]:
     """Pick the format from the first lines, without losing them (stdin cannot rewind)."""
     if engine is not None:
         return get_format(engine), lines
     head = list(itertools.islice(lines, SNIFF_LINES))
-    fmt = sniff("\n".join(line.text for line in head))
+    fmt = choose_format([line.text for line in head])
+    assert fmt is not None
     return fmt, itertools.chain(head, lines)
+
+
+class LogReader:
+    """bytes -> lines -> events -> runs for one source: the one path behind `parse` (all at
+    once, `read`), `wait` (fed as the log grows, `feed`, runs asked for at any time) and
+    `replay` (every line's time on the server's clock, `stamps`). One sniff policy
+    (`choose_format`) and one date policy (`DatePolicy`) for all three."""
+
+    def __init__(self, name: str, engine: str | None = None, dates: DatePolicy | None = None,
+                 max_events: int | None = None, keep_stamps: bool = False) -> None:
+        self.name = name
+        self.engine = engine
+        self.dates = dates or DatePolicy()
+        self.max_events = max_events
+        self.fmt: Format | None = None
+        self.scanner: Scanner | None = None
+        self.events: list[Event] = []
+        self.pending: list[Line] = []
+        # physical line -> the first time a logical line of it has (`Scanner.last_stamp`:
+        # the stamp, and whether it is on the server's own clock), for `replay`'s pacing
+        self.stamps: dict[int, tuple[Stamp, bool]] | None = {} if keep_stamps else None
+        if engine is not None:
+            self._start(get_format(engine))
+
+    def _start(self, fmt: Format) -> None:
+        self.fmt = fmt
+        self.scanner = self.dates.scanner(fmt)
+
+    @property
+    def date_source(self) -> str | None:
+        return self.scanner.clock.date_source if self.scanner is not None else None
+
+    def feed(self, lines: Iterable[Line], force: bool = False) -> bool:
+        """Take more lines of a growing log; True when they made events."""
+        if self.scanner is None:
+            self.pending.extend(lines)
+            if not self.decide(force):
+                return False
+            lines, self.pending = self.pending, []
+        assert self.scanner is not None
+        before = len(self.events)
+        for line in lines:
+            self.events.extend(self.scanner.feed(line))
+            if self.stamps is not None and self.scanner.last_stamp is not None:
+                self.stamps.setdefault(line.number, self.scanner.last_stamp)
+        grew = len(self.events) > before
+        if self.max_events is not None and len(self.events) > self.max_events:
+            starts = [i for i, e in enumerate(self.events) if e.fields.get("starts_run") == "always"]
+            if starts and starts[-1] > 0:
+                del self.events[: starts[-1]]
+        return grew
+
+    def decide(self, force: bool = False) -> bool:
+        """Choose the format from the lines held so far (`choose_format`); True once chosen."""
+        if self.fmt is None:
+            fmt = choose_format([line.text for line in self.pending], self.engine, final=force)
+            if fmt is None:
+                return False
+            self._start(fmt)
+        return True
+
+    def runs(self) -> list[Run]:
+        """The runs of everything fed so far (a log still being written: its last run open)."""
+        if self.scanner is None:
+            if not self.pending:
+                return []
+            self.feed([], force=True)
+        assert self.scanner is not None
+        return self.build(self.events + self.scanner.finish())
+
+    def build(self, events: list[Event], clock: Clock | None = None) -> list[Run]:
+        assert self.fmt is not None
+        date_source = (clock or self._clock()).date_source
+        return build_timeline(events, self.name, self.fmt.name, date_source, self.fmt.config_defaults)
+
+    def _clock(self) -> Clock:
+        assert self.scanner is not None
+        return self.scanner.clock
+
+    def read(self, lines: Iterable[Line]) -> tuple[list[Event], LineStats, Clock]:
+        """All events of a whole input, streamed through `compact` (parse's incremental engine)."""
+        fmt, stream = _sniffed(iter(lines), self.engine)
+        self._start(fmt)
+        assert self.scanner is not None
+        events = list(compact(iter_scanned(self.scanner, stream), fmt))
+        return events, self.scanner.stats, self.scanner.clock
 
 
 class _UntilUnreadable:
@@ -146,20 +263,13 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
     return batch.available()
 
 
-def _events_batch(source: Source, fmt: Format, default_date: date | None,
+def _events_batch(source: Source, fmt: Format, dates: DatePolicy,
                   normalised: dict[int, list[Line]] | None = None) -> tuple[list[Event], LineStats, Clock]:
     from firedup.read import batch
 
     assert source.path is not None
-    scanner = batch.new_scanner(fmt, default_date, file_date=file_date(source))
+    scanner = batch.new_scanner(fmt, dates.given, file_date=dates.file_date)
     events = list(compact(batch.iter_file(source.path, scanner, normalised), fmt))
-    return events, scanner.stats, scanner.clock
-
-
-def _events_incremental(fmt: Format, lines: Iterable[Line], default_date: date | None,
-                        source: Source) -> tuple[list[Event], LineStats, Clock]:
-    scanner = Scanner(fmt, default_date, file_date=file_date(source))
-    events = list(compact(iter_scanned(scanner, lines), fmt))
     return events, scanner.stats, scanner.clock
 
 
@@ -177,6 +287,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     does not grow with the traffic a log holds.
     """
     reader = _UntilUnreadable(source)
+    dates = DatePolicy.of(source, default_date)
+    log = LogReader(source.name, engine, dates)
     result: tuple[list[Event], LineStats, Clock] | None = None
     fmt: Format | None = None
     if _batch_worth_it(source, scanner):
@@ -191,15 +303,16 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
             else:
                 sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
                 fmt = batch.sniff(sample)
-            result = _events_batch(source, fmt, default_date, normalised)
+            result = _events_batch(source, fmt, dates, normalised)
+            log.fmt = fmt
         except batch.NeedExact:
             result = None
     if result is None:
-        fmt, stream = _sniffed(iter(reader), engine)
-        result = _events_incremental(fmt, stream, default_date, source)
+        result = log.read(reader)
+        fmt = log.fmt
     assert fmt is not None
     events, stats, clock = result
-    runs = build_timeline(events, source.name, fmt.name, clock.date_source, fmt.config_defaults)
+    runs = log.build(events, clock)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
     if reader.error is not None:
         for run in runs:
@@ -298,4 +411,4 @@ def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -
         yield from pool.imap(job, sources, chunksize=chunk)
 
 
-__all__ = ["LineStats", "ParseResult", "SourceReport", "parse_paths", "parse_source", "write_contract_json"]
+__all__ = ["DatePolicy", "LineStats", "LogReader", "ParseResult", "SourceReport", "choose_format", "parse_paths", "parse_source", "write_contract_json"]
