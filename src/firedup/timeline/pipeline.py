@@ -19,7 +19,7 @@ from typing import IO, Any
 from firedup.formats import Format, all_formats, get_format, sniff
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
-from firedup.read.engine import Event, LineStats, Scanner, iter_scanned
+from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
 from firedup.read.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
 from firedup.timeline.build import Run, build_timeline
 
@@ -93,13 +93,17 @@ class DatePolicy:
 
     given: date | None = None
     file_date: date | None = None
+    # A file whose modification date is read when reading starts, not before: a live log
+    # may not exist yet when `wait` begins.
+    source: Source | None = None
 
     @classmethod
     def of(cls, source: Source, given: date | None = None) -> DatePolicy:
         return cls(given, file_date(source))
 
     def scanner(self, fmt: Format) -> Scanner:
-        return Scanner(fmt, self.given, file_date=self.file_date)
+        day = self.file_date if self.file_date is not None or self.source is None else file_date(self.source)
+        return Scanner(fmt, self.given, file_date=day)
 
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
@@ -144,7 +148,7 @@ class LogReader:
         # the stamp, and whether it is on the server's own clock), for `replay`'s pacing
         self.stamps: dict[int, tuple[Stamp, bool]] | None = {} if keep_stamps else None
         if engine is not None:
-            self._start(get_format(engine))
+            self.fmt = get_format(engine)  # known now; the scanner starts with the first line
 
     def _start(self, fmt: Format) -> None:
         self.fmt = fmt
@@ -164,9 +168,10 @@ class LogReader:
         assert self.scanner is not None
         before = len(self.events)
         for line in lines:
-            self.events.extend(self.scanner.feed(line))
-            if self.stamps is not None and self.scanner.last_stamp is not None:
-                self.stamps.setdefault(line.number, self.scanner.last_stamp)
+            events = self.scanner.feed(line)
+            self.events.extend(events)
+            if self.stamps is not None:
+                self._note_stamps(line, events)
         grew = len(self.events) > before
         if self.max_events is not None and len(self.events) > self.max_events:
             starts = [i for i, e in enumerate(self.events) if e.fields.get("starts_run") == "always"]
@@ -174,10 +179,20 @@ class LogReader:
                 del self.events[: starts[-1]]
         return grew
 
+    def _note_stamps(self, line: Line, events: list[Event]) -> None:
+        assert self.stamps is not None and self.scanner is not None
+        if self.scanner.last_stamp is not None:
+            self.stamps.setdefault(line.number, self.scanner.last_stamp)
+        for event in events:
+            # a collector-only line before the first line showing both clocks, moved onto the
+            # server's clock once the offset is known: where `parse` starts the run
+            if event.name == CLOCK_OUTER_FIRST and event.ts is not None:
+                self.stamps[event.line] = (event.ts, True)
+
     def decide(self, force: bool = False) -> bool:
         """Choose the format from the lines held so far (`choose_format`); True once chosen."""
-        if self.fmt is None:
-            fmt = choose_format([line.text for line in self.pending], self.engine, final=force)
+        if self.scanner is None:
+            fmt = self.fmt or choose_format([line.text for line in self.pending], self.engine, final=force)
             if fmt is None:
                 return False
             self._start(fmt)
