@@ -130,3 +130,31 @@ def test_parse_and_replay_read_the_same_runs(log: Path, tmp_path: Path) -> None:
     script = load_script(copy)
     assert [facts(r) for r in script.runs] == [facts(r) for r in parsed(copy)]
     assert script.fmt.name == parsed(copy)[0].engine
+
+
+def _corpus() -> list[Any]:
+    from conftest import corpus_logs
+
+    return [pytest.param(p, id=f"{p.parent.name}/{p.name}") for engine in ("sglang", "vllm") for p in corpus_logs(engine)]
+
+
+@pytest.mark.parametrize("log", _corpus())
+def test_the_live_reader_fed_in_pieces_reads_each_corpus_log_as_parse_does(log: Path) -> None:
+    """`wait`'s path without the waiting: the log fed to a `LogReader` a few lines at a time,
+    choosing its format as soon as a live reader would, gives `parse`'s runs exactly."""
+    from firedup.read.sources import Source, read_lines
+    from firedup.timeline.pipeline import DatePolicy, LogReader
+
+    parse = parse_paths([str(log)])
+    if parse.errors:
+        pytest.skip(f"{log.name}: {parse.errors[0]}")  # unreadable corpus files are parse's tests
+    reader = LogReader(str(log), dates=DatePolicy.of(Source(str(log), log)))
+    batch: list[Any] = []
+    for line in read_lines(Source(str(log), log)):
+        batch.append(line)
+        if len(batch) == 7:
+            reader.feed(batch)
+            batch = []
+    reader.feed(batch, force=True)
+    runs = reader.runs()
+    assert [r.as_contract() for r in runs] == [r.as_contract() for r in parse.runs]
