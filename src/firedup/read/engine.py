@@ -183,9 +183,10 @@ class Scanner:
         # own clock minus the collector's, measured on lines that carry both (journald vs vLLM)
         self._outer_offset: timedelta | None = None
         self._last_physical = 0
-        # The time of the line fed last, and whether it is on the engine's own clock (its own
-        # stamp, or a collector's moved onto it by the measured offset); None when the line
-        # has no time of its own. `replay` paces lines by it.
+        # With `keep_stamps`: the time of the line fed last, and whether it is on the engine's
+        # own clock (its own stamp, or a collector's moved onto it by the measured offset);
+        # None when the line has no time of its own. `replay` paces lines by it.
+        self.keep_stamps = False
         self.last_stamp: tuple[Stamp, bool] | None = None
 
     # -- header layer ------------------------------------------------------------------
@@ -263,11 +264,11 @@ class Scanner:
         msg = parsed.msg
         if any(lit in msg for lit in self.fmt.runtime_literals):
             stats.runtime += 1
-            self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
+            if self.keep_stamps:
+                self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
             self._mark_start(out, parsed, line)
             return out
         ts, inherited = parsed.ts, False
-        on_own = own
         if own and line.outer is not None and parsed.ts is not None:
             outer_dt = _outer_datetime(line.outer, parsed.ts.dt)
             if outer_dt is not None:
@@ -280,7 +281,6 @@ class Scanner:
             if outer_dt is not None:
                 dt = outer_dt + self._outer_offset
                 ts = Stamp(dt, dt.isoformat(timespec="milliseconds" if dt.microsecond else "seconds"))
-                on_own = True
         if ts is None:
             if self._last_own is not None:
                 ts, inherited = self._last_own[0], True
@@ -290,7 +290,10 @@ class Scanner:
                 ts, inherited = self._last_any, True
         if ts is not None and not inherited:
             self._last_any = ts
-        self.last_stamp = (ts, on_own) if ts is not None and not inherited else None
+        if self.keep_stamps:
+            # on the engine's clock: its own stamp, or a collector's moved by the offset
+            on_own = own or (ts is not None and parsed.ts is None and self._last_own is not None)
+            self.last_stamp = (ts, on_own) if ts is not None and not inherited else None
         event = self._match(msg, line, parsed, ts, inherited, self._rules_in(msg) if rules is None else rules)
         if event is None:
             if own:

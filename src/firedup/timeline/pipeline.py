@@ -153,6 +153,7 @@ class LogReader:
     def _start(self, fmt: Format) -> None:
         self.fmt = fmt
         self.scanner = self.dates.scanner(fmt)
+        self.scanner.keep_stamps = self.stamps is not None
 
     @property
     def date_source(self) -> str | None:
