@@ -101,9 +101,14 @@ class DatePolicy:
     def of(cls, source: Source, given: date | None = None) -> DatePolicy:
         return cls(given, file_date(source))
 
+    def day_of_file(self) -> date | None:
+        if self.file_date is not None or self.source is None:
+            return self.file_date
+        return file_date(self.source)
+
     def scanner(self, fmt: Format) -> Scanner:
-        day = self.file_date if self.file_date is not None or self.source is None else file_date(self.source)
-        return Scanner(fmt, self.given, file_date=day)
+        """The incremental engine with these dates (the batch engine's `new_scanner` takes the same)."""
+        return Scanner(fmt, self.given, file_date=self.day_of_file())
 
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
@@ -284,7 +289,7 @@ def _events_batch(source: Source, fmt: Format, dates: DatePolicy,
     from firedup.read import batch
 
     assert source.path is not None
-    scanner = batch.new_scanner(fmt, dates.given, file_date=dates.file_date)
+    scanner = batch.new_scanner(fmt, dates.given, file_date=dates.day_of_file())
     events = list(compact(batch.iter_file(source.path, scanner, normalised), fmt))
     return events, scanner.stats, scanner.clock
 
@@ -318,7 +323,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
                 fmt = get_format(engine)
             else:
                 sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
-                fmt = batch.sniff(sample)
+                fmt = batch.sniff(sample)  # `choose_format` on the same lines, in one Hyperscan pass
             result = _events_batch(source, fmt, dates, normalised)
             log.fmt = fmt
         except batch.NeedExact:
