@@ -625,6 +625,8 @@ class Waiter:
                     if corrected and nxt.ts.minus(ts) < lasting:
                         i += 1  # a flap between ranks, or a guess the next line corrected
                         continue
+                elif run.outcome != "incomplete" and lasting == MIN_STAGE_S:
+                    pass  # the stage the run ended in: no next line can correct it
                 elif elapsed is None or elapsed - ts.minus(run.first_ts) < lasting:
                     break  # too early to tell; look again on the next pass
             self.announced.add(stage)
