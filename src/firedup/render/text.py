@@ -22,6 +22,7 @@ from firedup.core.units import (
     plain,
     without_common_folder,
 )
+from firedup.read.clock import Stamp
 from firedup.timeline.build import Phase, Run, is_straggler, spanned, umbrella_phases
 
 _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",
@@ -69,6 +70,17 @@ def _phase_rows(run: Run) -> list[tuple[str, float, Phase]]:
     return rows
 
 
+def shown_stamp(stamp: Stamp, date_source: str | None) -> str:
+    """A stamp as views show it: without its placeholder year when the year is unknown."""
+    return stamp.iso[5:] if date_source == "unknown" else stamp.iso
+
+
+def _dates_note(date_source: str | None) -> str:
+    if date_source == "unknown":
+        return " (year unknown: no year in the log, no --date, no file date)"
+    return f" (dates: {date_source})" if date_source not in (None, "log") else ""
+
+
 def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
     lines: list[str] = []
     head = f"{run.source}" + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
@@ -83,8 +95,8 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
     lines.append("  " + outcome_line(run, style))
     if run.first_ts is not None:
         end = run.end_ts
-        lines.append(f"  from {run.first_ts.iso} to {end.iso if end else '?'}"
-                     + (f" (dates: {run.date_source})" if run.date_source not in (None, "log") else ""))
+        lines.append(f"  from {shown_stamp(run.first_ts, run.date_source)} to "
+                     f"{shown_stamp(end, run.date_source) if end else '?'}" + _dates_note(run.date_source))
     rows = _phase_rows(run)
     total = run.total_seconds or 0.0
     present = [p.name for _, _, p in rows]
