@@ -631,8 +631,8 @@ def auto_timeout(tmp: Path) -> Outcome:
 def test_timeout_auto_takes_the_budget_of_the_same_config_and_says_so(outcomes: dict[str, Outcome | None]) -> None:
     o = _outcome(outcomes, "auto_timeout")
     assert o.result.returncode == 124, o.result.stdout + o.result.stderr
-    expected = ("--timeout auto: 3.0 s = the single run budget of `firedup budget` (risk 1%) over 1 history run "
-                "of this config (slowest 2.0 s)")  # a single run of 2 s: 1.5 x 2 s
+    expected = ("--timeout auto: 4.0 s = the budget of `firedup budget` over 1 history run of this config "
+                "(slowest 2.0 s): rule of thumb (2 x the only run), rule of thumb: risk unknown")  # 2 x 2 s
     assert expected in o.result.stderr
     assert f"  limit: {expected}" in o.result.stdout
     assert "phase reached: load_weights (shards 4/5)" in o.result.stdout

@@ -117,9 +117,8 @@ class History:
         found = budget_for([p.ready_s for p in self.profiles], AUTO_RISK)
         assert found.budget_seconds is not None and found.slowest is not None
         n = self.n
-        method = (f"the {found.method} budget of `firedup budget` (risk {AUTO_RISK:.0%}) over {n} history "
-                  f"run{'s' if n != 1 else ''} of this config (slowest {fmt_duration(found.slowest)}); a new run "
-                  f"exceeds the slowest of {n} with a chance of about 1/(n+1) = {1 / (n + 1):.0%}")
+        method = (f"the budget of `firedup budget` over {n} history run{'s' if n != 1 else ''} of this config "
+                  f"(slowest {fmt_duration(found.slowest)}): {found.method_label}, {found.risk_label}")
         return Budget(float(found.budget_seconds), n, found.slowest, method)
 
     def median_ready(self) -> float | None:

@@ -37,7 +37,7 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("bash", "kubern
             lines.append(f"{b.label}: no budget ({b.statement})")
             continue
         lines.append(f"{b.label}: budget {fmt_duration(b.budget_seconds)} ({b.budget_seconds} s), "
-                     f"method: {b.method}, asked risk {b.risk:.2%}")
+                     f"{b.method_label}; {b.risk_label}")
         lines.append(f"  {b.statement}")
     lines.extend(left_out_lines(g.left_out, "left out"))
     for b in report.budgets:

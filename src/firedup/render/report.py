@@ -214,7 +214,7 @@ def _budget_rows(report: BudgetReport) -> list[dict[str, Any]]:
             "label": b.label, "n": b.n,
             "budget": f"{fmt_duration(b.budget_seconds)} ({b.budget_seconds} s)" if b.budget_seconds is not None
             else "no budget",
-            "method": b.method, "risk": _pct(b.risk),
+            "method": b.method_label, "risk": _pct(b.risk), "risk_label": b.risk_label,
             "slowest": fmt_duration(b.slowest) if b.slowest is not None else "-",
             "chance": f"1/{b.n + 1} ({_pct(b.distribution_free_risk)})" if b.distribution_free_risk else "-",
             "statement": b.statement,

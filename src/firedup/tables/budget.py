@@ -1,18 +1,8 @@
-"""Timeout budgets from observed startups, with the risk said honestly, and snippets to paste.
+"""Timeout budgets per group of runs, with the risk each really carries.
 
-Two statements per group of runs, never blended into one number without saying which:
-
-* Distribution-free (a fact about order statistics, whatever the distribution): with n
-  exchangeable runs, a new run is slower than all n with probability 1/(n+1). So a risk r
-  needs n >= 1/r - 1 runs before "the slowest run seen" is itself a budget with that risk.
-* A model: a log-normal fitted to the times (mu, sigma = mean and sample standard
-  deviation of ln t) gives the (1 - r) quantile exp(mu + z_(1-r) * sigma). It is an
-  assumption (start-up times are positive and right-skewed, which log-normal captures),
-  not a measurement, and with few runs it is an extrapolation; it is labelled as such.
-
-The budget is the larger of the model's quantile and the slowest run seen: it is never
-below a run that actually happened. With fewer than 3 runs no spread can be estimated;
-the budget is then the slowest run times a rule-of-thumb margin, and says so.
+The number is made in `firedup.tables.risk` (an upper prediction bound for the next run: a
+log-normal Student-t bound over the runs, never below the slowest run plus a minimum margin;
+the distribution-free risk 1/(n+1) beside it); this module groups the runs as `compare` does.
 """
 
 from __future__ import annotations
@@ -26,8 +16,9 @@ from firedup.tables.frames import Runs
 from firedup.tables.risk import (
     Budget,
     LognormalFit,
+    PredictionBound,
     budget_for,
-    lognormal_quantile,
+    prediction_bound,
     round_up,
     runs_needed,
 )
@@ -72,5 +63,5 @@ def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> 
     return BudgetReport(grouping, out)
 
 
-__all__ = ["Budget", "BudgetReport", "LognormalFit", "budget_for", "budgets", "lognormal_quantile",
-           "round_up", "runs_needed"]
+__all__ = ["Budget", "BudgetReport", "LognormalFit", "PredictionBound", "budget_for", "budgets",
+           "prediction_bound", "round_up", "runs_needed"]
