@@ -269,20 +269,27 @@ def risk_option(help_text: str = "Accepted chance that a healthy start takes lon
 @many_inputs
 @by_option
 @risk_option()
-@click.option("--snippet", "snippets", type=click.Choice(["all", "bash", "kubernetes", "compose", "none"]),
-              multiple=True, default=("all",), show_default=True, help="Which ready-to-paste snippets to print.")
+@click.option("--snippet", "snippets",
+              type=click.Choice(["all", "timeouts", "bash", "kubernetes", "compose", "none"]), multiple=True,
+              default=("all",), show_default=True,
+              help="What to print after the budgets: every layer's timeout, or one ready-to-paste snippet. "
+                   "A single snippet prints it alone, so `--snippet bash > wait.sh` is a script.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, ...).")
 def budget(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
            all_files: bool, by: tuple[str, ...], risk: float, snippets: tuple[str, ...], as_json: bool) -> None:
     """Recommended start-up timeouts per group, with their risk, and wait loops/probes to paste."""
-    from firedup.render.budget import budget_json, budget_text
+    from firedup.render.budget import budget_json, budget_text, snippet_only
 
     runs = _load(paths, store, engine, default_date, all_files)
     report = api.budgets(runs, by, risk)
-    kinds: tuple[str, ...] = ("bash", "kubernetes", "compose") if "all" in snippets else tuple(
+    kinds: tuple[str, ...] = ("timeouts", "bash", "kubernetes", "compose") if "all" in snippets else tuple(
         k for k in snippets if k != "none")
-    click.echo(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False) if as_json
-               else budget_text(report, kinds))
+    if as_json:
+        click.echo(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False))
+    elif len(kinds) == 1 and kinds[0] != "timeouts":
+        click.echo(snippet_only(report, kinds[0]), nl=False)
+    else:
+        click.echo(budget_text(report, kinds))
     _exit_runs(runs)
 
 

@@ -31,6 +31,7 @@ from functools import lru_cache
 from statistics import NormalDist, fmean, stdev
 from typing import Any
 
+from firedup.core.health import VersionGuess
 from firedup.core.units import fmt_duration
 from firedup.errors import UsageError
 
@@ -171,6 +172,7 @@ class Budget:
     engine: str | None = None
     port: int | None = None
     floor_seconds: float | None = None
+    version: VersionGuess | None = None  # the engine versions the runs may be (their probes differ)
 
     @property
     def risk_holds_without_model(self) -> bool:
