@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from firedup import __version__, api
-from firedup.errors import EXIT_OK, FiredupError, exit_code_for
+from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, exit_code_for
 
 if TYPE_CHECKING:
     from firedup.tables.frames import Runs
@@ -291,6 +291,28 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     else:
         click.echo(budget_text(report, kinds))
     _exit_runs(runs)
+
+
+@cli.command(short_help="CI gate: fail when start-up time or a phase regressed against the history.")
+@click.argument("paths", nargs=-1, required=True, metavar="NEW...")
+@click.option("--history", "history", multiple=True, metavar="PATH",
+              help="Earlier logs (files or folders) to judge by. Repeatable.")
+@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
+              help="Also judge by the history store: bare --store for the default one, or --store=DIR.")
+@risk_option("Chance that a healthy run is called a regression, per measure, if times are log-normal.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: rule, failed, runs, ...).")
+@_reading_options
+def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, risk: float, as_json: bool,
+          engine: str | None, default_date: _dt.date | None, all_files: bool) -> None:
+    """Fail (exit 1) when a new run's time to ready or any phase regressed beyond the history's
+    spread for the same config, or it did not get ready; exit 0 otherwise, 5 when NEW holds no
+    server startup (like pytest). The rule is printed first."""
+    report = api.check(paths, history, store=store, risk=risk, engine=engine, date=default_date,
+                       all_files=all_files)
+    for err in report.errors:
+        click.echo(f"firedup: {err}", err=True)
+    click.echo(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False) if as_json else report.text())
+    sys.exit(EXIT_REGRESSED if report.failed or report.errors else EXIT_OK)
 
 
 @cli.command(short_help="Add runs to the history store (a log already there is skipped).")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from firedup.core.config import SAME_CONFIG_FLAGS
 from firedup.core.units import fmt_duration
 from firedup.errors import FiredupError, StoreError
 from firedup.read.clock import Stamp
@@ -23,10 +24,7 @@ from firedup.timeline.build import Run, next_stage, stage_changes
 MIN_STALL_S = 30.0  # never warn on a shorter silence, whatever history says
 AUTO_RISK = 0.01  # --timeout auto: the budget `firedup budget` gives for this risk
 
-# Flags that change how long a startup takes: runs agreeing on all of them are one config.
-CONFIG_FLAGS = ("model_path", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes", "disable_cuda_graph",
-                "cuda_graph_max_bs", "enable_torch_compile", "speculative_algorithm", "quantization",
-                "load_format", "attention_backend")
+CONFIG_FLAGS = SAME_CONFIG_FLAGS  # runs agreeing on all of them are one config
 
 
 def config_key(config: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
