@@ -342,16 +342,20 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     _exit(len(report.errors), report.runs_added + len(report.present))
 
 
-@cli.command(short_help="Export a Perfetto/Chrome trace, or a table as CSV/Parquet/JSON.")
+@cli.command(short_help="Export a trace (Perfetto, OTLP), metrics (OpenMetrics), or a table (CSV/Parquet/JSON).")
 @many_inputs
-@click.option("--format", "fmt", type=click.Choice(["chrome-trace", "csv", "parquet", "json"]), required=True,
-              help="chrome-trace opens in ui.perfetto.dev and chrome://tracing; the others write one table.")
+@click.option("--format", "fmt", type=click.Choice(["chrome-trace", "prometheus", "otlp-json", "csv", "parquet", "json"]),
+              required=True,
+              help="chrome-trace opens in ui.perfetto.dev and chrome://tracing; prometheus is OpenMetrics text "
+                   "(startup_time_seconds{phase=...}, as the engine's own gauge); otlp-json is one span per phase "
+                   "per rank for an OTLP collector (Jaeger, Tempo); the others write one table.")
 @click.option("--table", "table_name", type=click.Choice(["phases", "runs", "milestones"]), default="phases",
               show_default=True, help="The table csv/parquet/json write.")
 @click.option("-o", "--output", "out", required=True, metavar="FILE", help="Where to write (- = stdout for text).")
 def export(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
            all_files: bool, fmt: str, table_name: str, out: str) -> None:
-    """Export runs as a Chrome/Perfetto trace, or a table as CSV, Parquet or JSON."""
+    """Export runs as a trace (Chrome/Perfetto, or OTLP/JSON spans), as OpenMetrics text, or a table as
+    CSV, Parquet or JSON."""
     runs = _load(paths, store, engine, default_date, all_files)
     api.export(runs, fmt, out, table=table_name)
     if out != "-":
