@@ -291,7 +291,8 @@ def test_timeout_exits_124_with_the_phase_reached_the_last_lines_and_the_budget(
     assert "phase reached: cuda_graph (batches 2/4)" in stdout
     assert "it usually takes 8.1 s" in stdout  # elapsed=8.05 s in the history log
     slowest = seconds_to_ready(NEW_READY)
-    assert f"budget {human(math.ceil(slowest * 1.5))} (the single run budget of `firedup budget`" in stdout
+    assert f"budget {human(math.ceil(slowest * 2))} (the budget of `firedup budget` over 1 history run" in stdout
+    assert "rule of thumb (2 x the only run), rule of thumb: risk unknown" in stdout
     assert f"(slowest {human(slowest)})" in stdout
     last = o.out.read_text().splitlines()[-1]
     assert last.startswith("Capturing batches") and last[:150] in stdout  # the last log line
@@ -351,6 +352,8 @@ def test_health_200_before_the_ready_line_is_named_and_not_trusted(outcomes: dic
     assert "still in warmup" in warning
     assert "On SGLang 0.4.10.post1 and older /health is 200 during warm-up" in warning
     assert "0.4.8 or older" in warning
+    # the per-version readiness table the budget snippets use: the same route, the same caveat
+    assert "Its readiness route is /health_generate; no route tells warm-up from ready there" in warning
     assert o.result.stdout.startswith(f"READY in {human(seconds_to_ready(OLD_READY))} by the log's clock "
                                       f"(line {_ready_line(OLD_READY)})")
 
