@@ -291,7 +291,9 @@ def test_timeout_exits_124_with_the_phase_reached_the_last_lines_and_the_budget(
     assert "phase reached: cuda_graph (batches 2/4)" in stdout
     assert "it usually takes 8.1 s" in stdout  # elapsed=8.05 s in the history log
     slowest = seconds_to_ready(NEW_READY)
-    assert f"budget {human(math.ceil(slowest * 2))} (the budget of `firedup budget` over 1 history run" in stdout
+    from firedup.tables.risk import round_up
+
+    assert f"budget {human(round_up(slowest * 2))} (the budget of `firedup budget` over 1 history run" in stdout
     assert "rule of thumb (2 x the only run), rule of thumb: risk unknown" in stdout
     assert f"(slowest {human(slowest)})" in stdout
     last = o.out.read_text().splitlines()[-1]
