@@ -5,9 +5,9 @@ The budget is an upper prediction bound for the NEXT run's time to ready, and th
 * the log-normal prediction bound at the asked risk r, accounting for how few runs there are:
   with y = ln t over n runs (mean ybar, sample sd s), the next y exceeds
   ybar + t_{1-r, n-1} * s * sqrt(1 + 1/n) with probability exactly r when times are
-  log-normal (Student-t prediction interval; Hahn & Meeker, *Statistical Intervals*, 1991,
-  section 4.7; NIST/SEMATECH e-Handbook 7.2.6.3). The factor t * sqrt(1 + 1/n) falls with n
-  (38.97 at n = 2, 8.04 at n = 3, 2.50 at n = 30 for r = 1 %), so fewer runs never give a
+  log-normal (the Student-t prediction interval for one future observation of a normal
+  sample, here of ln t: Hahn & Meeker, *Statistical Intervals*, Wiley 1991, chapter 4).
+  The factor t * sqrt(1 + 1/n) falls with n (38.97 at n = 2, 8.04 at n = 3, 2.50 at n = 30 for r = 1 %), so fewer runs never give a
   smaller budget for the same spread;
 * the slowest run plus a stated minimum margin (10 %): a budget is never
   below a run that happened, and never so close to it that a start a little slower restarts.
