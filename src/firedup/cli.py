@@ -130,7 +130,8 @@ def cli() -> None:
     \b
     Exit codes: 0 all inputs parsed, 1 some inputs unreadable (the rest is
     still printed), 2 usage error, 5 no server startup in the inputs (or
-    nothing to draw); `wait` adds 3 (crashed) and 124 (timed out).
+    nothing to draw); `wait` adds 3 (crashed) and 124 (timed out);
+    `check` exits 1 when a run regressed.
     """
 
 
