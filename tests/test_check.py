@@ -122,3 +122,11 @@ def test_the_rule_on_numbers() -> None:
     # a tiny phase: 0.2 s -> 0.9 s is above the bound but under 1 s more than the slowest
     assert not judge(0.9, [0.2, 0.21, 0.19], 0.01)[1]
     assert judge(500.0, [100.0], 0.01) == (None, False)  # one run: no spread
+
+
+def test_the_history_store_is_a_history_too(history: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    firedup.ingest([history], store=store)
+    assert not firedup.check([NEW], store=store).failed
+    slow = firedup.check([_slower_load(tmp_path, 240)], store=store)
+    assert slow.failed and slow.runs[0].history_n == 4
