@@ -116,8 +116,9 @@ def compare(runs: Runs | Paths, by: str | Sequence[str] | None = None) -> Compar
 
 
 def budgets(runs: Runs | Paths, by: str | Sequence[str] | None = None, risk: float = 0.01) -> BudgetReport:
-    """A start-up timeout per group of runs: the time a healthy start exceeds with chance
-    `risk` (0 < risk < 1, else UsageError)."""
+    """A start-up timeout per group of runs: an upper prediction bound for the next run at
+    `risk` (0 < risk < 1, else UsageError), each with the method and the risk it really carries
+    (`Budget.method_label`, `.risk_label`), and every layer's timeout (`.timeouts`)."""
     from firedup.tables.budget import budgets as budgets_of
 
     return budgets_of(_runs(runs), _by(by), risk)
