@@ -19,6 +19,11 @@ COMMON_FLAGS = (
     "attention_backend", "load_format", "nnodes",
 )
 
+# Flags that change how long a startup takes: runs agreeing on all of them are one config
+# (`wait`'s history and `check`'s gate compare only runs of the same config).
+SAME_CONFIG_FLAGS = ("model_path", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes", "disable_cuda_graph",
+                     "cuda_graph_max_bs", "enable_torch_compile", "speculative_algorithm", "quantization",
+                     "load_format", "attention_backend")
 _FIELD_START = re.compile(r", (?=[A-Za-z_]\w*=)")  # used only to find cut points, never to split values
 
 

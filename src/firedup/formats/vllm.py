@@ -21,9 +21,9 @@ import re
 from typing import Any
 
 from firedup.core.config import parse_args_repr
-from firedup.core.health import REFUSED, HealthSemantics, Route
+from firedup.core.health import REFUSED, HealthSemantics, ReadyProbe, Route
 from firedup.formats import _common
-from firedup.formats.base import ArgsDump, Format, Header, Probing, Rule, to_float, to_int
+from firedup.formats.base import ArgsDump, EngineClock, Format, Header, Probing, Rule, to_float, to_int
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -434,6 +434,23 @@ PROBING = Probing(
                    "Application startup failed"),
 )
 
+# The per-version readiness table (vllm.md §3): nothing listens until the engine is ready.
+READINESS = (
+    ReadyProbe(route="/health", pitfall="", probe_seconds=0.1,
+               probe_seconds_why="/health checks the engine's state and answers at once",
+               timeout_seconds=5),
+)
+
+# The engine's own clocks (background/anchors.md B24, C6).
+CLOCKS = (
+    EngineClock("VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_ENGINE_READY_TIMEOUT_S={seconds} (environment)", "ready", 600.0,
+                "the API server stops waiting for the engine core and exits (the engine core may keep running, "
+                "vllm#32116)"),
+    EngineClock("router --worker-startup-timeout-secs", "--worker-startup-timeout-secs {seconds} (vllm-router)",
+                "ready", None, "the router stops waiting for the worker's /health and does not add it",
+                component="router"),
+)
+
 HINTS = {
     ("kv_cache_too_small", "*"): ("the KV cache cannot hold one request of the model's max length: raise "
                                   "--gpu-memory-utilization, lower --max-model-len, or shard wider (--tensor-parallel-size)"),
@@ -525,5 +542,7 @@ FORMAT = Format(
     capture_trace=_common.CAPTURE_TRACE,
     health=HEALTH,
     probing=PROBING,
+    readiness=READINESS,
+    clocks=CLOCKS,
     hints=HINTS,
 )

@@ -39,7 +39,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at
+from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at, ready_probe
 from firedup.core.units import fmt_duration, fmt_offset, plain
 from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, UsageError
 from firedup.formats import Format, no_known_engine
@@ -863,6 +863,11 @@ class Waiter:
             version = self.fmt.version_guess(events, run.all_config, run.config_complete)
             if version.low or version.high:
                 guess = f" This log looks like {engine} {version.describe()}."
+            probe = ready_probe(self.fmt.readiness, version)  # the table the budget snippets use too
+            if probe is not None and (version.low or version.high):
+                guess += (f" Its readiness route is {probe.route}"
+                          + ("; no route tells warm-up from ready there, only the log's ready line" if
+                             not probe.http_is_enough else "") + ".")
         self.warn("url-early-health",
                   f"{url} answered 200 while the log is still in {stage} (no ready line yet). "
                   + _early_200_story(engine, health, guess))

@@ -356,13 +356,14 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
                            "seconds": sec, "offset": off})
         rows.append({"group_index": index, "group": group.label, "n": group.n, "not_timed": len(group.not_timed),
                      "budget_seconds": b.budget_seconds, "risk": b.risk, "method": b.method,
+                     "method_label": b.method_label, "risk_label": b.risk_label,
                      "median": group.median, "slowest": b.slowest})
         index += 1
     pt_schema = {"group_index": pl.Int64(), "group": pl.Utf8(), "run_id": pl.Utf8(), "label": pl.Utf8(),
                  "seconds": pl.Float64(), "offset": pl.Float64()}
     b_schema = {"group_index": pl.Int64(), "group": pl.Utf8(), "n": pl.Int64(), "not_timed": pl.Int64(),
-                "budget_seconds": pl.Int64(), "risk": pl.Float64(), "method": pl.Utf8(), "median": pl.Float64(),
-                "slowest": pl.Float64()}
+                "budget_seconds": pl.Int64(), "risk": pl.Float64(), "method": pl.Utf8(), "method_label": pl.Utf8(),
+                "risk_label": pl.Utf8(), "median": pl.Float64(), "slowest": pl.Float64()}
     return DistributionData(pl.DataFrame(points, schema=pt_schema) if points else pl.DataFrame(schema=pt_schema),
                             pl.DataFrame(rows, schema=b_schema) if rows else pl.DataFrame(schema=b_schema), risk,
                             coverage(report.grouping))
@@ -686,8 +687,8 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
         if budget:
             ax.axvline(budget, color=CRASH_COLOUR, linestyle="--", linewidth=1.8, zorder=2)
             handles.append(Line2D([], [], color=CRASH_COLOUR, linestyle="--", linewidth=1.8,
-                                  label=f"budget {fmt_duration(budget)}: risk {_pct(g['risk'])} "
-                                        f"({g['method']})"))
+                                  label=f"budget {fmt_duration(budget)}: {g['method_label']};\n"
+                                        f"{g['risk_label']}"))
         ax.set_xlim(lo - pad, hi + pad)
         ax.set_ylim(-0.6, 0.6)
         ax.set_yticks([])
@@ -701,7 +702,7 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
     axes[-1].set_xlabel(with_coverage("time to ready (minutes:seconds); each panel has its own scale", data.coverage,
                                       80))
-    fig.suptitle(f"Time to ready per group, and the budget for a {_pct(risk)} risk of a timeout",
+    fig.suptitle(f"Time to ready per group, and the budget asked for a {_pct(risk)} risk (legends: the risk it carries)",
                  x=0.01, ha="left", fontsize=12, fontweight="bold")
     return fig
 
@@ -729,7 +730,7 @@ def _distribution_shared(data: DistributionData) -> Figure:
         if budget:
             ax.plot([budget, budget], [row - 0.38, row + 0.38], color=CRASH_COLOUR, linestyle="--", linewidth=1.8)
         hi = max(hi, *secs, budget or 0)
-        text = f"budget {fmt_duration(budget)} ({g['method']})" if budget else "no budget"
+        text = f"budget {fmt_duration(budget)} ({g['method_label']}; {g['risk_label']})" if budget else "no budget"
         ax.annotate(text, xy=(1.01, row), xycoords=("axes fraction", "data"), va="center", ha="left",
                     fontsize=8.5, annotation_clip=False)
     labels = [_group_label(g["group"]) + f" (n={g['n']})" for g in data.budgets.iter_rows(named=True)]
@@ -740,11 +741,11 @@ def _distribution_shared(data: DistributionData) -> Figure:
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.set_xlabel(with_coverage("time to ready (minutes:seconds), one scale for every group", data.coverage))
-    ax.set_title(f"Time to ready per group, and the budget for a {_pct(data.risk)} risk of a timeout", loc="left")
+    ax.set_title(f"Time to ready per group, and the budget asked for a {_pct(data.risk)} risk", loc="left")
     handles = [Line2D([], [], marker="o", linestyle="none", color=POINT_COLOUR, label="a run (time to ready)"),
                Line2D([], [], color="black", linewidth=2, label="median; box: middle half; whiskers: min-max"),
                Line2D([], [], color=CRASH_COLOUR, linestyle="--", linewidth=1.8,
-                      label=f"budget: risk {_pct(data.risk)}")]
+                      label=f"budget (asked risk {_pct(data.risk)}; each row says what it carries)")]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     return fig
 
