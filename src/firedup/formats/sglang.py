@@ -253,6 +253,10 @@ RULES = (
          r"|^Child process unexpectedly failed)",
          ("terminated with", "crashed with exit code", "unexpectedly failed")),
     Rule("error.init_failed", r"Initialization failed\. Please see the error messages above", "Initialization failed"),
+    # 0.1-0.2: the launcher prints each child's init state; a traceback there is the crash
+    # ("Initialization failed. controller_init_state: Traceback (most recent call last):")
+    Rule("error.init_failed", r"^Initialization failed\. (?P<process>controller|router|model)_init_state: (?:Traceback|\w+Error)",
+         "_init_state: "),
     Rule("error.unbalanced", r"could finish the model loading, but there are other ranks that didn't finish",
          "other ranks that didn't finish"),
     Rule("error.watchdog", r"[Ww]atchdog timeout \(", "atchdog timeout"),

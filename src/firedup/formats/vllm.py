@@ -298,7 +298,10 @@ RULES = (
          "is assigned as DP rank", fields={"config_stated": _stated("world_size", int)}, rank="TP{tp}"),
     # --- weights: "Starting to load model" (V1 runner, V0) ... "Loading weights took X seconds" ---
     Rule("load_weight.begin", r"^Starting to load model (?P<model>.+?)\.\.\.", "Starting to load model"),
-    Rule("load_weight.scratch", r"^Loading model from scratch\.\.\.", "Loading model from scratch"),
+    # Model Runner V2 (0.12+, the default for supported configs from 0.29, the only runner in
+    # 0.34) prints this instead; the V1 runner of 0.9.1-0.11.0 printed it right after the
+    # line above, a restatement of the same begin that the timeline does not count twice.
+    Rule("load_weight.begin", r"^Loading model from scratch\.\.\.", "Loading model from scratch"),
     Rule("load_weight.download", r"^Time spent downloading weights for (?P<model>.+): (?P<download_s>[\d.]+) seconds",
          "Time spent downloading weights", fields={"download_s": to_float}),
     Rule("load_weight.end", r"^Loading weights took (?P<elapsed_s>[\d.]+) seconds", "Loading weights took",
@@ -325,6 +328,9 @@ RULES = (
          "torch.compile ", fields={"elapsed_s": to_float, "detail": lambda t: "with warmup" if t else None}),
     Rule("torch_compile.warmup", rf"^{_TAG}Initial profiling/warmup run took (?P<warmup_s>[\d.]+) s",
          "Initial profiling/warmup", fields={"warmup_s": to_float}),
+    # 0.24+: the encoder's warm-up of a multi-modal model, inside `init engine ... took`
+    Rule("engine.mm_warmup", r"^Multi-modal warmup completed in (?P<warmup_s>[\d.]+) ?s", "Multi-modal warmup",
+         fields={"warmup_s": to_float}),
     # --- KV cache: the profile sizes it ("Available ..."), then it is allocated ("... size:") ---
     Rule("kv_cache.allocated", r"^Available KV cache memory: (?P<kv_gib>[\d.]+) GiB", "Available KV cache memory",
          fields={"kv_gib": to_float}, const={"next_stage": "kv_cache"}),
@@ -478,6 +484,10 @@ FORMAT = Format(
         "GPU KV cache size:": 5.0,
         "Available KV cache memory:": 5.0,
         "Starting to load model": 4.0,
+        "Loading model from scratch...": 4.0,
+        "Using V2 Model Runner": 6.0,
+        "Initial profiling/warmup run took": 4.0,
+        "Multi-modal warmup completed in": 4.0,
         "is assigned as DP rank": 3.0,
         "torch.compile takes": 4.0,
         "torch.compile took": 4.0,

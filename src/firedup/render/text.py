@@ -48,6 +48,8 @@ def outcome_line(run: Run, style: Style = plain) -> str:
         total = f"at least {total}"
     if run.outcome == "ready":
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
+        if run.ready_kind == "health":
+            kind = f" (no ready line; {run.ready_evidence})"
         return style(f"READY in {total}{kind}", fg="green", bold=True)
     if run.outcome == "crashed":
         where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""

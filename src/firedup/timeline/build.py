@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firedup.core.config import COMMON_FLAGS, read_server_args
+from firedup.core.health import REFUSED
 from firedup.formats import Format, all_formats, get_format
 from firedup.read.clock import Stamp
 from firedup.read.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST, Event
@@ -227,7 +228,10 @@ class Run:
     phases: list[Phase] = field(default_factory=list)
     crash: Crash | None = None
     stopped_in: str | None = None  # for incomplete runs: the phase the log stops in
-    ready_kind: str | None = None  # "server" (the ready line) | "engine" (bench/offline, no HTTP)
+    # "server" (the ready line) | "engine" (bench/offline, no HTTP) | "health" (no ready line, but
+    # the health endpoint answered its ready status: `ready_evidence` says which line)
+    ready_kind: str | None = None
+    ready_evidence: str | None = None
     ranks: list[str] = field(default_factory=list)
     engine_timings: dict[str, Any] | None = None
     date_source: str | None = None
@@ -308,6 +312,7 @@ class Run:
             "lines": [self.first_line, self.last_line],
             "stopped_in": self.stopped_in,
             "ready_kind": self.ready_kind,
+            "ready_evidence": self.ready_evidence,
             "ranks": self.ranks,
             "config_inferred": self.config_inferred,
             "config_complete": self.config_complete,
@@ -515,9 +520,20 @@ def _collect_milestones(run: Run, events: Sequence[Event], fmt: Format) -> None:
     draft_by_repeat = fmt.draft_by_repeat
     draft_types = re.compile(fmt.draft_model_types) if fmt.draft_model_types else None
     milestones = MILESTONES | fmt.milestones
+    # Begins still open per (rank, name) -> the line that opened them: an engine that names no
+    # draft by repeats may announce one begin with two different lines (the 0.9-0.11 runner's
+    # "Starting to load model" then "Loading model from scratch"); the second is no new milestone.
+    open_begins: dict[tuple[str | None, str], str] = {}
     for event in events:
         name = event.name
         model: str | None = None
+        if not draft_by_repeat and name.endswith(".begin"):
+            opened = open_begins.get((event.rank, name))
+            if opened is not None and opened != event.text:
+                continue
+            open_begins[(event.rank, name)] = event.text
+        elif not draft_by_repeat and name.endswith(".end"):
+            open_begins.pop((event.rank, name[:-len(".end")] + ".begin"), None)
         if name in _PER_MODEL or name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
             # an engine whose repeats are the same model on another process names no draft by count
             model = _model_of(event, counts, loads, draft_types) if draft_by_repeat else "target"
@@ -634,6 +650,14 @@ def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
         if engine_ready:
             run.outcome, run.ready_ts, run.ready_kind = "ready", engine_ready[-1].ts, "engine"
             ready_line = engine_ready[-1].line
+    if run.outcome != "ready" and failed_http is None:
+        probe = _health_ready(events, fmt)
+        if probe is not None:
+            run.outcome, run.ready_ts, run.ready_kind = "ready", probe.ts, "health"
+            ready_line = probe.line
+            run.ready_evidence = (f"line {probe.line}: `{probe.fields.get('method', 'GET')} {probe.fields.get('path')}` "
+                                  f"answered {probe.fields.get('status')}")
+            run.warnings.append(f"no ready line: ready from the health endpoint ({run.ready_evidence})")
     crash = _find_crash(run, events, ready_line, fmt)
     if crash is not None:
         if ready_line is not None and crash.line > ready_line:
@@ -648,6 +672,28 @@ def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
     # The contract's crash milestone: the first line of each fatal error.
     if run.crash is None:
         run.milestones = [m for m in run.milestones if m.name != "crash"]
+
+
+def _health_ready(events: Sequence[Event], fmt: Format) -> Event | None:
+    """The first access line where the health endpoint (or an alias) answered its ready
+    status, when that status proves readiness: no version of the engine answers it while
+    starting, or this log shows the endpoint answering its starting status first."""
+    health = fmt.health
+    if health is None:
+        return None
+    paths = {health.endpoint, *(r.path for r in health.routes if r.health_alias)}
+    versions = (health, *(semantics for _, semantics in health.older))
+    ambiguous = any(s.starting == str(s.ready_status) for s in versions)
+    saw_starting = False
+    for event in events:
+        if event.name != ACCESS or str(event.fields.get("path", "")).split("?", 1)[0] not in paths:
+            continue
+        status = event.fields.get("status")
+        if status == health.ready_status and (not ambiguous or saw_starting):
+            return event
+        if health.starting != REFUSED and str(status) == health.starting:
+            saw_starting = True
+    return None
 
 
 def _fatal_index(events: Sequence[Event], ready_line: int | None, fmt: Format) -> int | None:
