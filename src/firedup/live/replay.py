@@ -35,7 +35,7 @@ from firedup.core.health import (
     valid_version,
 )
 from firedup.errors import FiredupError, InputError, OutputError, UsageError
-from firedup.formats import Format, get_format, no_known_engine, sniff
+from firedup.formats import Format, foreign_engine, get_format, no_known_engine, sniff
 from firedup.read.engine import Event, Scanner
 from firedup.read.sources import normalise
 from firedup.timeline.build import Run, build_timeline
@@ -115,9 +115,10 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     if engine is not None:
         fmt = get_format(engine)  # UnknownEngineError: a usage error
     else:
-        sniffed = sniff("\n".join(texts[:2000]))
+        head = "\n".join(texts[:2000])
+        sniffed = sniff(head)
         if sniffed is None:
-            raise InputError(str(path), no_known_engine())
+            raise InputError(str(path), no_known_engine(foreign_engine(head)))
         fmt = sniffed
     scanner = Scanner(fmt)
     events: list[Event] = []

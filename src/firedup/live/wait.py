@@ -41,7 +41,7 @@ from typing import Any, TextIO
 from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at
 from firedup.core.units import fmt_duration, fmt_offset, plain
 from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, UsageError
-from firedup.formats import Format, get_format, no_known_engine, sniff
+from firedup.formats import Format, foreign_engine, get_format, no_known_engine, sniff
 from firedup.live.history import (
     Budget,
     History,
@@ -419,7 +419,7 @@ class Waiter:
         if fmt is None:
             if force and not self.unknown_engine_said:
                 self.unknown_engine_said = True
-                self.say(f"note: {self.opts.log}: {no_known_engine()} (until its lines show one, the URL and "
+                self.say(f"note: {self.opts.log}: {no_known_engine(foreign_engine(sample))} (until its lines show one, the URL and "
                          "the process decide)")
             del self.pending[:-SNIFF_KEEP_LINES]
             return

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import IO, Any
 
-from firedup.formats import Format, all_formats, get_format, sniff
+from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff
 from firedup.read.clock import Clock
 from firedup.read.compact import compact
 from firedup.read.engine import Event, LineStats, Scanner, iter_scanned
@@ -38,6 +38,7 @@ class SourceReport:
     # those of the lines read until then.
     cut_short: InputError | None = None
     content_hash: str | None = None  # sha256 of the file's bytes, when asked for (see parse_source)
+    looks_like: str | None = None  # engine None: the engine firedup does not read that it looks like
 
 
 @dataclass
@@ -59,7 +60,7 @@ class ParseResult:
 
     def as_contract_sources(self) -> list[dict[str, Any]]:
         return [{"source": s.source, "engine": s.engine, "runs": s.runs, "lines": s.lines,
-                 "date_source": s.date_source} for s in self.sources]
+                 "date_source": s.date_source, "looks_like": s.looks_like} for s in self.sources]
 
 
 def write_contract_json(result: ParseResult, out: IO[str]) -> None:
@@ -99,9 +100,14 @@ def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format | None, 
 def _unknown(source: Source, lines: Iterable[Line], reader: _UntilUnreadable) -> tuple[list[Run], SourceReport]:
     """A readable source of no known engine: no runs, its lines counted as `other`."""
     stats = LineStats()
+    head: list[str] = []
     for line in lines:
         stats.physical, stats.logical, stats.other = line.number, stats.logical + 1, stats.other + 1
-    return [], SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
+        if len(head) < SNIFF_LINES:
+            head.append(line.text)
+    report = SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
+    report.looks_like = foreign_engine("\n".join(head))
+    return [], report
 
 
 class _UntilUnreadable:
