@@ -103,7 +103,8 @@ def test_a_rank_waiting_at_the_barrier_is_not_a_kv_cache_straggler(tmp_path: Pat
         "[2026-02-01 10:01:00 TP1] Memory pool end. avail mem=9.00 GB\n")
     [run] = parse_paths([str(path)]).runs
     [row] = [line for line in timeline_text(run).splitlines() if line.strip().startswith("kv_cache")]
-    assert "9.0 s" in row and "TP1" in row and "straggler" not in row
+    # the rank to blame is the last one in (TP0, 9 s after TP1), not TP1 that waited for it
+    assert "9.0 s" in row and "TP0 last in, +9.0 s" in row and "TP1" not in row and "straggler" in row
 
 
 def test_vllm_umbrella_timers_are_marked_and_never_the_biggest_phase() -> None:
@@ -174,3 +175,16 @@ def test_parse_summary_cuts_long_corpus_names_in_the_middle() -> None:
     # a width that holds every path: the lines are as they were, whole paths and no folder line
     wide = summary_text(runs, width=300)
     assert wide == summary_text(runs) and all(str(run.source) in wide for run in runs)
+
+
+def test_the_rank_slow_to_load_is_blamed_at_the_kv_barrier_not_the_ranks_that_waited() -> None:
+    """TP0 ends its load 7-8 s after TP1-TP3 (who then wait at the KV pool barrier)."""
+    path = Path(__file__).resolve().parent / "fixtures" / "logs2026" / "sglang_tp4_slow_load_waits_at_kv.log"
+    [run] = parse_paths([str(path)]).runs
+    text = timeline_text(run)
+    [row] = [line for line in text.splitlines() if line.strip().startswith("kv_cache") and "last in" in line]
+    assert "TP0 last in, +8.0 s" in row and "straggler" in row
+    assert not any(f"TP{r}" in row for r in (1, 2, 3))
+    # the run's critical path waits for the last rank in, so the wait is not counted twice
+    kv = [p for p in run.run_phases() if p.name == "kv_cache"]
+    assert [p.seconds for p in kv] == [0.0]

@@ -22,7 +22,16 @@ from firedup.core.units import (
     plain,
     without_common_folder,
 )
-from firedup.timeline.build import Phase, Run, is_straggler, spanned, umbrella_phases
+from firedup.timeline.build import (
+    NO_STRAGGLERS,
+    Phase,
+    Run,
+    is_late,
+    is_straggler,
+    late_arrival,
+    spanned,
+    umbrella_phases,
+)
 
 _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",
                 "speculative_algorithm", "quantization", "cuda_graph_max_bs", "mem_fraction_static")
@@ -177,12 +186,15 @@ def _clip(text: str, width: int) -> str:
 def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
     """Per-rank spread of each phase, where ranks differ; the slowest rank is a straggler."""
     per: dict[str, dict[str, float]] = defaultdict(dict)
+    starts: dict[str, dict[str, float]] = defaultdict(dict)
     names: dict[str, str] = {}
     for p in run.phases:
         if p.scope == "rank" and p.rank and p.seconds is not None:
             label = p.name + (f" ({p.detail})" if p.detail else "")
             per[label][p.rank] = per[label].get(p.rank, 0.0) + p.seconds
             names[label] = p.name
+            if p.start is not None and run.first_ts is not None and p.rank not in starts[label]:
+                starts[label][p.rank] = p.start.minus(run.first_ts)
     rows = []
     for label, by_rank in per.items():
         if len(by_rank) < 2:
@@ -191,16 +203,26 @@ def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
         if hi - lo < 1.0:
             continue
         slowest = max(by_rank, key=lambda r: by_rank[r])
+        if names[label] in NO_STRAGGLERS:
+            # a barrier: the longest wait is the rank that arrived first; blame the last to arrive
+            late = late_arrival(starts[label])
+            if late is None:
+                continue
+            who = f"{late[0]} last in" + (f", +{fmt_duration(late[1])}" if late[1] >= 1.0 else "")
+            rows.append((label, lo, hi, who, is_late(late[1])))
+            continue
         median = sorted(by_rank.values())[len(by_rank) // 2]
-        straggler = is_straggler(hi, median, names[label])
-        rows.append((label, lo, hi, slowest, straggler, len(by_rank)))
+        rows.append((label, lo, hi, slowest, is_straggler(hi, median, names[label])))
     if not rows:
         return []
+    width = min(28, max(len("phase"), *(len(row[0]) for row in rows[:max_ranks])))
     out = [f"  per rank ({len(run.ranks)} ranks; phases where ranks differ by 1 s or more):",
-           f"  {'phase':<28} {'fastest':>12} {'slowest':>12}  slowest rank"]
-    for label, lo, hi, slowest, straggler, _n in rows[:max_ranks]:
+           f"  {'phase':<{width}} {'fastest':>11} {'slowest':>11}  slowest rank"]
+    for label, lo, hi, who, straggler in rows[:max_ranks]:
         mark = "  <- straggler" if straggler else ""
-        out.append(f"  {label[:28]:<28} {_rank_seconds(lo):>12} {_rank_seconds(hi):>12}  {slowest}{mark}")
+        out.append(f"  {label[:width]:<{width}} {_rank_seconds(lo):>11} {_rank_seconds(hi):>11}  {who}{mark}")
+    if any(names.get(row[0]) in NO_STRAGGLERS for row in rows[:max_ranks]):
+        out.append("  (at a barrier the rank that waits longest came first: blame the last in)")
     return out
 
 

@@ -101,6 +101,23 @@ def is_straggler(seconds: float, median: float, phase: str | None = None) -> boo
     return seconds - median >= max(STRAGGLER_SECONDS, STRAGGLER_SHARE * median)
 
 
+def late_arrival(starts: Mapping[str, float]) -> tuple[str, float] | None:
+    """At a barrier phase (NO_STRAGGLERS), the rank that arrived last and how many seconds
+    after the others: it made the others wait, so it is the one to blame, while the rank
+    that waited longest arrived first. `starts`: rank -> the phase's start (any common origin);
+    the lateness is measured against the median of the other ranks. None with fewer than two ranks."""
+    if len(starts) < 2:
+        return None
+    rank = max(starts, key=lambda r: (starts[r], r))
+    others = sorted(t for r, t in starts.items() if r != rank)
+    return rank, starts[rank] - others[len(others) // 2]
+
+
+def is_late(lateness: float) -> bool:
+    """A rank arriving this late at a barrier is a straggler (the same threshold as durations)."""
+    return lateness >= STRAGGLER_SECONDS
+
+
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
                "draft.dist_init", "draft.load_weights", "draft.kv_cache", "draft.cuda_graph", "engine_init",
                "http_start", "warmup", "unattributed", "total")
@@ -889,6 +906,15 @@ def _run_level(run: Run, rank_phases: Sequence[Phase], fmt: Format) -> list[Phas
         worst = max(timed, key=lambda p: p.seconds or 0.0) if timed else ps[0]
         starts = [p.start for p in ps if p.start is not None]
         ends = [p.end for p in ps if p.end is not None]
+        arrived = [p for p in timed if p.start is not None and p.end is not None]
+        if name in NO_STRAGGLERS and len(arrived) >= 2:
+            # a barrier: the run waits for the last rank to arrive, not for the rank that waited longest
+            last = max(arrived, key=lambda p: (p.start, p.line))
+            assert last.start is not None and last.end is not None
+            barrier_end = max(p.end for p in arrived if p.end is not None)
+            out.append(Phase(name, None, last.start, barrier_end, max(0.0, barrier_end.minus(last.start)), last.source,
+                             scope="run", detail=detail, line=last.line, open=any(p.open for p in ps)))
+            continue
         out.append(Phase(name, None, min(starts) if starts else None, max(ends) if ends else None,
                          worst.seconds, worst.source, scope="run", detail=detail, line=worst.line,
                          open=any(p.open for p in ps)))
