@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
-from firedup.core.units import fmt_clock, fmt_duration
+from firedup.core.units import fmt_clock, fmt_duration, fmt_time_to_end
 from firedup.errors import DataError, UsageError, writing
 from firedup.tables.frames import Runs
 from firedup.timeline.build import (
@@ -219,12 +219,11 @@ def _status(row: dict[str, Any]) -> tuple[str, float | None, str]:
     `seconds_to_end` (a crash at its first line, as every view places it)."""
     total = row["seconds_to_end"]
     if row["outcome"] == "ready":
-        lower = "≥ " if row["lower_bound"] else ""
-        return "ready", total, f"ready {lower}{fmt_duration(total)}"
+        return "ready", total, f"ready {fmt_time_to_end(total, bool(row['lower_bound']))}"
     if row["outcome"] == "crashed":
         what = row["crash_category"] or "unknown"
         where = f" in {row['crash_phase']}" if row["crash_phase"] else ""
-        return "crash", total, f"crash ({what}{where}) {fmt_duration(total)}"
+        return "crash", total, f"crash ({what}{where}) {fmt_time_to_end(total, bool(row['lower_bound']))}"
     where = f" in {row['stopped_in']}" if row["stopped_in"] else ""
     return "end", total, f"log ends{where} {fmt_duration(total)}"
 

@@ -19,6 +19,7 @@ from firedup.core.units import (
     cut_middle,
     fmt_duration,
     fmt_offset,
+    fmt_time_to_end,
     plain,
     without_common_folder,
 )
@@ -53,8 +54,16 @@ def flag_summary(run: Run) -> str:
 def outcome_line(run: Run, style: Style = plain) -> str:
     """READY / CRASHED / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows."""
     total = fmt_duration(run.seconds_to_end)
+    unknown = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
     if run.lower_bound:
-        total = f"at least {total}"
+        total = f"at least {total} (an excerpt)"
+    if unknown:  # an excerpt that reports no duration: how long it took is not in the log
+        if run.outcome == "ready":
+            return style("READY (an excerpt: time to ready unknown)", fg="green", bold=True)
+        if run.outcome == "crashed":
+            where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
+            cat = run.crash.category if run.crash else "unknown"
+            return style(f"CRASHED ({cat}){where} (an excerpt: time unknown)", fg="red", bold=True)
     if run.outcome == "ready":
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
         if run.ready_kind == "health":
@@ -97,7 +106,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.append(f"  from {run.first_ts.iso} to {end.iso if end else '?'}"
                      + (f" (dates: {run.date_source})" if run.date_source not in (None, "log") else ""))
     rows = _phase_rows(run)
-    total = run.total_seconds or 0.0
+    total = (run.total_seconds or 0.0) + run.excerpt_lead  # an excerpt: from where its reported phases begin
     present = [p.name for _, _, p in rows]
     umbrellas = [name for name in dict.fromkeys(present) if spanned(name, present)]
     if rows:
@@ -250,7 +259,7 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         named = {name: secs for name, secs in seconds.items() if name != "unattributed" and not spanned(name, seconds)}
         top = max(named, key=lambda name: named[name], default=None)
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
-        total = ("≥ " if run.lower_bound else "") + fmt_duration(run.seconds_to_end)
+        total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
         rows.append((run.outcome, total if run.outcome == "ready" else f"({total})", big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [run.source for run in runs]

@@ -256,6 +256,7 @@ class Run:
     health_url: str | None = None
     all_config: dict[str, Any] = field(default_factory=dict)
     begins_mid_startup: bool = False  # the log starts after the startup did: times are lower bounds
+    excerpt_lead: float = 0.0  # seconds a reported phase reaches back before the first line
     # sha256 of the source's bytes, taken where the source was read (`parse_paths(content_hash=True)`);
     # None for stdin or when not asked for. Run ids come from it, never from re-reading `source`.
     content_hash: str | None = None
@@ -288,7 +289,9 @@ class Run:
         end = self.end_ts
         if self.first_ts is None or end is None:
             return None
-        return max(0.0, end.minus(self.first_ts))
+        # an excerpt: the phases its lines report reach back before its first line, and that
+        # much is known of the time before it
+        return max(0.0, end.minus(self.first_ts)) + self.excerpt_lead
 
     @property
     def lower_bound(self) -> bool:
@@ -438,6 +441,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     _decide_outcome(run, events, fmt)
     _build_phases(run, events, fmt)
     _note_late_start(run)
+    _note_excerpt(run, events, fmt)
     _infer_config(run, events, fmt)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
     return run
@@ -466,8 +470,26 @@ def _note_late_start(run: Run) -> None:
     lead = run.first_ts.minus(earliest)
     if lead >= 1.0:
         run.begins_mid_startup = True
+        run.excerpt_lead = lead
         run.warnings.append(f"the log begins mid-startup: {name} had already run {lead:.0f} s before its first "
                             "line, so the time to ready is a lower bound")
+
+
+def _note_excerpt(run: Run, events: Sequence[Event], fmt: Format) -> None:
+    """An excerpt that no reported duration reaches back from still says what it is: a log
+    whose first lines show no process start (no args line, no banner, no first runner line)
+    begins mid-startup, and the time before its first line is unknown."""
+    if run.begins_mid_startup or not run.milestones:
+        return
+    if any(e.fields.get("starts_run") for e in events if e.name not in CLOCK_EVENTS):
+        return
+    first = run.milestones[0]
+    if first.key in ("server_args", "dist_init.begin", "load_weight.begin", *fmt.runner_opens):
+        return
+    run.begins_mid_startup = True
+    where = f" (its first milestone is {first.key}, at line {first.line})"
+    run.warnings.append(f"the log is an excerpt: it begins mid-startup{where}, so only the durations its lines "
+                        "report are known and the time to its end is a lower bound")
 
 
 def _rank_sort_key(rank: str) -> tuple[Any, ...]:
