@@ -188,3 +188,11 @@ def test_the_rank_slow_to_load_is_blamed_at_the_kv_barrier_not_the_ranks_that_wa
     # the run's critical path waits for the last rank in, so the wait is not counted twice
     kv = [p for p in run.run_phases() if p.name == "kv_cache"]
     assert [p.seconds for p in kv] == [0.0]
+
+
+def test_a_hang_is_said_as_a_hang_not_a_crash() -> None:
+    path = Path(__file__).resolve().parent / "fixtures" / "logs2026" / "sglang_hang_health_503.log"
+    [run] = parse_paths([str(path)]).runs
+    assert run.outcome == "crashed" and run.crash is not None and run.crash.category == "hang"  # the contract's
+    text = timeline_text(run)
+    assert "HUNG in warmup" in text and "CRASHED" not in text

@@ -52,7 +52,8 @@ def flag_summary(run: Run) -> str:
 
 
 def outcome_line(run: Run, style: Style = plain) -> str:
-    """READY / CRASHED / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows."""
+    """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows.
+    HUNG is a crash of category `hang`: the server said it is stuck and did not die."""
     total = fmt_duration(run.seconds_to_end)
     unknown = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
     if run.lower_bound:
@@ -63,7 +64,8 @@ def outcome_line(run: Run, style: Style = plain) -> str:
         if run.outcome == "crashed":
             where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
             cat = run.crash.category if run.crash else "unknown"
-            return style(f"CRASHED ({cat}){where} (an excerpt: time unknown)", fg="red", bold=True)
+            what = "HUNG" if cat == "hang" else f"CRASHED ({cat})"
+            return style(f"{what}{where} (an excerpt: time unknown)", fg="red", bold=True)
     if run.outcome == "ready":
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
         if run.ready_kind == "health":
@@ -72,6 +74,8 @@ def outcome_line(run: Run, style: Style = plain) -> str:
     if run.outcome == "crashed":
         where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
         cat = run.crash.category if run.crash else "unknown"
+        if cat == "hang":  # the server declared itself stuck: alive, not dead
+            return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True)
         return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True)
     where = f" in {run.stopped_in}" if run.stopped_in else ""
     return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)

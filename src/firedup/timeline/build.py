@@ -399,6 +399,10 @@ def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: di
         return str(explicit)
     rank = event.rank
     name = event.name
+    if event.fields.get("repeated"):
+        # Ray's "[repeated Nx across cluster]" restates what other processes (often other
+        # engines, whose ranks have the same names) printed: never this rank's second model
+        return "target"
     if name in _PER_MODEL:
         key = (rank, name)
         counts[key] = counts.get(key, 0) + 1
@@ -973,6 +977,12 @@ def _run_level(run: Run, rank_phases: Sequence[Phase], fmt: Format) -> list[Phas
             started.seconds = max(0.0, started.end.minus(started.start))
         else:
             out.append(_span(after_http, http.ts, ready.ts, ready.line))
+    crash = run.crash
+    if (http is not None and http.ts is not None and run.outcome == "crashed" and crash is not None
+            and crash.phase == after_http and crash.ts is not None and crash.line is not None
+            and crash.line > http.line and not any(p.name == after_http for p in out)):
+        # the phase the crash names ran from the HTTP server's start to the crash (a failed warm-up)
+        out.append(_span(after_http, http.ts, crash.ts, crash.line))
     end = run.ready_ts if run.ready_ts is not None else run.last_ts
     if run.first_ts is not None and end is not None:
         out.extend(_gaps(run.first_ts, end, out))
