@@ -304,3 +304,10 @@ def test_a_nixl_transfer_error_gets_the_transfer_hint_not_nccls() -> None:
                                "launch", True, fmt=get_format("sglang"))
     assert diagnosis.category == "distributed"
     assert diagnosis.hint is not None and "UCX" in diagnosis.hint and "NCCL_DEBUG" not in diagnosis.hint
+
+
+def test_a_sigterm_after_ready_is_a_shutdown_not_a_crash() -> None:
+    """SGLang 0.5.16 on SIGTERM: drains, answers 503, its scheduler exits -15 and SIGQUIT follows."""
+    run = only_run(LOGS_2026 / "sglang_sigterm_after_ready.log")
+    assert run.outcome == "ready" and run.crash is None
+    assert not [m for m in run.milestones if m.name == "crash"]

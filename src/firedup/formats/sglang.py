@@ -233,6 +233,8 @@ RULES = (
     Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian"),
     _common.ACCESS,
     _common.SHUTDOWN,
+    # a SIGTERM (the operator, Kubernetes) starts a graceful shutdown: the children it stops are no crash
+    Rule("http.shutdown", r"^SIGTERM received\. signum=", "SIGTERM received"),
     Rule("warmup.end", r"^(?:End of (?:\w+ )*warmup|Disaggregation warmup requests completed|Warmup ended)",
          ("warmup", "Warmup")),
     # ready

@@ -742,6 +742,8 @@ def _health_ready(events: Sequence[Event], fmt: Format) -> Event | None:
 def _fatal_index(events: Sequence[Event], ready_line: int | None, fmt: Format) -> int | None:
     milestones = MILESTONES | fmt.milestones
     for i, event in enumerate(events):
+        if event.name == "http.shutdown" and ready_line is not None and event.line > ready_line:
+            return None  # asked to stop once ready: what dies after that is the shutdown, not a crash
         if event.name in _FATAL:
             return i
         stuck = event.name in _FATAL_IF_STUCK or (event.name == "error.traceback" and event.header == "bare")
