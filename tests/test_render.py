@@ -196,3 +196,20 @@ def test_a_hang_is_said_as_a_hang_not_a_crash() -> None:
     assert run.outcome == "crashed" and run.crash is not None and run.crash.category == "hang"  # the contract's
     text = timeline_text(run)
     assert "HUNG in warmup" in text and "CRASHED" not in text
+
+
+def test_a_log_with_no_year_anywhere_says_year_unknown_not_1970() -> None:
+    """vLLM prints month and day only; read from a pipe there is no file date either. The
+    placeholder year must not pass for a date (regression: `from 1970-03-18T06:54:54`)."""
+    from firedup.read.sources import normalise
+    from firedup.timeline.pipeline import LogReader
+
+    reader = LogReader("-")  # stdin: no --date, no file, no collector prefix
+    text = (Path(__file__).parent / "fixtures" / "vllm_ready.log").read_text()
+    reader.feed([line for i, raw in enumerate(text.splitlines(), start=1) for line in normalise(raw, i)],
+                force=True)
+    (run,) = reader.runs()
+    assert run.date_source == "unknown"
+    shown = timeline_text(run)
+    assert "1970" not in shown
+    assert "from 06-05T09:07:30 to " in shown and "year unknown" in shown

@@ -28,7 +28,7 @@ from conftest import CORPUS
 from firedup.core.health import answer
 from firedup.formats.sglang import HEALTH as SGLANG_HEALTH
 from firedup.formats.vllm import HEALTH as VLLM_HEALTH
-from firedup.live.replay import load_script
+from firedup.live.replay import load_script, replay
 
 
 def test_each_timed_line_is_written_at_its_own_offset() -> None:
@@ -303,3 +303,49 @@ def test_a_hang_that_keeps_answering_503_replays_as_a_hang_not_a_death(tmp_path:
         time.sleep(0.5)
         assert proc.poll() is None  # still running after the log's last line
         assert status_of(port, "/health")[0] == 503
+
+
+# Docker Desktop's view: the host's local time (UTC+8) in front of a server logging UTC; the
+# first line and the stamps Docker writes alone before a tqdm bar carry only the host's time.
+DOCKER_DESKTOP_UTC8 = (
+    "2025-02-04 13:21:30 Starting the server\n"
+    "2025-02-04 13:21:33 [2025-02-04 05:21:33] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+    "2025-02-04 13:21:40 [2025-02-04 05:21:40 TP0] Init torch distributed begin.\n"
+    "2025-02-04 13:21:40 [2025-02-04 05:21:40 TP0] Load weight begin. avail mem=22.76 GB\n"
+    "2025-02-04 13:21:41 \n"
+    "Loading safetensors checkpoint shards:   0% Completed | 0/2 [00:00<?, ?it/s]\n"
+    "2025-02-04 13:22:20 \n"
+    "Loading safetensors checkpoint shards: 100% Completed | 2/2 [00:39<00:00, 19.50s/it]\n"
+    "2025-02-04 13:22:21 [2025-02-04 05:22:21 TP0] Load weight end. type=Qwen2ForCausalLM, avail mem=8.00 GB\n"
+    "2025-02-04 13:22:22 [2025-02-04 05:22:22 TP0] Memory pool end. avail mem=2.00 GB\n"
+    "2025-02-04 13:22:30 [2025-02-04 05:22:30] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+    "2025-02-04 13:22:33 [2025-02-04 05:22:33] The server is fired up and ready to roll!\n"
+)
+
+
+def test_a_local_time_collector_prefix_does_not_mix_the_two_clocks(tmp_path: Path) -> None:
+    """Regression: the pacing read the host's stamps and the server's as one clock (corpus
+    002: `58066 s of log time`, stalled after 3 lines) while `parse` read it right."""
+    from firedup.timeline.pipeline import parse_paths
+
+    log = tmp_path / "docker-desktop.log"
+    log.write_text(DOCKER_DESKTOP_UTC8)
+    (run,) = parse_paths([str(log)]).runs
+    assert run.first_ts is not None and run.ready_ts is not None
+    script = load_script(log)
+    ats = [line.at for line in script.lines]
+    assert ats == sorted(ats)
+    # the server's clock from the first line (the host's 13:21:30, moved onto it) to the last
+    assert run.first_ts.iso == "2025-02-04T05:21:30"
+    assert script.duration == 63.0 == run.ready_ts.minus(run.first_ts)
+    texts = DOCKER_DESKTOP_UTC8.splitlines()
+    # Docker's lone stamp before the finished bar (13:22:20 host time) is 05:22:20 on the server's
+    bar_stamp = texts.index("2025-02-04 13:22:20 ")
+    assert script.lines[bar_stamp].at == 50.0
+    # and the whole replay runs in the time the log took, divided by the speed
+    out = tmp_path / "out.log"
+    began = time.monotonic()
+    assert replay(script, out, speed=100, port=0, hold=0) == 0
+    assert time.monotonic() - began < 5
+    written = re.sub(r"0\.0\.0\.0:\d+", "0.0.0.0:30000", out.read_text())  # the port actually served
+    assert written == DOCKER_DESKTOP_UTC8

@@ -239,10 +239,12 @@ def test_vllm_sample_behind_kubectl_waits_through_refusals_compile_and_capture(
     assert m, o.result.stdout
     assert abs(int(m[1] or 0) * 60 + int(m[2]) - truth["ready_offset_s"]) <= 1.0
     assert int(m[3]) == truth["ready_line"]
-    # vLLM's stages as they came, and nothing after ready passes for a warm-up
+    # vLLM's stages as they came, and nothing after ready passes for a warm-up; its timers
+    # around other steps (model_loading, engine_init) are reported when they end, and their
+    # tails here last a second or less: not stages of their own
     phases = re.findall(r"^\s+\+\d+:\d\d\s+(\S+)", o.result.stderr, re.M)
-    assert phases == ["launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache",
-                      "cuda_graph", "engine_init", "http_start"]
+    assert phases == ["launch", "dist_init", "load_weights", "torch_compile", "kv_cache", "cuda_graph",
+                      "http_start"]
     assert "warning" not in o.result.stderr
     # the replay refused until ready, so every probe it answered was a 200
     assert o.replay is not None
@@ -705,3 +707,64 @@ def test_a_log_of_no_known_engine_is_said_so_and_read_once_an_engine_shows(tmp_p
     assert f"note: {log}: no known engine: none of sglang, vllm recognises its first lines" in err.getvalue()
     assert waiter.fmt is not None and waiter.fmt.name == "vllm"
     assert out.getvalue().startswith("READY in ")
+
+
+def test_a_log_without_years_takes_the_files_date_as_parse_does(tmp_path: Path) -> None:
+    """vLLM prints no year: `wait` said 1970 where `parse` and `timeline` said the file's year
+    (regression: only `parse` read the file's modification time)."""
+    log = tmp_path / "server.log"
+    log.write_text(VLLM_READY.read_text())
+    written = time.mktime((2025, 6, 10, 12, 0, 0, 0, 0, -1))
+    os.utime(log, (written, written))
+    waiter, out, _ = _waiter(log, _Script(log, []))
+    assert waiter.run_loop() == 0
+    (parsed,) = parse_paths([str(log)]).runs
+    assert parsed.first_ts is not None and parsed.first_ts.iso.startswith("2025-06-05T")
+    assert waiter.run is not None and waiter.run.first_ts == parsed.first_ts
+    assert waiter.run.date_source == parsed.date_source == "mtime"
+    assert f"from {parsed.first_ts.iso} to " in out.getvalue()
+    assert "1970" not in out.getvalue()
+
+
+def test_the_stage_line_names_the_line_where_the_stage_began(tmp_path: Path) -> None:
+    """SGLang's `Capture cuda graph end` points to http_start, and a piecewise capture begins
+    in the same second: http_start begins after the last capture, not at the first capture's
+    end (regression: `+0:28 http_start [line 25]` on small-tp1, then `cuda_graph again`)."""
+    source = SAMPLE_LOGS / "small-tp1.log"
+    if not source.exists():
+        pytest.skip("sample_logs/ is not there")
+    lines = source.read_text().splitlines(keepends=True)
+    log = tmp_path / "server.log"
+    log.write_text(lines[0])
+    waiter, _, err = _waiter(log, _Script(log, lines[1:]))  # the log arrives line by line
+    assert waiter.run_loop() == 0
+    listed = re.findall(r"^\s+(\+\d+:\d\d)\s+(\S+(?: again)?)(?:\s+\(.*\))?\s+\[line (\d+)\]", err.getvalue(), re.M)
+    stages = [stage for _, stage, _ in listed]
+    assert stages == ["launch", "dist_init", "load_weights", "kv_cache", "cuda_graph", "http_start", "warmup"]
+    last_capture_end = max(i for i, t in enumerate(lines, start=1) if re.search(r"Capture .*graph end", t))
+    uvicorn = next(i for i, t in enumerate(lines, start=1) if "Uvicorn running on" in t)
+    offset, _, line = listed[stages.index("http_start")]
+    assert last_capture_end <= int(line) < uvicorn
+    assert offset == "+1:06"  # 14:21:10 -> 14:22:16, as `timeline` starts http_start
+
+
+def test_a_timer_reported_at_its_end_is_not_announced_as_the_stage_it_ends(tmp_path: Path) -> None:
+    """vLLM reports `init engine ... took 90.54 s` when the engine is up: the second after the
+    graph capture is its tail, not a stage that usually takes 90 s (regression: `engine_init
+    (usually 1 min 31 s)` one second before ready)."""
+    lines = VLLM_SAMPLE.read_text().splitlines(keepends=True)
+    (history,) = parse_paths([str(VLLM_SAMPLE)]).runs
+    log = tmp_path / "server.log"
+    log.write_text(lines[0])
+    waiter, out, err = _waiter(log, _Script(log, lines[1:]), history=[history])
+    assert waiter.run_loop() == 0, out.getvalue() + err.getvalue()
+    said = err.getvalue()
+    assert "usually" in said  # the history was used
+    listed = re.findall(r"^\s+\+\d+:\d\d\s+(\S+)", said, re.M)
+    assert "engine_init" not in listed and "model_loading" not in listed, said
+    assert listed[-2:] == ["cuda_graph", "http_start"]
+    # what a live engine_init usually lasts is its tail after the capture, not the whole timer
+    from firedup.live.history import History
+
+    assert History([history]).typical_stage("engine_init") == 0.0
+    assert history.phase_seconds()["engine_init"] > 90

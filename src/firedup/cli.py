@@ -125,13 +125,24 @@ class FiredupGroup(click.Group):
 @click.group(cls=FiredupGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="firedup")
 def cli() -> None:
-    """Profile the startup of LLM inference servers from their logs (engines: see --engine).
+    """Profile the startup of LLM inference servers ({engines}) from their logs.
 
     \b
     Exit codes: 0 all inputs parsed, 1 some inputs unreadable (the rest is
     still printed), 2 usage error, 5 no server startup in the inputs (or
     nothing to draw); `wait` adds 3 (crashed) and 124 (timed out).
     """
+
+
+def _with_engine_titles(group: click.Group) -> None:
+    """The top-level help names the registered engines (the format modules say which)."""
+    from firedup.formats import all_formats
+
+    titles = ", ".join(fmt.title or fmt.name for fmt in all_formats().values())
+    group.help = (group.help or "").replace("{engines}", titles)
+
+
+_with_engine_titles(cli)
 
 
 @cli.command()

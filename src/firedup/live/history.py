@@ -18,7 +18,7 @@ from firedup.core.units import fmt_duration
 from firedup.errors import FiredupError, StoreError
 from firedup.read.clock import Stamp
 from firedup.tables.risk import budget_for
-from firedup.timeline.build import Run, next_stage, stage_changes
+from firedup.timeline.build import Run, next_stage, spanned, stage_changes
 
 MIN_STALL_S = 30.0  # never warn on a shorter silence, whatever history says
 AUTO_RISK = 0.01  # --timeout auto: the budget `firedup budget` gives for this risk
@@ -67,7 +67,9 @@ class RunProfile:
         stage_s: dict[str, float] = run.phase_seconds()
         stage_s.pop("unattributed", None)
         for i, (stage, at) in enumerate(order):
-            if stage == "serving" or stage in stage_s:
+            # A timer around steps entered before it (an umbrella reported when it ends, after its graph
+            # capture) is live only for its tail: what is usual is the tail, not the timer.
+            if stage == "serving" or (stage in stage_s and not spanned(stage, entered)):
                 continue
             end = order[i + 1][1] if i + 1 < len(order) else ready_s
             stage_s[stage] = max(0.0, end - at)

@@ -36,11 +36,13 @@ from firedup.core.health import (
     valid_version,
 )
 from firedup.errors import FiredupError, InputError, OutputError, UsageError
-from firedup.formats import Format, foreign_engine, get_format, no_known_engine, sniff
-from firedup.read.engine import Event, Scanner
+from firedup.formats import Format, foreign_engine, no_known_engine
+from firedup.read.clock import Stamp
+from firedup.read.engine import Event
 from firedup.read.events import FATAL_EVENTS
-from firedup.read.sources import normalise
-from firedup.timeline.build import Run, build_timeline
+from firedup.read.sources import Source, normalise
+from firedup.timeline.build import Run
+from firedup.timeline.pipeline import DatePolicy, LogReader
 
 _BAR_ELAPSED = re.compile(r"\d+/\d+ \[(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)<")
 _BAR_NAME = re.compile(r"^[^\d%|]*")
@@ -114,22 +116,15 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     if raws and raws[-1] == b"":
         raws.pop()
     texts = [r.decode("utf-8", errors="replace") for r in raws]
-    if engine is not None:
-        fmt = get_format(engine)  # UnknownEngineError: a usage error
-    else:
-        head = "\n".join(texts[:2000])
-        sniffed = sniff(head)
-        if sniffed is None:
-            raise InputError(str(path), no_known_engine(foreign_engine(head)))
-        fmt = sniffed
-    scanner = Scanner(fmt)
-    events: list[Event] = []
-    for number, text in enumerate(texts, start=1):
-        for line in normalise(text, number):
-            events.extend(scanner.feed(line))
-    events.extend(scanner.finish())
-    runs = build_timeline(events, str(path), fmt, scanner.clock.date_source)
-    lines = _pace(raws, _stamped_parts(fmt, raws))
+    # an unknown --engine raises UnknownEngineError (a usage error) before anything is read
+    reader = LogReader(str(path), engine, DatePolicy.of(Source(str(path), path)), keep_stamps=True)
+    reader.feed([line for number, text in enumerate(texts, start=1) for line in normalise(text, number)], force=True)
+    if reader.fmt is None:
+        raise InputError(str(path), no_known_engine(foreign_engine("\n".join(texts[:2000]))))
+    runs = reader.runs()
+    assert reader.stamps is not None
+    fmt, events = reader.fmt, reader.events
+    lines = _pace(raws, _stamped_parts(reader, raws, reader.stamps))
     actions: dict[int, list[str]] = {}
     for run in runs:
         if run.first_line is not None:
@@ -183,29 +178,44 @@ def _hangs(run: Run, events: Sequence[Event], fmt: Format) -> bool:
     return not names & (FATAL_EVENTS | fmt.kills_tree_on)
 
 
-def _stamped_parts(fmt: Format, raws: list[bytes]) -> list[list[tuple[bytes, float | None]]]:
+def _stamped_parts(reader: LogReader, raws: list[bytes],
+                   stamps: dict[int, tuple[Stamp, bool]]) -> list[list[tuple[bytes, float | None]]]:
     """Each physical line cut where a progress bar redraws (`\r`), each piece with its own
-    time in seconds after the log's first timestamp (None: the piece has no time of its own)."""
-    timer = Scanner(fmt)  # its own clock: the event scanner has read every line already
-    first: Any = None
+    time in seconds after the log's first timestamp (None: the piece has no time of its own).
+
+    The times are those the pipeline read (`LogReader.stamps`): on the server's own clock,
+    a collector's stamp moved onto it. A log with a clock of its own never mixes in a
+    collector's stamp that could not be moved (a host's local time before the first line
+    showing both): that line follows its predecessor instead.
+    """
+    own_clock = any(on_own for _, on_own in stamps.values())
+    first: Stamp | None = None
     out: list[list[tuple[bytes, float | None]]] = []
     for number, raw in enumerate(raws, start=1):
+        found = stamps.get(number)
+        stamp = found[0] if found is not None and (found[1] or not own_clock) else None
+        parts = [p for p in _REDRAW.split(raw) if p] or [raw]
+        holder = 0 if len(parts) == 1 else _timed_piece(reader, parts)
         pieces: list[tuple[bytes, float | None]] = []
-        for part in [p for p in _REDRAW.split(raw) if p] or [raw]:
-            own = None
-            for line in normalise(part.decode("utf-8", errors="replace"), number):
-                parsed = timer.split(line)
-                ts = parsed.ts if parsed.own_clock else None
-                if ts is None and line.outer is not None and not parsed.own_clock:
-                    ts = timer.clock.resolve(outer=line.outer)
-                if ts is not None:
-                    own = ts
-                    break
+        for i, part in enumerate(parts):
+            own = stamp if i == holder else None
             if own is not None and first is None:
                 first = own
             pieces.append((part, own.minus(first) if own is not None and first is not None else None))
         out.append(pieces)
     return out
+
+
+def _timed_piece(reader: LogReader, parts: list[bytes]) -> int | None:
+    """Which piece of a line redrawn in place carries the line's time: the first with a
+    collector's stamp or a header with a time (a log line glued after a bar)."""
+    assert reader.scanner is not None
+    for i, part in enumerate(parts):
+        for line in normalise(part.decode("utf-8", errors="replace"), 0):
+            laid = reader.scanner.layout(line.text)
+            if line.outer is not None or (laid is not None and laid[1].get("time")):
+                return i
+    return None
 
 
 def _pace(raws: list[bytes], parts: list[list[tuple[bytes, float | None]]]) -> list[ScriptLine]:

@@ -35,13 +35,14 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
 from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at
 from firedup.core.units import fmt_duration, fmt_offset, plain
 from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, UsageError
-from firedup.formats import Format, foreign_engine, get_format, no_known_engine, sniff
+from firedup.formats import Format, foreign_engine, no_known_engine
 from firedup.live.history import (
     Budget,
     History,
@@ -53,9 +54,10 @@ from firedup.read.clock import Stamp
 from firedup.read.engine import Event, Scanner
 from firedup.read.events import FATAL_EVENTS
 from firedup.read.follow import Follower, RawLine
-from firedup.read.sources import Line, normalise
+from firedup.read.sources import Line, Source, normalise
 from firedup.render.text import timeline_text
-from firedup.timeline.build import Run, build_timeline, stage_changes
+from firedup.timeline.build import Run, spanned, stage_changes
+from firedup.timeline.pipeline import DatePolicy, LogReader
 
 DEFAULT_TIMEOUT_S = 30 * 60.0  # --timeout auto without history
 DEFAULT_STALL_S = 180.0  # silence that earns a warning without history
@@ -69,10 +71,12 @@ WEAK_CRASH_QUIET_S = 60.0  # a bare traceback is a crash only if the log then fa
 POLL_MIN_S = 0.1
 POLL_MAX_S = 0.5
 SNIFF_IDLE_S = 2.0
+SNIFF_NOTE_LINES = 200  # lines that show no engine before `wait` says so (it keeps looking)
 SNIFF_KEEP_LINES = 2000  # lines of a log of no known engine kept in case one shows up later
 MAX_EVENTS = 50_000
 LAST_LINES = 12
 REENTRY_S = 5.0  # a stage entered again is news once it lasts this long (log time)
+MIN_STAGE_S = 1.0  # a stage left sooner was a guess the next line corrected: never news
 
 # What usually keeps a phase silent for minutes (shown with a stall warning).
 STALL_CULPRITS: dict[str, str] = {
@@ -233,6 +237,7 @@ class WaitOptions:
     quiet: bool = False
     from_end: bool = False  # wait for a startup that begins after now (a log appended across restarts)
     engine: str | None = None
+    default_date: date | None = None  # as parse's --date: the date of a log that prints none
     stall_after: float | None = None  # fixed stall threshold instead of history/default
     url_grace: float = URL_GRACE_S
     probe_interval: float = PROBE_INTERVAL_S
@@ -300,10 +305,11 @@ class Waiter:
         self.follower = Follower(opts.log, from_end=opts.from_end)
         self.log_missing_at_start = not opts.log.exists()
         self.prober = Prober(opts.url, opts.probe_interval, opts.probe_timeout) if opts.url else None
-        self.fmt: Format | None = get_format(opts.engine) if opts.engine else None
-        self.scanner: Scanner | None = Scanner(self.fmt) if self.fmt else None
-        self.pending: list[RawLine] = []
-        self.events: list[Event] = []
+        # The log is read by the pipeline `parse` uses, fed as it grows: the same sniffing,
+        # the same dates (the file's modification time when the log has no year), the same runs.
+        self.reader = LogReader(str(opts.log), opts.engine,
+                                DatePolicy(opts.default_date, source=Source(str(opts.log), opts.log)),
+                                max_events=MAX_EVENTS)
         self.dirty = False
         self.run: Run | None = None
         self.last_lines: collections.deque[tuple[int, str]] = collections.deque(maxlen=LAST_LINES)
@@ -398,50 +404,51 @@ class Waiter:
                 self.say(f"note: {note.text}")
         if lines:
             self._take(lines, now)
-        elif self.fmt is None and self.pending and self.follower.last_growth is not None \
+        elif self.fmt is None and self.reader.pending and self.follower.last_growth is not None \
                 and now - self.follower.last_growth >= SNIFF_IDLE_S:
             self._choose_format(force=True)
         self._peek_partial()
         return bool(lines)
 
+    @property
+    def fmt(self) -> Format | None:
+        return self.reader.fmt
+
+    @property
+    def events(self) -> list[Event]:
+        return self.reader.events
+
     def _take(self, lines: list[RawLine], now: float) -> None:
-        if self.fmt is None:
-            self.pending.extend(lines)
-            self._choose_format(force=len(self.pending) >= 200)
-            return
         self._feed(lines)
+        if self.fmt is None and len(self.reader.pending) >= SNIFF_NOTE_LINES:
+            self._choose_format(force=True)  # says once that no engine shows yet
 
     def _choose_format(self, force: bool) -> None:
-        """The format of the log once its lines show one. When enough lines (or a pause) show
-        none, that is said once, and the URL and the process decide alone meanwhile."""
-        sample = "\n".join(line.text for line in self.pending)
-        fmt = sniff(sample)
-        if fmt is None:
+        """The format of the log once its lines show one (the pipeline's `choose_format`). When
+        enough lines (or a pause) show none, that is said once, and the URL and the process
+        decide alone meanwhile."""
+        if self.reader.feed([], force=force):
+            self.dirty = True
+        if self.reader.fmt is None:
             if force and not self.unknown_engine_said:
                 self.unknown_engine_said = True
-                self.say(f"note: {self.opts.log}: {no_known_engine(foreign_engine(sample))} (until its lines show one, the URL and "
+                self.say(f"note: {self.opts.log}: {no_known_engine(foreign_engine(self._pending_text()))} (until its lines show one, the URL and "
                          "the process decide)")
-            del self.pending[:-SNIFF_KEEP_LINES]
-            return
-        self.fmt = fmt
-        self.scanner = Scanner(fmt)
-        pending, self.pending = self.pending, []
-        self._feed(pending)
+            del self.reader.pending[:-SNIFF_KEEP_LINES]
+
+    def _pending_text(self) -> str:
+        """The lines read while no engine shows, for what they look like."""
+        return "\n".join(line.text for line in self.reader.pending)
 
     def _feed(self, lines: Iterable[RawLine]) -> None:
-        assert self.scanner is not None
+        logical: list[Line] = []
         for raw in lines:
-            logical = normalise(raw.text, raw.number)
-            for line in logical:
-                for event in self.scanner.feed(line):
-                    self.events.append(event)
-                    self.dirty = True
-            if logical:
-                self.last_lines.append((raw.number, logical[-1].text))
-        if len(self.events) > MAX_EVENTS:
-            starts = [i for i, e in enumerate(self.events) if e.fields.get("starts_run") == "always"]
-            if starts and starts[-1] > 0:
-                del self.events[: starts[-1]]
+            these = normalise(raw.text, raw.number)
+            logical.extend(these)
+            if these:
+                self.last_lines.append((raw.number, these[-1].text))
+        if self.reader.feed(logical):
+            self.dirty = True
 
     def _peek_partial(self) -> None:
         """Progress from a bar still being redrawn on the unfinished last line (display only)."""
@@ -459,10 +466,8 @@ class Waiter:
                 self.partial_progress = _progress_of(event)
 
     def _rebuild(self, now: float) -> None:
-        assert self.fmt is not None and self.scanner is not None
         self.dirty = False
-        runs = build_timeline(self.events + self.scanner.finish(), str(self.opts.log), self.fmt,
-                              self.scanner.clock.date_source)
+        runs = self.reader.runs()
         self.run = runs[-1] if runs else None
         if self.run is not None and self.run.last_ts != self.last_ts:
             self.last_ts = self.run.last_ts
@@ -599,9 +604,14 @@ class Waiter:
         return "; ".join(parts)
 
     def _announce_stages(self, now: float) -> None:
-        """One line per change of stage (no TTY). A stage seen before is announced again only
-        once it has lasted REENTRY_S of log time: ranks interleave their lines, and a rank
-        still finishing one stage must not make the list flap."""
+        """One line per change of stage (no TTY), naming the line where the stage began.
+
+        A stage is news only once it has lasted: MIN_STAGE_S for a first entry (an engine's
+        graph-capture end line points to http_start, and a piecewise capture begins in the
+        same second); REENTRY_S for a stage seen before (ranks interleave their lines, and a
+        rank still finishing one stage must not make the list flap) and for a timer around
+        steps already shown (an umbrella timer reported only when it ends: its tail is news
+        only if it lasts)."""
         run = self.run
         if run is None or run.first_ts is None:
             return
@@ -620,13 +630,19 @@ class Waiter:
                 i += 1
                 continue
             again = stage in self.announced
-            if again:
-                nxt = changes[i + 1][1] if i + 1 < len(changes) else None
+            lasting = REENTRY_S if again or spanned(stage, self.announced) \
+                else MIN_STAGE_S if m is not None and stage != "serving" else 0.0
+            if lasting:
+                back, nxt = changes[i + 1] if i + 1 < len(changes) else (None, None)
                 if nxt is not None and nxt.ts is not None:
-                    if nxt.ts.minus(ts) < REENTRY_S:
-                        i += 1  # a flap between ranks
+                    # a first entry is news unless the next line goes straight back
+                    corrected = lasting > MIN_STAGE_S or back in self.announced
+                    if corrected and nxt.ts.minus(ts) < lasting:
+                        i += 1  # a flap between ranks, or a guess the next line corrected
                         continue
-                elif elapsed is None or elapsed - ts.minus(run.first_ts) < REENTRY_S:
+                elif run.outcome != "incomplete" and lasting == MIN_STAGE_S:
+                    pass  # the stage the run ended in: no next line can correct it
+                elif elapsed is None or elapsed - ts.minus(run.first_ts) < lasting:
                     break  # too early to tell; look again on the next pass
             self.announced.add(stage)
             self.last_announced = stage
@@ -692,11 +708,9 @@ class Waiter:
 
     def _final_drain(self, now: float) -> None:
         lines = self.follower.drain()
-        if self.fmt is None and (lines or self.pending):
-            self.pending.extend(lines)
+        self._feed(lines)
+        if self.fmt is None and self.reader.pending:
             self._choose_format(force=True)
-        elif lines:
-            self._feed(lines)
         if self.dirty:
             self._rebuild(now)
 

@@ -93,7 +93,9 @@ class Clock:
 
     `date_source` records where the date came from the first time one was needed:
     "log" (the line carries it), "outer" (a collector prefix), "--date", "mtime" (the
-    file's modification year) or "default" (1970-01-01, as the contract asks).
+    file's modification year), "unknown" (month and day known, the year not: stamps carry
+    1970 as a placeholder, views say "year unknown") or "default" (time-only lines with no
+    date at all: 1970-01-01, as the contract asks).
     """
 
     def __init__(self, default_date: date | None = None, file_year: int | None = None,
@@ -235,8 +237,8 @@ class Clock:
                 self._year = self.file_year
                 self._note("mtime")
             else:
-                self._year = 1970
-                self._note("default")
+                self._year = 1970  # a placeholder: "unknown" tells views not to show it
+                self._note("unknown")
         elif self._last is not None and month < self._last.month - 6:
             self._year += 1  # December -> January: the year turned
         return self._year

@@ -183,6 +183,11 @@ class Scanner:
         # own clock minus the collector's, measured on lines that carry both (journald vs the engine)
         self._outer_offset: timedelta | None = None
         self._last_physical = 0
+        # With `keep_stamps`: the time of the line fed last, and whether it is on the engine's
+        # own clock (its own stamp, or a collector's moved onto it by the measured offset);
+        # None when the line has no time of its own. `replay` paces lines by it.
+        self.keep_stamps = False
+        self.last_stamp: tuple[Stamp, bool] | None = None
 
     # -- header layer ------------------------------------------------------------------
     def _layout(self, text: str) -> tuple[Header, dict[str, Any], str, str | None] | None:
@@ -205,6 +210,10 @@ class Scanner:
                     msg = msg[lm.end():]
             return header, g, msg, level
         return None
+
+    def layout(self, text: str) -> tuple[Header, dict[str, Any], str, str | None] | None:
+        """`_layout`, for readers that need a line's shape without touching the clock."""
+        return self._layout(text)
 
     def makes_event(self, text: str, rules: Sequence[Rule]) -> bool:
         """Whether `feed` would make an event of this line with these rules, without
@@ -255,6 +264,8 @@ class Scanner:
         msg = parsed.msg
         if any(lit in msg for lit in self.fmt.runtime_literals):
             stats.runtime += 1
+            if self.keep_stamps:
+                self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
             self._mark_start(out, parsed, line)
             return out
         ts, inherited = parsed.ts, False
@@ -279,6 +290,10 @@ class Scanner:
                 ts, inherited = self._last_any, True
         if ts is not None and not inherited:
             self._last_any = ts
+        if self.keep_stamps:
+            # on the engine's clock: its own stamp, or a collector's moved by the offset
+            on_own = own or (ts is not None and parsed.ts is None and self._last_own is not None)
+            self.last_stamp = (ts, on_own) if ts is not None and not inherited else None
         event = self._match(msg, line, parsed, ts, inherited, self._rules_in(msg) if rules is None else rules)
         if event is None:
             if own:

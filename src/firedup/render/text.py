@@ -23,6 +23,7 @@ from firedup.core.units import (
     plain,
     without_common_folder,
 )
+from firedup.read.clock import Stamp
 from firedup.timeline.build import (
     NO_STRAGGLERS,
     Phase,
@@ -93,6 +94,17 @@ def _phase_rows(run: Run) -> list[tuple[str, float, Phase]]:
     return rows
 
 
+def shown_stamp(stamp: Stamp, date_source: str | None) -> str:
+    """A stamp as views show it: without its placeholder year when the year is unknown."""
+    return stamp.iso[5:] if date_source == "unknown" else stamp.iso
+
+
+def _dates_note(date_source: str | None) -> str:
+    if date_source == "unknown":
+        return " (year unknown: no year in the log, no --date, no file date)"
+    return f" (dates: {date_source})" if date_source not in (None, "log") else ""
+
+
 def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
     lines: list[str] = []
     head = f"{run.source}" + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
@@ -107,8 +119,8 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
     lines.append("  " + outcome_line(run, style))
     if run.first_ts is not None:
         end = run.end_ts
-        lines.append(f"  from {run.first_ts.iso} to {end.iso if end else '?'}"
-                     + (f" (dates: {run.date_source})" if run.date_source not in (None, "log") else ""))
+        lines.append(f"  from {shown_stamp(run.first_ts, run.date_source)} to "
+                     f"{shown_stamp(end, run.date_source) if end else '?'}" + _dates_note(run.date_source))
     rows = _phase_rows(run)
     total = (run.total_seconds or 0.0) + run.excerpt_lead  # an excerpt: from where its reported phases begin
     present = [p.name for _, _, p in rows]

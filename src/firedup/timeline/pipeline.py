@@ -18,9 +18,9 @@ from datetime import date
 from typing import IO, Any
 
 from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff
-from firedup.read.clock import Clock
+from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
-from firedup.read.engine import Event, LineStats, Scanner, iter_scanned
+from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
 from firedup.read.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
 from firedup.timeline.build import Run, build_timeline
 
@@ -87,14 +87,52 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
     out.write("\n}\n")
 
 
+@dataclass(frozen=True)
+class DatePolicy:
+    """Where the date of a stamp that lacks one comes from, one order for every command:
+    the line's own date > a collector's prefix (the `Clock` reads both per line) > `--date`
+    (`given`) > the file's modification time > unknown (`date_source` "unknown": views say
+    "year unknown" instead of showing 1970)."""
+
+    given: date | None = None
+    file_date: date | None = None
+    # A file whose modification date is read when reading starts, not before: a live log
+    # may not exist yet when `wait` begins.
+    source: Source | None = None
+
+    @classmethod
+    def of(cls, source: Source, given: date | None = None) -> DatePolicy:
+        return cls(given, file_date(source))
+
+    def day_of_file(self) -> date | None:
+        if self.file_date is not None or self.source is None:
+            return self.file_date
+        return file_date(self.source)
+
+    def scanner(self, fmt: Format) -> Scanner:
+        """The incremental engine with these dates (the batch engine's `new_scanner` takes the same)."""
+        return Scanner(fmt, self.given, file_date=self.day_of_file())
+
+
+def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
+    """The one sniff policy: `engine` when given, else the format whose sniff literals best
+    explain the first `SNIFF_LINES` lines. A reader that cannot wait for that many (a live
+    log) decides as soon as one format's literal shows (`final=False`), or when forced."""
+    if engine is not None:
+        return get_format(engine)
+    sample = "\n".join(texts[:SNIFF_LINES])
+    if not final and len(texts) < SNIFF_LINES and not any(fmt.sniff(sample) > 0 for fmt in all_formats().values()):
+        return None
+    return sniff(sample)
+
+
 def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format | None, Iterable[Line]]:
     """Pick the format from the first lines, without losing them (stdin cannot rewind);
     None when no known engine's lines are among them."""
     if engine is not None:
         return get_format(engine), lines
     head = list(itertools.islice(lines, SNIFF_LINES))
-    fmt = sniff("\n".join(line.text for line in head))
-    return fmt, itertools.chain(head, lines)
+    return choose_format([line.text for line in head]), itertools.chain(head, lines)
 
 
 def _unknown(source: Source, lines: Iterable[Line], reader: _UntilUnreadable) -> tuple[list[Run], SourceReport]:
@@ -108,6 +146,106 @@ def _unknown(source: Source, lines: Iterable[Line], reader: _UntilUnreadable) ->
     report = SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
     report.looks_like = foreign_engine("\n".join(head))
     return [], report
+
+
+class LogReader:
+    """bytes -> lines -> events -> runs for one source: the one path behind `parse` (all at
+    once, `read`), `wait` (fed as the log grows, `feed`, runs asked for at any time) and
+    `replay` (every line's time on the server's clock, `stamps`). One sniff policy
+    (`choose_format`) and one date policy (`DatePolicy`) for all three."""
+
+    def __init__(self, name: str, engine: str | None = None, dates: DatePolicy | None = None,
+                 max_events: int | None = None, keep_stamps: bool = False) -> None:
+        self.name = name
+        self.engine = engine
+        self.dates = dates or DatePolicy()
+        self.max_events = max_events
+        self.fmt: Format | None = None
+        self.scanner: Scanner | None = None
+        self.events: list[Event] = []
+        self.pending: list[Line] = []
+        # physical line -> the first time a logical line of it has (`Scanner.last_stamp`:
+        # the stamp, and whether it is on the server's own clock), for `replay`'s pacing
+        self.stamps: dict[int, tuple[Stamp, bool]] | None = {} if keep_stamps else None
+        if engine is not None:
+            self.fmt = get_format(engine)  # known now; the scanner starts with the first line
+
+    def _start(self, fmt: Format) -> None:
+        self.fmt = fmt
+        self.scanner = self.dates.scanner(fmt)
+        self.scanner.keep_stamps = self.stamps is not None
+
+    @property
+    def date_source(self) -> str | None:
+        return self.scanner.clock.date_source if self.scanner is not None else None
+
+    def feed(self, lines: Iterable[Line], force: bool = False) -> bool:
+        """Take more lines of a growing log; True when they made events."""
+        if self.scanner is None:
+            self.pending.extend(lines)
+            if not self.decide(force):
+                return False
+            lines, self.pending = self.pending, []
+        assert self.scanner is not None
+        before = len(self.events)
+        for line in lines:
+            events = self.scanner.feed(line)
+            self.events.extend(events)
+            if self.stamps is not None:
+                self._note_stamps(line, events)
+        grew = len(self.events) > before
+        if self.max_events is not None and len(self.events) > self.max_events:
+            starts = [i for i, e in enumerate(self.events) if e.fields.get("starts_run") == "always"]
+            if starts and starts[-1] > 0:
+                del self.events[: starts[-1]]
+        return grew
+
+    def _note_stamps(self, line: Line, events: list[Event]) -> None:
+        assert self.stamps is not None and self.scanner is not None
+        if self.scanner.last_stamp is not None:
+            self.stamps.setdefault(line.number, self.scanner.last_stamp)
+        for event in events:
+            # a collector-only line before the first line showing both clocks, moved onto the
+            # server's clock once the offset is known: where `parse` starts the run
+            if event.name == CLOCK_OUTER_FIRST and event.ts is not None:
+                self.stamps[event.line] = (event.ts, True)
+
+    def decide(self, force: bool = False) -> bool:
+        """Choose the format from the lines held so far (`choose_format`); True once chosen."""
+        if self.scanner is None:
+            fmt = self.fmt or choose_format([line.text for line in self.pending], self.engine, final=force)
+            if fmt is None:
+                return False
+            self._start(fmt)
+        return True
+
+    def runs(self) -> list[Run]:
+        """The runs of everything fed so far (a log still being written: its last run open)."""
+        if self.scanner is None:
+            if not self.pending:
+                return []
+            self.feed([], force=True)
+        if self.scanner is None:  # no known engine's lines among them: no runs
+            return []
+        return self.build(self.events + self.scanner.finish())
+
+    def build(self, events: list[Event], clock: Clock | None = None) -> list[Run]:
+        assert self.fmt is not None
+        date_source = (clock or self._clock()).date_source
+        return build_timeline(events, self.name, self.fmt, date_source)
+
+    def _clock(self) -> Clock:
+        assert self.scanner is not None
+        return self.scanner.clock
+
+    def read(self, fmt: Format, lines: Iterable[Line]) -> tuple[list[Event], LineStats, Clock]:
+        """All events of a whole input read with `fmt` (chosen by `_sniffed`), streamed through
+        `compact` (parse's incremental engine)."""
+        self._start(fmt)
+        stream = lines
+        assert self.scanner is not None
+        events = list(compact(iter_scanned(self.scanner, stream), fmt))
+        return events, self.scanner.stats, self.scanner.clock
 
 
 class _UntilUnreadable:
@@ -163,20 +301,13 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
     return batch.available()
 
 
-def _events_batch(source: Source, fmt: Format, default_date: date | None,
+def _events_batch(source: Source, fmt: Format, dates: DatePolicy,
                   normalised: dict[int, list[Line]] | None = None) -> tuple[list[Event], LineStats, Clock]:
     from firedup.read import batch
 
     assert source.path is not None
-    scanner = batch.new_scanner(fmt, default_date, file_date=file_date(source))
+    scanner = batch.new_scanner(fmt, dates.given, file_date=dates.day_of_file())
     events = list(compact(batch.iter_file(source.path, scanner, normalised), fmt))
-    return events, scanner.stats, scanner.clock
-
-
-def _events_incremental(fmt: Format, lines: Iterable[Line], default_date: date | None,
-                        source: Source) -> tuple[list[Event], LineStats, Clock]:
-    scanner = Scanner(fmt, default_date, file_date=file_date(source))
-    events = list(compact(iter_scanned(scanner, lines), fmt))
     return events, scanner.stats, scanner.clock
 
 
@@ -208,6 +339,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     and `timeline` need no ids, and hashing costs about as much as reading a big file.
     """
     reader = _UntilUnreadable(source)
+    dates = DatePolicy.of(source, default_date)
+    log = LogReader(source.name, engine, dates)
     result: tuple[list[Event], LineStats, Clock] | None = None
     fmt: Format | None = None
     if _batch_worth_it(source, scanner):
@@ -221,19 +354,20 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
                 fmt = get_format(engine)
             else:
                 sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
-                fmt = batch.sniff(sample)
+                fmt = batch.sniff(sample)  # `choose_format` on the same lines, in one Hyperscan pass
             if fmt is not None:  # else the incremental engine finds no engine either, and counts the lines
-                result = _events_batch(source, fmt, default_date, normalised)
+                result = _events_batch(source, fmt, dates, normalised)
+                log.fmt = fmt
         except batch.NeedExact:
             result = None
     if result is None:
         fmt, stream = _sniffed(iter(reader), engine)
         if fmt is None:
             return _unknown(source, stream, reader)
-        result = _events_incremental(fmt, stream, default_date, source)
+        result = log.read(fmt, stream)
     assert fmt is not None
     events, stats, clock = result
-    runs = build_timeline(events, source.name, fmt, clock.date_source)
+    runs = log.build(events, clock)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
     if content_hash and source.path is not None:
         with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)
@@ -336,5 +470,5 @@ def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -
         yield from pool.imap(job, sources, chunksize=chunk)
 
 
-__all__ = ["LineStats", "ParseResult", "SourceReport", "file_sha256", "parse_paths", "parse_source",
-           "write_contract_json"]
+__all__ = ["DatePolicy", "LineStats", "LogReader", "ParseResult", "SourceReport", "choose_format", "file_sha256",
+           "parse_paths", "parse_source", "write_contract_json"]
