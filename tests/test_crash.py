@@ -296,6 +296,8 @@ def test_sglang_2024_custom_all_reduce_p2p_failure_is_a_distributed_crash() -> N
     assert run.crash.phase == "dist_init"
     assert run.crash.line == line_number(path, "controller_init_state: Traceback")
     assert run.crash.hint is not None and "--disable-custom-all-reduce" in run.crash.hint
+    # its vLLM-style lines print no year; 'Init nccl begin' is SGLang up to 0.3.3, all of 2024
+    assert run.first_ts is not None and run.first_ts.iso.startswith("2024-07-24")
 
 
 def test_a_nixl_transfer_error_gets_the_transfer_hint_not_nccls() -> None:

@@ -99,12 +99,13 @@ def test_date_just_after_new_year_puts_december_in_the_year_before(tmp_path: Pat
 
 
 def test_year_from_mtime_is_the_last_year_before_the_file_was_written(tmp_path: Path) -> None:
-    # written in spring 2026: December 31 can only be 2025's
-    path = _write(tmp_path, "v0.log", V0_NEW_YEAR, mtime=datetime(2026, 3, 1, 12, 0))
+    # written in spring 2025: December 31 can only be 2024's (and vLLM 0.6.3, out since
+    # autumn 2024, agrees; a file dated years after the release would not: see the 2026 tests)
+    path = _write(tmp_path, "v0.log", V0_NEW_YEAR, mtime=datetime(2025, 3, 1, 12, 0))
     (run,) = _runs(path)
     assert run.date_source == "mtime"
-    assert run.first_ts is not None and run.first_ts.iso == "2025-12-31T23:59:50"
-    assert run.ready_ts is not None and run.ready_ts.iso == "2026-01-01T00:00:28"
+    assert run.first_ts is not None and run.first_ts.iso == "2024-12-31T23:59:50"
+    assert run.ready_ts is not None and run.ready_ts.iso == "2025-01-01T00:00:28"
 
 
 def test_year_from_an_outer_prefix_wins_over_date_and_mtime(tmp_path: Path) -> None:
@@ -642,3 +643,46 @@ def test_cloudwatch_wrapped_djl_lines_keep_kv_cache_and_graph_milestones() -> No
         assert name in names
     assert run.milestone("kv_cache.allocated").line == _line_of(path, "# GPU blocks")  # type: ignore[union-attr]
     assert run.date_source == "outer"
+
+
+# --- dates: the engine version's release is in-log evidence of the year, over a copied file's date ---
+
+V043 = """\
+INFO 06-03 10:12:01 api_server.py:177] vLLM API server version 0.4.3
+INFO 06-03 10:12:01 api_server.py:178] args: Namespace(host=None, port=8000, model='Qwen/Qwen2-7B-Instruct', tensor_parallel_size=1)
+INFO 06-03 10:12:02 llm_engine.py:161] Initializing an LLM engine (v0.4.3) with config: model='Qwen/Qwen2-7B-Instruct', tensor_parallel_size=1
+INFO 06-03 10:12:20 model_runner.py:146] Loading model weights took 14.2487 GB
+INFO:     Application startup complete.
+"""
+
+
+def test_a_copied_2024_log_is_dated_by_its_version_not_the_files_date(tmp_path: Path) -> None:
+    """vLLM 0.4.3 came out in 2024; the file was copied in November 2026."""
+    (run,) = _runs(_write(tmp_path, "copied.log", V043, mtime=datetime(2026, 11, 20, 10, 0)))
+    assert run.date_source == "version"
+    assert run.first_ts is not None and run.first_ts.iso == "2024-06-03T10:12:01"
+    from firedup.render.text import timeline_text
+    assert "year guessed: engine version" in timeline_text(run)
+
+
+def test_a_files_date_within_a_year_after_the_release_is_kept(tmp_path: Path) -> None:
+    """The file's date agrees with the version (written soon after): it is the closer bound."""
+    text = V043.replace("06-03", "02-10")
+    (run,) = _runs(_write(tmp_path, "fresh.log", text, mtime=datetime(2025, 2, 11, 9, 0)))
+    assert run.date_source == "mtime"
+    assert run.first_ts is not None and run.first_ts.iso == "2025-02-10T10:12:01"
+
+
+def test_the_version_dates_a_log_with_no_file_date_after_its_release(tmp_path: Path) -> None:
+    """On stdin (no file date): vLLM 0.10.0 came out in July 2025, so March is 2026's."""
+    from firedup.read.sources import normalise
+    from firedup.timeline.pipeline import LogReader
+
+    text = ("INFO 03-27 22:26:07 [core.py:71] Initializing a V1 LLM engine (v0.10.0) with config: model='m', "
+            "tensor_parallel_size=1, enforce_eager=True\n"
+            "INFO 03-27 22:26:17 [gpu_model_runner.py:1843] Starting to load model m...\n")
+    reader = LogReader("-")
+    reader.feed([line for i, raw in enumerate(text.splitlines(), start=1) for line in normalise(raw, i)], force=True)
+    (run,) = reader.runs()
+    assert run.date_source == "version"
+    assert run.first_ts is not None and run.first_ts.iso == "2026-03-27T22:26:07"

@@ -452,4 +452,9 @@ FORMAT = Format(
     tree_kill_note="SGLang's SIGQUIT path kills its process tree",
     hints=HINTS,
     hint_words=hint_words,
+    # 0.1-0.3.3 print "Init nccl begin" (renamed in 0.3.4, 2024-10-19) and 0.1-0.2 "[gpu_id=N]":
+    # every such release came out in 2024 (sglang.md's release table; 0.1 in early 2024). Their
+    # vLLM-style lines (custom all-reduce, ...) carry month-day stamps without a year.
+    release_literals=(("] Init nccl begin.", "2024-01-01", "SGLang up to 0.3.3 ('Init nccl begin'), released in 2024"),
+                      ("[gpu_id=", "2024-01-01", "SGLang 0.1-0.2 ('[gpu_id=N]' lines), released in 2024")),
 )

@@ -462,6 +462,17 @@ HINTS = {
     ("config", "*"): "vLLM rejected this combination of flags, model or hardware: read the message",
 }
 
+# When each minor series was first released (PyPI upload dates of x.y.0; shared/formats/vllm.md
+# lists no dates). A log of a version is written on or after its release: the year its month-day
+# stamps lack is guessed from it. Series after 0.11 are left out: their dates are not known here.
+RELEASES = (
+    ("0.3.0", "0.3.3", "2024-01-31"), ("0.4.0", "0.4.3", "2024-03-30"), ("0.5.0", "0.5.5", "2024-06-11"),
+    ("0.6.0", "0.6.6.post1", "2024-09-04"), ("0.7.0", "0.7.3", "2025-01-27"), ("0.8.0", "0.8.5.post1", "2025-03-18"),
+    ("0.9.0", "0.9.2", "2025-05-15"), ("0.10.0", "0.10.2", "2025-07-24"), ("0.11.0", "0.11.0", "2025-10-02"),
+)
+VERSION_TEXT = (r"(?:vLLM API server version |vLLM server version |LLM engine \(v|█ +version +)"
+                r"(?P<version>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
+
 FORMAT = Format(
     name="vllm",
     title="vLLM",
@@ -536,4 +547,6 @@ FORMAT = Format(
     health=HEALTH,
     probing=PROBING,
     hints=HINTS,
+    version_text=VERSION_TEXT,
+    releases=RELEASES,
 )

@@ -102,6 +102,9 @@ def shown_stamp(stamp: Stamp, date_source: str | None) -> str:
 def _dates_note(date_source: str | None) -> str:
     if date_source == "unknown":
         return " (year unknown: no year in the log, no --date, no file date)"
+    guessed = {"version": " (year guessed: engine version)", "mtime": " (year guessed: file date)"}
+    if date_source in guessed:  # no line states the year: say it is a guess, and from what
+        return guessed[date_source]
     return f" (dates: {date_source})" if date_source not in (None, "log") else ""
 
 
