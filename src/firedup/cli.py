@@ -82,7 +82,7 @@ def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
         if report.engine is None:  # readable, but no engine firedup knows wrote it
             from firedup.formats import no_known_engine
 
-            click.echo(f"firedup: {report.source}: {no_known_engine()}", err=True)
+            click.echo(f"firedup: {report.source}: {no_known_engine(report.looks_like)}", err=True)
         elif report.runs == 0:  # readable, but probably not the log the user meant
             click.echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
     return result

@@ -69,6 +69,8 @@ def parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
         cuts = [m.start() for m in _FIELD_START.finditer(text)]
     else:
         cuts = [m.start() for m in re.finditer(r", (?='[A-Za-z_]\w*': )", text)]
+    # an author's ellipsis in a pasted dump ("ServerArgs(model_path='Qwen/Qwen3-8B', ...)")
+    cuts = sorted({*cuts, *(m.start() for m in re.finditer(r", ?(?:\.\.\.|…)", text))})
     for cut in reversed(cuts[-400:]):
         parsed = _from_call(text[:cut] + closer)
         if parsed is not None:

@@ -275,6 +275,15 @@ class Format:
     hints: Mapping[tuple[str, str], str] = field(default_factory=dict)
     # The words a hint's placeholders take for one run's flags ({graph_bs_flag}, ...).
     hint_words: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
+    # --- in-log evidence of the year, for stamps that print none (month-day, time only) ---
+    # A regex whose `version` group finds the engine's version in the first lines of a log.
+    version_text: str | None = None
+    # (first version, last version, release date of the first "YYYY-MM-DD"), in version order:
+    # a log of a version in the range was written on or after that date.
+    releases: Sequence[tuple[str, str, str]] = ()
+    # (literal, release date, why): a line that only versions released from that date print
+    # (and no later ones: the date bounds the log from below, the guess is its first year).
+    release_literals: Sequence[tuple[str, str, str]] = ()
 
     @property
     def display(self) -> str:
@@ -321,6 +330,25 @@ class Format:
         already found in it)."""
         present = sample if found is None else found
         return sum(weight for literal, weight in self.sniff_literals.items() if literal in present)
+
+    def release_hint(self, sample: str) -> tuple[str, str] | None:
+        """When the engine version that wrote `sample` (a log's first lines) was released, and
+        the evidence: a log is written on or after its version's release, which makes a better
+        guess of a year the stamps do not print than the date of a file that may be a copy.
+        None when the lines do not tell."""
+        from firedup.core.health import version_key
+
+        if self.version_text is not None and self.releases:
+            m = re.search(self.version_text, sample)
+            if m is not None:
+                version = m.group("version")
+                for first, last, released in self.releases:
+                    if version_key(first) <= version_key(version) <= version_key(last):
+                        return released, f"{self.display} {version}, released {released[:7]}"
+        for literal, released, why in self.release_literals:
+            if literal in sample:
+                return released, why
+        return None
 
     def rule(self, name: str) -> Rule:
         for rule in self.rules:

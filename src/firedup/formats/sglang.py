@@ -233,6 +233,8 @@ RULES = (
     Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian"),
     _common.ACCESS,
     _common.SHUTDOWN,
+    # a SIGTERM (the operator, Kubernetes) starts a graceful shutdown: the children it stops are no crash
+    Rule("http.shutdown", r"^SIGTERM received\. signum=", "SIGTERM received"),
     Rule("warmup.end", r"^(?:End of (?:\w+ )*warmup|Disaggregation warmup requests completed|Warmup ended)",
          ("warmup", "Warmup")),
     # ready
@@ -253,6 +255,10 @@ RULES = (
          r"|^Child process unexpectedly failed)",
          ("terminated with", "crashed with exit code", "unexpectedly failed")),
     Rule("error.init_failed", r"Initialization failed\. Please see the error messages above", "Initialization failed"),
+    # 0.1-0.2: the launcher prints each child's init state; a traceback there is the crash
+    # ("Initialization failed. controller_init_state: Traceback (most recent call last):")
+    Rule("error.init_failed", r"^Initialization failed\. (?P<process>controller|router|model)_init_state: (?:Traceback|\w+Error)",
+         "_init_state: "),
     Rule("error.unbalanced", r"could finish the model loading, but there are other ranks that didn't finish",
          "other ranks that didn't finish"),
     Rule("error.watchdog", r"[Ww]atchdog timeout \(", "atchdog timeout"),
@@ -486,4 +492,9 @@ FORMAT = Format(
     tree_kill_note="SGLang's SIGQUIT path kills its process tree",
     hints=HINTS,
     hint_words=hint_words,
+    # 0.1-0.3.3 print "Init nccl begin" (renamed in 0.3.4, 2024-10-19) and 0.1-0.2 "[gpu_id=N]":
+    # every such release came out in 2024 (sglang.md's release table; 0.1 in early 2024). Their
+    # vLLM-style lines (custom all-reduce, ...) carry month-day stamps without a year.
+    release_literals=(("] Init nccl begin.", "2024-01-01", "SGLang up to 0.3.3 ('Init nccl begin'), released in 2024"),
+                      ("[gpu_id=", "2024-01-01", "SGLang 0.1-0.2 ('[gpu_id=N]' lines), released in 2024")),
 )

@@ -232,7 +232,8 @@ def budget_for(times: Sequence[float], risk: float, key: dict[str, Any] | None =
     needed = runs_needed(risk)
     if n == 0:
         return Budget(key, label, 0, risk, None, None, NO_DATA, None, None, needed, None,
-                      "no run reached ready: there is no data to derive a budget from")
+                      "no ready run with a known time to ready, so no data to derive a budget from; "
+                      "excerpts and failed runs are left out")
     slowest = max(times)
     df_risk = 1.0 / (n + 1)
     floor = minimum_floor(slowest)
