@@ -228,8 +228,9 @@ class TreeWatch:
         if not last.alive:
             return Activity("gone", f"process {self.pid} is gone", busy=False)
         if last.stopped == last.processes:
-            return Activity("stuck", f"stopped: all {last.processes} processes of the tree are suspended "
-                                     "(SIGSTOP, a debugger, a frozen cgroup)", busy=False, processes=last.processes)
+            n = last.processes
+            return Activity("stuck", f"stopped: {n} process{'es' if n != 1 else ''} suspended (SIGSTOP, a debugger, "
+                                     "a frozen cgroup)", busy=False, processes=n)
         if last.compilers:
             return Activity("compiling", f"compiling kernels ({', '.join(last.compilers)})", busy=True,
                             processes=last.processes)

@@ -1078,8 +1078,10 @@ class Waiter:
         run = self.run
         waited = now - self.started
         activity = self._inspect(now, force=True)
-        busy = activity is None or activity.busy or activity.kind == "gone"
-        how = "" if activity is None else " while busy" if busy else " while stuck"
+        # only a process the user named decides the exit code: a pid read from the log may be reused
+        judged = activity is not None and self.opts.pid is not None and self.watch_pid == self.opts.pid
+        busy = not judged or activity is None or activity.busy or activity.kind == "gone"
+        how = "" if not judged else " while busy" if busy else " while stuck"
         witnesses = [w for w in (self.log_name, self.prober.url if self.prober else None,
                                  f"pid {self.opts.pid}" if self.opts.pid else None) if w]
         self.report(self.style(f"TIMED OUT{how} after {fmt_duration(waited)} waiting for {' and '.join(witnesses)}",
