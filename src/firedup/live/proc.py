@@ -2,7 +2,7 @@
 
 A server that prints nothing for ten minutes may be compiling kernels, reading weights
 from a slow mount, allocating GPU memory, or waiting for a peer that will never come
-(vllm#54529: ten silent minutes that look like a hang). The log cannot tell these apart;
+(an engine issue reported ten silent minutes that looked like a hang). The log cannot tell these apart;
 the process tree can: compiler children, read bytes growing, GPU memory growing, CPU
 time growing, or none of them.
 

@@ -77,6 +77,7 @@ POLL_MAX_S = 0.5
 SNIFF_IDLE_S = 2.0
 INSPECT_AFTER_S = 10.0  # a silence this long makes `wait` look at the process tree
 INSPECT_EVERY_S = 2.0  # how often, while the silence lasts
+STREAM_PAUSE_S = 0.3  # `--timeout 0` on a stream: a pause this long ends the one read
 SNIFF_NOTE_LINES = 200  # lines that show no engine before `wait` says so (it keeps looking)
 SNIFF_KEEP_LINES = 2000  # lines of a log of no known engine kept in case one shows up later
 MAX_EVENTS = 50_000
@@ -432,6 +433,7 @@ class Waiter:
         self.activity_said: str | None = None
         self.telemetry: Telemetry | None = None
         self.telemetry_reader: TelemetryReader | None = None
+        self.log_pid_line: int | None = None
         self.dirty = False
         self.run: Run | None = None
         self.last_lines: collections.deque[tuple[int, str]] = collections.deque(maxlen=LAST_LINES)
@@ -499,6 +501,8 @@ class Waiter:
                 self.prober.start()
         if self.opts.pid is not None and self.opts.inspect:
             self._watch(self.opts.pid, f"pid {self.opts.pid}")
+        if self.opts.timeout == 0 and not self.opts.auto_timeout:
+            self._read_all()
         interval = POLL_MIN_S
         try:
             while True:
@@ -523,6 +527,20 @@ class Waiter:
                 self.prober.stop()
             self.follower.close()
             self._clear_status()
+
+    def _read_all(self) -> None:
+        """Everything the log holds now, its unfinished last line included (`--timeout 0`
+        decides on it); a stream gets until it pauses for STREAM_PAUSE_S or ends."""
+        stream = isinstance(self.follower, StreamFollower)
+        quiet_since = self.now()
+        while True:
+            if self._read(self.now()):
+                quiet_since = self.now()
+            elif not stream or self.follower.ended or self.now() - quiet_since >= STREAM_PAUSE_S:  # type: ignore[attr-defined]
+                break
+            else:
+                self.sleep(POLL_MIN_S / 2)
+        self._final_drain(self.now())
 
     def _read(self, now: float) -> bool:
         lines = self.follower.poll(now)  # FollowError: the log turned unreadable
@@ -697,7 +715,9 @@ class Waiter:
         opts = self.opts
         if not opts.auto_timeout:
             self.deadline = None if opts.timeout is None else self.started + opts.timeout
-            self.timeout_note = "no time limit" if opts.timeout is None else f"timeout {fmt_duration(opts.timeout)}"
+            self.timeout_note = ("no time limit" if opts.timeout is None
+                                 else "--timeout 0: one check of what is there now" if opts.timeout == 0
+                                 else f"timeout {fmt_duration(opts.timeout)}")
             if initial and not opts.quiet:
                 self.say(f"firedup wait: {self._watching()}; {self.timeout_note}")
             return
@@ -901,6 +921,9 @@ class Waiter:
                 or self.opts.log is None:
             return
         started = run.milestone("http.started")
+        if started is None or started.line == self.log_pid_line:
+            return
+        self.log_pid_line = started.line  # one look per line naming a pid
         pid = started.fields.get("pid") if started is not None else None
         if started is not None and isinstance(pid, int) and looks_like_server(ProcFS(), pid):
             self._watch(pid, f"named by the log, line {started.line}")
