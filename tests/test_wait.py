@@ -1023,3 +1023,46 @@ def test_more_usage_errors_exit_2_with_one_line(args: list[str], message: str) -
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_status_line_and_the_notes_name_what_a_silent_tree_does(tmp_path: Path) -> None:
+    """In-process, on a fake /proc tree and a clock the test drives: a compiler child shows on
+    the terminal's status line; without a terminal it is said once, then the change to idle."""
+    from firedup.live.proc import TreeWatch
+    from test_proc import FakeProc
+
+    root = tmp_path / "proc"
+    root.mkdir()
+    fake = FakeProc(root)
+    fake.add(100, 1, "python3", ["/usr/bin/python3", "-m", "server"])
+    log = tmp_path / "server.log"
+    log.write_text("".join(_stuck_log(tmp_path).read_text().splitlines(keepends=True)))
+    for tty in (True, False):
+        fake.add(101, 100, "ptxas")
+        script = _Script(log, [])
+        out, err = io.StringIO(), io.StringIO()
+        opts = WaitOptions(log, timeout=30, auto_timeout=False, inspect_after=5)
+        waiter = Waiter(opts, out, err, tty=tty, now=script.now, sleep=script.sleep)
+        waiter.watch, waiter.watch_pid = TreeWatch(100, ProcFS(root), gpu=None), 100
+        seen: list[str] = []
+        sleep = script.sleep
+
+        def tick(seconds: float, waiter: Waiter = waiter, seen: list[str] = seen, sleep: Callable = sleep,
+                 script: _Script = script) -> None:
+            seen.append(waiter.status(script.t))
+            sleep(seconds)
+            if 12 <= script.t < 12.5 and 101 in fake.procs:
+                fake.remove(101)  # the compiler is done; nothing moves any more
+
+        waiter.sleep = tick
+        assert waiter.run_loop() == 124  # no --pid given: a timeout never claims "stuck"
+        if tty:
+            assert any(s.startswith("cuda_graph batches 2/4 · ") and s.endswith(" · compiling kernels (ptxas)")
+                       for s in seen), seen
+            assert any("idle: no CPU" in s for s in seen)
+        else:
+            notes = [line for line in err.getvalue().splitlines() if line.startswith("note: no log output")]
+            assert [n.split("process tree of pid 100: ")[1][:18] for n in notes] == ["compiling kernels ",
+                                                                                   "idle: no CPU (0% o"]
+            assert "process tree of pid 100: idle: no CPU" in out.getvalue()
+            assert out.getvalue().startswith("TIMED OUT after 30")
