@@ -26,7 +26,7 @@ REFUSED = "refused"  # `starting` value: nothing listens on the port yet (TCP co
 @dataclass(frozen=True)
 class Route:
     path: str
-    body: str = "empty"  # "empty" | "models" (OpenAI model list) | "model_info"
+    body: str = "empty"  # "empty" | "models" (OpenAI model list) | "model_info" | "server_info"
     since: str | None = None
     health_alias: bool = False  # answers exactly like the health endpoint
 

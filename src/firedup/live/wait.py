@@ -77,6 +77,7 @@ POLL_MAX_S = 0.5
 SNIFF_IDLE_S = 2.0
 INSPECT_AFTER_S = 10.0  # a silence this long makes `wait` look at the process tree
 INSPECT_EVERY_S = 2.0  # how often, while the silence lasts
+TELEMETRY_WAIT_S = 3.0  # at the verdict, how long the engine's figures may still take to come
 STREAM_PAUSE_S = 0.3  # `--timeout 0` on a stream: a pause this long ends the one read
 SNIFF_NOTE_LINES = 200  # lines that show no engine before `wait` says so (it keeps looking)
 SNIFF_KEEP_LINES = 2000  # lines of a log of no known engine kept in case one shows up later
@@ -962,7 +963,7 @@ class Waiter:
     def _report_telemetry(self) -> None:
         found = self.telemetry
         if found is None and self.telemetry_reader is not None:
-            found = self.telemetry = self.telemetry_reader.result(wait=2.0)
+            found = self.telemetry = self.telemetry_reader.result(wait=TELEMETRY_WAIT_S)
         if found is None:
             return
         self.report(f"  engine telemetry ({found.source}): {found.summary()}")
