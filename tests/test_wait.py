@@ -1068,3 +1068,27 @@ def test_the_status_line_and_the_notes_name_what_a_silent_tree_does(tmp_path: Pa
                                                                                    "idle: no CPU (0% o"]
             assert "process tree of pid 100: idle: no CPU" in out.getvalue()
             assert out.getvalue().startswith("TIMED OUT after 30")
+
+
+def test_a_local_log_that_names_the_server_pid_has_its_tree_looked_at(tmp_path: Path) -> None:
+    """No --pid: uvicorn's `Started server process [N]` names it; the tree is then watched (but a
+    pid read from a log never makes a timeout "stuck": it may have been reused)."""
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lines = NEW_READY.read_text().splitlines(keepends=True)
+        upto = next(i for i, t in enumerate(lines) if "Started server process" in t)
+        log = tmp_path / "server.log"
+        log.write_text("".join(lines[:upto]) + lines[upto].replace("[4321]", f"[{server.pid}]"))
+        code, out, err = _real_waiter(WaitOptions(log, timeout=3.5, auto_timeout=False, stall_after=1))
+        assert code == 124, out + err
+        assert f"note: looking at the process tree of pid {server.pid} during silences (named by the log, " \
+               f"line {upto + 1})" in err
+        assert re.search(rf"^note: no log output for [\d.]+ s in http_start; process tree of pid {server.pid}: idle",
+                         err, re.M), err
+        assert out.startswith("TIMED OUT after ")  # neither "while busy" nor "while stuck"
+    finally:
+        server.kill()
+        server.wait()
+    # a pid of no Python process of this machine (the log came from elsewhere) is left alone
+    code, out, err = _real_waiter(WaitOptions(log, timeout=0.5, auto_timeout=False, stall_after=1))
+    assert "looking at the process tree" not in err

@@ -910,7 +910,7 @@ class Waiter:
             if not self.opts.quiet and not self.tty and activity.kind != "gone":
                 stage = self.current_stage()
                 where = f" in {stage}" if stage and self.log_name else ""
-                quiet = f"no log output for {_whole(silent)}{where}" if self.log_name else f"{_whole(silent)} in"
+                quiet = f"no log output for {_whole(silent)}{where}" if self.log_name else f"after {_whole(silent)}"
                 self.say(f"note: {quiet}; process tree of pid {self.watch_pid}: {activity}")
         return activity
 
@@ -925,9 +925,9 @@ class Waiter:
         if started is None or started.line == self.log_pid_line:
             return
         self.log_pid_line = started.line  # one look per line naming a pid
-        pid = started.fields.get("pid") if started is not None else None
-        if started is not None and isinstance(pid, int) and looks_like_server(ProcFS(), pid):
-            self._watch(pid, f"named by the log, line {started.line}")
+        pid = str(started.fields.get("pid", ""))
+        if pid.isdigit() and looks_like_server(ProcFS(), int(pid)):
+            self._watch(int(pid), f"named by the log, line {started.line}")
 
     def _read_telemetry(self, now: float, ready: bool) -> None:
         """The engine's own start-up figures from the URL's server, read in the background
