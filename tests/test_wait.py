@@ -858,7 +858,7 @@ def test_the_url_alone_replaces_a_curl_loop_and_finds_the_readiness_path(outcome
 def metrics(tmp: Path) -> Outcome:
     out, port = tmp / "server.log", free_port()
     result, server = watched(_with_metrics(tmp), out, port, 20, "--url", f"http://127.0.0.1:{port}/ready",
-                             "--timeout", "60")
+                             "--timeout", "60", "--record", str(tmp / "record.json"))
     return Outcome(result, out, port, replay=server)
 
 
@@ -872,6 +872,16 @@ def test_startup_metrics_are_read_from_metrics_and_agree_with_the_log(outcomes: 
     assert "the log's own timings line (10 figures)" in agrees and "load_weights 10 s" in agrees
     assert "disagreement" not in stdout
     assert o.replay is not None and "/metrics 200x" in o.replay.stderr
+    # and kept beside the log's phases: --record writes them with the run as `parse --json` shows it
+    import json
+
+    record = json.loads((o.out.parent / "record.json").read_text())
+    assert record["exit_code"] == 0 and record["headline"] == stdout.splitlines()[0]
+    assert record["telemetry"]["source"] == f"http://127.0.0.1:{o.port}/metrics"
+    assert record["telemetry"]["phases"]["load_weight"] == 10.2
+    assert record["telemetry"]["phases"]["cuda_graph.decode"] == 8.05
+    assert record["telemetry"]["disagrees"] == [] and record["telemetry"]["agrees"]
+    assert record["run"]["engine_timings"]["load_weight"] == 10.2 and record["run"]["outcome"] == "ready"
 
 
 @scenario
@@ -917,7 +927,8 @@ def _silent_with(tmp: Path, compiler: bool) -> Outcome:
             os.kill(server.pid, signal.SIGSTOP)
         with replaying(_stuck_log(tmp), out, free_port(), 50):
             wait_for_text(out, "2/4")
-            result = run_wait("--log", str(out), "--pid", str(server.pid), "--timeout", "4", "--stall-after", "1")
+            result = run_wait("--log", str(out), "--pid", str(server.pid), "--timeout", "4", "--stall-after", "1",
+                              "--record", str(tmp / "record.json"))
     finally:
         for p in reversed(ProcFS().tree(server.pid)):
             os.kill(p.pid, signal.SIGKILL)
@@ -952,6 +963,13 @@ def test_a_silence_with_a_stopped_tree_is_stuck_and_exits_4(outcomes: dict[str, 
     assert o.result.stdout.startswith("TIMED OUT while stuck after 4")
     assert f"  process tree of pid {o.other}: stopped: 1 process suspended" in o.result.stdout
     assert "hint:  nothing in the tree works" in o.result.stdout
+    import json
+
+    record = json.loads((o.out.parent / "record.json").read_text())
+    assert record["exit_code"] == 4 and record["pid"] == o.other
+    assert record["process_tree"] == {"pid": o.other, "kind": "stuck", "busy": False,
+                                      "text": "stopped: 1 process suspended (SIGSTOP, a debugger, a frozen cgroup)"}
+    assert record["run"]["outcome"] == "incomplete"
 
 
 def test_a_log_on_stdin_that_ends_decides_at_once() -> None:
@@ -1019,6 +1037,7 @@ def test_a_redirect_is_not_readiness(http_server: int) -> None:
     (["--url", "http://127.0.0.1:1/x", "--timeout", "nan"], "--timeout 'nan'"),
     (["--url", "http://127.0.0.1:1/x", "--stall-after", "nan"], "--stall-after"),
     (["--log", "-", "--from-end"], "--from-end"),
+    (["--url", "http://127.0.0.1:1/x", "--record", "/nonexistent/dir/r.json"], "no such directory"),
 ])
 def test_more_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
     result = run_wait(*args)

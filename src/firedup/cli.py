@@ -511,9 +511,12 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
                    "(for a log appended across restarts).")
 @click.option("--quiet", "-q", is_flag=True, help="No status line or phase lines; warnings and the verdict only.")
 @click.option("--no-inspect", is_flag=True, help="Never look at the server's process tree (/proc, nvidia-smi).")
+@click.option("--record", default=None, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Also write the outcome as JSON: exit code, headline, the run (as parse --json), the engine's "
+                   "own start-up figures and what they agree with, the process tree's last state.")
 def wait(log: str | None, url: str | None, pid: int | None, timeout: str, history: tuple[str, ...],
          store: str | None, stall_after: float | None, url_grace: float, engine: str | None, from_end: bool,
-         quiet: bool, no_inspect: bool) -> None:
+         quiet: bool, no_inspect: bool, record: str | None) -> None:
     """Wait until a server is ready, reading its log (and URL, and process) as it starts.
 
     \b
@@ -550,7 +553,7 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
     opts = WaitOptions(None if stream or log is None else Path(log), url=url, pid=pid, timeout=seconds,
                        auto_timeout=auto, history_loader=loader, quiet=quiet, from_end=from_end, engine=engine,
                        stall_after=stall_after, url_grace=url_grace, log_stream=sys.stdin.fileno() if stream else None,
-                       inspect=not no_inspect)
+                       inspect=not no_inspect, record=Path(record) if record else None)
     color = _use_color(sys.stderr)
     sys.exit(run_wait(opts, sys.stdout, sys.stderr, style=_style(color and _use_color())))
 

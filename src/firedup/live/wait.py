@@ -43,7 +43,15 @@ from typing import Any, TextIO
 
 from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at
 from firedup.core.units import fmt_duration, fmt_offset, plain
-from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, EXIT_TIMEOUT_STUCK, UsageError
+from firedup.errors import (
+    EXIT_CRASHED,
+    EXIT_OK,
+    EXIT_OTHER,
+    EXIT_TIMEOUT,
+    EXIT_TIMEOUT_STUCK,
+    UsageError,
+    writing,
+)
 from firedup.formats import Format, all_formats, get_format, no_known_engine
 from firedup.live.history import (
     Budget,
@@ -101,6 +109,7 @@ STALL_CULPRITS: dict[str, str] = {
               "(a proxy: set NO_PROXY=127.0.0.1,localhost)",
 }
 _DEFAULT_CULPRITS = "JIT compilation, an NCCL rendezvous, or a network filesystem"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 # --- probing ----------------------------------------------------------------------------------
@@ -291,6 +300,7 @@ class WaitOptions:
     inspect: bool = True  # look at the server's process tree during a silence (`firedup.live.proc`)
     inspect_after: float = INSPECT_AFTER_S  # the silence after which the process tree is looked at
     telemetry: bool = True  # read the engine's own start-up figures from the URL's server
+    record: Path | None = None  # also write the outcome there as JSON
 
     @property
     def log_name(self) -> str | None:
@@ -435,6 +445,7 @@ class Waiter:
         self.telemetry: Telemetry | None = None
         self.telemetry_reader: TelemetryReader | None = None
         self.log_pid_line: int | None = None
+        self.headline: str | None = None  # the verdict's first line, for --record
         self.dirty = False
         self.run: Run | None = None
         self.last_lines: collections.deque[tuple[int, str]] = collections.deque(maxlen=LAST_LINES)
@@ -487,11 +498,50 @@ class Waiter:
 
     def report(self, text: str) -> None:
         self._clear_status()
+        if self.headline is None:
+            self.headline = _ANSI.sub("", text)
         print(text, file=self.out, flush=True)
 
     # -- the loop --------------------------------------------------------------------------------
 
     def run_loop(self) -> int:
+        """The wait; its outcome also written to `--record` when asked."""
+        code = self._run_loop()
+        if self.opts.record is not None:
+            self._write_record(code)
+        return code
+
+    def _write_record(self, code: int) -> None:
+        """The outcome as JSON, for CI and for keeping beside the log: the exit code and
+        headline, the run as `parse --json` shows it, the engine's own start-up figures with
+        what they agree and disagree with, and the process tree's last state."""
+        import json
+
+        assert self.opts.record is not None
+        run, found = self.run, self.telemetry
+        telemetry: dict[str, Any] | None = None
+        if found is not None:
+            health = self._health()
+            agree, disagree = (found.compare(run, health.telemetry) if run is not None and health is not None
+                               and health.telemetry is not None else ([], []))
+            telemetry = {"source": found.source, "phases": found.phases, "agrees": agree, "disagrees": disagree}
+        record = {
+            "exit_code": code,
+            "headline": self.headline,
+            "log": self.log_name,
+            "url": self.prober.url if self.prober is not None else None,
+            "pid": self.opts.pid,
+            "waited_s": round(self.now() - self.started, 3),
+            "run": run.as_contract() if run is not None else None,
+            "telemetry": telemetry,
+            "process_tree": None if self.activity is None else {
+                "pid": self.watch_pid, "kind": self.activity.kind, "text": self.activity.text,
+                "busy": self.activity.busy},
+        }
+        with writing(self.opts.record):
+            self.opts.record.write_text(json.dumps(record, indent=1, default=str) + "\n")
+
+    def _run_loop(self) -> int:
         self._set_deadline(initial=True)
         if self.loader is not None:
             self.loader.start()
@@ -1371,6 +1421,8 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
         check_url(opts.url)
     if opts.pid is not None and opts.pid <= 0:
         raise UsageError("--pid must be a positive process id")
+    if opts.record is not None and not opts.record.parent.is_dir():
+        raise UsageError(f"--record {opts.record}: no such directory {opts.record.parent}")
     if opts.log is None and opts.log_stream is None and not opts.url and opts.pid is None:
         raise UsageError("nothing to wait for: give --log FILE (or --log - for standard input), --url or --pid")
     if opts.log is None:
