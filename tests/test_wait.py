@@ -105,7 +105,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(3)
             return
-        code = {"/ok": 200, "/login": 200, "/starting": 503, "/redirect": 302}.get(self.path, 404)
+        code = {"/ok": 200, "/login": 200, "/health": 200, "/starting": 503, "/redirect": 302}.get(self.path, 404)
         self.send_response(code)
         if code == 302:
             self.send_header("Location", "/login")
@@ -1111,3 +1111,12 @@ def test_a_local_log_that_names_the_server_pid_has_its_tree_looked_at(tmp_path: 
     # a pid of no Python process of this machine (the log came from elsewhere) is left alone
     code, out, err = _real_waiter(WaitOptions(log, timeout=0.5, auto_timeout=False, stall_after=1))
     assert "looking at the process tree" not in err
+
+
+def test_a_base_url_moves_from_a_missing_readiness_path_to_the_health_path(http_server: int) -> None:
+    """A server without /ready (vLLM, SGLang before 0.5.20): the 404 there moves the probe to /health."""
+    base = f"http://127.0.0.1:{http_server}"
+    code, out, err = _real_waiter(WaitOptions(None, url=base, timeout=10, auto_timeout=False))
+    assert code == 0, out + err
+    assert f"note: {base}/ready does not exist there (404); probing {base}/health instead" in err
+    assert out.startswith(f"READY: {base}/health answered 200 (no log given; waited ")
