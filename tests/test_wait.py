@@ -899,7 +899,7 @@ def test_startup_metrics_that_disagree_with_the_log_are_flagged(outcomes: dict[s
     o = _outcome(outcomes, "metrics_disagree")
     assert o.result.returncode == 0, o.result.stdout + o.result.stderr
     lines = [line for line in o.result.stdout.splitlines() if "disagreement:" in line]
-    assert lines[0].strip() == ("disagreement: load_weight 30 s here vs 10 s in the log's own timings line "
+    assert lines[0].strip() == ("disagreement: load_weight 30.00 s here vs 10.20 s in the log's own timings line "
                                 "(another run? a restarted server?)")
     assert any("load_weight 30 s here vs load_weights 10 s by the log's lines" in line for line in lines)
 

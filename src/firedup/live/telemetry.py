@@ -92,8 +92,9 @@ class Telemetry:
             same = [k for k in self.phases if k in printed]
             for key in same:
                 if abs(self.phases[key] - printed[key]) > EXACT_TOLERANCE_S:
-                    disagree.append(f"{key} {fmt_duration(self.phases[key])} here vs {fmt_duration(printed[key])} "
-                                    "in the log's own timings line (another run? a restarted server?)")
+                    # both to the log's two decimals: a rounded duration could show the same text twice
+                    disagree.append(f"{key} {self.phases[key]:.2f} s here vs {printed[key]:.2f} s in the log's own "
+                                    "timings line (another run? a restarted server?)")
             if same and not disagree:
                 agree.append(f"the log's own timings line ({len(same)} figures)")
         phases = run.phase_seconds()
