@@ -12,7 +12,15 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from firedup.core.health import REFUSED, HealthSemantics, ReadyProbe, Route, VersionGuess, version_key
+from firedup.core.health import (
+    REFUSED,
+    HealthSemantics,
+    ReadyProbe,
+    Route,
+    StartupTelemetry,
+    VersionGuess,
+    version_key,
+)
 from firedup.formats import _common
 from firedup.formats.base import EngineClock, Format, Header, Probing, Rule, to_float, to_int, to_list
 
@@ -287,6 +295,23 @@ _OLD_HEALTH = HealthSemantics(
     note="<=0.4.10.post1: /health answers 200 as soon as uvicorn is up; it proves nothing about the engine",
 )
 
+# The engine's own start-up figures over HTTP: with --enable-metrics, the scheduler sets
+# gauges once it is ready (before uvicorn listens), one per phase of its `Engine startup
+# timings` line and one per captured graph; /server_info carries them as `startup_time`
+# from 0.5.17 (sglang.md §3.2; python/sglang/srt/metrics/collector.py `emit_startup_time`).
+TELEMETRY = StartupTelemetry(
+    metrics=(("sglang:startup_time_seconds", "phase", ""),
+             ("sglang:startup_cuda_graph_time_seconds", "phase", "cuda_graph.")),
+    metrics_path="/metrics",
+    metrics_flag="enable_metrics",
+    info_path="/server_info",
+    info_key="startup_time",
+    info_since="0.5.17",
+    served_while_starting=True,
+    log_phases=(("load_weight", "load_weights"), ("kv_cache_allocation", "kv_cache")),
+    log_timings=True,
+)
+
 HEALTH = HealthSemantics(
     endpoint="/health",
     starting="503",
@@ -302,7 +327,12 @@ HEALTH = HealthSemantics(
     older=(("0.4.10.post1", _OLD_HEALTH),),
     # answered as soon as the port is open (sglang.md §3.2)
     routes=(Route("/health_generate", health_alias=True), Route("/v1/models", "models"),
-            Route("/get_model_info", "model_info"), Route("/model_info", "model_info", since="0.5.6")),
+            Route("/get_model_info", "model_info"), Route("/model_info", "model_info", since="0.5.6"),
+            Route("/get_server_info", "server_info", since="0.4.0"),
+            Route("/server_info", "server_info", since="0.5.6")),
+    # once ready, /health runs a 1-token generation and answers after >= 1 s (sglang.md §3.1)
+    ready_latency=1.0,
+    telemetry=TELEMETRY,
 )
 
 PROBING = Probing(
