@@ -1,6 +1,6 @@
 # Two commands on a fresh machine (Python 3.11 and make):
 #   make demo   install firedup in .venv and run it on sample_logs/
-#   make test   install the test extras and run the whole test suite (what CI runs)
+#   make test   install the test and fleet extras and run the whole test suite (what CI runs)
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -22,7 +22,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,fleet,fleet-test]'
 	@touch $@
 
 demo: $(STAMP)

@@ -299,7 +299,7 @@ def test_an_empty_result_is_still_the_contract(tmp_path: Path, monkeypatch: pyte
 
 # --- cheap start-up ----------------------------------------------------------------------
 
-HEAVY = ("polars", "matplotlib", "numpy", "pandas")
+HEAVY = ("polars", "matplotlib", "numpy", "pandas", "ray", "fsspec", "s3fs")
 
 
 @pytest.mark.parametrize("code", [

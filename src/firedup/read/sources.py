@@ -8,6 +8,7 @@ format rules only ever see what the server itself printed.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
@@ -270,14 +271,20 @@ def normalise(raw: str, number: int) -> list[Line]:
 
 @dataclass(frozen=True)
 class Source:
-    """A named input: a path on disk, or "-" for stdin."""
+    """A named input: a path on disk, an object in object storage (`url`), or "-" for stdin."""
 
     name: str
-    path: Path | None  # None for stdin
+    path: Path | None  # None for stdin and for objects
+    url: str | None = None  # s3://, gs://, az:// (firedup.read.remote), read through fsspec
+    mtime: float | None = None  # an object's last modification, from its listing
 
     @property
     def is_gzip(self) -> bool:
         return self.name.endswith(".gz")
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.path is None and self.url is None
 
 
 def _has_magic(arg: str) -> bool:
@@ -302,6 +309,17 @@ def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[So
             sources.append(Source(key, path))
 
     for arg in args:
+        if "://" in arg:
+            from firedup.read import remote
+
+            if remote.is_url(arg):
+                found_objects, failed = remote.expand_url(arg, all_files, LOG_SUFFIXES)
+                errors.extend(failed)
+                for source in found_objects:
+                    if source.name not in seen:
+                        seen.add(source.name)
+                        sources.append(source)
+                continue
         if arg == "-":
             if "-" not in seen:
                 seen.add("-")
@@ -335,9 +353,13 @@ def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[So
     return sources, errors
 
 
-def _open_binary(source: Source) -> BinaryIO:
-    if source.path is None:
-        stream: BinaryIO = sys.stdin.buffer
+def _open_binary(source: Source, digest: hashlib._Hash | None = None) -> BinaryIO:
+    if source.url is not None:
+        from firedup.read.remote import open_url
+
+        stream: BinaryIO = open_url(source, digest)
+    elif source.path is None:
+        stream = sys.stdin.buffer
     else:
         try:
             stream = open(source.path, "rb")  # noqa: SIM115 - closed by the caller
@@ -356,13 +378,15 @@ def _open_binary(source: Source) -> BinaryIO:
     return stream
 
 
-def read_lines(source: Source) -> Iterator[Line]:
+def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[Line]:
     """Yield the logical lines of a source, or raise InputError with a one-line reason.
 
     Lines are streamed: the whole file is never held in memory. A binary file, an empty
     file, an endless line and a broken gzip are refused with a reason that names the file.
+    `digest` (objects in object storage only): fed every byte of the object as it is read,
+    the rest too when reading stops early, so its id costs no second download.
     """
-    stream = _open_binary(source)
+    stream = _open_binary(source, digest)
     number = 0
     try:
         try:
@@ -388,8 +412,24 @@ def read_lines(source: Source) -> Iterator[Line]:
                 raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
             yield from normalise(raw.decode("utf-8", errors="replace"), number)
     finally:
-        if source.path is not None:
+        if source.url is not None:
+            _finish_object(stream, digest)
+        elif source.path is not None:
             stream.close()
+
+
+def _finish_object(stream: BinaryIO, digest: hashlib._Hash | None) -> None:
+    """Feed an object's digest the bytes not read yet (reading stopped early: a cut .gz, an
+    endless line), so its id is that of the whole object, and close it."""
+    base: BinaryIO = getattr(stream, "fileobj", None) or stream  # under a GzipFile: the object itself
+    try:
+        while digest is not None and base.read(1 << 20):
+            pass
+    except (OSError, ValueError):
+        pass
+    finally:
+        stream.close()
+        base.close()
 
 
 def _gzip_reason(exc: BaseException, lines_read: int) -> str:
@@ -432,6 +472,8 @@ class _Prepend(io.RawIOBase):
 
 def file_date(source: Source) -> date | None:
     """The local date of a file's modification time: logs without years end before it."""
+    if source.mtime is not None:
+        return date.fromtimestamp(source.mtime)
     if source.path is None:
         return None
     try:
@@ -442,6 +484,8 @@ def file_date(source: Source) -> date | None:
 
 def file_year(source: Source) -> int | None:
     """The year of a file's modification time: the last resort for logs without years."""
+    if source.mtime is not None:
+        return date.fromtimestamp(source.mtime).year
     if source.path is None:
         return None
     try:

@@ -268,14 +268,15 @@ class _UntilUnreadable:
     startup worth showing in the lines before the break.
     """
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, digest: hashlib._Hash | None = None) -> None:
         self.source = source
+        self.digest = digest  # an object's sha256, taken while reading it (`read_lines`)
         self.count = 0
         self.error: InputError | None = None
 
     def __iter__(self) -> Iterator[Line]:
         try:
-            for line in read_lines(self.source):
+            for line in read_lines(self.source, self.digest):
                 self.count += 1
                 yield line
         except InputError as exc:
@@ -352,7 +353,9 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     so a run keeps its id whatever name a view later gives its source. Off by default: `parse`
     and `timeline` need no ids, and hashing costs about as much as reading a big file.
     """
-    reader = _UntilUnreadable(source)
+    # an object in object storage is hashed as it streams by: it is fetched once
+    digest = hashlib.sha256() if content_hash and source.url is not None else None
+    reader = _UntilUnreadable(source, digest)
     dates = DatePolicy.of(source, default_date)
     log = LogReader(source.name, engine, dates)
     result: tuple[list[Event], LineStats, Clock] | None = None
@@ -383,6 +386,9 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     if content_hash and source.path is not None:
         with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)
             report.content_hash = file_sha256(source.path)
+    if digest is not None:
+        report.content_hash = digest.hexdigest()
+    if report.content_hash is not None:
         for run in runs:
             run.content_hash = report.content_hash
     if reader.error is not None:
@@ -452,7 +458,7 @@ MAX_JOBS = 8
 def _pool_size(sources: list[Source], jobs: int | None) -> int:
     if jobs is not None:
         return max(1, jobs)
-    if len(sources) < POOL_FROM_FILES or any(source.path is None for source in sources):
+    if len(sources) < POOL_FROM_FILES or any(source.is_stdin for source in sources):
         return 1
     import multiprocessing
 
@@ -470,7 +476,7 @@ _Outcome = tuple[list[Run], SourceReport] | InputError
 
 def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -> Iterator[_Outcome]:
     """`job` over `sources`, in order; by a pool of `jobs` forked processes when above 1."""
-    if jobs <= 1 or any(source.path is None for source in sources):
+    if jobs <= 1 or any(source.is_stdin for source in sources):
         yield from map(job, sources)
         return
     import multiprocessing
