@@ -262,11 +262,23 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
 
 
 def ingest(paths: Paths, *, store: StoreArg = True, engine: str | None = None, date: _date | None = None,
-           all_files: bool = False, force: bool = False, progress: FileProgress | None = None) -> IngestReport:
-    """Add the runs of these logs to the history store (True: the default one); a log already
-    there is skipped unless `force`. Raises StoreError for a folder that is not a store."""
-    return open_store(store).ingest(_paths(paths), engine=engine, default_date=date, all_files=all_files,
-                                    force=force, progress=progress)
+           all_files: bool = False, force: bool = False, progress: FileProgress | None = None,
+           ray: str | None = None, workers: int | None = None) -> IngestReport:
+    """Add the runs of these logs (paths, globs, s3:// gs:// az:// URLs) to the history store
+    (True: the default one); a log already there is skipped unless `force`. Raises StoreError
+    for a folder that is not a store.
+
+    `ray`: map the parse over a Ray cluster with Ray Data ("auto", "local" or an address; see
+    `firedup.tables.fleet`), each worker writing its files into the store; else processes on
+    this machine. `workers`: how many files are parsed at once (default: one per core)."""
+    target = open_store(store)
+    if ray is not None:
+        from firedup.tables.fleet import ingest_on_ray
+
+        return ingest_on_ray(target, _paths(paths), ray, engine=engine, default_date=date, all_files=all_files,
+                             force=force, workers=workers, progress=progress)
+    return target.ingest(_paths(paths), engine=engine, default_date=date, all_files=all_files,
+                         force=force, jobs=workers, progress=progress)
 
 
 __all__ = ["PLOT_KINDS", "budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "pick_runs",

@@ -336,12 +336,21 @@ def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, r
               help="Date for logs that print only times (or no year).")
 @click.option("--all", "all_files", is_flag=True, help="In directories, read every file, not only *.log/.txt/.out/.gz.")
 @click.option("--force", is_flag=True, help="Re-parse and replace logs that are already in the store.")
+@click.option("--ray", "ray", default=None, metavar="ADDRESS|auto|local",
+              help="Parse on a Ray cluster with Ray Data, each worker writing into the store: auto (the "
+                   "cluster `ray start` runs here), host:port, ray://host:port, or local (a private one, "
+                   "stopped afterwards). Needs firedup[fleet] on the workers.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Files parsed at once (default: one per core; with --ray local, the cluster's CPUs).")
 def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
-           all_files: bool, force: bool) -> None:
-    """Add the runs of these logs to the history store (a log already there is skipped)."""
+           all_files: bool, force: bool, ray: str | None, workers: int | None) -> None:
+    """Add the runs of these logs to the history store (a log already there is skipped).
+
+    PATH may be a file, a folder, a glob, or an object-storage URL (s3://, gs://, az://: a key,
+    a prefix or a glob), read with the credentials of the environment."""
     st = api.open_store(store or True)
     report = api.ingest(paths, store=st, engine=engine, date=default_date, all_files=all_files, force=force,
-                        progress=_progress_bar())
+                        progress=_progress_bar(), ray=ray, workers=workers)
     for err in report.errors:
         click.echo(f"firedup: {err}", err=True)
     for source, n in report.added:

@@ -9,6 +9,7 @@ else that escapes is a bug and keeps its traceback.
     +-- FollowError              the log `wait` follows turned unreadable
     +-- StoreError               a history store that cannot be read or written
     +-- OutputError              a file or folder firedup was asked to write cannot be
+    +-- ClusterError             the Ray cluster of `ingest --ray` cannot be reached or started
     +-- UsageError               exit 2: a wrong option value (also a ValueError)
     |   +-- UnknownEngineError   --engine names no format (also a KeyError)
     |   +-- UnknownFlagError     --by names no flag of these runs
@@ -76,6 +77,11 @@ class StoreError(FiredupError):
     """The history store cannot be read, or a folder that is not one would be written into."""
 
 
+class ClusterError(FiredupError):
+    """`ingest --ray`: no Ray installed, or no cluster at the address given (a file's failure
+    on a worker is that file's InputError, never this)."""
+
+
 class OutputError(FiredupError):
     """A path the user asked firedup to write cannot be written. Only the write itself maps
     here (see `writing`): an OSError anywhere else is a bug and keeps its traceback."""
@@ -135,5 +141,5 @@ def exit_code_for(errors: int, runs: int) -> int:
 
 
 __all__ = ["EXIT_CRASHED", "EXIT_NO_DATA", "EXIT_OK", "EXIT_OTHER", "EXIT_REGRESSED", "EXIT_SOME_INPUTS_BAD", "EXIT_TIMEOUT",
-           "EXIT_TIMEOUT_STUCK", "EXIT_USAGE", "DataError", "FiredupError", "FollowError", "InputError", "NoStartupError", "OutputError",
+           "EXIT_TIMEOUT_STUCK", "EXIT_USAGE", "ClusterError", "DataError", "FiredupError", "FollowError", "InputError", "NoStartupError", "OutputError",
            "StoreError", "UnknownEngineError", "UnknownFlagError", "UsageError", "exit_code_for", "writing"]

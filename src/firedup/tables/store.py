@@ -34,6 +34,7 @@ import polars as pl
 
 from firedup.errors import InputError, StoreError
 from firedup.tables.frames import MILESTONE_SCHEMA, PHASE_SCHEMA, RUN_SCHEMA, base_frames, empty
+from firedup.timeline.build import Run
 
 MARKER = "_firedup_store.json"
 LAYOUT_VERSION = 1
@@ -83,6 +84,15 @@ class Store:
         """Content hashes of the logs already stored (complete ingests only)."""
         return {p.stem for p in self._files("runs")}
 
+    def has(self, chash: str) -> bool:
+        """Whether the log of this content hash is stored, looked up in each partition folder
+        (a few per engine and month), not by listing every stored file."""
+        runs = self.root / "runs"
+        if not runs.is_dir():
+            return False
+        return any((part / f"{chash}.parquet").is_file()
+                   for engine in runs.iterdir() if engine.is_dir() for part in engine.iterdir())
+
     def _check(self) -> None:
         if self.root.exists() and not self.root.is_dir():
             raise StoreError(f"{self.root}: not a directory, so it cannot be a firedup store")
@@ -101,36 +111,50 @@ class Store:
         except OSError as exc:  # the user's folder (permissions, a full disk), not a bug
             raise StoreError(f"{self.root}: cannot write the store ({exc.strerror or exc})") from None
 
+    def prepare(self) -> None:
+        """Make the folder a store (marker) if it is not one yet; StoreError if it cannot be."""
+        self._init()
+
     def ingest(self, paths: Iterable[str], *, engine: str | None = None, default_date: date | None = None,
-               all_files: bool = False, force: bool = False,
+               all_files: bool = False, force: bool = False, jobs: int | None = None,
                progress: Callable[[int, int, str], None] | None = None) -> IngestReport:
-        """Parse logs and add every source not yet stored. `force` re-writes stored ones."""
+        """Parse logs and add every source not yet stored. `force` re-writes stored ones.
+        `jobs`: processes parsing at once (`parse_paths`)."""
         from firedup.timeline.pipeline import parse_paths
 
         self._init()
         result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
-                             progress=progress, content_hash=True)
+                             progress=progress, content_hash=True, jobs=jobs)
         report = IngestReport(errors=list(result.errors))
-        known = self.hashes()
-        by_source: dict[str, list[int]] = {}
-        for i, run in enumerate(result.runs):
-            by_source.setdefault(run.source, []).append(i)
+        by_source: dict[str, list[Run]] = {}
+        for run in result.runs:
+            by_source.setdefault(run.source, []).append(run)
         for src in result.sources:
             if src.source not in by_source:
                 report.empty.append(src.source)
-        for source, indexes in by_source.items():
-            runs, phases, milestones = base_frames([result.runs[i] for i in indexes])
-            chash = str(runs["content_hash"][0])
-            if chash in known and not force:
+        for source, runs in by_source.items():
+            status, added = self.add(runs, force=force)
+            if status == "added":
+                report.added.append((source, added))
+            else:
                 report.present.append(source)
-                continue
-            try:
-                self._write(chash, runs, phases, milestones)
-            except OSError as exc:  # the user's folder (permissions, a full disk), not a bug
-                raise StoreError(f"{self.root}: cannot write the store ({exc.strerror or exc})") from None
-            known.add(chash)
-            report.added.append((source, runs.height))
         return report
+
+    def add(self, runs: list[Run], *, force: bool = False) -> tuple[str, int]:
+        """Store the runs of one log (all of one source): ("added", runs written), ("present", 0)
+        when its content is stored already (unless `force`), ("empty", 0) for no runs. What one
+        Ray worker calls per file (`tables.fleet`)."""
+        if not runs:
+            return "empty", 0
+        frames, phases, milestones = base_frames(runs)
+        chash = str(frames["content_hash"][0])
+        if not force and self.has(chash):
+            return "present", 0
+        try:
+            self._write(chash, frames, phases, milestones)
+        except OSError as exc:  # the user's folder (permissions, a full disk), not a bug
+            raise StoreError(f"{self.root}: cannot write the store ({exc.strerror or exc})") from None
+        return "added", frames.height
 
     def _write(self, chash: str, runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame) -> None:
         engine = str(runs["engine"][0])

@@ -1,0 +1,123 @@
+"""`firedup ingest --ray` (firedup.tables.fleet): logs in an S3-compatible server on loopback
+(moto), parsed on a local Ray cluster started by the command (`--ray local`, two workers),
+written into a store that DuckDB then reads as one table."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from _s3 import BUCKET, S3, need, s3_server
+from logmaker import Spec, render
+
+ROOT = Path(__file__).resolve().parents[1]
+N_LOGS = 200
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3]:
+    with s3_server() as server:
+        yield server
+
+
+def _fleet_of(folder: Path) -> dict[str, dict[str, object]]:
+    """N_LOGS logs over three months: ready starts (with and without CUDA graphs), OOM crashes
+    during the capture, binary junk, logs without a server start, and one log stored under two
+    names. name -> what the store must say about it (outcome, seconds, month), or its error."""
+    folder.mkdir(parents=True, exist_ok=True)
+    base = datetime(2026, 1, 5, 8, 0, 0)
+    truth: dict[str, dict[str, object]] = {}
+    for i in range(N_LOGS - 1):
+        name = f"node-{i % 7}/start-{i:03d}.log"
+        path = folder / name
+        path.parent.mkdir(exist_ok=True)
+        start = base + timedelta(hours=11 * i)
+        if i % 50 == 7:
+            path.write_bytes(b"\x7fELF\x00\x00" + bytes(range(256)))
+            truth[name] = {"error": "binary data"}
+            continue
+        if i % 50 == 17:
+            path.write_text("just a shell session\nnothing started here\n")
+            truth[name] = {"empty": True}
+            continue
+        spec = Spec(start, tp=(8 if i % 3 else 4), disable_cuda_graph=(i % 4 == 0), load_weights=100 + i % 40,
+                    crash_in="cuda_graph" if i % 10 == 3 else None)
+        text, facts = render(spec)
+        path.write_text(text)
+        truth[name] = {"outcome": "ready" if facts["ready_seconds"] is not None else "crashed",
+                       "ready_seconds": facts["ready_seconds"], "month": f"{start:%Y-%m}",
+                       "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    # the same bytes under a second name (a re-upload): stored, and counted, once
+    twin = "node-0/start-000.copy.log"
+    (folder / twin).write_bytes((folder / "node-0/start-000.log").read_bytes())
+    truth[twin] = dict(truth["node-0/start-000.log"])
+    assert len(truth) == N_LOGS
+    return truth
+
+
+def _cli(args: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    env = {**env, "PYTHONPATH": str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "firedup", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, check=False)
+
+
+@pytest.mark.slow
+def test_ingest_200_logs_from_s3_on_ray_and_count_them_in_duckdb(s3: S3, tmp_path: Path) -> None:
+    need("ray", "duckdb")
+    import duckdb
+
+    truth = _fleet_of(tmp_path / "logs")
+    s3.upload(tmp_path / "logs", "e2e")
+    store = tmp_path / "store"
+    env = {**os.environ, **s3.env}
+    proc = _cli(["ingest", "--ray", "local", "--workers", "2", "--store", str(store), f"s3://{BUCKET}/e2e/"],
+                env, timeout=600)
+    # every failed file is one line naming it; none stops the job (exit 1: some inputs bad)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    bad = sorted(name for name, t in truth.items() if "error" in t)
+    assert sorted(proc.stderr.splitlines()) == sorted(
+        f"firedup: s3://{BUCKET}/e2e/{name}: not a text log: binary data (NUL byte at offset 4)" for name in bad)
+    empty = sorted(name for name, t in truth.items() if t.get("empty"))
+    assert sorted(line for line in proc.stdout.splitlines() if line.startswith("no server startup")) == sorted(
+        f"no server startup found: s3://{BUCKET}/e2e/{name}" for name in empty)
+    runs = {name: t for name, t in truth.items() if "outcome" in t}
+    distinct = {t["sha256"] for t in runs.values()}
+    assert f"{len(distinct)} runs added to {store}" in proc.stdout
+    assert proc.stdout.count("already in the store: ") == len(runs) - len(distinct) == 1
+
+    glob = f"{store}/runs/**/*.parquet"
+    con = duckdb.connect()
+    rows = con.execute(
+        "SELECT content_hash, source, outcome, ready_seconds, engine, month, count(*) OVER (PARTITION BY content_hash) "
+        f"FROM read_parquet('{glob}', hive_partitioning = true)").fetchall()
+    assert len(rows) == len(distinct)  # every run once, the twin too
+    by_hash = {row[0]: row for row in rows}
+    for name, t in runs.items():
+        _, source, outcome, ready_seconds, engine, month, copies = by_hash[t["sha256"]]
+        assert (outcome, ready_seconds, month, copies) == (t["outcome"], t["ready_seconds"], t["month"], 1), name
+        assert engine == "sglang" and source.startswith(f"s3://{BUCKET}/e2e/node-")
+    # the phases table joins on the run key
+    orphans = con.execute(
+        f"SELECT count(*) FROM read_parquet('{store}/phases/**/*.parquet', hive_partitioning = true) p "
+        f"ANTI JOIN read_parquet('{glob}', hive_partitioning = true) r USING (run_id)").fetchone()
+    assert orphans == (0,)
+
+    # again, on this machine's processes and from the same objects: nothing new, the same ids
+    again = _cli(["ingest", "--store", str(store), f"s3://{BUCKET}/e2e/"], env, timeout=600)
+    assert again.returncode == 1 and f"0 runs added to {store}" in again.stdout
+    assert again.stdout.count("already in the store: ") == len(runs)
+    assert con.execute(f"SELECT count(*) FROM read_parquet('{glob}')").fetchone() == (len(distinct),)
+
+
+def test_ray_refuses_stdin(tmp_path: Path) -> None:
+    need("ray")
+    proc = _cli(["ingest", "--ray", "local", "--store", str(tmp_path / "s"), "-"], dict(os.environ), timeout=120)
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        "firedup: ingest --ray reads files and objects, not stdin ('-'): the workers cannot see it")
