@@ -121,3 +121,62 @@ def test_ray_refuses_stdin(tmp_path: Path) -> None:
     proc = _cli(["ingest", "--ray", "local", "--store", str(tmp_path / "s"), "-"], dict(os.environ), timeout=120)
     assert proc.returncode == 2 and proc.stderr.strip() == (
         "firedup: ingest --ray reads files and objects, not stdin ('-'): the workers cannot see it")
+
+
+def _readme_queries(store: Path) -> list[str]:
+    """The SQL statements of the README's Fleet section, on `store`."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Fleet"):]
+    section = section[: section.index("\n## ", 1)]
+    sql = section[section.index("```sql") + len("```sql"): section.index("```", section.index("```sql") + 6)]
+    sql = sql.replace("STORE/", f"{store}/")
+    lines = [line for line in sql.splitlines() if not line.startswith("--")]
+    return [stmt.strip() for stmt in "\n".join(lines).split(";") if stmt.strip()]
+
+
+def _quantile_cont(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    at = (len(ordered) - 1) * q
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
+
+
+def test_the_readme_queries_answer_the_three_questions(tmp_path: Path) -> None:
+    """p90 per config per week, the slowest phase by week, crash categories: on a store of
+    three weeks (debug starts, then production, then production with two OOM crashes),
+    checked against the logs' own figures."""
+    need("duckdb")
+    import duckdb
+
+    from firedup.tables.store import Store
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    monday = datetime(2026, 3, 2, 9)  # a Monday: weeks are whole
+    ready: dict[tuple[str, bool, int], list[float]] = {}
+    weeks = [("debug", True, None), ("prod", False, None), ("prod", False, "cuda_graph")]
+    for week, (kind, no_graphs, crash) in enumerate(weeks):
+        for i in range(4):
+            spec = Spec(monday + timedelta(days=7 * week + i), disable_cuda_graph=no_graphs,
+                        load_weights=180 + 10 * i if no_graphs else 120, cuda_graph=600 + 40 * i,
+                        crash_in=crash if i % 2 else None)
+            text, truth = render(spec)
+            (logs / f"{kind}-w{week}-{i}.log").write_text(text)
+            if truth["ready_seconds"] is not None:
+                ready.setdefault((f"2026-03-{2 + 7 * week:02d}", no_graphs, week), []).append(float(truth["ready_seconds"]))
+    report = Store(tmp_path / "store").ingest([str(logs)])
+    assert report.runs_added == 12 and not report.errors
+
+    con = duckdb.connect()
+    *views, p90, slowest, crashes = _readme_queries(tmp_path / "store")
+    for view in views:
+        con.execute(view)
+    got = {(str(week.date()), no_graphs): (n, p) for week, _model, _tp, no_graphs, n, p in con.execute(p90).fetchall()}
+    assert got == {(week, no_graphs): (len(times), pytest.approx(_quantile_cont(times, 0.9)))
+                   for (week, no_graphs, _), times in ready.items()}
+    by_week = {(str(week.date()), phase): n for week, phase, n, _median in con.execute(slowest).fetchall()}
+    assert by_week == {("2026-03-02", "load_weights"): 4, ("2026-03-09", "cuda_graph"): 4,
+                       ("2026-03-16", "cuda_graph"): 4}
+    rows = con.execute(crashes).fetchall()
+    assert len(rows) == 1 and rows[0][1:3] == ("cuda_graph", 2) and rows[0][0]

@@ -20,6 +20,7 @@ a local folder for a cluster on this machine, a shared file system for a real on
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 from collections.abc import Callable, Iterable
@@ -114,24 +115,42 @@ def _connect(address: str, workers: int | None) -> bool:
     return True
 
 
+# Files per Ray task: a task costs tens of ms of scheduling, a small log a few ms to parse, so
+# one task per file would spend most of the job on Ray. A worker that dies loses its task's
+# files only (each reported failed); every worker still gets several tasks to balance the load.
+FILES_PER_TASK = 16
+TASKS_PER_WORKER = 4
+
+
 def _map(rows: list[dict[str, Any]], job: Callable[[dict[str, Any]], dict[str, Any]], workers: int | None,
          progress: Callable[[int, int, str], None] | None) -> dict[str, dict[str, Any]]:
-    """`job` over `rows` with Ray Data, one file per block (a dead worker loses one file only);
-    the outcomes by source name, as they arrive."""
+    """`job` over `rows` with Ray Data, a few files per block (`FILES_PER_TASK`); the outcomes
+    by source name, as they arrive. Rows travel as JSON text: one string column whatever the
+    fields hold (None, floats), so Arrow has no types to guess."""
     import ray
 
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
-    context.max_errored_blocks = len(rows)  # a failed block is that file's error, not the job's end
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # set again: importing ray.data configures it
-    dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
-    mapped = dataset.map(job, compute=ray.data.TaskPoolStrategy(size=workers)) if workers else dataset.map(job)
+    spread = TASKS_PER_WORKER * (workers or int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
+    blocks = min(len(rows), max(spread, -(-len(rows) // FILES_PER_TASK)))
+    context.max_errored_blocks = blocks  # a failed block is its files' error, not the job's end
+    dataset = ray.data.from_items([{"row": json.dumps(row)} for row in rows], override_num_blocks=blocks)
+    batch_job = functools.partial(_each_in_batch, job=job)
+    compute = ray.data.TaskPoolStrategy(size=workers) if workers else None
+    mapped = dataset.map_batches(batch_job, batch_size=None, batch_format="numpy", compute=compute)
     outcomes: dict[str, dict[str, Any]] = {}
-    for row in mapped.iter_rows():
+    for item in mapped.iter_rows():
+        outcome = json.loads(str(item["outcome"]))
         if progress is not None:
-            progress(len(outcomes), len(rows), str(row["source"]))
-        outcomes[str(row["source"])] = dict(row)
+            progress(len(outcomes), len(rows), str(outcome["source"]))
+        outcomes[str(outcome["source"])] = outcome
     return outcomes
+
+
+def _each_in_batch(batch: dict[str, Any], job: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, list[str]]:
+    """On a worker: `job` over the files of one block, one after the other."""
+    return {"outcome": [json.dumps(job(json.loads(str(text))), default=str) for text in batch["row"]]}
 
 
 def _ingest_row(row: dict[str, Any], *, root: str, engine: str | None, default_date: date | None, force: bool) -> dict[str, Any]:
