@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -31,3 +33,20 @@ def test_throughput_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
         assert "ripgrep (rg) not found" in proc.stderr
     else:
         assert figures["long"]["ratio"] > 0
+
+
+@pytest.mark.slow
+def test_fleet_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
+    """benchmarks/fleet.py: its own S3 server and local Ray clusters, every case, figures out."""
+    from _s3 import need
+
+    need("ray", "moto", "s3fs", "boto3")
+    out = tmp_path / "fleet.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fleet.py"), "--files", "12", "--runs", "1",
+                           "--json", str(out)], capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    cases = {(c["input"], c["engine"], c["workers"]): c for c in figures["cases"]}
+    assert set(cases) == {(i, e, w) for i in ("local", "s3") for e in ("ray", "pool") for w in (1, 2)}
+    assert all(c["files"] == 12 and c["runs_added"] == 12 and c["files_per_s"] > 0 for c in cases.values())
+    assert "s3     ray         2     12" in proc.stdout

@@ -148,3 +148,20 @@ def test_refuses_a_folder_that_is_not_a_store(fleet_logs: Path, tmp_path: Path) 
 
 def test_empty_store_reads_as_no_runs(tmp_path: Path) -> None:
     assert load(Store(tmp_path / "nothing-yet")).runs.height == 0
+
+
+def test_add_stores_one_log_and_has_finds_it_in_its_partition(fleet_logs: Path, tmp_path: Path) -> None:
+    """`Store.add`, what each Ray worker calls per file: added once, then present; `has` looks
+    the hash up in the partition folders."""
+    from firedup.timeline.pipeline import file_sha256, parse_paths
+
+    store = Store(tmp_path / "store")
+    store.prepare()
+    runs = parse_paths([str(fleet_logs / "prod-3.log")], content_hash=True).runs
+    chash = file_sha256(fleet_logs / "prod-3.log")
+    assert not store.has(chash) and store.add([]) == ("empty", 0)
+    assert store.add(runs) == ("added", 1) and store.has(chash) and not store.has("0" * 64)
+    assert store.add(runs) == ("present", 0)
+    assert store.add(runs, force=True) == ("added", 1)
+    assert sorted(p.relative_to(store.root).as_posix() for p in store.root.rglob(f"{chash}.parquet")) == sorted(
+        f"{table}/engine=sglang/month=2026-03/{chash}.parquet" for table in ("milestones", "phases", "runs"))
