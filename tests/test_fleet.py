@@ -180,3 +180,16 @@ def test_the_readme_queries_answer_the_three_questions(tmp_path: Path) -> None:
                        ("2026-03-16", "cuda_graph"): 4}
     rows = con.execute(crashes).fetchall()
     assert len(rows) == 1 and rows[0][1:3] == ("cuda_graph", 2) and rows[0][0]
+
+
+def test_without_ray_installed_the_error_is_one_line(tmp_path: Path) -> None:
+    """A `ray` that cannot be imported (shadowed here by a module that raises ImportError, as
+    a missing package does): one line naming the extra, exit 1, no traceback."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "ray.py").write_text("raise ImportError('No module named ray')\n")
+    log = tmp_path / "one.log"
+    log.write_text(render(Spec(datetime(2026, 2, 1)))[0])
+    env = {**os.environ, "PYTHONPATH": f"{shadow}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = _cli(["ingest", "--ray", "local", "--store", str(tmp_path / "s"), str(log)], env, timeout=120)
+    assert (proc.returncode, proc.stderr) == (1, "firedup: ingest --ray needs Ray: pip install 'firedup[fleet]'\n")
