@@ -69,9 +69,11 @@ class Gap:
     since: Stamp
     line: int
     ts: Stamp
+    since_text: str = ""  # the two lines' messages (cut to UNMATCHED_CHARS)
+    text: str = ""
 
     def key(self) -> tuple[Any, ...]:
-        return (self.since_line, self.since.iso, self.line, self.ts.iso)
+        return (self.since_line, self.since.iso, self.line, self.ts.iso, self.since_text, self.text)
 
 
 @dataclass(slots=True, frozen=True)
@@ -231,7 +233,8 @@ class Scanner:
         # None when the line has no time of its own. `replay` paces lines by it.
         self.keep_stamps = False
         self.last_stamp: tuple[Stamp, bool] | None = None
-        self._last_active: tuple[Stamp, int] | None = None  # last own-clock line that is not an access line
+        # the last own-clock line that is not an access line: its time, number and message
+        self._last_active: tuple[Stamp, int, str] | None = None
         self.watching = True  # recording gaps and unmatched lines (a start-up is under way)
 
     # -- header layer ------------------------------------------------------------------
@@ -311,7 +314,7 @@ class Scanner:
             stats.runtime += 1
             if own:
                 assert parsed.ts is not None
-                self._active(parsed.ts, line.number)
+                self._active(parsed.ts, line.number, parsed.msg)
             if self.keep_stamps:
                 self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
             self._mark_start(out, parsed, line)
@@ -347,7 +350,7 @@ class Scanner:
             if own:
                 stats.timestamped += 1
                 assert parsed.ts is not None
-                self._active(parsed.ts, line.number)
+                self._active(parsed.ts, line.number, parsed.msg)
             else:
                 stats.other += 1
             self._keep_unmatched(line.number, msg, parsed.ts if own else None)
@@ -356,7 +359,7 @@ class Scanner:
         stats.matched += 1
         if own and event.name != _ACCESS:
             assert parsed.ts is not None
-            self._active(parsed.ts, line.number)
+            self._active(parsed.ts, line.number, parsed.msg)
         self._watch(event, own)
         starts_run = bool(event.fields.get("starts_run"))
         if starts_run and previous_own is not None:
@@ -366,12 +369,13 @@ class Scanner:
         return out
 
     # -- silences and unmatched lines -----------------------------------------------------
-    def _active(self, ts: Stamp, number: int) -> None:
+    def _active(self, ts: Stamp, number: int, msg: str) -> None:
         """A line of the engine's own with its own time: the end of any silence before it."""
         last = self._last_active
+        text = msg[:UNMATCHED_CHARS]
         if self.watching and last is not None and ts.minus(last[0]) >= GAP_SECONDS:
-            self.stats.gaps.append(Gap(last[1], last[0], number, ts))
-        self._last_active = (ts, number)
+            self.stats.gaps.append(Gap(last[1], last[0], number, ts, last[2], text))
+        self._last_active = (ts, number, text)
 
     def _keep_unmatched(self, number: int, msg: str, own_ts: Stamp | None) -> None:
         if not self.watching or not msg.strip():
@@ -388,7 +392,8 @@ class Scanner:
             if not self.watching:
                 # lines since `ready` went unwatched (the batch engine leaves them unread):
                 # a silence of this start-up is measured from here
-                self._last_active = (event.ts, event.line) if own and event.ts is not None else None
+                self._last_active = ((event.ts, event.line, event.text[:UNMATCHED_CHARS])
+                                     if own and event.ts is not None else None)
             self.watching = True
         elif event.name == _WATCH_OFF:
             self.watching = False
@@ -406,7 +411,7 @@ class Scanner:
             return parsed  # an access line: the outside world's, neither activity nor unknown
         if own:
             assert parsed.ts is not None
-            self._active(parsed.ts, line.number)
+            self._active(parsed.ts, line.number, parsed.msg)
         if not any(lit in parsed.msg for lit in self.fmt.runtime_literals):
             self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None)
         return parsed
