@@ -14,6 +14,13 @@ own-clock stamp (which events without a time inherit, and which closes a run) an
 marks a run's first stamp; `Scanner.skip` applies that, from the last such line before the
 next candidate (found by reading back a line or two) and the first one when wanted.
 
+During a start-up (`Scanner.watching`: from the first line, or a line that may start a run,
+until `ready`) the lines between candidates are read after all, one by one, in order
+(`_State._walk` feeding `Scanner.quiet_line`): silences are measured on every line with the
+engine's own time, exactly as the incremental engine measures them, and the lines no rule
+knows are kept for template mining. A start-up is a few thousand lines; the runtime traffic
+after `ready`, nearly all of a long log, is still skipped unread.
+
 Access lines (`http.access`, one request each) are the rest of the traffic, and events, but
 the timeline reads few of them (compact.py states which). The scan leaves their literal out;
 this engine keeps an `AccessNeeds` fed with the events it emits and reads access lines

@@ -86,9 +86,10 @@ class CacheVerdict:
     reason: str
     evidence: list[tuple[int, str]] = field(default_factory=list)
     seconds: float | None = None  # the time the cached work (or the silence) took, when measured
+    phase: str | None = None  # the run-level phase the cached work (or the silence) lies in
 
     def as_contract(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "basis": self.basis, "reason": self.reason,
+        return {"verdict": self.verdict, "basis": self.basis, "reason": self.reason, "phase": self.phase,
                 "seconds": None if self.seconds is None else round(self.seconds, 3),
                 "evidence": [{"line": n, "text": t} for n, t in self.evidence]}
 
@@ -120,7 +121,8 @@ def explain(run: Run, events: Sequence[Event], gaps: Iterable[Gap], unmatched: S
             fmt: Format) -> None:
     """Set the run's silences, cache verdicts and mined unknown lines (`build_run` calls it)."""
     run.silence_threshold = silence_threshold(run)
-    run.silences = _silences(run, gaps, unmatched, fmt)
+    cache_hits = _cache_hits(events, fmt)
+    run.silences = _silences(run, gaps, unmatched, fmt, cache_hits)
     run.caches = _caches(run, events, fmt)
     run.unknown = _unknown(run, unmatched)
 
@@ -128,7 +130,19 @@ def explain(run: Run, events: Sequence[Event], gaps: Iterable[Gap], unmatched: S
 # --- silences ----------------------------------------------------------------------------
 
 
-def _silences(run: Run, gaps: Iterable[Gap], unmatched: Sequence[Unmatched], fmt: Format) -> list[Silence]:
+def _cache_hits(events: Sequence[Event], fmt: Format) -> list[tuple[Event, str]]:
+    """The events that are cache lines of `fmt`, with their cache kind, in order."""
+    out: list[tuple[Event, str]] = []
+    for e in events:
+        for c in fmt.cache_lines:
+            if e.name == c.event and (c.contains is None or c.contains in e.text):
+                out.append((e, c.kind))
+                break
+    return out
+
+
+def _silences(run: Run, gaps: Iterable[Gap], unmatched: Sequence[Unmatched], fmt: Format,
+              cache_hits: Sequence[tuple[Event, str]]) -> list[Silence]:
     first, end = run.first_ts, run.end_ts
     if first is None or end is None:
         return []
@@ -146,7 +160,7 @@ def _silences(run: Run, gaps: Iterable[Gap], unmatched: Sequence[Unmatched], fmt
         s.after = next((m.name for m in reversed(run.milestones) if m.line <= gap.since_line), None)
         s.before = next((m.name for m in run.milestones if m.line >= gap.line), None)
         s.phase, s.umbrella = _place(run, start, stop, fmt)
-        _name_cause(run, s, fmt)
+        _name_cause(run, s, fmt, cache_hits)
         out.append(s)
     return out
 
@@ -163,9 +177,14 @@ def _place(run: Run, start: Stamp, end: Stamp, fmt: Format) -> tuple[str | None,
     for p in run.run_phases():
         if p.name == "total" or p.start is None or p.end is None:
             continue
-        overlap = _overlap(start, end, p.start, p.end)
-        if overlap < 0.5 * seconds or overlap <= 0:
+        if seconds > 0:
+            overlap = _overlap(start, end, p.start, p.end)
+            if overlap < 0.5 * seconds or overlap <= 0:
+                continue
+        elif not (p.start <= start <= p.end):
             continue
+        else:  # a point (a line's time): the shortest phase holding it, a named one first
+            overlap = -(p.seconds or 0.0) - (1e9 if p.name == "unattributed" else 0.0)
         if p.name in fmt.umbrella_phases:
             if umbrella is None or overlap > umbrella[0]:
                 umbrella = (overlap, p.name)
@@ -174,16 +193,31 @@ def _place(run: Run, start: Stamp, end: Stamp, fmt: Format) -> tuple[str | None,
     return (phase[2] if phase else None), (umbrella[1] if umbrella else None)
 
 
-def _name_cause(run: Run, s: Silence, fmt: Format) -> None:
-    """What the silence probably was, from the phase it lies in and the lines inside it."""
-    if s.phase not in (None, "unattributed") and s.phase not in fmt.silent_work:
-        s.cause = f"the {s.phase} phase's own work (it prints no progress)"
-    for name in () if s.cause else (s.phase, s.umbrella):
+def _name_cause(run: Run, s: Silence, fmt: Format, cache_hits: Sequence[tuple[Event, str]]) -> None:
+    """What the silence probably was: the work a phase does without printing (Format.silent_work),
+    else the cached work whose line comes right before it, else the phase it lies in."""
+    # the last cache line before the silence with no milestone between them
+    last_milestone = max((m.line for m in run.milestones if m.line <= s.since_line), default=0)
+    near = [(e, kind) for e, kind in cache_hits if last_milestone <= e.line <= s.since_line]
+    cached = near[-1] if near else None
+    # a phase of its own names the work; the umbrella timer only when no phase holds the silence
+    for name in (s.phase,) if s.phase not in (None, "unattributed") else (s.umbrella,):
         if name is not None and name in fmt.silent_work:
             work, kind = fmt.silent_work[name]
             s.cause, s.cache = f"probably {work}", kind
             s.evidence = [(s.since_line, s.since_text), (s.line, s.text)]
+            if cached is not None and cached[0].line != s.since_line:
+                s.evidence.insert(0, (cached[0].line, _first_line(cached[0])))
             break
+    if s.cause is None and cached is not None:
+        event, kind = cached
+        s.cause, s.cache = f"probably {kind}: {fmt.cache_kinds.get(kind, kind)}", kind
+        s.evidence = [(event.line, _first_line(event))]
+        if event.line != s.since_line:
+            s.evidence.append((s.since_line, s.since_text))
+        s.evidence.append((s.line, s.text))
+    if s.cause is None and s.phase not in (None, "unattributed"):
+        s.cause = f"the {s.phase} phase's own work"
     if s.templates:
         top = s.templates[0]
         lines = f"{s.lines_inside} line{'s' if s.lines_inside != 1 else ''} without a time, most `{top.text}`"
@@ -195,8 +229,14 @@ def _name_cause(run: Run, s: Silence, fmt: Format) -> None:
 
 def _caches(run: Run, events: Sequence[Event], fmt: Format) -> dict[str, CacheVerdict]:
     out: dict[str, CacheVerdict] = {}
+    stamps = {e.line: e.ts for e in events if e.ts is not None}
     for kind in fmt.cache_kinds:
         verdict = _from_lines(run, kind, events, fmt) or _from_silence(run, kind, fmt)
+        if verdict is not None and verdict.phase is None and verdict.evidence:
+            at = stamps.get(verdict.evidence[0][0])
+            if at is not None:
+                phase, umbrella = _place(run, at, at, fmt)
+                verdict.phase = phase or umbrella
         out[kind] = verdict or CacheVerdict(kind, "unknown", "none", "no line of this log shows it")
     return out
 
@@ -250,17 +290,29 @@ def _from_silence(run: Run, kind: str, fmt: Format) -> CacheVerdict | None:
     if silent:
         s = max(silent, key=lambda x: x.seconds)
         where = s.phase if s.phase in phases else s.umbrella
-        return CacheVerdict(kind, "cold", "silence",
-                            f"probably: {fmt_duration(s.seconds)} with no log line in {where}, where "
-                            f"{fmt.silent_work[where or phases[0]][0]}", list(s.evidence), s.seconds)
+        said = (f"{fmt_duration(s.seconds)} with no log line in {where}, where "
+                f"{fmt.silent_work[where or phases[0]][0]}")
+        if s.seconds >= COLD_SECONDS:
+            return CacheVerdict(kind, "cold", "silence", f"probably: {said}", list(s.evidence), s.seconds, where)
+        return CacheVerdict(kind, "unknown", "silence", f"{said}: shorter than {fmt_duration(COLD_SECONDS)}, "
+                            "neither clearly cold nor warm", list(s.evidence), s.seconds, where)
     for p in run.run_phases():
-        if (p.name in phases and p.seconds is not None and not p.open and p.end is not None
-                and p.seconds <= WARM_SECONDS):
-            line = p.line if p.line is not None else 0
-            text = next((m.text for m in run.milestones if m.line == line), "")
+        # 0 s: whole-second stamps on both ends, or an excerpt that saw only its end: no measure
+        if p.name not in phases or p.seconds is None or p.open or p.end is None or p.seconds <= 0:
+            continue
+        line = p.line if p.line is not None else 0
+        text = next((m.text for m in run.milestones if m.line == line), "")
+        if p.seconds <= WARM_SECONDS:
             return CacheVerdict(kind, "warm", "timing",
                                 f"{p.name} took {fmt_duration(p.seconds)} (at most {fmt_duration(WARM_SECONDS)}) "
-                                "with no silence: nothing slow was compiled", [(line, _cut(text))], p.seconds)
+                                "with no silence: nothing slow was compiled", [(line, _cut(text))], p.seconds,
+                                p.name)
+        if (run.silence_threshold or GAP_SECONDS) <= COLD_SECONDS:
+            # every gap of COLD_SECONDS would be a silence here, and none lies in this phase
+            return CacheVerdict(kind, "warm", "timing",
+                                f"{p.name} took {fmt_duration(p.seconds)} with no {fmt_duration(run.silence_threshold)} "
+                                "silence in it: nothing was compiled for long without a line",
+                                [(line, _cut(text))], p.seconds, p.name)
     return None
 
 
