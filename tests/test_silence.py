@@ -253,3 +253,25 @@ def test_the_timeline_view_and_chart_show_the_silence() -> None:
     (q,) = data.silences.iter_rows(named=True)
     assert q["seconds"] == run.silences[0].seconds and q["start"] == pytest.approx(
         run.silences[0].start.minus(run.first_ts))  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not batch.available(), reason="the batch engine needs Hyperscan")
+def test_a_start_up_that_never_gets_ready_is_watched_for_a_bounded_number_of_lines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `engine.WATCH_LINES` lines without `ready`, neither engine records silences, and the
+    batch engine goes back to skipping lines unread: both still agree."""
+    from firedup.read import engine
+
+    monkeypatch.setattr(engine, "WATCH_LINES", 60)
+    lines = _startup([])[:-3]  # no warm-up answer, no ready line
+    lines += [f"[2026-11-01 10:{1 + i // 60:02d}:{i % 60:02d}] a line of its own" for i in range(0, 200, 20)]
+    lines += [f"[2026-11-01 11:{i // 60:02d}:{i % 60:02d}] something no rule knows {i}" for i in range(0, 3000, 15)]
+    path = _write(tmp_path, lines)
+    fmt = get_format("sglang")
+    _events, want, _clock = scan(fmt, read_lines(Source(str(path), path)))
+    _events2, got, _clock2 = batch.scan_file(path, fmt)
+    assert [g.key() for g in got.gaps] == [g.key() for g in want.gaps]
+    assert got.unmatched == want.unmatched
+    assert want.gaps and all(g.line <= 60 for g in want.gaps)  # none recorded past the limit
+    assert max(u.line for u in want.unmatched) == 60
+    assert got.skipped > 0  # the rest was skipped unread

@@ -865,6 +865,14 @@ class _State:
             if scanner.last_own is not None and scanner.last_own[1] == number:
                 last_own = scanner.last_own
             start, number = end + 1, number + 1
+            if not scanner.watching and start < stop:
+                # the start-up ran past `engine.WATCH_LINES`: the rest of the stretch is skipped unread
+                walked = number - self.number
+                self._emit(scanner.skip(walked, number - 1, first_own, last_own))
+                self._next = start
+                self.number = number
+                self._skip_to(stop)
+                return
         self._emit(scanner.skip(count, self.number + count - 1, first_own, last_own))
         self._next = stop
         self.number += count

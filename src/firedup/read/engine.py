@@ -34,6 +34,10 @@ GAP_SECONDS = 10.0
 # Lines of a start-up that no rule matched, kept for mining (per source; the rest is counted).
 UNMATCHED_LIMIT = 20_000
 UNMATCHED_CHARS = 240
+# A start-up that has not reached `ready` this many lines after it began is not watched further:
+# a log that never gets ready (a hang, a server whose ready line this format does not know) must
+# not make the batch engine read every one of its lines.
+WATCH_LINES = 200_000
 # The events that stop and restart the recording of gaps and unmatched lines: only a
 # start-up's time is explained, and after `ready` a server's log is runtime traffic.
 _WATCH_ON = "dist_init.begin"
@@ -236,6 +240,7 @@ class Scanner:
         # the last own-clock line that is not an access line: its time, number and message
         self._last_active: tuple[Stamp, int, str] | None = None
         self.watching = True  # recording gaps and unmatched lines (a start-up is under way)
+        self._watch_until = WATCH_LINES  # the last line number watched (WATCH_LINES after the start)
 
     # -- header layer ------------------------------------------------------------------
     def _layout(self, text: str) -> tuple[Header, dict[str, Any], str, str | None] | None:
@@ -302,6 +307,7 @@ class Scanner:
         stats.logical += 1
         if line.number > stats.physical:
             stats.physical = line.number
+        self._watch_limit(line.number)
         parsed = self.split(line)
         previous_own = self._last_own
         own = parsed.own_clock and parsed.ts is not None
@@ -387,9 +393,14 @@ class Scanner:
         ts = own_ts if own_ts is not None else (self._last_own[0] if self._last_own is not None else None)
         stats.unmatched.append(Unmatched(number, msg[:UNMATCHED_CHARS], ts, own_ts is not None))
 
+    def _watch_limit(self, number: int) -> None:
+        if self.watching and number > self._watch_until:
+            self.watching = False
+
     def _watch(self, event: Event, own: bool) -> None:
         if event.fields.get("starts_run") or event.name == _WATCH_ON:
             if not self.watching:
+                self._watch_until = event.line + WATCH_LINES
                 # lines since `ready` went unwatched (the batch engine leaves them unread):
                 # a silence of this start-up is measured from here
                 self._last_active = ((event.ts, event.line, event.text[:UNMATCHED_CHARS])
@@ -402,6 +413,7 @@ class Scanner:
         """What `feed` records of a line the batch engine proved inert (no rule literal, or an
         access line `compact` drops): its time ends a silence, and it is kept for mining.
         Called in file order for every such line while `watching`, in place of the line."""
+        self._watch_limit(line.number)
         parsed = self.split(line)
         own = parsed.own_clock and parsed.ts is not None
         if own:
