@@ -275,3 +275,26 @@ def test_a_start_up_that_never_gets_ready_is_watched_for_a_bounded_number_of_lin
     assert want.gaps and all(g.line <= 60 for g in want.gaps)  # none recorded past the limit
     assert max(u.line for u in want.unmatched) == 60
     assert got.skipped > 0  # the rest was skipped unread
+
+
+def test_check_names_the_cold_cache_behind_a_regression(tmp_path: Path) -> None:
+    """A cold start checked against warm starts of its config regresses in the warm-up request,
+    and check says which cache was cold there, with the verdict's line."""
+    import dataclasses
+    from datetime import timedelta
+
+    from firedup.synth import generate
+    from firedup.synth.samples import sample_scenarios
+    from firedup.tables.check import check
+
+    warm = sample_scenarios()["sglang-warm-start"]
+    for i in range(3):
+        scenario = dataclasses.replace(warm, name=f"warm{i}", start=warm.start + timedelta(hours=i + 1))
+        generate(scenario, i + 1).write(tmp_path / f"warm{i}.log")
+    report = check(load([str(SAMPLE_LOGS / "sglang-cold-start.log")]), load([str(tmp_path)]))
+    (run,) = report.runs
+    warmup = next(f for f in run.findings if f.measure == "warmup")
+    assert warmup.regressed and warmup.caches.startswith("kernel_jit cold: probably:")
+    assert "caches: kernel_jit cold" in report.text()
+    settled = [f for f in run.findings if f.measure == "load_weights"]
+    assert settled and not settled[0].regressed and settled[0].caches == ""
