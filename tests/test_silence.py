@@ -298,3 +298,18 @@ def test_check_names_the_cold_cache_behind_a_regression(tmp_path: Path) -> None:
     assert "caches: kernel_jit cold" in report.text()
     settled = [f for f in run.findings if f.measure == "load_weights"]
     assert settled and not settled[0].regressed and settled[0].caches == ""
+
+
+@needs_realgpu
+def test_the_report_shows_the_silences_and_the_cold_vs_warm_explanation(tmp_path: Path) -> None:
+    from firedup.render.report import build_report
+
+    build_report([str(REALGPU / "sglang_nograph.log"), str(REALGPU / "sglang_nograph-warm.log")], tmp_path / "r")
+    md = (tmp_path / "r" / "report.md").read_text()
+    section = md.split("## Silent time", 1)[1].split("\n## ", 1)[0]
+    assert "in warmup, between http.running and ready" in section
+    assert "probably the first warm-up request" in section
+    assert "cold kernel\\_jit caches: +1 min 29 s in warmup" in section
+    assert "| kernel\\_jit | cold |" in section and "| kernel\\_jit | warm |" in section
+    html = (tmp_path / "r" / "index.html").read_text()
+    assert 'id="silences"' in html and "cold kernel_jit caches: +1 min 29 s in warmup" in html

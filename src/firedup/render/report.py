@@ -358,6 +358,9 @@ def generation_time(environ: Mapping[str, str] | None = None) -> _dt.datetime:
                          "set it to Unix seconds or unset it") from None
 
 
+SILENCES_SHOWN = 20  # the longest; `firedup timeline` lists every run's
+
+
 def _silences(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[str, Any]]:
     """Every run's silences with what they probably were, longest first (timeline.silence)."""
     from firedup.render.text import silence_place
@@ -443,7 +446,8 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
         "charts": chart_list, "chart_notes": chart_notes,
         "crashes": _crashes(runs_list, shown),
         "unattributed": _unattributed(runs_list, shown),
-        "silences": _silences(runs_list, shown),
+        "silences": _silences(runs_list, shown)[:SILENCES_SHOWN],
+        "silences_more": max(0, len(_silences(runs_list, shown)) - SILENCES_SHOWN),
         "caches": _caches(runs_list, shown),
         "cache_differences": [c.text() for c in cmp.caches],
         "unknown_lines": _unknown_lines(runs_list, shown),
