@@ -165,7 +165,7 @@ def test_both_readers_measure_a_silence_filled_with_access_and_inert_lines_alike
         (s,) = run.silences
         assert s.seconds == 64 and s.phase == "warmup" and s.lines_inside == 1
         assert s.templates[0].text == "some third-party line without a time"
-        assert s.cause is not None and "1 line without a time" in s.cause
+        assert s.cause is not None and "1 line without the server's own time" in s.cause
 
 
 def test_a_line_of_the_server_s_own_ends_a_silence(tmp_path: Path) -> None:
@@ -313,3 +313,19 @@ def test_the_report_shows_the_silences_and_the_cold_vs_warm_explanation(tmp_path
     assert "| kernel\\_jit | cold |" in section and "| kernel\\_jit | warm |" in section
     html = (tmp_path / "r" / "index.html").read_text()
     assert 'id="silences"' in html and "cold kernel_jit caches: +1 min 29 s in warmup" in html
+
+
+CORPUS_JIT = SHARED / "corpus" / "sglang" / "024_wsl-qwen3-0.6b-0.4.6post2-flashinfer-jit-2025-05.log"
+
+
+@pytest.mark.skipif(not CORPUS_JIT.is_file(), reason="shared/corpus is not here")
+def test_flashinfer_jit_lines_inside_a_silence_are_shown_as_what_filled_it() -> None:
+    """A real SGLang 0.4.6 start whose first warm-up request waits 32 s on `flashinfer.jit:
+    Loading JIT ops` (a logger with its own clock, not the server's): the silence is named and
+    the lines inside it are mined; the cold verdict rests on the silence."""
+    run = _run(CORPUS_JIT)
+    s = next(s for s in run.silences if s.phase == "warmup")
+    assert s.seconds == 37 and s.lines_inside == 2
+    assert any("flashinfer.jit: Loading JIT ops: <*>" in t.text for t in s.templates)
+    assert s.cause is not None and "without the server's own time" in s.cause
+    assert (run.caches["kernel_jit"].verdict, run.caches["kernel_jit"].basis) == ("cold", "silence")

@@ -58,7 +58,7 @@ class Silence:
     before: str | None = None  # the first milestone after it
     phase: str | None = None  # the run-level phase it lies in ("unattributed" included)
     umbrella: str | None = None  # the umbrella timer around it (Format.umbrella_phases)
-    lines_inside: int = 0  # lines without a time of their own printed inside it
+    lines_inside: int = 0  # lines without the server's own time (bars, other loggers) printed inside it
     templates: list[Template] = field(default_factory=list)
     cause: str | None = None  # what it probably was (None: the log does not say)
     cache: str | None = None  # the cache kind whose cold start it suggests
@@ -220,7 +220,8 @@ def _name_cause(run: Run, s: Silence, fmt: Format, cache_hits: Sequence[tuple[Ev
         s.cause = f"the {s.phase} phase's own work"
     if s.templates:
         top = s.templates[0]
-        lines = f"{s.lines_inside} line{'s' if s.lines_inside != 1 else ''} without a time, most `{top.text}`"
+        lines = (f"{s.lines_inside} line{'s' if s.lines_inside != 1 else ''} without the server's own time, "
+                 f"most `{top.text}`")
         s.cause = f"{s.cause}; {lines}" if s.cause else lines
 
 
