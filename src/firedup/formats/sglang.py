@@ -22,7 +22,17 @@ from firedup.core.health import (
     version_key,
 )
 from firedup.formats import _common
-from firedup.formats.base import EngineClock, Format, Header, Probing, Rule, to_float, to_int, to_list
+from firedup.formats.base import (
+    CacheLine,
+    EngineClock,
+    Format,
+    Header,
+    Probing,
+    Rule,
+    to_float,
+    to_int,
+    to_list,
+)
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -502,6 +512,23 @@ FORMAT = Format(
                      "disable_cuda_graph": False, "enable_torch_compile": False},
     # the HTTP server sends itself a warm-up request once it listens; ready follows it
     after_http_phase="warmup",
+    cache_kinds={
+        "deepgemm_jit": "DeepGEMM's JIT-compiled GEMM kernels (~/.cache/deep_gemm; `sglang.compile_deep_gemm` fills it)",
+        "flashinfer_autotune": "FlashInfer's autotuned tactics",
+        "torch_compile": "torch.compile's compiled graphs (piecewise CUDA graphs, --enable-torch-compile)",
+        "kernel_jit": "kernels JIT-compiled on first use (Triton, FlashInfer, sgl-kernel), in the first warm-up request",
+    },
+    # these lines say the cached work ran, not whether it found its cache: their span says
+    cache_lines=(
+        CacheLine("deepgemm_jit", "jit.begin", "timed", "DeepGEMM"),
+        CacheLine("deepgemm_jit", "progress.jit", "timed"),
+        CacheLine("flashinfer_autotune", "jit.begin", "timed", "FlashInfer autotune"),
+        CacheLine("torch_compile", "progress.cuda_graph", "timed", "Compiling num tokens"),
+    ),
+    # the server's own warm-up request prints no line until it is answered (realgpu: 88 s on a
+    # fresh machine, 1-2 s again)
+    silent_work={"warmup": ("the first warm-up request, in which kernels JIT-compile on first use "
+                            "when their caches are cold", "kernel_jit")},
     stage_after={"http.running": "warmup", "http.first_request": "warmup"},
     # a speculative run loads and captures a draft model with the same runner, on the same rank
     draft_by_repeat=True,
