@@ -212,7 +212,8 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(SUMMARY_FORMATS)}")
     if fmt == "parquet" and out is None:
         raise UsageError("Parquet is binary: give a file with -o")
-    from firedup.tables.export import _atomic
+    from firedup.core.safe import json_visible
+    from firedup.tables.export import _atomic, csv_safe
     from firedup.tables.frames import summary as summary_frame
     from firedup.tables.frames import summary_text
 
@@ -225,11 +226,11 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
     if fmt == "table":
         text = summary_text(table, width=width) if len(table) else "no server startup found in the input"
     elif fmt == "csv":
-        text = summary_frame(table).write_csv().rstrip("\n")
+        text = csv_safe(summary_frame(table)).write_csv().rstrip("\n")
     else:
         import json
 
-        text = json.dumps(summary_frame(table).to_dicts(), indent=1, default=str, ensure_ascii=False)
+        text = json_visible(json.dumps(summary_frame(table).to_dicts(), indent=1, default=str, ensure_ascii=False))
     if out is None:
         return text
     _atomic(Path(out), lambda path: path.write_text(text + "\n", encoding="utf-8"))

@@ -19,6 +19,9 @@ COMMON_FLAGS = (
     "attention_backend", "load_format", "nnodes",
 )
 
+# What the cut-and-retry reading of a truncated dump may parse in all (characters).
+PARSE_BUDGET_CHARS = 2_000_000
+
 _FIELD_START = re.compile(r", (?=[A-Za-z_]\w*=)")  # used only to find cut points, never to split values
 
 
@@ -64,7 +67,13 @@ def parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
         cuts = [m.start() for m in _FIELD_START.finditer(text)]
     else:
         cuts = [m.start() for m in re.finditer(r", (?='[A-Za-z_]\w*': )", text)]
+    # Each try parses a prefix: give up once the tries have parsed PARSE_BUDGET_CHARS, so a
+    # megabyte-long garbled dump costs a few parses, not 400 (a real dump is ~13 kB).
+    spent = 0
     for cut in reversed(cuts[-400:]):
+        spent += cut
+        if spent > PARSE_BUDGET_CHARS and spent != cut:
+            break
         parsed = _from_call(text[:cut] + closer)
         if parsed is not None:
             return parsed, False

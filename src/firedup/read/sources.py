@@ -71,7 +71,7 @@ _LOCAL_STAMP = re.compile(
 # (corpus 008: "2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit ..."): rank tags closing a
 # bracket never opened. No collector content starts that way, so the stamp is left in place
 # for the header to read, and the line stays on the server's clock instead of the host's.
-_CUT_HEADER_CLOSE = re.compile(r"(?:[A-Z][A-Z_]*\d+ )*[A-Z][A-Z_]*\d+\] ")
+_CUT_HEADER_CLOSE = re.compile(r"(?:[A-Z][A-Z_]{0,15}\d{1,6} ){0,8}[A-Z][A-Z_]{0,15}\d{1,6}\] ")
 _JOURNALD = re.compile(
     r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
     r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?"
@@ -85,8 +85,11 @@ _PROC = re.compile(
     r"(?:, ip=[\d.:a-fA-F]+)?)\) ?"
 )
 _RAY_REPEATED = re.compile(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
-_BAR = re.compile(r"\d+%(?:\||\s*Completed \|)")
-_BAR_END = re.compile(r"\| *\d+/(?P<total>\d+) \[[\d:]+<[\d:?]+[^\]\[]*\]")
+# Every repeat below is bounded, so a long line that almost is a bar (a million digits, a bar
+# drawn half-way) costs time linear in its length: an unbounded `[\d:?]+[^\]\[]*` tried every
+# split of a run of digits, and a `\d+%` searched a run of digits from each of its positions.
+_BAR = re.compile(r"\d{1,3}%(?:\||\s{0,4}Completed \|)")
+_BAR_END = re.compile(r"\| {0,16}\d{1,9}/(?P<total>\d{1,9}) \[[\d:]{1,12}<[\d:?]{1,12}[^\]\[]{0,200}\]")
 # What changes between redraws of one bar inside its description: "(bs=4 avail_mem=3.1 GB)".
 _BAR_PARAMS = re.compile(r"\([^()]*\)")
 _BLOB = re.compile(r"^\[\d+B blob data\]$")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from firedup import __version__
+from firedup.core.safe import visible
 from firedup.core.units import fmt_duration, fmt_offset
 from firedup.errors import DataError, UsageError, writing
 from firedup.render.text import flag_summary, outcome_line, ranks_text
@@ -447,7 +448,8 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
     context = build_context(result, by, risk, out, paths, progress, generated)
     if progress is not None:
         progress("writing report", 0, 1)
-    html_text, md_text_out = render_html(context), render_markdown(context)
+    # the boundary: whatever a template let through, no control character reaches the file
+    html_text, md_text_out = visible(render_html(context)), visible(render_markdown(context))
     for name, text in (("index.html", html_text), ("report.md", md_text_out)):
         with writing(out / name):  # only the write: a missing template is a bug, with its traceback
             (out / name).write_text(text, encoding="utf-8")

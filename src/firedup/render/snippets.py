@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from firedup.core.health import REFUSED, HealthSemantics
+from firedup.core.safe import visible
 from firedup.formats.base import Format, Probing
 
 if TYPE_CHECKING:
@@ -184,6 +185,9 @@ def snippets_for(budget: Budget) -> dict[str, str]:
         "THRESHOLD": str(threshold), "ALLOWANCE": str(threshold * period),
         "COMPOSE_TIMEOUT": str(facts.probe_timeout * 2),
     }
+    # Every value on one line, controls escaped: a flag value holding a newline must not
+    # become a line of its own in a snippet someone pastes into a shell.
+    values = {key: visible(value, one_line=key != "NO_GREP") for key, value in values.items()}
     return {kind: _fill(template, values) for kind, template in TEMPLATES.items()}
 
 

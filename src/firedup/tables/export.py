@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from firedup.core.safe import csv_cell, json_visible
 from firedup.errors import UsageError, writing
 from firedup.tables.frames import Runs
 
@@ -157,11 +158,11 @@ def export(runs: Runs, fmt: str, out: str | os.PathLike[str], table_name: str = 
     if fmt == "parquet" and to_stdout:
         raise UsageError("Parquet is binary: give a file with -o")
     if fmt == "chrome-trace":
-        text = json.dumps(chrome_trace(runs), ensure_ascii=False, default=str)
+        text = json_visible(json.dumps(chrome_trace(runs), ensure_ascii=False, default=str))
     elif fmt == "csv":
-        text = flat(table(runs, table_name)).write_csv()
+        text = csv_safe(flat(table(runs, table_name))).write_csv()
     elif fmt == "json":
-        text = json.dumps(table(runs, table_name).to_dicts(), ensure_ascii=False, default=str, indent=1)
+        text = json_visible(json.dumps(table(runs, table_name).to_dicts(), ensure_ascii=False, default=str, indent=1))
     else:
         _atomic(Path(out), lambda path: table(runs, table_name).write_parquet(path))
         return
@@ -178,6 +179,16 @@ def flat(frame: pl.DataFrame) -> pl.DataFrame:
                                                       return_dtype=pl.Utf8) for c in nested]) if nested else frame
 
 
+def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
+    """Every text cell as a spreadsheet shows it safely (`firedup.core.safe.csv_cell`): a
+    model name or crash message written `=HYPERLINK(...)` stays text, not a formula."""
+    text = [c for c, dt in frame.schema.items() if dt == pl.Utf8]
+    if not text:
+        return frame
+    return frame.with_columns([pl.col(c).map_elements(csv_cell, return_dtype=pl.Utf8, skip_nulls=True)
+                               for c in text])
+
+
 def _atomic(path: Path, write: Any) -> None:
     """Write next to the target and rename, so a crash never leaves half a file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -189,4 +200,4 @@ def _atomic(path: Path, write: Any) -> None:
         tmp.unlink(missing_ok=True)
 
 
-__all__ = ["FORMATS", "TABLE_NAMES", "chrome_trace", "export", "flat"]
+__all__ = ["FORMATS", "TABLE_NAMES", "chrome_trace", "csv_safe", "export", "flat"]
