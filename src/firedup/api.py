@@ -164,7 +164,6 @@ def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str
     if not os.fspath(out).lower().endswith((".png", ".svg")):  # before the logs are read
         raise UsageError(f"{os.fspath(out)}: write the chart to a .png or .svg file")
     from firedup.render import charts
-    from firedup.tables.compare import coverage
 
     table = _runs(runs)
     if not len(table):
@@ -173,14 +172,17 @@ def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str
     drawn: Coverage | None = None
     if kind == "timeline":
         fig = charts.timeline(table, ids or None, ranks=ranks)
+        shown = charts.timeline_data(table, ids or None, ranks=ranks).coverage
+        drawn = None if shown.complete else shown  # a timeline draws the runs it is given, up to its row limit
     elif kind == "ranks":
         fig = charts.ranks(table, ids[0] if ids else None)
     elif kind == "compare":  # the comparison computed once and drawn as it is
         comparison = compare(table, by)
-        fig, drawn = charts.compare(table, comparison=comparison), coverage(comparison.grouping)
+        fig, drawn = charts.compare(table, comparison=comparison), charts.compare_data(comparison).coverage
     else:
         report = budgets(table, by, risk=risk)
-        fig, drawn = charts.distribution(table, budget_report=report), coverage(report.grouping)
+        fig = charts.distribution(table, budget_report=report)
+        drawn = charts.distribution_data(table, budget_report=report).coverage
     charts.save(fig, out)
     return Chart(Path(out), drawn)
 

@@ -322,8 +322,10 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
 
 
 def _risk(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    if not 0.0 < value < 1.0:
-        raise click.BadParameter("must be between 0 and 1, e.g. 0.01 for a 1% chance of a timeout")
+    from firedup.tables.risk import MIN_RISK
+
+    if not MIN_RISK <= value < 1.0:  # NaN fails both
+        raise click.BadParameter(f"must be between 0 and 1 (at least {MIN_RISK:g}), e.g. 0.01 for a 1% chance of a timeout")
     return value
 
 
@@ -404,11 +406,12 @@ def _parse_size(ctx: click.Context, param: click.Parameter, value: str | None) -
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
     text = value.strip().lower().removesuffix("b").removesuffix("i")
     try:
-        if text and text[-1] in units:
-            return int(float(text[:-1]) * units[text[-1]])
-        return int(text)
-    except ValueError:
+        size = int(float(text[:-1]) * units[text[-1]]) if text and text[-1] in units else int(text)
+    except (ValueError, OverflowError):
         raise click.BadParameter(f"{value!r} is not a size like 1G, 200M or 150k") from None
+    if size <= 0:  # a negative size was taken as "write nothing" and reported as done
+        raise click.BadParameter(f"{value!r}: a size must be more than 0 bytes")
+    return size
 
 
 def _byte_progress(label: str) -> Callable[[int, int], None] | None:
@@ -431,7 +434,7 @@ def _byte_progress(label: str) -> Callable[[int, int], None] | None:
 @click.option("--long", "long_size", callback=_parse_size, metavar="SIZE",
               help="Instead: one long log (OUT_DIR/long.log) of about SIZE (e.g. 1G) with several startups.")
 @click.option("--startups", default=4, show_default=True, help="Startups in the --long log.")
-@click.option("--many", type=int, metavar="N", help="Instead: N varied startup logs in OUT_DIR.")
+@click.option("--many", type=click.IntRange(min=1), metavar="N", help="Instead: N varied startup logs in OUT_DIR.")
 @click.option("--size", "many_size", callback=_parse_size, default="200k", show_default=True, metavar="SIZE",
               help="Approximate size of each --many log.")
 def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only: bool, long_size: int | None,

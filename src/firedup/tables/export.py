@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from firedup.core.safe import csv_cell, json_visible
-from firedup.errors import UsageError, writing
+from firedup.errors import OutputError, UsageError, writing
 from firedup.tables.frames import Runs
 
 FORMATS = ("chrome-trace", "csv", "parquet", "json")
@@ -190,14 +190,23 @@ def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _atomic(path: Path, write: Any) -> None:
-    """Write next to the target and rename, so a crash never leaves half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write next to the target and rename, so a crash never leaves half a file. A target
+    that exists and is no regular file (/dev/stdout, /dev/full, a FIFO) is written into, not
+    replaced: a rename would put a regular file where the device was. A failed write (a
+    missing folder, a full disk; polars says so as a ComputeError) is one OutputError."""
+    with writing(path):
+        special = path.exists() and not path.is_file() and not path.is_dir()
+    tmp = path if special else path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with writing(path):
             write(tmp)
-            os.replace(tmp, path)
+            if not special:
+                os.replace(tmp, path)
+    except pl.exceptions.PolarsError as exc:
+        raise OutputError(os.fspath(path), str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        if not special:
+            tmp.unlink(missing_ok=True)
 
 
 __all__ = ["FORMATS", "TABLE_NAMES", "chrome_trace", "csv_safe", "export", "flat"]

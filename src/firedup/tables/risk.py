@@ -17,6 +17,13 @@ from firedup.errors import UsageError
 
 MIN_RUNS_FOR_MODEL = 3
 RULE_OF_THUMB = 1.5  # margin over the slowest run when there is no spread to model
+# The smallest risk asked for: below it 1 - risk rounds to 1.0 in floating point, and no
+# quantile exists (1e-9 is one timeout in a billion starts).
+MIN_RISK = 1e-9
+# A run timed at 0 s (its first and ready lines in the same second) took less than the log's
+# clock can tell; it counts as this long, so the log-normal fit (logarithms) and the budget
+# (at least 1 s, rounded up) stay defined.
+MIN_SECONDS = 0.001
 
 
 @dataclass(frozen=True)
@@ -84,8 +91,9 @@ class Budget:
 def budget_for(times: Sequence[float], risk: float, key: dict[str, Any] | None = None,
                label: str = "all runs") -> Budget:
     """The recommended timeout for one group's times to ready (seconds)."""
-    if not 0.0 < risk < 1.0:
-        raise UsageError(f"risk must be between 0 and 1 (exclusive), not {risk}")
+    if not MIN_RISK <= risk < 1.0:
+        raise UsageError(f"risk must be between 0 and 1 (at least {MIN_RISK:g}, below 1), not {risk}")
+    times = [max(t, MIN_SECONDS) for t in times if math.isfinite(t)]
     key = key or {}
     n = len(times)
     needed = runs_needed(risk)
