@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
+from firedup.core.safe import visible
 from firedup.core.units import fmt_clock, fmt_duration
 from firedup.errors import DataError, UsageError, writing
 from firedup.tables.frames import Runs
@@ -151,7 +152,7 @@ def run_labels(runs: pl.DataFrame) -> dict[str, str]:
         label = _short_path(row["source"]) if name in clash else name
         if row["run_index"]:
             label += f" #{row['run_index'] + 1}"
-        out[row["run_id"]] = label
+        out[row["run_id"]] = visible(label, one_line=True)  # a file name may hold any character
     return out
 
 
