@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +44,17 @@ def fleet_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("fleet")
     fleet(folder)
     return folder
+
+
+def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The real entry point (`firedup.cli.main`), in-process: (exit code, stdout, stderr)."""
+    from firedup.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["firedup", *args])
+    code: Any = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return int(code or 0), out.out, out.err

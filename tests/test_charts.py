@@ -29,6 +29,7 @@ from firedup.render.charts import (
     ranks_data,
     tick_step,
     timeline_data,
+    worst_rank_text,
 )
 from firedup.tables.compare import compare
 from firedup.tables.frames import Runs, load
@@ -479,3 +480,14 @@ def test_plot_says_on_stderr_what_the_chart_leaves_out(tmp_path: Path) -> None:
     proc = _firedup("plot", "compare", "sample_logs/debug-tp8-eagle3-01.log", "sample_logs/debug-tp8-eagle3-02.log",
                     "-o", str(tmp_path / "d.png"))
     assert proc.returncode == 0 and "draws" not in proc.stderr, proc.stderr
+
+
+def test_ranks_heatmap_blames_the_last_rank_in_at_a_barrier() -> None:
+    """The heatmap and its caption agree with the text view: TP0 (slow load) arrived last at kv_cache."""
+    path = ROOT / "tests" / "fixtures" / "logs2026" / "sglang_tp4_slow_load_waits_at_kv.log"
+    data = ranks_data(load([str(path)]))
+    kv = data.cells.filter(pl.col("phase") == "kv_cache")
+    assert kv.filter(pl.col("straggler"))["rank"].to_list() == ["TP0"]
+    assert kv.filter(pl.col("rank") == "TP0")["late"][0] == pytest.approx(8.0)
+    caption = worst_rank_text(data)
+    assert "TP0" in caption and "TP1" not in caption

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, SHARED, corpus_logs
-from firedup.cli import main
+from conftest import ROOT, SHARED, corpus_logs, run_cli
 from firedup.timeline.crash import CATEGORIES
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "crash"
@@ -24,16 +23,7 @@ GOOD = FIXTURES / "ready_tp1.log"
 SRC = ROOT / "src"
 
 
-def firedup(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run the real entry point in-process: (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["firedup", *args])
-    code: Any = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return int(code or 0), out.out, out.err
+firedup = run_cli  # the real entry point, in-process: (exit code, stdout, stderr)
 
 
 def firedup_process(args: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:

@@ -142,3 +142,37 @@ def test_the_checker_agrees_per_log(log: Path, monkeypatch: pytest.MonkeyPatch) 
     assert fatal is None
     mine = verdicts(labels, contract_of(log)["runs"])
     assert (sum(mine.values()), len(mine)) == (matched, total)
+
+
+# --- the real H200 start-ups of shared/realgpu: ready, with the milestones their lines state ----
+
+REALGPU = SHARED / "realgpu"
+# (a literal a line states, the milestone it is): each such line is one milestone
+STATED = {
+    "sglang": (("server_args=", "server_args"), ("Load weight begin", "load_weight.begin"),
+               ("Load weight end", "load_weight.end"), ("CUDA graph begin", "cuda_graph.begin"),
+               ("CUDA graph end", "cuda_graph.end"), ("The server is fired up", "ready")),
+    "vllm": (("non-default args:", "server_args"), ("Initializing a V1 LLM engine", "engine.init"),
+             ("Loading model from scratch", "load_weight.begin"), ("Model loading took", "model_loading.end"),
+             ("torch.compile took", "torch_compile.end"), ("Graph capturing finished", "cuda_graph.end"),
+             ("init engine (profile", "engine.ready"), ("Starting vLLM server on", "http.running"),
+             ("Application startup complete.", "ready")),
+}
+
+
+def _realgpu_logs() -> list[Path]:
+    return sorted(REALGPU.glob("*.log")) if REALGPU.is_dir() else []
+
+
+@pytest.mark.skipif(not _realgpu_logs(), reason="shared/realgpu is not here")
+@pytest.mark.parametrize("path", _realgpu_logs(), ids=lambda p: p.name)
+def test_a_real_startup_is_ready_with_the_milestones_its_lines_state(path: Path) -> None:
+    result = parse_paths([str(path)])
+    [run] = result.runs
+    assert run.outcome == "ready" and run.ready_kind == "server"
+    assert run.crash is None  # a SIGTERM after ready is a shutdown, not a crash
+    lines = path.read_bytes().decode("utf-8", errors="replace").split("\n")  # physical lines (a bar's \r is not one)
+    for literal, name in STATED[run.engine]:
+        stated = [n for n, text in enumerate(lines, start=1) if literal in text]
+        got = [m.line for m in run.milestones if m.name == name]
+        assert got == stated, (literal, name)

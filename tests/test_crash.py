@@ -283,3 +283,33 @@ def test_bench_one_batch_is_ready_when_the_model_runner_finished() -> None:
     # "max_total_num_tokens=4096" is printed without a timestamp: the last stamp before it
     assert run.ready_ts is not None and run.ready_ts.iso == "2025-09-28T17:07:13"
     assert run.milestone("http.running") is None
+
+
+LOGS_2026 = Path(__file__).resolve().parent / "fixtures" / "logs2026"
+
+
+def test_sglang_2024_custom_all_reduce_p2p_failure_is_a_distributed_crash() -> None:
+    path = LOGS_2026 / "sglang_2024_p2p_crash.log"
+    run = only_run(path)
+    assert run.outcome == "crashed" and run.crash is not None
+    assert run.crash.category == "distributed"
+    assert run.crash.phase == "dist_init"
+    assert run.crash.line == line_number(path, "controller_init_state: Traceback")
+    assert run.crash.hint is not None and "--disable-custom-all-reduce" in run.crash.hint
+    # its vLLM-style lines print no year; 'Init nccl begin' is SGLang up to 0.3.3, all of 2024
+    assert run.first_ts is not None and run.first_ts.iso.startswith("2024-07-24")
+
+
+def test_a_nixl_transfer_error_gets_the_transfer_hint_not_nccls() -> None:
+    text = "RuntimeError: nixl_cu13._bindings.nixlBackendError: NIXL_ERR_BACKEND"
+    diagnosis = diagnose_error(text, "Scheduler hit an exception: Traceback (most recent call last):", [text], [],
+                               "launch", True, fmt=get_format("sglang"))
+    assert diagnosis.category == "distributed"
+    assert diagnosis.hint is not None and "UCX" in diagnosis.hint and "NCCL_DEBUG" not in diagnosis.hint
+
+
+def test_a_sigterm_after_ready_is_a_shutdown_not_a_crash() -> None:
+    """SGLang 0.5.16 on SIGTERM: drains, answers 503, its scheduler exits -15 and SIGQUIT follows."""
+    run = only_run(LOGS_2026 / "sglang_sigterm_after_ready.log")
+    assert run.outcome == "ready" and run.crash is None
+    assert not [m for m in run.milestones if m.name == "crash"]

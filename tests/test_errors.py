@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, SAMPLE_LOGS
+from conftest import ROOT, SAMPLE_LOGS, run_cli
 from firedup import errors
 from firedup.cli import main
 from firedup.errors import (
@@ -36,16 +36,7 @@ from firedup.errors import (
 READY = ROOT / "tests" / "fixtures" / "crash" / "ready_tp1.log"  # one startup, one rank
 
 
-def firedup(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """The real entry point, in-process: (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["firedup", *args])
-    code: Any = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return int(code or 0), out.out, out.err
+firedup = run_cli  # the real entry point, in-process: (exit code, stdout, stderr)
 
 
 # --- the hierarchy ---------------------------------------------------------------------------

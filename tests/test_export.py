@@ -128,3 +128,68 @@ def test_vllm_samples_export_a_valid_trace_with_the_durations_vllm_printed(tmp_p
                 assert -1.0 < event["dur"] / 1e6 - seconds < (3.0 if phase == "load_weights" else 1.0), (name, phase)
         ready = [e for e in events if e["pid"] == pid and e["ph"] == "i" and e["name"] == "ready"]
         assert len(ready) == 1 and abs(ready[0]["ts"] / 1e6 - truth[name]["runs"][0]["ready_offset_s"]) < 1.0
+
+
+# --- metrics out ------------------------------------------------------------------------------
+
+
+def test_prometheus_output_parses_as_openmetrics_with_the_engines_names(tmp_path: Path) -> None:
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    from conftest import SAMPLE_LOGS
+    from firedup.tables.export import export
+
+    runs = load([str(SAMPLE_LOGS / "prod-tp8-eagle3-01.log"), str(SAMPLE_LOGS / "vllm-tp2-compiled.log"),
+                 str(SAMPLE_LOGS / "oom-in-cuda-graph.log")])
+    out = tmp_path / "startup.prom"
+    export(runs, "prometheus", out)
+    text = out.read_text()
+    assert text.endswith("# EOF\n")
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    startup = families["startup_time_seconds"]
+    assert startup.type == "gauge" and startup.unit == "seconds"
+    samples = [(s.labels["engine"], s.labels["phase"], s.value) for s in startup.samples]
+    engines = {e for e, _, _ in samples}
+    assert engines == {"sglang", "vllm"}
+    ready = {row["engine"]: row["ready_seconds"] for row in runs.runs.iter_rows(named=True) if row["ready_seconds"]}
+    for engine, seconds in ready.items():
+        assert (engine, "e2e", pytest.approx(seconds)) in [(e, p, pytest.approx(v)) for e, p, v in samples]
+    phases = {p for _, p, _ in samples}
+    assert {"load_weight", "kv_cache_allocation", "e2e"} <= phases  # the engine's own gauge's names
+    graphs = families["startup_cuda_graph_time_seconds"]
+    assert {s.labels["phase"] for s in graphs.samples} >= {"prefill"}
+    # a crashed run is there too, labelled, with no e2e
+    crashed = [s for s in startup.samples if s.labels["outcome"] == "crashed"]
+    assert crashed and all(s.labels["phase"] != "e2e" for s in crashed)
+
+
+def test_otlp_json_has_a_span_per_phase_per_rank(tmp_path: Path) -> None:
+    import json as _json
+
+    from conftest import SAMPLE_LOGS
+    from firedup.tables.export import export
+
+    runs = load([str(SAMPLE_LOGS / "sglang-tp2-cuda-graph.log"), str(SAMPLE_LOGS / "vllm-tp2-eager.log")])
+    out = tmp_path / "trace.json"
+    export(runs, "otlp-json", out)
+    data = _json.loads(out.read_text())
+    assert len(data["resourceSpans"]) == len(runs)
+    for rs, run in zip(data["resourceSpans"], runs.runs.iter_rows(named=True), strict=True):
+        attrs = {a["key"]: a["value"] for a in rs["resource"]["attributes"]}
+        assert attrs["service.name"] == {"stringValue": run["engine"]}
+        spans = rs["scopeSpans"][0]["spans"]
+        ids = {s["spanId"] for s in spans}
+        assert len(ids) == len(spans)
+        (root,) = [s for s in spans if "parentSpanId" not in s]
+        assert root["name"] == "startup" and root["status"]["code"] == 1
+        for s in spans:
+            assert len(s["traceId"]) == 32 and len(s["spanId"]) == 16 and s["traceId"] == root["traceId"]
+            assert int(s["endTimeUnixNano"]) >= int(s["startTimeUnixNano"])
+            assert "parentSpanId" not in s or s["parentSpanId"] in ids
+        ranked = runs.phases.filter((pl.col("run_id") == run["run_id"]) & (pl.col("scope") == "rank")
+                                    & pl.col("start").is_not_null() & pl.col("end").is_not_null()
+                                    & (pl.col("phase") != "unattributed"))
+        phase_spans = [s for s in spans if any(a["key"] == "firedup.phase" for a in s["attributes"])]
+        assert len(phase_spans) == ranked.height > 0
+        ranks = {a["value"]["stringValue"] for s in phase_spans for a in s["attributes"] if a["key"] == "firedup.rank"}
+        assert ranks == set(ranked["rank"].to_list())

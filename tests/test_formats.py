@@ -4,12 +4,14 @@ finds engines, and sniffing picks the right one."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from firedup.core.health import READY, REFUSED, STARTING, valid_version, version_key
-from firedup.formats import Format, all_formats, get_format, sniff
+from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine, sniff
+from firedup.timeline.pipeline import parse_paths
 
 
 def _patterns() -> list[tuple[str, str]]:
@@ -163,3 +165,37 @@ def test_a_format_health_semantics_are_well_formed(fmt: Format) -> None:
     assert fmt.probing is not None, "wait snippets need the port and probe facts"
     assert 0 < fmt.probing.default_port < 65536 and fmt.probing.probe_timeout > 0
     assert fmt.probing.crash_markers and all(m.strip() for m in fmt.probing.crash_markers)
+
+
+FOREIGN = Path(__file__).resolve().parent / "fixtures" / "foreign"
+
+
+@pytest.mark.parametrize(("name", "title"), [
+    ("tgi.log", "TGI (text-generation-inference)"), ("llamacpp.log", "llama.cpp"), ("ollama.log", "Ollama"),
+    ("trtllm.log", "TensorRT-LLM"), ("lmdeploy.log", "LMDeploy"),
+])
+def test_a_foreign_engine_log_is_no_known_engine_and_says_what_it_looks_like(name: str, title: str) -> None:
+    path = FOREIGN / name
+    text = path.read_text(encoding="utf-8")
+    assert sniff(text) is None
+    assert foreign_engine(text) == title
+    result = parse_paths([str(path)])
+    assert result.runs == [] and result.errors == []
+    (report,) = result.sources
+    assert report.engine is None and report.looks_like == title
+    assert title in no_known_engine(report.looks_like) and "no known engine" in no_known_engine(report.looks_like)
+
+
+def test_another_engine_quoting_one_of_our_lines_is_still_not_ours() -> None:
+    """A TGI log is never read with SGLang or vLLM rules because one line looks like theirs."""
+    text = (FOREIGN / "tgi.log").read_text(encoding="utf-8") + "Starting to load model x...\n"
+    assert get_format("vllm").sniff(text) > 0
+    assert sniff(text) is None
+
+
+def test_a_known_engine_log_mentioning_a_foreign_library_stays_known() -> None:
+    text = ("[2026-01-02 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+            "[2026-01-02 10:00:05 TP0] Load weight begin. avail mem=70.00 GB\n"
+            "[2026-01-02 10:00:06 TP0] Using tensorrt_llm allreduce fusion\n")
+    fmt = sniff(text)
+    assert fmt is not None and fmt.name == "sglang"

@@ -42,12 +42,18 @@ def test_budget_is_the_one_firedup_budget_gives_with_its_risk(tmp_path: Path) ->
     budget = history.budget()
     assert budget is not None
     assert budget.slowest == slowest
-    # Two runs tell nothing of the spread: `firedup budget`'s rule of thumb, 1.5 x the slowest,
-    # rounded up to whole seconds (to 10 s past a minute).
-    raw = slowest * 1.5
+    # Two runs: `firedup budget`'s log-normal prediction bound (Student-t, 1 df), never below the
+    # slowest + 10 %, rounded up to whole seconds (to 10 s past a minute). 36 s and 96 s are too far
+    # apart for two runs to bound a 1 % risk: the budget is capped and says so.
+    from firedup.tables.risk import budget_for
+
+    same = budget_for([slowest, seconds_to_ready(NEW_READY)], 0.01)
+    assert same.raw_seconds is not None and same.raw_seconds >= slowest * 1.1
+    raw = same.raw_seconds
     assert budget.seconds == (math.ceil(raw) if raw <= 60 else math.ceil(raw / 10) * 10)
-    assert "rule of thumb budget of `firedup budget`" in budget.method
-    assert "1/(n+1) = 33%" in budget.method
+    assert "the budget of `firedup budget` over 2 history runs" in budget.method
+    assert same.method_label in budget.method and same.risk_label in budget.method
+    assert "risk not bounded" in budget.method
     assert history.median_ready() == pytest.approx((slowest + seconds_to_ready(NEW_READY)) / 2)
 
 

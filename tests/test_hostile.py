@@ -142,11 +142,13 @@ def _number(text: str) -> bool:
 
 
 def test_a_flag_value_with_a_newline_never_starts_a_line_of_a_snippet(newline_flag: Path) -> None:
-    proc = run(["budget", str(newline_flag), "--snippet", "bash"])
-    assert proc.returncode == 0, proc.stderr
-    assert_clean(proc, "budget --snippet bash")
-    assert not any(line.lstrip().startswith("touch") for line in proc.stdout.splitlines()), proc.stdout
-    assert "touch /tmp/firedup-pwned" in proc.stdout  # shown, on the line it belongs to
+    for args in (["--snippet", "bash", "--by", "model_path"], ["--by", "model_path"], []):
+        proc = run(["budget", str(newline_flag), *args])
+        assert proc.returncode == 0, proc.stderr
+        assert_clean(proc, f"budget {args}")
+        assert not any(line.lstrip().startswith("touch") for line in proc.stdout.splitlines()), proc.stdout
+        if args:
+            assert "m\\ntouch /tmp/firedup-pwned" in proc.stdout  # shown, on the line it belongs to
 
 
 # --- random bytes with embedded escape sequences: never an ESC byte on stdout --------------------
@@ -300,12 +302,11 @@ def test_writing_to_a_fifo_writes_into_it_and_leaves_it_a_fifo(tmp_path: Path) -
 def zero_second_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("zero")
     for i, lines in enumerate([2, 2, 2, 3]):
-        body = ["[2026-03-01 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)",
-                "[2026-03-01 10:00:00] The server is fired up and ready to roll!"]
+        body = [f"[2026-03-0{i + 1} 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)",
+                f"[2026-03-0{i + 1} 10:00:00] The server is fired up and ready to roll!"]
         if lines == 3:
             body[1] = body[1].replace("10:00:00", "10:00:04")
         (folder / f"z{i}.log").write_text("\n".join(body) + "\n")
-    (tmp_path_factory.mktemp("one") / "z.log").write_text((folder / "z0.log").read_text())
     return folder
 
 
@@ -321,15 +322,17 @@ def test_zero_second_runs_give_budgets_charts_and_reports(zero_second_runs: Path
     assert report.returncode == 0 and (tmp_path / "r" / "index.html").is_file(), report.stderr
 
 
-def test_the_history_budget_of_wait_survives_a_zero_second_run(zero_second_runs: Path) -> None:
-    from firedup.live.history import load_history
+def test_the_history_budget_of_wait_survives_zero_second_runs(zero_second_runs: Path, tmp_path: Path) -> None:
+    """`wait --store` reads its history in a thread: a 0 s run there raised `math domain error`."""
+    from firedup.live.history import History, load_history
 
-    profiles, _ = load_history([str(zero_second_runs)], None)
-    from firedup.tables.risk import budget_for
-
-    found = budget_for([0.0, 0.0, 4.0], 0.01)
-    assert found.budget_seconds is not None and found.budget_seconds >= 4
-    assert profiles is not None
+    store = tmp_path / "store"
+    ingest = run(["ingest", "--store", str(store), str(zero_second_runs)])
+    assert ingest.returncode == 0, ingest.stderr
+    runs, notes = load_history((), str(store))
+    assert len(runs) == 4 and not notes
+    budget = History(runs).budget()
+    assert budget is not None and budget.seconds >= 4  # never below the slowest run seen
 
 
 @pytest.mark.parametrize("risk", ["1e-300", "0", "1", "nan", "-0.1"])

@@ -390,3 +390,39 @@ def test_disagreements_are_found() -> None:
     problems = disagreements({"timeline": base, "report": other})
     assert any("to_end" in p and "'11 s'" in p and "'12 s'" in p for p in problems)
     assert any("timeline has runs" in p for p in problems)
+
+
+# --- excerpts: logs that begin mid-startup say so, and every command agrees -------------------
+
+LOGS_2026 = Path(__file__).resolve().parent / "fixtures" / "logs2026"
+
+
+def _cli(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args))
+    return result.output
+
+
+def test_an_excerpt_that_reaches_ready_reports_the_duration_its_lines_state() -> None:
+    """Its first line is `Capture cuda graph end. Time elapsed: 90.12 s`; ready follows in the same second."""
+    path = str(LOGS_2026 / "sglang_excerpt_graph_end_ready.log")
+    [run] = parse_paths([path]).runs
+    assert run.outcome == "ready" and run.lower_bound
+    assert run.seconds_to_end == pytest.approx(90.12)
+    timeline = _cli("timeline", path)
+    assert "READY in at least 1 min 30 s (an excerpt)" in timeline and "0 ms" not in timeline
+    assert ">100%" not in timeline
+    assert "≥ 1 min 30 s" in _cli("parse", path)
+    budget = _cli("budget", path)
+    assert "no run reached ready" not in budget  # timeline says READY: budget must not deny it
+    assert "1 ready but an excerpt" in budget
+
+
+def test_an_error_only_excerpt_says_what_it_is_and_no_duration() -> None:
+    path = str(LOGS_2026 / "sglang_excerpt_error_only.log")
+    [run] = parse_paths([path]).runs
+    assert run.outcome == "crashed" and run.begins_mid_startup and run.lower_bound
+    assert any("excerpt" in w for w in run.warnings)
+    timeline = _cli("timeline", path)
+    assert "CRASHED (config) in cuda_graph (an excerpt: time unknown)" in timeline
+    assert "after 0 ms" not in timeline
+    assert "(excerpt)" in _cli("parse", path)

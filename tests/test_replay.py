@@ -289,6 +289,22 @@ def test_the_vllm_sample_is_served_with_vllm_semantics(tmp_path: Path) -> None:
         assert status_of(port, "/v1/models")[0] == 200
 
 
+HANG = Path(__file__).resolve().parent / "fixtures" / "logs2026" / "sglang_hang_health_503.log"
+
+
+def test_a_hang_that_keeps_answering_503_replays_as_a_hang_not_a_death(tmp_path: Path) -> None:
+    """Corpus 047: after `Health check failed` the server lives on, answering 503; so does the replay."""
+    script = load_script(HANG)
+    assert script.exit_code == 0 and not any("crash" in acts for acts in script.actions.values())
+    out = tmp_path / "live.log"
+    port = free_port()
+    with replaying(HANG, out, port, 200) as proc:
+        wait_for_text(out, "Health check failed")
+        time.sleep(0.5)
+        assert proc.poll() is None  # still running after the log's last line
+        assert status_of(port, "/health")[0] == 503
+
+
 # Docker Desktop's view: the host's local time (UTC+8) in front of a server logging UTC; the
 # first line and the stamps Docker writes alone before a tqdm bar carry only the host's time.
 DOCKER_DESKTOP_UTC8 = (

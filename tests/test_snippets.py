@@ -85,7 +85,8 @@ def _run_loop(tmp_path: Path, pid: int, port: int, log: Path, budget: int) -> su
     b.engine, b.port, b.budget_seconds = "sglang", port, budget
     script = tmp_path / "wait.sh"
     script.write_text(snippets_for(b)["bash"])
-    env = {**os.environ, "SERVER_PID": str(pid), "SERVER_LOG": str(log), "INTERVAL": "0.2"}
+    env = {**os.environ, "SERVER_PID": str(pid), "SERVER_LOG": str(log), "INTERVAL": "0.2",
+           "URL": f"http://127.0.0.1:{port}/health", "HTTP_IS_ENOUGH": "1"}
     return subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -131,7 +132,7 @@ def test_kubernetes_and_compose_snippets_parse_and_add_up() -> None:
     assert b.budget_seconds is not None
     texts = snippets_for(b)
     probe = yaml.safe_load(texts["kubernetes"])["startupProbe"]
-    assert probe["httpGet"] == {"path": "/health", "port": 30000}
+    assert probe["httpGet"] == {"path": "/health_generate", "port": 30000}  # version unknown: the route of every version
     assert probe["failureThreshold"] == math.ceil(b.budget_seconds / probe["periodSeconds"])
     assert probe["failureThreshold"] * probe["periodSeconds"] >= b.budget_seconds
     assert probe["timeoutSeconds"] > 1  # SGLang's health generation takes >= 1 s
@@ -139,13 +140,15 @@ def test_kubernetes_and_compose_snippets_parse_and_add_up() -> None:
     assert health["start_period"] == f"{b.budget_seconds}s"
     assert "curl -fsS" in health["test"][1] and "grep" not in health["test"][1]
     assert "grep -q ok` can never match" in texts["bash"]
+    readiness = yaml.safe_load(texts["kubernetes"])["readinessProbe"]
+    assert readiness["timeoutSeconds"] > 1
 
 
 def test_vllm_snippet_uses_its_own_facts() -> None:
     b = budget_for([60.0, 70.0, 80.0], 0.05)
     b.engine = "vllm"
     bash = snippets_for(b)["bash"]
-    assert "http://127.0.0.1:8000/health" in bash
+    assert "URL=http://127.0.0.1:8000/health " in bash
     assert "EngineCore failed to start" in bash
     assert "grep -q ok" not in bash  # that warning is about SGLang's empty body
 
@@ -200,12 +203,13 @@ def test_vllm_budget_snippet_waits_through_refused_connections(tmp_path: Path, m
     log.write_text("")
     script = _vllm_budget_bash(tmp_path, port)
     text = script.read_text()
-    assert "vLLM's /health gives 200 with an empty body" in text
+    assert "vLLM's health routes answer with an empty body (200 with an empty body)" in text
     assert "connection refused until the engine is ready" in text and "503" not in text
-    assert f"http://127.0.0.1:{port}/health" in text and "EngineCore failed to start" in text
+    assert f"URL=http://127.0.0.1:{port}/health " in text and "EngineCore failed to start" in text
     proc = subprocess.Popen([sys.executable, str(fake), str(port), str(log), mode])
     try:
-        env = {**os.environ, "SERVER_PID": str(proc.pid), "SERVER_LOG": str(log), "INTERVAL": "0.2"}
+        env = {**os.environ, "SERVER_PID": str(proc.pid), "SERVER_LOG": str(log), "INTERVAL": "0.2",
+               "URL": f"http://127.0.0.1:{port}/health"}
         out = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60, check=False)
     finally:
         proc.kill()
@@ -233,4 +237,5 @@ def test_snippet_wording_follows_the_formats_health_semantics(monkeypatch: pytes
     assert facts.endpoint == "/ping" and facts.while_starting.endswith("then 503 while warming up")
     b = budget_for([60.0, 70.0, 80.0], 0.05)
     b.engine = "vllm"
-    assert "http://127.0.0.1:8000/ping" in snippets_for(b)["bash"]
+    assert "readinessProbe" in snippets_for(b)["kubernetes"]
+    assert facts.endpoint == "/ping"

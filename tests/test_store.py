@@ -185,7 +185,7 @@ def test_eight_processes_ingest_into_a_new_folder_and_count_every_run_once(tmp_p
         write(logs / f"run-{i:02d}.log", Spec(base + timedelta(hours=i), tp=2, cuda_graph=100 + i, load_weights=30 + i))
     names = sorted(str(p) for p in logs.glob("*.log"))
     store_dir = tmp_path / "new" / "store"  # no folder yet: all eight race to create it and its marker
-    ctx = multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("spawn")  # fresh interpreters: a fork of a process running polars threads can deadlock
     barrier, out = ctx.Barrier(8), ctx.Queue()
     procs = [ctx.Process(target=_ingest_at_the_barrier, args=(str(store_dir), names[i:] + names[:i], barrier, out))
              for i in range(0, 16, 2)]

@@ -230,3 +230,30 @@ def test_a_run_never_begins_before_the_line_it_was_cut_at(tmp_path: Path) -> Non
     assert first.first_ts is not None and first.first_ts.iso == "2026-09-22T06:40:00"
     assert second.first_line == 3
     assert second.first_ts is not None and second.first_ts.iso == "2026-09-22T06:50:05"
+
+
+# --- facts of corpus logs, on small fixtures derived from them -------------------------------
+
+LOGS_2026 = Path(__file__).resolve().parent / "fixtures" / "logs2026"
+
+
+def test_rays_repeated_summary_of_another_engines_tp0_is_no_draft_model() -> None:
+    """verl/Ray: two engines' TP0 print the same lines; Ray's summary is never TP0's second model."""
+    [run] = parse_paths([str(LOGS_2026 / "sglang_ray_two_engines_tp0.log")]).runs
+    assert not [p for p in run.phases if p.name.startswith("draft.")]
+    assert not [m for m in run.milestones if m.name.startswith("draft.") or m.model == "draft"]
+
+
+def test_an_args_line_cut_by_an_ellipsis_still_names_the_model() -> None:
+    [run] = parse_paths([str(LOGS_2026 / "sglang_args_ellipsis.log")]).runs
+    assert run.config.get("model_path") == "Qwen/Qwen3-8B"
+    assert run.config_complete is False
+
+
+def test_a_failed_warm_up_is_the_warmup_phase_the_crash_names() -> None:
+    path = LOGS_2026 / "sglang_warmup_fail_502.log"
+    [run] = parse_paths([str(path)]).runs
+    assert run.crash is not None and run.crash.phase == "warmup"
+    [warmup] = [p for p in run.run_phases() if p.name == "warmup"]
+    assert warmup.seconds == pytest.approx(121.0)  # 12:34:50 Uvicorn running -> 12:36:51 the failure
+    assert not [p for p in run.run_phases() if p.name == "unattributed" and (p.seconds or 0) > 1]

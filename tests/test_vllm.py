@@ -99,12 +99,13 @@ def test_date_just_after_new_year_puts_december_in_the_year_before(tmp_path: Pat
 
 
 def test_year_from_mtime_is_the_last_year_before_the_file_was_written(tmp_path: Path) -> None:
-    # written in spring 2026: December 31 can only be 2025's
-    path = _write(tmp_path, "v0.log", V0_NEW_YEAR, mtime=datetime(2026, 3, 1, 12, 0))
+    # written in spring 2025: December 31 can only be 2024's (and vLLM 0.6.3, out since
+    # autumn 2024, agrees; a file dated years after the release would not: see the 2026 tests)
+    path = _write(tmp_path, "v0.log", V0_NEW_YEAR, mtime=datetime(2025, 3, 1, 12, 0))
     (run,) = _runs(path)
     assert run.date_source == "mtime"
-    assert run.first_ts is not None and run.first_ts.iso == "2025-12-31T23:59:50"
-    assert run.ready_ts is not None and run.ready_ts.iso == "2026-01-01T00:00:28"
+    assert run.first_ts is not None and run.first_ts.iso == "2024-12-31T23:59:50"
+    assert run.ready_ts is not None and run.ready_ts.iso == "2025-01-01T00:00:28"
 
 
 def test_year_from_an_outer_prefix_wins_over_date_and_mtime(tmp_path: Path) -> None:
@@ -559,3 +560,129 @@ def test_corpus_labels_at_least_95_percent_and_no_parse_failure() -> None:
         total += t
     assert not failures
     assert total > 0 and matched / total >= 0.95, f"{matched}/{total}"
+
+
+# --- 2026 logs: the V2 model runner, health-only readiness, old crashes, collector wrapping --
+
+LOGS_2026 = Path(__file__).resolve().parent / "fixtures" / "logs2026"
+
+
+def _line_of(path: Path, marker: str) -> int:
+    return next(n for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if marker in text)
+
+
+def test_v2_model_runner_scratch_line_begins_the_load() -> None:
+    """vLLM 0.26 (Model Runner V2, cut from realgpu/vllm_eager.log) prints only `Loading model from scratch...`."""
+    path = LOGS_2026 / "vllm_0.26_v2_runner_health_ready.log"
+    (run,) = _runs(path)
+    begins = [m for m in run.milestones if m.name == "load_weight.begin"]
+    assert [(m.line, m.rank) for m in begins] == [(_line_of(path, "Loading model from scratch"), "DP0")]
+    assert _phase(run, "model_loading") == pytest.approx(3.033543)
+
+
+def test_both_load_lines_of_the_0_10_runner_are_one_begin() -> None:
+    """0.9.1-0.11.0 print `Starting to load model` and then `Loading model from scratch`: one load."""
+    path = LOGS_2026 / "vllm_0.10_both_load_lines.log"
+    (run,) = _runs(path)
+    assert [m.line for m in run.milestones if m.name == "load_weight.begin"] == [_line_of(path, "Starting to load")]
+    loads = [p for p in run.phases if p.name == "load_weights" and p.scope == "run"]
+    assert [p.seconds for p in loads] == [pytest.approx(6.80)]
+
+
+def test_a_health_200_without_the_uvicorn_line_is_ready_and_says_which_line() -> None:
+    path = LOGS_2026 / "vllm_0.26_v2_runner_health_ready.log"
+    (run,) = _runs(path)
+    probe = _line_of(path, '"GET /health HTTP/1.1" 200')
+    assert run.outcome == "ready" and run.ready_kind == "health"
+    assert run.ready_evidence is not None and f"line {probe}" in run.ready_evidence
+    assert run.ready_ts is not None and run.ready_ts.iso == "2026-12-03T20:36:14"
+    assert any(f"line {probe}" in w for w in run.warnings)
+
+
+def test_a_health_200_of_an_engine_that_answers_200_while_starting_proves_nothing(tmp_path: Path) -> None:
+    """Old SGLang answered 200 on /health as soon as uvicorn was up: no readiness without a 503 first."""
+    text = ("[2024-09-10 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+            "[2024-09-10 10:00:05 TP0] Load weight begin. avail mem=70.00 GB\n"
+            "INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+            'INFO:     127.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK\n')
+    (run,) = _runs(_write(tmp_path, "old.log", text))
+    assert run.outcome == "incomplete"
+    (run,) = _runs(_write(tmp_path, "new.log", text.replace("200 OK", "503 Service Unavailable")
+                          + 'INFO:     127.0.0.1:5001 - "GET /health HTTP/1.1" 200 OK\n'))
+    assert run.outcome == "ready" and run.ready_kind == "health"
+
+
+def test_new_process_tags_and_lines_of_0_34(tmp_path: Path) -> None:
+    path = LOGS_2026 / "vllm_0.34_rust_frontend_mm_warmup.log"
+    (run,) = _runs(path)
+    assert run.outcome == "ready" and run.ranks == ["DP0"]
+    assert _phase(run, "torch_compile") == pytest.approx(22.40)
+    assert _phase(run, "engine_init") == pytest.approx(39.80)
+    assert run.milestone("http.running") is not None
+    warmups = [m for m in run.milestones if m.name == "load_weight.begin"]
+    assert len(warmups) == 1
+    assert get_format("vllm").rule("engine.mm_warmup").regex.search("Multi-modal warmup completed in 2.95 s")
+
+
+def test_v0_value_error_in_the_profile_run_is_a_kv_cache_crash() -> None:
+    """V0 raised the too-small KV cache from determine_num_available_blocks, under torch's `[rank0]: `."""
+    path = LOGS_2026 / "vllm_v0_kv_profile_crash.log"
+    (run,) = _runs(path)
+    assert run.outcome == "crashed" and run.crash is not None
+    assert run.crash.category == "kv_cache_too_small"
+    assert run.crash.phase == "kv_cache"
+    assert run.crash.line == _line_of(path, "Traceback")
+
+
+def test_cloudwatch_wrapped_djl_lines_keep_kv_cache_and_graph_milestones() -> None:
+    """`<stamp> | [INFO ] PyProcess - W-332-model-stdout: ...` with `#033[` colour remnants."""
+    path = LOGS_2026 / "vllm_cloudwatch_djl.log"
+    (run,) = _runs(path)
+    names = [m.name for m in run.milestones]
+    for name in ("engine.init", "load_weight.end", "kv_cache.allocated", "cuda_graph.begin", "cuda_graph.end"):
+        assert name in names
+    assert run.milestone("kv_cache.allocated").line == _line_of(path, "# GPU blocks")  # type: ignore[union-attr]
+    assert run.date_source == "outer"
+
+
+# --- dates: the engine version's release is in-log evidence of the year, over a copied file's date ---
+
+V043 = """\
+INFO 06-03 10:12:01 api_server.py:177] vLLM API server version 0.4.3
+INFO 06-03 10:12:01 api_server.py:178] args: Namespace(host=None, port=8000, model='Qwen/Qwen2-7B-Instruct', tensor_parallel_size=1)
+INFO 06-03 10:12:02 llm_engine.py:161] Initializing an LLM engine (v0.4.3) with config: model='Qwen/Qwen2-7B-Instruct', tensor_parallel_size=1
+INFO 06-03 10:12:20 model_runner.py:146] Loading model weights took 14.2487 GB
+INFO:     Application startup complete.
+"""
+
+
+def test_a_copied_2024_log_is_dated_by_its_version_not_the_files_date(tmp_path: Path) -> None:
+    """vLLM 0.4.3 came out in 2024; the file was copied in November 2026."""
+    (run,) = _runs(_write(tmp_path, "copied.log", V043, mtime=datetime(2026, 11, 20, 10, 0)))
+    assert run.date_source == "version"
+    assert run.first_ts is not None and run.first_ts.iso == "2024-06-03T10:12:01"
+    from firedup.render.text import timeline_text
+    assert "year guessed: engine version" in timeline_text(run)
+
+
+def test_a_files_date_within_a_year_after_the_release_is_kept(tmp_path: Path) -> None:
+    """The file's date agrees with the version (written soon after): it is the closer bound."""
+    text = V043.replace("06-03", "02-10")
+    (run,) = _runs(_write(tmp_path, "fresh.log", text, mtime=datetime(2025, 2, 11, 9, 0)))
+    assert run.date_source == "mtime"
+    assert run.first_ts is not None and run.first_ts.iso == "2025-02-10T10:12:01"
+
+
+def test_the_version_dates_a_log_with_no_file_date_after_its_release(tmp_path: Path) -> None:
+    """On stdin (no file date): vLLM 0.10.0 came out in July 2025, so March is 2026's."""
+    from firedup.read.sources import normalise
+    from firedup.timeline.pipeline import LogReader
+
+    text = ("INFO 03-27 22:26:07 [core.py:71] Initializing a V1 LLM engine (v0.10.0) with config: model='m', "
+            "tensor_parallel_size=1, enforce_eager=True\n"
+            "INFO 03-27 22:26:17 [gpu_model_runner.py:1843] Starting to load model m...\n")
+    reader = LogReader("-")
+    reader.feed([line for i, raw in enumerate(text.splitlines(), start=1) for line in normalise(raw, i)], force=True)
+    (run,) = reader.runs()
+    assert run.date_source == "version"
+    assert run.first_ts is not None and run.first_ts.iso == "2026-03-27T22:26:07"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import http.server
 import io
-import math
 import os
 import re
 import signal
@@ -293,7 +292,10 @@ def test_timeout_exits_124_with_the_phase_reached_the_last_lines_and_the_budget(
     assert "phase reached: cuda_graph (batches 2/4)" in stdout
     assert "it usually takes 8.1 s" in stdout  # elapsed=8.05 s in the history log
     slowest = seconds_to_ready(NEW_READY)
-    assert f"budget {human(math.ceil(slowest * 1.5))} (the single run budget of `firedup budget`" in stdout
+    from firedup.tables.risk import round_up
+
+    assert f"budget {human(round_up(slowest * 2))} (the budget of `firedup budget` over 1 history run" in stdout
+    assert "rule of thumb (2 x the only run), rule of thumb: risk unknown" in stdout
     assert f"(slowest {human(slowest)})" in stdout
     last = o.out.read_text().splitlines()[-1]
     assert last.startswith("Capturing batches") and last[:150] in stdout  # the last log line
@@ -353,6 +355,8 @@ def test_health_200_before_the_ready_line_is_named_and_not_trusted(outcomes: dic
     assert "still in warmup" in warning
     assert "On SGLang 0.4.10.post1 and older /health is 200 during warm-up" in warning
     assert "0.4.8 or older" in warning
+    # the per-version readiness table the budget snippets use: the same route, the same caveat
+    assert "Its readiness route is /health_generate; no route tells warm-up from ready there" in warning
     assert o.result.stdout.startswith(f"READY in {human(seconds_to_ready(OLD_READY))} by the log's clock "
                                       f"(line {_ready_line(OLD_READY)})")
 
@@ -633,8 +637,8 @@ def auto_timeout(tmp: Path) -> Outcome:
 def test_timeout_auto_takes_the_budget_of_the_same_config_and_says_so(outcomes: dict[str, Outcome | None]) -> None:
     o = _outcome(outcomes, "auto_timeout")
     assert o.result.returncode == 124, o.result.stdout + o.result.stderr
-    expected = ("--timeout auto: 3.0 s = the single run budget of `firedup budget` (risk 1%) over 1 history run "
-                "of this config (slowest 2.0 s)")  # a single run of 2 s: 1.5 x 2 s
+    expected = ("--timeout auto: 4.0 s = the budget of `firedup budget` over 1 history run of this config "
+                "(slowest 2.0 s): rule of thumb (2 x the only run), rule of thumb: risk unknown")  # 2 x 2 s
     assert expected in o.result.stderr
     assert f"  limit: {expected}" in o.result.stdout
     assert "phase reached: load_weights (shards 4/5)" in o.result.stdout

@@ -3,7 +3,7 @@
     import firedup
     result = firedup.parse(["sample_logs/"])        # runs, milestones, phases, crashes
     runs = firedup.load(["sample_logs/"])           # polars tables over many runs
-    firedup.compare(runs, by="disable_cuda_graph")  # also budgets, plot, report, export, summary, ingest
+    firedup.compare(runs, by="disable_cuda_graph")  # also budgets, check, plot, report, export, summary, ingest
 
 The functions live in `firedup.api`, the errors in `firedup.errors` (every one a
 `firedup.FiredupError`). Importing firedup is cheap: polars and matplotlib load only when a
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from firedup.api import (
         Chart,
         budgets,
+        check,
         compare,
         export,
         ingest,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     )
     from firedup.render.report import ReportResult
     from firedup.tables.budget import BudgetReport
+    from firedup.tables.check import CheckReport
     from firedup.tables.compare import Comparison, Coverage, Delta, Group
     from firedup.tables.frames import Runs
     from firedup.tables.risk import Budget
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from firedup.timeline.build import Crash, Milestone, Phase, Run
     from firedup.timeline.pipeline import ParseResult, SourceReport, parse_paths
 
-_API = ("budgets", "compare", "export", "ingest", "load", "open_store", "parse", "plot", "report", "summary")
+_API = ("budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "plot", "report", "summary")
 _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("firedup.api", name) for name in _API},
     "parse_paths": ("firedup.timeline.pipeline", "parse_paths"),  # the layer below `parse`, kept for callers
@@ -68,6 +70,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Delta": ("firedup.tables.compare", "Delta"),
     "Budget": ("firedup.tables.risk", "Budget"),
     "BudgetReport": ("firedup.tables.budget", "BudgetReport"),
+    "CheckReport": ("firedup.tables.check", "CheckReport"),
     "Store": ("firedup.tables.store", "Store"),
     "IngestReport": ("firedup.tables.store", "IngestReport"),
     "ReportResult": ("firedup.render.report", "ReportResult"),
@@ -92,9 +95,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "Budget", "BudgetReport", "Chart", "Comparison", "Coverage", "Crash", "DataError", "Delta", "FiredupError", "FollowError",
+    "Budget", "BudgetReport", "Chart", "CheckReport", "Comparison", "Coverage", "Crash", "DataError", "Delta", "FiredupError", "FollowError",
     "Group", "IngestReport", "InputError", "Milestone", "NoStartupError", "OutputError", "ParseResult", "Phase",
     "ReportResult", "Run", "Runs", "SourceReport", "Store", "StoreError", "UnknownEngineError",
-    "UnknownFlagError", "UsageError", "__version__", "budgets", "compare", "export", "ingest", "load",
+    "UnknownFlagError", "UsageError", "__version__", "budgets", "check", "compare", "export", "ingest", "load",
     "open_store", "parse", "parse_paths", "plot", "report", "summary",
 ]

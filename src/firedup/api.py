@@ -29,6 +29,7 @@ from firedup.errors import NoStartupError, UsageError
 if TYPE_CHECKING:
     from firedup.render.report import Progress, ReportResult
     from firedup.tables.budget import BudgetReport
+    from firedup.tables.check import CheckReport
     from firedup.tables.compare import Comparison, Coverage
     from firedup.tables.frames import Runs
     from firedup.tables.store import IngestReport, Store
@@ -115,11 +116,35 @@ def compare(runs: Runs | Paths, by: str | Sequence[str] | None = None) -> Compar
 
 
 def budgets(runs: Runs | Paths, by: str | Sequence[str] | None = None, risk: float = 0.01) -> BudgetReport:
-    """A start-up timeout per group of runs: the time a healthy start exceeds with chance
-    `risk` (0 < risk < 1, else UsageError)."""
+    """A start-up timeout per group of runs: an upper prediction bound for the next run at
+    `risk` (0 < risk < 1, else UsageError), each with the method and the risk it really carries
+    (`Budget.method_label`, `.risk_label`), and every layer's timeout (`.timeouts`)."""
     from firedup.tables.budget import budgets as budgets_of
 
     return budgets_of(_runs(runs), _by(by), risk)
+
+
+def check(new: Runs | Paths, history: Paths | None = None, *, store: StoreArg = None, risk: float = 0.01,
+          engine: str | None = None, date: _date | None = None, all_files: bool = False) -> CheckReport:
+    """A CI gate: each run of `new` against the ready runs of the same config in `history`
+    (logs) and/or `store`. `.failed` is True when time to ready or a phase regressed beyond the
+    history's spread (the rule is `firedup.tables.check.RULE`), or a run did not get ready.
+    Raises NoStartupError when `new` holds no server startup, UsageError without any history."""
+    from firedup.tables.check import check as check_runs
+    from firedup.tables.frames import Runs
+
+    if not 0.0 < risk < 1.0:
+        raise UsageError(f"risk must be between 0 and 1 (exclusive), not {risk}")
+    wanted = _paths(history)
+    if not wanted and (store is None or store is False):
+        raise UsageError("give the history: --history PATH (earlier logs) and/or --store")
+    fresh = new if isinstance(new, Runs) else load(new, engine=engine, date=date, all_files=all_files)
+    if not len(fresh):
+        raise NoStartupError("no server startup found in the new logs: nothing to check")
+    past = load(wanted or None, store=store, engine=engine, date=date, all_files=all_files)
+    report = check_runs(fresh, past, risk)
+    report.errors = [str(e) for e in (*fresh.errors, *past.errors)]
+    return report
 
 
 def pick_runs(runs: Runs, wanted: Iterable[str]) -> list[str]:
@@ -247,5 +272,5 @@ def ingest(paths: Paths, *, store: StoreArg = True, engine: str | None = None, d
                                     force=force, progress=progress)
 
 
-__all__ = ["PLOT_KINDS", "budgets", "compare", "export", "ingest", "load", "open_store", "parse", "pick_runs",
+__all__ = ["PLOT_KINDS", "budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "pick_runs",
            "plot", "report", "summary"]

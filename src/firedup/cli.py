@@ -21,7 +21,7 @@ import click
 
 from firedup import __version__, api
 from firedup.core.safe import json_visible, visible
-from firedup.errors import EXIT_OK, FiredupError, exit_code_for
+from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, exit_code_for
 
 if TYPE_CHECKING:
     from firedup.tables.frames import Runs
@@ -149,7 +149,7 @@ def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
         if report.engine is None:  # readable, but no engine firedup knows wrote it
             from firedup.formats import no_known_engine
 
-            echo(f"firedup: {report.source}: {no_known_engine()}", err=True)
+            echo(f"firedup: {report.source}: {no_known_engine(report.looks_like)}", err=True)
         elif report.runs == 0:  # readable, but probably not the log the user meant
             echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
     return result
@@ -192,13 +192,25 @@ class FiredupGroup(click.Group):
 @click.group(cls=FiredupGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="firedup")
 def cli() -> None:
-    """Profile the startup of LLM inference servers from their logs (engines: see --engine).
+    """Profile the startup of LLM inference servers ({engines}) from their logs.
 
     \b
     Exit codes: 0 all inputs parsed, 1 some inputs unreadable (the rest is
     still printed), 2 usage error, 5 no server startup in the inputs (or
-    nothing to draw); `wait` adds 3 (crashed) and 124 (timed out).
+    nothing to draw); `wait` adds 3 (crashed) and 124 (timed out);
+    `check` exits 1 when a run regressed.
     """
+
+
+def _with_engine_titles(group: click.Group) -> None:
+    """The top-level help names the registered engines (the format modules say which)."""
+    from firedup.formats import all_formats
+
+    titles = ", ".join(fmt.title or fmt.name for fmt in all_formats().values())
+    group.help = (group.help or "").replace("{engines}", titles)
+
+
+_with_engine_titles(cli)
 
 
 @cli.command()
@@ -338,21 +350,51 @@ def risk_option(help_text: str = "Accepted chance that a healthy start takes lon
 @many_inputs
 @by_option
 @risk_option()
-@click.option("--snippet", "snippets", type=click.Choice(["all", "bash", "kubernetes", "compose", "none"]),
-              multiple=True, default=("all",), show_default=True, help="Which ready-to-paste snippets to print.")
+@click.option("--snippet", "snippets",
+              type=click.Choice(["all", "timeouts", "bash", "kubernetes", "compose", "none"]), multiple=True,
+              default=("all",), show_default=True,
+              help="What to print after the budgets: every layer's timeout, or one ready-to-paste snippet. "
+                   "A single snippet prints it alone, so `--snippet bash > wait.sh` is a script.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, ...).")
 def budget(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
            all_files: bool, by: tuple[str, ...], risk: float, snippets: tuple[str, ...], as_json: bool) -> None:
     """Recommended start-up timeouts per group, with their risk, and wait loops/probes to paste."""
-    from firedup.render.budget import budget_json, budget_text
+    from firedup.render.budget import budget_json, budget_text, snippet_only
 
     runs = _load(paths, store, engine, default_date, all_files)
     report = api.budgets(runs, by, risk)
-    kinds: tuple[str, ...] = ("bash", "kubernetes", "compose") if "all" in snippets else tuple(
+    kinds: tuple[str, ...] = ("timeouts", "bash", "kubernetes", "compose") if "all" in snippets else tuple(
         k for k in snippets if k != "none")
-    echo(json_visible(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False)) if as_json
-         else budget_text(report, kinds))
+    if as_json:
+        echo(json_visible(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False)))
+    elif len(kinds) == 1 and kinds[0] != "timeouts":
+        echo(snippet_only(report, kinds[0]), nl=False)
+    else:
+        echo(budget_text(report, kinds))
     _exit_runs(runs)
+
+
+@cli.command(short_help="CI gate: fail when start-up time or a phase regressed against the history.")
+@click.argument("paths", nargs=-1, required=True, metavar="NEW...")
+@click.option("--history", "history", multiple=True, metavar="PATH",
+              help="Earlier logs (files or folders) to judge by. Repeatable.")
+@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
+              help="Also judge by the history store: bare --store for the default one, or --store=DIR.")
+@risk_option("Chance that a healthy run is called a regression, per measure, if times are log-normal.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: rule, failed, runs, ...).")
+@_reading_options
+def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, risk: float, as_json: bool,
+          engine: str | None, default_date: _dt.date | None, all_files: bool) -> None:
+    """Fail (exit 1) when a new run's time to ready or any phase regressed beyond the history's
+    spread for the same config, or it did not get ready; exit 0 otherwise, 5 when NEW holds no
+    server startup (like pytest). The rule is printed first."""
+    report = api.check(paths, history, store=store, risk=risk, engine=engine, date=default_date,
+                       all_files=all_files)
+    for err in report.errors:
+        echo(f"firedup: {err}", err=True)
+    echo(json_visible(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json
+         else report.text())
+    sys.exit(EXIT_REGRESSED if report.failed or report.errors else EXIT_OK)
 
 
 @cli.command(short_help="Add runs to the history store (a log already there is skipped).")
@@ -382,16 +424,20 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     _exit(len(report.errors), report.runs_added + len(report.present))
 
 
-@cli.command(short_help="Export a Perfetto/Chrome trace, or a table as CSV/Parquet/JSON.")
+@cli.command(short_help="Export a trace (Perfetto, OTLP), metrics (OpenMetrics), or a table (CSV/Parquet/JSON).")
 @many_inputs
-@click.option("--format", "fmt", type=click.Choice(["chrome-trace", "csv", "parquet", "json"]), required=True,
-              help="chrome-trace opens in ui.perfetto.dev and chrome://tracing; the others write one table.")
+@click.option("--format", "fmt", type=click.Choice(["chrome-trace", "prometheus", "otlp-json", "csv", "parquet", "json"]),
+              required=True,
+              help="chrome-trace opens in ui.perfetto.dev and chrome://tracing; prometheus is OpenMetrics text "
+                   "(startup_time_seconds{phase=...}, as the engine's own gauge); otlp-json is one span per phase "
+                   "per rank for an OTLP collector (Jaeger, Tempo); the others write one table.")
 @click.option("--table", "table_name", type=click.Choice(["phases", "runs", "milestones"]), default="phases",
               show_default=True, help="The table csv/parquet/json write.")
 @click.option("-o", "--output", "out", required=True, metavar="FILE", help="Where to write (- = stdout for text).")
 def export(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
            all_files: bool, fmt: str, table_name: str, out: str) -> None:
-    """Export runs as a Chrome/Perfetto trace, or a table as CSV, Parquet or JSON."""
+    """Export runs as a trace (Chrome/Perfetto, or OTLP/JSON spans), as OpenMetrics text, or a table as
+    CSV, Parquet or JSON."""
     runs = _load(paths, store, engine, default_date, all_files)
     api.export(runs, fmt, out, table=table_name)
     if out != "-":

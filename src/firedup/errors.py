@@ -27,6 +27,7 @@ from contextlib import contextmanager
 EXIT_OK = 0
 EXIT_SOME_INPUTS_BAD = 1  # some inputs could not be read; the rest was processed
 EXIT_USAGE = 2
+EXIT_REGRESSED = 1  # `check`: a run regressed against its history (or did not get ready), like pytest's failed
 EXIT_CRASHED = 3  # `wait`: the server died before it was ready
 EXIT_NO_DATA = 5  # like pytest's "no tests collected": no server startup (or none to draw) in the inputs
 EXIT_TIMEOUT = 124  # `wait`: like GNU timeout
@@ -132,6 +133,6 @@ def exit_code_for(errors: int, runs: int) -> int:
     return EXIT_OK if runs else EXIT_NO_DATA
 
 
-__all__ = ["EXIT_CRASHED", "EXIT_NO_DATA", "EXIT_OK", "EXIT_OTHER", "EXIT_SOME_INPUTS_BAD", "EXIT_TIMEOUT",
+__all__ = ["EXIT_CRASHED", "EXIT_NO_DATA", "EXIT_OK", "EXIT_OTHER", "EXIT_REGRESSED", "EXIT_SOME_INPUTS_BAD", "EXIT_TIMEOUT",
            "EXIT_USAGE", "DataError", "FiredupError", "FollowError", "InputError", "NoStartupError", "OutputError",
            "StoreError", "UnknownEngineError", "UnknownFlagError", "UsageError", "exit_code_for", "writing"]

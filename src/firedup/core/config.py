@@ -22,6 +22,11 @@ COMMON_FLAGS = (
 # What the cut-and-retry reading of a truncated dump may parse in all (characters).
 PARSE_BUDGET_CHARS = 2_000_000
 
+# Flags that change how long a startup takes: runs agreeing on all of them are one config
+# (`wait`'s history and `check`'s gate compare only runs of the same config).
+SAME_CONFIG_FLAGS = ("model_path", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes", "disable_cuda_graph",
+                     "cuda_graph_max_bs", "enable_torch_compile", "speculative_algorithm", "quantization",
+                     "load_format", "attention_backend")
 _FIELD_START = re.compile(r", (?=[A-Za-z_]\w*=)")  # used only to find cut points, never to split values
 
 
@@ -67,6 +72,8 @@ def parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
         cuts = [m.start() for m in _FIELD_START.finditer(text)]
     else:
         cuts = [m.start() for m in re.finditer(r", (?='[A-Za-z_]\w*': )", text)]
+    # an author's ellipsis in a pasted dump ("ServerArgs(model_path='Qwen/Qwen3-8B', ...)")
+    cuts = sorted({*cuts, *(m.start() for m in re.finditer(r", ?(?:\.\.\.|…)", text))})
     # Each try parses a prefix: give up once the tries have parsed PARSE_BUDGET_CHARS, so a
     # megabyte-long garbled dump costs a few parses, not 400 (a real dump is ~13 kB).
     spent = 0

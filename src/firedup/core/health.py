@@ -185,3 +185,82 @@ class VersionGuess:
         else:
             return "version unknown"
         return span + (f" ({'; '.join(self.evidence)})" if self.evidence else "")
+
+
+@dataclass(frozen=True)
+class ReadyProbe:
+    """How to tell ready from outside for one range of an engine's versions: one row of the
+    per-version readiness table a format declares (`Format.readiness`, oldest row first).
+
+    `route` is the route whose 200 means ready on these versions. `http_is_enough` is False
+    when no route tells warm-up from ready there (a wait that can read the log confirms with
+    its ready line). `pitfall` says what these versions get wrong, `probe_seconds` how long
+    one probe of `route` takes once ready (a probe that runs a generation takes >= 1 s, so a
+    1 s probe timeout flaps), and `timeout_seconds` the probe timeout to use.
+    """
+
+    route: str
+    since: str | None = None
+    until: str | None = None  # inclusive
+    http_is_enough: bool = True
+    pitfall: str = ""
+    probe_seconds: float = 0.1
+    probe_seconds_why: str = "the route answers at once"
+    timeout_seconds: int = 5
+
+    def covers(self, version: str) -> bool:
+        key = version_key(version)
+        return (self.since is None or key >= version_key(self.since)) and (
+            self.until is None or key <= version_key(self.until))
+
+    @property
+    def versions(self) -> str:
+        if self.since and self.until:
+            return f"{self.since} to {self.until}"
+        if self.until:
+            return f"{self.until} and older"
+        if self.since:
+            return f"{self.since} and newer"
+        return "every version"
+
+
+def probes_for(table: tuple[ReadyProbe, ...], guess: VersionGuess | None) -> list[ReadyProbe]:
+    """The rows of `table` a run of version `guess` may be under (all rows when unknown)."""
+    if not table:
+        return []
+    if guess is None or (guess.low is None and guess.high is None):
+        return list(table)
+    low = version_key(guess.low) if guess.low else None
+    high = version_key(guess.high) if guess.high else None
+    rows = [row for row in table
+            if (high is None or row.since is None or version_key(row.since) <= high)
+            and (low is None or row.until is None or version_key(row.until) >= low)]
+    return rows or list(table)
+
+
+def ready_probe(table: tuple[ReadyProbe, ...], guess: VersionGuess | None) -> ReadyProbe | None:
+    """The one probe that is right on every version `guess` allows: the oldest such row's route
+    (the newer rows' routes may not exist there), HTTP enough only if it is on all of them, and
+    the slowest probe. None for a format without a table."""
+    rows = probes_for(table, guess)
+    if not rows:
+        return None
+    first = rows[0]
+    slowest = max(rows, key=lambda r: r.probe_seconds)
+    pitfalls = "; ".join(f"{r.versions}: {r.pitfall}" for r in rows if r.pitfall)
+    return ReadyProbe(route=first.route, since=first.since, until=rows[-1].until,
+                      http_is_enough=all(r.http_is_enough for r in rows), pitfall=pitfalls,
+                      probe_seconds=slowest.probe_seconds, probe_seconds_why=slowest.probe_seconds_why,
+                      timeout_seconds=max(r.timeout_seconds for r in rows))
+
+
+def combine_guesses(guesses: list[VersionGuess]) -> VersionGuess:
+    """The versions any of these runs may be: the union of their bounds (unknown if any is)."""
+    if not guesses:
+        return VersionGuess()
+    lows = [g.low for g in guesses]
+    highs = [g.high for g in guesses]
+    low = None if any(v is None for v in lows) else min((v for v in lows if v), key=version_key)
+    high = None if any(v is None for v in highs) else max((v for v in highs if v), key=version_key)
+    evidence = tuple(dict.fromkeys(e for g in guesses for e in g.evidence))
+    return VersionGuess(low, high, evidence)

@@ -15,6 +15,16 @@ def plain(text: str, **_: object) -> str:
     return text
 
 
+def fmt_time_to_end(seconds: float | None, lower_bound: bool) -> str:
+    """A run's time to its end as every view shows it: an excerpt's is a lower bound
+    ("≥ 1 min 30 s"), and one that knows less than a second is unknown ("excerpt"), not "0 ms"."""
+    if not lower_bound:
+        return fmt_duration(seconds)
+    if seconds is None or seconds < 1.0:
+        return "excerpt"
+    return "≥ " + fmt_duration(seconds)
+
+
 def fmt_duration(seconds: float | None) -> str:
     """Human durations: `850 ms`, `4.2 s`, `58 s`, `4 min 02 s`, `1 h 03 min`."""
     if seconds is None:

@@ -12,9 +12,11 @@ from collections.abc import Container
 from functools import cache
 
 from firedup.errors import UnknownEngineError
+from firedup.formats._foreign import looks_like
 from firedup.formats.base import Format, Header, Rule
 
-__all__ = ["Format", "Header", "Rule", "all_formats", "get_format", "known_engines", "no_known_engine", "register", "sniff", "unregister"]
+__all__ = ["Format", "Header", "Rule", "all_formats", "foreign_engine", "get_format", "known_engines", "no_known_engine",
+           "register", "sniff", "unregister"]
 
 _NOT_ENGINES = {"base"}
 
@@ -67,9 +69,21 @@ def sniff(sample: str, found: Container[str] | None = None) -> Format | None:
     scored = sorted(((fmt.sniff(sample, found), name) for name, fmt in formats.items()), reverse=True)
     if not scored or scored[0][0] <= 0:
         return None
+    other = looks_like(sample)
+    if other is not None and other[1] > scored[0][0]:
+        return None  # another engine's log quoting a line of ours: not ours to read
     return formats[scored[0][1]]
 
 
-def no_known_engine() -> str:
-    """Why an input no format recognises is not read, and what would help (one line)."""
+def foreign_engine(sample: str) -> str | None:
+    """The engine firedup does not read that `sample` looks like ("TGI (text-generation-inference)"), if any."""
+    other = looks_like(sample)
+    return other[0].title if other is not None else None
+
+
+def no_known_engine(looks: str | None = None) -> str:
+    """Why an input no format recognises is not read, what it looks like, and what would help (one line)."""
+    if looks:
+        return (f"no known engine: it looks like {looks} output, which firedup does not read "
+                f"(it reads {known_engines()})")
     return f"no known engine: none of {known_engines()} recognises its first lines; name one with --engine"

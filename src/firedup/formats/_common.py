@@ -39,7 +39,8 @@ PYTHON_ERRORS = (
 FRAME_STAGES = (
     ("dist_init", r"in (?:init_torch_distributed|init_distributed_environment|initialize_model_parallel)$"),
     ("load_weights", r"in (?:load_model|load_weights\w*|process_weights_after_loading|weight_loader)$"),
-    ("kv_cache", r"in (?:init_memory_pool|profile_max_num_token|init_cache_with_memory_pool)$"),
+    ("kv_cache", r"in (?:init_memory_pool|profile_max_num_token|init_cache_with_memory_pool"
+                 r"|determine_num_available_blocks|profile_run|_initialize_kv_caches)$"),
     ("cuda_graph", r"in (?:\w*capture_cuda_graph\w*|init_cuda_graphs|init_device_graphs|capture|capture_one_batch_size|_capture_graph)$"
                    r"|cuda_graph_runner\.py\", line \d+, in __init__$"),
 )

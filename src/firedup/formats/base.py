@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from firedup.core.health import HealthSemantics, VersionGuess
+    from firedup.core.health import HealthSemantics, ReadyProbe, VersionGuess
 
 Converter = Callable[[str], Any]
 
@@ -153,6 +153,29 @@ class Probing:
 
 
 @dataclass(frozen=True)
+class EngineClock:
+    """A timeout of the engine itself (or of what launches or routes it) that a start-up must
+    stay under, and which measured span it has to outlast.
+
+    `covers`: "ready" (first line to ready), "phase:<name>" (that phase, summed over its spans
+    on the slowest rank), or "longest-phase" (the longest single phase on any rank: a rank can
+    wait that long in a collective for the others). `config_key` is the flag's key in the args
+    line, so a run's own value can be read back; None for an environment variable or a flag of
+    another program (the log does not show it). `default` in seconds, None when unset means
+    no limit or one firedup does not know.
+    """
+
+    name: str  # as users write it: "--watchdog-timeout", "VLLM_ENGINE_READY_TIMEOUT_S"
+    how: str  # how to set it, with {seconds}: "--watchdog-timeout {seconds}"
+    covers: str
+    default: float | None
+    what: str  # what happens when it runs out
+    config_key: str | None = None
+    component: str = "engine"  # "engine" | "router" (a program in front of the engine)
+    since: str | None = None
+
+
+@dataclass(frozen=True)
 class Format:
     """An engine's line layout and rules, plus how to recognise its logs.
 
@@ -235,6 +258,11 @@ class Format:
     health: HealthSemantics | None = None
     # What wait snippets need beyond `health`: port, probe timeout, crash markers.
     probing: Probing | None = None
+    # The per-version readiness table (oldest row first): which route means ready, what a
+    # version gets wrong, how long a probe takes. Snippets and `wait` read it (core.health).
+    readiness: tuple[ReadyProbe, ...] = ()
+    # The engine's own clocks a start-up must stay under (watchdogs, ready timeouts, routers).
+    clocks: tuple[EngineClock, ...] = ()
     # Bounds on the engine version from one run's events, args and whether the args were
     # whole: the HTTP semantics `wait` and `replay` expect depend on it. None: not known.
     version_guess: Callable[[Iterable[Any], Mapping[str, Any], bool], VersionGuess] | None = None
@@ -247,6 +275,15 @@ class Format:
     hints: Mapping[tuple[str, str], str] = field(default_factory=dict)
     # The words a hint's placeholders take for one run's flags ({graph_bs_flag}, ...).
     hint_words: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
+    # --- in-log evidence of the year, for stamps that print none (month-day, time only) ---
+    # A regex whose `version` group finds the engine's version in the first lines of a log.
+    version_text: str | None = None
+    # (first version, last version, release date of the first "YYYY-MM-DD"), in version order:
+    # a log of a version in the range was written on or after that date.
+    releases: Sequence[tuple[str, str, str]] = ()
+    # (literal, release date, why): a line that only versions released from that date print
+    # (and no later ones: the date bounds the log from below, the guess is its first year).
+    release_literals: Sequence[tuple[str, str, str]] = ()
 
     @property
     def display(self) -> str:
@@ -293,6 +330,25 @@ class Format:
         already found in it)."""
         present = sample if found is None else found
         return sum(weight for literal, weight in self.sniff_literals.items() if literal in present)
+
+    def release_hint(self, sample: str) -> tuple[str, str] | None:
+        """When the engine version that wrote `sample` (a log's first lines) was released, and
+        the evidence: a log is written on or after its version's release, which makes a better
+        guess of a year the stamps do not print than the date of a file that may be a copy.
+        None when the lines do not tell."""
+        from firedup.core.health import version_key
+
+        if self.version_text is not None and self.releases:
+            m = re.search(self.version_text, sample)
+            if m is not None:
+                version = m.group("version")
+                for first, last, released in self.releases:
+                    if version_key(first) <= version_key(version) <= version_key(last):
+                        return released, f"{self.display} {version}, released {released[:7]}"
+        for literal, released, why in self.release_literals:
+            if literal in sample:
+                return released, why
+        return None
 
     def rule(self, name: str) -> Rule:
         for rule in self.rules:

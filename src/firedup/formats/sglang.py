@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from firedup.core.health import REFUSED, HealthSemantics, Route, VersionGuess, version_key
+from firedup.core.health import REFUSED, HealthSemantics, ReadyProbe, Route, VersionGuess, version_key
 from firedup.formats import _common
-from firedup.formats.base import Format, Header, Probing, Rule, to_float, to_int, to_list
+from firedup.formats.base import EngineClock, Format, Header, Probing, Rule, to_float, to_int, to_list
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -238,6 +238,8 @@ RULES = (
     Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian"),
     _common.ACCESS,
     _common.SHUTDOWN,
+    # a SIGTERM (the operator, Kubernetes) starts a graceful shutdown: the children it stops are no crash
+    Rule("http.shutdown", r"^SIGTERM received\. signum=", "SIGTERM received"),
     Rule("warmup.end", r"^(?:End of (?:\w+ )*warmup|Disaggregation warmup requests completed|Warmup ended)",
          ("warmup", "Warmup")),
     # ready
@@ -258,6 +260,10 @@ RULES = (
          r"|^Child process unexpectedly failed)",
          ("terminated with", "crashed with exit code", "unexpectedly failed")),
     Rule("error.init_failed", r"Initialization failed\. Please see the error messages above", "Initialization failed"),
+    # 0.1-0.2: the launcher prints each child's init state; a traceback there is the crash
+    # ("Initialization failed. controller_init_state: Traceback (most recent call last):")
+    Rule("error.init_failed", r"^Initialization failed\. (?P<process>controller|router|model)_init_state: (?:Traceback|\w+Error)",
+         "_init_state: "),
     Rule("error.unbalanced", r"could finish the model loading, but there are other ranks that didn't finish",
          "other ranks that didn't finish"),
     Rule("error.watchdog", r"[Ww]atchdog timeout \(", "atchdog timeout"),
@@ -311,6 +317,44 @@ PROBING = Probing(
                       "of 1 s fails a healthy server",
     crash_markers=("hit an exception", "Received sigquit from a child process", "scheduler is dead",
                    "died during initialization", "Initialization failed", "Application startup failed"),
+)
+
+# The per-version readiness table (sglang.md §3.1 and §3.3): which route means ready.
+READINESS = (
+    ReadyProbe(
+        route="/health_generate", until="0.4.10.post1", http_is_enough=False,
+        pitfall=("/health answers 200 as soon as uvicorn is up, during warm-up too: it proves only that the "
+                 "HTTP server runs; /health_generate runs a real 1-token generation (0.4.7-0.4.9 may answer 200 "
+                 "even when the scheduler hangs); the log's ready line is the exact signal"),
+        probe_seconds=1.0, probe_seconds_why="/health_generate runs a 1-token generation (>= 1 s)", timeout_seconds=5),
+    ReadyProbe(
+        route="/health", since="0.4.10.post2", until="0.5.19",
+        pitfall="",
+        probe_seconds=1.0,
+        probe_seconds_why=("/health runs a 1-token generation once ready (>= 1 s; the server waits up to "
+                           "SGLANG_HEALTH_CHECK_TIMEOUT, 20 s): a 1 s probe timeout flaps"),
+        timeout_seconds=5),
+    ReadyProbe(
+        route="/ready", since="0.5.20",
+        pitfall="",
+        probe_seconds=0.1, probe_seconds_why="/ready answers at once (/health would run a generation, >= 1 s)",
+        timeout_seconds=5),
+)
+
+# The engine's own clocks (sglang.md §4.1, §5; background/anchors.md A7, B12-B15).
+CLOCKS = (
+    EngineClock("--watchdog-timeout", "--watchdog-timeout {seconds}", "phase:warmup", 300.0,
+                "no forward progress for this long while a batch runs (the warm-up request is one): the scheduler "
+                "dumps its state and SIGQUITs the server (exit 137); it is created after model init, so it does not "
+                "cover weight load or graph capture", config_key="watchdog_timeout", since="0.3.5"),
+    EngineClock("--dist-timeout", "--dist-timeout {seconds}", "longest-phase", 600.0,
+                "a collective that waits longer (ranks meeting at init, after weight load, during graph capture) "
+                "fails: torch's default is 600 s for NCCL, 1800 s for gloo", config_key="dist_timeout", since="0.4.4"),
+    EngineClock("SGLANG_WARMUP_TIMEOUT", "SGLANG_WARMUP_TIMEOUT={seconds} (environment)", "phase:warmup", 600.0,
+                "the warm-up request gives up and the server does not become ready", since="0.5.6"),
+    EngineClock("router --worker-startup-timeout-secs", "--worker-startup-timeout-secs {seconds} (sglang_router; "
+                "--router-worker-startup-timeout-secs with sglang_router.launch_server)", "ready", 1800.0,
+                "the router stops waiting for the worker's /health and does not add it", component="router"),
 )
 
 # (marker, bound, version, evidence). Lower bounds are features a version introduced; upper
@@ -444,6 +488,8 @@ FORMAT = Format(
     capture_trace=_common.CAPTURE_TRACE,
     health=HEALTH,
     probing=PROBING,
+    readiness=READINESS,
+    clocks=CLOCKS,
     version_guess=version_guess,
     # the SIGQUIT path: the main process SIGKILLs its tree and itself (sglang.md §4.3)
     kills_tree_on=frozenset({"error.killed", "error.sigquit", "error.child_exception", "error.warmup",
@@ -451,4 +497,9 @@ FORMAT = Format(
     tree_kill_note="SGLang's SIGQUIT path kills its process tree",
     hints=HINTS,
     hint_words=hint_words,
+    # 0.1-0.3.3 print "Init nccl begin" (renamed in 0.3.4, 2024-10-19) and 0.1-0.2 "[gpu_id=N]":
+    # every such release came out in 2024 (sglang.md's release table; 0.1 in early 2024). Their
+    # vLLM-style lines (custom all-reduce, ...) carry month-day stamps without a year.
+    release_literals=(("] Init nccl begin.", "2024-01-01", "SGLang up to 0.3.3 ('Init nccl begin'), released in 2024"),
+                      ("[gpu_id=", "2024-01-01", "SGLang 0.1-0.2 ('[gpu_id=N]' lines), released in 2024")),
 )

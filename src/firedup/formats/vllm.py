@@ -21,9 +21,9 @@ import re
 from typing import Any
 
 from firedup.core.config import parse_args_repr
-from firedup.core.health import REFUSED, HealthSemantics, Route
+from firedup.core.health import REFUSED, HealthSemantics, ReadyProbe, Route
 from firedup.formats import _common
-from firedup.formats.base import ArgsDump, Format, Header, Probing, Rule, to_float, to_int
+from firedup.formats.base import ArgsDump, EngineClock, Format, Header, Probing, Rule, to_float, to_int
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -301,7 +301,10 @@ RULES = (
          "is assigned as DP rank", fields={"config_stated": _stated("world_size", int)}, rank="TP{tp}"),
     # --- weights: "Starting to load model" (V1 runner, V0) ... "Loading weights took X seconds" ---
     Rule("load_weight.begin", r"^Starting to load model (?P<model>.+?)\.\.\.", "Starting to load model"),
-    Rule("load_weight.scratch", r"^Loading model from scratch\.\.\.", "Loading model from scratch"),
+    # Model Runner V2 (0.12+, the default for supported configs from 0.29, the only runner in
+    # 0.34) prints this instead; the V1 runner of 0.9.1-0.11.0 printed it right after the
+    # line above, a restatement of the same begin that the timeline does not count twice.
+    Rule("load_weight.begin", r"^Loading model from scratch\.\.\.", "Loading model from scratch"),
     Rule("load_weight.download", r"^Time spent downloading weights for (?P<model>.+): (?P<download_s>[\d.]+) seconds",
          "Time spent downloading weights", fields={"download_s": to_float}),
     Rule("load_weight.end", r"^Loading weights took (?P<elapsed_s>[\d.]+) seconds", "Loading weights took",
@@ -328,6 +331,9 @@ RULES = (
          "torch.compile ", fields={"elapsed_s": to_float, "detail": lambda t: "with warmup" if t else None}),
     Rule("torch_compile.warmup", rf"^{_TAG}Initial profiling/warmup run took (?P<warmup_s>[\d.]+) s",
          "Initial profiling/warmup", fields={"warmup_s": to_float}),
+    # 0.24+: the encoder's warm-up of a multi-modal model, inside `init engine ... took`
+    Rule("engine.mm_warmup", r"^Multi-modal warmup completed in (?P<warmup_s>[\d.]+) ?s", "Multi-modal warmup",
+         fields={"warmup_s": to_float}),
     # --- KV cache: the profile sizes it ("Available ..."), then it is allocated ("... size:") ---
     Rule("kv_cache.allocated", r"^Available KV cache memory: (?P<kv_gib>[\d.]+) GiB", "Available KV cache memory",
          fields={"kv_gib": to_float}, const={"next_stage": "kv_cache"}),
@@ -437,6 +443,23 @@ PROBING = Probing(
                    "Application startup failed"),
 )
 
+# The per-version readiness table (vllm.md §3): nothing listens until the engine is ready.
+READINESS = (
+    ReadyProbe(route="/health", pitfall="", probe_seconds=0.1,
+               probe_seconds_why="/health checks the engine's state and answers at once",
+               timeout_seconds=5),
+)
+
+# The engine's own clocks (background/anchors.md B24, C6).
+CLOCKS = (
+    EngineClock("VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_ENGINE_READY_TIMEOUT_S={seconds} (environment)", "ready", 600.0,
+                "the API server stops waiting for the engine core and exits (the engine core may keep running, "
+                "vllm#32116)"),
+    EngineClock("router --worker-startup-timeout-secs", "--worker-startup-timeout-secs {seconds} (vllm-router)",
+                "ready", None, "the router stops waiting for the worker's /health and does not add it",
+                component="router"),
+)
+
 HINTS = {
     ("kv_cache_too_small", "*"): ("the KV cache cannot hold one request of the model's max length: raise "
                                   "--gpu-memory-utilization, lower --max-model-len, or shard wider (--tensor-parallel-size)"),
@@ -458,6 +481,17 @@ HINTS = {
     ("port_in_use", "*"): "another process holds the port: stop it or pick another --port",
     ("config", "*"): "vLLM rejected this combination of flags, model or hardware: read the message",
 }
+
+# When each minor series was first released (PyPI upload dates of x.y.0; shared/formats/vllm.md
+# lists no dates). A log of a version is written on or after its release: the year its month-day
+# stamps lack is guessed from it. Series after 0.11 are left out: their dates are not known here.
+RELEASES = (
+    ("0.3.0", "0.3.3", "2024-01-31"), ("0.4.0", "0.4.3", "2024-03-30"), ("0.5.0", "0.5.5", "2024-06-11"),
+    ("0.6.0", "0.6.6.post1", "2024-09-04"), ("0.7.0", "0.7.3", "2025-01-27"), ("0.8.0", "0.8.5.post1", "2025-03-18"),
+    ("0.9.0", "0.9.2", "2025-05-15"), ("0.10.0", "0.10.2", "2025-07-24"), ("0.11.0", "0.11.0", "2025-10-02"),
+)
+VERSION_TEXT = (r"(?:vLLM API server version |vLLM server version |LLM engine \(v|█ +version +)"
+                r"(?P<version>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
 
 FORMAT = Format(
     name="vllm",
@@ -481,6 +515,10 @@ FORMAT = Format(
         "GPU KV cache size:": 5.0,
         "Available KV cache memory:": 5.0,
         "Starting to load model": 4.0,
+        "Loading model from scratch...": 4.0,
+        "Using V2 Model Runner": 6.0,
+        "Initial profiling/warmup run took": 4.0,
+        "Multi-modal warmup completed in": 4.0,
         "is assigned as DP rank": 3.0,
         "torch.compile takes": 4.0,
         "torch.compile took": 4.0,
@@ -528,5 +566,9 @@ FORMAT = Format(
     capture_trace=_common.CAPTURE_TRACE,
     health=HEALTH,
     probing=PROBING,
+    readiness=READINESS,
+    clocks=CLOCKS,
     hints=HINTS,
+    version_text=VERSION_TEXT,
+    releases=RELEASES,
 )

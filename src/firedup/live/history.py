@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from firedup.core.config import SAME_CONFIG_FLAGS
 from firedup.core.units import fmt_duration
 from firedup.errors import FiredupError, StoreError
 from firedup.read.clock import Stamp
@@ -23,10 +24,7 @@ from firedup.timeline.build import Run, next_stage, spanned, stage_changes
 MIN_STALL_S = 30.0  # never warn on a shorter silence, whatever history says
 AUTO_RISK = 0.01  # --timeout auto: the budget `firedup budget` gives for this risk
 
-# Flags that change how long a startup takes: runs agreeing on all of them are one config.
-CONFIG_FLAGS = ("model_path", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes", "disable_cuda_graph",
-                "cuda_graph_max_bs", "enable_torch_compile", "speculative_algorithm", "quantization",
-                "load_format", "attention_backend")
+CONFIG_FLAGS = SAME_CONFIG_FLAGS  # runs agreeing on all of them are one config
 
 
 def config_key(config: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -119,9 +117,8 @@ class History:
         found = budget_for([p.ready_s for p in self.profiles], AUTO_RISK)
         assert found.budget_seconds is not None and found.slowest is not None
         n = self.n
-        method = (f"the {found.method} budget of `firedup budget` (risk {AUTO_RISK:.0%}) over {n} history "
-                  f"run{'s' if n != 1 else ''} of this config (slowest {fmt_duration(found.slowest)}); a new run "
-                  f"exceeds the slowest of {n} with a chance of about 1/(n+1) = {1 / (n + 1):.0%}")
+        method = (f"the budget of `firedup budget` over {n} history run{'s' if n != 1 else ''} of this config "
+                  f"(slowest {fmt_duration(found.slowest)}): {found.method_label}, {found.risk_label}")
         return Budget(float(found.budget_seconds), n, found.slowest, method)
 
     def median_ready(self) -> float | None:

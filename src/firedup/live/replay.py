@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -35,8 +36,10 @@ from firedup.core.health import (
     valid_version,
 )
 from firedup.errors import FiredupError, InputError, OutputError, UsageError
-from firedup.formats import Format, no_known_engine
+from firedup.formats import Format, foreign_engine, no_known_engine
 from firedup.read.clock import Stamp
+from firedup.read.engine import Event
+from firedup.read.events import FATAL_EVENTS
 from firedup.read.sources import Source, normalise
 from firedup.timeline.build import Run
 from firedup.timeline.pipeline import DatePolicy, LogReader
@@ -117,7 +120,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     reader = LogReader(str(path), engine, DatePolicy.of(Source(str(path), path)), keep_stamps=True)
     reader.feed([line for number, text in enumerate(texts, start=1) for line in normalise(text, number)], force=True)
     if reader.fmt is None:
-        raise InputError(str(path), no_known_engine())
+        raise InputError(str(path), no_known_engine(foreign_engine("\n".join(texts[:2000]))))
     runs = reader.runs()
     assert reader.stamps is not None
     fmt, events = reader.fmt, reader.events
@@ -134,7 +137,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
             ready = run.milestone("ready")
             assert ready is not None
             actions.setdefault(ready.line - 1, []).append("ready")
-        if run.crash is not None:
+        if run.crash is not None and not _hangs(run, events, fmt):
             actions.setdefault(run.crash.line - 1, []).append("crash")
     last = runs[-1] if runs else None
     version = VersionGuess()
@@ -153,7 +156,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
             m = re.search(r":(\d+)(?:/|$)", str(running.fields["url"]))
             port, url_line = (int(m.group(1)), running.line) if m else (None, running.line)
     exit_code = 0
-    if last is not None and last.crash is not None:
+    if last is not None and last.crash is not None and not _hangs(last, events, fmt):
         names = {e.name for e in events if last.first_line is not None and e.line >= last.first_line}
         killed = bool(names & fmt.kills_tree_on)
         exit_code = 137 if killed else 1
@@ -164,6 +167,15 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
 
 
 _REDRAW = re.compile(rb"(?=\r)")
+
+
+def _hangs(run: Run, events: Sequence[Event], fmt: Format) -> bool:
+    """A server that declared itself stuck (a failed health check) and never died: it keeps
+    its port and keeps answering that it is starting, so a replay hangs too instead of exiting."""
+    if run.crash is None or run.crash.category != "hang" or run.first_line is None:
+        return False
+    names = {e.name for e in events if e.line >= run.first_line and (run.last_line is None or e.line <= run.last_line)}
+    return not names & (FATAL_EVENTS | fmt.kills_tree_on)
 
 
 def _stamped_parts(reader: LogReader, raws: list[bytes],

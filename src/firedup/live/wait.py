@@ -39,10 +39,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at
+from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at, ready_probe
 from firedup.core.units import fmt_duration, fmt_offset, plain
 from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, UsageError
-from firedup.formats import Format, no_known_engine
+from firedup.formats import Format, foreign_engine, no_known_engine
 from firedup.live.history import (
     Budget,
     History,
@@ -432,9 +432,13 @@ class Waiter:
         if self.reader.fmt is None:
             if force and not self.unknown_engine_said:
                 self.unknown_engine_said = True
-                self.say(f"note: {self.opts.log}: {no_known_engine()} (until its lines show one, the URL and "
+                self.say(f"note: {self.opts.log}: {no_known_engine(foreign_engine(self._pending_text()))} (until its lines show one, the URL and "
                          "the process decide)")
             del self.reader.pending[:-SNIFF_KEEP_LINES]
+
+    def _pending_text(self) -> str:
+        """The lines read while no engine shows, for what they look like."""
+        return "\n".join(line.text for line in self.reader.pending)
 
     def _feed(self, lines: Iterable[RawLine]) -> None:
         logical: list[Line] = []
@@ -863,6 +867,11 @@ class Waiter:
             version = self.fmt.version_guess(events, run.all_config, run.config_complete)
             if version.low or version.high:
                 guess = f" This log looks like {engine} {version.describe()}."
+            probe = ready_probe(self.fmt.readiness, version)  # the table the budget snippets use too
+            if probe is not None and (version.low or version.high):
+                guess += (f" Its readiness route is {probe.route}"
+                          + ("; no route tells warm-up from ready there, only the log's ready line" if
+                             not probe.http_is_enough else "") + ".")
         self.warn("url-early-health",
                   f"{url} answered 200 while the log is still in {stage} (no ready line yet). "
                   + _early_200_story(engine, health, guess))

@@ -71,6 +71,7 @@ _PREFIX_STARTS = (
     r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}",  # journald
     r"[A-Za-z0-9][\w.-]*\s+\| ",  # docker compose
     r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ",  # DJL serving
+    r"\[rank\d+\]:",  # torch.distributed's rank prefix on stderr lines
     r"\(",  # process tags (Ray's, an engine's worker processes)
 )
 _LINE_START = r"^[ \t\r\f\v]*"  # normalise() strips indentation before reading prefixes

@@ -80,6 +80,14 @@ def _year_of_date(month: int, anchor: date) -> int:
     return anchor.year
 
 
+def _year_on_or_after(month: int, dom: int, earliest: date) -> int:
+    """The first year in which month-day falls on or after `earliest` (one day of slack)."""
+    candidate = _safe_date(earliest.year, month, dom)
+    if candidate is not None and candidate >= earliest - timedelta(days=1):
+        return earliest.year
+    return earliest.year + 1
+
+
 def _year_not_after(month: int, dom: int, latest: date) -> int:
     """The last year in which month-day falls on or before `latest` (one day of slack for time zones)."""
     candidate = _safe_date(latest.year, month, dom)
@@ -92,7 +100,8 @@ class Clock:
     """Resolves partial timestamps of one source, in order.
 
     `date_source` records where the date came from the first time one was needed:
-    "log" (the line carries it), "outer" (a collector prefix), "--date", "mtime" (the
+    "log" (the line carries it), "outer" (a collector prefix), "--date", "version" (the
+    year guessed from the release of the engine version the log shows), "mtime" (the
     file's modification year), "unknown" (month and day known, the year not: stamps carry
     1970 as a placeholder, views say "year unknown") or "default" (time-only lines with no
     date at all: 1970-01-01, as the contract asks).
@@ -104,6 +113,9 @@ class Clock:
         self.file_date = file_date
         self.file_year = file_date.year if file_date is not None and file_year is None else file_year
         self.date_source: str | None = None
+        # In-log evidence (`Format.release_hint`): the date the log's engine version was
+        # released, and why. A log is written on or after it; see `_year_for`.
+        self.released: date | None = None
         self._day: date | None = None  # running day for time-only lines
         self._last: datetime | None = None
         self._year: int | None = None  # running year for month-day lines
@@ -229,6 +241,11 @@ class Clock:
             elif self.default_date is not None:
                 self._year = _year_of_date(month, self.default_date)
                 self._note("--date")
+            elif self.released is not None and not self._file_agrees(month, dom, self.released):
+                # The version's release, from inside the log, over the date of a file that may
+                # be a copy: the first month-day on or after the release.
+                self._year = _year_on_or_after(month, dom, self.released)
+                self._note("version")
             elif self.file_date is not None:
                 # The log was written before the file was last modified.
                 self._year = _year_not_after(month, dom, self.file_date)
@@ -242,6 +259,14 @@ class Clock:
         elif self._last is not None and month < self._last.month - 6:
             self._year += 1  # December -> January: the year turned
         return self._year
+
+    def _file_agrees(self, month: int, dom: int, released: date) -> bool:
+        """The file's date puts the log within a year after its version's release: both agree,
+        and the file's date is the closer bound (a file copied years later is not)."""
+        if self.file_date is None:
+            return False
+        day = _safe_date(_year_not_after(month, dom, self.file_date), month, dom)
+        return day is not None and released - timedelta(days=1) <= day <= released + timedelta(days=366)
 
     def _month_day(self, month: int, dom: int, time_text: str, frac: str, anchor: datetime | None) -> Stamp | None:
         if anchor is not None:

@@ -59,7 +59,7 @@ class Line:
 _ANSI = re.compile(r"(?:\x1b|#033)\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]|\[[0-9]{1,2}(?:;[0-9]{1,2})*m")
 _RFC3339 = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d+))?"
-    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?\s+"
+    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?(?: +\| +|\s+)"  # CloudWatch's console table: "<stamp> | <line>"
 )
 # Docker Desktop's view and Dozzle-like viewers: host-local "YYYY-MM-DD HH:MM:SS[.mmm] " or
 # "... | ", or alone on a line (Docker Desktop stamps the newline tqdm writes before a bar).
@@ -79,6 +79,8 @@ _JOURNALD = re.compile(
 )
 _COMPOSE = re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| ")
 _DJL = re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): ")
+# torch.distributed's "[rank0]: " before every stderr line of a rank (torch 2.3+): tracebacks.
+_TORCH_RANK = re.compile(r"^\[rank\d+\]: ?")
 # "(EngineCore_DP0 pid=1)", "(Worker rank=1 pid=2)", "(Worker PP1_TP0 pid=3)" (engine worker processes),
 # Ray's "(pid=4, ip=10.0.0.1)".
 _PROC = re.compile(
@@ -118,7 +120,7 @@ def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
             text = text[m.end():]
             continue
         if first == "[":
-            m = _DJL.match(text)
+            m = _DJL.match(text) or _TORCH_RANK.match(text)
             if m is None:
                 break
             text = text[m.end():]

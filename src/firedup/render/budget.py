@@ -11,19 +11,23 @@ from typing import Any
 from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.render.snippets import snippets_for
-from firedup.tables.budget import BudgetReport
+from firedup.tables.budget import BudgetReport, LayerTimeouts
 from firedup.tables.compare import left_out_lines, population_label
 
 
 def budget_json(report: BudgetReport) -> dict[str, Any]:
     """`report.as_json()` with each group's snippets (bash, kubernetes, compose)."""
     data = report.as_json()
-    for item, b in zip(data["groups"], report.budgets, strict=True):
-        item["snippets"] = snippets_for(b) if b.budget_seconds is not None else {}
+    for i, (item, b) in enumerate(zip(data["groups"], report.budgets, strict=True)):
+        item["snippets"] = snippets_for(b, _timeouts(report, i)) if b.budget_seconds is not None else {}
     return data
 
 
-def budget_text(report: BudgetReport, snippets: Sequence[str] = ("bash", "kubernetes", "compose")) -> str:
+def _timeouts(report: BudgetReport, index: int) -> LayerTimeouts | None:
+    return report.timeouts[index] if index < len(report.timeouts) else None
+
+
+def budget_text(report: BudgetReport, snippets: Sequence[str] = ("timeouts", "bash", "kubernetes", "compose")) -> str:
     g = report.grouping
     if not g.groups:
         return "\n".join(["no server startup found in the input",
@@ -38,15 +42,38 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("bash", "kubern
             lines.append(f"{b.label}: no budget ({b.statement})")
             continue
         lines.append(f"{b.label}: budget {fmt_duration(b.budget_seconds)} ({b.budget_seconds} s), "
-                     f"method: {b.method}, asked risk {b.risk:.2%}")
+                     f"{b.method_label}; {b.risk_label}")
         lines.append(f"  {b.statement}")
     lines.extend(left_out_lines(g.left_out, "left out"))
-    for b in report.budgets:
+    for index, b in enumerate(report.budgets):
         if b.budget_seconds is None or not snippets:
             continue
-        texts = snippets_for(b)
+        texts = snippets_for(b, _timeouts(report, index))
         for kind in snippets:
+            if kind not in texts:
+                continue
             lines.append("")
             lines.append(f"# ---- {kind}: {visible(b.label, one_line=True)} ----")
             lines.append(texts[kind].rstrip("\n"))
     return "\n".join(lines)
+
+
+def snippet_only(report: BudgetReport, kind: str) -> str:
+    """One kind of snippet and nothing else, so that `firedup budget --snippet bash > wait.sh` is a
+    script: the first group's with a budget (the others follow as comments, for YAML as
+    separate documents). No budget at all: a comment saying why."""
+    parts: list[str] = []
+    for index, b in enumerate(report.budgets):
+        if b.budget_seconds is None:
+            continue
+        text = snippets_for(b, _timeouts(report, index))[kind]
+        if not parts:
+            parts.append(text)
+        elif kind == "bash":
+            parts.append("# ---- another group: " + b.label.replace("\n", " ") + " ----\n"
+                         + "".join("# " + line + "\n" for line in text.splitlines()))
+        else:
+            parts.append("---\n" + text)
+    if not parts:
+        return "# no budget: no run reached ready in the input\n"
+    return "".join(parts)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 import polars as pl
 
 from firedup.core.safe import visible
-from firedup.core.units import fmt_clock, fmt_duration
+from firedup.core.units import fmt_clock, fmt_duration, fmt_time_to_end
 from firedup.errors import DataError, UsageError, writing
 from firedup.tables.frames import Runs
 from firedup.timeline.build import (
@@ -39,6 +39,7 @@ from firedup.timeline.build import (
     STRAGGLER_SECONDS,
     STRAGGLER_SHARE,
     _rank_sort_key,
+    late_arrival,
     spanned,
 )
 
@@ -220,12 +221,11 @@ def _status(row: dict[str, Any]) -> tuple[str, float | None, str]:
     `seconds_to_end` (a crash at its first line, as every view places it)."""
     total = row["seconds_to_end"]
     if row["outcome"] == "ready":
-        lower = "≥ " if row["lower_bound"] else ""
-        return "ready", total, f"ready {lower}{fmt_duration(total)}"
+        return "ready", total, f"ready {fmt_time_to_end(total, bool(row['lower_bound']))}"
     if row["outcome"] == "crashed":
         what = row["crash_category"] or "unknown"
         where = f" in {row['crash_phase']}" if row["crash_phase"] else ""
-        return "crash", total, f"crash ({what}{where}) {fmt_duration(total)}"
+        return "crash", total, f"crash ({what}{where}) {fmt_time_to_end(total, bool(row['lower_bound']))}"
     where = f" in {row['stopped_in']}" if row["stopped_in"] else ""
     return "end", total, f"log ends{where} {fmt_duration(total)}"
 
@@ -417,13 +417,14 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
                            "seconds": sec, "offset": off})
         rows.append({"group_index": index, "group": group.label, "n": group.n, "not_timed": len(group.not_timed),
                      "budget_seconds": b.budget_seconds, "risk": b.risk, "method": b.method,
+                     "method_label": b.method_label, "risk_label": b.risk_label,
                      "median": group.median, "slowest": b.slowest})
         index += 1
     pt_schema = {"group_index": pl.Int64(), "group": pl.Utf8(), "run_id": pl.Utf8(), "label": pl.Utf8(),
                  "seconds": pl.Float64(), "offset": pl.Float64()}
     b_schema = {"group_index": pl.Int64(), "group": pl.Utf8(), "n": pl.Int64(), "not_timed": pl.Int64(),
-                "budget_seconds": pl.Int64(), "risk": pl.Float64(), "method": pl.Utf8(), "median": pl.Float64(),
-                "slowest": pl.Float64()}
+                "budget_seconds": pl.Int64(), "risk": pl.Float64(), "method": pl.Utf8(), "method_label": pl.Utf8(),
+                "risk_label": pl.Utf8(), "median": pl.Float64(), "slowest": pl.Float64()}
     return DistributionData(pl.DataFrame(points, schema=pt_schema) if points else pl.DataFrame(schema=pt_schema),
                             pl.DataFrame(rows, schema=b_schema) if rows else pl.DataFrame(schema=b_schema), risk,
                             drawn)
@@ -436,7 +437,7 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
 class RanksData:
     """Seconds per rank and phase, how far each is above the fastest rank, and the stragglers."""
 
-    cells: pl.DataFrame  # rank, column, phase, seconds, excess, straggler
+    cells: pl.DataFrame  # rank, column, phase, seconds, excess, straggler, late (barrier phases)
     ranks: list[str]  # rows, in rank order
     columns: list[str]  # phase (detail) columns, in startup order
     run_id: str
@@ -451,20 +452,33 @@ def _rank_cells(phases: pl.DataFrame) -> pl.DataFrame:
     return (rank_phases
             .with_columns(pl.when(pl.col("detail").is_null()).then(pl.col("phase"))
                           .otherwise(pl.col("phase") + " (" + pl.col("detail") + ")").alias("column"))
-            .group_by("rank", "column", "phase").agg(pl.col("seconds").sum()))
+            .group_by("rank", "column", "phase").agg(pl.col("seconds").sum(), pl.col("start_offset").min()))
 
 
 def _with_excess(cells: pl.DataFrame) -> pl.DataFrame:
+    """`excess` over the fastest rank, and `straggler`: a phase's slow rank (timeline.build.is_straggler);
+    at a barrier phase (NO_STRAGGLERS) the rank that arrived last (`late_arrival`, `is_late`), never
+    the one that waited longest. `late`: seconds a barrier's rank arrived after the median rank."""
+    barrier = pl.col("phase").is_in(list(NO_STRAGGLERS))
+    # the last rank in at each barrier column, by the one rule the text view uses
+    last_in: dict[tuple[str, str], float] = {}
+    for (column,), group in cells.filter(barrier & pl.col("start_offset").is_not_null()).group_by(["column"]):
+        late = late_arrival(dict(zip(group["rank"].to_list(), group["start_offset"].to_list(), strict=True)))
+        if late is not None:
+            last_in[(str(column), late[0])] = late[1]
+    lates = [last_in.get((c, r)) for c, r in zip(cells["column"].to_list(), cells["rank"].to_list(), strict=True)]
     return (cells
             .with_columns(pl.col("seconds").min().over("column").alias("_min"),
                           pl.col("seconds").median().over("column").alias("_median"),
-                          pl.len().over("column").alias("_ranks"))
+                          pl.len().over("column").alias("_ranks"),
+                          pl.Series("late", lates, dtype=pl.Float64()))
             .with_columns((pl.col("seconds") - pl.col("_min")).alias("excess"),
-                          ((pl.col("_ranks") >= 2) & ~pl.col("phase").is_in(list(NO_STRAGGLERS))
-                           & (pl.col("seconds") - pl.col("_median")
-                              >= pl.max_horizontal(pl.lit(STRAGGLER_SECONDS), STRAGGLER_SHARE * pl.col("_median"))))
-                          .alias("straggler"))
-            .drop("_min", "_median", "_ranks"))
+                          ((pl.col("_ranks") >= 2)
+                           & pl.when(barrier).then(pl.col("late") >= STRAGGLER_SECONDS)
+                           .otherwise(pl.col("seconds") - pl.col("_median")
+                                      >= pl.max_horizontal(pl.lit(STRAGGLER_SECONDS), STRAGGLER_SHARE * pl.col("_median"))))
+                          .fill_null(False).alias("straggler"))
+            .drop("_min", "_median", "_ranks", "start_offset"))
 
 
 def straggler_spread(runs: Runs) -> pl.DataFrame:
@@ -510,7 +524,7 @@ def ranks_data(runs: Runs, run_id: str | None = None) -> RanksData:
     label = run_labels(row)[run_id]
     cells = cells.sort(pl.col("rank").replace_strict({r: i for i, r in enumerate(ranks)}, return_dtype=pl.Int64),
                        pl.col("column").replace_strict({c: i for i, c in enumerate(columns)}, return_dtype=pl.Int64))
-    return RanksData(cells.select("rank", "column", "phase", "seconds", "excess", "straggler"), ranks, columns,
+    return RanksData(cells.select("rank", "column", "phase", "seconds", "excess", "straggler", "late"), ranks, columns,
                      run_id, label)
 
 
@@ -747,8 +761,8 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
         if budget:
             ax.axvline(budget, color=CRASH_COLOUR, linestyle="--", linewidth=1.8, zorder=2)
             handles.append(Line2D([], [], color=CRASH_COLOUR, linestyle="--", linewidth=1.8,
-                                  label=f"budget {fmt_duration(budget)}: risk {_pct(g['risk'])} "
-                                        f"({g['method']})"))
+                                  label=f"budget {fmt_duration(budget)}: {g['method_label']};\n"
+                                        f"{g['risk_label']}"))
         ax.set_xlim(lo - pad, hi + pad)
         ax.set_ylim(-0.6, 0.6)
         ax.set_yticks([])
@@ -762,7 +776,7 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
     axes[-1].set_xlabel(with_coverage("time to ready (minutes:seconds); each panel has its own scale", data.coverage,
                                       80))
-    fig.suptitle(f"Time to ready per group, and the budget for a {_pct(risk)} risk of a timeout",
+    fig.suptitle(f"Time to ready per group, and the budget asked for a {_pct(risk)} risk (legends: the risk it carries)",
                  x=0.01, ha="left", fontsize=12, fontweight="bold")
     return fig
 
@@ -790,7 +804,7 @@ def _distribution_shared(data: DistributionData) -> Figure:
         if budget:
             ax.plot([budget, budget], [row - 0.38, row + 0.38], color=CRASH_COLOUR, linestyle="--", linewidth=1.8)
         hi = max(hi, *secs, budget or 0)
-        text = f"budget {fmt_duration(budget)} ({g['method']})" if budget else "no budget"
+        text = f"budget {fmt_duration(budget)} ({g['method_label']}; {g['risk_label']})" if budget else "no budget"
         ax.annotate(text, xy=(1.01, row), xycoords=("axes fraction", "data"), va="center", ha="left",
                     fontsize=8.5, annotation_clip=False)
     labels = [_group_label(g["group"]) + f" (n={g['n']})" for g in data.budgets.iter_rows(named=True)]
@@ -801,11 +815,11 @@ def _distribution_shared(data: DistributionData) -> Figure:
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.set_xlabel(with_coverage("time to ready (minutes:seconds), one scale for every group", data.coverage))
-    ax.set_title(f"Time to ready per group, and the budget for a {_pct(data.risk)} risk of a timeout", loc="left")
+    ax.set_title(f"Time to ready per group, and the budget asked for a {_pct(data.risk)} risk", loc="left")
     handles = [Line2D([], [], marker="o", linestyle="none", color=POINT_COLOUR, label="a run (time to ready)"),
                Line2D([], [], color="black", linewidth=2, label="median; box: middle half; whiskers: min-max"),
                Line2D([], [], color=CRASH_COLOUR, linestyle="--", linewidth=1.8,
-                      label=f"budget: risk {_pct(data.risk)}")]
+                      label=f"budget (asked risk {_pct(data.risk)}; each row says what it carries)")]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     return fig
 
@@ -893,8 +907,17 @@ def worst_rank_text(data: RanksData) -> str:
     cells = data.cells.with_columns((pl.col("seconds") - pl.col("seconds").median().over("column")).alias("over"))
     if cells.is_empty() or cells["rank"].n_unique() < 2:
         return ""
-    worst = cells.sort("over", descending=True, maintain_order=True).row(0, named=True)
-    if worst["over"] < 1.0:
+    # at a barrier the longest wait is the first to arrive: such a column names the last to arrive
+    barrier = pl.col("phase").is_in(list(NO_STRAGGLERS))
+    durations = cells.filter(~barrier).sort("over", descending=True, maintain_order=True)
+    late = cells.filter(barrier & pl.col("late").is_not_null()).sort("late", descending=True, maintain_order=True)
+    worst = durations.row(0, named=True) if not durations.is_empty() else None
+    latest = late.row(0, named=True) if not late.is_empty() else None
+    if latest is not None and latest["late"] >= 1.0 and (worst is None or latest["late"] > worst["over"]):
+        return (f"Last in: {latest['rank']} at {latest['column']}, {fmt_duration(latest['late'])} after the other "
+                f"ranks (they waited for it: their {latest['column']} is the longer)"
+                + (", a straggler." if latest["straggler"] else "."))
+    if worst is None or worst["over"] < 1.0:
         return "The ranks agree within a second."
     return (f"Slowest: {worst['rank']} in {worst['column']}, {fmt_duration(worst['over'])} over the median rank"
             + (" (a straggler)." if worst["straggler"] else "."))

@@ -209,18 +209,20 @@ def _budget_rows(report: BudgetReport) -> list[dict[str, Any]]:
     from firedup.render.snippets import snippets_for
 
     out = []
-    for b in report.budgets:
-        texts = snippets_for(b) if b.budget_seconds is not None else {}
+    for index, b in enumerate(report.budgets):
+        timeouts = report.timeouts[index] if index < len(report.timeouts) else None
+        texts = snippets_for(b, timeouts) if b.budget_seconds is not None else {}
         out.append({
             "label": b.label, "n": b.n,
             "budget": f"{fmt_duration(b.budget_seconds)} ({b.budget_seconds} s)" if b.budget_seconds is not None
             else "no budget",
-            "method": b.method, "risk": _pct(b.risk),
+            "method": b.method_label, "risk": _pct(b.risk), "risk_label": b.risk_label,
             "slowest": fmt_duration(b.slowest) if b.slowest is not None else "-",
             "chance": f"1/{b.n + 1} ({_pct(b.distribution_free_risk)})" if b.distribution_free_risk else "-",
             "statement": b.statement,
-            "snippets": [{"kind": kind, "lang": {"bash": "bash", "kubernetes": "yaml", "compose": "yaml"}[kind],
-                          "text": texts[kind].rstrip("\n")} for kind in ("bash", "kubernetes", "compose")
+            "snippets": [{"kind": kind, "lang": {"timeouts": "text", "bash": "bash", "kubernetes": "yaml",
+                                                 "compose": "yaml"}[kind],
+                          "text": texts[kind].rstrip("\n")} for kind in ("timeouts", "bash", "kubernetes", "compose")
                          if kind in texts],
         })
     return out

@@ -21,6 +21,7 @@ from firedup.formats.base import Format, Probing
 
 if TYPE_CHECKING:
     from firedup.tables.budget import Budget
+    from firedup.tables.timeouts import LayerTimeouts
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,8 @@ def _from_health(name: str, probing: Probing, health: HealthSemantics) -> Readin
     """The snippet wording of an engine's health semantics (the same data `wait` and `replay` use)."""
     while_starting = f"connection refused until {probing.listens_after}"
     if health.starting != REFUSED:
-        while_starting += f", then {health.starting} while warming up"
+        since = f" ({health.since}+)" if health.since else ""
+        while_starting += f", then {health.starting} while warming up{since}"
     body = "EMPTY" if probing.loud_body else "empty"
     when_ready = f"{health.ready_status} with an {body} body" if health.body == "empty" else str(health.ready_status)
     alternative = ""
@@ -88,59 +90,117 @@ def all_readiness() -> dict[str, Readiness]:
 READINESS: dict[str, Readiness] = all_readiness()
 
 BASH = """\
+#!/usr/bin/env bash
 # Wait for @NAME@ to be ready: budget @BUDGET@ s for @LABEL@
-#   (@N@; method: @METHOD@; asked risk @RISK@; from `firedup budget`).
-# Checks the HTTP status code, never the body: @NAME@'s @ENDPOINT@ gives @WHEN_READY@,
-# and @WHILE_STARTING@.@NO_GREP@
-# Also stops early if the server process exits or its log reports a crash.
-# Set SERVER_PID and SERVER_LOG (the log file the server writes) before running it.
-URL="${URL:-http://127.0.0.1:@PORT@@ENDPOINT@}"
+#   (@N@; @METHOD@; @RISK_LABEL@; from `firedup budget`).
+# Usage, with a URL, a log, or both (the log adds crash lines and the exact ready line):
+#   URL=http://127.0.0.1:@PORT@@ROUTE@ SERVER_LOG=server.log [SERVER_PID=1234] bash wait.sh
+# Exit 0 ready, 3 the server crashed or its process exited, 124 not ready within BUDGET s,
+# 2 neither URL nor SERVER_LOG given.
+# Ready over HTTP: a 200 from @ROUTE@ (@ON_VERSIONS@). Only the status code counts, never the body:
+# @NAME@'s health routes answer with an empty body (@WHEN_READY@), and @WHILE_STARTING@.@PITFALL@
+# The log: SERVER_LOG may not exist yet (the script waits for it); in a log that already exists
+# only lines written from now on count (FROM_START=1 reads it whole). Its ready line is
+# '@READY_LINE@'; these lines mean the start failed:@MARKER_LIST@
+URL="${URL:-}"
+SERVER_LOG="${SERVER_LOG:-}"
+SERVER_PID="${SERVER_PID:-}"
 BUDGET="${BUDGET:-@BUDGET@}"
 INTERVAL="${INTERVAL:-5}"
-SERVER_PID="${SERVER_PID:?set SERVER_PID to the server process id}"
-SERVER_LOG="${SERVER_LOG:?set SERVER_LOG to the server log file}"
-log_start=$(( $(wc -c < "$SERVER_LOG" 2>/dev/null || echo 0) + 1 ))  # only lines written from now on
+HTTP_IS_ENOUGH="${HTTP_IS_ENOUGH:-@HTTP_IS_ENOUGH@}"  # 0: with a log, wait for its ready line as well as the 200
+READY_LINE='@READY_LINE@'
+if [ -z "$URL" ] && [ -z "$SERVER_LOG" ]; then
+  echo "wait.sh: set URL (e.g. http://127.0.0.1:@PORT@@ROUTE@), SERVER_LOG (the server's log file) or both" >&2
+  exit 2
+fi
+crash_lines() { grep -F -m 3@MARKERS@; }
 deadline=$(( $(date +%s) + BUDGET ))
+start=0
+if [ -n "$SERVER_LOG" ] && [ -f "$SERVER_LOG" ] && [ -z "${FROM_START:-}" ]; then
+  start=$(wc -c < "$SERVER_LOG")
+fi
+pos=$start
 code=000
+log_ready=0
+waiting_said=0
 while :; do
-  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time @PROBE_TIMEOUT@ "$URL" || true)
-  if [ "$code" = 200 ]; then echo "ready: $URL answered 200"; break; fi
-  if ! kill -0 "$SERVER_PID" 2>/dev/null || [ "$(ps -o stat= -p "$SERVER_PID" 2>/dev/null | cut -c1)" = Z ]; then
-    echo "server process $SERVER_PID exited before it was ready (last HTTP status: $code)" >&2; exit 3
+  if [ -n "$SERVER_LOG" ] && [ -f "$SERVER_LOG" ]; then
+    size=$(wc -c < "$SERVER_LOG")
+    if [ "$size" -lt "$pos" ]; then start=0; pos=0; fi  # truncated or replaced: read it again
+    new=$(tail -c +"$(( pos + 1 ))" "$SERVER_LOG" | head -c "$(( size - pos ))")
+    pos=$size
+    crash=$(printf '%s\\n' "$new" | crash_lines || true)
+    if [ -n "$crash" ]; then
+      echo "crashed: the server log reports a failed start:" >&2
+      printf '%s\\n' "$crash" >&2
+      exit 3
+    fi
+    if printf '%s\\n' "$new" | grep -qF "$READY_LINE"; then log_ready=1; fi
+  elif [ -n "$SERVER_LOG" ] && [ "$waiting_said" = 0 ]; then
+    echo "waiting for $SERVER_LOG to appear"
+    waiting_said=1
   fi
-  if tail -c +"$log_start" "$SERVER_LOG" 2>/dev/null | grep -qF@MARKERS@; then
-    echo "the server log reports a crash:" >&2
-    tail -c +"$log_start" "$SERVER_LOG" | grep -F -m 3@MARKERS@ >&2; exit 3
+  if [ -n "$URL" ]; then
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time @PROBE_TIMEOUT@ "$URL" || true)
+    if [ "$code" = 200 ] && { [ "$HTTP_IS_ENOUGH" = 1 ] || [ -z "$SERVER_LOG" ] || [ "$log_ready" = 1 ]; }; then
+      echo "ready: $URL answered 200"
+      exit 0
+    fi
+  elif [ "$log_ready" = 1 ]; then
+    echo "ready: $SERVER_LOG says: $READY_LINE"
+    exit 0
+  fi
+  if [ -n "$SERVER_PID" ]; then
+    if ! kill -0 "$SERVER_PID" 2>/dev/null || [ "$(ps -o stat= -p "$SERVER_PID" 2>/dev/null | cut -c1)" = Z ]; then
+      if [ -n "$SERVER_LOG" ] && [ -f "$SERVER_LOG" ]; then
+        crash=$(tail -c +"$(( start + 1 ))" "$SERVER_LOG" | crash_lines || true)
+        if [ -n "$crash" ]; then
+          echo "crashed: the server log reports a failed start:" >&2
+          printf '%s\\n' "$crash" >&2
+        fi
+      fi
+      echo "the server process $SERVER_PID exited before it was ready (last HTTP status: $code)" >&2
+      exit 3
+    fi
   fi
   if [ "$(date +%s)" -ge "$deadline" ]; then
-    echo "not ready after ${BUDGET} s (last HTTP status: $code)" >&2; exit 124
+    echo "not ready after $BUDGET s (last HTTP status: $code)" >&2
+    exit 124
   fi
   sleep "$INTERVAL"
 done
 """
 
 KUBERNETES = """\
-# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; method: @METHOD@; asked risk @RISK@).
+# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; @METHOD@; @RISK_LABEL@).
 # The kubelet restarts the container after failureThreshold x periodSeconds = @THRESHOLD@ x @PERIOD@ s
 # = @ALLOWANCE@ s without a success. HTTP probes count 200-399 as success, so 503 and
-# connection refused are failures: @NAME@'s @ENDPOINT@ (@WHEN_READY@) works as is.
+# connection refused are failures. @ROUTE@ means ready @ON_VERSIONS@.@PITFALL@
+# timeoutSeconds: @PROBE_WHY@; the default of 1 s would flap.
 startupProbe:
   httpGet:
-    path: @ENDPOINT@
+    path: @ROUTE@
     port: @PORT@
   periodSeconds: @PERIOD@
   failureThreshold: @THRESHOLD@  # ceil(@BUDGET@ s / @PERIOD@ s)
-  timeoutSeconds: @PROBE_TIMEOUT@  # @PROBE_TIMEOUT_WHY@
+  timeoutSeconds: @PROBE_TIMEOUT@
   successThreshold: 1
+readinessProbe:
+  httpGet:
+    path: @ROUTE@
+    port: @PORT@
+  periodSeconds: 10
+  timeoutSeconds: @READINESS_TIMEOUT@  # above one probe's @PROBE_SECONDS@ s
+  failureThreshold: 3
 """
 
 COMPOSE = """\
-# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; method: @METHOD@; asked risk @RISK@).
+# @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; @METHOD@; @RISK_LABEL@).
 # curl -f fails on 503 and on connection refused, so only the status code decides;
-# @NAME@'s @ENDPOINT@ gives @WHEN_READY@. Failures during start_period do not count.
+# @ROUTE@ means ready @ON_VERSIONS@. Failures during start_period do not count.@PITFALL@
 # Use it with `depends_on: {server: {condition: service_healthy}}`. The image needs curl.
 healthcheck:
-  test: ["CMD-SHELL", "curl -fsS -o /dev/null --max-time @PROBE_TIMEOUT@ http://127.0.0.1:@PORT@@ENDPOINT@ || exit 1"]
+  test: ["CMD-SHELL", "curl -fsS -o /dev/null --max-time @PROBE_TIMEOUT@ http://127.0.0.1:@PORT@@ROUTE@ || exit 1"]
   start_period: @BUDGET@s
   interval: 30s
   timeout: @COMPOSE_TIMEOUT@s
@@ -149,11 +209,7 @@ healthcheck:
 """
 
 TEMPLATES = {"bash": BASH, "kubernetes": KUBERNETES, "compose": COMPOSE}
-
-
-def probe_period(budget_seconds: int) -> int:
-    """Short budgets poll often so fast starts are seen quickly; 10 s is the k8s default."""
-    return 5 if budget_seconds <= 300 else 10
+KINDS = ("bash", "kubernetes", "compose", "timeouts")
 
 
 def _fill(template: str, values: dict[str, str]) -> str:
@@ -162,33 +218,91 @@ def _fill(template: str, values: dict[str, str]) -> str:
     return template
 
 
-def snippets_for(budget: Budget) -> dict[str, str]:
-    """{"bash": ..., "kubernetes": ..., "compose": ...} for a budget (which must have seconds)."""
+def _comment_wrap(text: str, width: int = 96) -> str:
+    """`text` as '# ' comment lines (the first line continues the template's own line)."""
+    import textwrap
+
+    lines = textwrap.wrap(text, width)
+    return "\n# ".join(lines)
+
+
+def timeouts_text(timeouts: LayerTimeouts) -> str:
+    """Every layer's timeout, as lines to read (and the flags where a setting contradicts the runs)."""
+    b = timeouts.budget
+    probe = timeouts.probe
+    route = probe.route if probe else "/health"
+    lines = [f"# every layer's timeout for {b.label.replace(chr(10), ' ')}: budget {b.budget_seconds} s "
+             f"({b.method_label}; {b.risk_label})",
+             f"kubernetes startupProbe: path {route}, periodSeconds {timeouts.period} x failureThreshold "
+             f"{timeouts.threshold} = {timeouts.period * timeouts.threshold} s",
+             f"kubernetes readinessProbe: timeoutSeconds {timeouts.readiness_timeout} (one probe takes "
+             f"{probe.probe_seconds if probe else 1.0:g} s: {probe.probe_seconds_why if probe else 'unknown engine'})",
+             f"docker compose healthcheck: start_period {b.budget_seconds}s",
+             f"CI step: timeout-minutes: {timeouts.ci_minutes}  (budget + 25 % for checkout, pull and teardown)"]
+    for clock in timeouts.clocks:
+        lines.append(clock.line())
+    for flag in timeouts.flags:
+        lines.append(f"! {flag}")
+    return "\n".join(lines) + "\n"
+
+
+def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[str, str]:
+    """{"bash": ..., "kubernetes": ..., "compose": ...[, "timeouts": ...]} for a budget (which must have seconds).
+
+    The route, what it answers and how long a probe takes come from the format's per-version
+    readiness table for the versions the budget's runs may be (`budget.version`)."""
+    from firedup.core.health import ready_probe
+    from firedup.formats import all_formats
+
     if budget.budget_seconds is None:
         raise ValueError("no budget, no snippet")
-    facts = readiness(budget.engine)
-    seconds = budget.budget_seconds
-    period = probe_period(seconds)
-    threshold = math.ceil(seconds / period)
-    no_grep = ""
+    fmt = all_formats().get(budget.engine or "")
+    facts = readiness_of(fmt)
+    probe = timeouts.probe if timeouts is not None else (
+        ready_probe(fmt.readiness, budget.version) if fmt is not None else None)
+    route = probe.route if probe is not None else facts.endpoint
+    versions = probe.versions if probe is not None else "every version"
+    probe_s = probe.probe_seconds if probe is not None else 1.0
+    probe_timeout = max(facts.probe_timeout, probe.timeout_seconds if probe is not None else 0)
+    pitfall = ""
+    if probe is not None and not probe.http_is_enough:
+        pitfall = "\n# " + _comment_wrap(
+            f"On these versions no route tells warm-up from ready: {probe.pitfall}. With only a URL "
+            f"a 200 may come seconds before the server serves; give the log too.")
+    elif probe is not None and probe.pitfall:
+        pitfall = "\n# " + _comment_wrap(f"Older versions: {probe.pitfall}.")
     if facts.grep_trap:
-        no_grep = ("\n# So `curl -s ...@ENDPOINT@ | grep -q ok` can never match, not even when ready."
-                   + (f"\n# {facts.alternative}." if facts.alternative else ""))
+        pitfall += "\n# So `curl -s ... | grep -q ok` can never match, not even when ready."
+    ready_lines = [lit for r in (fmt.rules if fmt is not None else ()) if r.name == "ready" for lit in r.literals]
+    seconds = budget.budget_seconds
+    period = timeouts.period if timeouts is not None else (5 if seconds <= 300 else 10)
+    threshold = timeouts.threshold if timeouts is not None else math.ceil(seconds / period)
+    readiness_timeout = timeouts.readiness_timeout if timeouts is not None else max(probe_timeout,
+                                                                                     math.ceil(probe_s * 3) + 1)
     values = {
-        "NO_GREP": no_grep, "NAME": facts.name, "ENDPOINT": facts.endpoint,
+        "NAME": facts.name, "ROUTE": route, "PITFALL": pitfall,
+        "ON_VERSIONS": f"on every {facts.name} version" if versions == "every version" else f"on {facts.name} {versions}",
         "PORT": str(budget.port or facts.default_port), "BUDGET": str(seconds),
-        "LABEL": budget.label.replace("\n", " "), "METHOD": budget.method,
+        "LABEL": budget.label.replace("\n", " "), "METHOD": budget.method_label, "RISK_LABEL": budget.risk_label,
         "N": f"{budget.n} run" + ("" if budget.n == 1 else "s"),
-        "RISK": f"{budget.risk:.2%}", "WHEN_READY": facts.when_ready, "WHILE_STARTING": facts.while_starting,
-        "PROBE_TIMEOUT": str(facts.probe_timeout), "PROBE_TIMEOUT_WHY": facts.probe_timeout_why,
-        "MARKERS": "".join(f" -e '{m}'" for m in facts.crash_markers), "PERIOD": str(period),
-        "THRESHOLD": str(threshold), "ALLOWANCE": str(threshold * period),
-        "COMPOSE_TIMEOUT": str(facts.probe_timeout * 2),
+        "WHEN_READY": facts.when_ready, "WHILE_STARTING": facts.while_starting,
+        "PROBE_TIMEOUT": str(probe_timeout), "PROBE_SECONDS": f"{probe_s:g}",
+        "PROBE_WHY": probe.probe_seconds_why if probe is not None else facts.probe_timeout_why,
+        "READY_LINE": ready_lines[0] if ready_lines else "ready",
+        "HTTP_IS_ENOUGH": "1" if probe is None or probe.http_is_enough else "0",
+        "MARKERS": "".join(f" -e '{m}'" for m in facts.crash_markers),
+        "MARKER_LIST": "".join(f"\n#   {m}" for m in facts.crash_markers),
+        "PERIOD": str(period), "THRESHOLD": str(threshold), "ALLOWANCE": str(threshold * period),
+        "READINESS_TIMEOUT": str(readiness_timeout), "COMPOSE_TIMEOUT": str(probe_timeout * 2),
     }
-    # Every value on one line, controls escaped: a flag value holding a newline must not
-    # become a line of its own in a snippet someone pastes into a shell.
-    values = {key: visible(value, one_line=key != "NO_GREP") for key, value in values.items()}
-    return {kind: _fill(template, values) for kind, template in TEMPLATES.items()}
+    # Controls escaped everywhere, and what comes from logs (the group's flags) on one line: a
+    # flag value holding a newline must not become a line of a snippet pasted into a shell.
+    values = {key: visible(value, one_line=key == "LABEL") for key, value in values.items()}
+    out = {kind: _fill(template, values) for kind, template in TEMPLATES.items()}
+    if timeouts is not None:
+        out["timeouts"] = timeouts_text(timeouts)
+    return out
 
 
-__all__ = ["READINESS", "TEMPLATES", "Readiness", "all_readiness", "readiness", "readiness_of", "snippets_for"]
+__all__ = ["KINDS", "READINESS", "TEMPLATES", "Readiness", "all_readiness", "readiness", "readiness_of", "snippets_for",
+           "timeouts_text"]

@@ -20,11 +20,21 @@ from firedup.core.units import (
     cut_middle,
     fmt_duration,
     fmt_offset,
+    fmt_time_to_end,
     plain,
     without_common_folder,
 )
 from firedup.read.clock import Stamp
-from firedup.timeline.build import Phase, Run, is_straggler, spanned, umbrella_phases
+from firedup.timeline.build import (
+    NO_STRAGGLERS,
+    Phase,
+    Run,
+    is_late,
+    is_straggler,
+    late_arrival,
+    spanned,
+    umbrella_phases,
+)
 
 _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",
                 "speculative_algorithm", "quantization", "cuda_graph_max_bs", "mem_fraction_static")
@@ -44,16 +54,30 @@ def flag_summary(run: Run) -> str:
 
 
 def outcome_line(run: Run, style: Style = plain) -> str:
-    """READY / CRASHED / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows."""
+    """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows.
+    HUNG is a crash of category `hang`: the server said it is stuck and did not die."""
     total = fmt_duration(run.seconds_to_end)
+    unknown = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
     if run.lower_bound:
-        total = f"at least {total}"
+        total = f"at least {total} (an excerpt)"
+    if unknown:  # an excerpt that reports no duration: how long it took is not in the log
+        if run.outcome == "ready":
+            return style("READY (an excerpt: time to ready unknown)", fg="green", bold=True)
+        if run.outcome == "crashed":
+            where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
+            cat = run.crash.category if run.crash else "unknown"
+            what = "HUNG" if cat == "hang" else f"CRASHED ({cat})"
+            return style(f"{what}{where} (an excerpt: time unknown)", fg="red", bold=True)
     if run.outcome == "ready":
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
+        if run.ready_kind == "health":
+            kind = f" (no ready line; {run.ready_evidence})"
         return style(f"READY in {total}{kind}", fg="green", bold=True)
     if run.outcome == "crashed":
         where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
         cat = run.crash.category if run.crash else "unknown"
+        if cat == "hang":  # the server declared itself stuck: alive, not dead
+            return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True)
         return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True)
     where = f" in {run.stopped_in}" if run.stopped_in else ""
     return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)
@@ -79,6 +103,9 @@ def shown_stamp(stamp: Stamp, date_source: str | None) -> str:
 def _dates_note(date_source: str | None) -> str:
     if date_source == "unknown":
         return " (year unknown: no year in the log, no --date, no file date)"
+    guessed = {"version": " (year guessed: engine version)", "mtime": " (year guessed: file date)"}
+    if date_source in guessed:  # no line states the year: say it is a guess, and from what
+        return guessed[date_source]
     return f" (dates: {date_source})" if date_source not in (None, "log") else ""
 
 
@@ -99,7 +126,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.append(f"  from {shown_stamp(run.first_ts, run.date_source)} to "
                      f"{shown_stamp(end, run.date_source) if end else '?'}" + _dates_note(run.date_source))
     rows = _phase_rows(run)
-    total = run.total_seconds or 0.0
+    total = (run.total_seconds or 0.0) + run.excerpt_lead  # an excerpt: from where its reported phases begin
     present = [p.name for _, _, p in rows]
     umbrellas = [name for name in dict.fromkeys(present) if spanned(name, present)]
     if rows:
@@ -188,12 +215,15 @@ def _clip(text: str, width: int) -> str:
 def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
     """Per-rank spread of each phase, where ranks differ; the slowest rank is a straggler."""
     per: dict[str, dict[str, float]] = defaultdict(dict)
+    starts: dict[str, dict[str, float]] = defaultdict(dict)
     names: dict[str, str] = {}
     for p in run.phases:
         if p.scope == "rank" and p.rank and p.seconds is not None:
             label = p.name + (f" ({p.detail})" if p.detail else "")
             per[label][p.rank] = per[label].get(p.rank, 0.0) + p.seconds
             names[label] = p.name
+            if p.start is not None and run.first_ts is not None and p.rank not in starts[label]:
+                starts[label][p.rank] = p.start.minus(run.first_ts)
     rows = []
     for label, by_rank in per.items():
         if len(by_rank) < 2:
@@ -202,16 +232,26 @@ def ranks_text(run: Run, max_ranks: int = 16) -> list[str]:
         if hi - lo < 1.0:
             continue
         slowest = max(by_rank, key=lambda r: by_rank[r])
+        if names[label] in NO_STRAGGLERS:
+            # a barrier: the longest wait is the rank that arrived first; blame the last to arrive
+            late = late_arrival(starts[label])
+            if late is None:
+                continue
+            who = f"{late[0]} last in" + (f", +{fmt_duration(late[1])}" if late[1] >= 1.0 else "")
+            rows.append((label, lo, hi, who, is_late(late[1])))
+            continue
         median = sorted(by_rank.values())[len(by_rank) // 2]
-        straggler = is_straggler(hi, median, names[label])
-        rows.append((label, lo, hi, slowest, straggler, len(by_rank)))
+        rows.append((label, lo, hi, slowest, is_straggler(hi, median, names[label])))
     if not rows:
         return []
+    width = min(28, max(len("phase"), *(len(row[0]) for row in rows[:max_ranks])))
     out = [f"  per rank ({len(run.ranks)} ranks; phases where ranks differ by 1 s or more):",
-           f"  {'phase':<28} {'fastest':>12} {'slowest':>12}  slowest rank"]
-    for label, lo, hi, slowest, straggler, _n in rows[:max_ranks]:
+           f"  {'phase':<{width}} {'fastest':>11} {'slowest':>11}  slowest rank"]
+    for label, lo, hi, who, straggler in rows[:max_ranks]:
         mark = "  <- straggler" if straggler else ""
-        out.append(f"  {label[:28]:<28} {_rank_seconds(lo):>12} {_rank_seconds(hi):>12}  {slowest}{mark}")
+        out.append(f"  {label[:width]:<{width}} {_rank_seconds(lo):>11} {_rank_seconds(hi):>11}  {who}{mark}")
+    if any(names.get(row[0]) in NO_STRAGGLERS for row in rows[:max_ranks]):
+        out.append("  (at a barrier the rank that waits longest came first: blame the last in)")
     return out
 
 
@@ -239,7 +279,7 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         named = {name: secs for name, secs in seconds.items() if name != "unattributed" and not spanned(name, seconds)}
         top = max(named, key=lambda name: named[name], default=None)
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
-        total = ("≥ " if run.lower_bound else "") + fmt_duration(run.seconds_to_end)
+        total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
         rows.append((run.outcome, total if run.outcome == "ready" else f"({total})", big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [run.source for run in runs]

@@ -350,7 +350,10 @@ class _Run:
             self.log(end, f"Memory pool end. avail mem={_gb(self.avail[i])} GB", rank, milestone=True)
             out.append(end)
         name = "draft.kv_cache" if draft else "kv_cache"
-        self.phases[name] = max(out[i] - before[i] for i in range(len(out)))
+        # the run's critical path: from the last rank to arrive (its previous milestone) to the
+        # last pool's end; the ranks that arrived earlier waited at the barrier (timeline.build)
+        last = max(range(len(out)), key=lambda i: before[i])
+        self.phases[name] = max(out) - before[last]
         self.kv_end = max(out)
         return out
 

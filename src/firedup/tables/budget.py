@@ -1,48 +1,52 @@
-"""Timeout budgets from observed startups, with the risk said honestly, and snippets to paste.
+"""Timeout budgets per group of runs, with the risk each really carries.
 
-Two statements per group of runs, never blended into one number without saying which:
-
-* Distribution-free (a fact about order statistics, whatever the distribution): with n
-  exchangeable runs, a new run is slower than all n with probability 1/(n+1). So a risk r
-  needs n >= 1/r - 1 runs before "the slowest run seen" is itself a budget with that risk.
-* A model: a log-normal fitted to the times (mu, sigma = mean and sample standard
-  deviation of ln t) gives the (1 - r) quantile exp(mu + z_(1-r) * sigma). It is an
-  assumption (start-up times are positive and right-skewed, which log-normal captures),
-  not a measurement, and with few runs it is an extrapolation; it is labelled as such.
-
-The budget is the larger of the model's quantile and the slowest run seen: it is never
-below a run that actually happened. With fewer than 3 runs no spread can be estimated;
-the budget is then the slowest run times a rule-of-thumb margin, and says so.
+The number is made in `firedup.tables.risk` (an upper prediction bound for the next run: a
+log-normal Student-t bound over the runs, never below the slowest run plus a minimum margin;
+the distribution-free risk 1/(n+1) beside it); this module groups the runs as `compare` does.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
+from firedup.core.health import VersionGuess, combine_guesses
+from firedup.formats.base import Format
 from firedup.tables.compare import Group, Grouping, group_runs
 from firedup.tables.frames import Runs
 from firedup.tables.risk import (
     Budget,
     LognormalFit,
+    PredictionBound,
     budget_for,
-    lognormal_quantile,
+    prediction_bound,
     round_up,
     runs_needed,
 )
+from firedup.tables.timeouts import LayerTimeouts, layer_timeouts
 
 
 @dataclass
 class BudgetReport:
     grouping: Grouping
     budgets: list[Budget]
+    timeouts: list[LayerTimeouts | None] = field(default_factory=list)  # per budget: every layer's timeout
 
     def as_json(self) -> dict[str, Any]:
         """The budgets as data; `firedup.render.budget.budget_json` adds the snippets."""
         g = self.grouping
-        return {"by": g.by, "by_auto": g.by_auto, "population": g.population,
-                "groups": [b.as_json() for b in self.budgets],
+        groups = []
+        for i, b in enumerate(self.budgets):
+            item = b.as_json()
+            t = self.timeouts[i] if i < len(self.timeouts) else None
+            item["version"] = ({"low": b.version.low, "high": b.version.high, "evidence": list(b.version.evidence)}
+                               if b.version is not None else None)
+            item["timeouts"] = t.as_json() if t is not None else None
+            groups.append(item)
+        return {"by": g.by, "by_auto": g.by_auto, "population": g.population, "groups": groups,
                 "left_out": [lo.as_json() for lo in g.left_out], "notes": g.notes}
 
 
@@ -59,18 +63,57 @@ def _engine_and_port(runs: Runs, group: Group) -> tuple[str | None, int | None]:
     return (engines[0] if len(engines) == 1 else None), (ports.pop() if len(ports) == 1 else None)
 
 
+def version_of(runs: Runs, run_ids: Sequence[str], fmt: Format | None) -> VersionGuess | None:
+    """The engine versions these runs may be, from the markers their lines show (the union)."""
+    import polars as pl
+
+    if fmt is None or fmt.version_guess is None or not run_ids:
+        return None
+    ids = pl.Series(list(run_ids), dtype=pl.Utf8).implode()
+    milestones = runs.milestones.filter(pl.col("run_id").is_in(ids))
+    by_run: dict[str, list[Any]] = {}
+    for row in milestones.select("run_id", "name", "text", "fields_json").iter_rows(named=True):
+        by_run.setdefault(row["run_id"], []).append(SimpleNamespace(
+            name=row["name"], text=row["text"] or "", fields=json.loads(row["fields_json"] or "{}")))
+    guesses = []
+    for row in runs.runs.filter(pl.col("run_id").is_in(ids)).select(
+            "run_id", "config_json", "config_complete").iter_rows(named=True):
+        config = json.loads(row["config_json"] or "{}")
+        guesses.append(fmt.version_guess(by_run.get(row["run_id"], []), config, bool(row["config_complete"])))
+    return combine_guesses(guesses)
+
+
 def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> BudgetReport:
-    """A budget per group of runs (grouped as `compare` does)."""
+    """A budget per group of runs (grouped as `compare` does), with every layer's timeout."""
+    from firedup.core.health import ready_probe
+    from firedup.formats import all_formats
+
     grouping = group_runs(runs, by)
     out = []
+    timeouts: list[LayerTimeouts | None] = []
     for group in grouping.groups:
         b = budget_for(group.ready_seconds, risk, group.key, group.label)
         b.engine, b.port = _engine_and_port(runs, group) if group.run_ids else (None, None)
         if b.engine is None and grouping.population.get("engine"):
             b.engine = str(grouping.population["engine"])
+        fmt = all_formats().get(b.engine or "")
+        b.version = version_of(runs, group.run_ids, fmt)
+        probe = ready_probe(fmt.readiness, b.version) if fmt is not None else None
         out.append(b)
-    return BudgetReport(grouping, out)
+        timeouts.append(layer_timeouts(runs, b, group.run_ids, fmt, probe))
+    return BudgetReport(grouping, out, timeouts)
 
 
-__all__ = ["Budget", "BudgetReport", "LognormalFit", "budget_for", "budgets", "lognormal_quantile",
-           "round_up", "runs_needed"]
+__all__ = [
+    "Budget",
+    "BudgetReport",
+    "LayerTimeouts",
+    "LognormalFit",
+    "PredictionBound",
+    "budget_for",
+    "budgets",
+    "prediction_bound",
+    "round_up",
+    "runs_needed",
+    "version_of",
+]

@@ -488,7 +488,14 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     ordered = sorted(groups.values(), key=lambda g: (g.median is None, g.median or 0.0, g.label))
     for g in ordered:
         if g.n == 0:
-            notes.append(f"{g.label}: no ready run ({len(g.not_timed)} not timed), so no time to ready")
+            excerpts = sum(1 for lo in g.not_timed if lo.kind == "begin mid-startup")
+            if excerpts:  # ready, as `timeline` says, but an excerpt's time is only a lower bound
+                others = len(g.not_timed) - excerpts
+                notes.append(f"{g.label}: no timed ready run ({excerpts} ready but an excerpt whose time to ready is "
+                             "only a lower bound" + (f"; {others} others not timed" if others else "")
+                             + "), so no time to ready")
+            else:
+                notes.append(f"{g.label}: no ready run ({len(g.not_timed)} not timed), so no time to ready")
     if not by_auto:  # without --by, the note on the choice says what else there was
         notes.extend(_groups_elsewhere(runs.runs, frame, by, population, groups))
     return Grouping(by, by_auto, population, ordered, left_out, notes, runs)

@@ -18,16 +18,17 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from firedup.core.safe import csv_cell, json_visible
+from firedup.core.safe import csv_cell, json_visible, visible
 from firedup.errors import OutputError, UsageError, writing
 from firedup.tables.frames import Runs
 
-FORMATS = ("chrome-trace", "csv", "parquet", "json")
+FORMATS = ("chrome-trace", "prometheus", "otlp-json", "csv", "parquet", "json")
 TABLE_NAMES = ("runs", "phases", "milestones")
 RUN_LANE = "run (critical path)"
 US = 1_000_000
@@ -135,6 +136,146 @@ def chrome_trace(runs: Runs) -> dict[str, Any]:
             "otherData": {"generator": "firedup", "time_origin": "each run's first line"}}
 
 
+# --- metrics out: OpenMetrics text and OTLP/JSON traces --------------------------------------------
+
+# firedup's phase names where the engine's own startup metric has a name for the same span, so a
+# dashboard built on `<engine>:startup_time_seconds{phase=...}` reads both (the engine's own gauge
+# calls the whole start-up "e2e").
+PROMETHEUS_PHASES = {"load_weights": "load_weight", "kv_cache": "kv_cache_allocation"}
+STARTUP_METRIC = "startup_time_seconds"
+GRAPH_METRIC = "startup_cuda_graph_time_seconds"
+RUN_LABELS = ("tp_size", "disable_cuda_graph", "speculative_algorithm")
+
+
+def _label(value: Any) -> str:
+    # controls shown as text first (`\x1b`), which the OpenMetrics escaping then keeps as text
+    text = "" if value is None else visible(str(value), one_line=True)
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(items: dict[str, Any]) -> str:
+    return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in items.items() if v is not None) + "}"
+
+
+def _number(value: float) -> str:
+    return repr(round(float(value), 6))
+
+
+def openmetrics(runs: Runs) -> str:
+    """OpenMetrics text: per run, `startup_time_seconds{phase=...}` (the run-level phases, and
+    "e2e" = first line to ready, as the engine's own gauge names them) and the graph capture per
+    graph kind in `startup_cuda_graph_time_seconds{phase=decode|prefill|...}`. Seconds, gauges."""
+    head = [f"# TYPE {STARTUP_METRIC} gauge", f"# UNIT {STARTUP_METRIC} seconds",
+            f"# HELP {STARTUP_METRIC} Server start-up time by phase, read from the log by firedup."]
+    graph_head = [f"# TYPE {GRAPH_METRIC} gauge", f"# UNIT {GRAPH_METRIC} seconds",
+                  f"# HELP {GRAPH_METRIC} CUDA graph capture time by graph kind, read from the log by firedup."]
+    samples: list[str] = []
+    graph_samples: list[str] = []
+    per_run = {key[0]: frame for key, frame in runs.phases.partition_by("run_id", as_dict=True).items()}
+    for run in runs.runs.iter_rows(named=True):
+        base = {"engine": run["engine"], "run_id": run["run_id"], "source": Path(run["source"]).name,
+                "run_index": run["run_index"], "model": run.get("model_path"), "outcome": run["outcome"],
+                **{k: run.get(k) for k in RUN_LABELS}}
+        phases = per_run.get(run["run_id"], runs.phases.clear())
+        totals: dict[str, float] = {}
+        graphs: dict[str, float] = {}
+        for p in phases.filter(pl.col("scope") == "run").iter_rows(named=True):
+            if p["seconds"] is None or p["phase"] == "unattributed":
+                continue
+            name = PROMETHEUS_PHASES.get(p["phase"], p["phase"])
+            totals[name] = totals.get(name, 0.0) + float(p["seconds"])
+            if p["phase"] == "cuda_graph":
+                kind = p["detail"] or "decode"
+                graphs[kind] = graphs.get(kind, 0.0) + float(p["seconds"])
+        if run["ready_seconds"] is not None:
+            totals["e2e"] = float(run["ready_seconds"])
+        for name, seconds in totals.items():
+            samples.append(f"{STARTUP_METRIC}{_labels({**base, 'phase': name})} {_number(seconds)}")
+        for kind, seconds in graphs.items():
+            graph_samples.append(f"{GRAPH_METRIC}{_labels({**base, 'phase': kind})} {_number(seconds)}")
+    lines = [*head, *samples]
+    if graph_samples:
+        lines += [*graph_head, *graph_samples]
+    return "\n".join(lines) + "\n# EOF\n"
+
+
+def _hex_id(text: str, length: int) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def _nanos(ts: Any) -> str:
+    """A naive log timestamp (the log's own clock) as Unix nanoseconds, read as UTC."""
+
+    return str(int(ts.replace(tzinfo=UTC).timestamp() * 1_000_000) * 1000)
+
+
+def _attr(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    if isinstance(value, float):
+        return {"key": key, "value": {"doubleValue": value}}
+    return {"key": key, "value": {"stringValue": str(value)}}
+
+
+def otlp_json(runs: Runs) -> dict[str, Any]:
+    """An OTLP/JSON `ExportTraceServiceRequest`: one trace per run (a root span from the first line
+    to ready or the end), a span per rank under it, and one span per phase per rank under that
+    (run-level phases where a run has no per-rank ones). Times are the log's clock read as UTC."""
+    from firedup import __version__
+
+    resource_spans = []
+    per_run = {key[0]: frame for key, frame in runs.phases.partition_by("run_id", as_dict=True).items()}
+    for run in runs.runs.iter_rows(named=True):
+        if run["first_ts"] is None:
+            continue
+        trace = _hex_id(run["run_id"], 32)
+        root = _hex_id(run["run_id"] + "/root", 16)
+        end = run["end_ts"] or run["last_ts"] or run["first_ts"]
+        status = {"code": 1} if run["outcome"] == "ready" else {
+            "code": 2, "message": str(run.get("crash_message") or run["outcome"])}
+        spans: list[dict[str, Any]] = [{
+            "traceId": trace, "spanId": root, "name": "startup", "kind": 1,
+            "startTimeUnixNano": _nanos(run["first_ts"]), "endTimeUnixNano": _nanos(max(end, run["first_ts"])),
+            "attributes": [_attr("firedup.outcome", run["outcome"]), _attr("firedup.source", run["source"]),
+                           _attr("firedup.run_index", int(run["run_index"]))], "status": status}]
+        phases = per_run.get(run["run_id"], runs.phases.clear()).filter(
+            pl.col("start").is_not_null() & pl.col("end").is_not_null() & (pl.col("phase") != "unattributed"))
+        ranked = phases.filter(pl.col("scope") == "rank")
+        rows = ranked if ranked.height else phases.filter(pl.col("scope") == "run")
+        by_rank: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for p in rows.iter_rows(named=True):
+            by_rank[str(p["rank"] or "main")].append(p)
+        for rank in sorted(by_rank, key=_rank_key):
+            items = by_rank[rank]
+            rank_id = _hex_id(f"{run['run_id']}/{rank}", 16)
+            spans.append({"traceId": trace, "spanId": rank_id, "parentSpanId": root, "name": rank, "kind": 1,
+                          "startTimeUnixNano": _nanos(min(p["start"] for p in items)),
+                          "endTimeUnixNano": _nanos(max(p["end"] for p in items)),
+                          "attributes": [_attr("firedup.rank", rank)]})
+            for i, p in enumerate(items):
+                attrs = [_attr("firedup.rank", rank), _attr("firedup.phase", p["phase"]),
+                         _attr("firedup.seconds", float(p["seconds"] or 0.0)),
+                         _attr("firedup.source_kind", p["source_kind"])]
+                if p["detail"]:
+                    attrs.append(_attr("firedup.detail", p["detail"]))
+                if p["line"] is not None:
+                    attrs.append(_attr("firedup.line", int(p["line"])))
+                spans.append({"traceId": trace, "spanId": _hex_id(f"{run['run_id']}/{rank}/{i}", 16),
+                              "parentSpanId": rank_id, "kind": 1,
+                              "name": p["phase"] + (f" ({p['detail']})" if p["detail"] else ""),
+                              "startTimeUnixNano": _nanos(p["start"]),
+                              "endTimeUnixNano": _nanos(max(p["end"], p["start"])), "attributes": attrs})
+        resource_spans.append({
+            "resource": {"attributes": [_attr("service.name", run["engine"] or "unknown"),
+                                        _attr("firedup.run_id", run["run_id"])]},
+            "scopeSpans": [{"scope": {"name": "firedup", "version": __version__}, "spans": spans}]})
+    return {"resourceSpans": resource_spans}
+
+
 def _rank_key(rank: str) -> tuple[Any, ...]:
     import re
 
@@ -159,6 +300,10 @@ def export(runs: Runs, fmt: str, out: str | os.PathLike[str], table_name: str = 
         raise UsageError("Parquet is binary: give a file with -o")
     if fmt == "chrome-trace":
         text = json_visible(json.dumps(chrome_trace(runs), ensure_ascii=False, default=str))
+    elif fmt == "prometheus":
+        text = openmetrics(runs)
+    elif fmt == "otlp-json":
+        text = json_visible(json.dumps(otlp_json(runs), ensure_ascii=False))
     elif fmt == "csv":
         text = csv_safe(flat(table(runs, table_name))).write_csv()
     elif fmt == "json":
@@ -209,4 +354,4 @@ def _atomic(path: Path, write: Any) -> None:
             tmp.unlink(missing_ok=True)
 
 
-__all__ = ["FORMATS", "TABLE_NAMES", "chrome_trace", "csv_safe", "export", "flat"]
+__all__ = ["FORMATS", "TABLE_NAMES", "chrome_trace", "csv_safe", "export", "flat", "openmetrics", "otlp_json"]

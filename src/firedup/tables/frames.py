@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from firedup.core.config import COMMON_FLAGS
-from firedup.core.units import MIN_SOURCE_WIDTH, cut_end, cut_middle, without_common_folder
+from firedup.core.units import MIN_SOURCE_WIDTH, cut_end, cut_middle, fmt_time_to_end, without_common_folder
 from firedup.read.sources import InputError
 from firedup.timeline.build import PHASE_ORDER, Run, spanned
 
@@ -489,7 +489,7 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None) -> str:
     phase_cols = [c for c in frame.columns if c.endswith("_s") and c != "total_s" and c != "unattributed_s"]
     names, wheres, states, to_ready, biggest = [], [], [], [], []
     for row in frame.iter_rows(named=True):
-        time = ("≥ " if row["lower_bound"] else "") + fmt_duration(row["seconds_to_end"])
+        time = fmt_time_to_end(row["seconds_to_end"], bool(row["lower_bound"]))
         to_ready.append(time if row["outcome"] == "ready" else f"({time})")
         state = row["outcome"]
         if row["outcome"] == "crashed":

@@ -1,7 +1,25 @@
 """The arithmetic of a timeout budget, with no table library: `wait` uses it on its start path.
 
-See `firedup.tables.budget` for the two statements (distribution-free and log-normal model) and
-why the budget is never below the slowest run seen.
+The budget is an upper prediction bound for the NEXT run's time to ready, and the larger of:
+
+* the log-normal prediction bound at the asked risk r, accounting for how few runs there are:
+  with y = ln t over n runs (mean ybar, sample sd s), the next y exceeds
+  ybar + t_{1-r, n-1} * s * sqrt(1 + 1/n) with probability exactly r when times are
+  log-normal (the Student-t prediction interval for one future observation of a normal
+  sample, here of ln t: Hahn & Meeker, *Statistical Intervals*, Wiley 1991, chapter 4).
+  The factor t * sqrt(1 + 1/n) falls with n (38.97 at n = 2, 8.04 at n = 3, 2.50 at n = 30 for r = 1 %), so fewer runs never give a
+  smaller budget for the same spread;
+* the slowest run plus a stated minimum margin (10 %): a budget is never
+  below a run that happened, and never so close to it that a start a little slower restarts.
+
+Distribution-free, whatever the times' distribution (exchangeable runs): the next run is
+slower than the slowest of n with probability 1/(n+1), so the budget's risk is at most
+1/(n+1); once n >= 1/r - 1 that alone guarantees the asked risk, no model needed.
+
+One run tells nothing about the spread: its budget is a rule of thumb (twice the run), said so,
+with no risk attached. The Student-t quantile is computed exactly for the integer degrees of
+freedom used here (Abramowitz & Stegun 26.7.3-4, inverted by bisection) rather than with scipy,
+which would be a large dependency for one function.
 """
 
 from __future__ import annotations
@@ -9,44 +27,124 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist, fmean, stdev
 from typing import Any
 
+from firedup.core.health import VersionGuess
 from firedup.core.units import fmt_duration
 from firedup.errors import UsageError
 
-MIN_RUNS_FOR_MODEL = 3
-RULE_OF_THUMB = 1.5  # margin over the slowest run when there is no spread to model
-# The smallest risk asked for: below it 1 - risk rounds to 1.0 in floating point, and no
-# quantile exists (1e-9 is one timeout in a billion starts).
+RULE_OF_THUMB = 2.0  # one run: twice it, a rule of thumb (no spread is known)
+MIN_MARGIN = 0.10  # the budget is at least the slowest run plus 10 %
+# A bound past max(a day, 10 x the slowest run) says only that these runs disagree too much to
+# bound the risk: the budget stops there and says the risk claim does not hold.
+CAP_SECONDS = 86400.0
+CAP_FACTOR = 10.0
+# The smallest risk asked for: below it 1 - risk rounds to 1.0 in floating point and no
+# quantile exists (1e-9 is one timeout in a billion starts). Checked at the boundary.
 MIN_RISK = 1e-9
 # A run timed at 0 s (its first and ready lines in the same second) took less than the log's
-# clock can tell; it counts as this long, so the log-normal fit (logarithms) and the budget
-# (at least 1 s, rounded up) stay defined.
+# clock can tell; it counts as this long, so a budget is never 0 s (it rounds up to 1 s).
 MIN_SECONDS = 0.001
 
+# method names (Budget.method)
+NO_DATA = "no data"
+CAPPED = "capped: too few runs for this spread"
+THUMB = "rule of thumb"
+BOUND = "log-normal prediction bound"
+FLOOR = "slowest run + minimum margin"
+
+
+# --- Student's t quantile -----------------------------------------------------------------------
+
+def _t_central(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with integer `df` (Abramowitz & Stegun 26.7.3 and 26.7.4)."""
+    theta = math.atan(t / math.sqrt(df))
+    sin, cos2 = math.sin(theta), math.cos(theta) ** 2
+    term = total = 1.0
+    if df % 2:
+        if df == 1:
+            return 2.0 * theta / math.pi
+        for k in range(1, (df - 3) // 2 + 1):
+            term *= cos2 * (2 * k) / (2 * k + 1)
+            total += term
+        return 2.0 / math.pi * (theta + sin * math.cos(theta) * total)
+    for k in range(1, (df - 2) // 2 + 1):
+        term *= cos2 * (2 * k - 1) / (2 * k)
+        total += term
+    return sin * total
+
+
+@lru_cache(maxsize=4096)
+def student_t_quantile(p: float, df: int) -> float:
+    """The p quantile of Student's t with `df` >= 1 degrees of freedom (0 < p < 1)."""
+    if not 0.0 < p < 1.0 or df < 1:
+        raise ValueError(f"student_t_quantile needs 0 < p < 1 and df >= 1, not p={p}, df={df}")
+    if p < 0.5:
+        return -student_t_quantile(1.0 - p, df)
+    if p == 0.5:
+        return 0.0
+    z = NormalDist().inv_cdf(p)
+    if df > 5000:  # Cornish-Fisher (A&S 26.7.5): within 1e-9 here, and the exact sum is long
+        return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+    target = 2.0 * p - 1.0
+    lo, hi = 0.0, max(1.0, z)
+    while _t_central(hi, df) < target:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _t_central(mid, df) < target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return 0.5 * (lo + hi)
+
+
+# --- the bound -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class LognormalFit:
-    mu: float
-    sigma: float
-    quantile: float  # seconds at 1 - risk
+class PredictionBound:
+    """The log-normal upper prediction bound for the next run: exp(mu + factor * sigma)."""
+
+    mu: float  # mean of ln t
+    sigma: float  # sample sd of ln t (n - 1)
+    n: int
+    t: float  # t_{1-r, n-1}
+    factor: float  # t * sqrt(1 + 1/n)
+    bound: float  # seconds
 
     def as_json(self) -> dict[str, Any]:
-        return {"name": "lognormal", "mu": round(self.mu, 6), "sigma": round(self.sigma, 6),
-                "quantile_seconds": round(self.quantile, 3)}
+        return {"name": "lognormal-student-t", "mu": round(self.mu, 6), "sigma": round(self.sigma, 6),
+                "n": self.n, "t_quantile": round(self.t, 6), "factor": round(self.factor, 6),
+                "bound_seconds": round(self.bound, 3)}
 
 
-def lognormal_quantile(times: Sequence[float], risk: float) -> LognormalFit:
-    """Plug-in log-normal fit (sample sd, n - 1) and its (1 - risk) quantile."""
-    logs = [math.log(t) for t in times]
+# kept for callers of the old name
+LognormalFit = PredictionBound
+
+
+def prediction_bound(times: Sequence[float], risk: float) -> PredictionBound:
+    """The (1 - risk) upper prediction bound of the next time under a log-normal model (n >= 2)."""
+    n = len(times)
+    if n < 2:
+        raise ValueError("a prediction bound needs at least 2 runs")
+    logs = [math.log(max(t, 1e-9)) for t in times]
     mu, sigma = fmean(logs), stdev(logs)
-    z = NormalDist().inv_cdf(1.0 - risk)
-    return LognormalFit(mu, sigma, math.exp(mu + z * sigma))
+    t = student_t_quantile(1.0 - risk, n - 1)
+    factor = t * math.sqrt(1.0 + 1.0 / n)
+    return PredictionBound(mu, sigma, n, t, factor, math.exp(min(mu + factor * sigma, 700.0)))
+
+
+def minimum_floor(slowest: float) -> float:
+    """The slowest run plus the minimum margin."""
+    return slowest * (1.0 + MIN_MARGIN)
 
 
 def runs_needed(risk: float) -> int:
-    """Smallest n with 1/(n+1) <= risk."""
+    """Smallest n with 1/(n+1) <= risk: from there the risk holds distribution-free."""
     return max(1, math.ceil(1.0 / risk - 1.0 - 1e-9))
 
 
@@ -57,29 +155,71 @@ def round_up(seconds: float) -> int:
     return int(math.ceil(seconds / 10.0) * 10)
 
 
+def pct(q: float) -> str:
+    """0.01 -> '1 %', 0.0025 -> '0.25 %'."""
+    text = f"{q * 100:.2f}".rstrip("0").rstrip(".")
+    return f"{text} %"
+
+
 @dataclass
 class Budget:
     key: dict[str, Any]
     label: str
     n: int
-    risk: float
+    risk: float  # the asked risk
     budget_seconds: int | None  # rounded up, ready to paste
     raw_seconds: float | None
-    method: str  # "no data" | "single run" | "rule of thumb" | "lognormal model" | "slowest observed"
+    method: str  # NO_DATA | THUMB | BOUND | FLOOR
     slowest: float | None
-    distribution_free_risk: float | None  # 1/(n+1)
+    distribution_free_risk: float | None  # 1/(n+1): the budget's risk is at most this, whatever the distribution
     needed: int  # runs the asked risk needs, distribution-free
-    model: LognormalFit | None
+    model: PredictionBound | None
     statement: str
     engine: str | None = None
     port: int | None = None
+    floor_seconds: float | None = None
+    version: VersionGuess | None = None  # the engine versions the runs may be (their probes differ)
+
+    @property
+    def risk_holds_without_model(self) -> bool:
+        return self.distribution_free_risk is not None and self.distribution_free_risk <= self.risk
+
+    @property
+    def risk_label(self) -> str:
+        """The risk this budget really carries, in a few words (legends, table cells)."""
+        if self.method == NO_DATA:
+            return "no budget"
+        if self.method == THUMB:
+            return "rule of thumb: risk unknown"
+        if self.method == CAPPED:
+            return f"risk not bounded: {self.n} runs too spread out for {pct(self.risk)}"
+        df = self.distribution_free_risk or 0.0
+        if self.risk_holds_without_model:
+            return f"risk ≤ {pct(self.risk)} (distribution-free, {self.n} runs)"
+        model = f"risk {pct(self.risk)}" if self.method == BOUND else f"risk < {pct(self.risk)}"
+        return f"{model} if log-normal; ≤ {pct(df)} without that assumption"
+
+    @property
+    def method_label(self) -> str:
+        """The method as a label: which rule made the number."""
+        if self.method == THUMB:
+            return f"rule of thumb ({RULE_OF_THUMB:g} x the only run)"
+        if self.method == BOUND:
+            return f"log-normal prediction bound (Student-t, {self.n} runs)"
+        if self.method == CAPPED:
+            return f"capped at max(24 h, {CAP_FACTOR:g} x the slowest run)"
+        if self.method == FLOOR:
+            return f"slowest run + {pct(MIN_MARGIN)} (minimum margin)"
+        return self.method
 
     def as_json(self) -> dict[str, Any]:
         return {
             "key": self.key, "label": self.label, "n": self.n, "budget_seconds": self.budget_seconds,
-            "risk": self.risk, "method": self.method,
+            "risk": self.risk, "method": self.method, "method_label": self.method_label,
+            "risk_label": self.risk_label,
             "raw_seconds": None if self.raw_seconds is None else round(self.raw_seconds, 3),
             "slowest_seconds": self.slowest,
+            "floor_seconds": None if self.floor_seconds is None else round(self.floor_seconds, 3),
             "distribution_free_risk": None if self.distribution_free_risk is None
             else round(self.distribution_free_risk, 6),
             "runs_needed_for_risk": self.needed,
@@ -98,34 +238,49 @@ def budget_for(times: Sequence[float], risk: float, key: dict[str, Any] | None =
     n = len(times)
     needed = runs_needed(risk)
     if n == 0:
-        return Budget(key, label, 0, risk, None, None, "no data", None, None, needed, None,
-                      "no run reached ready: there is no data to derive a budget from")
+        return Budget(key, label, 0, risk, None, None, NO_DATA, None, None, needed, None,
+                      "no ready run with a known time to ready, so no data to derive a budget from; "
+                      "excerpts and failed runs are left out")
     slowest = max(times)
     df_risk = 1.0 / (n + 1)
-    chance = (f"a new run is slower than the slowest of these {n} with chance 1/{n + 1} ({df_risk:.0%}); "
-              f"a risk of {risk:.2%} needs {needed} runs (distribution-free)")
-    if n < MIN_RUNS_FOR_MODEL:
-        raw = slowest * RULE_OF_THUMB
-        method = "single run" if n == 1 else "rule of thumb"
-        what = "a single run" if n == 1 else f"only {n} runs"
-        statement = (f"{what} ({fmt_duration(slowest)} slowest): nothing is known about the spread, so the "
-                     f"budget is {RULE_OF_THUMB:g} x the slowest, a rule of thumb, not a statistic; {chance}")
-        return Budget(key, label, n, risk, round_up(raw), raw, method, slowest, df_risk, needed, None, statement)
-    fit = lognormal_quantile(times, risk)
-    quantile = fit.quantile
-    pct = f"p{_pct(1 - risk)}"
-    model_text = (f"model (log-normal fit, mu={fit.mu:.3f}, sigma={fit.sigma:.3f}; an assumption, not a fact"
-                  + (f", extrapolated from {n} runs" if n < needed else "") + f"): {pct} = {fmt_duration(quantile)}")
-    if quantile >= slowest:
-        raw, method = quantile, "lognormal model"
-        why = f"the model's {pct}, above the slowest run seen ({fmt_duration(slowest)})"
+    floor = minimum_floor(slowest)
+    if n == 1:
+        raw = max(slowest * RULE_OF_THUMB, floor)
+        statement = (f"a single run ({fmt_duration(slowest)}): one run says nothing about the spread, so no risk "
+                     f"can be stated; the budget is a rule of thumb, {RULE_OF_THUMB:g} x that run, not a statistic. "
+                     f"A new run is slower than this one with chance 1/2; run more for a bound "
+                     f"({needed} runs make a {pct(risk)} risk hold without any model)")
+        return Budget(key, label, n, risk, round_up(raw), raw, THUMB, slowest, df_risk, needed, None, statement,
+                      floor_seconds=floor)
+    fit = prediction_bound(times, risk)
+    cap = max(CAP_SECONDS, CAP_FACTOR * slowest)
+    if fit.bound > cap:
+        statement = (f"{n} runs, slowest {fmt_duration(slowest)}; their spread (sigma={fit.sigma:.3f} of ln t) is too "
+                     f"wide for {n} runs to bound a {pct(risk)} risk: the log-normal prediction bound would be "
+                     f"{fmt_duration(fit.bound) if fit.bound < 1e9 else f'{fit.bound:.3g} s'}; the budget stops at "
+                     f"{fmt_duration(cap)} and carries no stated risk. Run more starts of this config, or split the "
+                     f"runs by the flag that makes them differ (--by)")
+        return Budget(key, label, n, risk, round_up(cap), cap, CAPPED, slowest, df_risk, needed, fit, statement,
+                      floor_seconds=floor)
+    if fit.bound >= floor:
+        raw, method = fit.bound, BOUND
+        why = (f"the bound, above the slowest run + {pct(MIN_MARGIN)} ({fmt_duration(floor)}); if times are "
+               f"log-normal a new run exceeds it with chance {pct(risk)}")
     else:
-        raw, method = slowest, "slowest observed"
-        why = f"the slowest run seen, since the model's {pct} ({fmt_duration(quantile)}) is below it"
-    statement = f"{n} runs, slowest {fmt_duration(slowest)}; {chance}; {model_text}; budget = {why}"
-    return Budget(key, label, n, risk, round_up(raw), raw, method, slowest, df_risk, needed, fit, statement)
-
-
-def _pct(q: float) -> str:
-    text = f"{q * 100:.2f}".rstrip("0").rstrip(".")
-    return text
+        raw, method = floor, FLOOR
+        why = (f"the slowest run + {pct(MIN_MARGIN)} (the minimum margin), since the bound "
+               f"({fmt_duration(fit.bound)}) is closer to the slowest run than that; if times are log-normal a "
+               f"new run exceeds it with chance under {pct(risk)}")
+    model_text = (f"log-normal prediction bound for the next run (mu={fit.mu:.3f}, sigma={fit.sigma:.3f} of ln t; "
+                  f"Student-t with {n - 1} df: factor {fit.factor:.2f} = t {fit.t:.2f} x sqrt(1 + 1/{n})): "
+                  f"{fmt_duration(fit.bound)}")
+    if df_risk <= risk:
+        df_text = (f"distribution-free, the budget is above the slowest of {n} runs, which a new run exceeds "
+                   f"with chance 1/{n + 1} ({pct(df_risk)}), so the {pct(risk)} risk holds without the model")
+    else:
+        df_text = (f"without the log-normal assumption the risk is only known to be under 1/{n + 1} "
+                   f"({pct(df_risk)}: a new run is slower than the slowest of {n} with that chance); "
+                   f"{needed} runs make a {pct(risk)} risk hold without any model")
+    statement = f"{n} runs, slowest {fmt_duration(slowest)}; {model_text}; budget = {why}; {df_text}"
+    return Budget(key, label, n, risk, round_up(raw), raw, method, slowest, df_risk, needed, fit, statement,
+                  floor_seconds=floor)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firedup.core.config import COMMON_FLAGS, read_server_args
+from firedup.core.health import REFUSED
 from firedup.formats import Format, all_formats, get_format
 from firedup.read.clock import Stamp
 from firedup.read.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST, Event
@@ -98,6 +99,23 @@ def is_straggler(seconds: float, median: float, phase: str | None = None) -> boo
     if phase in NO_STRAGGLERS:
         return False
     return seconds - median >= max(STRAGGLER_SECONDS, STRAGGLER_SHARE * median)
+
+
+def late_arrival(starts: Mapping[str, float]) -> tuple[str, float] | None:
+    """At a barrier phase (NO_STRAGGLERS), the rank that arrived last and how many seconds
+    after the others: it made the others wait, so it is the one to blame, while the rank
+    that waited longest arrived first. `starts`: rank -> the phase's start (any common origin);
+    the lateness is measured against the median of the other ranks. None with fewer than two ranks."""
+    if len(starts) < 2:
+        return None
+    rank = max(starts, key=lambda r: (starts[r], r))
+    others = sorted(t for r, t in starts.items() if r != rank)
+    return rank, starts[rank] - others[len(others) // 2]
+
+
+def is_late(lateness: float) -> bool:
+    """A rank arriving this late at a barrier is a straggler (the same threshold as durations)."""
+    return lateness >= STRAGGLER_SECONDS
 
 
 PHASE_ORDER = ("launch", "dist_init", "load_weights", "model_loading", "torch_compile", "kv_cache", "cuda_graph",
@@ -227,7 +245,10 @@ class Run:
     phases: list[Phase] = field(default_factory=list)
     crash: Crash | None = None
     stopped_in: str | None = None  # for incomplete runs: the phase the log stops in
-    ready_kind: str | None = None  # "server" (the ready line) | "engine" (bench/offline, no HTTP)
+    # "server" (the ready line) | "engine" (bench/offline, no HTTP) | "health" (no ready line, but
+    # the health endpoint answered its ready status: `ready_evidence` says which line)
+    ready_kind: str | None = None
+    ready_evidence: str | None = None
     ranks: list[str] = field(default_factory=list)
     engine_timings: dict[str, Any] | None = None
     date_source: str | None = None
@@ -235,6 +256,7 @@ class Run:
     health_url: str | None = None
     all_config: dict[str, Any] = field(default_factory=dict)
     begins_mid_startup: bool = False  # the log starts after the startup did: times are lower bounds
+    excerpt_lead: float = 0.0  # seconds a reported phase reaches back before the first line
     # sha256 of the source's bytes, taken where the source was read (`parse_paths(content_hash=True)`);
     # None for stdin or when not asked for. Run ids come from it, never from re-reading `source`.
     content_hash: str | None = None
@@ -267,7 +289,9 @@ class Run:
         end = self.end_ts
         if self.first_ts is None or end is None:
             return None
-        return max(0.0, end.minus(self.first_ts))
+        # an excerpt: the phases its lines report reach back before its first line, and that
+        # much is known of the time before it
+        return max(0.0, end.minus(self.first_ts)) + self.excerpt_lead
 
     @property
     def lower_bound(self) -> bool:
@@ -308,6 +332,7 @@ class Run:
             "lines": [self.first_line, self.last_line],
             "stopped_in": self.stopped_in,
             "ready_kind": self.ready_kind,
+            "ready_evidence": self.ready_evidence,
             "ranks": self.ranks,
             "config_inferred": self.config_inferred,
             "config_complete": self.config_complete,
@@ -374,6 +399,10 @@ def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: di
         return str(explicit)
     rank = event.rank
     name = event.name
+    if event.fields.get("repeated"):
+        # Ray's "[repeated Nx across cluster]" restates what other processes (often other
+        # engines, whose ranks have the same names) printed: never this rank's second model
+        return "target"
     if name in _PER_MODEL:
         key = (rank, name)
         counts[key] = counts.get(key, 0) + 1
@@ -416,6 +445,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     _decide_outcome(run, events, fmt)
     _build_phases(run, events, fmt)
     _note_late_start(run)
+    _note_excerpt(run, events, fmt)
     _infer_config(run, events, fmt)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
     return run
@@ -444,8 +474,26 @@ def _note_late_start(run: Run) -> None:
     lead = run.first_ts.minus(earliest)
     if lead >= 1.0:
         run.begins_mid_startup = True
+        run.excerpt_lead = lead
         run.warnings.append(f"the log begins mid-startup: {name} had already run {lead:.0f} s before its first "
                             "line, so the time to ready is a lower bound")
+
+
+def _note_excerpt(run: Run, events: Sequence[Event], fmt: Format) -> None:
+    """An excerpt that no reported duration reaches back from still says what it is: a log
+    whose first lines show no process start (no args line, no banner, no first runner line)
+    begins mid-startup, and the time before its first line is unknown."""
+    if run.begins_mid_startup or not run.milestones:
+        return
+    if any(e.fields.get("starts_run") for e in events if e.name not in CLOCK_EVENTS):
+        return
+    first = run.milestones[0]
+    if first.key in ("server_args", "dist_init.begin", "load_weight.begin", *fmt.runner_opens):
+        return
+    run.begins_mid_startup = True
+    where = f" (its first milestone is {first.key}, at line {first.line})"
+    run.warnings.append(f"the log is an excerpt: it begins mid-startup{where}, so only the durations its lines "
+                        "report are known and the time to its end is a lower bound")
 
 
 def _rank_sort_key(rank: str) -> tuple[Any, ...]:
@@ -515,9 +563,20 @@ def _collect_milestones(run: Run, events: Sequence[Event], fmt: Format) -> None:
     draft_by_repeat = fmt.draft_by_repeat
     draft_types = re.compile(fmt.draft_model_types) if fmt.draft_model_types else None
     milestones = MILESTONES | fmt.milestones
+    # Begins still open per (rank, name) -> the line that opened them: an engine that names no
+    # draft by repeats may announce one begin with two different lines (the 0.9-0.11 runner's
+    # "Starting to load model" then "Loading model from scratch"); the second is no new milestone.
+    open_begins: dict[tuple[str | None, str], str] = {}
     for event in events:
         name = event.name
         model: str | None = None
+        if not draft_by_repeat and name.endswith(".begin"):
+            opened = open_begins.get((event.rank, name))
+            if opened is not None and opened != event.text:
+                continue
+            open_begins[(event.rank, name)] = event.text
+        elif not draft_by_repeat and name.endswith(".end"):
+            open_begins.pop((event.rank, name[:-len(".end")] + ".begin"), None)
         if name in _PER_MODEL or name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
             # an engine whose repeats are the same model on another process names no draft by count
             model = _model_of(event, counts, loads, draft_types) if draft_by_repeat else "target"
@@ -634,6 +693,14 @@ def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
         if engine_ready:
             run.outcome, run.ready_ts, run.ready_kind = "ready", engine_ready[-1].ts, "engine"
             ready_line = engine_ready[-1].line
+    if run.outcome != "ready" and failed_http is None:
+        probe = _health_ready(events, fmt)
+        if probe is not None:
+            run.outcome, run.ready_ts, run.ready_kind = "ready", probe.ts, "health"
+            ready_line = probe.line
+            run.ready_evidence = (f"line {probe.line}: `{probe.fields.get('method', 'GET')} {probe.fields.get('path')}` "
+                                  f"answered {probe.fields.get('status')}")
+            run.warnings.append(f"no ready line: ready from the health endpoint ({run.ready_evidence})")
     crash = _find_crash(run, events, ready_line, fmt)
     if crash is not None:
         if ready_line is not None and crash.line > ready_line:
@@ -650,9 +717,33 @@ def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
         run.milestones = [m for m in run.milestones if m.name != "crash"]
 
 
+def _health_ready(events: Sequence[Event], fmt: Format) -> Event | None:
+    """The first access line where the health endpoint (or an alias) answered its ready
+    status, when that status proves readiness: no version of the engine answers it while
+    starting, or this log shows the endpoint answering its starting status first."""
+    health = fmt.health
+    if health is None:
+        return None
+    paths = {health.endpoint, *(r.path for r in health.routes if r.health_alias)}
+    versions = (health, *(semantics for _, semantics in health.older))
+    ambiguous = any(s.starting == str(s.ready_status) for s in versions)
+    saw_starting = False
+    for event in events:
+        if event.name != ACCESS or str(event.fields.get("path", "")).split("?", 1)[0] not in paths:
+            continue
+        status = event.fields.get("status")
+        if status == health.ready_status and (not ambiguous or saw_starting):
+            return event
+        if health.starting != REFUSED and str(status) == health.starting:
+            saw_starting = True
+    return None
+
+
 def _fatal_index(events: Sequence[Event], ready_line: int | None, fmt: Format) -> int | None:
     milestones = MILESTONES | fmt.milestones
     for i, event in enumerate(events):
+        if event.name == "http.shutdown" and ready_line is not None and event.line > ready_line:
+            return None  # asked to stop once ready: what dies after that is the shutdown, not a crash
         if event.name in _FATAL:
             return i
         stuck = event.name in _FATAL_IF_STUCK or (event.name == "error.traceback" and event.header == "bare")
@@ -843,6 +934,15 @@ def _run_level(run: Run, rank_phases: Sequence[Phase], fmt: Format) -> list[Phas
         worst = max(timed, key=lambda p: p.seconds or 0.0) if timed else ps[0]
         starts = [p.start for p in ps if p.start is not None]
         ends = [p.end for p in ps if p.end is not None]
+        arrived = [p for p in timed if p.start is not None and p.end is not None]
+        if name in NO_STRAGGLERS and len(arrived) >= 2:
+            # a barrier: the run waits for the last rank to arrive, not for the rank that waited longest
+            last = max(arrived, key=lambda p: (p.start, p.line))
+            assert last.start is not None and last.end is not None
+            barrier_end = max(p.end for p in arrived if p.end is not None)
+            out.append(Phase(name, None, last.start, barrier_end, max(0.0, barrier_end.minus(last.start)), last.source,
+                             scope="run", detail=detail, line=last.line, open=any(p.open for p in ps)))
+            continue
         out.append(Phase(name, None, min(starts) if starts else None, max(ends) if ends else None,
                          worst.seconds, worst.source, scope="run", detail=detail, line=worst.line,
                          open=any(p.open for p in ps)))
@@ -879,6 +979,12 @@ def _run_level(run: Run, rank_phases: Sequence[Phase], fmt: Format) -> list[Phas
             started.seconds = max(0.0, started.end.minus(started.start))
         else:
             out.append(_span(after_http, http.ts, ready.ts, ready.line))
+    crash = run.crash
+    if (http is not None and http.ts is not None and run.outcome == "crashed" and crash is not None
+            and crash.phase == after_http and crash.ts is not None and crash.line is not None
+            and crash.line > http.line and not any(p.name == after_http for p in out)):
+        # the phase the crash names ran from the HTTP server's start to the crash (a failed warm-up)
+        out.append(_span(after_http, http.ts, crash.ts, crash.line))
     end = run.ready_ts if run.ready_ts is not None else run.last_ts
     if run.first_ts is not None and end is not None:
         out.extend(_gaps(run.first_ts, end, out))

@@ -36,13 +36,15 @@ CATEGORY_RULES: tuple[tuple[str, str], ...] = tuple(
         # The memory left for the KV cache cannot hold one request of the context length: the
         # remedy is the memory share or the context length, not freeing the GPU.
         ("kv_cache_too_small", r"KV cache is needed, which is larger than the available KV cache memory"
-                               r"|No available memory for the cache blocks"),
+                               r"|No available memory for the cache blocks"
+                               r"|larger than the maximum number of tokens that can be stored in KV cache"),
         ("oom", r"(?i)out of memory|OutOfMemoryError|Not enough memory|\bOOM\b|CUDA_ERROR_OUT_OF_MEMORY|hipErrorOutOfMemory"
                 r"|KV cache (?:memory|blocks?)[^.]{0,200}(?:too small|not enough|insufficient)"
                 r"|Free memory on device[^)]{0,200}\) on startup is less than"),
         ("port_in_use", r"(?i)address already in use|port \S+ is (?:already )?in use|is already in use|errno 98"),
         ("distributed", r"NCCL|nccl|[Gg]loo|TCPStore|DistBackendError|DistStoreError|c10d|rendezvous|ProcessGroup"
-                        r"|init_process_group|dist_init_addr|torch\.distributed|NIXL|UCX|Mooncake|RDMA"),
+                        r"|init_process_group|dist_init_addr|torch\.distributed|NIXL|UCX|Mooncake|RDMA"
+                        r"|peer-to-peer access|custom_all_reduce"),
         ("hang", r"Health check failed|couldn't get a response from detokenizer|[Ww]atchdog timeout"),
         ("import", r"ImportError|ModuleNotFoundError|No module named|undefined symbol|cannot import name"),
         ("warmup", r"warmup error|Initialization failed\. warmup"),
@@ -78,6 +80,12 @@ HINTS: dict[tuple[str, str], str] = {
 # searched in every text of the error before HINTS is consulted.
 SPECIFIC_HINTS: tuple[tuple[str, str, str], ...] = tuple(
     (cat, pat, hint) for cat, pat, hint in (
+        ("distributed", r"NIXL_ERR|nixl\w*Error|\bUCX\b|ucp_|Mooncake|mooncake",
+         "the KV-cache transfer library (NIXL/UCX/Mooncake) failed, not NCCL: check that UCX has the "
+         "CUDA transports (ucx_info -d | grep cuda), UCX_TLS, and the RDMA devices of both sides"),
+        ("distributed", r"peer-to-peer access|_can_p2p|gpu_p2p_access_check",
+         "the custom all-reduce's GPU peer-to-peer test failed (no working P2P between these GPUs): "
+         "start with --disable-custom-all-reduce, or fix P2P (IOMMU/ACS settings, driver)"),
         ("distributed", r"/dev/shm|shared memory segment",
          "NCCL could not create its shared memory in /dev/shm: give the container more "
          "(docker run --shm-size=16g, or a memory-backed emptyDir at /dev/shm in Kubernetes)"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import IO, Any
 
-from firedup.formats import Format, all_formats, get_format, sniff
+from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
@@ -38,6 +38,7 @@ class SourceReport:
     # those of the lines read until then.
     cut_short: InputError | None = None
     content_hash: str | None = None  # sha256 of the file's bytes, when asked for (see parse_source)
+    looks_like: str | None = None  # engine None: the engine firedup does not read that it looks like
 
 
 @dataclass
@@ -59,7 +60,7 @@ class ParseResult:
 
     def as_contract_sources(self) -> list[dict[str, Any]]:
         return [{"source": s.source, "engine": s.engine, "runs": s.runs, "lines": s.lines,
-                 "date_source": s.date_source} for s in self.sources]
+                 "date_source": s.date_source, "looks_like": s.looks_like} for s in self.sources]
 
 
 def write_contract_json(result: ParseResult, out: IO[str]) -> None:
@@ -90,8 +91,9 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
 class DatePolicy:
     """Where the date of a stamp that lacks one comes from, one order for every command:
     the line's own date > a collector's prefix (the `Clock` reads both per line) > `--date`
-    (`given`) > the file's modification time > unknown (`date_source` "unknown": views say
-    "year unknown" instead of showing 1970)."""
+    (`given`) > the release of the engine version the log shows (`version`; the file's date
+    when it agrees) > the file's modification time > unknown (`date_source` "unknown": views
+    say "year unknown" instead of showing 1970)."""
 
     given: date | None = None
     file_date: date | None = None
@@ -108,9 +110,19 @@ class DatePolicy:
             return self.file_date
         return file_date(self.source)
 
-    def scanner(self, fmt: Format) -> Scanner:
-        """The incremental engine with these dates (the batch engine's `new_scanner` takes the same)."""
-        return Scanner(fmt, self.given, file_date=self.day_of_file())
+    def scanner(self, fmt: Format, sample: str = "") -> Scanner:
+        """The incremental engine with these dates (the batch engine's `new_scanner` takes the same).
+        `sample`: the log's first lines, whose engine version (`Format.release_hint`) is the
+        in-log evidence for a year the stamps do not print, over the file's date."""
+        scanner = Scanner(fmt, self.given, file_date=self.day_of_file())
+        self.hint(scanner, fmt, sample)
+        return scanner
+
+    @staticmethod
+    def hint(scanner: Scanner, fmt: Format, sample: str) -> None:
+        found = fmt.release_hint(sample) if sample else None
+        if found is not None:
+            scanner.clock.released = date.fromisoformat(found[0])
 
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
@@ -125,21 +137,27 @@ def choose_format(texts: list[str], engine: str | None = None, final: bool = Tru
     return sniff(sample)
 
 
-def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format | None, Iterable[Line]]:
+def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format | None, Iterable[Line], str]:
     """Pick the format from the first lines, without losing them (stdin cannot rewind);
-    None when no known engine's lines are among them."""
-    if engine is not None:
-        return get_format(engine), lines
+    None when no known engine's lines are among them. Also the first lines' text, whose
+    engine version dates the log (`DatePolicy.scanner`)."""
     head = list(itertools.islice(lines, SNIFF_LINES))
-    return choose_format([line.text for line in head]), itertools.chain(head, lines)
+    texts = [line.text for line in head]
+    fmt = get_format(engine) if engine is not None else choose_format(texts)
+    return fmt, itertools.chain(head, lines), "\n".join(texts)
 
 
 def _unknown(source: Source, lines: Iterable[Line], reader: _UntilUnreadable) -> tuple[list[Run], SourceReport]:
     """A readable source of no known engine: no runs, its lines counted as `other`."""
     stats = LineStats()
+    head: list[str] = []
     for line in lines:
         stats.physical, stats.logical, stats.other = line.number, stats.logical + 1, stats.other + 1
-    return [], SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
+        if len(head) < SNIFF_LINES:
+            head.append(line.text)
+    report = SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
+    report.looks_like = foreign_engine("\n".join(head))
+    return [], report
 
 
 class LogReader:
@@ -164,9 +182,9 @@ class LogReader:
         if engine is not None:
             self.fmt = get_format(engine)  # known now; the scanner starts with the first line
 
-    def _start(self, fmt: Format) -> None:
+    def _start(self, fmt: Format, sample: str = "") -> None:
         self.fmt = fmt
-        self.scanner = self.dates.scanner(fmt)
+        self.scanner = self.dates.scanner(fmt, sample)
         self.scanner.keep_stamps = self.stamps is not None
 
     @property
@@ -207,10 +225,11 @@ class LogReader:
     def decide(self, force: bool = False) -> bool:
         """Choose the format from the lines held so far (`choose_format`); True once chosen."""
         if self.scanner is None:
-            fmt = self.fmt or choose_format([line.text for line in self.pending], self.engine, final=force)
+            texts = [line.text for line in self.pending[:SNIFF_LINES]]
+            fmt = self.fmt or choose_format(texts, self.engine, final=force)
             if fmt is None:
                 return False
-            self._start(fmt)
+            self._start(fmt, "\n".join(texts))
         return True
 
     def runs(self) -> list[Run]:
@@ -232,10 +251,10 @@ class LogReader:
         assert self.scanner is not None
         return self.scanner.clock
 
-    def read(self, fmt: Format, lines: Iterable[Line]) -> tuple[list[Event], LineStats, Clock]:
-        """All events of a whole input read with `fmt` (chosen by `_sniffed`), streamed through
-        `compact` (parse's incremental engine)."""
-        self._start(fmt)
+    def read(self, fmt: Format, lines: Iterable[Line], sample: str = "") -> tuple[list[Event], LineStats, Clock]:
+        """All events of a whole input read with `fmt` (chosen by `_sniffed`, whose first lines
+        are `sample`), streamed through `compact` (parse's incremental engine)."""
+        self._start(fmt, sample)
         stream = lines
         assert self.scanner is not None
         events = list(compact(iter_scanned(self.scanner, stream), fmt))
@@ -297,11 +316,12 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
 
 
 def _events_batch(source: Source, fmt: Format, dates: DatePolicy,
-                  normalised: dict[int, list[Line]] | None = None) -> tuple[list[Event], LineStats, Clock]:
+                  normalised: dict[int, list[Line]] | None = None, sample: str = "") -> tuple[list[Event], LineStats, Clock]:
     from firedup.read import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, dates.given, file_date=dates.day_of_file())
+    DatePolicy.hint(scanner, fmt, sample)
     events = list(compact(batch.iter_file(source.path, scanner, normalised), fmt))
     return events, scanner.stats, scanner.clock
 
@@ -344,22 +364,19 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
         assert source.path is not None
         try:
             next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
-            normalised: dict[int, list[Line]] | None = None
-            if engine is not None:
-                fmt = get_format(engine)
-            else:
-                sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
-                fmt = batch.sniff(sample)  # `choose_format` on the same lines, in one Hyperscan pass
+            sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
+            # `choose_format` on the same lines, in one Hyperscan pass
+            fmt = get_format(engine) if engine is not None else batch.sniff(sample)
             if fmt is not None:  # else the incremental engine finds no engine either, and counts the lines
-                result = _events_batch(source, fmt, dates, normalised)
+                result = _events_batch(source, fmt, dates, normalised, sample)
                 log.fmt = fmt
         except batch.NeedExact:
             result = None
     if result is None:
-        fmt, stream = _sniffed(iter(reader), engine)
+        fmt, stream, head = _sniffed(iter(reader), engine)
         if fmt is None:
             return _unknown(source, stream, reader)
-        result = log.read(fmt, stream)
+        result = log.read(fmt, stream, head)
     assert fmt is not None
     events, stats, clock = result
     runs = log.build(events, clock)

@@ -1,0 +1,211 @@
+"""`firedup check`: a CI gate on start-up time against the history of the same config.
+
+The rule, one for time to ready and for every phase: a new run regresses when its value is
+above the history's upper prediction bound at the risk (`firedup.tables.risk.budget_for` over the
+history's values of that measure: log-normal Student-t for their number, never below the
+slowest + 10 %), and at least `MIN_SECONDS` above the slowest history value (log timestamps
+have 1 s resolution). So a healthy run is called a regression with chance at most `risk` per
+measure when the history's times are log-normal. The history is the ready runs with the same
+config (the flags of `SAME_CONFIG_FLAGS` and the engine); fewer than two such runs have no
+spread to judge by, and are said so rather than failed. A new run that did not get ready
+fails the gate.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from firedup.core.config import SAME_CONFIG_FLAGS
+from firedup.core.units import fmt_duration
+from firedup.tables.frames import Runs
+from firedup.tables.risk import Budget, budget_for, pct
+
+MIN_SECONDS = 1.0
+MIN_HISTORY = 2
+READY = "time to ready"
+
+
+@dataclass
+class Finding:
+    """One measure of one new run against its history."""
+
+    measure: str  # READY or a phase name
+    seconds: float
+    history: list[float]
+    bound: Budget | None
+    regressed: bool
+    evidence: str = ""  # the log line that ends the phase (or the ready line), with its number
+
+    def describe(self) -> str:
+        h = self.history
+        if not h or self.bound is None or self.bound.raw_seconds is None:
+            return f"{self.measure}: {fmt_duration(self.seconds)} (no history to judge it by)"
+        verdict = "REGRESSED" if self.regressed else "ok"
+        return (f"{self.measure}: {fmt_duration(self.seconds)} {verdict}: history of {len(h)} runs median "
+                f"{fmt_duration(statistics.median(h))}, slowest {fmt_duration(max(h))}, limit "
+                f"{fmt_duration(self.bound.raw_seconds)} ({self.bound.method_label}; {self.bound.risk_label})")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"measure": self.measure, "seconds": round(self.seconds, 3), "regressed": self.regressed,
+                "history_n": len(self.history),
+                "history_median": round(statistics.median(self.history), 3) if self.history else None,
+                "history_slowest": round(max(self.history), 3) if self.history else None,
+                "limit_seconds": round(self.bound.raw_seconds, 3) if self.bound and self.bound.raw_seconds else None,
+                "method": self.bound.method_label if self.bound else None, "evidence": self.evidence}
+
+
+@dataclass
+class RunCheck:
+    run_id: str
+    source: str
+    run_index: int
+    outcome: str
+    config: str
+    history_n: int
+    findings: list[Finding] = field(default_factory=list)
+    failure: str | None = None  # not ready: why
+    note: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.failure is not None or any(f.regressed for f in self.findings)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "source": self.source, "run_index": self.run_index, "outcome": self.outcome,
+                "config": self.config, "history_n": self.history_n, "failed": self.failed, "failure": self.failure,
+                "note": self.note, "findings": [f.as_json() for f in self.findings]}
+
+
+@dataclass
+class CheckReport:
+    risk: float
+    runs: list[RunCheck]
+    rule: str
+    errors: list[str] = field(default_factory=list)  # inputs that could not be read
+
+    @property
+    def failed(self) -> bool:
+        return any(r.failed for r in self.runs)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"risk": self.risk, "rule": self.rule, "failed": self.failed, "runs": [r.as_json() for r in self.runs],
+                "errors": self.errors}
+
+    def text(self) -> str:
+        lines = [f"rule: {self.rule}"]
+        for r in self.runs:
+            where = r.source + (f" #{r.run_index + 1}" if r.run_index else "")
+            verdict = "FAIL" if r.failed else "PASS"
+            lines.append("")
+            lines.append(f"{verdict} {where} ({r.config}; {r.history_n} history runs of this config)")
+            if r.failure:
+                lines.append(f"  {r.failure}")
+            if r.note:
+                lines.append(f"  note: {r.note}")
+            for f in sorted(r.findings, key=lambda f: (not f.regressed, f.measure != READY)):
+                if f.regressed or f.measure == READY:
+                    lines.append(f"  {f.describe()}")
+                    if f.regressed and f.evidence:
+                        lines.append(f"    evidence: {f.evidence}")
+            ok = [f.measure for f in r.findings if not f.regressed and f.measure != READY]
+            if ok:
+                lines.append(f"  within the history's spread: {', '.join(ok)}")
+        failed = sum(r.failed for r in self.runs)
+        lines.append("")
+        lines.append(f"{failed} of {len(self.runs)} run{'s' if len(self.runs) != 1 else ''} failed" if failed
+                     else f"all {len(self.runs)} run{'s' if len(self.runs) != 1 else ''} within the history's spread")
+        return "\n".join(lines)
+
+
+RULE = ("a run regresses when time to ready or a phase is above the history's upper prediction bound "
+        "for the same config at risk {risk} (log-normal, Student-t for the number of history runs, never below "
+        "the slowest + 10 %) and at least 1 s above the slowest history run; a run that did not get ready fails; "
+        "fewer than 2 history runs of a config cannot judge it")
+
+
+def config_of(row: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    config = json.loads(row.get("config_json") or "{}")
+    return (("engine", repr(row.get("engine"))),
+            *((flag, repr(config.get(flag, row.get(flag)))) for flag in SAME_CONFIG_FLAGS))
+
+
+def _describe(key: tuple[tuple[str, str], ...]) -> str:
+    parts = [f"{flag}={value.strip(chr(39))}" for flag, value in key if value != "None"]
+    return ", ".join(parts) or "no flags known"
+
+
+def _phase_seconds(runs: Runs) -> dict[str, dict[str, float]]:
+    """run_id -> phase -> seconds, over the run-level phases (the critical path)."""
+    out: dict[str, dict[str, float]] = {}
+    frame = runs.phases.filter((pl.col("scope") == "run") & (pl.col("phase") != "unattributed")
+                               & pl.col("seconds").is_not_null())
+    for row in frame.select("run_id", "phase", "seconds").iter_rows(named=True):
+        per = out.setdefault(row["run_id"], {})
+        per[row["phase"]] = per.get(row["phase"], 0.0) + float(row["seconds"])
+    return out
+
+
+def _evidence(runs: Runs, run_id: str, measure: str) -> str:
+    texts = {r["line"]: r["text"] for r in runs.milestones.filter(pl.col("run_id") == run_id)
+             .select("line", "text").iter_rows(named=True)}
+    if measure == READY:
+        ready = runs.milestones.filter((pl.col("run_id") == run_id) & (pl.col("name") == "ready"))
+        line = ready["line"][0] if ready.height else None
+    else:
+        ends = runs.phases.filter((pl.col("run_id") == run_id) & (pl.col("phase") == measure)
+                                  & (pl.col("scope") == "run"))
+        line = ends["line"].drop_nulls().max() if ends.height else None
+    if line is None:
+        return ""
+    return f"line {line}: {texts.get(line, '').strip()}"[:300]
+
+
+def judge(value: float, history: list[float], risk: float) -> tuple[Budget | None, bool]:
+    """The limit and whether `value` is above it (the module's rule)."""
+    if len(history) < MIN_HISTORY:
+        return None, False
+    bound = budget_for(history, risk)
+    assert bound.raw_seconds is not None
+    return bound, value > bound.raw_seconds and value >= max(history) + MIN_SECONDS
+
+
+def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
+    """Each new run against the ready history runs of its config (new runs are never their own history)."""
+    new_hashes = set(new.runs["content_hash"].drop_nulls().to_list())
+    hist_rows = [r for r in history.runs.filter(pl.col("outcome") == "ready").iter_rows(named=True)
+                 if r["content_hash"] not in new_hashes and r["ready_seconds"] is not None]
+    new_phases = _phase_seconds(new)
+    hist_phases = _phase_seconds(history)
+    out = []
+    for row in new.runs.iter_rows(named=True):
+        key = config_of(row)
+        same = [h for h in hist_rows if config_of(h) == key]
+        rc = RunCheck(row["run_id"], row["source"], row["run_index"], row["outcome"], _describe(key), len(same))
+        if row["outcome"] != "ready" or row["ready_seconds"] is None:
+            where = f" in {row['crash_phase'] or row['stopped_in'] or 'an unknown phase'}"
+            what = f": {row['crash_message']}" if row.get("crash_message") else ""
+            rc.failure = f"did not get ready ({row['outcome']}{where}{what})"
+            out.append(rc)
+            continue
+        if len(same) < MIN_HISTORY:
+            rc.note = (f"{len(same)} history run{'s' if len(same) != 1 else ''} of this config: no spread to judge "
+                       "by (ingest more runs, or point --history at earlier logs of this config)")
+        measures = {READY: float(row["ready_seconds"]), **new_phases.get(row["run_id"], {})}
+        for measure, seconds in measures.items():
+            values = [float(h["ready_seconds"]) for h in same] if measure == READY else [
+                hist_phases[h["run_id"]][measure] for h in same if measure in hist_phases.get(h["run_id"], {})]
+            bound, regressed = judge(seconds, values, risk)
+            finding = Finding(measure, seconds, values, bound, regressed)
+            if regressed:
+                finding.evidence = _evidence(new, row["run_id"], measure)
+            rc.findings.append(finding)
+        out.append(rc)
+    return CheckReport(risk, out, RULE.format(risk=pct(risk)))
+
+
+__all__ = ["MIN_HISTORY", "MIN_SECONDS", "RULE", "CheckReport", "Finding", "RunCheck", "check", "judge"]

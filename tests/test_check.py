@@ -1,0 +1,132 @@
+"""`firedup check`: a CI gate. A steady run passes, a run whose weight load got slower fails with
+the phase and the log line as evidence, a crash fails, and no startup in the input is exit 5."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import firedup
+from _live import env
+from _live import firedup as firedup_cmd
+from conftest import SAMPLE_LOGS
+from firedup.tables.check import judge
+
+NEW = SAMPLE_LOGS / "prod-tp8-eagle3-05.log"
+_STAMP = re.compile(r"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Path:
+    folder = tmp_path / "history"
+    folder.mkdir()
+    for i in range(1, 5):
+        shutil.copy(SAMPLE_LOGS / f"prod-tp8-eagle3-0{i}.log", folder)
+    for i in range(1, 4):
+        shutil.copy(SAMPLE_LOGS / f"debug-tp8-eagle3-0{i}.log", folder)
+    return folder
+
+
+def _slower_load(tmp_path: Path, extra: float) -> Path:
+    """prod-05 with `extra` seconds more in the weight load: every stamp from the first
+    'Load weight end' on moves later, and each rank's reported load time grows by as much."""
+    def later(m: re.Match[str]) -> str:
+        ts = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S") + timedelta(seconds=extra)
+        return f"[{ts:%Y-%m-%d %H:%M:%S}"
+
+    def longer(m: re.Match[str]) -> str:
+        return f"Load weight end. elapsed={float(m.group(1)) + extra:.2f} s"
+
+    out, shift = [], False
+    for line in NEW.read_text().splitlines():
+        if "Load weight end" in line:
+            shift = True
+        if shift:
+            line = _STAMP.sub(later, line)
+            if "Eagle" not in line:  # the target model's load, not the draft's
+                line = re.sub(r"Load weight end\. elapsed=([\d.]+) s", longer, line)
+        out.append(line)
+    path = tmp_path / "prod-slow-load.log"
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def _check(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(firedup_cmd("check", *args), capture_output=True, text=True, env=env(), timeout=120,
+                          check=False)
+
+
+def test_a_steady_run_passes(history: Path) -> None:
+    out = _check(str(NEW), "--history", str(history))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith("rule: a run regresses when")
+    assert "PASS" in out.stdout and "4 history runs of this config" in out.stdout
+    assert "all 1 run within the history's spread" in out.stdout
+
+
+def test_a_slower_weight_load_fails_with_the_phase_and_the_evidence(history: Path, tmp_path: Path) -> None:
+    slow = _slower_load(tmp_path, 240)
+    out = _check(str(slow), "--history", str(history))
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "FAIL" in out.stdout
+    assert re.search(r"load_weights: \d+ min \d\d s REGRESSED: history of 4 runs", out.stdout), out.stdout
+    assert re.search(r"time to ready: \d+ min \d\d s REGRESSED", out.stdout)
+    assert "evidence: line " in out.stdout and "Load weight end" in out.stdout
+    # the debug runs are another config: never mixed in
+    data = firedup.check([slow], [history]).as_json()
+    (run,) = data["runs"]
+    assert run["history_n"] == 4 and run["failed"]
+    regressed = {f["measure"] for f in run["findings"] if f["regressed"]}
+    assert {"load_weights", "time to ready"} <= regressed
+    assert "cuda_graph" not in regressed and "draft.load_weights" not in regressed
+
+
+def test_a_crashed_run_fails(history: Path) -> None:
+    out = _check(str(SAMPLE_LOGS / "oom-in-cuda-graph.log"), "--history", str(history))
+    assert out.returncode == 1
+    assert "did not get ready (crashed in cuda_graph" in out.stdout
+
+
+def test_no_startup_in_the_input_is_exit_5(history: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_text("nothing to see here\n")
+    out = _check(str(empty), "--history", str(history))
+    assert out.returncode == 5, out.stdout + out.stderr
+    assert "no server startup found" in out.stderr
+
+
+def test_without_history_it_is_a_usage_error() -> None:
+    out = _check(str(NEW))
+    assert out.returncode == 2 and "give the history" in out.stderr
+
+
+def test_a_config_with_one_history_run_is_said_not_failed(tmp_path: Path) -> None:
+    folder = tmp_path / "h"
+    folder.mkdir()
+    shutil.copy(SAMPLE_LOGS / "prod-tp8-eagle3-01.log", folder)
+    out = _check(str(_slower_load(tmp_path, 240)), "--history", str(folder))
+    assert out.returncode == 0
+    assert "1 history run of this config: no spread to judge by" in out.stdout
+
+
+def test_the_rule_on_numbers() -> None:
+    history = [100.0, 104.0, 98.0, 101.0, 103.0]
+    bound, regressed = judge(150.0, history, 0.01)
+    assert regressed and bound is not None and bound.raw_seconds is not None and bound.raw_seconds < 150
+    assert not judge(112.0, history, 0.01)[1]  # inside the slowest + 10 %
+    # a tiny phase: 0.2 s -> 0.9 s is above the bound but under 1 s more than the slowest
+    assert not judge(0.9, [0.2, 0.21, 0.19], 0.01)[1]
+    assert judge(500.0, [100.0], 0.01) == (None, False)  # one run: no spread
+
+
+def test_the_history_store_is_a_history_too(history: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    firedup.ingest([history], store=store)
+    assert not firedup.check([NEW], store=store).failed
+    slow = firedup.check([_slower_load(tmp_path, 240)], store=store)
+    assert slow.failed and slow.runs[0].history_n == 4
