@@ -399,7 +399,9 @@ def read_lines(source: Source) -> Iterator[Line]:
             raise InputError(source.name, _gzip_reason(exc, 0)) from None
         if not first:
             raise InputError(source.name, "empty file")
-        encoding = bom_encoding(first)
+        # UTF-16/32 text of a log always holds NULs (ASCII digits and spaces): two bytes that
+        # happen to look like a BOM in front of a UTF-8 line are not one
+        encoding = bom_encoding(first) if b"\x00" in first else None
         if encoding is None and b"\x00" in first:
             offset = first.index(b"\x00")
             raise InputError(source.name, f"not a text log: binary data (NUL byte at offset {offset})")
