@@ -10,7 +10,10 @@ the one-off start-up (imports, reading the log). The whole run's CPU comes from
 Cases:
 - idle log: the log sits in weight loading and nothing more arrives (the common case);
 - idle log + URL: the same, probing a loopback URL that answers 503 once a second;
-- growing log: a line every second (a chatty startup).
+- growing log: a line every second (a chatty startup);
+- idle log + --pid: the same idle log, with the server's process tree (a parent and 8
+  children, like a TP8 server) inspected through /proc every 2 s of the silence
+  (`--stall-after 1` starts the inspection after 1 s instead of 10 s).
 
     python benchmarks/wait_cpu.py            # 62 s per case (about 4 minutes)
     python benchmarks/wait_cpu.py --short    # 6 s per case, for a CI smoke check
@@ -76,6 +79,14 @@ def measure(argv: list[str], seconds: float, settle: float,
     return children_cpu() - before, at_settle, at_end
 
 
+def _tree(pid: int) -> list[int]:
+    """The process and its children, deepest first."""
+    kids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(k) for k in (task / "children").read_text().split()]
+    return [k for kid in kids for k in _tree(kid)] + [pid]
+
+
 class _Starting(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.send_response(503)
@@ -113,11 +124,17 @@ def main() -> None:
                 with open(log, "a") as f:
                     f.write(f"[2026-01-10 10:00:{6 + n % 50:02d} TP0] Using model weights format ['*.safetensors'] #{n}\n")
 
+        # a stand-in for a TP8 server: a parent and 8 sleeping children
+        tree = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                                 "kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)']) "
+                                 "for _ in range(8)]\ntime.sleep(3600)"])
         cases: list[tuple[str, Callable[[float], list[str]], Callable[[float], None] | None]] = [
             ("sleep (baseline)", lambda s: ["sleep", f"{s:g}"], None),
             ("wait: idle log", lambda s: wait_argv(s), None),
             ("wait: idle log + URL probe 1/s", lambda s: wait_argv(s, "--url", url), None),
             ("wait: log grows 1 line/s", lambda s: wait_argv(s), grow),
+            ("wait: idle log + --pid tree of 9", lambda s: wait_argv(s, "--pid", str(tree.pid), "--stall-after", "1"),
+             None),
         ]
         settle = 1.5
         print(f"each case runs {seconds:g} s; the steady cost is the process's CPU (from /proc) between "
@@ -129,6 +146,9 @@ def main() -> None:
             per_min = (at_end - at_settle) / (seconds - 0.5 - settle) * 60
             results[name] = per_min
             print(f"{name:<34} {whole:>9.3f}s {at_settle:>8.2f}s {per_min:>10.4f} {per_min / 60 * 100:>6.3f}%")
+        for pid in _tree(tree.pid):
+            os.kill(pid, 9)
+        tree.wait()
     server.shutdown()
     base = results["sleep (baseline)"]
     worst = max(v for k, v in results.items() if k.startswith("wait"))

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -139,9 +140,9 @@ def human(seconds: float) -> str:
 class Waiting:
     """A running `firedup wait`, its stderr read as it comes so a test can wait for a line."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, stdin: IO[bytes] | None = None) -> None:
         self.proc = subprocess.Popen(firedup("wait", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=env())
+                                     text=True, env=env(), stdin=stdin)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

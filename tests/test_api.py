@@ -100,7 +100,7 @@ def test_parse_is_parse_paths_with_the_cli_option_names() -> None:
     mine = firedup.parse(SAMPLE_LOGS, engine="sglang", date=dt.date(2026, 11, 5))
     theirs = parse_paths([str(SAMPLE_LOGS)], engine="sglang", default_date=dt.date(2026, 11, 5))
     assert mine.as_contract() == theirs.as_contract()
-    assert len(mine.runs) == 18 and mine.errors == []
+    assert len(mine.runs) == 22 and mine.errors == []
 
 
 def test_parse_refuses_an_unknown_engine_before_reading() -> None:
@@ -169,7 +169,7 @@ def test_export_and_summary_match_the_commands(tmp_path: Path) -> None:
     firedup.export(runs, "csv", tmp_path / "phases.csv", table="phases")
     assert pl.read_csv(tmp_path / "phases.csv").height == runs.phases.height
     text = firedup.summary(runs, "json")
-    assert text is not None and len(json.loads(text)) == 18
+    assert text is not None and len(json.loads(text)) == 22
     by_cli = CliRunner().invoke(cli, ["runs", str(SAMPLE_LOGS), "--format", "json"])
     assert by_cli.exit_code == 0 and by_cli.output == text + "\n"
     assert firedup.summary(runs, "csv", tmp_path / "s.csv") is None

@@ -68,6 +68,9 @@ def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     w, g = want_stats, got_stats
     assert (g.physical, g.logical, g.matched) == (w.physical, w.logical, w.matched)
     assert g.runtime + g.timestamped + g.other + g.skipped == w.runtime + w.timestamped + w.other
+    # Silences and unknown lines of the start-ups: measured on the same lines
+    assert [x.key() for x in g.gaps] == [x.key() for x in w.gaps], f"{path.name}: gaps differ"
+    assert g.unmatched == w.unmatched, f"{path.name}: unmatched lines differ"
     # What parse runs: access lines `compact` would drop stay unread. The same compacted
     # stream as the incremental engine's, and the same lines, some of them unread.
     scanner = batch.new_scanner(fmt, file_date=file_date(Source(str(path), path)))
@@ -80,6 +83,8 @@ def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     assert (s.physical, s.logical) == (w.physical, w.logical)
     assert s.matched + s.runtime + s.timestamped + s.other + s.skipped == w.matched + w.runtime + w.timestamped + w.other
     assert s.matched <= w.matched
+    assert [x.key() for x in s.gaps] == [x.key() for x in w.gaps], f"{path.name}: gaps differ (iter_file)"
+    assert s.unmatched == w.unmatched, f"{path.name}: unmatched lines differ (iter_file)"
     return got_stats
 
 
@@ -292,7 +297,9 @@ def test_compaction_drops_the_bulk_of_runtime_access_lines(tmp_path: Path) -> No
 
 def test_time_only_stamp_after_skipped_dated_lines_hands_the_file_back(tmp_path: Path) -> None:
     """Days of time-only lines depend on the latest dated stamp; skipped lines may hold it."""
-    lines = ["[2026-01-01 10:00:00] server_args=ServerArgs(tp_size=1)"]
+    # after `ready`: during a start-up the batch engine reads every line (silences are measured)
+    lines = ["[2026-01-01 10:00:00] server_args=ServerArgs(tp_size=1)",
+             "[2026-01-01 10:00:00] The server is fired up and ready to roll!"]
     lines += [f"[2026-01-01 {h:02d}:00:00 TP0] Decode batch, #token: 1" for h in (23, 11, 12)]
     lines += ["[00:30:00 TP0] Load weight begin. avail mem=3 GB"]
     path = _write(tmp_path, lines, False)
@@ -311,7 +318,8 @@ def test_a_year_less_stamp_after_unread_access_lines_hands_the_file_back(tmp_pat
     leaves them unread, so only the latter may not know the latest date a year-less stamp
     needs. It hands the file back, and parse reads it with the incremental engine."""
     request = '[2026-09-23 14:34:{}] INFO:     10.0.0.7:41234 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
-    lines = [request.format("19.824"),
+    # after `ready`: during a start-up the batch engine reads every line (silences are measured)
+    lines = ["[2026-09-23 14:34:19] The server is fired up and ready to roll!", request.format("19.824"),
              "[2026-09-23 14:34:22 DP1 TP1] Decode batch, #running-req: 1, #token: 10, token usage: 0.00, cuda graph: True",
              request.format(23), request.format(25),
              "INFO 09-23 14:34:25.761 [loader.py:12] Loading weights took 3.5 seconds"]

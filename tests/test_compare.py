@@ -326,7 +326,7 @@ def test_by_engine_compares_the_model_both_engines_ran(mixed: Path) -> None:
     left = {Path(lo.source).name: lo.reason for lo in g.left_out}
     assert left["prod-tp8-eagle3-01.log"].startswith("other model (model_path=Qwen/Qwen3-235B-A22B-Instruct-2507-FP8)")
     assert left["small-tp1.log"].startswith("other model (model_path=Qwen/Qwen3-4B-Instruct-2507)")
-    assert not any(name.startswith(("vllm-", "sglang-qwen3-32b")) for name in left)
+    assert not any(name.startswith(("vllm-tp2-", "sglang-qwen3-32b")) for name in left)
 
 
 def test_by_engine_on_the_samples_compares_sglang_with_vllm_on_one_model() -> None:
@@ -364,7 +364,7 @@ def test_by_engine_when_no_model_ran_on_both_says_why_one_engine_is_missing(one_
     cmp = compare(load([str(one_model_per_engine)]), ["engine"])
     assert [grp.label for grp in cmp.grouping.groups] == ["engine=sglang"]
     text = comparison_text(cmp)
-    assert ("note: engine=vllm: 2 ready runs, none of model_path=Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 (left out "
+    assert ("note: engine=vllm: 4 ready runs, none of model_path=Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 (left out "
             "below)") in text
     assert "vllm-tp2-eager.log: other model (model_path=Qwen/Qwen3-32B)" in text
 

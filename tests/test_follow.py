@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from firedup.read.follow import Follower, FollowError
+from firedup.read.follow import Follower, FollowError, StreamFollower
 
 
 def _texts(lines: list) -> list[tuple[int, str]]:
@@ -170,3 +171,31 @@ def test_a_bar_redrawn_thousands_of_times_on_one_line_stays_cheap(tmp_path: Path
         f.write("\n")
     (line,) = follower.poll(now=30.0)
     assert line.number == 2 and line.text.endswith("199999/200000 [00:01<00:00, 5000.00it/s]")
+
+
+def _poll_until(follower: StreamFollower, count: int, now: float = 0.0) -> list:
+    got: list = []
+    deadline = time.monotonic() + 10
+    while len(got) < count and time.monotonic() < deadline:
+        got += follower.poll(now=now)
+        time.sleep(0.01)
+    return got
+
+
+def test_a_stream_is_read_as_it_comes_partial_lines_kept_until_their_end() -> None:
+    read, write = os.pipe()
+    follower = StreamFollower(Path("<stdin>"), fd=read, partial_grace=60.0)
+    assert follower.exists and follower.poll(now=0.0) == []  # nothing written: never blocks
+    os.write(write, b"one\ntwo\nthe server is fi")
+    assert _texts(_poll_until(follower, 2)) == [(1, "one"), (2, "two")]
+    assert follower.partial == "the server is fi" and not follower.ended
+    os.write(write, b"red up\r\nlast, no newline")
+    assert _texts(_poll_until(follower, 1)) == [(3, "the server is fired up\r")]
+    os.close(write)
+    deadline = time.monotonic() + 10
+    while not follower.ended and time.monotonic() < deadline:
+        follower.poll(now=1.0)
+        time.sleep(0.01)
+    assert follower.ended  # the writer closed its end
+    assert _texts(follower.drain()) == [(4, "last, no newline")]
+    os.close(read)

@@ -160,8 +160,15 @@ def test_a_format_health_semantics_are_well_formed(fmt: Format) -> None:
     assert (health.ready_endpoint is None) <= (health.ready_endpoint_since is None)
     for route in health.routes:
         assert route.path.startswith("/") and route.path != health.endpoint
-        assert route.body in ("empty", "models", "model_info")
+        assert route.body in ("empty", "models", "model_info", "server_info")  # what replay can serve
         assert route.since is None or valid_version(route.since)
+    assert health.ready_latency >= 0
+    if health.telemetry is not None:  # where the engine's own start-up figures are (wait reads, replay serves)
+        spec = health.telemetry
+        assert spec.metrics or spec.info_path
+        assert all(name and label for name, label, _ in spec.metrics)
+        assert spec.info_since is None or valid_version(spec.info_since)
+        assert (spec.info_path is None) == (spec.info_key is None)
     assert fmt.probing is not None, "wait snippets need the port and probe facts"
     assert 0 < fmt.probing.default_port < 65536 and fmt.probing.probe_timeout > 0
     assert fmt.probing.crash_markers and all(m.strip() for m in fmt.probing.crash_markers)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 import signal
 import subprocess
@@ -349,3 +351,125 @@ def test_a_local_time_collector_prefix_does_not_mix_the_two_clocks(tmp_path: Pat
     assert time.monotonic() - began < 5
     written = re.sub(r"0\.0\.0\.0:\d+", "0.0.0.0:30000", out.read_text())  # the port actually served
     assert written == DOCKER_DESKTOP_UTC8
+
+
+# --- issue 13: replay validates its numbers and never overwrites its input --------------------
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--speed", "nan"], "--speed nan: give a finite number greater than 0"),
+    (["--speed", "inf"], "--speed inf: give a finite number greater than 0"),
+    (["--speed", "-2"], "--speed -2"),
+    (["--hold", "-5"], "--hold '-5'"),
+    (["--hold", "nan"], "--hold 'nan'"),
+    (["--hold", "inf"], "--hold 'inf'"),
+])
+def test_bad_numbers_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    from _live import env, firedup
+
+    result = subprocess.run(firedup("replay", str(NEW_READY), "--out", str(tmp_path / "o.log"), *args),
+                            capture_output=True, text=True, env=env(), timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "o.log").exists()
+
+
+@pytest.mark.parametrize("how", ["same", "relative", "symlink", "hardlink"])
+def test_the_output_is_never_the_input(tmp_path: Path, how: str) -> None:
+    """`replay x.log --out x.log` truncated the log it was about to read (issue 13)."""
+    from _live import env, firedup
+
+    log = tmp_path / "server.log"
+    log.write_text(NEW_READY.read_text())
+    out = {"same": log, "relative": Path("server.log"), "symlink": tmp_path / "link.log",
+           "hardlink": tmp_path / "hard.log"}[how]
+    if how == "symlink":
+        out.symlink_to(log)
+    elif how == "hardlink":
+        os.link(log, out)
+    result = subprocess.run(firedup("replay", str(log), "--out", str(out)), capture_output=True, text=True,
+                            env=env(), timeout=30, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "that is the input log" in result.stderr
+    assert log.read_text() == NEW_READY.read_text()
+
+
+def test_the_library_refuses_bad_numbers_too(tmp_path: Path) -> None:
+    from firedup.errors import UsageError
+
+    script = load_script(NEW_READY)
+    for speed, hold in ((math.nan, None), (math.inf, None), (1.0, -5.0), (1.0, math.nan)):
+        with pytest.raises(UsageError):
+            replay(script, tmp_path / "o.log", speed=speed, hold=hold)
+
+
+# --- issue 17: each version's documented HTTP behaviour ----------------------------------------
+
+
+def _timed(port: int, path: str) -> tuple[int | None, float]:
+    began = time.monotonic()
+    status = status_of(port, path, timeout=5)[0]
+    return status, time.monotonic() - began
+
+
+def test_a_ready_health_check_takes_a_generation_and_a_warming_one_answers_at_once(tmp_path: Path) -> None:
+    """SGLang 0.4.10.post2+ runs a 1-token generation per /health once ready (>= 1 s); its 503
+    while starting and /ready come at once (sglang.md §3.1)."""
+    out, port = tmp_path / "live.log", free_port()
+    with replaying(_cut_before_ready(NEW_READY, tmp_path), out, port, 50):
+        wait_for_text(out, "POST /generate")
+        status, took = _timed(port, "/health")
+        assert status == 503 and took < 0.5
+    out2, port2 = tmp_path / "live2.log", free_port()
+    with replaying(NEW_READY, out2, port2, 50):
+        wait_for_text(out2, "fired up and ready to roll")
+        status, took = _timed(port2, "/health")
+        assert status == 200 and took >= 1.0
+        status, took = _timed(port2, "/ready")
+        assert status == 200 and took < 0.5
+    out3, port3 = tmp_path / "live3.log", free_port()
+    with replaying(OLD_READY, out3, port3, 50):  # <= 0.4.10.post1: /health only proves uvicorn is up
+        wait_for_text(out3, "fired up and ready to roll")
+        status, took = _timed(port3, "/health")
+        assert status == 200 and took < 0.5
+
+
+def test_a_hung_server_keeps_answering_503_and_does_not_die(tmp_path: Path) -> None:
+    out, port = tmp_path / "live.log", free_port()
+    with replaying(_cut_before_ready(NEW_READY, tmp_path), out, port, 50) as proc:
+        wait_for_text(out, "POST /generate")
+        seen = []
+        for _ in range(4):
+            seen.append(status_of(port, "/health")[0])
+            time.sleep(0.5)
+        assert seen == [503] * 4
+        assert status_of(port, "/v1/models")[0] == 200  # answers 200 long before ready
+        assert proc.poll() is None
+    assert "still warming up: serving until interrupted" in proc.stderr
+
+
+def test_metrics_are_served_only_with_enable_metrics_and_server_info_has_startup_time_from_0_5_17(
+        tmp_path: Path) -> None:
+    plain_out, port = tmp_path / "plain.log", free_port()
+    with replaying(NEW_READY, plain_out, port, 50, "--hold", "30"):
+        wait_for_text(plain_out, "fired up and ready to roll")
+        assert status_of(port, "/metrics")[0] == 404  # no --enable-metrics in this server's args
+        status, body, _ = status_of(port, "/server_info")
+        assert status == 200
+        timings = json.loads(body)["startup_time"]
+        assert timings["load_weight"] == 10.2 and timings["cuda_graph"]["decode"] == 8.05
+    old_out, port = tmp_path / "old.log", free_port()
+    with replaying(NEW_READY, old_out, port, 50, "--hold", "30", "--server-version", "0.5.16"):
+        wait_for_text(old_out, "fired up and ready to roll")
+        assert "startup_time" not in json.loads(status_of(port, "/server_info")[1])
+    log = tmp_path / "metrics.log"
+    log.write_text(NEW_READY.read_text().replace("'attention_backend': 'flashinfer'}",
+                                                 "'attention_backend': 'flashinfer', 'enable_metrics': True}"))
+    out, port = tmp_path / "live.log", free_port()
+    with replaying(log, out, port, 50, "--hold", "30"):
+        wait_for_text(out, "Uvicorn running on")
+        status, body, headers = status_of(port, "/metrics")
+        assert status == 200 and headers["content-type"].startswith("text/plain")
+    text = body.decode()
+    assert 'sglang:startup_time_seconds{model_name="qwen3-8b",phase="load_weight"} 10.2' in text.splitlines()
+    assert 'sglang:startup_cuda_graph_time_seconds{model_name="qwen3-8b",phase="decode"} 8.05' in text.splitlines()

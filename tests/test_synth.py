@@ -30,6 +30,8 @@ TRUTH: dict[str, Any] = sample_truth()["files"]
 SAMPLES = sorted(TRUTH)
 SGLANG_SAMPLES = [f for f in SAMPLES if TRUTH[f]["runs"][0]["engine"] == "sglang"]
 VLLM_SAMPLES = [f for f in SAMPLES if TRUTH[f]["runs"][0]["engine"] == "vllm"]
+# the eager/compiled pair of one model at TP2 (the others: a cold and a warm start at TP1)
+VLLM_TP2 = [f for f in VLLM_SAMPLES if f.startswith("vllm-tp2-")]
 _STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[\] ]")
 
 
@@ -259,8 +261,8 @@ def _outer_seconds(line: str) -> float:
 
 
 def test_there_are_an_eager_and_a_compiled_vllm_run_of_one_model() -> None:
-    assert len(VLLM_SAMPLES) == 2
-    configs = [TRUTH[f]["runs"][0]["config"] for f in VLLM_SAMPLES]
+    assert len(VLLM_TP2) == 2
+    configs = [TRUTH[f]["runs"][0]["config"] for f in VLLM_TP2]
     assert {c["model_path"] for c in configs} == {"Qwen/Qwen3-32B"} and {c["tp_size"] for c in configs} == {2}
     assert sorted(c["enforce_eager"] for c in configs) == [False, True]
 
@@ -280,7 +282,7 @@ def test_every_vllm_line_is_behind_kubectl_and_its_clock_agrees_with_vllm() -> N
 
 
 def test_vllm_processes_write_what_vllm_0_13_writes() -> None:
-    for f in VLLM_SAMPLES:
+    for f in VLLM_TP2:
         text = _text(f)
         eager = TRUTH[f]["runs"][0]["config"]["enforce_eager"]
         procs = set(re.findall(r"\x1b\[1;36m\((\w+) pid=\d+\)\x1b\[0;0m ", text))
@@ -307,7 +309,7 @@ def test_vllm_processes_write_what_vllm_0_13_writes() -> None:
 
 
 def test_the_compiled_vllm_run_prints_consistent_durations() -> None:
-    (f,) = [f for f in VLLM_SAMPLES if not TRUTH[f]["runs"][0]["config"]["enforce_eager"]]
+    (f,) = [f for f in VLLM_TP2 if not TRUTH[f]["runs"][0]["config"]["enforce_eager"]]
     text = _text(f)
     dynamo = float(re.search(r"Dynamo bytecode transform time: ([\d.]+) s", text)[1])  # type: ignore[index]
     inductor = float(re.search(r"Compiling a graph for compile range \(1, 8192\) takes ([\d.]+) s", text)[1])  # type: ignore[index]

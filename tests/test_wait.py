@@ -34,6 +34,7 @@ from _live import (
     Replay,
     Waiting,
     env,
+    firedup,
     free_port,
     human,
     replaying,
@@ -44,6 +45,7 @@ from _live import (
 )
 from conftest import CORPUS, SAMPLE_LOGS
 from firedup.errors import UsageError
+from firedup.live.proc import ProcFS
 from firedup.live.wait import Waiter, WaitOptions, parse_timeout, pid_alive, probe
 from firedup.timeline.pipeline import parse_paths
 
@@ -60,14 +62,19 @@ def _ready_line(log: Path) -> int:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("auto", (None, True)), ("0", (None, False)), ("900", (900.0, False)), ("90s", (90.0, False)),
-    ("15m", (900.0, False)), ("1.5h", (5400.0, False)), ("AUTO", (None, True)),
+    ("auto", (None, True)), ("0", (0.0, False)), ("900", (900.0, False)), ("90s", (90.0, False)),
+    ("15m", (900.0, False)), ("1.5h", (5400.0, False)), ("AUTO", (None, True)), ("never", (None, False)),
+    # as kubectl (Go durations) and systemd write them
+    ("1m30s", (90.0, False)), ("15min", (900.0, False)), ("1h", (3600.0, False)), ("2h30m", (9000.0, False)),
+    ("1 min 30 s", (90.0, False)), ("500ms", (0.5, False)), ("90 seconds", (90.0, False)),
 ])
 def test_timeouts_read_like_people_write_them(text: str, expected: tuple[float | None, bool]) -> None:
     assert parse_timeout(text) == expected
 
 
-@pytest.mark.parametrize("text", ["soon", "-5", "15x", ""])
+# inf, nan and 1e400 gave a traceback (issue 13); a year is the most a timeout may be
+@pytest.mark.parametrize("text", ["soon", "-5", "15x", "", "inf", "nan", "1e400", "-inf", "1m30", "m", "1.2.3s",
+                                  "9" * 400, "400d", "5s5", "s5"])
 def test_a_bad_timeout_is_a_usage_error(text: str) -> None:
     with pytest.raises(UsageError):
         parse_timeout(text)
@@ -85,7 +92,8 @@ def test_pid_alive_sees_exits_and_zombies() -> None:
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    """Answers by path: /ok 200, /starting 503, /slow-body 200 whose body never ends."""
+    """Answers by path: /ok 200, /starting 503, /redirect 302 to /login (200), /slow-body 200 whose
+    body never ends."""
 
     def do_GET(self) -> None:
         if self.path == "/slow-body":
@@ -96,8 +104,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(3)
             return
-        code = {"/ok": 200, "/starting": 503}.get(self.path, 404)
+        code = {"/ok": 200, "/login": 200, "/health": 200, "/starting": 503, "/redirect": 302}.get(self.path, 404)
         self.send_response(code)
+        if code == 302:
+            self.send_header("Location", "/login")
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -772,3 +782,345 @@ def test_a_timer_reported_at_its_end_is_not_announced_as_the_stage_it_ends(tmp_p
 
     assert History([history]).typical_stage("engine_init") == 0.0
     assert history.phase_seconds()["engine_init"] > 90
+
+
+# --- issue 17: a stream on stdin, the URL alone, silences classified, the engine's own figures ---
+
+
+def _with_metrics(tmp: Path, load_weight: str = "10.20") -> Path:
+    """NEW_READY started with --enable-metrics (and, if asked, another load_weight in its timings line)."""
+    text = NEW_READY.read_text().replace("'attention_backend': 'flashinfer'}",
+                                         "'attention_backend': 'flashinfer', 'enable_metrics': True}")
+    assert "'enable_metrics': True" in text
+    text = text.replace("load_weight=10.20,", f"load_weight={load_weight},")
+    log = tmp / f"metrics-{load_weight}.log"
+    log.write_text(text)
+    return log
+
+
+def _phases(stderr: str) -> list[str]:
+    return re.findall(r"^\s+\+\d+:\d\d\s+(\S+)", stderr, re.M)
+
+
+@scenario
+def stdin_stream(tmp: Path) -> Outcome:
+    """`kubectl logs -f pod | firedup wait --log -`, with `tail -F` as the streaming writer."""
+    out, port = tmp / "server.log", free_port()
+    out.touch()
+    tail = subprocess.Popen(["tail", "-n", "+1", "-s", "0.1", "-F", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    try:
+        waiting = Waiting("--log", "-", "--url", f"http://127.0.0.1:{port}/ready", "--timeout", "1m30s",
+                          stdin=tail.stdout)
+        waiting.until("firedup wait:")
+        with replaying(NEW_READY, out, port, 20):
+            result = waiting.finish()
+    finally:
+        tail.kill()
+        tail.wait()
+    return Outcome(result, out, port)
+
+
+def test_a_log_streamed_on_stdin_is_read_live_like_a_file(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "stdin_stream")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    assert "reading the log from standard input" in o.result.stderr
+    assert "timeout 1 min 30 s" in o.result.stderr  # a kubectl-style duration
+    assert o.result.stdout.startswith(f"READY in {human(seconds_to_ready(NEW_READY))} by the log's clock "
+                                      f"(line {_ready_line(NEW_READY)}); http://127.0.0.1:{o.port}/ready answered 200")
+    assert _phases(o.result.stderr) == ["launch", "dist_init", "load_weights", "kv_cache", "cuda_graph",
+                                        "http_start", "warmup"]
+
+
+@scenario
+def url_only(tmp: Path) -> Outcome:
+    out, port = tmp / "server.log", free_port()
+    waiting = Waiting("--url", f"http://127.0.0.1:{port}", "--engine", "sglang", "--timeout", "60")
+    waiting.until("firedup wait:")
+    with replaying(NEW_READY, out, port, 20) as server:
+        result = waiting.finish()
+    return Outcome(result, out, port, replay=server)
+
+
+def test_the_url_alone_replaces_a_curl_loop_and_finds_the_readiness_path(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "url_only")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    # a base URL: the engine's dedicated readiness endpoint (0.5.20+ has /ready), status code only
+    assert o.result.stdout.startswith(f"READY: http://127.0.0.1:{o.port}/ready answered 200 (no log given; waited ")
+    assert o.replay is not None
+    answered = re.search(r"answered \d+ requests: (.*)", o.replay.stderr)
+    assert answered and "/ready 200x" in answered[1] and "/health" not in answered[1], o.replay.stderr
+    # the engine's own figures, from /server_info (no --enable-metrics in this log): its timings line
+    timings = re.search(r"load_weight=([\d.]+), kv_cache_allocation=([\d.]+)", NEW_READY.read_text())
+    assert timings is not None
+    telemetry = next(line for line in o.result.stdout.splitlines() if "engine telemetry" in line)
+    assert f"(http://127.0.0.1:{o.port}/server_info)" in telemetry
+    assert f"load_weight {human(float(timings[1]))}" in telemetry and "cuda_graph.decode 8.1 s" in telemetry
+
+
+@scenario
+def metrics(tmp: Path) -> Outcome:
+    out, port = tmp / "server.log", free_port()
+    result, server = watched(_with_metrics(tmp), out, port, 20, "--url", f"http://127.0.0.1:{port}/ready",
+                             "--timeout", "60", "--record", str(tmp / "record.json"))
+    return Outcome(result, out, port, replay=server)
+
+
+def test_startup_metrics_are_read_from_metrics_and_agree_with_the_log(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "metrics")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    stdout = o.result.stdout
+    assert f"  engine telemetry (http://127.0.0.1:{o.port}/metrics): load_weight 10 s, kv_cache_allocation 1.0 s" \
+           in stdout
+    agrees = next(line for line in stdout.splitlines() if "it agrees with the log" in line)
+    assert "the log's own timings line (10 figures)" in agrees and "load_weights 10 s" in agrees
+    assert "disagreement" not in stdout
+    assert o.replay is not None and "/metrics 200x" in o.replay.stderr
+    # and kept beside the log's phases: --record writes them with the run as `parse --json` shows it
+    import json
+
+    record = json.loads((o.out.parent / "record.json").read_text())
+    assert record["exit_code"] == 0 and record["headline"] == stdout.splitlines()[0]
+    assert record["telemetry"]["source"] == f"http://127.0.0.1:{o.port}/metrics"
+    assert record["telemetry"]["phases"]["load_weight"] == 10.2
+    assert record["telemetry"]["phases"]["cuda_graph.decode"] == 8.05
+    assert record["telemetry"]["disagrees"] == [] and record["telemetry"]["agrees"]
+    assert record["run"]["engine_timings"]["load_weight"] == 10.2 and record["run"]["outcome"] == "ready"
+
+
+@scenario
+def metrics_disagree(tmp: Path) -> Outcome:
+    """The log of one server, the URL of another whose weights took 30 s: the figures disagree."""
+    out, other_out, port, other = tmp / "server.log", tmp / "other.log", free_port(), free_port()
+    waiting = Waiting("--log", str(out), "--url", f"http://127.0.0.1:{other}/ready", "--timeout", "60")
+    waiting.until("firedup wait:")
+    with replaying(_with_metrics(tmp, "30.00"), other_out, other, 20), replaying(_with_metrics(tmp), out, port, 20):
+        result = waiting.finish()
+    return Outcome(result, out, port, other)
+
+
+def test_startup_metrics_that_disagree_with_the_log_are_flagged(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "metrics_disagree")
+    assert o.result.returncode == 0, o.result.stdout + o.result.stderr
+    lines = [line for line in o.result.stdout.splitlines() if "disagreement:" in line]
+    assert lines[0].strip() == ("disagreement: load_weight 30.00 s here vs 10.20 s in the log's own timings line "
+                                "(another run? a restarted server?)")
+    assert any("load_weight 30 s here vs load_weights 10 s by the log's lines" in line for line in lines)
+
+
+def _stuck_log(tmp: Path) -> Path:
+    lines = NEW_READY.read_text().splitlines(keepends=True)
+    stuck = tmp / "stuck.log"  # the log stops in capture, at batch 2 of 4, and stays silent
+    stuck.write_text("".join(lines[: next(i for i, t in enumerate(lines) if "2/4" in t) + 1]))
+    return stuck
+
+
+def _fake_server(tmp: Path, compiler: bool) -> subprocess.Popen[bytes]:
+    """A stand-in for the server's main process; with a child whose executable is named `ptxas`."""
+    ptxas = tmp / "ptxas"
+    ptxas.symlink_to(Path(sys.executable))
+    child = f"subprocess.Popen([{str(ptxas)!r}, '-c', 'import time; time.sleep(60)'])\n" if compiler else ""
+    return subprocess.Popen([sys.executable, "-c", f"import subprocess, time\n{child}time.sleep(60)"])
+
+
+def _silent_with(tmp: Path, compiler: bool) -> Outcome:
+    server = _fake_server(tmp, compiler)
+    out = tmp / "server.log"
+    try:
+        if not compiler:
+            os.kill(server.pid, signal.SIGSTOP)
+        with replaying(_stuck_log(tmp), out, free_port(), 50):
+            wait_for_text(out, "2/4")
+            result = run_wait("--log", str(out), "--pid", str(server.pid), "--timeout", "4", "--stall-after", "1",
+                              "--record", str(tmp / "record.json"))
+    finally:
+        for p in reversed(ProcFS().tree(server.pid)):
+            os.kill(p.pid, signal.SIGKILL)
+        server.wait()
+    return Outcome(result, out, other=server.pid)
+
+
+@scenario
+def silent_compiling(tmp: Path) -> Outcome:
+    return _silent_with(tmp, compiler=True)
+
+
+@scenario
+def silent_stopped(tmp: Path) -> Outcome:
+    return _silent_with(tmp, compiler=False)
+
+
+def test_a_silence_with_a_compiler_child_is_compiling_and_times_out_busy(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "silent_compiling")
+    assert o.result.returncode == 124, o.result.stdout + o.result.stderr
+    assert o.result.stdout.startswith("TIMED OUT while busy after 4")
+    assert f"  process tree of pid {o.other}: compiling kernels (ptxas)" in o.result.stdout
+    # without a terminal, said as it was seen, and in the stall warning
+    assert re.search(rf"^note: no log output for [\d.]+ s in cuda_graph; process tree of pid {o.other}: "
+                     r"compiling kernels \(ptxas\)$", o.result.stderr, re.M), o.result.stderr
+    assert "Process tree of pid" in next(line for line in o.result.stderr.splitlines() if "stall?" in line)
+
+
+def test_a_silence_with_a_stopped_tree_is_stuck_and_exits_4(outcomes: dict[str, Outcome | None]) -> None:
+    o = _outcome(outcomes, "silent_stopped")
+    assert o.result.returncode == 4, o.result.stdout + o.result.stderr
+    assert o.result.stdout.startswith("TIMED OUT while stuck after 4")
+    assert f"  process tree of pid {o.other}: stopped: 1 process suspended" in o.result.stdout
+    assert "hint:  nothing in the tree works" in o.result.stdout
+    import json
+
+    record = json.loads((o.out.parent / "record.json").read_text())
+    assert record["exit_code"] == 4 and record["pid"] == o.other
+    assert record["process_tree"] == {"pid": o.other, "kind": "stuck", "busy": False,
+                                      "text": "stopped: 1 process suspended (SIGSTOP, a debugger, a frozen cgroup)"}
+    assert record["run"]["outcome"] == "incomplete"
+
+
+def test_a_log_on_stdin_that_ends_decides_at_once() -> None:
+    crashed = subprocess.run(firedup("wait", "--log", "-", "--timeout", "30"), input=CRASH_OOM.read_text(),
+                             capture_output=True, text=True, env=env(), timeout=60)
+    assert crashed.returncode == 3, crashed.stdout + crashed.stderr
+    assert crashed.stdout.startswith("CRASHED (oom) in cuda_graph, line ") and " of stdin" in crashed.stdout
+    cut = "".join(NEW_READY.read_text().splitlines(keepends=True)[:10])
+    ended = subprocess.run(firedup("wait", "--log", "-", "--timeout", "30"), input=cut, capture_output=True,
+                           text=True, env=env(), timeout=60)
+    assert ended.returncode == 3, ended.stdout + ended.stderr
+    assert ended.stdout.startswith("LOG ENDED: standard input closed in load_weights")
+    ready = subprocess.run(firedup("wait", "--log", "-", "--quiet"), input=NEW_READY.read_text(),
+                           capture_output=True, text=True, env=env(), timeout=60)
+    assert ready.returncode == 0 and ready.stdout.startswith("READY in 36 s")
+
+
+def test_timeout_0_checks_once_as_kubectl_wait(tmp_path: Path, http_server: int) -> None:
+    began = time.monotonic()
+    assert run_wait("--log", str(NEW_READY), "--timeout", "0").returncode == 0
+    stuck = _stuck_log(tmp_path)
+    late = run_wait("--log", str(stuck), "--timeout", "0")
+    assert late.returncode == 124 and late.stdout.startswith("TIMED OUT after ")
+    assert "phase reached: cuda_graph (batches 2/4)" in late.stdout
+    ok = run_wait("--url", f"http://127.0.0.1:{http_server}/ok", "--timeout", "0")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    starting = run_wait("--url", f"http://127.0.0.1:{http_server}/starting", "--timeout", "0")
+    assert starting.returncode == 124 and "/starting: HTTP 503 x1" in starting.stdout
+    assert time.monotonic() - began < 20  # four processes, no waiting
+
+
+def _real_waiter(opts: WaitOptions) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = Waiter(opts, out, err, tty=False).run_loop()
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_200_before_any_line_of_the_log_is_not_readiness(tmp_path: Path, http_server: int) -> None:
+    """An old server still on the port answered 200 and `wait` said READY before the new
+    server wrote a line (issue 13)."""
+    log = tmp_path / "server.log"  # the new server has not started writing
+    url = f"http://127.0.0.1:{http_server}/ok"
+    code, out, err = _real_waiter(WaitOptions(log, url=url, timeout=2.5, auto_timeout=False))
+    assert code == 124, out + err
+    assert f"warning: {url} answers 200 but {log} has no line of this startup yet" in err
+    assert "an older server still on the port?" in err
+    log.write_text("")  # an empty file is no line either
+    assert _real_waiter(WaitOptions(log, url=url, timeout=2.5, auto_timeout=False))[0] == 124
+
+
+def test_a_redirect_is_not_readiness(http_server: int) -> None:
+    """A redirect to a login page answering 200 was followed and taken as ready (issue 13)."""
+    url = f"http://127.0.0.1:{http_server}/redirect"
+    assert probe(url) == (302, "redirect to /login")
+    code, out, err = _real_waiter(WaitOptions(None, url=url, timeout=2.5, auto_timeout=False))
+    assert code == 124, out + err
+    assert "answers HTTP 302 (redirect to /login): a redirect is not readiness" in err
+    assert "HTTP 302 (redirect to /login) x" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "nothing to wait for"),
+    (["--url", "http://127.0.0.1:1/x", "--timeout", "inf"], "--timeout 'inf'"),
+    (["--url", "http://127.0.0.1:1/x", "--timeout", "1e400"], "--timeout '1e400'"),
+    (["--url", "http://127.0.0.1:1/x", "--timeout", "nan"], "--timeout 'nan'"),
+    (["--url", "http://127.0.0.1:1/x", "--stall-after", "nan"], "--stall-after"),
+    (["--log", "-", "--from-end"], "--from-end"),
+    (["--url", "http://127.0.0.1:1/x", "--record", "/nonexistent/dir/r.json"], "no such directory"),
+])
+def test_more_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
+    result = run_wait(*args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_status_line_and_the_notes_name_what_a_silent_tree_does(tmp_path: Path) -> None:
+    """In-process, on a fake /proc tree and a clock the test drives: a compiler child shows on
+    the terminal's status line; without a terminal it is said once, then the change to idle."""
+    from firedup.live.proc import TreeWatch
+    from test_proc import FakeProc
+
+    root = tmp_path / "proc"
+    root.mkdir()
+    fake = FakeProc(root)
+    fake.add(100, 1, "python3", ["/usr/bin/python3", "-m", "server"])
+    log = tmp_path / "server.log"
+    log.write_text("".join(_stuck_log(tmp_path).read_text().splitlines(keepends=True)))
+    for tty in (True, False):
+        fake.add(101, 100, "ptxas")
+        script = _Script(log, [])
+        out, err = io.StringIO(), io.StringIO()
+        opts = WaitOptions(log, timeout=30, auto_timeout=False, inspect_after=5)
+        waiter = Waiter(opts, out, err, tty=tty, now=script.now, sleep=script.sleep)
+        waiter.watch, waiter.watch_pid = TreeWatch(100, ProcFS(root), gpu=None), 100
+        seen: list[str] = []
+        sleep = script.sleep
+
+        def tick(seconds: float, waiter: Waiter = waiter, seen: list[str] = seen, sleep: Callable = sleep,
+                 script: _Script = script) -> None:
+            seen.append(waiter.status(script.t))
+            sleep(seconds)
+            if 12 <= script.t < 12.5 and 101 in fake.procs:
+                fake.remove(101)  # the compiler is done; nothing moves any more
+
+        waiter.sleep = tick
+        assert waiter.run_loop() == 124  # no --pid given: a timeout never claims "stuck"
+        if tty:
+            assert any(s.startswith("cuda_graph batches 2/4 · ") and s.endswith(" · compiling kernels (ptxas)")
+                       for s in seen), seen
+            assert any("idle: no CPU" in s for s in seen)
+        else:
+            notes = [line for line in err.getvalue().splitlines() if line.startswith("note: no log output")]
+            assert [n.split("process tree of pid 100: ")[1][:18] for n in notes] == ["compiling kernels ",
+                                                                                   "idle: no CPU (0% o"]
+            assert "process tree of pid 100: idle: no CPU" in out.getvalue()
+            assert out.getvalue().startswith("TIMED OUT after 30")
+
+
+def test_a_local_log_that_names_the_server_pid_has_its_tree_looked_at(tmp_path: Path) -> None:
+    """No --pid: uvicorn's `Started server process [N]` names it; the tree is then watched (but a
+    pid read from a log never makes a timeout "stuck": it may have been reused)."""
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lines = NEW_READY.read_text().splitlines(keepends=True)
+        upto = next(i for i, t in enumerate(lines) if "Started server process" in t)
+        log = tmp_path / "server.log"
+        log.write_text("".join(lines[:upto]) + lines[upto].replace("[4321]", f"[{server.pid}]"))
+        code, out, err = _real_waiter(WaitOptions(log, timeout=3.5, auto_timeout=False, stall_after=1))
+        assert code == 124, out + err
+        assert f"note: looking at the process tree of pid {server.pid} during silences (named by the log, " \
+               f"line {upto + 1})" in err
+        assert re.search(rf"^note: no log output for [\d.]+ s in http_start; process tree of pid {server.pid}: idle",
+                         err, re.M), err
+        assert out.startswith("TIMED OUT after ")  # neither "while busy" nor "while stuck"
+    finally:
+        server.kill()
+        server.wait()
+    # a pid of no Python process of this machine (the log came from elsewhere) is left alone
+    code, out, err = _real_waiter(WaitOptions(log, timeout=0.5, auto_timeout=False, stall_after=1))
+    assert "looking at the process tree" not in err
+
+
+def test_a_base_url_moves_from_a_missing_readiness_path_to_the_health_path(http_server: int) -> None:
+    """A server without /ready (vLLM, SGLang before 0.5.20): the 404 there moves the probe to /health."""
+    base = f"http://127.0.0.1:{http_server}"
+    code, out, err = _real_waiter(WaitOptions(None, url=base, timeout=10, auto_timeout=False))
+    assert code == 0, out + err
+    assert f"note: {base}/ready does not exist there (404); probing {base}/health instead" in err
+    assert out.startswith(f"READY: {base}/health answered 200 (no log given; waited ")

@@ -197,8 +197,8 @@ def cli() -> None:
     \b
     Exit codes: 0 all inputs parsed, 1 some inputs unreadable (the rest is
     still printed), 2 usage error, 5 no server startup in the inputs (or
-    nothing to draw); `wait` adds 3 (crashed) and 124 (timed out);
-    `check` exits 1 when a run regressed.
+    nothing to draw); `wait` adds 3 (crashed), 124 (timed out) and 4 (timed
+    out while the server sat idle: stuck); `check` exits 1 when a run regressed.
     """
 
 
@@ -598,14 +598,17 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
 
 
 @cli.command()
-@click.option("--log", "log", required=True, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
-              help="The server's log file (it may not exist yet).")
+@click.option("--log", "log", default=None, type=click.Path(dir_okay=False, allow_dash=True, path_type=str),
+              metavar="FILE|-", help="The server's log file (it may not exist yet); - reads standard input as it "
+                                     "comes (`kubectl logs -f POD | firedup wait --log -`). Optional with --url or --pid.")
 @click.option("--url", default=None, metavar="URL",
               help="Probe this URL's status code once a second: 200 is ready (e.g. http://127.0.0.1:30000/health).")
-@click.option("--pid", type=int, default=None, metavar="PID", help="The server's process: its death ends the wait (exit 3).")
-@click.option("--timeout", "timeout", default="auto", show_default=True, metavar="SECONDS|auto",
-              help="Give up after this long (900, 15m, 1h; 0 = never). auto: the budget from history "
-                   "runs of the same config, else 30 min.")
+@click.option("--pid", type=int, default=None, metavar="PID",
+              help="The server's process: its death ends the wait (exit 3); during a silence its process tree "
+                   "tells compiling, reading weights, allocating and stuck apart.")
+@click.option("--timeout", "timeout", default="auto", show_default=True, metavar="DURATION|auto|never",
+              help="Give up after this long (900, 90s, 1m30s, 15min, 1h); 0 checks once, as kubectl wait; "
+                   "never: no limit. auto: the budget from history runs of the same config, else 30 min.")
 @click.option("--history", "history", multiple=True, metavar="PATH",
               help="Earlier logs (files or folders) of this server, for the ETA, the auto timeout and stall "
                    "warnings. Repeatable.")
@@ -622,14 +625,21 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
               help="Ignore what the log already holds: wait for a startup that begins after now "
                    "(for a log appended across restarts).")
 @click.option("--quiet", "-q", is_flag=True, help="No status line or phase lines; warnings and the verdict only.")
-def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tuple[str, ...], store: str | None,
-         stall_after: float | None, url_grace: float, engine: str | None, from_end: bool, quiet: bool) -> None:
+@click.option("--no-inspect", is_flag=True, help="Never look at the server's process tree (/proc, nvidia-smi).")
+@click.option("--record", default=None, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Also write the outcome as JSON: exit code, headline, the run (as parse --json), the engine's "
+                   "own start-up figures and what they agree with, the process tree's last state.")
+def wait(log: str | None, url: str | None, pid: int | None, timeout: str, history: tuple[str, ...],
+         store: str | None, stall_after: float | None, url_grace: float, engine: str | None, from_end: bool,
+         quiet: bool, no_inspect: bool, record: str | None) -> None:
     """Wait until a server is ready, reading its log (and URL, and process) as it starts.
 
     \b
-    Exit codes: 0 ready, 124 timed out, 3 crashed or died before ready
-    (with the diagnosis), 2 usage error, 1 other (e.g. the log says ready
-    but --url never answers 200: a wrong port or URL).
+    Exit codes: 0 ready, 124 timed out while the server was busy (or not
+    inspected), 4 timed out while its process tree sat idle (stuck, or
+    waiting on a peer), 3 crashed or died before ready (with the
+    diagnosis), 2 usage error, 1 other (e.g. the log says ready but --url
+    never answers 200: a wrong port or URL).
     """
     from pathlib import Path
 
@@ -648,9 +658,17 @@ def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tupl
     if history or store is not None:
         def loader() -> tuple[list[Any], list[str]]:
             return load_history(history, store)
-    opts = WaitOptions(Path(log), url=url, pid=pid, timeout=seconds, auto_timeout=auto, history_loader=loader,
-                       quiet=quiet, from_end=from_end, engine=engine, stall_after=stall_after,
-                       url_grace=url_grace)
+    if stall_after is not None and not (0 < stall_after < float("inf")):
+        raise click.BadParameter("must be a number of seconds greater than 0", param_hint="--stall-after")
+    if not (0 <= url_grace < float("inf")):
+        raise click.BadParameter("must be a number of seconds, 0 or more", param_hint="--url-grace")
+    stream = log == "-"
+    if stream and from_end:
+        raise click.BadParameter("a stream has no end to start from; drop --from-end", param_hint="--from-end")
+    opts = WaitOptions(None if stream or log is None else Path(log), url=url, pid=pid, timeout=seconds,
+                       auto_timeout=auto, history_loader=loader, quiet=quiet, from_end=from_end, engine=engine,
+                       stall_after=stall_after, url_grace=url_grace, log_stream=sys.stdin.fileno() if stream else None,
+                       inspect=not no_inspect, record=Path(record) if record else None)
     color = _use_color(sys.stderr)
     sys.exit(run_wait(opts, _SafeStream(sys.stdout), _SafeStream(sys.stderr),  # type: ignore[arg-type]
                         style=_style(color and _use_color())))
@@ -660,16 +678,17 @@ def wait(log: str, url: str | None, pid: int | None, timeout: str, history: tupl
 @click.argument("log", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="Write the log's lines here, at their original pace / --speed.")
-@click.option("--speed", type=float, default=1.0, show_default=True, metavar="N", help="Replay N times faster.")
+@click.option("--speed", type=float, default=1.0, show_default=True, metavar="N",
+              help="Replay N times faster (a finite number above 0).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="P",
               help="Serve HTTP on 127.0.0.1:P (default: the port the log names, else the engine's default; "
                    "0 = any free port).")
 @click.option("--server-version", default=None, metavar="VERSION",
               help="The engine version whose HTTP semantics to serve (default: read from the log's shape).")
-@click.option("--hold", type=float, default=None, metavar="SECONDS",
-              help="After the last line, keep serving this long (default: until interrupted).")
+@click.option("--hold", default=None, metavar="DURATION",
+              help="After the last line, keep serving this long (90, 90s, 15min; default: until interrupted).")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
-def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: float | None,
+def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: str | None,
            engine: str | None) -> None:
     """Re-enact a recorded startup: write its log at pace and serve its HTTP answers.
 
@@ -682,11 +701,12 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     """
     from pathlib import Path
 
-    from firedup.live.replay import run_replay
+    from firedup.live.replay import check_replay_args, run_replay
+    from firedup.live.wait import parse_duration
 
-    if speed <= 0:
-        raise click.BadParameter("must be greater than 0", param_hint="--speed")
-    sys.exit(run_replay(Path(log), Path(out), speed, port, hold, engine, server_version))
+    held = parse_duration(hold, "--hold") if hold is not None else None
+    check_replay_args(Path(log), Path(out), speed, held)
+    sys.exit(run_replay(Path(log), Path(out), speed, port, held, engine, server_version))
 
 
 def main() -> None:

@@ -29,8 +29,9 @@ EXIT_SOME_INPUTS_BAD = 1  # some inputs could not be read; the rest was processe
 EXIT_USAGE = 2
 EXIT_REGRESSED = 1  # `check`: a run regressed against its history (or did not get ready), like pytest's failed
 EXIT_CRASHED = 3  # `wait`: the server died before it was ready
+EXIT_TIMEOUT_STUCK = 4  # `wait`: timed out while the server's process tree sat idle (stuck, or waiting on a peer)
 EXIT_NO_DATA = 5  # like pytest's "no tests collected": no server startup (or none to draw) in the inputs
-EXIT_TIMEOUT = 124  # `wait`: like GNU timeout
+EXIT_TIMEOUT = 124  # `wait`: like GNU timeout (timed out while the server was busy, or not inspected)
 
 EXIT_OTHER = 1
 
@@ -134,5 +135,5 @@ def exit_code_for(errors: int, runs: int) -> int:
 
 
 __all__ = ["EXIT_CRASHED", "EXIT_NO_DATA", "EXIT_OK", "EXIT_OTHER", "EXIT_REGRESSED", "EXIT_SOME_INPUTS_BAD", "EXIT_TIMEOUT",
-           "EXIT_USAGE", "DataError", "FiredupError", "FollowError", "InputError", "NoStartupError", "OutputError",
+           "EXIT_TIMEOUT_STUCK", "EXIT_USAGE", "DataError", "FiredupError", "FollowError", "InputError", "NoStartupError", "OutputError",
            "StoreError", "UnknownEngineError", "UnknownFlagError", "UsageError", "exit_code_for", "writing"]

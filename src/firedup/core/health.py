@@ -26,9 +26,34 @@ REFUSED = "refused"  # `starting` value: nothing listens on the port yet (TCP co
 @dataclass(frozen=True)
 class Route:
     path: str
-    body: str = "empty"  # "empty" | "models" (OpenAI model list) | "model_info"
+    body: str = "empty"  # "empty" | "models" (OpenAI model list) | "model_info" | "server_info"
     since: str | None = None
     health_alias: bool = False  # answers exactly like the health endpoint
+
+
+@dataclass(frozen=True)
+class StartupTelemetry:
+    """Where an engine publishes its own start-up durations over HTTP, so `wait` can read
+    them beside the log's phases and `replay` can serve them.
+
+    `metrics` are Prometheus gauges on `metrics_path`: (metric name, the label naming the
+    phase, a prefix for the phase's name), e.g. `x:startup_seconds{phase="load"}` -> `load`.
+    They exist only when the server argument `metrics_flag` is on. `info_key` is a key of
+    the JSON at `info_path` (from `info_since`) holding a number or a {phase: seconds}
+    object. Phase names are the engine's own; `log_phases` maps each to firedup's phase
+    it should roughly match, and `log_timings` says the log prints the same figures in
+    `Run.engine_timings` (same names: they must agree exactly).
+    """
+
+    metrics: tuple[tuple[str, str, str], ...] = ()
+    metrics_path: str = "/metrics"
+    metrics_flag: str | None = None
+    info_path: str | None = None
+    info_key: str | None = None
+    info_since: str | None = None
+    served_while_starting: bool = True  # the figures are there once the port opens
+    log_phases: tuple[tuple[str, str], ...] = ()
+    log_timings: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,6 +83,9 @@ class HealthSemantics:
     note: str = ""
     older: tuple[tuple[str, HealthSemantics], ...] = field(default=(), compare=False)
     routes: tuple[Route, ...] = field(default=(), compare=False)
+    # Seconds a ready answer of `endpoint` takes (a health check that runs a generation).
+    ready_latency: float = 0.0
+    telemetry: StartupTelemetry | None = field(default=None, compare=False)
 
     def for_version(self, version: str | None) -> HealthSemantics:
         """The semantics of one engine version (the newest when the version is unknown)."""
@@ -152,6 +180,18 @@ def answer(health: HealthSemantics, path: str, stage: str, version: str | None) 
     if route is not None:
         return 200, route.body
     return 404, "empty"
+
+
+def latency(health: HealthSemantics, path: str, stage: str, version: str | None) -> float:
+    """Seconds the engine takes to answer `path` in `stage` (a ready health check that
+    generates a token takes >= 1 s; a 503 while starting comes at once)."""
+    semantics = health.for_version(version)
+    path = path.split("?", 1)[0]
+    routes = {r.path: r for r in health.routes if _has(r.since, version)}
+    route = routes.get(path)
+    if stage == "ready" and (path == semantics.endpoint or (route is not None and route.health_alias)):
+        return semantics.ready_latency
+    return 0.0
 
 
 def advice(health: HealthSemantics) -> str:

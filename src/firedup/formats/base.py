@@ -153,6 +153,26 @@ class Probing:
 
 
 @dataclass(frozen=True)
+class CacheLine:
+    """A line that shows whether one of the engine's caches was cold or warm at this start.
+
+    `event` is the rule's event name (`contains`, if set, must be in its text); `verdict` is
+    "cold" or "warm" when the line alone says so, or "timed" when the line only says the
+    cached work ran: cold if the span from the first such line to the next milestone after the
+    last one is long (`timeline.silence.COLD_SECONDS`), warm if short, else unknown.
+    """
+
+    kind: str
+    event: str
+    verdict: str
+    contains: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict not in ("cold", "warm", "timed"):
+            raise ValueError(f"cache line {self.event!r}: verdict must be cold, warm or timed")
+
+
+@dataclass(frozen=True)
 class EngineClock:
     """A timeout of the engine itself (or of what launches or routes it) that a start-up must
     stay under, and which measured span it has to outlast.
@@ -284,6 +304,16 @@ class Format:
     # (literal, release date, why): a line that only versions released from that date print
     # (and no later ones: the date bounds the log from below, the guess is its first year).
     release_literals: Sequence[tuple[str, str, str]] = ()
+    # --- caches and silences (timeline.silence) ---
+    # Cache kind -> what it is, for every cache the engine keeps across starts ("torch.compile's
+    # compiled graphs"). Each run gets a verdict per kind listed here.
+    cache_kinds: Mapping[str, str] = field(default_factory=dict)
+    # Lines that prove a cache cold or warm (or only that its work ran: "timed").
+    cache_lines: Sequence[CacheLine] = ()
+    # Phase -> (what the engine does there without printing, the cache kind whose cold start
+    # a long silence there suggests, or None): names the probable work of a silence. A phase
+    # listed with a kind also proves that kind warm when it is short (`WARM_SECONDS`).
+    silent_work: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
 
     @property
     def display(self) -> str:

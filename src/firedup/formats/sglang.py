@@ -12,9 +12,27 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from firedup.core.health import REFUSED, HealthSemantics, ReadyProbe, Route, VersionGuess, version_key
+from firedup.core.health import (
+    REFUSED,
+    HealthSemantics,
+    ReadyProbe,
+    Route,
+    StartupTelemetry,
+    VersionGuess,
+    version_key,
+)
 from firedup.formats import _common
-from firedup.formats.base import EngineClock, Format, Header, Probing, Rule, to_float, to_int, to_list
+from firedup.formats.base import (
+    CacheLine,
+    EngineClock,
+    Format,
+    Header,
+    Probing,
+    Rule,
+    to_float,
+    to_int,
+    to_list,
+)
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -292,6 +310,23 @@ _OLD_HEALTH = HealthSemantics(
     note="<=0.4.10.post1: /health answers 200 as soon as uvicorn is up; it proves nothing about the engine",
 )
 
+# The engine's own start-up figures over HTTP: with --enable-metrics, the scheduler sets
+# gauges once it is ready (before uvicorn listens), one per phase of its `Engine startup
+# timings` line and one per captured graph; /server_info carries them as `startup_time`
+# from 0.5.17 (sglang.md §3.2; python/sglang/srt/metrics/collector.py `emit_startup_time`).
+TELEMETRY = StartupTelemetry(
+    metrics=(("sglang:startup_time_seconds", "phase", ""),
+             ("sglang:startup_cuda_graph_time_seconds", "phase", "cuda_graph.")),
+    metrics_path="/metrics",
+    metrics_flag="enable_metrics",
+    info_path="/server_info",
+    info_key="startup_time",
+    info_since="0.5.17",
+    served_while_starting=True,
+    log_phases=(("load_weight", "load_weights"), ("kv_cache_allocation", "kv_cache")),
+    log_timings=True,
+)
+
 HEALTH = HealthSemantics(
     endpoint="/health",
     starting="503",
@@ -307,7 +342,12 @@ HEALTH = HealthSemantics(
     older=(("0.4.10.post1", _OLD_HEALTH),),
     # answered as soon as the port is open (sglang.md §3.2)
     routes=(Route("/health_generate", health_alias=True), Route("/v1/models", "models"),
-            Route("/get_model_info", "model_info"), Route("/model_info", "model_info", since="0.5.6")),
+            Route("/get_model_info", "model_info"), Route("/model_info", "model_info", since="0.5.6"),
+            Route("/get_server_info", "server_info", since="0.4.0"),
+            Route("/server_info", "server_info", since="0.5.6")),
+    # once ready, /health runs a 1-token generation and answers after >= 1 s (sglang.md §3.1)
+    ready_latency=1.0,
+    telemetry=TELEMETRY,
 )
 
 PROBING = Probing(
@@ -477,6 +517,23 @@ FORMAT = Format(
                      "disable_cuda_graph": False, "enable_torch_compile": False},
     # the HTTP server sends itself a warm-up request once it listens; ready follows it
     after_http_phase="warmup",
+    cache_kinds={
+        "deepgemm_jit": "DeepGEMM's JIT-compiled GEMM kernels (~/.cache/deep_gemm; `sglang.compile_deep_gemm` fills it)",
+        "flashinfer_autotune": "FlashInfer's autotuned tactics",
+        "torch_compile": "torch.compile's compiled graphs (piecewise CUDA graphs, --enable-torch-compile)",
+        "kernel_jit": "kernels JIT-compiled on first use (Triton, FlashInfer, sgl-kernel), in the first warm-up request",
+    },
+    # these lines say the cached work ran, not whether it found its cache: their span says
+    cache_lines=(
+        CacheLine("deepgemm_jit", "jit.begin", "timed", "DeepGEMM"),
+        CacheLine("deepgemm_jit", "progress.jit", "timed"),
+        CacheLine("flashinfer_autotune", "jit.begin", "timed", "FlashInfer autotune"),
+        CacheLine("torch_compile", "progress.cuda_graph", "timed", "Compiling num tokens"),
+    ),
+    # the server's own warm-up request prints no line until it is answered (realgpu: 88 s on a
+    # fresh machine, 1-2 s again)
+    silent_work={"warmup": ("the first warm-up request, in which kernels JIT-compile on first use "
+                            "when their caches are cold", "kernel_jit")},
     stage_after={"http.running": "warmup", "http.first_request": "warmup"},
     # a speculative run loads and captures a draft model with the same runner, on the same rank
     draft_by_repeat=True,

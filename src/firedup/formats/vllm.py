@@ -23,7 +23,17 @@ from typing import Any
 from firedup.core.config import parse_args_repr
 from firedup.core.health import REFUSED, HealthSemantics, ReadyProbe, Route
 from firedup.formats import _common
-from firedup.formats.base import ArgsDump, EngineClock, Format, Header, Probing, Rule, to_float, to_int
+from firedup.formats.base import (
+    ArgsDump,
+    CacheLine,
+    EngineClock,
+    Format,
+    Header,
+    Probing,
+    Rule,
+    to_float,
+    to_int,
+)
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -325,6 +335,13 @@ RULES = (
     Rule("torch_compile.inductor",
          rf"^{_TAG}Compiling a graph for [^\n]*?(?: takes (?P<inductor_s>[\d.]+) s)?(?P<config_stated>)$",
          "Compiling a graph for", fields={"inductor_s": to_float, "config_stated": lambda _: {"compile_cache": "miss"}}),
+    # cache evidence (`cache_lines`): the graph compiled now is stored, an AOT function saved
+    Rule("torch_compile.cache_store",
+         rf"^{_TAG}Cache the graph (?:of shape \S+|for dynamic shape|of compile range [^\n]*?) for later use",
+         "Cache the graph "),
+    Rule("torch_compile.aot_saved", rf"^{_TAG}saved AOT compiled function to ", "saved AOT compiled function"),
+    # kernel_warmup.py (0.2x+): the autotune cache file had no entries for this model/GPU
+    Rule("kernel.autotune_cache_miss", r"^No FlashInfer autotune cache entries found", "No FlashInfer autotune cache"),
     Rule("torch_compile.end",
          rf"^{_TAG}torch\.compile (?P<detail>and initial profiling/warmup run together )?(?:takes|took) "
          r"(?P<elapsed_s>[\d.]+) s in total",
@@ -550,6 +567,22 @@ FORMAT = Format(
     stage_after=STAGE_AFTER,
     reported_phases=REPORTED_PHASES,
     umbrella_phases=UMBRELLA_PHASES,
+    cache_kinds={
+        "torch_compile": "torch.compile's compiled graphs (~/.cache/vllm/torch_compile_cache)",
+        "flashinfer_autotune": "FlashInfer's autotuned tactics (~/.cache/vllm/flashinfer_autotune_cache)",
+        "kernel_jit": "kernels JIT-compiled on first use (FlashInfer, Triton) in the profile and warm-up runs",
+    },
+    cache_lines=(
+        CacheLine("torch_compile", "torch_compile.cache_hit", "warm"),
+        CacheLine("torch_compile", "torch_compile.inductor", "cold"),
+        CacheLine("torch_compile", "torch_compile.cache_store", "cold"),
+        CacheLine("torch_compile", "torch_compile.aot_saved", "cold"),
+        CacheLine("flashinfer_autotune", "kernel.autotune_cache_miss", "cold"),
+    ),
+    # `init engine (profile, create kv cache, warmup model) took ...` prints nothing between its
+    # KV cache lines and its end (realgpu: 130 s on a first start)
+    silent_work={"engine_init": ("the profile and warm-up runs, which JIT-compile and autotune kernels "
+                                 "without a log line when their caches are cold", "kernel_jit")},
     # --enforce-eager / -O0 turn torch.compile off; no graphs: KV allocation goes straight on
     stage_skips={"torch_compile": ("enable_torch_compile", False, "kv_cache"),
                  "cuda_graph": ("disable_cuda_graph", True, "engine_init")},

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import os
 import re
 import signal
@@ -32,11 +33,14 @@ from firedup.core.health import (
     HealthSemantics,
     VersionGuess,
     answer,
+    latency,
     opens_at,
     valid_version,
+    version_key,
 )
 from firedup.errors import FiredupError, InputError, OutputError, UsageError
 from firedup.formats import Format, foreign_engine, no_known_engine
+from firedup.live.telemetry import metrics_page
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event
 from firedup.read.events import FATAL_EVENTS
@@ -261,6 +265,20 @@ def _pace(raws: list[bytes], parts: list[list[tuple[bytes, float | None]]]) -> l
     return out
 
 
+def check_replay_args(log: Path, out: Path, speed: float, hold: float | None) -> None:
+    """Numbers that make sense, and an output that is not the input (replaying a log into
+    itself would truncate it before reading a line)."""
+    if not math.isfinite(speed) or speed <= 0:
+        raise UsageError(f"--speed {speed:g}: give a finite number greater than 0")
+    if hold is not None and (not math.isfinite(hold) or hold < 0):
+        raise UsageError(f"--hold {hold:g}: give a finite number of seconds, 0 or more")
+    same = False
+    with contextlib.suppress(OSError):
+        same = out.exists() and log.exists() and os.path.samefile(log, out)
+    if same or os.path.abspath(log) == os.path.abspath(out):
+        raise UsageError(f"--out {out}: that is the input log; replay writes a new file (it would truncate its input)")
+
+
 # --- the HTTP side -----------------------------------------------------------------------
 
 
@@ -310,12 +328,18 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         with server.state.lock:
             stage = server.state.stage
-        status, kind = answer(server.health, path, stage, server.version)
+        metrics = self._metrics(path, stage)
+        status, kind = (200, "metrics") if metrics is not None else answer(server.health, path, stage, server.version)
         if status is None:  # the port is closed by now: behave like a dying server
             self.close_connection = True
             return
+        delay = latency(server.health, path, stage, server.version)
+        if delay:
+            time.sleep(delay)  # a ready health check that runs a generation answers after it
         body = b""
-        if status == 200 and kind != "empty":
+        if metrics is not None:
+            body = metrics.encode()
+        elif status == 200 and kind != "empty":
             body = json.dumps(self._body(kind)).encode()
         elif status == 404:
             body = b'{"detail":"Not Found"}'
@@ -323,7 +347,7 @@ class _Handler(BaseHTTPRequestHandler):
             server.state.answers[(path, status)] += 1
         self.send_response(status)
         if body:
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", "text/plain; version=0.0.4" if metrics is not None else "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if send_body and body:
@@ -336,7 +360,38 @@ class _Handler(BaseHTTPRequestHandler):
             return {"object": "list", "data": [{"id": script.model, "object": "model",
                                                 "created": self.server.created, "owned_by": engine,
                                                 "root": script.model}]}
+        if kind == "server_info":
+            return self._server_info()
         return {"model_path": script.model, "tokenizer_path": script.model, "is_generation": True}
+
+    def _timings(self) -> dict[str, Any] | None:
+        """The engine's start-up figures of the run being replayed (its own timings line)."""
+        runs = self.server.script.runs
+        return runs[-1].engine_timings if runs and runs[-1].engine_timings else None
+
+    def _server_info(self) -> dict[str, Any]:
+        script, spec = self.server.script, self.server.health.telemetry
+        info: dict[str, Any] = {"model_path": script.model, "served_model_name": script.model}
+        if self.server.version is not None:
+            info["version"] = self.server.version
+        timings = self._timings()
+        version = self.server.version
+        if spec is not None and spec.info_key and timings is not None and (
+                spec.info_since is None or version is None or version_key(version) >= version_key(spec.info_since)):
+            info[spec.info_key] = timings
+        return info
+
+    def _metrics(self, path: str, stage: str) -> str | None:
+        """The metrics page, where the engine serves one: the log's server arguments turned
+        it on, and the port is open."""
+        spec = self.server.health.telemetry
+        runs = self.server.script.runs
+        if spec is None or stage == "closed" or path != spec.metrics_path or not runs:
+            return None
+        if spec.metrics_flag is not None and not runs[-1].all_config.get(spec.metrics_flag):
+            return None
+        timings = self._timings() or {}
+        return metrics_page(spec, timings, labels=f'model_name="{self.server.script.model}"')
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -400,8 +455,10 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     shells see exactly what they saw). A log that ends ready or still starting keeps serving
     until `stop` is set or `hold` seconds pass.
     """
-    if speed <= 0:
-        raise UsageError("--speed must be greater than 0")
+    if not math.isfinite(speed) or speed <= 0:
+        raise UsageError(f"--speed {speed:g}: give a finite number greater than 0")
+    if hold is not None and (not math.isfinite(hold) or hold < 0):
+        raise UsageError(f"--hold {hold:g}: give a finite number of seconds, 0 or more")
     stop = stop or threading.Event()
     health = script.fmt.health
     default_port = script.fmt.probing.default_port if script.fmt.probing is not None else 8000
@@ -520,6 +577,7 @@ def _health_summary(script: Script, health: HealthSemantics) -> str:
 def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float | None, engine: str | None,
                server_version: str | None, err: TextIO = sys.stderr) -> int:
     """The CLI's entry: SIGTERM ends the replay cleanly; a crash exits as the server did."""
+    check_replay_args(log, out, speed, hold)
     script = load_script(log, engine=engine, server_version=server_version)
     stop = threading.Event()
 
@@ -539,4 +597,4 @@ def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float
     return code
 
 
-__all__ = ["Script", "ScriptLine", "load_script", "replay", "run_replay"]
+__all__ = ["Script", "ScriptLine", "check_replay_args", "load_script", "replay", "run_replay"]

@@ -25,7 +25,9 @@ import collections
 import contextlib
 import http.client
 import ipaddress
+import math
 import os
+import re
 import shutil
 import socket
 import threading
@@ -41,8 +43,16 @@ from typing import Any, TextIO
 
 from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at, ready_probe
 from firedup.core.units import fmt_duration, fmt_offset, plain
-from firedup.errors import EXIT_CRASHED, EXIT_OK, EXIT_OTHER, EXIT_TIMEOUT, UsageError
-from firedup.formats import Format, foreign_engine, no_known_engine
+from firedup.errors import (
+    EXIT_CRASHED,
+    EXIT_OK,
+    EXIT_OTHER,
+    EXIT_TIMEOUT,
+    EXIT_TIMEOUT_STUCK,
+    UsageError,
+    writing,
+)
+from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine
 from firedup.live.history import (
     Budget,
     History,
@@ -50,10 +60,12 @@ from firedup.live.history import (
     config_key,
     select_history,
 )
+from firedup.live.proc import Activity, ProcFS, TreeWatch, looks_like_server
+from firedup.live.telemetry import Telemetry, TelemetryReader
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event, Scanner
 from firedup.read.events import FATAL_EVENTS
-from firedup.read.follow import Follower, RawLine
+from firedup.read.follow import Follower, RawLine, StreamFollower
 from firedup.read.sources import Line, Source, normalise
 from firedup.render.text import timeline_text
 from firedup.timeline.build import Run, spanned, stage_changes
@@ -71,6 +83,10 @@ WEAK_CRASH_QUIET_S = 60.0  # a bare traceback is a crash only if the log then fa
 POLL_MIN_S = 0.1
 POLL_MAX_S = 0.5
 SNIFF_IDLE_S = 2.0
+INSPECT_AFTER_S = 10.0  # a silence this long makes `wait` look at the process tree
+INSPECT_EVERY_S = 2.0  # how often, while the silence lasts
+TELEMETRY_WAIT_S = 3.0  # at the verdict, how long the engine's figures may still take to come
+STREAM_PAUSE_S = 0.3  # `--timeout 0` on a stream: a pause this long ends the one read
 SNIFF_NOTE_LINES = 200  # lines that show no engine before `wait` says so (it keeps looking)
 SNIFF_KEEP_LINES = 2000  # lines of a log of no known engine kept in case one shows up later
 MAX_EVENTS = 50_000
@@ -93,6 +109,7 @@ STALL_CULPRITS: dict[str, str] = {
               "(a proxy: set NO_PROXY=127.0.0.1,localhost)",
 }
 _DEFAULT_CULPRITS = "JIT compilation, an NCCL rendezvous, or a network filesystem"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 # --- probing ----------------------------------------------------------------------------------
@@ -106,8 +123,12 @@ class ProbeResult:
 
     def describe(self) -> str:
         if self.status is not None:
-            return f"HTTP {self.status}"
+            return f"HTTP {self.status}" + (f" ({self.error})" if self.error else "")
         return self.error or "no answer"
+
+    @property
+    def redirect(self) -> bool:
+        return self.status is not None and 300 <= self.status < 400
 
 
 def _is_loopback(host: str) -> bool:
@@ -130,10 +151,22 @@ def check_url(url: str) -> urllib.parse.SplitResult:
     return parts
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer, not a way to readiness: a login page or an ingress's
+    default backend answers 200 for any server, ready or not."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> None:
+        return None
+
+
 def opener_for(url: str) -> urllib.request.OpenerDirector:
-    """Loopback URLs never go through a proxy (a proxy answering for localhost would lie)."""
+    """Loopback URLs never go through a proxy (a proxy answering for localhost would lie);
+    redirects are never followed."""
     host = urllib.parse.urlsplit(url).hostname or ""
-    handlers = [urllib.request.ProxyHandler({})] if _is_loopback(host) else []
+    handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
+    if _is_loopback(host):
+        handlers.append(urllib.request.ProxyHandler({}))
     return urllib.request.build_opener(*handlers)
 
 
@@ -147,8 +180,9 @@ def probe(url: str, timeout: float = PROBE_TIMEOUT_S,
         with opener.open(request, timeout=timeout) as response:
             return int(response.status), None
     except urllib.error.HTTPError as exc:
+        location = exc.headers.get("Location") if 300 <= exc.code < 400 and exc.headers else None
         exc.close()
-        return exc.code, None
+        return exc.code, (f"redirect to {location}" if location else None)
     except urllib.error.URLError as exc:
         reason = exc.reason
         if isinstance(reason, ConnectionRefusedError):
@@ -170,12 +204,18 @@ class Prober:
     """Probes a URL in a background thread, at most once per `interval`, so that a server
     that accepts connections but never answers cannot stall the log reading."""
 
-    def __init__(self, url: str, interval: float = PROBE_INTERVAL_S, timeout: float = PROBE_TIMEOUT_S) -> None:
-        self.url = url
+    def __init__(self, url: str, interval: float = PROBE_INTERVAL_S, timeout: float = PROBE_TIMEOUT_S,
+                 paths: tuple[str, ...] = ()) -> None:
+        # A base URL (no path) is probed at the engines' readiness paths in turn (`paths`,
+        # the dedicated readiness endpoints first): a 404 moves on to the next one.
+        self.base = url.rstrip("/")
+        self.paths = list(paths)
+        self.url = self.base + self.paths[0] if self.paths else url
         self.interval = interval
         self.timeout = timeout
         self.last: ProbeResult | None = None
         self.counts: collections.Counter[str] = collections.Counter()
+        self.notes: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._opener = opener_for(url)
@@ -191,14 +231,28 @@ class Prober:
         with self._lock:
             return self.last, collections.Counter(self.counts)
 
+    def once(self) -> ProbeResult:
+        """One probe now, recorded as the latest answer."""
+        status, error = probe(self.url, self.timeout, self._opener)
+        result = ProbeResult(time.monotonic(), status, error)
+        with self._lock:
+            self.last = result
+            self.counts[result.describe()] += 1
+            if status == 404 and len(self.paths) > 1:
+                gone = self.paths.pop(0)
+                self.url = self.base + self.paths[0]
+                self.notes.append(f"{self.base}{gone} does not exist there (404); probing {self.url} instead")
+        return result
+
+    def take_notes(self) -> list[str]:
+        with self._lock:
+            notes, self.notes = self.notes, []
+        return notes
+
     def _loop(self) -> None:
         while not self._stop.is_set():
             began = time.monotonic()
-            status, error = probe(self.url, self.timeout, self._opener)
-            result = ProbeResult(time.monotonic(), status, error)
-            with self._lock:
-                self.last = result
-                self.counts[result.describe()] += 1
+            self.once()
             self._stop.wait(max(0.0, self.interval - (time.monotonic() - began)))
 
 
@@ -226,7 +280,7 @@ def pid_alive(pid: int) -> bool:
 
 @dataclass
 class WaitOptions:
-    log: Path
+    log: Path | None = None  # None: no log file (a stream in `log_stream`, or the URL and process alone)
     url: str | None = None
     pid: int | None = None
     timeout: float | None = None  # seconds; None: no limit; see `auto_timeout`
@@ -242,25 +296,95 @@ class WaitOptions:
     url_grace: float = URL_GRACE_S
     probe_interval: float = PROBE_INTERVAL_S
     probe_timeout: float = PROBE_TIMEOUT_S
+    log_stream: int | None = None  # a file descriptor to read the log from as it comes (`--log -`: stdin)
+    inspect: bool = True  # look at the server's process tree during a silence (`firedup.live.proc`)
+    inspect_after: float = INSPECT_AFTER_S  # the silence after which the process tree is looked at
+    telemetry: bool = True  # read the engine's own start-up figures from the URL's server
+    record: Path | None = None  # also write the outcome there as JSON
+
+    @property
+    def log_name(self) -> str | None:
+        return "stdin" if self.log_stream is not None else (str(self.log) if self.log is not None else None)
+
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+                   "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+                   "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
+                   "d": 86400.0, "day": 86400.0, "days": 86400.0}
+_DURATION_PART = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)\s*")
+MAX_DURATION_S = 366 * 86400.0  # a year: more is a typo (and past what a thread can sleep)
+
+
+def parse_duration(text: str, option: str) -> float:
+    """Seconds from `90`, `90s`, `1m30s`, `15min`, `1.5h`, `2 h 30 min` (as kubectl and
+    systemd write them). Never inf or NaN: `1e400`, `inf` and `nan` are refused, as is
+    anything over a year."""
+    value = text.strip().lower()
+    hint = f"{option} {text!r}: give seconds (900) or a duration (90s, 1m30s, 15min, 1h)"
+    if re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", value):
+        seconds = float(value)
+    else:
+        seconds, at = 0.0, 0
+        for m in _DURATION_PART.finditer(value):
+            if m.start() != at or m.group(2) not in _DURATION_UNITS:
+                raise UsageError(hint)
+            seconds += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+            at = m.end()
+        if at == 0 or at != len(value):
+            raise UsageError(hint)
+    if not math.isfinite(seconds) or seconds > MAX_DURATION_S:
+        raise UsageError(f"{option} {text!r}: at most a year")
+    return seconds
 
 
 def parse_timeout(text: str) -> tuple[float | None, bool]:
-    """`auto`, `0` (no limit), `900`, `90s`, `15m`, `1.5h` -> (seconds, auto)."""
+    """`auto`; `never` (no limit); `0` (check once, as `kubectl wait --timeout 0`); else a
+    duration (`parse_duration`) -> (seconds, auto)."""
     value = text.strip().lower()
     if value == "auto":
         return None, True
-    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
-    scale = 1.0
-    if value and value[-1] in units:
-        scale = units[value[-1]]
-        value = value[:-1]
-    try:
-        seconds = float(value) * scale
-    except ValueError:
-        raise UsageError(f"--timeout {text!r}: give seconds (900), a duration (15m, 1h) or auto") from None
-    if seconds < 0 or seconds != seconds:
-        raise UsageError(f"--timeout {text!r}: must be 0 (no limit) or more")
-    return (None if seconds == 0 else seconds), False
+    if value in ("never", "none", "forever"):
+        return None, False
+    if value.startswith("-"):
+        raise UsageError(f"--timeout {text!r}: must be 0 (check once) or more; `never` waits without a limit")
+    return parse_duration(text, "--timeout"), False
+
+
+class _NoLog(Follower):
+    """No log at all (`wait --url` or `--pid` alone): never exists, never grows."""
+
+    def _check_identity(self, out: list[RawLine], now: float) -> None:
+        pass
+
+
+def _follower(opts: WaitOptions) -> Follower:
+    if opts.log_stream is not None:
+        return StreamFollower(Path("<stdin>"), fd=opts.log_stream)
+    if opts.log is not None:
+        return Follower(opts.log, from_end=opts.from_end)
+    return _NoLog(Path(""))
+
+
+def _dates(opts: WaitOptions) -> DatePolicy:
+    if opts.log_stream is not None or opts.log is None:
+        return DatePolicy(opts.default_date, date.today())  # a live stream is written now
+    return DatePolicy(opts.default_date, source=Source(str(opts.log), opts.log))
+
+
+def readiness_paths(engine: str | None = None) -> tuple[str, ...]:
+    """The paths a base URL is probed at, in order: the engines' dedicated readiness
+    endpoints first (a 404 there moves on), then their health endpoints."""
+    formats = [get_format(engine)] if engine else list(all_formats().values())
+    healths = [f.health for f in formats if f.health is not None]
+    ready = [h.ready_endpoint for h in healths if h.ready_endpoint]
+    return tuple(dict.fromkeys([*ready, *(h.endpoint for h in healths)]))
+
+
+def _prober(opts: WaitOptions) -> Prober:
+    assert opts.url is not None
+    path = urllib.parse.urlsplit(opts.url).path
+    paths = readiness_paths(opts.engine) if path in ("", "/") else ()
+    return Prober(opts.url, opts.probe_interval, opts.probe_timeout, paths=paths)
 
 
 @dataclass
@@ -302,14 +426,26 @@ class Waiter:
         self.style = style
         self.now = now
         self.sleep = sleep
-        self.follower = Follower(opts.log, from_end=opts.from_end)
-        self.log_missing_at_start = not opts.log.exists()
-        self.prober = Prober(opts.url, opts.probe_interval, opts.probe_timeout) if opts.url else None
+        self.log_name = opts.log_name
+        self.follower = _follower(opts)
+        self.log_missing_at_start = opts.log is not None and opts.log_stream is None and not opts.log.exists()
+        self.prober = _prober(opts) if opts.url else None
         # The log is read by the pipeline `parse` uses, fed as it grows: the same sniffing,
-        # the same dates (the file's modification time when the log has no year), the same runs.
-        self.reader = LogReader(str(opts.log), opts.engine,
-                                DatePolicy(opts.default_date, source=Source(str(opts.log), opts.log)),
-                                max_events=MAX_EVENTS)
+        # the same dates (the file's modification time when the log has no year; today for a
+        # stream), the same runs. Standard input goes through the same reader.
+        self.reader = LogReader(self.log_name or "(no log)", opts.engine, _dates(opts), max_events=MAX_EVENTS)
+        self.lines_seen = 0  # lines of the run followed (after --from-end's skip)
+        self.stream_end_said = False
+        # The process tree, looked at during a silence: --pid, else the pid the log names.
+        self.watch: TreeWatch | None = None
+        self.watch_pid: int | None = None
+        self.watch_at = -math.inf
+        self.activity: Activity | None = None
+        self.activity_said: str | None = None
+        self.telemetry: Telemetry | None = None
+        self.telemetry_reader: TelemetryReader | None = None
+        self.log_pid_line: int | None = None
+        self.headline: str | None = None  # the verdict's first line, for --record
         self.dirty = False
         self.run: Run | None = None
         self.last_lines: collections.deque[tuple[int, str]] = collections.deque(maxlen=LAST_LINES)
@@ -362,16 +498,62 @@ class Waiter:
 
     def report(self, text: str) -> None:
         self._clear_status()
+        if self.headline is None:
+            self.headline = _ANSI.sub("", text)
         print(text, file=self.out, flush=True)
 
     # -- the loop --------------------------------------------------------------------------------
 
     def run_loop(self) -> int:
+        """The wait; its outcome also written to `--record` when asked."""
+        code = self._run_loop()
+        if self.opts.record is not None:
+            self._write_record(code)
+        return code
+
+    def _write_record(self, code: int) -> None:
+        """The outcome as JSON, for CI and for keeping beside the log: the exit code and
+        headline, the run as `parse --json` shows it, the engine's own start-up figures with
+        what they agree and disagree with, and the process tree's last state."""
+        import json
+
+        assert self.opts.record is not None
+        run, found = self.run, self.telemetry
+        telemetry: dict[str, Any] | None = None
+        if found is not None:
+            health = self._health()
+            agree, disagree = (found.compare(run, health.telemetry) if run is not None and health is not None
+                               and health.telemetry is not None else ([], []))
+            telemetry = {"source": found.source, "phases": found.phases, "agrees": agree, "disagrees": disagree}
+        record = {
+            "exit_code": code,
+            "headline": self.headline,
+            "log": self.log_name,
+            "url": self.prober.url if self.prober is not None else None,
+            "pid": self.opts.pid,
+            "waited_s": round(self.now() - self.started, 3),
+            "run": run.as_contract() if run is not None else None,
+            "telemetry": telemetry,
+            "process_tree": None if self.activity is None else {
+                "pid": self.watch_pid, "kind": self.activity.kind, "text": self.activity.text,
+                "busy": self.activity.busy},
+        }
+        with writing(self.opts.record):
+            self.opts.record.write_text(json.dumps(record, indent=1, default=str) + "\n")
+
+    def _run_loop(self) -> int:
         self._set_deadline(initial=True)
         if self.loader is not None:
             self.loader.start()
         if self.prober is not None:
-            self.prober.start()
+            if self.opts.timeout == 0 and not self.opts.auto_timeout:
+                self.prober.once()  # `--timeout 0` checks once: the one probe comes before the verdict
+            else:
+                self.prober.start()
+        if self.opts.pid is not None and self.opts.inspect:
+            self._watch(self.opts.pid, f"pid {self.opts.pid}")
+        if self.opts.timeout == 0 and not self.opts.auto_timeout:
+            self._read_all()
         interval = POLL_MIN_S
         try:
             while True:
@@ -397,11 +579,28 @@ class Waiter:
             self.follower.close()
             self._clear_status()
 
+    def _read_all(self) -> None:
+        """Everything the log holds now, its unfinished last line included (`--timeout 0`
+        decides on it); a stream gets until it pauses for STREAM_PAUSE_S or ends."""
+        stream = isinstance(self.follower, StreamFollower)
+        quiet_since = self.now()
+        while True:
+            if self._read(self.now()):
+                quiet_since = self.now()
+            elif not stream or self.follower.ended or self.now() - quiet_since >= STREAM_PAUSE_S:  # type: ignore[attr-defined]
+                break
+            else:
+                self.sleep(POLL_MIN_S / 2)
+        self._final_drain(self.now())
+
     def _read(self, now: float) -> bool:
         lines = self.follower.poll(now)  # FollowError: the log turned unreadable
         for note in self.follower.take_notes():
             if note.kind != "appeared" or self.log_missing_at_start:
                 self.say(f"note: {note.text}")
+        if self.prober is not None:
+            for text in self.prober.take_notes():
+                self.say(f"note: {text}")
         if lines:
             self._take(lines, now)
         elif self.fmt is None and self.reader.pending and self.follower.last_growth is not None \
@@ -432,7 +631,7 @@ class Waiter:
         if self.reader.fmt is None:
             if force and not self.unknown_engine_said:
                 self.unknown_engine_said = True
-                self.say(f"note: {self.opts.log}: {no_known_engine(foreign_engine(self._pending_text()))} (until its lines show one, the URL and "
+                self.say(f"note: {self.log_name}: {no_known_engine(foreign_engine(self._pending_text()))} (until its lines show one, the URL and "
                          "the process decide)")
             del self.reader.pending[:-SNIFF_KEEP_LINES]
 
@@ -443,6 +642,7 @@ class Waiter:
     def _feed(self, lines: Iterable[RawLine]) -> None:
         logical: list[Line] = []
         for raw in lines:
+            self.lines_seen += 1
             these = normalise(raw.text, raw.number)
             logical.extend(these)
             if these:
@@ -542,6 +742,7 @@ class Waiter:
             self._use_history(run)
         self._announce_stages(now)
         self._check_http_open(now)
+        self._pid_from_log()
 
     def _history_loaded(self) -> None:
         assert self.loader is not None and self.loader.runs is not None
@@ -569,7 +770,9 @@ class Waiter:
         opts = self.opts
         if not opts.auto_timeout:
             self.deadline = None if opts.timeout is None else self.started + opts.timeout
-            self.timeout_note = "no time limit" if opts.timeout is None else f"timeout {fmt_duration(opts.timeout)}"
+            self.timeout_note = ("no time limit" if opts.timeout is None
+                                 else "--timeout 0: one check of what is there now" if opts.timeout == 0
+                                 else f"timeout {fmt_duration(opts.timeout)}")
             if initial and not opts.quiet:
                 self.say(f"firedup wait: {self._watching()}; {self.timeout_note}")
             return
@@ -596,11 +799,16 @@ class Waiter:
         self.say(self.timeout_note)
 
     def _watching(self) -> str:
-        parts = [f"following {self.opts.log}" + (" from its current end" if self.opts.from_end else "")]
+        parts = []
+        if self.opts.log_stream is not None:
+            parts.append("reading the log from standard input")
+        elif self.log_name is not None:
+            parts.append(f"following {self.log_name}" + (" from its current end" if self.opts.from_end else ""))
         if self.opts.url:
-            parts.append(f"probing {self.opts.url} every {self.opts.probe_interval:g} s (status code only)")
+            url = self.prober.url if self.prober is not None else self.opts.url
+            parts.append(f"probing {url} every {self.opts.probe_interval:g} s (status code only)")
         if self.opts.pid:
-            parts.append(f"watching pid {self.opts.pid}")
+            parts.append(f"watching pid {self.opts.pid}" + (" and its process tree" if self.opts.inspect else ""))
         return "; ".join(parts)
 
     def _announce_stages(self, now: float) -> None:
@@ -680,17 +888,33 @@ class Waiter:
         crash_code = self._crash_settled(now)
         if crash_code is not None:
             return crash_code
+        if isinstance(self.follower, StreamFollower) and self.follower.ended:
+            code = self._stream_ended(now)
+            if code is not None:
+                return code
         probe, counts = self.prober.snapshot() if self.prober else (None, collections.Counter())
         url_ok = probe is not None and probe.status == 200
+        if probe is not None and probe.redirect:
+            self.warn("url-redirect", f"{self.prober.url if self.prober else self.opts.url} answers "
+                                      f"{probe.describe()}: a redirect is not readiness (a login page? an ingress's "
+                                      "default backend?); probe the server's own address and health path")
         log_ready = run is not None and run.outcome == "ready"
         if log_ready and self.ready_seen_at is None:
             self.ready_seen_at = now
+        self._read_telemetry(now, log_ready or url_ok)
         if log_ready and (self.prober is None or url_ok):
             return self._ready(url_note=probe)
         if url_ok and not log_ready:
-            if not self._log_informative():
+            if self.log_name is not None and self.lines_seen == 0:
+                # a 200 before the run followed printed anything: an older server still on the port
+                self.warn("url-before-log", f"{self.prober.url if self.prober else self.opts.url} answers 200 "
+                                            f"but {self.log_name} has no line of this startup yet: another "
+                                            "process answers there (an older server still on the port?). "
+                                            "Waiting for the log (without --log the URL alone decides).")
+            elif not self._log_informative():
                 return self._ready(url_note=probe, url_only=True)
-            self._trap_url_early()
+            else:
+                self._trap_url_early()
         if log_ready and self.prober is not None and self.ready_seen_at is not None:
             code = self._trap_wrong_url(now, probe, counts)
             if code is not None:
@@ -698,9 +922,138 @@ class Waiter:
         elif self.prober is not None and self.http_open_at is not None and not url_ok:
             self._early_wrong_url(now, probe)
         self._check_stall(now)
+        self._inspect(now)
         if self.deadline is not None and now >= self.deadline:
             return self._timed_out(now, probe, counts)
         return None
+
+    # -- the process tree and the engine's own figures -------------------------------------------
+
+    def _watch(self, pid: int, source: str) -> None:
+        self.watch = TreeWatch(pid, ProcFS())
+        self.watch_pid = pid
+        if source != f"pid {pid}" and not self.opts.quiet:
+            self.say(f"note: looking at the process tree of pid {pid} during silences ({source})")
+
+    def _silent_for(self, now: float) -> float:
+        last = self.follower.last_growth if self.log_name is not None else None
+        return now - (last if last is not None else self.started)
+
+    def _inspect_after(self) -> float:
+        return min(self.opts.inspect_after, self.opts.stall_after if self.opts.stall_after is not None else math.inf)
+
+    def _inspect(self, now: float, force: bool = False) -> Activity | None:
+        """What the process tree does during a silence, sampled every INSPECT_EVERY_S; said
+        once per kind of activity (no TTY), shown on the status line (TTY)."""
+        watch = self.watch
+        if watch is None:
+            return None
+        silent = self._silent_for(now)
+        if silent < self._inspect_after() and not force:
+            if watch.samples:  # the log spoke again: the next silence is judged afresh
+                watch.samples.clear()
+                self.activity = self.activity_said = None
+            return None
+        if force or now - self.watch_at >= INSPECT_EVERY_S:
+            self.watch_at = now
+            watch.sample(now)
+            self.activity = watch.activity()
+        activity = self.activity
+        if activity is not None and activity.kind != self.activity_said and not force:
+            self.activity_said = activity.kind
+            if not self.opts.quiet and not self.tty and activity.kind != "gone":
+                stage = self.current_stage()
+                where = f" in {stage}" if stage and self.log_name else ""
+                quiet = f"no log output for {_whole(silent)}{where}" if self.log_name else f"after {_whole(silent)}"
+                self.say(f"note: {quiet}; process tree of pid {self.watch_pid}: {activity}")
+        return activity
+
+    def _pid_from_log(self) -> None:
+        """The server pid a local log names (uvicorn's `Started server process [N]`), when no
+        --pid was given: only a process of this machine that runs Python."""
+        run = self.run
+        if self.watch is not None or not self.opts.inspect or run is None or self.opts.log_stream is not None \
+                or self.opts.log is None:
+            return
+        started = run.milestone("http.started")
+        if started is None or started.line == self.log_pid_line:
+            return
+        self.log_pid_line = started.line  # one look per line naming a pid
+        pid = str(started.fields.get("pid", ""))
+        if pid.isdigit() and looks_like_server(ProcFS(), int(pid)):
+            self._watch(int(pid), f"named by the log, line {started.line}")
+
+    def _read_telemetry(self, now: float, ready: bool) -> None:
+        """The engine's own start-up figures from the URL's server, read in the background
+        once the server answers (or once its port opens, where the engine serves them then)."""
+        if not self.opts.telemetry or not self.opts.url or self.telemetry is not None:
+            return
+        health = self._health()
+        spec = health.telemetry if health is not None else None
+        if spec is None:
+            return
+        open_now = self.http_open_at is not None and spec.served_while_starting
+        if not (ready or open_now):
+            return
+        if self.telemetry_reader is None:
+            run = self.run
+            version = self._version_pick()
+            config = run.all_config if run is not None else {}
+            self.telemetry_reader = TelemetryReader(self.opts.url, spec, version, config)
+            self.telemetry_reader.start()
+        found = self.telemetry_reader.result()
+        if found is not None:
+            self.telemetry = found
+            if not self.opts.quiet and not self.tty:
+                self.say(f"engine telemetry ({found.source}): {found.summary()}")
+
+    def _version_pick(self) -> str | None:
+        run = self.run
+        if run is None or self.fmt is None or self.fmt.version_guess is None:
+            return None
+        events = [e for e in self.events if run.first_line is not None and e.line >= run.first_line]
+        return self.fmt.version_guess(events, run.all_config, run.config_complete).pick()
+
+    def _report_telemetry(self) -> None:
+        found = self.telemetry
+        if found is None and self.telemetry_reader is not None:
+            found = self.telemetry = self.telemetry_reader.result(wait=TELEMETRY_WAIT_S)
+        if found is None:
+            return
+        self.report(f"  engine telemetry ({found.source}): {found.summary()}")
+        run = self.run
+        if run is None:
+            return
+        health = self._health()
+        assert health is not None and health.telemetry is not None
+        agree, disagree = found.compare(run, health.telemetry)
+        for text in disagree:
+            self.report(self.style(f"  disagreement: {text}", fg="yellow"))
+        if agree and not disagree:
+            self.report(f"  it agrees with the log: {', '.join(agree)}")
+
+    def _stream_ended(self, now: float) -> int | None:
+        """The stream's writer closed it (`kubectl logs -f` ends with the container). With no
+        URL or process to watch, that ends the wait; else they decide from now on."""
+        self._final_drain(now)
+        if self._crash_settled(now + CRASH_SETTLE_MAX_S + WEAK_CRASH_QUIET_S) is not None:
+            return EXIT_CRASHED
+        run = self.run
+        if run is not None and run.outcome == "ready" and self.prober is None:
+            return None  # _decide goes on to the ready verdict
+        if self.prober is not None or self.opts.pid is not None:
+            if not self.stream_end_said:
+                self.stream_end_said = True
+                self.say("note: the log stream ended (its writer closed it); the URL and the process decide from now")
+            return None
+        stage = self.current_stage() if run is not None else None
+        where = f"in {stage} after {fmt_duration(run.total_seconds)}" if run is not None else "before any startup line"
+        self.report(self.style(f"LOG ENDED: standard input closed {where}, before the server was ready",
+                               fg="red", bold=True))
+        self.report("  hint:  the container or process writing the log is gone (`kubectl logs -f` ends with it): "
+                    "check its exit code and `kubectl describe pod`")
+        self._report_last_lines()
+        return EXIT_CRASHED
 
     def _log_informative(self) -> bool:
         """Does the log show the startup's progress (else the URL alone decides)?"""
@@ -743,10 +1096,13 @@ class Waiter:
         run = self.run
         waited = fmt_duration(self.now() - self.started)
         if url_only:
-            where = (f"the log {self.opts.log} shows no startup lines" if run is None
-                     else f"the log {self.opts.log} shows no startup progress (log level above INFO?)")
-            self.report(self.style(f"READY: {self.opts.url} answered 200 ({where}; waited {waited})",
+            where = ("no log given" if self.log_name is None
+                     else f"the log {self.log_name} shows no startup lines" if run is None
+                     else f"the log {self.log_name} shows no startup progress (log level above INFO?)")
+            url = self.prober.url if self.prober is not None else self.opts.url
+            self.report(self.style(f"READY: {url} answered 200 ({where}; waited {waited})",
                                    fg="green", bold=True))
+            self._report_telemetry()
             return EXIT_OK
         assert run is not None
         total = fmt_duration(run.total_seconds)
@@ -756,6 +1112,7 @@ class Waiter:
         self.report(self.style(f"READY in {total} by the log's clock{line}{url}; waited {waited}", fg="green",
                                bold=True))
         self.report(timeline_text(run, self.style))
+        self._report_telemetry()
         return EXIT_OK
 
     def _crashed(self, gone: str = "") -> int:
@@ -763,7 +1120,7 @@ class Waiter:
         assert run is not None and run.crash is not None
         crash = run.crash
         when = "after its ready line" if crash.after_ready else f"in {crash.phase or 'an unknown phase'}"
-        self.report(self.style(f"CRASHED ({crash.category}) {when}, line {crash.line} of {self.opts.log}{gone}",
+        self.report(self.style(f"CRASHED ({crash.category}) {when}, line {crash.line} of {self.log_name}{gone}",
                                fg="red", bold=True))
         self.report(f"  error: {crash.message}")
         if crash.hint:
@@ -787,7 +1144,7 @@ class Waiter:
             return EXIT_CRASHED
         stage = self.current_stage() if run is not None else None
         where = (f"the log stops in {stage} after {fmt_duration(run.total_seconds)}" if run is not None
-                 else f"the log {self.opts.log} shows no startup")
+                 else f"the log {self.log_name} shows no startup" if self.log_name else "no log given")
         self.report(self.style(f"DIED: process {pid} is gone before the server was ready; {where}, "
                                "with no error line", fg="red", bold=True))
         self.report("  hint:  killed by a signal? The OS OOM killer leaves no log line: check "
@@ -798,10 +1155,19 @@ class Waiter:
     def _timed_out(self, now: float, probe: ProbeResult | None, counts: collections.Counter[str]) -> int:
         run = self.run
         waited = now - self.started
-        self.report(self.style(f"TIMED OUT after {fmt_duration(waited)} waiting for {self.opts.log}"
-                               + (f" and {self.opts.url}" if self.opts.url else ""), fg="red", bold=True))
+        activity = self._inspect(now, force=True)
+        # only a process the user named decides the exit code: a pid read from the log may be reused
+        judged = activity is not None and self.opts.pid is not None and self.watch_pid == self.opts.pid
+        busy = not judged or activity is None or activity.busy or activity.kind == "gone"
+        how = "" if not judged else " while busy" if busy else " while stuck"
+        witnesses = [w for w in (self.log_name, self.prober.url if self.prober else None,
+                                 f"pid {self.opts.pid}" if self.opts.pid else None) if w]
+        self.report(self.style(f"TIMED OUT{how} after {fmt_duration(waited)} waiting for {' and '.join(witnesses)}",
+                               fg="red", bold=True))
         self.report(f"  limit: {self.timeout_note}")
-        if run is None:
+        if self.log_name is None:
+            pass
+        elif run is None:
             state = "has not appeared" if not self.follower.exists else "shows no server startup"
             self.report(f"  the log {state}")
         else:
@@ -826,14 +1192,22 @@ class Waiter:
             self.report("  history: none (give earlier logs of this config with --history to compare)")
         if self.opts.url:
             seen = ", ".join(f"{what} x{n}" for what, n in counts.most_common(4)) or "no answer yet"
-            self.report(f"  {self.opts.url}: {seen}")
+            self.report(f"  {self.prober.url if self.prober else self.opts.url}: {seen}")
+        last = self.follower.last_growth
+        if self.log_name is not None and last is not None and now - last >= 1:
+            self.report(f"  silent: no log output for {fmt_duration(now - last)}")
+        if activity is not None:
+            self.report(f"  process tree of pid {self.watch_pid}: {activity}")
+            if not busy:
+                self.report("  hint:  nothing in the tree works: check the other ranks or nodes (NCCL_DEBUG=INFO), "
+                            "`py-spy dump --pid PID` for where it waits, and `dmesg` for a hung GPU")
         self._report_last_lines()
-        return EXIT_TIMEOUT
+        return EXIT_TIMEOUT if busy else EXIT_TIMEOUT_STUCK
 
     def _report_last_lines(self) -> None:
         if not self.last_lines:
             return
-        self.report(f"  last lines of {self.opts.log}:")
+        self.report(f"  last lines of {self.log_name}:")
         for number, text in self.last_lines:
             shown = text if len(text) <= 200 else text[:199] + "…"
             self.report(f"  {number:>6}  {shown}")
@@ -960,17 +1334,21 @@ class Waiter:
         culprits = STALL_CULPRITS.get(stage.removeprefix("draft."), _DEFAULT_CULPRITS)
         progress = self.progress()
         at = f" at {progress}" if progress else ""
+        activity = self._inspect(now, force=self.watch is not None and not self.watch.samples)
+        seen = f" Process tree of pid {self.watch_pid}: {activity}." if activity is not None else ""
         self.say(self.style(f"warning: stall? no log output for {fmt_duration(silent)} in {stage}{at} ({why}). "
-                            f"Usual culprits in {stage}: {culprits}.", fg="yellow"))
+                            f"Usual culprits in {stage}: {culprits}.{seen}", fg="yellow"))
 
     # -- the status line (TTY) ---------------------------------------------------------------
 
     def status(self, now: float) -> str:
         run = self.run
+        if self.log_name is None:
+            return self._status_without_log(now)
         if not self.follower.exists:
-            return f"waiting for {self.opts.log} to appear · {_whole(now - self.started)}"
+            return f"waiting for {self.log_name} to appear · {_whole(now - self.started)}"
         if run is None:
-            return f"reading {self.opts.log} (no startup yet) · {_whole(now - self.started)}"
+            return f"reading {self.log_name} (no startup yet) · {_whole(now - self.started)}"
         if run.outcome == "ready" and self.prober is not None and self.ready_seen_at is not None:
             probe = self.prober.last
             return (f"the log says ready; {self.opts.url}: {probe.describe() if probe else '…'} · "
@@ -995,6 +1373,19 @@ class Waiter:
         last = self.follower.last_growth
         if last is not None and now - last >= 10:
             parts.append(f"silent {_whole(now - last)}")
+        if self.activity is not None:
+            parts.append(str(self.activity))
+        return " · ".join(parts)
+
+    def _status_without_log(self, now: float) -> str:
+        parts = [f"waiting · {_whole(now - self.started)}"]
+        if self.prober is not None:
+            probe = self.prober.last
+            parts.append(f"{self.prober.url}: {probe.describe() if probe else '…'}")
+        if self.opts.pid is not None:
+            parts.append(f"pid {self.opts.pid}")
+        if self.activity is not None:
+            parts.append(str(self.activity))
         return " · ".join(parts)
 
     def _show_status(self, now: float) -> None:
@@ -1039,10 +1430,17 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
         check_url(opts.url)
     if opts.pid is not None and opts.pid <= 0:
         raise UsageError("--pid must be a positive process id")
-    if opts.log.is_dir():
+    if opts.record is not None and not opts.record.parent.is_dir():
+        raise UsageError(f"--record {opts.record}: no such directory {opts.record.parent}")
+    if opts.log is None and opts.log_stream is None and not opts.url and opts.pid is None:
+        raise UsageError("nothing to wait for: give --log FILE (or --log - for standard input), --url or --pid")
+    if opts.log is None:
+        pass
+    elif opts.log.is_dir():
         raise UsageError(f"--log {opts.log}: is a directory; give the log file the server writes")
-    if opts.log.exists() and not opts.log.is_file():
-        raise UsageError(f"--log {opts.log}: not a regular file (a pipe or a device); have the server write "
+    elif opts.log.exists() and not opts.log.is_file():
+        raise UsageError(f"--log {opts.log}: not a regular file (a pipe or a device); read it with `--log -` "
+                         f"(`... < {opts.log}`) or have the server write "
                          "to a file, e.g. `... 2>&1 | tee server.log`")
     if tty is None:
         tty = bool(getattr(err, "isatty", lambda: False)())
@@ -1052,4 +1450,5 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
     return 130
 
 
-__all__ = ["Prober", "WaitOptions", "Waiter", "parse_timeout", "pid_alive", "probe", "wait"]
+__all__ = ["Prober", "WaitOptions", "Waiter", "parse_duration", "parse_timeout", "pid_alive", "probe",
+           "readiness_paths", "wait"]

@@ -14,6 +14,13 @@ own-clock stamp (which events without a time inherit, and which closes a run) an
 marks a run's first stamp; `Scanner.skip` applies that, from the last such line before the
 next candidate (found by reading back a line or two) and the first one when wanted.
 
+During a start-up (`Scanner.watching`: from the first line, or a line that may start a run,
+until `ready`) the lines between candidates are read after all, one by one, in order
+(`_State._walk` feeding `Scanner.quiet_line`): silences are measured on every line with the
+engine's own time, exactly as the incremental engine measures them, and the lines no rule
+knows are kept for template mining. A start-up is a few thousand lines; the runtime traffic
+after `ready`, nearly all of a long log, is still skipped unread.
+
 Access lines (`http.access`, one request each) are the rest of the traffic, and events, but
 the timeline reads few of them (compact.py states which). The scan leaves their literal out;
 this engine keeps an `AccessNeeds` fed with the events it emits and reads access lines
@@ -57,7 +64,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from firedup.formats.base import Format, Rule
-from firedup.read.clock import Clock
+from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import ACCESS, HEALTH_PATH, AccessNeeds
 from firedup.read.engine import Event, LineStats, Parsed, Scanner
 from firedup.read.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
@@ -804,6 +811,9 @@ class _State:
         if self.mm[stop - 1] != 10:
             count += 1  # the file's last line, without a newline
         scanner = self.scanner
+        if scanner.watching:
+            self._walk(first, stop, count)
+            return
         first_own: tuple[Line, Parsed] | None = None
         if scanner.wants_first:
             start, number = first, self.number
@@ -831,6 +841,38 @@ class _State:
                     self.clock.unsure = True
                 break
             end, number = start - 1, number - 1
+        self._emit(scanner.skip(count, self.number + count - 1, first_own, last_own))
+        self._next = stop
+        self.number += count
+
+    def _walk(self, first: int, stop: int, count: int) -> None:
+        """`_skip_to` during a start-up: every line is read, in order, so that silences are
+        measured on the lines the incremental engine sees and unknown lines can be mined
+        (`Scanner.quiet_line`). A start-up is a few thousand lines; the runtime traffic after
+        `ready`, nearly all of a long log, is still skipped unread."""
+        scanner = self.scanner
+        access_rules = self.pre.access_rules
+        first_own: tuple[Line, Parsed] | None = None
+        last_own: tuple[Stamp, int] | None = None
+        start, number = first, self.number
+        while start < stop:
+            end = self.mm.find(b"\n", start, stop)
+            end = stop if end < 0 else end
+            line = Line(number, self._text(start, end))
+            parsed = scanner.quiet_line(line, access_rules)
+            if first_own is None and scanner.wants_first and parsed.own_clock and parsed.ts is not None:
+                first_own = (line, parsed)
+            if scanner.last_own is not None and scanner.last_own[1] == number:
+                last_own = scanner.last_own
+            start, number = end + 1, number + 1
+            if not scanner.watching and start < stop:
+                # the start-up ran past `engine.WATCH_LINES`: the rest of the stretch is skipped unread
+                walked = number - self.number
+                self._emit(scanner.skip(walked, number - 1, first_own, last_own))
+                self._next = start
+                self.number = number
+                self._skip_to(stop)
+                return
         self._emit(scanner.skip(count, self.number + count - 1, first_own, last_own))
         self._next = stop
         self.number += count

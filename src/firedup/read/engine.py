@@ -16,6 +16,8 @@ from firedup.formats.base import Format, Header, Rule
 from firedup.read.clock import Clock, Stamp
 from firedup.read.sources import Line, OuterStamp
 
+_ACCESS = "http.access"  # events.ACCESS (which imports this module): the outside world's requests
+
 # Event names the engine itself emits (not from rules): the first and the last line with
 # the engine's own timestamp around every possible run boundary and at the end of input.
 CLOCK_FIRST = "clock.first"
@@ -25,6 +27,21 @@ CLOCK_LAST = "clock.last"
 # once the offset is known, so it comes after lines it precedes.
 CLOCK_OUTER_FIRST = "clock.outer_first"
 CLOCK_EVENTS = frozenset({CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST})
+
+# Gaps between the engine's own lines shorter than this are not recorded (the timeline's
+# silence threshold is never below it).
+GAP_SECONDS = 10.0
+# Lines of a start-up that no rule matched, kept for mining (per source; the rest is counted).
+UNMATCHED_LIMIT = 20_000
+UNMATCHED_CHARS = 240
+# A start-up that has not reached `ready` this many lines after it began is not watched further:
+# a log that never gets ready (a hang, a server whose ready line this format does not know) must
+# not make the batch engine read every one of its lines.
+WATCH_LINES = 200_000
+# The events that stop and restart the recording of gaps and unmatched lines: only a
+# start-up's time is explained, and after `ready` a server's log is runtime traffic.
+_WATCH_ON = "dist_init.begin"
+_WATCH_OFF = "ready"
 
 
 @dataclass(slots=True)
@@ -47,6 +64,33 @@ class Event:
                 sorted((k, repr(v)) for k, v in self.fields.items()), self.text, self.header)
 
 
+@dataclass(slots=True, frozen=True)
+class Gap:
+    """Time between two consecutive lines of a start-up that carry the engine's own clock
+    (access lines are the outside world's and do not count): no line said anything."""
+
+    since_line: int
+    since: Stamp
+    line: int
+    ts: Stamp
+    since_text: str = ""  # the two lines' messages (cut to UNMATCHED_CHARS)
+    text: str = ""
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.since_line, self.since.iso, self.line, self.ts.iso, self.since_text, self.text)
+
+
+@dataclass(slots=True, frozen=True)
+class Unmatched:
+    """A line of a start-up that no rule matched: its number, message (cut) and the time it
+    was printed at or after (its own stamp, else the last one before it)."""
+
+    line: int
+    text: str
+    ts: Stamp | None
+    own: bool
+
+
 @dataclass(slots=True)
 class LineStats:
     """How every input line was accounted for."""
@@ -61,6 +105,11 @@ class LineStats:
     # access line `compact` would drop); matched + runtime + timestamped + other + skipped
     # is the same total.
     skipped: int = 0
+    # Not counts: what the timeline needs to find silences and mine unknown lines, recorded
+    # while a start-up runs (until `ready`; again from a line that may start a run).
+    gaps: list[Gap] = field(default_factory=list)
+    unmatched: list[Unmatched] = field(default_factory=list)
+    unmatched_dropped: int = 0  # lines past UNMATCHED_LIMIT, counted only
 
     def as_dict(self) -> dict[str, int]:
         out = {"physical": self.physical, "logical": self.logical, "matched": self.matched,
@@ -188,6 +237,10 @@ class Scanner:
         # None when the line has no time of its own. `replay` paces lines by it.
         self.keep_stamps = False
         self.last_stamp: tuple[Stamp, bool] | None = None
+        # the last own-clock line that is not an access line: its time, number and message
+        self._last_active: tuple[Stamp, int, str] | None = None
+        self.watching = True  # recording gaps and unmatched lines (a start-up is under way)
+        self._watch_until = WATCH_LINES  # the last line number watched (WATCH_LINES after the start)
 
     # -- header layer ------------------------------------------------------------------
     def _layout(self, text: str) -> tuple[Header, dict[str, Any], str, str | None] | None:
@@ -254,6 +307,7 @@ class Scanner:
         stats.logical += 1
         if line.number > stats.physical:
             stats.physical = line.number
+        self._watch_limit(line.number)
         if not line.text and line.outer is None and line.proc is None:
             # A blank line: no header, no rule, no clock; all it does is count. A .gz of
             # millions of them costs a counter each, not a pass through every layer.
@@ -271,6 +325,9 @@ class Scanner:
         msg = parsed.msg
         if any(lit in msg for lit in self.fmt.runtime_literals):
             stats.runtime += 1
+            if own:
+                assert parsed.ts is not None
+                self._active(parsed.ts, line.number, parsed.msg)
             if self.keep_stamps:
                 self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
             self._mark_start(out, parsed, line)
@@ -305,17 +362,78 @@ class Scanner:
         if event is None:
             if own:
                 stats.timestamped += 1
+                assert parsed.ts is not None
+                self._active(parsed.ts, line.number, parsed.msg)
             else:
                 stats.other += 1
+            self._keep_unmatched(line.number, msg, parsed.ts if own else None)
             self._mark_start(out, parsed, line)
             return out
         stats.matched += 1
+        if own and event.name != _ACCESS:
+            assert parsed.ts is not None
+            self._active(parsed.ts, line.number, parsed.msg)
+        self._watch(event, own)
         starts_run = bool(event.fields.get("starts_run"))
         if starts_run and previous_own is not None:
             out.append(Event(CLOCK_LAST, previous_own[1], previous_own[0], header="clock"))
         self._mark_start(out, parsed, line, starts_run)
         out.append(event)
         return out
+
+    # -- silences and unmatched lines -----------------------------------------------------
+    def _active(self, ts: Stamp, number: int, msg: str) -> None:
+        """A line of the engine's own with its own time: the end of any silence before it."""
+        last = self._last_active
+        text = msg[:UNMATCHED_CHARS]
+        if self.watching and last is not None and ts.minus(last[0]) >= GAP_SECONDS:
+            self.stats.gaps.append(Gap(last[1], last[0], number, ts, last[2], text))
+        self._last_active = (ts, number, text)
+
+    def _keep_unmatched(self, number: int, msg: str, own_ts: Stamp | None) -> None:
+        if not self.watching or not msg.strip():
+            return
+        stats = self.stats
+        if len(stats.unmatched) >= UNMATCHED_LIMIT:
+            stats.unmatched_dropped += 1
+            return
+        ts = own_ts if own_ts is not None else (self._last_own[0] if self._last_own is not None else None)
+        stats.unmatched.append(Unmatched(number, msg[:UNMATCHED_CHARS], ts, own_ts is not None))
+
+    def _watch_limit(self, number: int) -> None:
+        if self.watching and number > self._watch_until:
+            self.watching = False
+
+    def _watch(self, event: Event, own: bool) -> None:
+        if event.fields.get("starts_run") or event.name == _WATCH_ON:
+            if not self.watching:
+                self._watch_until = event.line + WATCH_LINES
+                # lines since `ready` went unwatched (the batch engine leaves them unread):
+                # a silence of this start-up is measured from here
+                self._last_active = ((event.ts, event.line, event.text[:UNMATCHED_CHARS])
+                                     if own and event.ts is not None else None)
+            self.watching = True
+        elif event.name == _WATCH_OFF:
+            self.watching = False
+
+    def quiet_line(self, line: Line, access_rules: Sequence[Rule]) -> Parsed:
+        """What `feed` records of a line the batch engine proved inert (no rule literal, or an
+        access line `compact` drops): its time ends a silence, and it is kept for mining.
+        Called in file order for every such line while `watching`, in place of the line."""
+        self._watch_limit(line.number)
+        parsed = self.split(line)
+        own = parsed.own_clock and parsed.ts is not None
+        if own:
+            assert parsed.ts is not None
+            self._last_own = (parsed.ts, line.number)
+        if access_rules and self.makes_event(line.text, access_rules):
+            return parsed  # an access line: the outside world's, neither activity nor unknown
+        if own:
+            assert parsed.ts is not None
+            self._active(parsed.ts, line.number, parsed.msg)
+        if not any(lit in parsed.msg for lit in self.fmt.runtime_literals):
+            self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None)
+        return parsed
 
     def _mark_start(self, out: list[Event], parsed: Parsed, line: Line, starts_run: bool = False) -> None:
         """Mark where a run may start, after a line that may open one (`starts_run`).
@@ -382,6 +500,11 @@ class Scanner:
               rules: Sequence[Rule]) -> Event | None:
         """The event of the first of `rules` that matches `msg` (what `feed` makes of a line)."""
         return self._match(msg, line, parsed, ts, inherited, rules)
+
+    @property
+    def last_own(self) -> tuple[Stamp, int] | None:
+        """The last line with the engine's own time seen: its stamp and number."""
+        return self._last_own
 
     @property
     def wants_first(self) -> bool:

@@ -9,7 +9,9 @@ events stay in order, and never blocks: the caller decides how long to sleep.
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -108,7 +110,7 @@ class Follower:
         now = time.monotonic() if now is None else now
         out: list[RawLine] = []
         self._check_identity(out, now)
-        if self._file is None:
+        if not self.exists:
             return out
         self._read_available(out, now)
         if self._partial and not self._flushed_partial and now - self._partial_since >= self.partial_grace:
@@ -200,20 +202,24 @@ class Follower:
                 break
             budget -= len(chunk)
             self._offset += len(chunk)
-            self.bytes_read += len(chunk)
-            self.last_growth = now
-            self._partial_since = now
-            if b"\n" not in chunk:  # a bar redrawn in place: the line only grows
-                self._partial += chunk
-                if len(self._partial) > MAX_PARTIAL:
-                    del self._partial[: len(self._partial) - MAX_PARTIAL // 8]  # keep the newest redraws
-                continue
-            lines = chunk.split(b"\n")
-            lines[0] = bytes(self._partial) + lines[0]
-            self._partial = bytearray(lines.pop())
-            for raw in lines:
-                out.append(self._emit(raw, continued=self._flushed_partial))
-                self._flushed_partial = False
+            self._take(chunk, out, now)
+
+    def _take(self, chunk: bytes, out: list[RawLine], now: float) -> None:
+        """Cut newly read bytes into complete lines, keeping an unfinished last one."""
+        self.bytes_read += len(chunk)
+        self.last_growth = now
+        self._partial_since = now
+        if b"\n" not in chunk:  # a bar redrawn in place: the line only grows
+            self._partial += chunk
+            if len(self._partial) > MAX_PARTIAL:
+                del self._partial[: len(self._partial) - MAX_PARTIAL // 8]  # keep the newest redraws
+            return
+        lines = chunk.split(b"\n")
+        lines[0] = bytes(self._partial) + lines[0]
+        self._partial = bytearray(lines.pop())
+        for raw in lines:
+            out.append(self._emit(raw, continued=self._flushed_partial))
+            self._flushed_partial = False
 
     def _emit(self, raw: bytes | bytearray, continued: bool) -> RawLine:
         if not continued:
@@ -221,4 +227,53 @@ class Follower:
         return RawLine(self.number, bytes(raw).decode("utf-8", errors="replace"), continued)
 
 
-__all__ = ["FollowError", "FollowNote", "Follower", "RawLine"]
+@dataclass
+class StreamFollower(Follower):
+    """Reads a stream as it comes: standard input behind `kubectl logs -f pod | firedup wait
+    --log -`. A thread blocks on the reads so `poll()` never does; the lines, the partial
+    last line and `last_growth` behave as with a file. `ended` turns True once the writer
+    closed its end and everything it wrote was handed out (then `drain()` gives the rest)."""
+
+    fd: int = 0
+    ended: bool = False
+    _chunks: deque[bytes | None] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _reader: threading.Thread | None = None
+
+    @property
+    def exists(self) -> bool:
+        return True
+
+    def _check_identity(self, out: list[RawLine], now: float) -> None:
+        if self._reader is None:
+            self._ever_opened = True
+            self.last_growth = now  # the wait starts the clock of the first silence
+            self._reader = threading.Thread(target=self._read_stream, name="firedup-stdin", daemon=True)
+            self._reader.start()
+
+    def _read_stream(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, READ_CHUNK // 16)
+            except OSError:
+                chunk = b""
+            with self._lock:
+                self._chunks.append(chunk or None)
+            if not chunk:
+                return
+
+    def _read_available(self, out: list[RawLine], now: float) -> None:
+        with self._lock:
+            chunks = list(self._chunks)
+            self._chunks.clear()
+        for chunk in chunks:
+            if chunk is None:
+                self.ended = True
+            else:
+                self._take(chunk, out, now)
+
+    def close(self) -> None:
+        pass  # the stream is the caller's; its reader thread ends with the writer
+
+
+__all__ = ["FollowError", "FollowNote", "Follower", "RawLine", "StreamFollower"]

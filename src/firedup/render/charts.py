@@ -23,7 +23,7 @@ import os
 import textwrap
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -193,11 +193,29 @@ class TimelineData:
     rows: list[str]  # row labels, top to bottom
     title: str
     coverage: Coverage  # how many runs are drawn of how many (the slowest, up to TIMELINE_MAX_ROWS rows)
+    # row, run_id, start, end, seconds, cause: the run's silences (timeline.silence), under its bars
+    silences: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=_SILENCE_SCHEMA))
 
 
 _BAR_SCHEMA = {"row": pl.Int64(), "run_id": pl.Utf8(), "rank": pl.Utf8(), "phase": pl.Utf8(), "detail": pl.Utf8(),
                "start": pl.Float64(), "end": pl.Float64(), "seconds": pl.Float64(), "open": pl.Boolean()}
 _MARK_SCHEMA = {"row": pl.Int64(), "run_id": pl.Utf8(), "kind": pl.Utf8(), "at": pl.Float64(), "label": pl.Utf8()}
+_SILENCE_SCHEMA: dict[str, Any] = {"row": pl.Int64(), "run_id": pl.Utf8(), "start": pl.Float64(), "end": pl.Float64(),
+                   "seconds": pl.Float64(), "cause": pl.Utf8()}
+SILENCE_COLOUR = "#222222"
+
+
+def _silence_spans(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run row's silences (the `silences_json` column) as spans after its first line."""
+    import json
+
+    try:
+        items = json.loads(run.get("silences_json") or "[]")
+    except ValueError:
+        return []
+    return [{"start": float(x["offset"]), "end": float(x["offset"]) + float(x["seconds"]),
+             "seconds": float(x["seconds"]), "cause": x.get("cause")}
+            for x in items if isinstance(x, dict) and x.get("offset") is not None]
 def _phase_spans(phases: pl.DataFrame, run_end: float) -> list[dict[str, Any]]:
     """Phase rows -> spans in seconds after the run's first line (open phases run to the end)."""
     out = []
@@ -293,6 +311,7 @@ def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool 
     rows: list[str] = []
     bars: list[dict[str, Any]] = []
     marks: list[dict[str, Any]] = []
+    quiet: list[dict[str, Any]] = []
     phases = runs.phases.filter((pl.col("phase") != "total") & pl.col("run_id").is_in(frame["run_id"].to_list()))
     by_run = {key[0]: part for key, part in phases.group_by("run_id")} if phases.height else {}
     for run in frame.iter_rows(named=True):
@@ -314,13 +333,15 @@ def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool 
             if i == 0:
                 kind, at, text = _status(run)
                 marks.append({"row": row, "run_id": rid, "kind": kind, "at": at, "label": text})
+                quiet.extend({"row": row, "run_id": rid, **span} for span in _silence_spans(run))
     what = "rows per rank" if ranks else "critical path over ranks"
     title = (f"Startup timeline of {labels[frame['run_id'][0]]} ({what})" if frame.height == 1 and given == 1
              else f"Startup timelines of {frame.height} runs ({what})" if given == frame.height
              else f"Startup timelines of the {frame.height} slowest of {given} runs ({what})")
     return TimelineData(pl.DataFrame(bars, schema=_BAR_SCHEMA) if bars else pl.DataFrame(schema=_BAR_SCHEMA),
                         pl.DataFrame(marks, schema=_MARK_SCHEMA) if marks else pl.DataFrame(schema=_MARK_SCHEMA),
-                        rows, title, coverage)
+                        rows, title, coverage,
+                        pl.DataFrame(quiet, schema=_SILENCE_SCHEMA) if quiet else pl.DataFrame(schema=_SILENCE_SCHEMA))
 
 
 # --- compare ------------------------------------------------------------------------------------
@@ -587,6 +608,10 @@ def timeline(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = Fal
             style = {**style, "alpha": 0.55}
         # a zero-length phase still shows as a sliver
         ax.broken_barh([(bar["start"], max(bar["end"] - bar["start"], 0.0))], (y, height), **style)
+    # silences: a dark band along the bottom of the run's row (no log line of the server's own)
+    for q in data.silences.iter_rows(named=True):
+        ax.broken_barh([(q["start"], q["end"] - q["start"])], (q["row"] + height / 2 - 0.12, 0.12),
+                       facecolor=SILENCE_COLOUR, edgecolor="none", zorder=3)
     ready = data.marks.filter(pl.col("kind") == "ready")
     crash = data.marks.filter(pl.col("kind") == "crash")
     ax.scatter(ready["at"].to_list(), ready["row"].to_list(), marker="|", s=260, linewidths=2.4,
@@ -626,6 +651,8 @@ def timeline(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = Fal
     if ended.height:
         extra.append(Line2D([], [], marker=">", markersize=8, linestyle="none", color="white",
                             markeredgecolor="#555555", markeredgewidth=1.2, label="log ends (not ready)"))
+    if data.silences.height:
+        extra.append(Line2D([], [], linewidth=4, color=SILENCE_COLOUR, label="silence (no log line)"))
     _phase_legend(fig, ax, data.bars["phase"].unique().to_list(), extra)
     return fig
 

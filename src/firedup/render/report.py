@@ -321,7 +321,7 @@ def _listed(runs: Sequence[Run]) -> tuple[dict[str, list[Run]], list[str]]:
                      "`firedup runs` and `firedup export` hold them all")
         return [chosen[i] for i in sorted(order)]
 
-    return {"appendix": slowest(list(runs), "the appendix"),
+    return {"appendix": slowest(list(runs), "the appendix (and the cache and unknown-line tables)"),
             "crashes": slowest([r for r in runs if r.crash is not None], "the crash list")}, notes
 
 
@@ -382,6 +382,52 @@ def generation_time(environ: Mapping[str, str] | None = None) -> _dt.datetime:
                          "set it to Unix seconds or unset it") from None
 
 
+SILENCES_SHOWN = 20  # the longest; `firedup timeline` lists every run's
+
+
+def _silences(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every run's silences with what they probably were, longest first (timeline.silence)."""
+    from firedup.render.text import silence_place
+
+    out: list[dict[str, Any]] = []
+    for run in runs:
+        for s in run.silences:
+            out.append({
+                "where": _where(names.get(run.source, run.source), run.run_index), "seconds": s.seconds,
+                "length": fmt_duration(s.seconds),
+                "at": fmt_offset(s.start.minus(run.first_ts)) if run.first_ts else "?",
+                "place": silence_place(s), "cause": s.cause or "the log does not say",
+                "lines": f"{s.since_line}-{s.line}",
+                "templates": [f"{t.count} x {t.text}" for t in s.templates],
+            })
+    out.sort(key=lambda r: (-float(r["seconds"]), str(r["where"])))
+    return out
+
+
+def _caches(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Per run, the caches a line, a timing or a silence judged (unknown ones are left out)."""
+    out: list[dict[str, Any]] = []
+    for run in runs:
+        for v in run.caches.values():
+            if v.verdict == "unknown" and v.basis == "none":
+                continue
+            out.append({"where": _where(names.get(run.source, run.source), run.run_index), "kind": v.kind,
+                        "verdict": v.verdict, "reason": v.reason,
+                        "evidence": "; ".join(f"line {n}: {t}" for n, t in v.evidence[:3])})
+    return out
+
+
+def _unknown_lines(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for run in runs:
+        for u in run.unknown:
+            out.append({"where": _where(names.get(run.source, run.source), run.run_index),
+                        "span": f"{fmt_duration(u.seconds)} between {u.after or 'the start'} and "
+                                f"{u.before or 'the end'}",
+                        "lines": u.lines, "templates": [f"{t.count} x {t.text}" for t in u.templates]})
+    return out
+
+
 def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, out_dir: Path,
                   inputs: Sequence[str], progress: Progress | None = None,
                   generated: _dt.datetime | None = None) -> dict[str, Any]:
@@ -429,6 +475,11 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
         "charts": chart_list, "chart_notes": chart_notes,
         "crashes": _crashes(listed["crashes"], shown),
         "unattributed": unattributed[:REPORT_LIST_MAX],
+        "silences": _silences(runs_list, shown)[:SILENCES_SHOWN],
+        "silences_more": max(0, len(_silences(runs_list, shown)) - SILENCES_SHOWN),
+        "caches": _caches(listed["appendix"], shown),
+        "cache_differences": [c.text() for c in cmp.caches],
+        "unknown_lines": _unknown_lines(listed["appendix"], shown),
         "appendix": _appendix(listed["appendix"], shown, ids),
     }
 

@@ -35,6 +35,7 @@ from firedup.timeline.build import (
     spanned,
     umbrella_phases,
 )
+from firedup.timeline.silence import CacheVerdict, Silence
 
 _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",
                 "speculative_algorithm", "quantization", "cuda_graph_max_bs", "mem_fraction_static")
@@ -152,6 +153,10 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
             lines.extend(style(text, dim=True) for text in textwrap.wrap(
                 f"* {note}: timers around steps also listed here, so the shares overlap",
                 width - 4, initial_indent="  ", subsequent_indent="    "))
+    explained = silences_text(run, style, width)
+    if explained:
+        lines.append("")
+        lines.extend(explained)
     if run.engine_timings:
         lines.append("")
         lines.extend(_wrap_items("  the engine's own timings: ", engine_timings_parts(run.engine_timings), width))
@@ -173,6 +178,54 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         for i, text in enumerate(textwrap.wrap(warning, width - 8)):
             lines.append(style(("  note: " if i == 0 else "        ") + text, dim=True))
     return "\n".join(lines)
+
+
+def silence_place(s: Silence) -> str:
+    """Where a silence lies: `in warmup (inside engine_init), between http.running and ready`."""
+    where = f"in {s.phase}" if s.phase else ""
+    if s.umbrella:
+        where += f" (inside {s.umbrella})" if where else f"inside {s.umbrella}"
+    between = f"between {s.after or 'the start'} and {s.before or 'the end'}"
+    return f"{where}, {between}" if where else between
+
+
+def cache_summary(verdict: CacheVerdict) -> str:
+    """`kernel_jit cold (probably: ...; lines 28, 295)`."""
+    lines = ", ".join(str(n) for n, _ in verdict.evidence)
+    return f"{verdict.kind} {verdict.verdict}: {verdict.reason}" + (f" (line {lines})" if lines else "")
+
+
+def silences_text(run: Run, style: Style = plain, width: int = 80) -> list[str]:
+    """The run's silences, cache verdicts and mined unknown lines (timeline.silence)."""
+    out: list[str] = []
+    if run.silences:
+        threshold = fmt_duration(run.silence_threshold)
+        out.append(style(f"  silences (no log line for {threshold} or more):", bold=True))
+        for s in run.silences:
+            offset = fmt_offset(s.start.minus(run.first_ts)) if run.first_ts else ""
+            out.extend(textwrap.wrap(f"{fmt_duration(s.seconds)} at {offset} {silence_place(s)}", width - 4,
+                                     initial_indent="    ", subsequent_indent="      "))
+            if s.cause:
+                out.extend(style(t, fg="yellow") for t in textwrap.wrap(
+                    s.cause, width - 6, initial_indent="      ", subsequent_indent="      "))
+            out.append(style("      " + _clip(f"after line {s.since_line}: {s.since_text}", width - 6), dim=True))
+            out.append(style("      " + _clip(f"until line {s.line}: {s.text}", width - 6), dim=True))
+    known = [v for v in run.caches.values() if v.verdict != "unknown" or v.basis != "none"]
+    if known:
+        out.append(style("  caches:", bold=True))
+        for v in known:
+            out.extend(textwrap.wrap(cache_summary(v), width - 4, initial_indent="    ", subsequent_indent="      "))
+        rest = [v.kind for v in run.caches.values() if v not in known]
+        if rest:
+            out.extend(style(t, dim=True) for t in textwrap.wrap(
+                f"no line shows: {', '.join(rest)}", width - 4, initial_indent="    ", subsequent_indent="      "))
+    for u in run.unknown:
+        head = (f"  {fmt_duration(u.seconds)} unattributed between {u.after or 'the start'} and "
+                f"{u.before or 'the end'}: {u.lines} line{'s' if u.lines != 1 else ''} no rule knows")
+        out.extend(textwrap.wrap(head, width - 2, subsequent_indent="    "))
+        for t in u.templates:
+            out.append("    " + _clip(f"{t.count:>5} x {t.text}", width - 4))
+    return out
 
 
 def _wrap_items(head: str, items: Sequence[str], width: int, sep: str = "; ", indent: str = "    ") -> list[str]:

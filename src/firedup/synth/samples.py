@@ -48,6 +48,18 @@ QWEN3_32B_TP2 = ModelSpec(
     kv_bytes_per_token=64 * 4 * 128 * 2 * 2, compile_s=62.0, capture_scale=0.2,
 )
 
+# Qwen3-8B (36 layers, 8 KV heads of 128) in bf16 on one GPU: shared/realgpu's shape (15.28 GB).
+QWEN3_8B = ModelSpec(
+    path="Qwen/Qwen3-8B", arch="Qwen3ForCausalLM", weight_gb=15.28, shards=5, load_s=3.0, context_len=40960,
+    kv_bytes_per_token=36 * 8 * 128 * 2 * 2, compile_s=30.0,
+)
+
+# Qwen3-14B (40 layers, 8 KV heads of 128) in bf16 on one H200: 27.5 GiB of weights in 8 shards.
+QWEN3_14B = ModelSpec(
+    path="Qwen/Qwen3-14B", arch="Qwen3ForCausalLM", weight_gb=27.52, shards=8, load_s=6.0, context_len=40960,
+    kv_bytes_per_token=40 * 8 * 128 * 2 * 2, compile_s=38.0,
+)
+
 SAMPLE_DATE = datetime(2026, 11, 3, 8, 0, 0)  # SGLang 0.5.23 shipped on 2026-10-30
 COMMAND = "firedup synth sample_logs/ --seed 7"
 
@@ -125,6 +137,32 @@ def sample_scenarios(seed: int = 7) -> dict[str, Scenario]:
                      after_ready_s=srng.uniform(60, 120), user_requests=srng.choice((1, 2, 3))),),
             start.replace(microsecond=0),
             f"Qwen3-32B at TP2 on 2 x H100 like the vLLM runs, {what} Read through `kubectl logs --timestamps`.",
+            collector="kubectl")
+    # The same config started twice, on a fresh machine (kernel JIT caches empty; vLLM: torch.compile
+    # cache empty too) and again (caches warm): what `compare` explains in cache terms. Like
+    # shared/realgpu's SGLang `nograph` pair (88 s of silent warm-up request, then 1-3 s). Own streams.
+    crng = random.Random(f"samples-cold-warm:{seed}")
+    for stem, cold in (("sglang-cold-start", True), ("sglang-warm-start", False)):
+        start = datetime(2026, 11, 12, 9, 0, 0) + timedelta(hours=crng.uniform(0, 6), seconds=crng.randrange(60))
+        out[stem] = Scenario(
+            stem,
+            (RunSpec(model=QWEN3_8B, tp_size=1, gpu=H200, cuda_graph=False, host="127.0.0.1", prober="127.0.0.1",
+                     health_period_s=0.5, after_ready_s=crng.uniform(20, 40), user_requests=1, cold_caches=cold),),
+            start.replace(microsecond=0),
+            "Qwen3-8B on one H200 with --disable-cuda-graph, " + (
+                "first start on a fresh machine: the warm-up request waits on kernel JIT with no log line."
+                if cold else "the same config again: kernel caches warm, the warm-up request takes seconds."))
+    for stem, cold in (("vllm-cold-start", True), ("vllm-warm-start", False)):
+        start = datetime(2026, 11, 13, 9, 0, 0) + timedelta(hours=crng.uniform(0, 6), seconds=crng.randrange(60))
+        out[stem] = Scenario(
+            stem,
+            (RunSpec(model=QWEN3_14B, engine="vllm", version="0.13.0", tp_size=1, gpu=H200, port=8000,
+                     after_ready_s=crng.uniform(20, 40), user_requests=1, compile_cache=not cold, cold_caches=cold),),
+            start.replace(microsecond=0),
+            "Qwen3-14B on one H200, vLLM 0.13 defaults, " + (
+                "first start: torch.compile compiles and stores its graph, kernels JIT in a silent warm-up."
+                if cold else "the same config again: the compiled graph loads from the cache, kernels are warm.")
+            + " Read through `kubectl logs --timestamps`.",
             collector="kubectl")
     return out
 

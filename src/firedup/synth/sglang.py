@@ -614,10 +614,15 @@ class _Run:
         info = "/model_info" if self.v >= (0, 5, 7) else "/get_model_info"
         self.s.access(t, f"127.0.0.1:{self.r.randint(33000, 60999)}", "GET", info, 200)
         warm = self.u(6.5, 11.0) if spec.cuda_graph else self.u(13.0, 20.0)
-        t_prefill = t + warm * self.r.uniform(0.6, 0.9)
+        jit = 0.0
+        if spec.cold_caches:  # the request waits on kernels JIT-compiling, silently (realgpu: 88 s)
+            jit = self.u(70.0, 95.0)
+        elif spec.cold_caches is False:
+            warm *= 0.15  # warm caches: the request is answered in seconds (realgpu: 1-3 s)
+        t_prefill = t + jit + warm * self.r.uniform(0.6, 0.9)
         self.log(t_prefill, self.prefill_line(self.warm_tokens, cuda_graph=spec.cuda_graph, throughput=0.0),
                  self.ranks[0])
-        t += warm
+        t += jit + warm
         self.s.access(t, f"127.0.0.1:{self.r.randint(33000, 60999)}", "POST", "/generate", 200)
         if self.v >= (0, 5, 18):
             t += self.u(0.02, 0.1)

@@ -83,12 +83,33 @@ def version_of(runs: Runs, run_ids: Sequence[str], fmt: Format | None) -> Versio
     return combine_guesses(guesses)
 
 
+def mixed_cache_notes(runs: Runs, grouping: Grouping) -> list[str]:
+    """Groups whose history holds both cold and warm starts (`frames.cache_start`): one budget
+    over both is too tight for a cold start or too loose for a warm one, so say how to split."""
+    import polars as pl
+
+    notes = []
+    for group in grouping.groups:
+        if not group.run_ids or "cache_start" not in runs.runs.columns:
+            continue
+        states = runs.runs.filter(pl.col("run_id").is_in(pl.Series(group.run_ids, dtype=pl.Utf8).implode()))[
+            "cache_start"].to_list()
+        cold, warm = states.count("cold"), states.count("warm")
+        if cold and warm:
+            by = ", ".join([*grouping.by, "cache_start"])
+            notes.append(f"{group.label}: {cold} cold-cache and {warm} warm-cache starts of this config; "
+                         f"--by {by} gives cold and warm starts a budget each")
+    return notes
+
+
 def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> BudgetReport:
     """A budget per group of runs (grouped as `compare` does), with every layer's timeout."""
     from firedup.core.health import ready_probe
     from firedup.formats import all_formats
 
     grouping = group_runs(runs, by)
+    if "cache_start" not in grouping.by:
+        grouping.notes.extend(mixed_cache_notes(runs, grouping))
     out = []
     timeouts: list[LayerTimeouts | None] = []
     for group in grouping.groups:
@@ -112,6 +133,7 @@ __all__ = [
     "PredictionBound",
     "budget_for",
     "budgets",
+    "mixed_cache_notes",
     "prediction_bound",
     "round_up",
     "runs_needed",

@@ -40,6 +40,7 @@ class Finding:
     bound: Budget | None
     regressed: bool
     evidence: str = ""  # the log line that ends the phase (or the ready line), with its number
+    caches: str = ""  # cold caches whose work lies in this phase (any, for time to ready): timeline.silence
 
     def describe(self) -> str:
         h = self.history
@@ -56,7 +57,8 @@ class Finding:
                 "history_median": round(statistics.median(self.history), 3) if self.history else None,
                 "history_slowest": round(max(self.history), 3) if self.history else None,
                 "limit_seconds": round(self.bound.raw_seconds, 3) if self.bound and self.bound.raw_seconds else None,
-                "method": self.bound.method_label if self.bound else None, "evidence": self.evidence}
+                "method": self.bound.method_label if self.bound else None, "evidence": self.evidence,
+                "caches": self.caches}
 
 
 @dataclass
@@ -112,6 +114,8 @@ class CheckReport:
                     lines.append(f"  {f.describe()}")
                     if f.regressed and f.evidence:
                         lines.append(f"    evidence: {f.evidence}")
+                    if f.regressed and f.caches:
+                        lines.append(f"    caches: {f.caches}")
             ok = [f.measure for f in r.findings if not f.regressed and f.measure != READY]
             if ok:
                 lines.append(f"  within the history's spread: {', '.join(ok)}")
@@ -165,6 +169,25 @@ def _evidence(runs: Runs, run_id: str, measure: str) -> str:
     return f"line {line}: {texts.get(line, '').strip()}"[:300]
 
 
+def _cold_caches(row: dict[str, Any], measure: str) -> str:
+    """The run's cold caches whose work lies in `measure` (any phase, for time to ready), with the
+    verdict's reason and first line: a regression a cold cache explains says so."""
+    import json
+
+    try:
+        verdicts = json.loads(row.get("caches_json") or "{}")
+    except ValueError:
+        return ""
+    parts = []
+    for kind, v in verdicts.items():
+        if v.get("verdict") != "cold" or (measure != READY and v.get("phase") != measure):
+            continue
+        first = v.get("evidence") or [{}]
+        line = f" (line {first[0]['line']}: {str(first[0].get('text', ''))[:80]})" if first[0].get("line") else ""
+        parts.append(f"{kind} cold: {v.get('reason', '')}{line}")
+    return "; ".join(parts)
+
+
 def judge(value: float, history: list[float], risk: float) -> tuple[Budget | None, bool]:
     """The limit and whether `value` is above it (the module's rule)."""
     if len(history) < MIN_HISTORY:
@@ -203,6 +226,7 @@ def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
             finding = Finding(measure, seconds, values, bound, regressed)
             if regressed:
                 finding.evidence = _evidence(new, row["run_id"], measure)
+                finding.caches = _cold_caches(row, measure)
             rc.findings.append(finding)
         out.append(rc)
     return CheckReport(risk, out, RULE.format(risk=pct(risk)))

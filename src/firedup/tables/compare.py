@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,9 +39,11 @@ GROUP_NAMES: dict[tuple[str, Any], str] = {
     ("disable_cuda_graph", True): "debug",
     ("disable_cuda_graph", False): "production",
     ("enable_torch_compile", True): "torch.compile",
+    ("cache_start", "cold"): "cold start",
+    ("cache_start", "warm"): "warm start",
 }
-# Columns besides flags that make sense as a grouping.
-EXTRA_KEYS = ("engine",)
+# Columns besides flags that make sense as a grouping (`cache_start`: cold vs warm starts).
+EXTRA_KEYS = ("engine", "cache_start")
 # What makes runs comparable at all, unless the user groups by it.
 POPULATION_KEYS = ("engine", "model_path")
 # Without --by, runs of a known model are compared when at least this many can be timed, even
@@ -165,6 +168,41 @@ class Delta:
 
 
 @dataclass
+class CacheDifference:
+    """Runs of one group (the same config) that differ in a cache's state: how much longer the
+    phase holding the cold cache's work took in the cold runs, and the lines that say so."""
+
+    group: str
+    kind: str
+    phase: str | None
+    seconds: float | None  # median of `phase` in the cold runs minus in the others
+    cold: list[str]  # run ids
+    others: list[str]
+    others_verdicts: dict[str, int]  # verdict -> runs, for the others
+    reason: str  # the cold verdict's, in the slowest cold run
+    source: str  # that run's log
+    evidence: list[tuple[int, str]]
+
+    def text(self) -> str:
+        from firedup.core.units import fmt_duration as dur
+
+        amount = ""
+        if self.seconds is not None and self.phase is not None:
+            amount = f": {'+' if self.seconds >= 0 else '-'}{dur(abs(self.seconds))} in {self.phase}"
+        others = ", ".join(f"{n} {v}" for v, n in sorted(self.others_verdicts.items()))
+        cold = "1 cold run" if len(self.cold) == 1 else f"{len(self.cold)} cold runs"
+        lines = "; ".join(f"line {n} `{t if len(t) <= 60 else t[:59] + '…'}`" for n, t in self.evidence[:3])
+        return (f"cold {self.kind} caches{amount} ({cold} vs {others}; {self.reason}; evidence in "
+                f"{self.source}: {lines})")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"group": self.group, "kind": self.kind, "phase": self.phase, "seconds": _r(self.seconds),
+                "cold_runs": self.cold, "other_runs": self.others, "others_verdicts": self.others_verdicts,
+                "reason": self.reason, "source": self.source,
+                "evidence": [{"line": n, "text": t} for n, t in self.evidence], "text": self.text()}
+
+
+@dataclass
 class Grouping:
     """Runs split into groups by flags: what compare and budget both start from."""
 
@@ -182,6 +220,7 @@ class Comparison:
     grouping: Grouping
     deltas: list[Delta]
     headline: str
+    caches: list[CacheDifference] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         g = self.grouping
@@ -190,6 +229,7 @@ class Comparison:
             "groups": [grp.as_json() for grp in g.groups],
             "deltas": [d.as_json() for d in self.deltas],
             "headline": self.headline,
+            "cache_differences": [c.as_json() for c in self.caches],
             "left_out": [lo.as_json() for lo in g.left_out],
             "notes": g.notes,
         }
@@ -529,8 +569,8 @@ def _flags_differ(runs: Runs, a: Group, b: Group) -> dict[str, tuple[list[Any], 
     ids_b = pl.Series(b.run_ids).implode()
     fa, fb = frame.filter(pl.col("run_id").is_in(ids_a)), frame.filter(pl.col("run_id").is_in(ids_b))
     for flag in grouping_keys(runs):
-        if flag.removeprefix("flag.") in IDENTITY_FLAGS or flag not in frame.columns:
-            continue
+        if flag.removeprefix("flag.") in IDENTITY_FLAGS or flag not in frame.columns or flag == "cache_start":
+            continue  # cache_start is no flag: `caches` of the comparison says what differs
         va = sorted(set(fa[flag].drop_nulls().to_list()), key=str)
         vb = sorted(set(fb[flag].drop_nulls().to_list()), key=str)
         if va != vb and va and vb:
@@ -554,12 +594,90 @@ def delta(runs: Runs, base: Group, other: Group) -> Delta:
     return Delta(base, other, total, phases, main, main_sec, _flags_differ(runs, base, other))
 
 
+def _phase_median(wide: pl.DataFrame, phase: str, run_ids: list[str]) -> float:
+    values = wide.filter(pl.col("run_id").is_in(pl.Series(run_ids).implode()))[phase].to_list()
+    return float(quantile([v or 0.0 for v in values], 0.5) or 0.0)
+
+
+def cache_differences(runs: Runs, label: str, run_ids: Sequence[str],
+                      cold_within: Sequence[str] | None = None) -> list[CacheDifference]:
+    """Among `run_ids`, the caches cold in some runs and not in the others, each with the phase its
+    cold work lies in and how much longer it took (medians): the silence itself for a cache judged
+    by its silence, else the phase. `cold_within`: only when every cold run is one of these and
+    every other run is not (a delta between two groups)."""
+    import json
+
+    if len(run_ids) < 2 or "caches_json" not in runs.runs.columns:
+        return []
+    rows = runs.runs.filter(pl.col("run_id").is_in(pl.Series(list(run_ids)).implode()))
+    verdicts: dict[str, dict[str, dict[str, Any]]] = {}
+    info: dict[str, tuple[str, float]] = {}
+    for row in rows.iter_rows(named=True):
+        try:
+            verdicts[row["run_id"]] = json.loads(row["caches_json"] or "{}")
+        except ValueError:
+            verdicts[row["run_id"]] = {}
+        info[row["run_id"]] = (row["source"], float(row["ready_seconds"] or 0.0))
+    ids = [rid for rid in run_ids if rid in info]
+    kinds = list(dict.fromkeys(k for v in verdicts.values() for k in v))
+    wide = phase_seconds(runs.select(ids))
+    out: list[CacheDifference] = []
+
+    def verdict_of(rid: str, kind: str) -> dict[str, Any]:
+        return verdicts.get(rid, {}).get(kind, {})
+
+    def median_of(values: list[float]) -> float:
+        return float(quantile(values, 0.5) or 0.0)
+
+    for kind in kinds:
+        cold = [rid for rid in ids if verdict_of(rid, kind).get("verdict") == "cold"]
+        others = [rid for rid in ids if rid not in cold]
+        if not cold or not others:
+            continue
+        if cold_within is not None and (not set(cold) <= set(cold_within) or set(others) & set(cold_within)
+                                        or not any(verdict_of(r, kind).get("verdict") == "warm" for r in others)):
+            continue  # between configs, only against runs whose cache is known warm: else the flags explain it
+        slowest = max(cold, key=lambda rid: info[rid][1])
+        verdict = verdict_of(slowest, kind)
+        phase = verdict.get("phase")
+        seconds = None
+        if verdict.get("basis") == "silence":
+            seconds = (median_of([float(verdict_of(r, kind).get("seconds") or 0.0) for r in cold])
+                       - median_of([float(verdict_of(r, kind).get("seconds") or 0.0)
+                                    if verdict_of(r, kind).get("basis") == "silence" else 0.0 for r in others]))
+        elif phase and phase in wide.columns:
+            seconds = _phase_median(wide, phase, cold) - _phase_median(wide, phase, others)
+        counts: dict[str, int] = {}
+        for rid in others:
+            v = verdict_of(rid, kind).get("verdict", "unknown")
+            counts[v] = counts.get(v, 0) + 1
+        evidence = [(int(e["line"]), str(e["text"])) for e in verdict.get("evidence", [])]
+        out.append(CacheDifference(label, kind, phase, seconds, cold, others, counts,
+                                   str(verdict.get("reason", "")), info[slowest][0], evidence))
+    return sorted(out, key=lambda c: -(c.seconds or 0.0))
+
+
 def compare(runs: Runs, by: Sequence[str] | None = None) -> Comparison:
-    """Group runs by flags and explain the difference between the groups."""
+    """Group runs by flags and explain the difference between the groups, and within a group
+    the difference cold caches make."""
     grouping = group_runs(runs, by)
     timed = [g for g in grouping.groups if g.n > 0]
     deltas = [delta(runs, timed[0], g) for g in timed[1:]] if timed else []
-    return Comparison(grouping, deltas, headline(grouping, deltas))
+    caches = [c for g in timed for c in cache_differences(runs, g.label, g.run_ids)]
+    within = list(caches)  # the same config: the headline names the largest
+    for d in deltas:  # groups of different flags whose runs also differ in a cache's state
+        caches.extend(cache_differences(runs, f"{d.other.label} vs {d.base.label}",
+                                        d.base.run_ids + d.other.run_ids, cold_within=d.other.run_ids))
+        caches.extend(cache_differences(runs, f"{d.base.label} vs {d.other.label}",
+                                        d.base.run_ids + d.other.run_ids, cold_within=d.base.run_ids))
+    text = headline(grouping, deltas)
+    if within:
+        c = within[0]
+        if c.seconds is not None and c.phase is not None:
+            from firedup.core.units import fmt_duration as dur
+
+            text += f"; cold {c.kind} caches: +{dur(c.seconds)} in {c.phase}"
+    return Comparison(grouping, deltas, text, caches)
 
 
 def headline(grouping: Grouping, deltas: Sequence[Delta]) -> str:
@@ -596,6 +714,7 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
     from firedup.core.units import fmt_duration as dur
 
     g = cmp.grouping
+    text_width = width
     if not g.groups:
         lines = ["no server startup found in the input"]
         lines.extend(f"  {lo.source}: {lo.reason}" for lo in g.left_out)
@@ -654,6 +773,12 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
             lines.append("  flags that differ: " + "; ".join(
                 f"{flag} {'/'.join(map(fmt_value, a))} -> {'/'.join(map(fmt_value, b))}"
                 for flag, (a, b) in d.flags_differ.items()))
+    if cmp.caches:
+        lines.append("")
+        lines.append("cold vs warm caches:")
+        for c in cmp.caches:
+            lines.extend(textwrap.wrap(f"{c.group}: {c.text()}", text_width, initial_indent="  ",
+                                       subsequent_indent="    ", break_on_hyphens=False))
     lines.extend(left_out_lines(g.left_out, "left out of the timing"))
     return "\n".join(lines)
 
@@ -669,5 +794,5 @@ def left_out_lines(left_out: Sequence[LeftOut], title: str) -> list[str]:
     return lines
 
 
-__all__ = ["Comparison", "Coverage", "Delta", "Group", "Grouping", "LeftOut", "UnknownFlagError", "compare",
+__all__ = ["CacheDifference", "Comparison", "Coverage", "Delta", "Group", "Grouping", "LeftOut", "UnknownFlagError", "compare",
            "comparison_text", "coverage", "group_runs", "population_label", "quantile"]

@@ -77,6 +77,12 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "config_complete": pl.Boolean(),  # False when the args dump was cut short
     "config_inferred": pl.Utf8(),  # JSON {flag: evidence} for flags read from the log's shape
     "config_json": pl.Utf8(),  # JSON of every flag, the source of the extra flag columns
+    # Silent time explained (timeline.silence): "cold" when a cache of the engine was cold at this
+    # start, "warm" when none was and one was warm, else "unknown"; the verdicts and silences as JSON
+    "cache_start": pl.Utf8(),
+    "caches_json": pl.Utf8(),  # {kind: {verdict, basis, reason, phase, seconds, evidence}}
+    "silent_seconds": pl.Float64(),  # the silences' seconds together
+    "silences_json": pl.Utf8(),  # [the contract's silences]
     **FLAG_TYPES,
 }
 
@@ -197,6 +203,13 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
 
 
+def cache_start(run: Run) -> str:
+    """`cold` when any cache of the engine was cold at this start, `warm` when none was and one was
+    warm, else `unknown`: what cold-start and warm-start budgets split on."""
+    verdicts = {v.verdict for v in run.caches.values()}
+    return "cold" if "cold" in verdicts else "warm" if "warm" in verdicts else "unknown"
+
+
 def _run_row(run: Run, chash: str, source: str) -> dict[str, Any]:
     crash = run.crash
     total = run.total_seconds
@@ -218,6 +231,9 @@ def _run_row(run: Run, chash: str, source: str) -> dict[str, Any]:
         "n_ranks": len(run.ranks), "health_url": run.health_url, "date_source": run.date_source,
         "config_complete": run.config_complete, "config_inferred": _json(run.config_inferred),
         "config_json": _json({k: v for k, v in run.config.items() if v is not None}),
+        "cache_start": cache_start(run), "caches_json": _json({k: v.as_contract() for k, v in run.caches.items()}),
+        "silent_seconds": sum(x.seconds for x in run.silences),
+        "silences_json": _json([x.as_contract(run.first_ts) for x in run.silences]),
     }
     for flag, dtype in FLAG_TYPES.items():
         row[flag] = _coerce(run.config.get(flag), dtype)

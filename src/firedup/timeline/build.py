@@ -18,7 +18,16 @@ from firedup.core.config import COMMON_FLAGS, read_server_args
 from firedup.core.health import REFUSED
 from firedup.formats import Format, all_formats, get_format
 from firedup.read.clock import Stamp
-from firedup.read.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST, Event
+from firedup.read.engine import (
+    CLOCK_EVENTS,
+    CLOCK_FIRST,
+    CLOCK_LAST,
+    CLOCK_OUTER_FIRST,
+    Event,
+    Gap,
+    LineStats,
+    Unmatched,
+)
 from firedup.read.events import (
     _FATAL,
     _FATAL_IF_STUCK,
@@ -28,6 +37,7 @@ from firedup.read.events import (
     own_time_headers,
 )
 from firedup.timeline.crash import diagnose_error, is_exception_line
+from firedup.timeline.silence import CacheVerdict, Silence, UnknownSpan, explain
 
 # Milestone names of shared/CONTRACT.md, plus the draft names that extend them; a format
 # adds its own (`Format.milestones`).
@@ -260,6 +270,12 @@ class Run:
     # sha256 of the source's bytes, taken where the source was read (`parse_paths(content_hash=True)`);
     # None for stdin or when not asked for. Run ids come from it, never from re-reading `source`.
     content_hash: str | None = None
+    # Silent time explained (timeline.silence): spans with no log line, a verdict per cache kind
+    # of the engine, and the unknown lines mined where they fill unattributed time.
+    silence_threshold: float | None = None
+    silences: list[Silence] = field(default_factory=list)
+    caches: dict[str, CacheVerdict] = field(default_factory=dict)
+    unknown: list[UnknownSpan] = field(default_factory=list)
 
     @property
     def total_seconds(self) -> float | None:
@@ -345,6 +361,10 @@ class Run:
             "seconds_to_end": None if self.seconds_to_end is None else round(self.seconds_to_end, 3),
             "lower_bound": self.lower_bound,
             "open_phases": self.open_phases(),
+            "silence_threshold_seconds": None if self.silence_threshold is None else round(self.silence_threshold, 3),
+            "silences": [x.as_contract(self.first_ts) for x in self.silences],
+            "caches": {kind: v.as_contract() for kind, v in self.caches.items()},
+            "unknown_lines": [u.as_contract() for u in self.unknown],
         }
 
 
@@ -420,9 +440,11 @@ def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: di
 
 
 def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
-              date_source: str | None = None, config_defaults: Mapping[str, Any] | None = None) -> Run:
+              date_source: str | None = None, config_defaults: Mapping[str, Any] | None = None,
+              gaps: Sequence[Gap] = (), unmatched: Sequence[Unmatched] = ()) -> Run:
     """One run of `fmt`'s engine; `config_defaults` (else the format's) fill flags a launch
-    command leaves out."""
+    command leaves out. `gaps` and `unmatched`: what the reader recorded of this run's lines
+    (`LineStats`), for its silences and unknown lines."""
     run = Run(source=source, run_index=run_index, engine=fmt.name, date_source=date_source)
     lines = [e.line for e in events if e.name != CLOCK_OUTER_FIRST]
     run.first_line, run.last_line = (min(lines), max(lines)) if lines else (None, None)
@@ -448,6 +470,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     _note_excerpt(run, events, fmt)
     _infer_config(run, events, fmt)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
+    explain(run, events, gaps, unmatched, fmt)
     return run
 
 
@@ -1095,8 +1118,19 @@ def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> 
 
 
 def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_source: str | None = None,
-                   config_defaults: Mapping[str, Any] | None = None) -> list[Run]:
+                   config_defaults: Mapping[str, Any] | None = None, stats: LineStats | None = None) -> list[Run]:
     """The runs of one source read with `fmt`: everything engine-specific comes from it.
-    `config_defaults`: the flags a launch command leaves out (None: the format's)."""
-    return [build_run(seg, source, i, fmt, date_source, config_defaults)
-            for i, seg in enumerate(split_runs(events, fmt))]
+    `config_defaults`: the flags a launch command leaves out (None: the format's). `stats`:
+    the reader's line accounting, whose gaps and unmatched lines each run takes from its own
+    lines (from its first line to the next run's)."""
+    segments = split_runs(events, fmt)
+    starts = [min((e.line for e in seg if e.name != CLOCK_OUTER_FIRST), default=0) for seg in segments]
+    gaps = stats.gaps if stats is not None else []
+    unmatched = stats.unmatched if stats is not None else []
+
+    def own(i: int, line: int) -> bool:
+        return (i == 0 or line >= starts[i]) and (i + 1 >= len(starts) or line < starts[i + 1])
+
+    return [build_run(seg, source, i, fmt, date_source, config_defaults,
+                      [g for g in gaps if own(i, g.line)], [u for u in unmatched if own(i, u.line)])
+            for i, seg in enumerate(segments)]

@@ -240,12 +240,12 @@ class LogReader:
             self.feed([], force=True)
         if self.scanner is None:  # no known engine's lines among them: no runs
             return []
-        return self.build(self.events + self.scanner.finish())
+        return self.build(self.events + self.scanner.finish(), stats=self.scanner.stats)
 
-    def build(self, events: list[Event], clock: Clock | None = None) -> list[Run]:
+    def build(self, events: list[Event], clock: Clock | None = None, stats: LineStats | None = None) -> list[Run]:
         assert self.fmt is not None
         date_source = (clock or self._clock()).date_source
-        return build_timeline(events, self.name, self.fmt, date_source)
+        return build_timeline(events, self.name, self.fmt, date_source, stats=stats)
 
     def _clock(self) -> Clock:
         assert self.scanner is not None
@@ -379,7 +379,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
         result = log.read(fmt, stream, head)
     assert fmt is not None
     events, stats, clock = result
-    runs = log.build(events, clock)
+    runs = log.build(events, clock, stats)
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
     if content_hash and source.path is not None:
         with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)

@@ -1,0 +1,338 @@
+"""Silent time explained: the spans of a start-up with no log line, what they probably were,
+whether each cache the engine keeps across starts was cold or warm, and the lines no rule
+knows, mined into templates where they fill unexplained time.
+
+The readers record the raw facts during a start-up (`engine.Gap`: two consecutive own-clock
+lines far apart, access lines not counted, they are the outside world's; `engine.Unmatched`:
+lines no rule matched). This module turns them into the run's facts, once, in `build_run`;
+views only render them. Everything engine-specific comes from the format: its cache kinds,
+the lines that prove a cache cold or warm (`Format.cache_lines`), and what a phase does
+without printing (`Format.silent_work`). Nothing is claimed that the log does not show:
+each verdict says its basis (a line, a timing, a silence) and the lines behind it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from firedup.core.drain import Template, mine
+from firedup.core.units import fmt_duration
+from firedup.formats.base import Format
+from firedup.read.clock import Stamp
+from firedup.read.engine import GAP_SECONDS, Event, Gap, Unmatched
+
+if TYPE_CHECKING:
+    from firedup.timeline.build import Run
+
+# A silence is a gap of at least max(GAP_SECONDS, SILENCE_SHARE x the run's time to its end):
+# 10 s in a short start-up, 5 % of a long one (a 30-minute start has 90 s gaps that explain little).
+SILENCE_SHARE = 0.05
+# A cache's work that only says it ran ("timed" lines): cold when it took this long or more,
+# warm when it took at most WARM_SECONDS; in between the log does not tell.
+COLD_SECONDS = 30.0
+# A silent phase (Format.silent_work) this short, with no silence in it, found its caches warm.
+WARM_SECONDS = 10.0
+TEMPLATES_SHOWN = 5
+TEXT_CHARS = 160
+
+
+def silence_threshold(run: Run) -> float:
+    total = run.seconds_to_end or 0.0
+    return max(GAP_SECONDS, SILENCE_SHARE * total)
+
+
+@dataclass
+class Silence:
+    """No line with the engine's own time between `since_line` and `line`."""
+
+    start: Stamp
+    end: Stamp
+    seconds: float
+    since_line: int
+    line: int
+    since_text: str  # the line before the silence (a line without a rule keeps its text too)
+    text: str  # the line that ended it
+    after: str | None = None  # the last milestone before it
+    before: str | None = None  # the first milestone after it
+    phase: str | None = None  # the run-level phase it lies in ("unattributed" included)
+    umbrella: str | None = None  # the umbrella timer around it (Format.umbrella_phases)
+    lines_inside: int = 0  # lines without the server's own time (bars, other loggers) printed inside it
+    templates: list[Template] = field(default_factory=list)
+    cause: str | None = None  # what it probably was (None: the log does not say)
+    cache: str | None = None  # the cache kind whose cold start it suggests
+    evidence: list[tuple[int, str]] = field(default_factory=list)  # lines behind `cause`
+
+    def as_contract(self, first: Stamp | None) -> dict[str, Any]:
+        return {
+            "start": self.start.iso, "end": self.end.iso, "seconds": round(self.seconds, 3),
+            "offset": None if first is None else round(self.start.minus(first), 3),
+            "since_line": self.since_line, "line": self.line, "since_text": self.since_text, "text": self.text,
+            "after": self.after, "before": self.before, "phase": self.phase, "umbrella": self.umbrella,
+            "lines_inside": self.lines_inside, "templates": [t.as_contract() for t in self.templates],
+            "cause": self.cause, "cache": self.cache,
+            "evidence": [{"line": n, "text": t} for n, t in self.evidence],
+        }
+
+
+@dataclass
+class CacheVerdict:
+    """Whether one cache was cold or warm at this start, and why firedup says so."""
+
+    kind: str
+    verdict: str  # "cold" | "warm" | "unknown"
+    basis: str  # "line" (a line says so) | "timing" | "silence" | "none"
+    reason: str
+    evidence: list[tuple[int, str]] = field(default_factory=list)
+    seconds: float | None = None  # the time the cached work (or the silence) took, when measured
+    phase: str | None = None  # the run-level phase the cached work (or the silence) lies in
+
+    def as_contract(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "basis": self.basis, "reason": self.reason, "phase": self.phase,
+                "seconds": None if self.seconds is None else round(self.seconds, 3),
+                "evidence": [{"line": n, "text": t} for n, t in self.evidence]}
+
+
+@dataclass
+class UnknownSpan:
+    """Unattributed time and the lines no rule knows printed in it, as templates."""
+
+    start: Stamp
+    end: Stamp
+    seconds: float
+    after: str | None
+    before: str | None
+    lines: int
+    templates: list[Template]
+
+    def as_contract(self) -> dict[str, Any]:
+        return {"start": self.start.iso, "end": self.end.iso, "seconds": round(self.seconds, 3),
+                "after": self.after, "before": self.before, "lines": self.lines,
+                "templates": [t.as_contract() for t in self.templates]}
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS - 1] + "…"
+
+
+def explain(run: Run, events: Sequence[Event], gaps: Iterable[Gap], unmatched: Sequence[Unmatched],
+            fmt: Format) -> None:
+    """Set the run's silences, cache verdicts and mined unknown lines (`build_run` calls it)."""
+    run.silence_threshold = silence_threshold(run)
+    cache_hits = _cache_hits(events, fmt)
+    run.silences = _silences(run, gaps, unmatched, fmt, cache_hits)
+    run.caches = _caches(run, events, fmt)
+    run.unknown = _unknown(run, unmatched)
+
+
+# --- silences ----------------------------------------------------------------------------
+
+
+def _cache_hits(events: Sequence[Event], fmt: Format) -> list[tuple[Event, str]]:
+    """The events that are cache lines of `fmt`, with their cache kind, in order."""
+    out: list[tuple[Event, str]] = []
+    for e in events:
+        for c in fmt.cache_lines:
+            if e.name == c.event and (c.contains is None or c.contains in e.text):
+                out.append((e, c.kind))
+                break
+    return out
+
+
+def _silences(run: Run, gaps: Iterable[Gap], unmatched: Sequence[Unmatched], fmt: Format,
+              cache_hits: Sequence[tuple[Event, str]]) -> list[Silence]:
+    first, end = run.first_ts, run.end_ts
+    if first is None or end is None:
+        return []
+    out: list[Silence] = []
+    for gap in gaps:
+        start, stop = max(gap.since, first), min(gap.ts, end)
+        seconds = stop.minus(start)
+        if seconds < (run.silence_threshold or GAP_SECONDS):
+            continue
+        inside = [u for u in unmatched if gap.since_line < u.line < gap.line]
+        s = Silence(start, stop, seconds, gap.since_line, gap.line,
+                    _cut(gap.since_text), _cut(gap.text),
+                    lines_inside=len(inside),
+                    templates=mine((u.line, u.text) for u in inside)[:TEMPLATES_SHOWN])
+        s.after = next((m.name for m in reversed(run.milestones) if m.line <= gap.since_line), None)
+        s.before = next((m.name for m in run.milestones if m.line >= gap.line), None)
+        s.phase, s.umbrella = _place(run, start, stop, fmt)
+        _name_cause(run, s, fmt, cache_hits)
+        out.append(s)
+    return out
+
+
+def _overlap(a0: Stamp, a1: Stamp, b0: Stamp, b1: Stamp) -> float:
+    return max(0.0, min(a1, b1).minus(max(a0, b0)))
+
+
+def _place(run: Run, start: Stamp, end: Stamp, fmt: Format) -> tuple[str | None, str | None]:
+    """The phase and the umbrella timer holding most of [start, end] (at least half of it)."""
+    seconds = end.minus(start)
+    phase: tuple[float, float, str] | None = None
+    umbrella: tuple[float, str] | None = None
+    for p in run.run_phases():
+        if p.name == "total" or p.start is None or p.end is None:
+            continue
+        if seconds > 0:
+            overlap = _overlap(start, end, p.start, p.end)
+            if overlap < 0.5 * seconds or overlap <= 0:
+                continue
+        elif not (p.start <= start <= p.end):
+            continue
+        else:  # a point (a line's time): the shortest phase holding it, a named one first
+            overlap = -(p.seconds or 0.0) - (1e9 if p.name == "unattributed" else 0.0)
+        if p.name in fmt.umbrella_phases:
+            if umbrella is None or overlap > umbrella[0]:
+                umbrella = (overlap, p.name)
+        elif phase is None or (overlap, -(p.seconds or 0.0)) > (phase[0], phase[1]):
+            phase = (overlap, -(p.seconds or 0.0), p.name)
+    return (phase[2] if phase else None), (umbrella[1] if umbrella else None)
+
+
+def _name_cause(run: Run, s: Silence, fmt: Format, cache_hits: Sequence[tuple[Event, str]]) -> None:
+    """What the silence probably was: the work a phase does without printing (Format.silent_work),
+    else the cached work whose line comes right before it, else the phase it lies in."""
+    # the last cache line before the silence with no milestone between them
+    last_milestone = max((m.line for m in run.milestones if m.line <= s.since_line), default=0)
+    near = [(e, kind) for e, kind in cache_hits if last_milestone <= e.line <= s.since_line]
+    cached = near[-1] if near else None
+    # a phase of its own names the work; the umbrella timer only when no phase holds the silence
+    for name in (s.phase,) if s.phase not in (None, "unattributed") else (s.umbrella,):
+        if name is not None and name in fmt.silent_work:
+            work, kind = fmt.silent_work[name]
+            s.cause, s.cache = f"probably {work}", kind
+            s.evidence = [(s.since_line, s.since_text), (s.line, s.text)]
+            if cached is not None and cached[0].line != s.since_line:
+                s.evidence.insert(0, (cached[0].line, _first_line(cached[0])))
+            break
+    if s.cause is None and cached is not None:
+        event, kind = cached
+        s.cause, s.cache = f"probably {kind}: {fmt.cache_kinds.get(kind, kind)}", kind
+        s.evidence = [(event.line, _first_line(event))]
+        if event.line != s.since_line:
+            s.evidence.append((s.since_line, s.since_text))
+        s.evidence.append((s.line, s.text))
+    if s.cause is None and s.phase not in (None, "unattributed"):
+        s.cause = f"the {s.phase} phase's own work"
+    if s.templates:
+        top = s.templates[0]
+        lines = (f"{s.lines_inside} line{'s' if s.lines_inside != 1 else ''} without the server's own time, "
+                 f"most `{top.text}`")
+        s.cause = f"{s.cause}; {lines}" if s.cause else lines
+
+
+# --- caches ------------------------------------------------------------------------------
+
+
+def _caches(run: Run, events: Sequence[Event], fmt: Format) -> dict[str, CacheVerdict]:
+    out: dict[str, CacheVerdict] = {}
+    stamps = {e.line: e.ts for e in events if e.ts is not None}
+    for kind in fmt.cache_kinds:
+        verdict = _from_lines(run, kind, events, fmt) or _from_silence(run, kind, fmt)
+        if verdict is not None and verdict.phase is None and verdict.evidence:
+            at = stamps.get(verdict.evidence[0][0])
+            if at is not None:
+                phase, umbrella = _place(run, at, at, fmt)
+                verdict.phase = phase or umbrella
+        out[kind] = verdict or CacheVerdict(kind, "unknown", "none", "no line of this log shows it")
+    return out
+
+
+def _first_line(e: Event) -> str:
+    return _cut(e.text.splitlines()[0]) if e.text else ""
+
+
+def _from_lines(run: Run, kind: str, events: Sequence[Event], fmt: Format) -> CacheVerdict | None:
+    lines = [c for c in fmt.cache_lines if c.kind == kind]
+    hits: list[tuple[Event, str]] = []
+    for e in events:
+        for c in lines:
+            if e.name == c.event and (c.contains is None or c.contains in e.text):
+                hits.append((e, c.verdict))
+                break
+    if not hits:
+        return None
+    cold = [e for e, v in hits if v == "cold"]
+    warm = [e for e, v in hits if v == "warm"]
+    if cold:
+        shown = cold[:3] + warm[:1]
+        reason = "the log says the cache was not used" + (" (and was for other parts)" if warm else "")
+        return CacheVerdict(kind, "cold", "line", reason, [(e.line, _first_line(e)) for e in shown])
+    if warm:
+        return CacheVerdict(kind, "warm", "line", "the log says the cache was used",
+                            [(e.line, _first_line(e)) for e in warm[:3]])
+    timed = [e for e, _ in hits]
+    first, last = timed[0], timed[-1]
+    after = next((m for m in run.milestones if m.line > last.line and m.ts is not None), None)
+    evidence = [(first.line, _first_line(first))]
+    if first.ts is None or after is None or after.ts is None:
+        return CacheVerdict(kind, "unknown", "timing", "its work ran; the log does not show for how long", evidence)
+    seconds = after.ts.minus(first.ts)
+    evidence.append((after.line, _cut(after.text)))
+    took = f"its work ran {fmt_duration(seconds)} (to the next milestone)"
+    if seconds >= COLD_SECONDS:
+        return CacheVerdict(kind, "cold", "timing", f"{took}: at least {fmt_duration(COLD_SECONDS)}, "
+                            "a cache would have made it short", evidence, seconds)
+    if seconds <= WARM_SECONDS:
+        return CacheVerdict(kind, "warm", "timing", f"{took}: at most {fmt_duration(WARM_SECONDS)}", evidence, seconds)
+    return CacheVerdict(kind, "unknown", "timing", f"{took}: neither clearly short nor long", evidence, seconds)
+
+
+def _from_silence(run: Run, kind: str, fmt: Format) -> CacheVerdict | None:
+    """A cache no line speaks of, judged by the phase whose silent work it does."""
+    phases = [name for name, (_, k) in fmt.silent_work.items() if k == kind]
+    if not phases:
+        return None
+    silent = [s for s in run.silences if s.cache == kind]
+    if silent:
+        s = max(silent, key=lambda x: x.seconds)
+        where = s.phase if s.phase in phases else s.umbrella
+        said = (f"{fmt_duration(s.seconds)} with no log line in {where}, where "
+                f"{fmt.silent_work[where or phases[0]][0]}")
+        if s.seconds >= COLD_SECONDS:
+            return CacheVerdict(kind, "cold", "silence", f"probably: {said}", list(s.evidence), s.seconds, where)
+        return CacheVerdict(kind, "unknown", "silence", f"{said}: shorter than {fmt_duration(COLD_SECONDS)}, "
+                            "neither clearly cold nor warm", list(s.evidence), s.seconds, where)
+    for p in run.run_phases():
+        # 0 s: whole-second stamps on both ends, or an excerpt that saw only its end: no measure
+        if p.name not in phases or p.seconds is None or p.open or p.end is None or p.seconds <= 0:
+            continue
+        line = p.line if p.line is not None else 0
+        text = next((m.text for m in run.milestones if m.line == line), "")
+        if p.seconds <= WARM_SECONDS:
+            return CacheVerdict(kind, "warm", "timing",
+                                f"{p.name} took {fmt_duration(p.seconds)} (at most {fmt_duration(WARM_SECONDS)}) "
+                                "with no silence: nothing slow was compiled", [(line, _cut(text))], p.seconds,
+                                p.name)
+        if (run.silence_threshold or GAP_SECONDS) <= COLD_SECONDS:
+            # every gap of COLD_SECONDS would be a silence here, and none lies in this phase
+            return CacheVerdict(kind, "warm", "timing",
+                                f"{p.name} took {fmt_duration(p.seconds)} with no {fmt_duration(run.silence_threshold)} "
+                                "silence in it: nothing was compiled for long without a line",
+                                [(line, _cut(text))], p.seconds, p.name)
+    return None
+
+
+# --- unknown lines -----------------------------------------------------------------------
+
+
+def _unknown(run: Run, unmatched: Sequence[Unmatched]) -> list[UnknownSpan]:
+    """Unattributed spans of at least the silence threshold, with the unknown lines in them."""
+    out: list[UnknownSpan] = []
+    threshold = run.silence_threshold or GAP_SECONDS
+    for p in run.run_phases():
+        if p.name != "unattributed" or p.start is None or p.end is None or (p.seconds or 0) < threshold:
+            continue
+        start, end = p.start, p.end
+        inside = [u for u in unmatched if u.ts is not None and start <= u.ts <= end]
+        if not inside:
+            continue
+        after = next((m.name for m in reversed(run.milestones) if m.ts is not None and m.ts <= start), None)
+        before = next((m.name for m in run.milestones if m.ts is not None and m.ts >= end), None)
+        out.append(UnknownSpan(start, end, p.seconds or 0.0, after, before, len(inside),
+                               mine((u.line, u.text) for u in inside)[:TEMPLATES_SHOWN]))
+    return out

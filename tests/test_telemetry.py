@@ -1,0 +1,51 @@
+"""`firedup.live.telemetry`: the engine's own start-up figures, read and compared (end to end
+against a replayed server: tests/test_wait.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from _live import NEW_READY
+from firedup.formats.sglang import TELEMETRY
+from firedup.live.telemetry import flatten, metrics_page, parse_metrics
+from firedup.timeline.pipeline import parse_paths
+
+PAGE = """# HELP sglang:startup_time_seconds Engine startup duration by phase in seconds.
+# TYPE sglang:startup_time_seconds gauge
+sglang:startup_time_seconds{model_name="m",phase="load_weight",tp_rank="0"} 10.2
+sglang:startup_time_seconds{model_name="m",phase="load_weight",tp_rank="1"} 10.5
+sglang:startup_time_seconds{model_name="a \\"quoted\\" name",phase="kv_cache_allocation"} 1.02
+sglang:startup_time_seconds{phase="scheduler_e2e"} NaN
+sglang:startup_time_seconds{phase="tokenizer_e2e"} -1
+sglang:startup_cuda_graph_time_seconds{phase="decode"} 8.05
+sglang:engine_startup_time{model_name="m"} 0.0
+sglang:num_running_reqs{model_name="m"} 3
+"""
+
+
+def test_the_phases_of_a_metrics_page_the_largest_rank_wins_and_junk_is_skipped() -> None:
+    assert parse_metrics(PAGE, TELEMETRY) == {"load_weight": 10.5, "kv_cache_allocation": 1.02,
+                                              "cuda_graph.decode": 8.05}
+
+
+def test_a_page_served_from_a_runs_timings_reads_back_the_same() -> None:
+    (run,) = parse_paths([str(NEW_READY)]).runs
+    assert run.engine_timings
+    assert parse_metrics(metrics_page(TELEMETRY, run.engine_timings), TELEMETRY) == flatten(run.engine_timings)
+    assert flatten({"a": 1, "b": {"c": 2.5, "d": "x"}, "e": True, "f": float("inf")}) == {"a": 1.0, "b.c": 2.5}
+
+
+def test_figures_agree_exactly_with_the_logs_line_and_roughly_with_its_phases() -> None:
+    from firedup.live.telemetry import Telemetry
+
+    (run,) = parse_paths([str(NEW_READY)]).runs
+    same = Telemetry("x", flatten(run.engine_timings or {}))
+    agree, disagree = same.compare(run, TELEMETRY)
+    assert disagree == [] and agree[0] == "the log's own timings line (10 figures)"
+    off = Telemetry("x", {**same.phases, "load_weight": 10.3})  # 0.1 s off the printed 10.20
+    agree, disagree = off.compare(run, TELEMETRY)
+    assert disagree == ["load_weight 10.30 s here vs 10.20 s in the log's own timings line (another run? a restarted "
+                        "server?)"]
+    assert "load_weights 10 s" in agree  # within 5 s of the log's own phase
+    nothing = dataclasses.replace(TELEMETRY, log_timings=False, log_phases=())
+    assert same.compare(run, nothing) == ([], [])
