@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from firedup.formats import get_format
 from firedup.read.engine import scan
-from firedup.read.sources import InputError, Source, read_lines
+from firedup.read.sources import SNIFF_BYTES, InputError, Source, bom_encoding, read_lines
 from firedup.timeline.build import build_timeline
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "crash"
@@ -34,7 +34,13 @@ MESSAGES = sorted({line.split("] ", 1)[1] if line.startswith("[") and "] " in li
 
 
 def physical_lines(data: bytes) -> int:
-    """How many lines a reader splitting on b"\\n" sees (the last one may lack its newline)."""
+    """How many lines a reader splitting on b"\\n" sees (the last one may lack its newline),
+    after a byte-order mark; UTF-16/32 text with one is counted on the decoded text."""
+    encoding = bom_encoding(data) if b"\x00" in data[:SNIFF_BYTES] else None
+    if encoding is not None:
+        text = data.decode(encoding, errors="replace").removeprefix("\ufeff")
+        return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark is dropped before the first line
     if not data:
         return 0
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)

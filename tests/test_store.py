@@ -8,6 +8,7 @@ import subprocess
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -148,6 +149,151 @@ def test_refuses_a_folder_that_is_not_a_store(fleet_logs: Path, tmp_path: Path) 
 
 def test_empty_store_reads_as_no_runs(tmp_path: Path) -> None:
     assert load(Store(tmp_path / "nothing-yet")).runs.height == 0
+
+
+# --- hostile conditions: concurrency, year inference, --force, unwritable folders (issue 13) ----
+
+SAMPLES = ROOT / "sample_logs"
+
+
+def _duckdb_rows(store_dir: Path) -> list[tuple[str, int]]:
+    """(run_id, copies) of every run in the store, read by DuckDB over the Parquet files."""
+    duckdb = pytest.importorskip("duckdb")
+    return [(str(r), int(n)) for r, n in duckdb.connect().execute(
+        "select run_id, count(*) from read_parquet(?, hive_partitioning=true) group by run_id order by run_id",
+        [str(store_dir / "runs" / "**" / "*.parquet")]).fetchall()]
+
+
+def _ingest_at_the_barrier(store_dir: str, names: list[str], barrier: Any, out: Any) -> None:
+    """One of the racing processes: wait for all, then ingest (the first thing it does is
+    create the store folder and its marker)."""
+    barrier.wait(60)
+    try:
+        report = Store(Path(store_dir)).ingest(names)
+        out.put(("ok", report.runs_added, len(report.present)))
+    except Exception as exc:  # reported to the test, which fails on it
+        out.put(("error", f"{type(exc).__name__}: {exc}", 0))
+
+
+def test_eight_processes_ingest_into_a_new_folder_and_count_every_run_once(tmp_path: Path) -> None:
+    import multiprocessing
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    base = datetime(2026, 4, 1, 8)
+    for i in range(16):
+        write(logs / f"run-{i:02d}.log", Spec(base + timedelta(hours=i), tp=2, cuda_graph=100 + i, load_weights=30 + i))
+    names = sorted(str(p) for p in logs.glob("*.log"))
+    store_dir = tmp_path / "new" / "store"  # no folder yet: all eight race to create it and its marker
+    ctx = multiprocessing.get_context("spawn")  # fresh interpreters: a fork of a process running polars threads can deadlock
+    barrier, out = ctx.Barrier(8), ctx.Queue()
+    procs = [ctx.Process(target=_ingest_at_the_barrier, args=(str(store_dir), names[i:] + names[:i], barrier, out))
+             for i in range(0, 16, 2)]
+    for proc in procs:
+        proc.start()
+    results = [out.get(timeout=300) for _ in procs]
+    for proc in procs:
+        proc.join(60)
+    assert all(kind == "ok" for kind, _, _ in results), results
+    assert sum(added for _, added, _ in results) == 16  # each run added by exactly one process
+    rows = _duckdb_rows(store_dir)
+    assert len(rows) == 16 and all(n == 1 for _, n in rows), rows
+    assert sorted(load(Store(store_dir)).runs["source"].to_list()) == names
+    assert not [p for p in store_dir.rglob("*") if p.name.endswith(".tmp")]
+
+
+def _yearless(path: Path, mtime: datetime) -> Path:
+    """A vLLM log without its collector's stamps (so no year), dated by `mtime` alone."""
+    data = (SAMPLES / "vllm-tp2-eager.log").read_bytes()
+    path.write_bytes(b"".join(re.sub(rb"^\S+Z ", b"", line) for line in data.splitlines(keepends=True)))
+    os.utime(path, (mtime.timestamp(), mtime.timestamp()))
+    return path
+
+
+def test_identical_logs_dated_in_different_years_are_stored_once(tmp_path: Path) -> None:
+    old = _yearless(tmp_path / "old.log", datetime(2025, 12, 30, 12))
+    new = _yearless(tmp_path / "new.log", datetime(2026, 12, 30, 12))
+    store = Store(tmp_path / "store")
+    first = store.ingest([str(old)])
+    assert first.runs_added == 1
+    again = store.ingest([str(new)])
+    assert again.runs_added == 0 and again.present == [str(new)]
+    both = store.ingest([str(old), str(new)], force=True)  # one call, both copies, forced: still one
+    assert both.runs_added == 1 and both.present == [str(new)]
+    assert [n for _, n in _duckdb_rows(store.root)] == [1]
+    assert len(list((store.root / "runs").rglob("*.parquet"))) == 1
+
+
+def test_force_with_another_date_replaces_the_stored_copy(tmp_path: Path) -> None:
+    log = _yearless(tmp_path / "v.log", datetime(2026, 6, 1, 12))
+    store_dir = tmp_path / "store"
+    for date, force in (("2025-01-15", False), ("2024-06-30", True)):
+        proc = subprocess.run([sys.executable, "-m", "firedup", "ingest", "--store", str(store_dir), "--date", date,
+                               *(["--force"] if force else []), str(log)], env=_env(), capture_output=True,
+                              text=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr
+    assert [n for _, n in _duckdb_rows(store_dir)] == [1]  # it was 2: the old month's copy stayed
+    months = {p.parent.name for t in ("runs", "phases", "milestones") for p in (store_dir / t).rglob("*.parquet")}
+    assert len(months) == 1 and months != {"month=2025-01"}, months
+    runs = load(Store(store_dir))
+    assert runs.runs.height == 1 and runs.phases["run_id"].n_unique() == 1
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _as_full_disk() -> None:
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+
+def test_a_full_disk_is_one_line_and_leaves_the_store_as_it_was(fleet_logs: Path, tmp_path: Path) -> None:
+    store_dir = tmp_path / "store"
+    Store(store_dir).ingest([str(fleet_logs / "prod-0.log")])
+    before = _files(store_dir)
+    proc = subprocess.run([sys.executable, "-m", "firedup", "ingest", "--store", str(store_dir),
+                           str(fleet_logs / "prod-1.log")], env=_env(), capture_output=True, text=True, timeout=120,
+                          check=False, preexec_fn=_as_full_disk)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and str(store_dir) in proc.stderr and "left as it was" in proc.stderr
+    assert _files(store_dir) == before
+    assert [n for _, n in _duckdb_rows(store_dir)] == [1]
+
+
+def _read_only(folder: Path, on: bool) -> None:
+    """Make a folder tree read-only, for root too: `chattr +i` (root ignores permission bits),
+    else the permission bits."""
+    dirs = [folder, *(p for p in folder.rglob("*") if p.is_dir())]
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i" if on else "-i", *map(str, dirs)], check=True, capture_output=True)
+    else:
+        for d in dirs:
+            os.chmod(d, 0o555 if on else 0o755)
+
+
+def test_a_read_only_store_is_one_line_and_left_as_it_was(fleet_logs: Path, tmp_path: Path) -> None:
+    import shutil
+
+    if os.geteuid() == 0 and shutil.which("chattr") is None:
+        pytest.skip("root ignores permission bits and there is no chattr to make a folder read-only")
+    store_dir = tmp_path / "store"
+    Store(store_dir).ingest([str(fleet_logs / "prod-0.log")])
+    before = _files(store_dir)
+    _read_only(store_dir, True)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "firedup", "ingest", "--store", str(store_dir),
+                               str(fleet_logs / "prod-1.log")], env=_env(), capture_output=True, text=True,
+                              timeout=120, check=False)
+    finally:
+        _read_only(store_dir, False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and str(store_dir) in proc.stderr, proc.stderr
+    assert _files(store_dir) == before
+    assert [n for _, n in _duckdb_rows(store_dir)] == [1]
 
 
 def test_add_stores_one_log_and_has_finds_it_in_its_partition(fleet_logs: Path, tmp_path: Path) -> None:

@@ -189,7 +189,6 @@ def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str
     if not os.fspath(out).lower().endswith((".png", ".svg")):  # before the logs are read
         raise UsageError(f"{os.fspath(out)}: write the chart to a .png or .svg file")
     from firedup.render import charts
-    from firedup.tables.compare import coverage
 
     table = _runs(runs)
     if not len(table):
@@ -198,14 +197,17 @@ def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str
     drawn: Coverage | None = None
     if kind == "timeline":
         fig = charts.timeline(table, ids or None, ranks=ranks)
+        shown = charts.timeline_data(table, ids or None, ranks=ranks).coverage
+        drawn = None if shown.complete else shown  # a timeline draws the runs it is given, up to its row limit
     elif kind == "ranks":
         fig = charts.ranks(table, ids[0] if ids else None)
     elif kind == "compare":  # the comparison computed once and drawn as it is
         comparison = compare(table, by)
-        fig, drawn = charts.compare(table, comparison=comparison), coverage(comparison.grouping)
+        fig, drawn = charts.compare(table, comparison=comparison), charts.compare_data(comparison).coverage
     else:
         report = budgets(table, by, risk=risk)
-        fig, drawn = charts.distribution(table, budget_report=report), coverage(report.grouping)
+        fig = charts.distribution(table, budget_report=report)
+        drawn = charts.distribution_data(table, budget_report=report).coverage
     charts.save(fig, out)
     return Chart(Path(out), drawn)
 
@@ -237,7 +239,8 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(SUMMARY_FORMATS)}")
     if fmt == "parquet" and out is None:
         raise UsageError("Parquet is binary: give a file with -o")
-    from firedup.tables.export import _atomic
+    from firedup.core.safe import json_visible
+    from firedup.tables.export import _atomic, csv_safe
     from firedup.tables.frames import summary as summary_frame
     from firedup.tables.frames import summary_text
 
@@ -250,11 +253,11 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
     if fmt == "table":
         text = summary_text(table, width=width) if len(table) else "no server startup found in the input"
     elif fmt == "csv":
-        text = summary_frame(table).write_csv().rstrip("\n")
+        text = csv_safe(summary_frame(table)).write_csv().rstrip("\n")
     else:
         import json
 
-        text = json.dumps(summary_frame(table).to_dicts(), indent=1, default=str, ensure_ascii=False)
+        text = json_visible(json.dumps(summary_frame(table).to_dicts(), indent=1, default=str, ensure_ascii=False))
     if out is None:
         return text
     _atomic(Path(out), lambda path: path.write_text(text + "\n", encoding="utf-8"))

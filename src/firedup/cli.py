@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
+import secrets
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from firedup import __version__, api
+from firedup.core.safe import json_visible, visible
 from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, exit_code_for
 
 if TYPE_CHECKING:
@@ -32,11 +35,75 @@ def _use_color(stream: Any = None) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
 
 
-def _style(color: bool) -> Callable[..., str]:
-    def style(text: str, **kw: Any) -> str:
-        return click.style(text, **kw) if color else text
+class _Terminal:
+    """The one gate between text (much of it from logs and file names) and a terminal.
 
-    return style
+    Everything printed goes through `clean`, which shows every control character escaped
+    (`firedup.core.safe.visible`): a log line holding an OSC title or hyperlink, BEL or a C1
+    CSI reaches the screen as `\\x1b]0;...`, never as an instruction. Colour is ours only:
+    `style` puts a placeholder with a per-process nonce where its coloured text goes, and
+    `clean` swaps the placeholders back after escaping, so no log text can pass as one.
+    """
+
+    def __init__(self) -> None:
+        self._nonce = secrets.token_hex(6)
+        self._styled: list[str] = []
+        self._slot = re.compile(f"\ue000{self._nonce}:(\\d+)\ue001")
+
+    def style(self, color: bool) -> Callable[..., str]:
+        def style(text: str, **kw: Any) -> str:
+            if not color:
+                return text
+            self._styled.append(click.style(visible(text), **kw))
+            return f"\ue000{self._nonce}:{len(self._styled) - 1}\ue001"
+
+        return style
+
+    def clean(self, text: str) -> str:
+        out = visible(text)
+        if self._styled and "\ue000" in out:
+            out = self._slot.sub(lambda m: self._styled[int(m.group(1))], out)
+        return out
+
+
+TERMINAL = _Terminal()
+
+
+def _style(color: bool) -> Callable[..., str]:
+    return TERMINAL.style(color)
+
+
+def echo(text: str = "", err: bool = False, nl: bool = True, color: bool | None = None) -> None:
+    """`click.echo` through the terminal gate (`_Terminal.clean`)."""
+    click.echo(TERMINAL.clean(text), err=err, nl=nl, color=color)
+
+
+def redraw(text: str, nl: bool = False) -> None:
+    """A progress line redrawn in place on stderr: our `\\r`, then `text` through the gate."""
+    click.echo("\r" + TERMINAL.clean(text), err=True, nl=nl)
+
+
+class _SafeStream:
+    """A text stream whose writes pass the terminal gate, for code that writes to a stream
+    itself (`wait`). The status line's own `\\r` + erase-line prefix is kept; `json` mode
+    writes JSON text, whose C0 characters `json.dumps` already escaped, with `json_visible`."""
+
+    _CLEAR_LINE = "\r\x1b[K"
+
+    def __init__(self, stream: Any, json_text: bool = False) -> None:
+        self._stream = stream
+        self._json = json_text
+
+    def write(self, text: str) -> int:
+        if self._json:
+            return int(self._stream.write(json_visible(text)))
+        lead = ""
+        if text.startswith(self._CLEAR_LINE):
+            lead, text = self._CLEAR_LINE, text[len(self._CLEAR_LINE):]
+        return int(self._stream.write(lead + TERMINAL.clean(text)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> _dt.date | None:
@@ -77,14 +144,14 @@ def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     """Parse inputs, report unreadable ones on stderr as `file: reason`."""
     result = api.parse(paths, engine=engine, date=default_date, all_files=all_files, progress=_progress_bar())
     for err in result.errors:
-        click.echo(f"firedup: {err}", err=True)
+        echo(f"firedup: {err}", err=True)
     for report in result.sources:
         if report.engine is None:  # readable, but no engine firedup knows wrote it
             from firedup.formats import no_known_engine
 
-            click.echo(f"firedup: {report.source}: {no_known_engine(report.looks_like)}", err=True)
+            echo(f"firedup: {report.source}: {no_known_engine(report.looks_like)}", err=True)
         elif report.runs == 0:  # readable, but probably not the log the user meant
-            click.echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
+            echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
     return result
 
 
@@ -97,9 +164,9 @@ def _progress_bar() -> Callable[[int, int, str], None] | None:
         if total < 20:
             return
         end = "\n" if done == total else ""
-        click.echo(f"\rparsing {done}/{total} files", err=True, nl=False)
+        redraw(f"parsing {done}/{total} files", nl=False)
         if end:
-            click.echo("", err=True)
+            echo("", err=True)
 
     return show
 
@@ -118,7 +185,7 @@ class FiredupGroup(click.Group):
         try:
             return super().invoke(ctx)
         except FiredupError as exc:
-            click.echo(f"firedup: {exc}", err=True)
+            echo(f"firedup: {exc}", err=True)
             sys.exit(exc.exit_code)
 
 
@@ -163,9 +230,9 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
 
     result = _read(paths, engine, default_date, all_files)
     if as_json:
-        write_json(result, sys.stdout)
+        write_json(result, _SafeStream(sys.stdout, json_text=True))  # type: ignore[arg-type]
     elif result.runs:
-        click.echo(summary_text(result.runs, width=shutil.get_terminal_size().columns))
+        echo(summary_text(result.runs, width=shutil.get_terminal_size().columns))
     _exit(len(result.errors), len(result.runs))
 
 
@@ -178,9 +245,9 @@ def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date 
     result = _read(paths, engine, default_date, all_files)
     color = _use_color()
     if result.runs:
-        click.echo(timelines_text(result.runs, _style(color)), color=color)
+        echo(timelines_text(result.runs, _style(color)), color=color)
     elif not result.errors:
-        click.echo("no server startup found in the input", err=True)
+        echo("no server startup found in the input", err=True)
     _exit(len(result.errors), len(result.runs))
 
 
@@ -205,9 +272,9 @@ def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default
     runs = api.load(paths, store=store, engine=engine, date=default_date, all_files=all_files,
                     progress=_progress_bar())
     for err in runs.errors:
-        click.echo(f"firedup: {err}", err=True)
+        echo(f"firedup: {err}", err=True)
     if store is not None and not paths and not len(runs):
-        click.echo(f"firedup: the store {api.open_store(store).root} holds no runs yet; add some with "
+        echo(f"firedup: the store {api.open_store(store).root} holds no runs yet; add some with "
                    "`firedup ingest PATH...`", err=True)
     return runs
 
@@ -237,7 +304,7 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     # the terminal's width ($COLUMNS, else 80 when not a terminal); a file gets every column
     text = api.summary(runs, fmt, to_file, width=None if to_file else shutil.get_terminal_size().columns)
     if text is not None:
-        click.echo(text)
+        echo(text)
     _exit_runs(runs)
 
 
@@ -261,14 +328,16 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
 
     runs = _load(paths, store, engine, default_date, all_files)
     result = api.compare(runs, by)
-    click.echo(json.dumps(result.as_json(), indent=1, default=str, ensure_ascii=False) if as_json
-               else comparison_text(result))
+    echo(json_visible(json.dumps(result.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json
+         else comparison_text(result))
     _exit_runs(runs)
 
 
 def _risk(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    if not 0.0 < value < 1.0:
-        raise click.BadParameter("must be between 0 and 1, e.g. 0.01 for a 1% chance of a timeout")
+    from firedup.tables.risk import MIN_RISK
+
+    if not MIN_RISK <= value < 1.0:  # NaN fails both
+        raise click.BadParameter(f"must be between 0 and 1 (at least {MIN_RISK:g}), e.g. 0.01 for a 1% chance of a timeout")
     return value
 
 
@@ -297,11 +366,11 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     kinds: tuple[str, ...] = ("timeouts", "bash", "kubernetes", "compose") if "all" in snippets else tuple(
         k for k in snippets if k != "none")
     if as_json:
-        click.echo(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False))
+        echo(json_visible(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False)))
     elif len(kinds) == 1 and kinds[0] != "timeouts":
-        click.echo(snippet_only(report, kinds[0]), nl=False)
+        echo(snippet_only(report, kinds[0]), nl=False)
     else:
-        click.echo(budget_text(report, kinds))
+        echo(budget_text(report, kinds))
     _exit_runs(runs)
 
 
@@ -322,8 +391,9 @@ def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, r
     report = api.check(paths, history, store=store, risk=risk, engine=engine, date=default_date,
                        all_files=all_files)
     for err in report.errors:
-        click.echo(f"firedup: {err}", err=True)
-    click.echo(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False) if as_json else report.text())
+        echo(f"firedup: {err}", err=True)
+    echo(json_visible(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json
+         else report.text())
     sys.exit(EXIT_REGRESSED if report.failed or report.errors else EXIT_OK)
 
 
@@ -352,14 +422,14 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     report = api.ingest(paths, store=st, engine=engine, date=default_date, all_files=all_files, force=force,
                         progress=_progress_bar(), ray=ray, workers=workers)
     for err in report.errors:
-        click.echo(f"firedup: {err}", err=True)
+        echo(f"firedup: {err}", err=True)
     for source, n in report.added:
-        click.echo(f"added {n} run{'s' if n != 1 else ''} from {source}")
+        echo(f"added {n} run{'s' if n != 1 else ''} from {source}")
     for source in report.present:
-        click.echo(f"already in the store: {source}")
+        echo(f"already in the store: {source}")
     for source in report.empty:
-        click.echo(f"no server startup found: {source}")
-    click.echo(f"{report.runs_added} run{'s' if report.runs_added != 1 else ''} added to {st.root}")
+        echo(f"no server startup found: {source}")
+    echo(f"{report.runs_added} run{'s' if report.runs_added != 1 else ''} added to {st.root}")
     _exit(len(report.errors), report.runs_added + len(report.present))
 
 
@@ -380,7 +450,7 @@ def export(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     runs = _load(paths, store, engine, default_date, all_files)
     api.export(runs, fmt, out, table=table_name)
     if out != "-":
-        click.echo(f"wrote {len(runs)} run{'s' if len(runs) != 1 else ''} to {out}", err=True)
+        echo(f"wrote {len(runs)} run{'s' if len(runs) != 1 else ''} to {out}", err=True)
     _exit_runs(runs)
 
 
@@ -391,11 +461,12 @@ def _parse_size(ctx: click.Context, param: click.Parameter, value: str | None) -
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
     text = value.strip().lower().removesuffix("b").removesuffix("i")
     try:
-        if text and text[-1] in units:
-            return int(float(text[:-1]) * units[text[-1]])
-        return int(text)
-    except ValueError:
+        size = int(float(text[:-1]) * units[text[-1]]) if text and text[-1] in units else int(text)
+    except (ValueError, OverflowError):
         raise click.BadParameter(f"{value!r} is not a size like 1G, 200M or 150k") from None
+    if size <= 0:  # a negative size was taken as "write nothing" and reported as done
+        raise click.BadParameter(f"{value!r}: a size must be more than 0 bytes")
+    return size
 
 
 def _byte_progress(label: str) -> Callable[[int, int], None] | None:
@@ -404,7 +475,7 @@ def _byte_progress(label: str) -> Callable[[int, int], None] | None:
         return None
 
     def show(done: int, total: int) -> None:
-        click.echo(f"\r{label} {min(100, 100 * done // max(total, 1))}%", err=True, nl=done >= total)
+        redraw(f"{label} {min(100, 100 * done // max(total, 1))}%", nl=done >= total)
 
     return show
 
@@ -418,7 +489,7 @@ def _byte_progress(label: str) -> Callable[[int, int], None] | None:
 @click.option("--long", "long_size", callback=_parse_size, metavar="SIZE",
               help="Instead: one long log (OUT_DIR/long.log) of about SIZE (e.g. 1G) with several startups.")
 @click.option("--startups", default=4, show_default=True, help="Startups in the --long log.")
-@click.option("--many", type=int, metavar="N", help="Instead: N varied startup logs in OUT_DIR.")
+@click.option("--many", type=click.IntRange(min=1), metavar="N", help="Instead: N varied startup logs in OUT_DIR.")
 @click.option("--size", "many_size", callback=_parse_size, default="200k", show_default=True, metavar="SIZE",
               help="Approximate size of each --many log.")
 def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only: bool, long_size: int | None,
@@ -433,7 +504,7 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
 
     if list_only:
         for name, scenario in sample_scenarios(seed).items():
-            click.echo(f"{name:<22} {scenario.description}")
+            echo(f"{name:<22} {scenario.description}")
         return
     if out_dir is None:
         raise click.UsageError("missing OUT_DIR (the folder to write into)")
@@ -445,7 +516,7 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
         path = os.path.join(out_dir, "long.log")
         _, truth = write_long_sample(out_dir, startups=startups, target_bytes=long_size, seed=seed,
                                      progress=_byte_progress(f"writing {path}"))
-        click.echo(f"wrote {path}: {truth['bytes']:,} bytes, {truth['lines']:,} lines, {startups} startups "
+        echo(f"wrote {path}: {truth['bytes']:,} bytes, {truth['lines']:,} lines, {startups} startups "
                    f"(truth in long.truth.json)")
         return
     if many is not None:
@@ -453,11 +524,11 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
 
         paths = write_many(out_dir, n=many, seed=seed, target_bytes=many_size,
                            progress=_byte_progress(f"writing {many} logs"))
-        click.echo(f"wrote {len(paths)} logs and truth.json to {out_dir}")
+        echo(f"wrote {len(paths)} logs and truth.json to {out_dir}")
         return
     paths = write_samples(out_dir, seed=seed, names=list(scenarios) or None)
     what = "truth.json and README.md" if not scenarios else "truth.json"
-    click.echo(f"wrote {len(paths)} log{'s' if len(paths) != 1 else ''}, {what} to {out_dir}")
+    echo(f"wrote {len(paths)} log{'s' if len(paths) != 1 else ''}, {what} to {out_dir}")
 
 
 # --- pictures and reports: plot, report ------------------------------------------------------------
@@ -490,8 +561,8 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
     runs = _load(paths, store, engine, default_date, all_files)
     chart = api.plot(kind, runs, out, by=by, run=run_names, ranks=per_rank, risk=risk)
     if chart.coverage is not None and not chart.coverage.complete:
-        click.echo(f"firedup: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)", err=True)
-    click.echo(f"wrote {out}", err=True)
+        echo(f"firedup: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)", err=True)
+    echo(f"wrote {out}", err=True)
     _exit_runs(runs)
 
 
@@ -503,10 +574,10 @@ def _stage_bar() -> Callable[[str, int, int], None] | None:
 
     def show(stage: str, done: int, total: int) -> None:
         if stage != state["stage"] and state["stage"]:
-            click.echo("", err=True)
+            echo("", err=True)
         state["stage"] = stage
         filled = 24 * done // max(total, 1)
-        click.echo(f"\r{stage:<15} [{'#' * filled}{'.' * (24 - filled)}] {done}/{total}", err=True, nl=False)
+        redraw(f"{stage:<15} [{'#' * filled}{'.' * (24 - filled)}] {done}/{total}", nl=False)
 
     return show
 
@@ -527,10 +598,10 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
                             progress=bar)
     finally:
         if bar is not None:
-            click.echo("", err=True)
+            echo("", err=True)
     for err in result.errors:
-        click.echo(f"firedup: {err}", err=True)
-    click.echo(f"wrote {result.runs} run{'s' if result.runs != 1 else ''} to {out_dir.rstrip('/')}/index.html "
+        echo(f"firedup: {err}", err=True)
+    echo(f"wrote {result.runs} run{'s' if result.runs != 1 else ''} to {out_dir.rstrip('/')}/index.html "
                f"and report.md (+{len(result.files) - 2} charts)")
     _exit(len(result.errors), result.runs)
 
@@ -608,7 +679,8 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
                        stall_after=stall_after, url_grace=url_grace, log_stream=sys.stdin.fileno() if stream else None,
                        inspect=not no_inspect, record=Path(record) if record else None)
     color = _use_color(sys.stderr)
-    sys.exit(run_wait(opts, sys.stdout, sys.stderr, style=_style(color and _use_color())))
+    sys.exit(run_wait(opts, _SafeStream(sys.stdout), _SafeStream(sys.stderr),  # type: ignore[arg-type]
+                        style=_style(color and _use_color())))
 
 
 @cli.command()
@@ -651,7 +723,7 @@ def main() -> None:
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()

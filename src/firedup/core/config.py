@@ -19,6 +19,9 @@ COMMON_FLAGS = (
     "attention_backend", "load_format", "nnodes",
 )
 
+# What the cut-and-retry reading of a truncated dump may parse in all (characters).
+PARSE_BUDGET_CHARS = 2_000_000
+
 # Flags that change how long a startup takes: runs agreeing on all of them are one config
 # (`wait`'s history and `check`'s gate compare only runs of the same config).
 SAME_CONFIG_FLAGS = ("model_path", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes", "disable_cuda_graph",
@@ -71,7 +74,13 @@ def parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
         cuts = [m.start() for m in re.finditer(r", (?='[A-Za-z_]\w*': )", text)]
     # an author's ellipsis in a pasted dump ("ServerArgs(model_path='Qwen/Qwen3-8B', ...)")
     cuts = sorted({*cuts, *(m.start() for m in re.finditer(r", ?(?:\.\.\.|…)", text))})
+    # Each try parses a prefix: give up once the tries have parsed PARSE_BUDGET_CHARS, so a
+    # megabyte-long garbled dump costs a few parses, not 400 (a real dump is ~13 kB).
+    spent = 0
     for cut in reversed(cuts[-400:]):
+        spent += cut
+        if spent > PARSE_BUDGET_CHARS and spent != cut:
+            break
         parsed = _from_call(text[:cut] + closer)
         if parsed is not None:
             return parsed, False

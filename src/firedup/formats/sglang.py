@@ -40,7 +40,7 @@ _DATE = r"(?P<date>\d{4}-\d{2}-\d{2})"
 _TIME = r"(?P<time>\d{2}:\d{2}:\d{2})"
 _FRAC = r"(?:[.,](?P<frac>\d{1,9}))?"
 # Rank tags in any order: DP, PP, ATTN_CP, MOE_DP, TP, EP; encoder-disaggregation workers.
-_RANKS = r"(?P<ranks>(?: (?:[A-Z][A-Z_]*\d+|encode_server|encode_dp_worker\[\d+\]))*)"
+_RANKS = r"(?P<ranks>(?: (?:[A-Z][A-Z_]{0,15}\d{1,6}|encode_server|encode_dp_worker\[\d{1,6}\])){0,12})"
 _LEVEL = r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|TRACE)"
 
 HEADERS = (
@@ -69,9 +69,11 @@ HEADERS = (
 def parse_timings(text: str) -> dict[str, Any]:
     """`load_weight=1.2, kv_cache_allocation=0.3, cuda_graph={decode=4.5, ...}, ...` -> dict."""
     out: dict[str, Any] = {}
-    for key, nested, value in re.findall(r"(\w+)=(?:\{([^}]*)\}|(-?[\d.]+))", text):
+    # `\b` starts a key at a word's start only, and `[^{}]` stops at the next brace: a long
+    # near-miss ("a={a={...", a word of a million letters) costs linear time, not quadratic.
+    for key, nested, value in re.findall(r"\b(\w+)=(?:\{([^{}]*)\}|(-?[\d.]+))", text):
         if nested or not value:
-            out[key] = {k: float(v) for k, v in re.findall(r"(\w+)=(-?[\d.]+)", nested)}
+            out[key] = {k: float(v) for k, v in re.findall(r"\b(\w+)=(-?[\d.]+)", nested)}
         else:
             out[key] = float(value)
     return out
@@ -146,11 +148,13 @@ RULES = (
     # "./serve.sh: line 7: 2502678 Killed   python3 -m sglang.launch_server --tp-size 2" (bash),
     # "zsh: killed     SGLANG_USE_MLX=1 python -m sglang.launch_server ..." (zsh).
     Rule("error.killed",
-         r"(?:^|\s)[Kk]illed\s+(?:\w+=\S*\s+)*(?:python[\d.]* -m sglang\.\w+|sglang serve)(?: (?P<argv>--[^<>]*))?$",
+         r"^(?:.{0,300}\s)?[Kk]illed\s+(?:\w+=\S*\s+){0,40}(?:python[\d.]{0,8} -m sglang\.\w+|sglang serve)"
+         r"(?: (?P<argv>--[^<>]*))?$",
          ("Killed", "killed"), fields={"argv": parse_argv}),
     # A launch command echoed by a shell
     Rule("config.command",
-         r"(?:^|\s)(?:python[\d.]* -m sglang\.(?:launch_server|bench_one_batch|bench_latency|bench_offline_throughput)|sglang serve) (?P<argv>--[^<>]*)$",
+         r"^(?:.{0,300}\s)?(?:python[\d.]{0,8} -m sglang\.(?:launch_server|bench_one_batch|bench_latency"
+         r"|bench_offline_throughput)|sglang serve) (?P<argv>--[^<>]*)$",
          ("sglang.launch_server", "sglang serve", "sglang.bench"), fields={"argv": parse_argv}),
     Rule("config.stated", r"parallel size is adjusted to be the same as the tensor parallel size\[(?P<tp_size>\d+)\]",
          "tensor parallel size[", fields={"tp_size": to_int}),
@@ -221,10 +225,11 @@ RULES = (
     # progress bars (no timestamp; tqdm)
     Rule("progress.cuda_graph",
          r"(?P<desc>Capturing batches|Capturing num tokens|Capturing prefill shape|Compiling num tokens)"
-         r"(?: \([^)]*\))?:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+)",
+         r"(?: \([^)]{0,200}\))?:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+)",
          ("Capturing ", "Compiling num tokens"), fields={"pct": to_int, "n": to_int, "total": to_int}),
     Rule("progress.weights",
-         r"(?P<desc>Loading [\w ]*checkpoint shards|Multi-thread loading[\w ]*shards|Loading safetensors using [\w ]+)"
+         r"(?P<desc>Loading [\w ]{0,60}checkpoint shards|Multi-thread loading[\w ]{0,60}shards"
+         r"|Loading safetensors using [\w ]{1,60})"
          r":\s+(?P<pct>\d+)% Completed \| (?P<n>\d+)/(?P<total>\d+) \[(?P<bar_elapsed>[\d:]+)",
          ("shards", "Loading safetensors using"), fields={"pct": to_int, "n": to_int, "total": to_int}),
     Rule("progress.download", r"Fetching (?P<total>\d+) files:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/",
@@ -504,7 +509,7 @@ FORMAT = Format(
         (rf"mem usage={_GB.replace('(', '(?P<mem_usage_gb>', 1)}", to_float),
         (r"available_gpu_mem=(?P<available_gpu_mem_gb>[\d.]+) GB", to_float),
         (r"context_len=(?P<context_len>\d+)", to_int),
-        (r"[KV]+ size: (?P<kv_size_gb>[\d.]+) GB", to_float),
+        (r"[KV]{1,2} size: (?P<kv_size_gb>[\d.]+) GB", to_float),
     ),
     level_prefix=r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+",
     # What a launch command means for the flags it leaves out (ServerArgs defaults).

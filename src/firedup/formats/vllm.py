@@ -64,7 +64,10 @@ HEADERS = (
 # a string `<DynamicShapesType.BACKED: 'backed'>`, `<function f at 0x..>`) and JSON literals inside
 # Python reprs (`{"use_inductor":true}`), found outside quoted strings.
 _REPR_TOKENS = re.compile(
-    r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|<\w+(?:\.\w+)+: [^<>]*>|<[^<>'"]*>|\b(?:true|false|null)\b""")
+    r"""'(?:[^'\\]|\\.)*(?:'|\\?$)|"(?:[^"\\]|\\.)*(?:"|\\?$)|<\w+(?:\.\w+)+: [^<>]*>|<[^<>'"]*>"""
+    r"""|\b(?:true|false|null)\b""")
+# A quote left open runs to the end of the text and is taken as one token there (`\\?$`): without
+# that, every quote of a line of `\'` pairs scanned to its end (quadratic time).
 _JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
 
 
@@ -182,7 +185,7 @@ def _optimization_level(value: Any) -> int | None:
     """`-O3` as printed in 0.12+: `3`, `'O3'` or `<OptimizationLevel.O3: 3>`."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    m = re.search(r"(\d+)>?$", str(value))
+    m = re.search(r"(\d{1,9})>?$", str(value)[-16:])  # the tail only: linear whatever its length
     return int(m.group(1)) if m else None
 
 
@@ -369,7 +372,7 @@ RULES = (
          r"^Graph capturing finished in (?P<elapsed_s>\d+) secs(?:, took (?P<graph_gib>-?[\d.]+) GiB)?",
          "Graph capturing finished", fields={"elapsed_s": to_float, "graph_gib": to_float}),
     Rule("progress.weights",
-         r"(?P<desc>Loading [\w ]*checkpoint shards(?: \(eager\))?|Multi-thread loading[\w ]*shards)"
+         r"(?P<desc>Loading [\w ]{0,60}checkpoint shards(?: \(eager\))?|Multi-thread loading[\w ]{0,60}shards)"
          r":\s+(?P<pct>\d+)% (?:Completed )?\|? ?(?P<n>\d+)/(?P<total>\d+)",
          "shards", fields={"pct": to_int, "n": to_int, "total": to_int}),
     # --- the engine is up ---

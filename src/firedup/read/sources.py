@@ -12,6 +12,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
@@ -72,7 +73,7 @@ _LOCAL_STAMP = re.compile(
 # (corpus 008: "2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit ..."): rank tags closing a
 # bracket never opened. No collector content starts that way, so the stamp is left in place
 # for the header to read, and the line stays on the server's clock instead of the host's.
-_CUT_HEADER_CLOSE = re.compile(r"(?:[A-Z][A-Z_]*\d+ )*[A-Z][A-Z_]*\d+\] ")
+_CUT_HEADER_CLOSE = re.compile(r"(?:[A-Z][A-Z_]{0,15}\d{1,6} ){0,8}[A-Z][A-Z_]{0,15}\d{1,6}\] ")
 _JOURNALD = re.compile(
     r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
     r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?"
@@ -88,8 +89,11 @@ _PROC = re.compile(
     r"(?:, ip=[\d.:a-fA-F]+)?)\) ?"
 )
 _RAY_REPEATED = re.compile(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
-_BAR = re.compile(r"\d+%(?:\||\s*Completed \|)")
-_BAR_END = re.compile(r"\| *\d+/(?P<total>\d+) \[[\d:]+<[\d:?]+[^\]\[]*\]")
+# Every repeat below is bounded, so a long line that almost is a bar (a million digits, a bar
+# drawn half-way) costs time linear in its length: an unbounded `[\d:?]+[^\]\[]*` tried every
+# split of a run of digits, and a `\d+%` searched a run of digits from each of its positions.
+_BAR = re.compile(r"\d{1,3}%(?:\||\s{0,4}Completed \|)")
+_BAR_END = re.compile(r"\| {0,16}\d{1,9}/(?P<total>\d{1,9}) \[[\d:]{1,12}<[\d:?]{1,12}[^\]\[]{0,200}\]")
 # What changes between redraws of one bar inside its description: "(bs=4 avail_mem=3.1 GB)".
 _BAR_PARAMS = re.compile(r"\([^()]*\)")
 _BLOB = re.compile(r"^\[\d+B blob data\]$")
@@ -342,15 +346,35 @@ def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[So
             import glob
 
             matches = sorted(glob.glob(arg, recursive=True))
+            files = [Path(m) for m in matches if Path(m).is_file()]
             if not matches:
                 errors.append(InputError(arg, "no file matches this pattern"))
-            for m in matches:
-                mp = Path(m)
-                if mp.is_file():
-                    add(mp)
+            elif not files:  # said, not silently dropped: the pattern meant files
+                errors.append(InputError(arg, f"the pattern matches {len(matches)} entr"
+                                         f"{'y' if len(matches) == 1 else 'ies'} but no regular file "
+                                         "(name the folders themselves to read the logs inside)"))
+            for mp in files:
+                add(mp)
         else:
             errors.append(InputError(arg, "no such file or directory"))
     return sources, errors
+
+
+_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _refuse_special(source: Source) -> None:
+    """A FIFO, socket or device is refused before it is opened: opening a FIFO blocks until a
+    writer comes, and /dev/zero never ends. Its data can still come in as stdin (`-`)."""
+    assert source.path is not None
+    try:
+        mode = os.stat(source.path).st_mode
+    except OSError:
+        return  # open() says why, below
+    for test, what in _NOT_REGULAR:
+        if test(mode):
+            raise InputError(source.name, f"not a regular file but {what}; to read it, pipe it to `firedup ... -`")
 
 
 def _open_binary(source: Source, digest: hashlib._Hash | None = None) -> BinaryIO:
@@ -359,8 +383,12 @@ def _open_binary(source: Source, digest: hashlib._Hash | None = None) -> BinaryI
 
         stream: BinaryIO = open_url(source, digest)
     elif source.path is None:
-        stream = sys.stdin.buffer
+        stdin = sys.stdin
+        if stdin is None or getattr(stdin, "buffer", None) is None:  # started with stdin closed (`<&-`)
+            raise InputError(source.name, "stdin is closed: nothing to read")
+        stream = stdin.buffer
     else:
+        _refuse_special(source)
         try:
             stream = open(source.path, "rb")  # noqa: SIM115 - closed by the caller
         except PermissionError:
@@ -395,10 +423,19 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
             raise InputError(source.name, _gzip_reason(exc, 0)) from None
         if not first:
             raise InputError(source.name, "empty file")
-        if b"\x00" in first:
+        # UTF-16/32 text of a log always holds NULs (ASCII digits and spaces): two bytes that
+        # happen to look like a BOM in front of a UTF-8 line are not one
+        encoding = bom_encoding(first) if b"\x00" in first else None
+        if encoding is None and b"\x00" in first:
             offset = first.index(b"\x00")
             raise InputError(source.name, f"not a text log: binary data (NUL byte at offset {offset})")
         buffered = io.BufferedReader(_Prepend(first, stream), buffer_size=1 << 20)  # type: ignore[type-var]
+        if encoding is not None:  # UTF-16/32 (a Windows tool's redirect): decoded, the BOM dropped
+            yield from _decoded_lines(source, buffered, encoding)
+            return
+        if first.startswith(_UTF8_BOM):
+            buffered.read(len(_UTF8_BOM))
+        blank = _BLANK_LINES
         while True:
             try:
                 raw = buffered.readline(MAX_LINE_BYTES + 1)
@@ -407,6 +444,9 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
             if not raw:
                 break
             number += 1
+            if raw in blank:  # a blank line: the same Line every time, no decoding or normalising
+                yield Line(number, "")
+                continue
             if len(raw) > MAX_LINE_BYTES:
                 mb = MAX_LINE_BYTES // (1024 * 1024)
                 raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
@@ -430,6 +470,41 @@ def _finish_object(stream: BinaryIO, digest: hashlib._Hash | None) -> None:
     finally:
         stream.close()
         base.close()
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_BLANK_LINES = frozenset((b"\n", b"\r\n", b"\r", b" \n", b"\t\n"))
+# Longest first: the UTF-32LE BOM starts with the UTF-16LE one.
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """The UTF-16/32 encoding a byte-order mark at the start of `head` names, else None."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding
+    return None
+
+
+def _decoded_lines(source: Source, buffered: BinaryIO, encoding: str) -> Iterator[Line]:
+    """The lines of a UTF-16/32 input, bounded as UTF-8 lines are (`MAX_LINE_BYTES`)."""
+    text = io.TextIOWrapper(buffered, encoding=encoding, errors="replace", newline="\n")
+    if text.read(1) not in ("\ufeff", ""):
+        raise InputError(source.name, f"not a text log: a {encoding} byte-order mark that does not decode")
+    number = 0
+    while True:
+        try:
+            raw = text.readline(MAX_LINE_BYTES + 1)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InputError(source.name, _gzip_reason(exc, number)) from None
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES:
+            mb = MAX_LINE_BYTES // (1024 * 1024)
+            raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
+        yield from normalise(raw, number)
 
 
 def _gzip_reason(exc: BaseException, lines_read: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.render.snippets import snippets_for
 from firedup.tables.budget import BudgetReport, LayerTimeouts
@@ -52,7 +53,7 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("timeouts", "ba
             if kind not in texts:
                 continue
             lines.append("")
-            lines.append(f"# ---- {kind}: {b.label} ----")
+            lines.append(f"# ---- {kind}: {visible(b.label, one_line=True)} ----")
             lines.append(texts[kind].rstrip("\n"))
     return "\n".join(lines)
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
+from firedup.core.safe import visible
 from firedup.core.units import fmt_clock, fmt_duration, fmt_time_to_end
 from firedup.errors import DataError, UsageError, writing
 from firedup.tables.frames import Runs
@@ -152,7 +153,7 @@ def run_labels(runs: pl.DataFrame) -> dict[str, str]:
         label = _short_path(row["source"]) if name in clash else name
         if row["run_index"]:
             label += f" #{row['run_index'] + 1}"
-        out[row["run_id"]] = label
+        out[row["run_id"]] = visible(label, one_line=True)  # a file name may hold any character
     return out
 
 
@@ -191,6 +192,7 @@ class TimelineData:
     marks: pl.DataFrame  # row, run_id, kind (ready|crash|end), at, label
     rows: list[str]  # row labels, top to bottom
     title: str
+    coverage: Coverage  # how many runs are drawn of how many (the slowest, up to TIMELINE_MAX_ROWS rows)
     # row, run_id, start, end, seconds, cause: the run's silences (timeline.silence), under its bars
     silences: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=_SILENCE_SCHEMA))
 
@@ -246,28 +248,84 @@ def _status(row: dict[str, Any]) -> tuple[str, float | None, str]:
     return "end", total, f"log ends{where} {fmt_duration(total)}"
 
 
+# A chart stays readable, and its image bounded, at any number of runs: at most this many
+# rows (runs, or runs and their ranks with `ranks`) are drawn, the slowest runs first chosen,
+# and the chart says how many of how many it draws (1,343 runs made a 68,778 px tall image).
+TIMELINE_MAX_ROWS = 60
+# ... and at most this many groups in compare and distribution (the groups with most runs).
+MAX_GROUPS = 24
+
+
+def _slowest_first(frame: pl.DataFrame, ranks: bool, phases: pl.DataFrame) -> pl.DataFrame:
+    """The runs the timeline draws: all if they fit in `TIMELINE_MAX_ROWS`, else the slowest
+    (by time to their end) that fit, in the frame's own order."""
+    if ranks:
+        per_run = (phases.filter(pl.col("scope") == "rank").group_by("run_id").agg(pl.col("rank").n_unique().alias("n")))
+        rows_of = dict(zip(per_run["run_id"].to_list(), per_run["n"].to_list(), strict=True))
+    else:
+        rows_of = {}
+    if sum(1 + rows_of.get(rid, 0) for rid in frame["run_id"].to_list()) <= TIMELINE_MAX_ROWS:
+        return frame
+    order = frame.with_row_index("_at").sort(pl.col("total_seconds").fill_null(0.0), descending=True)
+    keep: list[int] = []
+    used = 0
+    for at, rid in zip(order["_at"].to_list(), order["run_id"].to_list(), strict=True):
+        need = 1 + rows_of.get(rid, 0)
+        if used + need > TIMELINE_MAX_ROWS:
+            if keep:
+                break
+            need = min(need, TIMELINE_MAX_ROWS)  # one run with more ranks than rows: its first ones
+        keep.append(at)
+        used += need
+    return frame.with_row_index("_at").filter(pl.col("_at").is_in(keep)).drop("_at")
+
+
+def _biggest_groups(groups: Sequence[Any], seen: Coverage) -> tuple[set[int], Coverage]:
+    """The indexes of the `MAX_GROUPS` timed groups with most runs, and the coverage once the
+    others are not drawn (their runs counted as left out, with why)."""
+    from firedup.tables.compare import Coverage
+
+    timed = [i for i, g in enumerate(groups) if g.n > 0]
+    if len(timed) <= MAX_GROUPS:
+        return set(timed), seen
+    keep = set(sorted(timed, key=lambda i: (-groups[i].n, i))[:MAX_GROUPS])
+    dropped = [groups[i] for i in timed if i not in keep]
+    runs = sum(g.n for g in dropped)
+    left = {**seen.left_out, f"in {len(dropped)} smaller groups": runs}
+    return keep, Coverage(seen.shown - runs, seen.total, left, seen.unreadable)
+
+
 def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = False) -> TimelineData:
-    """Gantt rows: one per run (its critical path), plus one per rank when `ranks`."""
+    """Gantt rows: one per run (its critical path), plus one per rank when `ranks`; at most
+    `TIMELINE_MAX_ROWS` rows (the slowest runs), `coverage` says how many of how many."""
+    from firedup.tables.compare import Coverage
+
     frame = runs.runs if run_ids is None else runs.select(run_ids).runs
     if run_ids is not None:  # keep the caller's order
         order = {rid: i for i, rid in enumerate(run_ids)}
         frame = frame.sort(pl.col("run_id").replace_strict(order, default=len(order), return_dtype=pl.Int64))
+    given = frame.height
+    frame = _slowest_first(frame, ranks, runs.phases)
+    coverage = Coverage(frame.height, given, {"faster, not drawn": given - frame.height} if given > frame.height else {})
     labels = run_labels(frame)
     rows: list[str] = []
     bars: list[dict[str, Any]] = []
     marks: list[dict[str, Any]] = []
     quiet: list[dict[str, Any]] = []
-    phases = runs.phases.filter(pl.col("phase") != "total")
+    phases = runs.phases.filter((pl.col("phase") != "total") & pl.col("run_id").is_in(frame["run_id"].to_list()))
+    by_run = {key[0]: part for key, part in phases.group_by("run_id")} if phases.height else {}
     for run in frame.iter_rows(named=True):
         rid = run["run_id"]
         run_end = float(run["total_seconds"] or 0.0)  # the phases tile the log's span, to its last line
-        mine = phases.filter(pl.col("run_id") == rid)
+        mine = by_run.get(rid, phases.clear())
         groups: list[tuple[str, pl.DataFrame]] = [(labels[rid], mine.filter(pl.col("scope") == "run"))]
         if ranks:
             per_rank = mine.filter(pl.col("scope") == "rank")
             names = sorted({r for r in per_rank["rank"].to_list() if r is not None}, key=_rank_sort_key)
             groups.extend((f"    {name}", per_rank.filter(pl.col("rank") == name)) for name in names)
         for i, (label, part) in enumerate(groups):
+            if len(rows) >= TIMELINE_MAX_ROWS:
+                break
             row = len(rows)
             rows.append(label)
             spans = sorted(_phase_spans(part, run_end), key=lambda s: (s["start"] - s["end"], s["start"]))
@@ -277,11 +335,12 @@ def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool 
                 marks.append({"row": row, "run_id": rid, "kind": kind, "at": at, "label": text})
                 quiet.extend({"row": row, "run_id": rid, **span} for span in _silence_spans(run))
     what = "rows per rank" if ranks else "critical path over ranks"
-    title = (f"Startup timeline of {labels[frame['run_id'][0]]} ({what})" if frame.height == 1
-             else f"Startup timelines of {frame.height} runs ({what})")
+    title = (f"Startup timeline of {labels[frame['run_id'][0]]} ({what})" if frame.height == 1 and given == 1
+             else f"Startup timelines of {frame.height} runs ({what})" if given == frame.height
+             else f"Startup timelines of the {frame.height} slowest of {given} runs ({what})")
     return TimelineData(pl.DataFrame(bars, schema=_BAR_SCHEMA) if bars else pl.DataFrame(schema=_BAR_SCHEMA),
                         pl.DataFrame(marks, schema=_MARK_SCHEMA) if marks else pl.DataFrame(schema=_MARK_SCHEMA),
-                        rows, title,
+                        rows, title, coverage,
                         pl.DataFrame(quiet, schema=_SILENCE_SCHEMA) if quiet else pl.DataFrame(schema=_SILENCE_SCHEMA))
 
 
@@ -305,7 +364,8 @@ def compare_data(cmp: Comparison) -> CompareData:
 
     segments: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
-    timed = [g for g in cmp.grouping.groups if g.n > 0]
+    keep, drawn = _biggest_groups(cmp.grouping.groups, coverage(cmp.grouping))
+    timed = [g for i, g in enumerate(cmp.grouping.groups) if i in keep]
     present = {p for g in timed for p, sec in g.phases.items() if sec > 0}
     # an umbrella (a phase spanning others, such as engine_init) is stacked only where nothing it spans is
     names = sorted({p for g in timed for p in g.phases if not spanned(p, present)}, key=lambda p: (phase_rank(p), p))
@@ -325,7 +385,7 @@ def compare_data(cmp: Comparison) -> CompareData:
                   "median": pl.Float64(), "p90": pl.Float64(), "max": pl.Float64(), "stacked": pl.Float64()}
     return CompareData(pl.DataFrame(segments, schema=seg_schema) if segments else pl.DataFrame(schema=seg_schema),
                        pl.DataFrame(groups, schema=grp_schema) if groups else pl.DataFrame(schema=grp_schema),
-                       cmp.headline, len(cmp.grouping.left_out), coverage(cmp.grouping))
+                       cmp.headline, len(cmp.grouping.left_out), drawn)
 
 
 # --- distribution -------------------------------------------------------------------------------
@@ -368,8 +428,9 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
     points: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     index = 0
-    for group, b in zip(report.grouping.groups, report.budgets, strict=True):
-        if group.n == 0:
+    keep, drawn = _biggest_groups(report.grouping.groups, coverage(report.grouping))
+    for at, (group, b) in enumerate(zip(report.grouping.groups, report.budgets, strict=True)):
+        if at not in keep:
             continue
         offsets = spread_offsets(group.ready_seconds)
         for rid, sec, off in zip(group.run_ids, group.ready_seconds, offsets, strict=True):
@@ -387,7 +448,7 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
                 "risk_label": pl.Utf8(), "median": pl.Float64(), "slowest": pl.Float64()}
     return DistributionData(pl.DataFrame(points, schema=pt_schema) if points else pl.DataFrame(schema=pt_schema),
                             pl.DataFrame(rows, schema=b_schema) if rows else pl.DataFrame(schema=b_schema), risk,
-                            coverage(report.grouping))
+                            drawn)
 
 
 # --- ranks --------------------------------------------------------------------------------------
@@ -578,7 +639,7 @@ def timeline(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = Fal
     _time_axis(ax.xaxis, 0, hi)
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
     ax.set_axisbelow(True)
-    ax.set_xlabel("time since the run's first log line (minutes:seconds)")
+    ax.set_xlabel(with_coverage("time since the run's first log line (minutes:seconds)", data.coverage))
     ax.set_title(data.title, loc="left")
     extra = []
     if ready.height:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from firedup import __version__
+from firedup.core.safe import visible
 from firedup.core.units import fmt_duration, fmt_offset
 from firedup.errors import DataError, UsageError, writing
 from firedup.render.text import flag_summary, outcome_line, ranks_text
@@ -301,6 +302,29 @@ def _appendix(runs: Sequence[Run], names: Mapping[str, str], ids: Mapping[tuple[
     return out
 
 
+# A report of thousands of runs stays readable and bounded: the per-run sections (the
+# appendix, the crashes, the unattributed time) list at most this many runs, the slowest (by
+# time to their end), and a note says how many of how many.
+REPORT_LIST_MAX = 200
+
+
+def _listed(runs: Sequence[Run]) -> tuple[dict[str, list[Run]], list[str]]:
+    """The runs the appendix and the crash list show (in their own order), and the notes
+    that say what they leave out."""
+    notes: list[str] = []
+
+    def slowest(chosen: list[Run], what: str) -> list[Run]:
+        if len(chosen) <= REPORT_LIST_MAX:
+            return chosen
+        order = sorted(range(len(chosen)), key=lambda i: -(chosen[i].seconds_to_end or 0.0))[:REPORT_LIST_MAX]
+        notes.append(f"{what} lists the {REPORT_LIST_MAX} slowest of {len(chosen)} runs; "
+                     "`firedup runs` and `firedup export` hold them all")
+        return [chosen[i] for i in sorted(order)]
+
+    return {"appendix": slowest(list(runs), "the appendix (and the cache and unknown-line tables)"),
+            "crashes": slowest([r for r in runs if r.crash is not None], "the crash list")}, notes
+
+
 def _charts(runs: Runs, cmp: Comparison, budget_report: BudgetReport, out_dir: Path,
             progress: Progress | None) -> tuple[list[dict[str, Any]], list[str]]:
     from firedup.render import charts
@@ -427,6 +451,11 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
     budget_report = budgets(tables, by, risk)
     chart_list, chart_notes = _charts(tables, cmp, budget_report, out_dir, progress)
     g = cmp.grouping
+    listed, list_notes = _listed(runs_list)
+    unattributed = _unattributed(runs_list, shown)
+    if len(unattributed) > REPORT_LIST_MAX:
+        list_notes.append(f"the unattributed-time table lists the {REPORT_LIST_MAX} runs with most of it, "
+                          f"of {len(unattributed)}")
     return {
         "version": __version__,
         "generated": GENERATED_PREFIX + (generated or generation_time()).strftime("%Y-%m-%d %H:%M UTC"),
@@ -437,21 +466,21 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
         "headline": cmp.headline,
         "population": population_label(g.population),
         "by": ", ".join(g.by) + (" (the flags that differ)" if g.by_auto and g.by else ""),
-        "notes": list(g.notes),
+        "notes": [*g.notes, *list_notes],
         "groups": _group_tables(tables, cmp),
         "deltas": _deltas(cmp),
         "budgets": _budget_rows(budget_report),
         "risk": _pct(risk),
         "left_out": [{"where": _where(lo.source, lo.run_index), "reason": lo.reason} for lo in g.left_out],
         "charts": chart_list, "chart_notes": chart_notes,
-        "crashes": _crashes(runs_list, shown),
-        "unattributed": _unattributed(runs_list, shown),
+        "crashes": _crashes(listed["crashes"], shown),
+        "unattributed": unattributed[:REPORT_LIST_MAX],
         "silences": _silences(runs_list, shown)[:SILENCES_SHOWN],
         "silences_more": max(0, len(_silences(runs_list, shown)) - SILENCES_SHOWN),
-        "caches": _caches(runs_list, shown),
+        "caches": _caches(listed["appendix"], shown),
         "cache_differences": [c.text() for c in cmp.caches],
-        "unknown_lines": _unknown_lines(runs_list, shown),
-        "appendix": _appendix(runs_list, shown, ids),
+        "unknown_lines": _unknown_lines(listed["appendix"], shown),
+        "appendix": _appendix(listed["appendix"], shown, ids),
     }
 
 
@@ -500,7 +529,8 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
     context = build_context(result, by, risk, out, paths, progress, generated)
     if progress is not None:
         progress("writing report", 0, 1)
-    html_text, md_text_out = render_html(context), render_markdown(context)
+    # the boundary: whatever a template let through, no control character reaches the file
+    html_text, md_text_out = visible(render_html(context)), visible(render_markdown(context))
     for name, text in (("index.html", html_text), ("report.md", md_text_out)):
         with writing(out / name):  # only the write: a missing template is a bug, with its traceback
             (out / name).write_text(text, encoding="utf-8")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from firedup.core.health import REFUSED, HealthSemantics
+from firedup.core.safe import visible
 from firedup.formats.base import Format, Probing
 
 if TYPE_CHECKING:
@@ -294,6 +295,9 @@ def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[
         "PERIOD": str(period), "THRESHOLD": str(threshold), "ALLOWANCE": str(threshold * period),
         "READINESS_TIMEOUT": str(readiness_timeout), "COMPOSE_TIMEOUT": str(probe_timeout * 2),
     }
+    # Controls escaped everywhere, and what comes from logs (the group's flags) on one line: a
+    # flag value holding a newline must not become a line of a snippet pasted into a shell.
+    values = {key: visible(value, one_line=key == "LABEL") for key, value in values.items()}
     out = {kind: _fill(template, values) for kind, template in TEMPLATES.items()}
     if timeouts is not None:
         out["timeouts"] = timeouts_text(timeouts)

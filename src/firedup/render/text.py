@@ -10,6 +10,7 @@ import textwrap
 from collections import defaultdict
 from collections.abc import Sequence
 
+from firedup.core.safe import visible
 from firedup.core.units import (
     MIN_PHASE_WIDTH,
     MIN_SOURCE_WIDTH,
@@ -49,7 +50,7 @@ def flag_summary(run: Run) -> str:
         if flag == "enable_torch_compile" and value is False:
             continue
         mark = "~" if flag in run.config_inferred else ""
-        parts.append(f"{flag}={mark}{value}")
+        parts.append(f"{flag}={mark}{visible(str(value), one_line=True)}")
     return " ".join(parts)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import polars as pl
 
+from firedup.core.safe import visible
 from firedup.errors import UnknownFlagError
 from firedup.tables.frames import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
 from firedup.timeline.build import spanned, umbrella_phases
@@ -250,7 +251,9 @@ def quantile(values: Sequence[float], q: float) -> float | None:
 
 
 def fmt_value(value: Any) -> str:
-    return "unknown" if value is None else str(value)
+    """A flag's value in a label: on one line, control characters escaped (a value decoded
+    from an args repr may hold a newline or ESC; a label is shown, pasted and put in snippets)."""
+    return "unknown" if value is None else visible(str(value), one_line=True)
 
 
 def group_label(key: dict[str, Any]) -> str:

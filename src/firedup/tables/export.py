@@ -24,7 +24,8 @@ from typing import Any
 
 import polars as pl
 
-from firedup.errors import UsageError, writing
+from firedup.core.safe import csv_cell, json_visible, visible
+from firedup.errors import OutputError, UsageError, writing
 from firedup.tables.frames import Runs
 
 FORMATS = ("chrome-trace", "prometheus", "otlp-json", "csv", "parquet", "json")
@@ -147,7 +148,8 @@ RUN_LABELS = ("tp_size", "disable_cuda_graph", "speculative_algorithm")
 
 
 def _label(value: Any) -> str:
-    text = "" if value is None else str(value)
+    # controls shown as text first (`\x1b`), which the OpenMetrics escaping then keeps as text
+    text = "" if value is None else visible(str(value), one_line=True)
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
@@ -297,15 +299,15 @@ def export(runs: Runs, fmt: str, out: str | os.PathLike[str], table_name: str = 
     if fmt == "parquet" and to_stdout:
         raise UsageError("Parquet is binary: give a file with -o")
     if fmt == "chrome-trace":
-        text = json.dumps(chrome_trace(runs), ensure_ascii=False, default=str)
+        text = json_visible(json.dumps(chrome_trace(runs), ensure_ascii=False, default=str))
     elif fmt == "prometheus":
         text = openmetrics(runs)
     elif fmt == "otlp-json":
-        text = json.dumps(otlp_json(runs), ensure_ascii=False)
+        text = json_visible(json.dumps(otlp_json(runs), ensure_ascii=False))
     elif fmt == "csv":
-        text = flat(table(runs, table_name)).write_csv()
+        text = csv_safe(flat(table(runs, table_name))).write_csv()
     elif fmt == "json":
-        text = json.dumps(table(runs, table_name).to_dicts(), ensure_ascii=False, default=str, indent=1)
+        text = json_visible(json.dumps(table(runs, table_name).to_dicts(), ensure_ascii=False, default=str, indent=1))
     else:
         _atomic(Path(out), lambda path: table(runs, table_name).write_parquet(path))
         return
@@ -322,15 +324,34 @@ def flat(frame: pl.DataFrame) -> pl.DataFrame:
                                                       return_dtype=pl.Utf8) for c in nested]) if nested else frame
 
 
+def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
+    """Every text cell as a spreadsheet shows it safely (`firedup.core.safe.csv_cell`): a
+    model name or crash message written `=HYPERLINK(...)` stays text, not a formula."""
+    text = [c for c, dt in frame.schema.items() if dt == pl.Utf8]
+    if not text:
+        return frame
+    return frame.with_columns([pl.col(c).map_elements(csv_cell, return_dtype=pl.Utf8, skip_nulls=True)
+                               for c in text])
+
+
 def _atomic(path: Path, write: Any) -> None:
-    """Write next to the target and rename, so a crash never leaves half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write next to the target and rename, so a crash never leaves half a file. A target
+    that exists and is no regular file (/dev/stdout, /dev/full, a FIFO) is written into, not
+    replaced: a rename would put a regular file where the device was. A failed write (a
+    missing folder, a full disk; polars says so as a ComputeError) is one OutputError."""
+    with writing(path):
+        special = path.exists() and not path.is_file() and not path.is_dir()
+    tmp = path if special else path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with writing(path):
             write(tmp)
-            os.replace(tmp, path)
+            if not special:
+                os.replace(tmp, path)
+    except pl.exceptions.PolarsError as exc:
+        raise OutputError(os.fspath(path), str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        if not special:
+            tmp.unlink(missing_ok=True)
 
 
-__all__ = ["FORMATS", "TABLE_NAMES", "chrome_trace", "export", "flat", "openmetrics", "otlp_json"]
+__all__ = ["FORMATS", "TABLE_NAMES", "chrome_trace", "csv_safe", "export", "flat", "openmetrics", "otlp_json"]

@@ -41,6 +41,12 @@ MIN_MARGIN = 0.10  # the budget is at least the slowest run plus 10 %
 # bound the risk: the budget stops there and says the risk claim does not hold.
 CAP_SECONDS = 86400.0
 CAP_FACTOR = 10.0
+# The smallest risk asked for: below it 1 - risk rounds to 1.0 in floating point and no
+# quantile exists (1e-9 is one timeout in a billion starts). Checked at the boundary.
+MIN_RISK = 1e-9
+# A run timed at 0 s (its first and ready lines in the same second) took less than the log's
+# clock can tell; it counts as this long, so a budget is never 0 s (it rounds up to 1 s).
+MIN_SECONDS = 0.001
 
 # method names (Budget.method)
 NO_DATA = "no data"
@@ -225,8 +231,9 @@ class Budget:
 def budget_for(times: Sequence[float], risk: float, key: dict[str, Any] | None = None,
                label: str = "all runs") -> Budget:
     """The recommended timeout for one group's times to ready (seconds)."""
-    if not 0.0 < risk < 1.0:
-        raise UsageError(f"risk must be between 0 and 1 (exclusive), not {risk}")
+    if not MIN_RISK <= risk < 1.0:
+        raise UsageError(f"risk must be between 0 and 1 (at least {MIN_RISK:g}, below 1), not {risk}")
+    times = [max(t, MIN_SECONDS) for t in times if math.isfinite(t)]
     key = key or {}
     n = len(times)
     needed = runs_needed(risk)

@@ -39,8 +39,8 @@ CATEGORY_RULES: tuple[tuple[str, str], ...] = tuple(
                                r"|No available memory for the cache blocks"
                                r"|larger than the maximum number of tokens that can be stored in KV cache"),
         ("oom", r"(?i)out of memory|OutOfMemoryError|Not enough memory|\bOOM\b|CUDA_ERROR_OUT_OF_MEMORY|hipErrorOutOfMemory"
-                r"|KV cache (?:memory|blocks?)[^.]*(?:too small|not enough|insufficient)"
-                r"|Free memory on device[^)]*\) on startup is less than"),
+                r"|KV cache (?:memory|blocks?)[^.]{0,200}(?:too small|not enough|insufficient)"
+                r"|Free memory on device[^)]{0,200}\) on startup is less than"),
         ("port_in_use", r"(?i)address already in use|port \S+ is (?:already )?in use|is already in use|errno 98"),
         ("distributed", r"NCCL|nccl|[Gg]loo|TCPStore|DistBackendError|DistStoreError|c10d|rendezvous|ProcessGroup"
                         r"|init_process_group|dist_init_addr|torch\.distributed|NIXL|UCX|Mooncake|RDMA"

@@ -21,7 +21,7 @@ from firedup.formats import Format, all_formats, foreign_engine, get_format, sni
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
-from firedup.read.sources import InputError, Line, Source, expand_inputs, file_date, read_lines
+from firedup.read.sources import InputError, Line, Source, bom_encoding, expand_inputs, file_date, read_lines
 from firedup.timeline.build import Run, build_timeline
 
 SNIFF_LINES = 2000
@@ -306,8 +306,9 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
         if not source.path.is_file() or (scanner != "batch" and source.path.stat().st_size < _BATCH_FROM):
             return False
         with open(source.path, "rb") as fh:
-            if fh.read(2) == b"\x1f\x8b":
-                return False
+            head = fh.read(4)
+            if head[:2] == b"\x1f\x8b" or bom_encoding(head) is not None or head.startswith(b"\xef\xbb\xbf"):
+                return False  # gzip, UTF-16/32 and a UTF-8 BOM: the incremental engine decodes them
     except OSError:
         return False
     from firedup.read import batch
