@@ -56,7 +56,10 @@ def test_compare_headline_and_json(fleet_logs: Path) -> None:
     out = firedup("compare", str(fleet_logs), "--by", "disable_cuda_graph")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("debug (disable_cuda_graph=True) ready in a median of")
-    assert "cuda_graph explains" in out.stdout.splitlines()[0]
+    headline = " ".join(out.stdout.split("\n\n")[0].split())  # wrapped to the terminal's 80 columns
+    assert "cuda_graph explains" in headline and all(len(line) <= 80 for line in out.stdout.splitlines())
+    dashed = firedup("compare", str(fleet_logs), "--by", "disable-cuda-graph")  # as typed on the command line
+    assert dashed.returncode == 0 and dashed.stdout == out.stdout, dashed.stderr
     data = json.loads(firedup("compare", str(fleet_logs), "--by", "disable_cuda_graph", "--json").stdout)
     medians = {json.dumps(g["key"]): g["total_seconds"]["median"] for g in data["groups"]}
     assert medians == {'{"disable_cuda_graph": true}': statistics.median(ready_times(fleet_logs, "debug")),

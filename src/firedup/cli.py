@@ -27,6 +27,20 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _columns() -> int:
+    """The width every text view fits: $COLUMNS, else the terminal's, else 80 (piped)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
+def _fitted(text: str) -> str:
+    """A text view fitted to the terminal (core.units.fit_lines): no line wider than it."""
+    from firedup.core.units import fit_lines
+
+    return fit_lines(text, _columns())
+
+
 def _use_color(stream: Any = None) -> bool:
     stream = stream or sys.stdout
     return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
@@ -165,7 +179,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     if as_json:
         write_json(result, sys.stdout)
     elif result.runs:
-        click.echo(summary_text(result.runs, width=shutil.get_terminal_size().columns))
+        click.echo(_fitted(summary_text(result.runs, width=shutil.get_terminal_size().columns)))
     _exit(len(result.errors), len(result.runs))
 
 
@@ -178,7 +192,7 @@ def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date 
     result = _read(paths, engine, default_date, all_files)
     color = _use_color()
     if result.runs:
-        click.echo(timelines_text(result.runs, _style(color)), color=color)
+        click.echo(_fitted(timelines_text(result.runs, _style(color), width=_columns())), color=color)
     elif not result.errors:
         click.echo("no server startup found in the input", err=True)
     _exit(len(result.errors), len(result.runs))
@@ -237,7 +251,7 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     # the terminal's width ($COLUMNS, else 80 when not a terminal); a file gets every column
     text = api.summary(runs, fmt, to_file, width=None if to_file else shutil.get_terminal_size().columns)
     if text is not None:
-        click.echo(text)
+        click.echo(text if fmt != "table" or to_file else _fitted(text))
     _exit_runs(runs)
 
 
@@ -262,7 +276,7 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
     runs = _load(paths, store, engine, default_date, all_files)
     result = api.compare(runs, by)
     click.echo(json.dumps(result.as_json(), indent=1, default=str, ensure_ascii=False) if as_json
-               else comparison_text(result))
+               else _fitted(comparison_text(result)))
     _exit_runs(runs)
 
 
@@ -301,7 +315,7 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     elif len(kinds) == 1 and kinds[0] != "timeouts":
         click.echo(snippet_only(report, kinds[0]), nl=False)
     else:
-        click.echo(budget_text(report, kinds))
+        click.echo(budget_text(report, kinds, width=_columns()))
     _exit_runs(runs)
 
 
@@ -323,7 +337,7 @@ def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, r
                        all_files=all_files)
     for err in report.errors:
         click.echo(f"firedup: {err}", err=True)
-    click.echo(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False) if as_json else report.text())
+    click.echo(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False) if as_json else _fitted(report.text()))
     sys.exit(EXIT_REGRESSED if report.failed or report.errors else EXIT_OK)
 
 

@@ -98,3 +98,26 @@ def cut_middle(text: str, width: int) -> str:
 
 def cut_end(text: str, width: int) -> str:
     return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+
+
+def fit_lines(text: str, width: int | None) -> str:
+    """Every line of a text view no wider than `width` (the terminal's): a longer line wraps at
+    spaces, its continuation indented two more than the line itself, so a sentence or a list of
+    files still reads as one item; a word longer than the room is cut across lines, never lost.
+    Lines that already fit (tables sized to the width) are left exactly as they are."""
+    if width is None:
+        return text
+    import textwrap
+
+    width = max(width, 20)
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        indent = " " * min(len(line) - len(body), width // 2)
+        out.extend(textwrap.wrap(body, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                                 break_long_words=True, break_on_hyphens=False, drop_whitespace=True)
+                   or [line[:width]])
+    return "\n".join(out)

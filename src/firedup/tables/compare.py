@@ -267,6 +267,18 @@ def grouping_keys(runs: Runs) -> list[str]:
     return [*runs.flag_columns, *EXTRA_KEYS]
 
 
+def flag_names(runs: Runs, by: Sequence[str]) -> list[str]:
+    """`--by` names as users type them: a flag as spelled on the engine's command line
+    (`--disable-cuda-graph`, `disable-cuda-graph`) names the column `disable_cuda_graph`. A name
+    these runs state as typed is kept as it is."""
+    known = set(grouping_keys(runs))
+    out = []
+    for flag in by:
+        spelled = flag.strip().removeprefix("--").replace("-", "_")
+        out.append(flag if flag in known or spelled not in known else spelled)
+    return out
+
+
 def check_by(runs: Runs, by: Sequence[str]) -> None:
     """An unknown flag is a one-line usage error: the closest names, not every flag these runs state
     (a folder of one engine's logs can state hundreds)."""
@@ -478,6 +490,7 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     left_out = [LeftOut(None, e.source, None, f"unreadable: {e.reason}", "unreadable") for e in runs.errors]
     by_auto = not by
     if by:
+        by = flag_names(runs, by)
         check_by(runs, by)
     population, frame, other, notes = _population(runs.runs, by or [])
     left_out.extend(other)

@@ -483,6 +483,7 @@ def _table_lines(columns: Sequence[_Column]) -> list[str]:
 
 # The identifying columns give up no more than this to make a table fit a narrow terminal.
 MIN_OUTCOME_WIDTH = 16
+MIN_OUTCOME_WIDTH_FOR_FLAG = 14  # `crashed: oom …`: the timeline says the rest
 SOURCE_WIDTH_FOR_PHASE = 32  # and no more than this to make room for the biggest phase
 
 
@@ -498,10 +499,11 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None) -> str:
 
     frame = summary(runs)
     every = varying_flags(runs.runs, runs.flag_columns)
-    # the table shows the first-class flags (the rest are in --format csv/json/parquet), those
-    # that split the runs most first: the more runs differ from the most common value, the sooner
+    # the table shows the first-class flags (the rest are in --format csv/json/parquet): on/off
+    # switches first (disable_cuda_graph: what a debug and a production run differ by), then those
+    # that split the runs most: the more runs differ from the most common value, the sooner
     flags = sorted([f for f in every if f in FLAG_TYPES] or every[:4],
-                   key=lambda f: frame[f].value_counts()["count"].max() or 0)
+                   key=lambda f: (frame[f].dtype != pl.Boolean(), frame[f].value_counts()["count"].max() or 0))
     phase_cols = [c for c in frame.columns if c.endswith("_s") and c != "total_s" and c != "unattributed_s"]
     names, wheres, states, to_ready, biggest = [], [], [], [], []
     for row in frame.iter_rows(named=True):
@@ -559,11 +561,20 @@ def _fit(names: list[str], wheres: list[str], outcome_and_time: list[_Column], p
     ident.append(_Column("outcome", [cut_end(state, max(width - ident[0].width - to_ready.width - 4,
                                                          MIN_OUTCOME_WIDTH)) for state in outcome.cells]))
     ident.append(to_ready)
+    if flag_columns:  # the flag that splits the runs most is kept: the outcome, then the names give way to it
+        full = source(max(len(n) + len(w) for n, w in zip(names, wheres, strict=True)))
+        short = _table_width([full, outcome, to_ready, flag_columns[0]]) - width
+        cut = min(max(short, 0), outcome.width - MIN_OUTCOME_WIDTH_FOR_FLAG)
+        kept = _Column("outcome", [cut_end(state, outcome.width - cut) for state in outcome.cells])
+        room = width - _table_width([kept, to_ready, flag_columns[0]]) - 2
+        if room >= MIN_SOURCE_WIDTH:
+            ident[0], ident[1] = source(min(full.width, room)), kept
     over = _table_width([*ident, phases(1)]) - width
     if 0 < over <= ident[0].width - SOURCE_WIDTH_FOR_PHASE:  # long names give way to the biggest phase
         ident[0] = source(ident[0].width - over)
     columns = list(ident)
-    if _table_width([*columns, phases(1)]) <= width:
+    if _table_width([*columns, phases(1)]) <= width and (
+            not flag_columns or _table_width([*columns, phases(1), flag_columns[0]]) <= width):
         columns.append(phases(1))
     for column in flag_columns:  # in their order, each that still fits
         if _table_width([*columns, column]) <= width:
