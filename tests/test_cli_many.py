@@ -131,3 +131,18 @@ def test_empty_store_says_how_to_fill_it(tmp_path: Path) -> None:
     assert out.returncode == 5  # nothing to budget: a data condition (EXIT_NO_DATA), not a success
     assert out.stdout.strip() == "no server startup found in the input"
     assert "holds no runs yet" in out.stderr and "firedup ingest" in out.stderr
+
+
+def test_runs_from_the_store_are_in_time_order_with_their_date(tmp_path: Path) -> None:
+    """Regression: `runs --store` listed the store's runs in file order without a date."""
+    from conftest import SAMPLE_LOGS
+
+    store = tmp_path / "store"
+    assert firedup("ingest", str(SAMPLE_LOGS), f"--store={store}").returncode == 0
+    out = firedup("runs", f"--store={store}")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("started ") and all(len(line) <= 80 for line in lines)
+    stamps = [line[:16] for line in lines[1:] if line[:2] == "20"]
+    assert len(stamps) == len(json.loads(firedup("runs", f"--store={store}", "--format", "json").stdout))
+    assert stamps == sorted(stamps) and stamps[0] != stamps[-1]

@@ -241,6 +241,7 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
 
     The table fits the terminal (80 columns when not a terminal, $COLUMNS to choose): the
     columns that do not fit are counted on one line; --format csv/json/parquet hold them all.
+    With --store the rows are in the order the runs began, with their date.
     """
     import shutil
 
@@ -249,7 +250,9 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     to_file = out if out and out != "-" else None
     runs = _load(paths, store, engine, default_date, all_files)
     # the terminal's width ($COLUMNS, else 80 when not a terminal); a file gets every column
-    text = api.summary(runs, fmt, to_file, width=None if to_file else shutil.get_terminal_size().columns)
+    # from the store (many days, many machines) the rows are in the order the runs began, with the date
+    text = api.summary(runs, fmt, to_file, width=None if to_file else shutil.get_terminal_size().columns,
+                       by_time=store is not None)
     if text is not None:
         click.echo(text if fmt != "table" or to_file else _fitted(text))
     _exit_runs(runs)
