@@ -279,7 +279,7 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
     runs = _load(paths, store, engine, default_date, all_files)
     result = api.compare(runs, by)
     click.echo(json.dumps(result.as_json(), indent=1, default=str, ensure_ascii=False) if as_json
-               else _fitted(comparison_text(result)))
+               else _fitted(comparison_text(result, width=_columns())))
     _exit_runs(runs)
 
 
