@@ -2,8 +2,9 @@
 
     python docs/examples.py          # rewrite the blocks of README.md and docs/*.md in place
     python docs/examples.py --check  # exit 1 and show the first difference when one is stale
+    python docs/examples.py docs/x.md  # only these pages
 
-A ```console block whose first line is `$ firedup ...` (or `$ COLUMNS=N firedup ...`) is an
+A ```console block whose first line is a command (`$ firedup ...`, `$ python -c ...`) is an
 example: each `$ ` line in it is a command, run by bash in a scratch folder that holds a copy of
 sample_logs/ (and ../shared as shared/, when it is next to the checkout), with COLUMNS=80 unless
 the command sets it, and the lines up to the next `$ ` are its output (stdout and stderr, as a
@@ -67,6 +68,9 @@ def scratch() -> Path:
     shim = bin_dir / "firedup"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m firedup "$@"\n')
     shim.chmod(0o755)
+    python = bin_dir / "python"  # `$ python -c ...` examples run this interpreter, with this checkout's firedup
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
     return folder
 
 
@@ -101,8 +105,11 @@ def refresh(page: Path, folder: Path) -> str:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
+    only = {(ROOT / a).resolve() for a in argv if not a.startswith("--")}  # pages named: only those
     stale = 0
     for page in pages():
+        if only and page.resolve() not in only:
+            continue
         folder = scratch()
         try:
             new = refresh(page, folder)
