@@ -6,6 +6,7 @@ spelling of "4 min 02 s" without importing each other.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 Style = Callable[..., str]
@@ -115,9 +116,14 @@ def fit_lines(text: str, width: int | None) -> str:
         if len(line) <= width:
             out.append(line)
             continue
-        body = line.lstrip(" ")
-        indent = " " * min(len(line) - len(body), width // 2)
-        out.extend(textwrap.wrap(body, width, initial_indent=indent, subsequent_indent=indent + "  ",
-                                 break_long_words=True, break_on_hyphens=False, drop_whitespace=True)
-                   or [line[:width]])
+        body = _DURATION.sub(lambda m: m.group(0).replace(" ", _GLUE), line.lstrip(" "))
+        indent = " " * min(len(line) - len(line.lstrip(" ")), width // 2)
+        out.extend(piece.replace(_GLUE, " ") for piece in textwrap.wrap(
+            body, width, initial_indent=indent, subsequent_indent=indent + "  ", break_long_words=True,
+            break_on_hyphens=False, drop_whitespace=True) or [line[:width]])
     return "\n".join(out)
+
+
+# a duration or a share is not cut between its number and its unit ("+11 | min 10 s" read badly)
+_DURATION = re.compile(r"\d+ h \d+ min|\d+ min \d+ s|\d+(?:\.\d+)? (?:h|min|s|ms|%)(?![\w])")
+_GLUE = "\x00"
