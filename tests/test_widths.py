@@ -76,3 +76,16 @@ def test_a_snippet_alone_is_pasted_verbatim() -> None:
         ["budget", "--snippet", "bash", str(SAMPLES)], 400)
     assert narrow.returncode == 0, narrow.stderr
     assert narrow.stdout == wide.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["samples", "corpus"])
+def test_ingest_and_the_scenario_list_fit_80_columns(where: str, tmp_path: Path) -> None:
+    folder = SAMPLES if where == "samples" else CORPUS
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not next to this checkout")
+    proc = _run(["ingest", f"--store={tmp_path / ('a-store-folder-with-a-long-name' * 3)}", str(folder)], 80)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "added" in proc.stdout and _too_wide(proc.stdout, 80) == []
+    listed = _run(["synth", "--list"], 80)
+    assert listed.returncode == 0 and _too_wide(listed.stdout, 80) == []

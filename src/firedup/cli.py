@@ -362,12 +362,12 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     for err in report.errors:
         click.echo(f"firedup: {err}", err=True)
     for source, n in report.added:
-        click.echo(f"added {n} run{'s' if n != 1 else ''} from {source}")
+        click.echo(_fitted(f"added {n} run{'s' if n != 1 else ''} from {source}"))
     for source in report.present:
-        click.echo(f"already in the store: {source}")
+        click.echo(_fitted(f"already in the store: {source}"))
     for source in report.empty:
-        click.echo(f"no server startup found: {source}")
-    click.echo(f"{report.runs_added} run{'s' if report.runs_added != 1 else ''} added to {st.root}")
+        click.echo(_fitted(f"no server startup found: {source}"))
+    click.echo(_fitted(f"{report.runs_added} run{'s' if report.runs_added != 1 else ''} added to {st.root}"))
     _exit(len(report.errors), report.runs_added + len(report.present))
 
 
@@ -441,7 +441,7 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
 
     if list_only:
         for name, scenario in sample_scenarios(seed).items():
-            click.echo(f"{name:<22} {scenario.description}")
+            click.echo(_fitted(f"{name:<22} {scenario.description}"))
         return
     if out_dir is None:
         raise click.UsageError("missing OUT_DIR (the folder to write into)")
