@@ -1,6 +1,8 @@
 # Two commands on a fresh machine (Python 3.11 and make):
 #   make demo   install firedup in .venv and run it on sample_logs/
 #   make test   install the test and fleet extras and run the whole test suite (what CI runs)
+#   make check  the fast loop while developing: lint, types, the tests not marked slow
+#   make docs   rerun every example of README.md and docs/ and rewrite its output
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -15,7 +17,7 @@ GIT_EPOCH   = $(shell git log -1 --format=%at -- sample_logs 2>/dev/null)
 MTIME_EPOCH = $(shell $(PYTHON) -c 'import os; print(int(os.stat("sample_logs/truth.json").st_mtime))')
 DEMO_EPOCH  = $(or $(SOURCE_DATE_EPOCH),$(GIT_EPOCH),$(MTIME_EPOCH))
 
-.PHONY: demo test lint samples clean
+.PHONY: demo test check docs lint samples clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,9 +38,17 @@ demo: $(STAMP)
 	@SOURCE_DATE_EPOCH=$(DEMO_EPOCH) $(BIN)/firedup report sample_logs/ --by disable_cuda_graph -o reports/sample/
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+check: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks docs
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q -m "not slow"
+
+docs: $(STAMP)
+	$(BIN)/python docs/examples.py
 
 samples: $(STAMP)
 	$(BIN)/firedup synth sample_logs/ --seed 7

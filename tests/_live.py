@@ -38,6 +38,9 @@ def env() -> dict[str, str]:
     out["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + out.get("PYTHONPATH", "")
     out.pop("FIREDUP_STORE", None)
     out["NO_COLOR"] = "1"
+    # wide enough that the wait tests read whole sentences; the 80 columns of a CI log are tested
+    # by test_wait's test_wait_fits_80_columns_when_piped, which sets COLUMNS itself
+    out["COLUMNS"] = "1000"
     return out
 
 

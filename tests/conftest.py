@@ -58,3 +58,25 @@ def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
         code = exc.code
     out = capsys.readouterr()
     return int(code or 0), out.out, out.err
+
+
+# The slow end-to-end tests (seconds each: real HTTP servers re-enacting whole start-ups, a
+# browser, the benchmark scripts, every docs example rerun), marked `slow` here in one list so
+# that `make check` (`-m "not slow"`) is a fast loop; `make test` (what CI runs) runs them all.
+SLOW_MODULES = {"test_snippets_replay.py", "test_report_browser.py", "test_benchmarks.py", "test_notebook.py"}
+SLOW_TESTS = {
+    "test_batch.py::test_same_events_on_generated_logs",
+    "test_batch.py::test_compaction_never_changes_a_timeline",
+    "test_api.py::test_the_readme_library_example_runs_and_prints_what_it_shows",
+    "test_engine_neutral.py::test_a_registered_engine_replays_and_is_waited_for_over_real_http",
+    "test_report.py::test_the_same_source_date_epoch_gives_byte_identical_files",
+    "test_report.py::test_regenerating_gives_the_same_bytes",
+    "test_report.py::test_make_demo_pins_the_committed_report_to_the_last_commit_of_the_samples",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.nodeid.split("/")[-1].split("[")[0]
+        if item.path.name in SLOW_MODULES or name in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

@@ -31,10 +31,13 @@ ERRORS = ["DataError", "FiredupError", "FollowError", "InputError", "NoStartupEr
 
 
 def _readme_section(title: str) -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index(f"\n## {title}")
-    end = text.find("\n## ", start + 1)
-    return text[start:end]
+    """The docs page with this title (the README's reference moved to docs/), to its first section."""
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        text = page.read_text()
+        if text.startswith(f"# {title}\n"):
+            end = text.find("\n## ")
+            return text if end < 0 else text[:end]
+    raise AssertionError(f"no docs page titled {title!r}")
 
 
 # --- the surface -----------------------------------------------------------------------------

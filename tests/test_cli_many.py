@@ -56,7 +56,10 @@ def test_compare_headline_and_json(fleet_logs: Path) -> None:
     out = firedup("compare", str(fleet_logs), "--by", "disable_cuda_graph")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("debug (disable_cuda_graph=True) ready in a median of")
-    assert "cuda_graph explains" in out.stdout.splitlines()[0]
+    headline = " ".join(out.stdout.split("\n\n")[0].split())  # wrapped to the terminal's 80 columns
+    assert "cuda_graph explains" in headline and all(len(line) <= 80 for line in out.stdout.splitlines())
+    dashed = firedup("compare", str(fleet_logs), "--by", "disable-cuda-graph")  # as typed on the command line
+    assert dashed.returncode == 0 and dashed.stdout == out.stdout, dashed.stderr
     data = json.loads(firedup("compare", str(fleet_logs), "--by", "disable_cuda_graph", "--json").stdout)
     medians = {json.dumps(g["key"]): g["total_seconds"]["median"] for g in data["groups"]}
     assert medians == {'{"disable_cuda_graph": true}': statistics.median(ready_times(fleet_logs, "debug")),
@@ -102,7 +105,8 @@ def test_ingest_then_commands_read_the_store(fleet_logs: Path, tmp_path: Path) -
     env = {"FIREDUP_STORE": str(tmp_path / "store")}
     first = firedup("ingest", str(fleet_logs), env=env)
     assert first.returncode == 0, first.stderr
-    assert first.stdout.strip().endswith(f"12 runs added to {tmp_path / 'store'}")
+    # the last line wraps at 80 columns between words, the path kept whole
+    assert " ".join(first.stdout.split()).endswith(f"12 runs added to {tmp_path / 'store'}")
     again = firedup("ingest", str(fleet_logs / "prod-0.log"), env=env)
     assert "already in the store" in again.stdout and "0 runs added" in again.stdout
     out = firedup("compare", "--store", "--by", "disable_cuda_graph", "--json", env=env)
@@ -128,3 +132,18 @@ def test_empty_store_says_how_to_fill_it(tmp_path: Path) -> None:
     assert out.returncode == 5  # nothing to budget: a data condition (EXIT_NO_DATA), not a success
     assert out.stdout.strip() == "no server startup found in the input"
     assert "holds no runs yet" in out.stderr and "firedup ingest" in out.stderr
+
+
+def test_runs_from_the_store_are_in_time_order_with_their_date(tmp_path: Path) -> None:
+    """Regression: `runs --store` listed the store's runs in file order without a date."""
+    from conftest import SAMPLE_LOGS
+
+    store = tmp_path / "store"
+    assert firedup("ingest", str(SAMPLE_LOGS), f"--store={store}").returncode == 0
+    out = firedup("runs", f"--store={store}")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("started ") and all(len(line) <= 80 for line in lines)
+    stamps = [line[:16] for line in lines[1:] if line[:2] == "20"]
+    assert len(stamps) == len(json.loads(firedup("runs", f"--store={store}", "--format", "json").stdout))
+    assert stamps == sorted(stamps) and stamps[0] != stamps[-1]

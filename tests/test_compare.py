@@ -391,3 +391,14 @@ def test_vllm_eager_vs_compiled_is_explained_by_compile_not_by_the_engines_umbre
     assert d.main_phase_seconds == pytest.approx(compiled["torch_compile"]["TP0"])
     assert d.phases["cuda_graph"] == pytest.approx(compiled["cuda_graph"]["TP0"])
     assert f"torch_compile explains {fmt_duration(compiled['torch_compile']['TP0'])} of the" in cmp.headline
+
+
+def test_a_flag_named_as_on_the_command_line_is_its_column() -> None:
+    """Regression: `--by disable-cuda-graph` (the spelling users type) was an unknown flag."""
+    runs = load([str(SAMPLE_LOGS)])
+    want = compare(runs, ["disable_cuda_graph"]).grouping
+    for typed in ("disable-cuda-graph", "--disable-cuda-graph"):
+        got = compare(runs, [typed]).grouping
+        assert got.by == ["disable_cuda_graph"] and [g.key for g in got.groups] == [g.key for g in want.groups]
+    with pytest.raises(UnknownFlagError, match="did you mean disable_cuda_graph"):
+        compare(runs, ["disable-cuda-grap"])

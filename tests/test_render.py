@@ -214,3 +214,18 @@ def test_a_log_with_no_year_anywhere_says_year_unknown_not_1970() -> None:
     shown = timeline_text(run)
     assert "1970" not in shown
     assert "from 06-05T09:07:30 to " in shown and "year unknown" in shown
+
+
+def test_fit_lines_wraps_only_what_is_too_wide_and_keeps_every_character() -> None:
+    from firedup.core.units import fit_lines
+
+    table = "  phase      debug\n  launch     8.0 s"
+    assert fit_lines(table, 80) == table and fit_lines(table, None) == table
+    sentence = "  production vs debug (disable_cuda_graph=True): +11 min 10 s median time to ready, 14 % more"
+    fitted = fit_lines(sentence, 40).split("\n")
+    assert all(len(line) <= 40 for line in fitted) and len(fitted) > 1
+    assert fitted[0].startswith("  production") and all(line.startswith("    ") for line in fitted[1:])
+    assert "+11 min 10 s" in fitted[1] or "+11 min 10 s" in fitted[2]  # a duration is never cut
+    assert " ".join(" ".join(fitted).split()) == " ".join(sentence.split())
+    path = "/very/long/" + "x" * 100 + ".log"
+    assert "".join(line.strip() for line in fit_lines(path, 30).split("\n")) == path

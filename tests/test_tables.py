@@ -164,8 +164,21 @@ def test_runs_table_puts_the_flags_that_split_the_runs_most_first() -> None:
     runs = load([str(SAMPLE_LOGS)])
     header = summary_text(runs).splitlines()[0].split()
     flags = [word for word in header if word in runs.flag_columns]
-    off_the_most_common = [runs.runs.height - runs.runs[f].value_counts()["count"].max() for f in flags]
-    assert off_the_most_common == sorted(off_the_most_common, reverse=True) and len(set(off_the_most_common)) > 1
+    switches = [f for f in flags if runs.runs[f].dtype == pl.Boolean()]
+    assert flags[:len(switches)] == switches and "disable_cuda_graph" in switches  # on/off switches first
+    for kind in (switches, flags[len(switches):]):
+        off_the_most_common = [runs.runs.height - runs.runs[f].value_counts()["count"].max() for f in kind]
+        assert off_the_most_common == sorted(off_the_most_common, reverse=True)
+    assert len({runs.runs.height - runs.runs[f].value_counts()["count"].max() for f in flags}) > 1
+
+
+def test_runs_table_at_80_columns_keeps_the_switch_the_runs_differ_by() -> None:
+    """Regression: at 80 columns the table dropped every flag column, disable_cuda_graph included."""
+    from conftest import SAMPLE_LOGS
+    from firedup.tables.frames import summary_text
+
+    lines = summary_text(load([str(SAMPLE_LOGS)]), width=80).splitlines()
+    assert lines[0].split()[-1] == "disable_cuda_graph" and all(len(line) <= 80 for line in lines)
 
 
 def test_runs_table_cuts_long_names_in_the_middle() -> None:

@@ -1124,3 +1124,17 @@ def test_a_base_url_moves_from_a_missing_readiness_path_to_the_health_path(http_
     assert code == 0, out + err
     assert f"note: {base}/ready does not exist there (404); probing {base}/health instead" in err
     assert out.startswith(f"READY: {base}/health answered 200 (no log given; waited ")
+
+
+def test_wait_fits_80_columns_when_piped(tmp_path: Path) -> None:
+    """Without a terminal (a CI log) every line but the verdict fits 80 columns; the verdict stays one
+    line so that `head -1` (and --record's headline) is the whole of it."""
+    log = tmp_path / "server.log"
+    log.write_bytes((Path(__file__).resolve().parents[1] / "sample_logs" / "oom-in-cuda-graph.log").read_bytes())
+    proc = subprocess.run(firedup("wait", "--log", str(log), "--timeout", "30"), capture_output=True, text=True,
+                          env={**env(), "COLUMNS": "80"}, timeout=120)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0].startswith("CRASHED (oom) in cuda_graph")
+    assert [line for line in out[1:] + proc.stderr.splitlines() if len(line) > 80] == []
+    assert "error: Exception: Capture cuda graph failed: CUDA out of memory" in " ".join(proc.stdout.split())

@@ -231,10 +231,10 @@ def export(runs: Runs | Paths, fmt: str, out: PathLike, *, table: str = "phases"
 
 
 def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
-            width: int | None = None) -> str | None:
+            width: int | None = None, by_time: bool = False) -> str | None:
     """One row per run (outcome, time to ready, biggest phases, the flags that differ), as a
     text table fitting `width`, CSV or JSON; returned when `out` is None, else written there
-    (Parquet only to a file)."""
+    (Parquet only to a file). `by_time` orders the table by when each run began and shows it."""
     if fmt not in SUMMARY_FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(SUMMARY_FORMATS)}")
     if fmt == "parquet" and out is None:
@@ -251,7 +251,7 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
         _atomic(Path(out), lambda path: frame.write_parquet(path))
         return None
     if fmt == "table":
-        text = summary_text(table, width=width) if len(table) else "no server startup found in the input"
+        text = summary_text(table, width=width, by_time=by_time) if len(table) else "no server startup found in the input"
     elif fmt == "csv":
         text = csv_safe(summary_frame(table)).write_csv().rstrip("\n")
     else:

@@ -30,6 +30,20 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _columns() -> int:
+    """The width every text view fits: $COLUMNS, else the terminal's, else 80 (piped)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
+def _fitted(text: str) -> str:
+    """A text view fitted to the terminal (core.units.fit_lines): no line wider than it."""
+    from firedup.core.units import fit_lines
+
+    return fit_lines(text, _columns())
+
+
 def _use_color(stream: Any = None) -> bool:
     stream = stream or sys.stdout
     return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
@@ -232,7 +246,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     if as_json:
         write_json(result, _SafeStream(sys.stdout, json_text=True))  # type: ignore[arg-type]
     elif result.runs:
-        echo(summary_text(result.runs, width=shutil.get_terminal_size().columns))
+        echo(_fitted(summary_text(result.runs, width=shutil.get_terminal_size().columns)))
     _exit(len(result.errors), len(result.runs))
 
 
@@ -245,7 +259,7 @@ def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date 
     result = _read(paths, engine, default_date, all_files)
     color = _use_color()
     if result.runs:
-        echo(timelines_text(result.runs, _style(color)), color=color)
+        echo(_fitted(timelines_text(result.runs, _style(color), width=_columns())), color=color)
     elif not result.errors:
         echo("no server startup found in the input", err=True)
     _exit(len(result.errors), len(result.runs))
@@ -294,6 +308,7 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
 
     The table fits the terminal (80 columns when not a terminal, $COLUMNS to choose): the
     columns that do not fit are counted on one line; --format csv/json/parquet hold them all.
+    With --store the rows are in the order the runs began, with their date.
     """
     import shutil
 
@@ -302,9 +317,11 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     to_file = out if out and out != "-" else None
     runs = _load(paths, store, engine, default_date, all_files)
     # the terminal's width ($COLUMNS, else 80 when not a terminal); a file gets every column
-    text = api.summary(runs, fmt, to_file, width=None if to_file else shutil.get_terminal_size().columns)
+    # from the store (many days, many machines) the rows are in the order the runs began, with the date
+    text = api.summary(runs, fmt, to_file, width=None if to_file else shutil.get_terminal_size().columns,
+                       by_time=store is not None)
     if text is not None:
-        echo(text)
+        echo(text if fmt != "table" or to_file else _fitted(text))
     _exit_runs(runs)
 
 
@@ -329,7 +346,7 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
     runs = _load(paths, store, engine, default_date, all_files)
     result = api.compare(runs, by)
     echo(json_visible(json.dumps(result.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json
-         else comparison_text(result))
+         else _fitted(comparison_text(result, width=_columns())))
     _exit_runs(runs)
 
 
@@ -370,7 +387,7 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     elif len(kinds) == 1 and kinds[0] != "timeouts":
         echo(snippet_only(report, kinds[0]), nl=False)
     else:
-        echo(budget_text(report, kinds))
+        echo(budget_text(report, kinds, width=_columns()))
     _exit_runs(runs)
 
 
@@ -392,8 +409,7 @@ def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, r
                        all_files=all_files)
     for err in report.errors:
         echo(f"firedup: {err}", err=True)
-    echo(json_visible(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json
-         else report.text())
+    echo(json_visible(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json else _fitted(report.text()))
     sys.exit(EXIT_REGRESSED if report.failed or report.errors else EXIT_OK)
 
 
@@ -424,12 +440,12 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     for err in report.errors:
         echo(f"firedup: {err}", err=True)
     for source, n in report.added:
-        echo(f"added {n} run{'s' if n != 1 else ''} from {source}")
+        echo(_fitted(f"added {n} run{'s' if n != 1 else ''} from {source}"))
     for source in report.present:
-        echo(f"already in the store: {source}")
+        echo(_fitted(f"already in the store: {source}"))
     for source in report.empty:
-        echo(f"no server startup found: {source}")
-    echo(f"{report.runs_added} run{'s' if report.runs_added != 1 else ''} added to {st.root}")
+        echo(_fitted(f"no server startup found: {source}"))
+    echo(_fitted(f"{report.runs_added} run{'s' if report.runs_added != 1 else ''} added to {st.root}"))
     _exit(len(report.errors), report.runs_added + len(report.present))
 
 
@@ -504,7 +520,7 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
 
     if list_only:
         for name, scenario in sample_scenarios(seed).items():
-            echo(f"{name:<22} {scenario.description}")
+            echo(_fitted(f"{name:<22} {scenario.description}"))
         return
     if out_dir is None:
         raise click.UsageError("missing OUT_DIR (the folder to write into)")

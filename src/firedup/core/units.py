@@ -6,6 +6,7 @@ spelling of "4 min 02 s" without importing each other.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 Style = Callable[..., str]
@@ -98,3 +99,31 @@ def cut_middle(text: str, width: int) -> str:
 
 def cut_end(text: str, width: int) -> str:
     return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+
+
+def fit_lines(text: str, width: int | None) -> str:
+    """Every line of a text view no wider than `width` (the terminal's): a longer line wraps at
+    spaces, its continuation indented two more than the line itself, so a sentence or a list of
+    files still reads as one item; a word longer than the room is cut across lines, never lost.
+    Lines that already fit (tables sized to the width) are left exactly as they are."""
+    if width is None:
+        return text
+    import textwrap
+
+    width = max(width, 20)
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = _DURATION.sub(lambda m: m.group(0).replace(" ", _GLUE), line.lstrip(" "))
+        indent = " " * min(len(line) - len(line.lstrip(" ")), width // 2)
+        out.extend(piece.replace(_GLUE, " ") for piece in textwrap.wrap(
+            body, width, initial_indent=indent, subsequent_indent=indent + "  ", break_long_words=True,
+            break_on_hyphens=False, drop_whitespace=True) or [line[:width]])
+    return "\n".join(out)
+
+
+# a duration or a share is not cut between its number and its unit ("+11 | min 10 s" read badly)
+_DURATION = re.compile(r"\d+ h \d+ min|\d+ min \d+ s|\d+(?:\.\d+)? (?:h|min|s|ms|%)(?![\w])")
+_GLUE = "\x00"

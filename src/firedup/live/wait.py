@@ -418,8 +418,9 @@ class Waiter:
 
     def __init__(self, opts: WaitOptions, out: TextIO, err: TextIO, tty: bool,
                  style: Callable[..., str] = plain, now: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, width: int | None = None) -> None:
         self.opts = opts
+        self.width = width  # the terminal's, lines are fitted to it; None: as they are
         self.out = out
         self.err = err
         self.tty = tty
@@ -485,10 +486,16 @@ class Waiter:
             self.err.flush()
             self.status_text = ""
 
+    def _fit(self, text: str) -> str:
+        """Lines no wider than the terminal ($COLUMNS, 80 when piped: a CI log), wrapped at spaces."""
+        from firedup.core.units import fit_lines
+
+        return fit_lines(text, self.width)
+
     def say(self, text: str) -> None:
         """A line on stderr that stays (warnings, notes, phase changes)."""
         self._clear_status()
-        print(text, file=self.err, flush=True)
+        print(self._fit(text), file=self.err, flush=True)
 
     def warn(self, key: str, text: str) -> None:
         if key in self.warned:
@@ -498,9 +505,11 @@ class Waiter:
 
     def report(self, text: str) -> None:
         self._clear_status()
-        if self.headline is None:
+        if self.headline is None:  # the verdict stays one line, whatever the width: scripts take it with head -1
             self.headline = _ANSI.sub("", text)
-        print(text, file=self.out, flush=True)
+            print(text, file=self.out, flush=True)
+            return
+        print(self._fit(text), file=self.out, flush=True)
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -1444,7 +1453,9 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
                          "to a file, e.g. `... 2>&1 | tee server.log`")
     if tty is None:
         tty = bool(getattr(err, "isatty", lambda: False)())
-    waiter = Waiter(opts, out, err, tty, style)
+    import shutil
+
+    waiter = Waiter(opts, out, err, tty, style, width=shutil.get_terminal_size().columns)
     with contextlib.suppress(KeyboardInterrupt):
         return waiter.run_loop()
     return 130

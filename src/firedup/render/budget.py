@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from firedup.core.safe import visible
-from firedup.core.units import fmt_duration
+from firedup.core.units import fit_lines, fmt_duration
 from firedup.render.snippets import snippets_for
 from firedup.tables.budget import BudgetReport, LayerTimeouts
 from firedup.tables.compare import left_out_lines, population_label
@@ -27,7 +27,10 @@ def _timeouts(report: BudgetReport, index: int) -> LayerTimeouts | None:
     return report.timeouts[index] if index < len(report.timeouts) else None
 
 
-def budget_text(report: BudgetReport, snippets: Sequence[str] = ("timeouts", "bash", "kubernetes", "compose")) -> str:
+def budget_text(report: BudgetReport, snippets: Sequence[str] = ("timeouts", "bash", "kubernetes", "compose"),
+                width: int | None = None) -> str:
+    """The budgets, then the snippets. With a `width` (the terminal's) the prose is fitted to it;
+    the snippets are not: they are code to paste, and a wrapped line would no longer run."""
     g = report.grouping
     if not g.groups:
         return "\n".join(["no server startup found in the input",
@@ -45,6 +48,7 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("timeouts", "ba
                      f"{b.method_label}; {b.risk_label}")
         lines.append(f"  {b.statement}")
     lines.extend(left_out_lines(g.left_out, "left out"))
+    lines = [fit_lines("\n".join(lines), width)]
     for index, b in enumerate(report.budgets):
         if b.budget_seconds is None or not snippets:
             continue
@@ -53,8 +57,9 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("timeouts", "ba
             if kind not in texts:
                 continue
             lines.append("")
-            lines.append(f"# ---- {kind}: {visible(b.label, one_line=True)} ----")
-            lines.append(texts[kind].rstrip("\n"))
+            lines.append(fit_lines(f"# ---- {kind}: {visible(b.label, one_line=True)} ----", width).replace("\n", "\n# "))
+            text = texts[kind].rstrip("\n")  # the timeouts are prose; the rest is code to paste as is
+            lines.append(fit_lines(text, width) if kind == "timeouts" else text)
     return "\n".join(lines)
 
 

@@ -313,8 +313,8 @@ def _rank_seconds(seconds: float) -> str:
     return "<1 s" if seconds == 0 else fmt_duration(seconds)
 
 
-def timelines_text(runs: Sequence[Run], style: Style = plain) -> str:
-    return "\n\n".join(timeline_text(run, style) for run in runs)
+def timelines_text(runs: Sequence[Run], style: Style = plain, width: int = 80) -> str:
+    return "\n\n".join(timeline_text(run, style, width) for run in runs)
 
 
 def summary_text(runs: Sequence[Run], width: int | None = None) -> str:

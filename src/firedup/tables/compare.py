@@ -270,6 +270,18 @@ def grouping_keys(runs: Runs) -> list[str]:
     return [*runs.flag_columns, *EXTRA_KEYS]
 
 
+def flag_names(runs: Runs, by: Sequence[str]) -> list[str]:
+    """`--by` names as users type them: a flag as spelled on the engine's command line
+    (`--disable-cuda-graph`, `disable-cuda-graph`) names the column `disable_cuda_graph`. A name
+    these runs state as typed is kept as it is."""
+    known = set(grouping_keys(runs))
+    out = []
+    for flag in by:
+        spelled = flag.strip().removeprefix("--").replace("-", "_")
+        out.append(flag if flag in known or spelled not in known else spelled)
+    return out
+
+
 def check_by(runs: Runs, by: Sequence[str]) -> None:
     """An unknown flag is a one-line usage error: the closest names, not every flag these runs state
     (a folder of one engine's logs can state hundreds)."""
@@ -481,6 +493,7 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     left_out = [LeftOut(None, e.source, None, f"unreadable: {e.reason}", "unreadable") for e in runs.errors]
     by_auto = not by
     if by:
+        by = flag_names(runs, by)
         check_by(runs, by)
     population, frame, other, notes = _population(runs.runs, by or [])
     left_out.extend(other)
@@ -730,12 +743,25 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
             if name not in phase_names:
                 phase_names.append(name)
     shown = [n for n in phase_names if any(grp.phases.get(n, 0.0) >= 0.5 for grp in g.groups)]
-    width = min(max([len(grp.label) for grp in g.groups] + [5]), 80)
-    lines.append(f"{'#':>2}  {'group':<{width}} {'n':>3} {'median':>12} {'p90':>12} {'max':>12}")
-    for i, grp in enumerate(g.groups, start=1):
+    # the groups' table fits `width`: columns as wide as their cells, then the labels cut at the end
+    stats = [[dur(v) if grp.n else "-" for v in (grp.median, grp.p90, grp.max)] for grp in g.groups]
+    w_n = max(len("n"), *(len(str(grp.n)) for grp in g.groups))
+    w_t = max(len("median"), *(len(c) for row in stats for c in row))
+    w_i = len(str(len(g.groups)))
+    longest = max([len(grp.label) for grp in g.groups] + [5])
+    gap = " " * (2 if longest + w_i + 3 + w_n + 3 * (2 + w_t) <= text_width else 1)  # one space before a cut
+    fixed = w_i + 2 + 1 + w_n + 3 * (len(gap) + w_t)
+    width = max(min(longest, text_width - fixed), 12)
+    lines.append(f"{'#':>{w_i}}  {'group':<{width}} {'n':>{w_n}}" + "".join(
+        f"{gap}{head:>{w_t}}" for head in ("median", "p90", "max")))
+    for i, (grp, row) in enumerate(zip(g.groups, stats, strict=True), start=1):
+        label = grp.label if len(grp.label) <= width else grp.label[:width - 1] + "…"
+        line = f"{i:>{w_i}}  {label:<{width}} {grp.n:>{w_n}}" + "".join(f"{gap}{c:>{w_t}}" for c in row)
         extra = f"  (+{len(grp.not_timed)} not timed)" if grp.not_timed else ""
-        lines.append(f"{i:>2}  {grp.label[:width]:<{width}} {grp.n:>3} {dur(grp.median) if grp.n else '-':>12} "
-                     f"{dur(grp.p90) if grp.n else '-':>12} {dur(grp.max) if grp.n else '-':>12}{extra}")
+        if len(line + extra) <= text_width:
+            lines.append(line + extra)
+        else:
+            lines.extend([line, " " * (w_i + 2) + extra.strip()] if extra else [line])
     timed = [grp for grp in g.groups if grp.n]
     if shown and timed:
         lines.append("")

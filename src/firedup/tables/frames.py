@@ -483,28 +483,35 @@ def _table_lines(columns: Sequence[_Column]) -> list[str]:
 
 # The identifying columns give up no more than this to make a table fit a narrow terminal.
 MIN_OUTCOME_WIDTH = 16
+MIN_OUTCOME_WIDTH_FOR_FLAG = 14  # `crashed: oom …`: the timeline says the rest
 SOURCE_WIDTH_FOR_PHASE = 32  # and no more than this to make room for the biggest phase
 
 
-def summary_text(runs: Runs, top: int = 3, width: int | None = None) -> str:
+def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bool = False) -> str:
     """The `firedup runs` table: one line per run, biggest phases, the flags that differ.
 
     With a `width` (the terminal's), a table that would be wider is fitted to it: source,
     outcome and time to ready always stay (their folder said once, long names cut in the
     middle), then the biggest phase, then the flag columns that fit, then more phases. One
-    line counts what was left out and names the formats that hold every column.
+    line counts what was left out and names the formats that hold every column. `by_time` (the
+    history store: runs from many days and machines) orders the rows by when each run began and
+    shows that date and time beside the source.
     """
     from firedup.core.units import fmt_duration
 
     frame = summary(runs)
+    if by_time:
+        frame = frame.sort("first_ts", "source", "run_index", nulls_last=True)
     every = varying_flags(runs.runs, runs.flag_columns)
-    # the table shows the first-class flags (the rest are in --format csv/json/parquet), those
-    # that split the runs most first: the more runs differ from the most common value, the sooner
+    # the table shows the first-class flags (the rest are in --format csv/json/parquet): on/off
+    # switches first (disable_cuda_graph: what a debug and a production run differ by), then those
+    # that split the runs most: the more runs differ from the most common value, the sooner
     flags = sorted([f for f in every if f in FLAG_TYPES] or every[:4],
-                   key=lambda f: frame[f].value_counts()["count"].max() or 0)
+                   key=lambda f: (frame[f].dtype != pl.Boolean(), frame[f].value_counts()["count"].max() or 0))
     phase_cols = [c for c in frame.columns if c.endswith("_s") and c != "total_s" and c != "unattributed_s"]
-    names, wheres, states, to_ready, biggest = [], [], [], [], []
+    names, wheres, states, to_ready, biggest, started = [], [], [], [], [], []
     for row in frame.iter_rows(named=True):
+        started.append(row["first_ts"].strftime("%Y-%m-%d %H:%M") if row["first_ts"] else "-")
         time = fmt_time_to_end(row["seconds_to_end"], bool(row["lower_bound"]))
         to_ready.append(time if row["outcome"] == "ready" else f"({time})")
         state = row["outcome"]
@@ -526,12 +533,15 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None) -> str:
                               for b in biggest])
 
     flag_columns = [_Column(f, ["-" if v is None else str(v) for v in frame[f].to_list()]) for f in flags]
-    columns = [_Column("source", [n + w for n, w in zip(names, wheres, strict=True)]), _Column("outcome", states),
-               _Column("to ready", to_ready, right=True), phases(top), *flag_columns]
+    when = [_Column("started", started)] if by_time else []
+    columns = [*when, _Column("source", [n + w for n, w in zip(names, wheres, strict=True)]),
+               _Column("outcome", states), _Column("to ready", to_ready, right=True), phases(top), *flag_columns]
     notes: list[str] = []
     if width is not None and _table_width(columns) > width:
-        columns, notes = _fit(names, wheres, columns[1:3], phases, top, flag_columns, width)
-    phases_shown = len(columns) > 3 and columns[3].head.startswith("biggest phase")
+        fitted, notes = _fit(names, wheres, columns[len(when) + 1:len(when) + 3], phases, top, flag_columns,
+                             width - (_table_width(when) + 2 if when else 0))
+        columns = [*when, *fitted]
+    phases_shown = len(columns) > 3 + len(when) and columns[3 + len(when)].head.startswith("biggest phase")
     shown = [c.head for c in columns if c.head in flags]
     hidden = list(dict.fromkeys(f for f in [*flags, *every] if f not in shown))
     lines = _table_lines(columns)
@@ -559,11 +569,20 @@ def _fit(names: list[str], wheres: list[str], outcome_and_time: list[_Column], p
     ident.append(_Column("outcome", [cut_end(state, max(width - ident[0].width - to_ready.width - 4,
                                                          MIN_OUTCOME_WIDTH)) for state in outcome.cells]))
     ident.append(to_ready)
+    if flag_columns:  # the flag that splits the runs most is kept: the outcome, then the names give way to it
+        full = source(max(len(n) + len(w) for n, w in zip(names, wheres, strict=True)))
+        short = _table_width([full, outcome, to_ready, flag_columns[0]]) - width
+        cut = min(max(short, 0), outcome.width - MIN_OUTCOME_WIDTH_FOR_FLAG)
+        kept = _Column("outcome", [cut_end(state, outcome.width - cut) for state in outcome.cells])
+        room = width - _table_width([kept, to_ready, flag_columns[0]]) - 2
+        if room >= MIN_SOURCE_WIDTH:
+            ident[0], ident[1] = source(min(full.width, room)), kept
     over = _table_width([*ident, phases(1)]) - width
     if 0 < over <= ident[0].width - SOURCE_WIDTH_FOR_PHASE:  # long names give way to the biggest phase
         ident[0] = source(ident[0].width - over)
     columns = list(ident)
-    if _table_width([*columns, phases(1)]) <= width:
+    if _table_width([*columns, phases(1)]) <= width and (
+            not flag_columns or _table_width([*columns, phases(1), flag_columns[0]]) <= width):
         columns.append(phases(1))
     for column in flag_columns:  # in their order, each that still fits
         if _table_width([*columns, column]) <= width:

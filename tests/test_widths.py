@@ -1,0 +1,91 @@
+"""Every text view fits the terminal: no line wider than $COLUMNS (80 and 120 here), over the
+bundled samples and, when ../shared is next to the checkout, the real-log corpus.
+
+Stated exemption: the snippets `budget` prints after the budgets (bash, kubernetes, compose) are
+code to paste verbatim, so they are never wrapped; the test asks for `--snippet none` and
+`--snippet timeouts` (prose, fitted) and checks `--snippet bash` alone is not rewrapped.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_logs"
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+COMMANDS = [
+    ["parse"], ["timeline"], ["runs"], ["compare"], ["compare", "--by", "disable_cuda_graph"],
+    ["budget", "--snippet", "none"], ["budget", "--snippet", "timeouts"],
+]
+
+
+def _run(args: list[str], width: int) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": str(width), "PYTHONPATH": str(ROOT / "src")}
+    env.pop("LINES", None)
+    return subprocess.run([sys.executable, "-m", "firedup", *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, check=False, timeout=600)
+
+
+def _too_wide(text: str, width: int) -> list[str]:
+    return [line for line in text.splitlines() if len(line) > width]
+
+
+def _inputs() -> list[Path]:
+    return [SAMPLES, CORPUS]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("where", ["samples", "corpus"])
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: "-".join(c))
+def test_no_text_view_is_wider_than_the_terminal(command: list[str], where: str, width: int) -> None:
+    folder = SAMPLES if where == "samples" else CORPUS
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not next to this checkout")
+    if command == ["compare", "--by", "disable_cuda_graph"] and where == "corpus":
+        command = ["compare", "--by", "engine"]
+    proc = _run([*command, str(folder)], width)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.stdout.strip()
+    assert _too_wide(proc.stdout, width) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("where", ["samples", "corpus"])
+def test_check_fits_the_terminal(where: str, width: int) -> None:
+    folder = SAMPLES if where == "samples" else CORPUS
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not next to this checkout")
+    new = SAMPLES / "prod-tp8-eagle3-01.log"
+    proc = _run(["check", str(new), "--history", str(folder)], width)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.stdout.startswith("rule:")
+    assert _too_wide(proc.stdout, width) == []
+
+
+def test_a_snippet_alone_is_pasted_verbatim() -> None:
+    """The exemption: `--snippet bash` is a script, whatever the width."""
+    narrow, wide = _run(["budget", "--snippet", "bash", str(SAMPLES)], 40), _run(
+        ["budget", "--snippet", "bash", str(SAMPLES)], 400)
+    assert narrow.returncode == 0, narrow.stderr
+    assert narrow.stdout == wide.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["samples", "corpus"])
+def test_ingest_and_the_scenario_list_fit_80_columns(where: str, tmp_path: Path) -> None:
+    folder = SAMPLES if where == "samples" else CORPUS
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not next to this checkout")
+    proc = _run(["ingest", f"--store={tmp_path / ('a-store-folder-with-a-long-name' * 3)}", str(folder)], 80)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "added" in proc.stdout and _too_wide(proc.stdout, 80) == []
+    listed = _run(["synth", "--list"], 80)
+    assert listed.returncode == 0 and _too_wide(listed.stdout, 80) == []
