@@ -63,7 +63,8 @@ def _fleet_of(folder: Path) -> dict[str, dict[str, object]]:
 
 
 def _cli(args: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {**env, "PYTHONPATH": str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")}
+    # COLUMNS: the lines are compared whole, not as a terminal of 80 columns would wrap them
+    env = {**env, "PYTHONPATH": str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", ""), "COLUMNS": "1000"}
     return subprocess.run([sys.executable, "-m", "firedup", *args], capture_output=True, text=True, env=env,
                           timeout=timeout, check=False)
 
@@ -124,10 +125,8 @@ def test_ray_refuses_stdin(tmp_path: Path) -> None:
 
 
 def _readme_queries(store: Path) -> list[str]:
-    """The SQL statements of the README's Fleet section, on `store`."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Fleet"):]
-    section = section[: section.index("\n## ", 1)]
+    """The SQL statements of the Fleet page (docs/fleet.md), on `store`."""
+    section = (ROOT / "docs" / "fleet.md").read_text()
     sql = section[section.index("```sql") + len("```sql"): section.index("```", section.index("```sql") + 6)]
     sql = sql.replace("STORE/", f"{store}/")
     lines = [line for line in sql.splitlines() if not line.startswith("--")]
