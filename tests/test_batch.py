@@ -427,6 +427,17 @@ def test_a_head_of_prefixed_lines_goes_to_the_incremental_engine() -> None:
     assert forced["runs"][0]["outcome"] == "ready"
 
 
+def test_both_engines_carry_the_ray_actor_pid_and_read_through_its_repeat_summary() -> None:
+    """Several engines in one Ray log are told apart by the actor's pid: both engines give it
+    on every event, and Ray's "[repeated Nx across cluster]" does not hide a milestone."""
+    path = Path(__file__).resolve().parent / "fixtures" / "logs2026" / "sglang_ray_two_engines_interleaved.log"
+    fmt = get_format("sglang")
+    assert _assert_same(path, fmt) is not None
+    events = [e for e in _batch(path, fmt)[0] if e.name == "dist_init.begin"]
+    assert [(e.line, e.rank, e.pid, e.fields.get("repeated")) for e in events] == [
+        (3, "TP0", 26107, None), (4, "TP0", 26103, None), (10, "TP1", 26107, 3)]
+
+
 def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import hyperscan

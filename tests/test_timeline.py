@@ -244,6 +244,49 @@ def test_rays_repeated_summary_of_another_engines_tp0_is_no_draft_model() -> Non
     assert not [m for m in run.milestones if m.name.startswith("draft.") or m.model == "draft"]
 
 
+RAY_TWO_ENGINES = LOGS_2026 / "sglang_ray_two_engines_interleaved.log"
+
+
+@pytest.mark.parametrize("scanner", ["incremental", "batch"])
+def test_two_engines_under_one_ray_driver_are_two_runs(scanner: str) -> None:
+    """verl/Ray: each `(WorkerDict pid=N)` hosting its own TP0/TP1 is an engine of its own;
+    merged, the second engine's TP0 `Init torch distributed begin` was a phantom draft and
+    one engine's crash stood for both."""
+    first, second = parse_paths([str(RAY_TWO_ENGINES)], scanner=scanner).runs
+    for run in (first, second):
+        assert not [p for p in run.phases if p.name.startswith("draft.")]
+        assert not [m for m in run.milestones if m.name.startswith("draft.") or m.model == "draft"]
+        assert run.outcome == "crashed"
+    # pid 26107: the job's first line (a launcher's, before any engine spoke) and its own TP0/TP1
+    assert first.first_ts is not None and first.first_ts.iso == "2025-11-20T01:12:06"
+    assert [(m.name, m.rank, m.line) for m in first.milestones if m.name == "dist_init.begin"] == [
+        ("dist_init.begin", "TP0", 3), ("dist_init.begin", "TP1", 10)]  # line 10 ends in "[repeated 3x ...]"
+    assert first.crash is not None and first.crash.line == 11 and first.crash.category == "distributed"
+    assert first.crash.message.startswith("torch.distributed.DistStoreError: Timed out after 601 seconds")
+    assert "pid 26107" in first.warnings[-1]
+    # pid 26103: its own TP0 line and the crash of its TP1
+    assert [(m.name, m.rank, m.line) for m in second.milestones if m.name == "dist_init.begin"] == [
+        ("dist_init.begin", "TP0", 4)]
+    assert second.crash is not None and second.crash.line == 5 and second.crash.category == "distributed"
+    assert second.crash.message.startswith("RuntimeError: nonce == returnedNonce")
+    assert "pid 26103" in second.warnings[-1]
+
+
+def test_ranks_of_one_engine_in_separate_processes_stay_one_run(tmp_path: Path) -> None:
+    """Processes that print different ranks may be the ranks of one engine: only the same
+    rank under two processes proves two engines."""
+    text = (
+        "(WorkerDict pid=1) [2025-11-20 01:12:06 TP0] Init torch distributed begin.\n"
+        "(WorkerDict pid=2) [2025-11-20 01:12:06 TP1] Init torch distributed begin.\n"
+        "(WorkerDict pid=1) [2025-11-20 01:12:09 TP0] Init torch distributed ends. mem usage=0.95 GB\n"
+        "(WorkerDict pid=2) [2025-11-20 01:12:09 TP1] Init torch distributed ends. mem usage=0.95 GB\n"
+    )
+    [run] = _runs(tmp_path, text)
+    assert run.ranks == ["TP0", "TP1"]
+    assert [m.name for m in run.milestones].count("dist_init.end") == 2
+    assert not [w for w in run.warnings if "engines" in w]
+
+
 def test_an_args_line_cut_by_an_ellipsis_still_names_the_model() -> None:
     [run] = parse_paths([str(LOGS_2026 / "sglang_args_ellipsis.log")]).runs
     assert run.config.get("model_path") == "Qwen/Qwen3-8B"

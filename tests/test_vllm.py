@@ -686,3 +686,25 @@ def test_the_version_dates_a_log_with_no_file_date_after_its_release(tmp_path: P
     (run,) = reader.runs()
     assert run.date_source == "version"
     assert run.first_ts is not None and run.first_ts.iso == "2026-03-27T22:26:07"
+
+
+@pytest.mark.parametrize(("version", "month_day", "year"), [
+    ("0.9.0", "05-20", 2026),  # 0.9.0 reached PyPI on 2025-05-28: a May 20th before it is 2026's
+    ("0.9.0", "05-29", 2025),
+    ("0.11.0", "10-02", 2026),  # 2025-10-04 (a day of slack for time zones: not 10-03)
+    ("0.11.2", "10-05", 2025),  # a later release of the series: dated by its series' first
+])
+def test_the_release_day_decides_the_year_of_a_log_stamped_near_it(version: str, month_day: str, year: int) -> None:
+    """The release table's days are PyPI's upload days (formats/vllm.py): a day off puts a log
+    written near a release in the wrong year."""
+    from firedup.read.sources import normalise
+    from firedup.timeline.pipeline import LogReader
+
+    text = (f"INFO {month_day} 22:26:07 [core.py:71] Initializing a V1 LLM engine (v{version}) with config: model='m', "
+            "tensor_parallel_size=1, enforce_eager=True\n"
+            f"INFO {month_day} 22:26:17 [gpu_model_runner.py:1843] Starting to load model m...\n")
+    reader = LogReader("-")
+    reader.feed([line for i, raw in enumerate(text.splitlines(), start=1) for line in normalise(raw, i)], force=True)
+    (run,) = reader.runs()
+    assert run.date_source == "version"
+    assert run.first_ts is not None and run.first_ts.iso == f"{year}-{month_day}T22:26:07"

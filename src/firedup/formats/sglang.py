@@ -555,7 +555,9 @@ FORMAT = Format(
     hints=HINTS,
     hint_words=hint_words,
     # 0.1-0.3.3 print "Init nccl begin" (renamed in 0.3.4, 2024-10-19) and 0.1-0.2 "[gpu_id=N]":
-    # every such release came out in 2024 (sglang.md's release table; 0.1 in early 2024). Their
+    # every such release came out in 2024 (sglang.md's release table; checked with pip's client,
+    # `pip index versions sglang --uploaded-prior-to`: nothing before 2024-01-01, the first
+    # upload 0.1.3 on 2024-01-16, 0.3.4 on 2024-10-19, every 0.1-0.3.3 before 2025). Their
     # vLLM-style lines (custom all-reduce, ...) carry month-day stamps without a year.
     release_literals=(("] Init nccl begin.", "2024-01-01", "SGLang up to 0.3.3 ('Init nccl begin'), released in 2024"),
                       ("[gpu_id=", "2024-01-01", "SGLang 0.1-0.2 ('[gpu_id=N]' lines), released in 2024")),

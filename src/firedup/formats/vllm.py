@@ -499,13 +499,18 @@ HINTS = {
     ("config", "*"): "vLLM rejected this combination of flags, model or hardware: read the message",
 }
 
-# When each minor series was first released (PyPI upload dates of x.y.0; shared/formats/vllm.md
-# lists no dates). A log of a version is written on or after its release: the year its month-day
-# stamps lack is guessed from it. Series after 0.11 are left out: their dates are not known here.
+# When each minor series was first released: the UTC day PyPI's upload-time puts vllm==x.y.0 on,
+# read with pip's own client (`pip index versions vllm --uploaded-prior-to DAY`, the first day
+# the version is listed before the next midnight; checked 2026-12 for this table: 0.4.0, 0.6.0,
+# 0.9.0, 0.10.0 and 0.11.0 were a day to two weeks later than first written here). The last
+# version of each range is the last of its series on PyPI before the next series (0.11.1 and
+# 0.11.2 came after 0.11.0, so its date bounds them too). shared/formats/vllm.md lists no dates.
+# A log of a version is written on or after its release: the year its month-day stamps lack is
+# guessed from it. Series after 0.11 are left out: their dates were not checked.
 RELEASES = (
-    ("0.3.0", "0.3.3", "2024-01-31"), ("0.4.0", "0.4.3", "2024-03-30"), ("0.5.0", "0.5.5", "2024-06-11"),
-    ("0.6.0", "0.6.6.post1", "2024-09-04"), ("0.7.0", "0.7.3", "2025-01-27"), ("0.8.0", "0.8.5.post1", "2025-03-18"),
-    ("0.9.0", "0.9.2", "2025-05-15"), ("0.10.0", "0.10.2", "2025-07-24"), ("0.11.0", "0.11.0", "2025-10-02"),
+    ("0.3.0", "0.3.3", "2024-01-31"), ("0.4.0", "0.4.3", "2024-03-31"), ("0.5.0", "0.5.5", "2024-06-11"),
+    ("0.6.0", "0.6.6.post1", "2024-09-05"), ("0.7.0", "0.7.3", "2025-01-27"), ("0.8.0", "0.8.5.post1", "2025-03-18"),
+    ("0.9.0", "0.9.2", "2025-05-28"), ("0.10.0", "0.10.2", "2025-07-25"), ("0.11.0", "0.11.2", "2025-10-04"),
 )
 VERSION_TEXT = (r"(?:vLLM API server version |vLLM server version |LLM engine \(v|█ +version +)"
                 r"(?P<version>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")

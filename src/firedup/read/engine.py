@@ -57,11 +57,15 @@ class Event:
     inherited: bool = False
     header: str = "bare"  # which header family the line had
     proc: str | None = None
+    # The process id of the line's process tag ("(WorkerDict pid=26107)" -> 26107): under a
+    # launcher such as Ray, one log holds several engines, told apart only by it
+    # (timeline.split_engines).
+    pid: int | None = None
 
     def key(self) -> tuple[Any, ...]:
         """What two engines must agree on."""
         return (self.name, self.line, self.ts.iso if self.ts else None, self.inherited, self.rank,
-                sorted((k, repr(v)) for k, v in self.fields.items()), self.text, self.header)
+                sorted((k, repr(v)) for k, v in self.fields.items()), self.text, self.header, self.pid)
 
 
 @dataclass(slots=True, frozen=True)
@@ -459,7 +463,7 @@ class Scanner:
         if not own and line.outer is not None and self._want_first and self._outer_first is None:
             self._outer_first = (line.number, line.outer)
         if self._want_first and own:
-            out.append(Event(CLOCK_FIRST, line.number, parsed.ts, parsed.rank, header="clock"))
+            out.append(Event(CLOCK_FIRST, line.number, parsed.ts, parsed.rank, header="clock", pid=line.pid))
             self._want_first = False
 
     def skip(self, count: int, last_number: int, first_own: tuple[Line, Parsed] | None,
@@ -544,7 +548,7 @@ class Scanner:
                 except (KeyError, IndexError):
                     rank = None
             header = parsed.header.name if parsed.header else "bare"
-            return Event(rule.name, line.number, ts, rank, fields, msg, inherited, header, line.proc)
+            return Event(rule.name, line.number, ts, rank, fields, msg, inherited, header, line.proc, line.pid)
         return None
 
     def finish(self) -> list[Event]:

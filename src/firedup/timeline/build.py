@@ -8,6 +8,7 @@ is not a restart. Phases are built per rank first, then for the run as its criti
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -406,6 +407,67 @@ def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
         if event.name == "ready" or event.name in _FATAL:
             ended = True
     return [s for s in segments if any(e.name not in CLOCK_EVENTS for e in s)]
+
+
+# --- telling engines apart ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Engines:
+    """The engines one source holds: the events of each, and whose every line is.
+
+    A launcher that runs several engines in one job (Ray, as verl and other RL trainers use
+    it) prints all their lines in one log, each behind the tag of the process that printed
+    it (`(WorkerDict pid=26107) `). Each engine numbers its ranks from TP0, so the same
+    rank under two process tags is two engines, and each such process is an engine of its
+    own. Lines of other processes, or without a tag, belong to the engine whose line came
+    last before them (the first engine before any): a launcher's own lines, the job's
+    start, other workers' notices.
+    """
+
+    events: list[list[Event]]
+    pids: list[int | None]  # the process of each engine (None: one engine, not told apart)
+    owners: list[tuple[int, int]]  # (line, engine) of the lines the engines' processes printed
+
+    def owner(self, line: int) -> int:
+        """The engine that a line with no process of an engine belongs to (see above)."""
+        at = bisect.bisect_right(self.owners, (line, len(self.pids))) - 1
+        return self.owners[at][1] if at >= 0 else 0
+
+
+def split_engines(events: Sequence[Event], fmt: Format) -> Engines:
+    """The engines of a source (`Engines`): one, unless two processes print the same rank.
+
+    Only a process tag the format does not read as one of its own processes counts (a
+    launcher's, such as Ray's actor tag: an engine's own `(EngineCore_DP1 pid=N)` is a rank of one
+    engine), and only lines the process printed itself: Ray's "[repeated Nx across
+    cluster]" summarises lines of several processes under the tag of one of them.
+    """
+    ranks_of: dict[int, set[str]] = {}
+    for event in events:
+        if (event.pid is not None and event.rank is not None and not event.fields.get("repeated")
+                and event.name not in CLOCK_EVENTS and fmt.rank_from_proc(event.proc, event.pid) is None):
+            ranks_of.setdefault(event.pid, set()).add(event.rank)
+    seen: set[str] = set()
+    shared = False
+    for ranks in ranks_of.values():
+        shared = shared or bool(seen & ranks)
+        seen |= ranks
+    if not shared:
+        return Engines([list(events)], [None], [])
+    pids: list[int | None] = list(ranks_of)  # in the order of their first ranked line
+    index = {pid: k for k, pid in enumerate(pids)}
+    split: list[list[Event]] = [[] for _ in pids]
+    owners: list[tuple[int, int]] = []
+    current = 0
+    for event in events:
+        k = index.get(event.pid) if event.pid is not None else None
+        if k is not None:
+            current = k
+            if not owners or owners[-1] != (event.line, k):
+                owners.append((event.line, k))
+        split[current].append(event)
+    return Engines(split, pids, owners)
 
 
 # --- building one run --------------------------------------------------------------------
@@ -1122,15 +1184,30 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
     """The runs of one source read with `fmt`: everything engine-specific comes from it.
     `config_defaults`: the flags a launch command leaves out (None: the format's). `stats`:
     the reader's line accounting, whose gaps and unmatched lines each run takes from its own
-    lines (from its first line to the next run's)."""
-    segments = split_runs(events, fmt)
-    starts = [min((e.line for e in seg if e.name != CLOCK_OUTER_FIRST), default=0) for seg in segments]
+    lines (from its first line to the next run's of the same engine). A source with several
+    engines (`split_engines`) has the runs of each, in the order of their first lines."""
+    engines = split_engines(events, fmt)
     gaps = stats.gaps if stats is not None else []
     unmatched = stats.unmatched if stats is not None else []
+    several = len(engines.events) > 1
+    pieces: list[tuple[int, list[Event], list[Gap], list[Unmatched], int | None]] = []
+    for k, (engine_events, pid) in enumerate(zip(engines.events, engines.pids, strict=True)):
+        segments = split_runs(engine_events, fmt)
+        starts = [min((e.line for e in seg if e.name != CLOCK_OUTER_FIRST), default=0) for seg in segments]
 
-    def own(i: int, line: int) -> bool:
-        return (i == 0 or line >= starts[i]) and (i + 1 >= len(starts) or line < starts[i + 1])
+        def own(i: int, line: int, k: int = k, starts: list[int] = starts) -> bool:
+            return ((not several or engines.owner(line) == k)
+                    and (i == 0 or line >= starts[i]) and (i + 1 >= len(starts) or line < starts[i + 1]))
 
-    return [build_run(seg, source, i, fmt, date_source, config_defaults,
-                      [g for g in gaps if own(i, g.line)], [u for u in unmatched if own(i, u.line)])
-            for i, seg in enumerate(segments)]
+        for i, seg in enumerate(segments):
+            pieces.append((starts[i], seg, [g for g in gaps if own(i, g.line)], [u for u in unmatched if own(i, u.line)], pid))
+    pieces.sort(key=lambda piece: piece[0])  # stable: one engine's runs keep their order
+    runs = []
+    for i, (_, seg, run_gaps, run_unmatched, pid) in enumerate(pieces):
+        run = build_run(seg, source, i, fmt, date_source, config_defaults, run_gaps, run_unmatched)
+        if several:
+            others = ", ".join(str(p) for p in engines.pids if p != pid)
+            run.warnings.append(f"this log holds {len(engines.pids)} engines told apart by their process tags: "
+                                f"this run is the one of pid {pid} (the others: pid {others})")
+        runs.append(run)
+    return runs
