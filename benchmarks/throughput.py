@@ -54,21 +54,25 @@ def parse_size(text: str) -> int:
     return int(float(m[1]) * scale)
 
 
-def _env() -> dict[str, str]:
+# --baseline: another checkout's src/ (the code before a change), timed in the same run
+BASELINE: list[Path] = []
+
+
+def _env(src: Path = SRC) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(src) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # users run from cached bytecode
     return env
 
 
-def run(cmd: list[str]) -> tuple[float, float]:
+def run(cmd: list[str], src: Path = SRC) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one child process, its output thrown away.
 
     firedup scans a big file with worker processes, so the peak is of the whole process
     tree: the sum of the resident sets, sampled every 10 ms from /proc (Linux), or the
     largest single process's (`wait4`) where /proc is missing."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(src))
     tree_peak = [0]
     sampler = threading.Thread(target=_sample_tree_rss, args=(proc.pid, tree_peak), daemon=True)
     sampler.start()
@@ -106,23 +110,33 @@ def _sample_tree_rss(pid: int, peak: list[int]) -> None:
 
 
 def compare(label: str, ours: list[str], reference: list[str] | None, runs: int) -> dict[str, Any]:
-    """Alternate the two commands `runs` times; medians and the median of per-run ratios."""
+    """Alternate the commands `runs` times; medians and the median of per-run ratios. With
+    --baseline, the same command from the baseline's sources runs in the same rounds."""
     ours_t: list[float] = []
     ref_t: list[float] = []
+    base_t: list[float] = []
     rss: list[float] = []
     run(ours)  # warm the page cache and the bytecode cache
     if reference:
         run(reference)
+    for src in BASELINE:
+        run(ours, src)
     for _ in range(runs):
         if reference:
             ref_t.append(run(reference)[0])
         t, peak = run(ours)
         ours_t.append(t)
         rss.append(peak)
+        for src in BASELINE:
+            base_t.append(run(ours, src)[0])
     out: dict[str, Any] = {"label": label, "firedup_s": statistics.median(ours_t), "peak_rss_mb": max(rss)}
     if reference:
         out["rg_s"] = statistics.median(ref_t)
         out["ratio"] = statistics.median(o / r for o, r in zip(ours_t, ref_t, strict=True))
+    if base_t:
+        out["before_s"] = statistics.median(base_t)
+        if reference:
+            out["before_ratio"] = statistics.median(b / r for b, r in zip(base_t, ref_t, strict=True))
     return out
 
 
@@ -147,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "firedup-bench")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
+    ap.add_argument("--baseline", type=Path, metavar="SRC",
+                    help="also time another checkout's src/ (the code before a change) in the same rounds")
     ap.add_argument("--parts", default="long,many,startup",
                     help="which figures to measure, comma-separated: long, many, startup, scale "
                          "(default long,many,startup)")
@@ -155,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     args.cache.mkdir(parents=True, exist_ok=True)
+    if args.baseline is not None:
+        if not (args.baseline / "firedup" / "__init__.py").is_file():
+            ap.error(f"--baseline {args.baseline}: not a src/ folder holding firedup/")
+        BASELINE[:] = [args.baseline.resolve()]
     rg = shutil.which("rg")
     if rg is None:
         print("ripgrep (rg) not found: ratios are skipped, only firedup's own times are shown "
@@ -309,15 +329,30 @@ def _startup(args: argparse.Namespace) -> dict[str, float | dict[str, float]]:
     base: list[float] = []
     for name, cmd in (("--help", [sys.executable, "-m", "firedup", "--help"]),
                       ("parse small.log", [sys.executable, "-m", "firedup", "parse", str(small)])):
-        times, base = [], []
+        times, base, before = [], [], []
         run(cmd)
+        for src in BASELINE:
+            run(cmd, src)
         for _ in range(max(5, args.runs)):
             base.append(run(bare)[0])
             times.append(run(cmd)[0])
+            for src in BASELINE:
+                before.append(run(cmd, src)[0])
         startup[name] = {"ms": statistics.median(times) * 1000,
                          "above_python_ms": statistics.median(t - b for t, b in zip(times, base, strict=True)) * 1000}
+        if before:
+            startup[name]["before_above_python_ms"] = statistics.median(
+                t - b for t, b in zip(before, base, strict=True)) * 1000
     startup["python -c pass ms"] = statistics.median(base) * 1000
     return startup
+
+
+def _before(row: dict[str, Any]) -> str:
+    """The baseline's figure on the same line, when --baseline was timed."""
+    if "before_s" not in row:
+        return ""
+    ratio = row.get("before_ratio")
+    return f"   before: {row['before_s']:.2f}s" + (f" ({ratio:.1f}x)" if ratio is not None else "")
 
 
 def _verdict(value: float | None, goal: float) -> str:
@@ -337,7 +372,8 @@ def _report(r: dict[str, Any]) -> None:
     for name, row, goal in rows:
         ratio = row.get("ratio")
         print(f"{name:<46}{row['firedup_s']:>9.2f}s{row.get('rg_s', float('nan')):>8.2f}s"
-              f"{ratio if ratio is not None else float('nan'):>7.1f}x{goal:>7.1f}x  {_verdict(ratio, goal)}")
+              f"{ratio if ratio is not None else float('nan'):>7.1f}x{goal:>7.1f}x  {_verdict(ratio, goal)}"
+              + _before(row))
     if "long" in r:
         rss = r["long"]["peak_rss_mb"]
         print(f"{'   peak RSS, long log (all processes)':<46}{rss:>8.0f}MB{'':>17}{GOALS['rss_mb']:>6.0f}MB  {_verdict(rss, GOALS['rss_mb'])}")
@@ -354,14 +390,15 @@ def _report(r: dict[str, Any]) -> None:
         label = f"4. folder of {row['files']:,} logs"
         print(f"{label:<46}{row['firedup_s']:>9.2f}s{row.get('rg_s', float('nan')):>8.2f}s"
               f"{ratio if ratio is not None else float('nan'):>7.1f}x{GOALS['many']:>7.1f}x  "
-              f"{_verdict(ratio, GOALS['many'])}  ({row['ms_a_file']:.2f} ms a file)")
+              f"{_verdict(ratio, GOALS['many'])}  ({row['ms_a_file']:.2f} ms a file)" + _before(row))
     if "startup" not in r:
         return
     st = r["startup"]
     for name in ("--help", "parse small.log"):
         above = st[name]["above_python_ms"]
+        before = st[name].get("before_above_python_ms")
         print(f"{'3. firedup ' + name + ' above python -c pass':<46}{above:>8.0f}ms{'':>17}{GOALS['startup_ms']:>6.0f}ms  "
-              f"{_verdict(above, GOALS['startup_ms'])}")
+              f"{_verdict(above, GOALS['startup_ms'])}" + (f"   before: {before:.0f}ms" if before is not None else ""))
     print(f"   (python -c pass itself: {st['python -c pass ms']:.0f} ms; small.log: {st['small_log_bytes'] / 1000:.0f} kB)")
 
 
