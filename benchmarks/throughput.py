@@ -6,8 +6,10 @@
 Three figures, each against a reference measured in the same run, runs alternating:
 1. one long log (4 startups + runtime traffic): `firedup parse --json > /dev/null` over
    `rg -c <milestone alternation>`, and firedup's peak RSS;
-2. a folder of startup logs: the same two commands over the folder;
-3. `firedup --help` and `firedup parse small.log`, in ms above a bare `python -c pass`.
+2. a folder of startup logs: the same two commands over the folder, and where a file's time
+   goes (CPU per stage: first line, head and sniff, events, timeline, JSON);
+3. `firedup --help` and `firedup parse small.log`, in ms above a bare `python -c pass`;
+4. (`--parts scale`) the folder at 200, 2,000 and 20,000 files: the cost a file stays flat.
 
 Inputs come from the project's generator (`firedup.synth.bulk`) and are cached outside the
 repo (default ~/.cache/firedup-bench) by size and seed. Timings on a shared machine are
@@ -40,7 +42,7 @@ MILESTONES = ("server_args=", "Init torch distributed begin", "Load weight begin
               "KV Cache is allocated", "Memory pool end", "Capture cuda graph begin", "Capture cuda graph end",
               "max_total_num_tokens=", "Uvicorn running on", "fired up and ready to roll")
 ALTERNATION = "|".join(re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", m) for m in MILESTONES)
-GOALS = {"long": 2.0, "many": 3.0, "startup_ms": 150.0, "rss_mb": 300.0}
+GOALS = {"long": 2.0, "many": 20.0, "startup_ms": 150.0, "rss_mb": 300.0}
 
 
 def parse_size(text: str) -> int:
@@ -52,21 +54,25 @@ def parse_size(text: str) -> int:
     return int(float(m[1]) * scale)
 
 
-def _env() -> dict[str, str]:
+# --baseline: another checkout's src/ (the code before a change), timed in the same run
+BASELINE: list[Path] = []
+
+
+def _env(src: Path = SRC) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(src) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # users run from cached bytecode
     return env
 
 
-def run(cmd: list[str]) -> tuple[float, float]:
+def run(cmd: list[str], src: Path = SRC) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one child process, its output thrown away.
 
     firedup scans a big file with worker processes, so the peak is of the whole process
     tree: the sum of the resident sets, sampled every 10 ms from /proc (Linux), or the
     largest single process's (`wait4`) where /proc is missing."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(src))
     tree_peak = [0]
     sampler = threading.Thread(target=_sample_tree_rss, args=(proc.pid, tree_peak), daemon=True)
     sampler.start()
@@ -104,23 +110,33 @@ def _sample_tree_rss(pid: int, peak: list[int]) -> None:
 
 
 def compare(label: str, ours: list[str], reference: list[str] | None, runs: int) -> dict[str, Any]:
-    """Alternate the two commands `runs` times; medians and the median of per-run ratios."""
+    """Alternate the commands `runs` times; medians and the median of per-run ratios. With
+    --baseline, the same command from the baseline's sources runs in the same rounds."""
     ours_t: list[float] = []
     ref_t: list[float] = []
+    base_t: list[float] = []
     rss: list[float] = []
     run(ours)  # warm the page cache and the bytecode cache
     if reference:
         run(reference)
+    for src in BASELINE:
+        run(ours, src)
     for _ in range(runs):
         if reference:
             ref_t.append(run(reference)[0])
         t, peak = run(ours)
         ours_t.append(t)
         rss.append(peak)
+        for src in BASELINE:
+            base_t.append(run(ours, src)[0])
     out: dict[str, Any] = {"label": label, "firedup_s": statistics.median(ours_t), "peak_rss_mb": max(rss)}
     if reference:
         out["rg_s"] = statistics.median(ref_t)
         out["ratio"] = statistics.median(o / r for o, r in zip(ours_t, ref_t, strict=True))
+    if base_t:
+        out["before_s"] = statistics.median(base_t)
+        if reference:
+            out["before_ratio"] = statistics.median(b / r for b, r in zip(base_t, ref_t, strict=True))
     return out
 
 
@@ -145,11 +161,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "firedup-bench")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
+    ap.add_argument("--baseline", type=Path, metavar="SRC",
+                    help="also time another checkout's src/ (the code before a change) in the same rounds")
     ap.add_argument("--parts", default="long,many,startup",
-                    help="which figures to measure, comma-separated (default long,many,startup)")
+                    help="which figures to measure, comma-separated: long, many, startup, scale "
+                         "(default long,many,startup)")
+    ap.add_argument("--scale", default="200,2000,20000",
+                    help="folder sizes of --parts scale (default 200,2000,20000; 20,000 files are 4 GB)")
     args = ap.parse_args(argv)
 
     args.cache.mkdir(parents=True, exist_ok=True)
+    if args.baseline is not None:
+        if not (args.baseline / "firedup" / "__init__.py").is_file():
+            ap.error(f"--baseline {args.baseline}: not a src/ folder holding firedup/")
+        BASELINE[:] = [args.baseline.resolve()]
     rg = shutil.which("rg")
     if rg is None:
         print("ripgrep (rg) not found: ratios are skipped, only firedup's own times are shown "
@@ -158,15 +183,17 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"python": sys.version.split()[0], "rg": rg, "alternation": ALTERNATION}
 
     parts = set(args.parts.split(","))
-    unknown = parts - {"long", "many", "startup"}
+    unknown = parts - {"long", "many", "startup", "scale"}
     if unknown:
-        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (choose from long, many, startup)")
+        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (choose from long, many, startup, scale)")
     if "long" in parts:
         _long(args, results, firedup, rg)
     if "many" in parts:
         _many(args, results, firedup, rg)
     if "startup" in parts:
         results["startup"] = _startup(args)
+    if "scale" in parts:
+        results["scale"] = _scale(args, firedup, rg)
     _report(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
@@ -188,6 +215,81 @@ def _many(args: argparse.Namespace, results: dict[str, Any], firedup: list[str],
                               args.runs)
     results["many"]["files"] = args.files
     results["many"]["per_file_ms"] = _per_file(folder, args.runs)
+    results["many"]["stages_ms"] = _stages(folder)
+
+
+def _scale(args: argparse.Namespace, firedup: list[str], rg: str | None) -> list[dict[str, Any]]:
+    """The folder at each size of --scale: seconds, ms a file and the ratio to rg. The same
+    generator and seed, so the smaller folders are the first files of the bigger ones."""
+    out = []
+    for n in (int(x) for x in args.scale.split(",")):
+        folder = cached(args.cache, f"many-{n}x{args.file_size}-s{args.seed}",
+                        lambda p, n=n: write_many(p, n=n, seed=args.seed, target_bytes=args.file_size))
+        row = compare(f"folder of {n}", [*firedup, str(folder)], [rg, "-c", ALTERNATION, str(folder)] if rg else None,
+                      args.runs if n <= 2000 else 1)
+        row["files"] = n
+        row["ms_a_file"] = row["firedup_s"] / n * 1000
+        out.append(row)
+    return out
+
+
+def _stages(folder: Path, most: int = 100) -> dict[str, dict[str, float]]:
+    """Where a file's CPU goes, per kind of log, in this process (no pool): the stages of
+    `pipeline.parse_source`, called one by one as it calls them (the profile behind the
+    folder's figure). A file the batch engine hands back is timed whole as `incremental`."""
+    import io
+
+    from firedup.core import config
+    from firedup.read import batch
+    from firedup.read.sources import Source, read_lines
+    from firedup.timeline import pipeline
+    from firedup.timeline.build import build_timeline
+
+    logs = sorted(folder.glob("*.log"))
+    kinds = {"SGLang": [p for p in logs if not p.stem.endswith("-vllm")][:most],
+             "vLLM behind kubectl": [p for p in logs if p.stem.endswith("-vllm")][:most]}
+    out: dict[str, dict[str, float]] = {}
+    for kind, paths in kinds.items():
+        if not paths:
+            continue
+        pipeline.parse_paths([str(p) for p in paths[:3]], jobs=1)  # compile and cache the scans first
+        spent = dict.fromkeys(("first line", "head", "sniff", "events", "timeline", "json", "incremental"), 0.0)
+        for path in paths:
+            config._parse_args_repr.cache_clear()  # each file's args dump read, as in a fresh process
+            source = Source(str(path), path)
+            clock = time.process_time
+            t0 = clock()
+            next(iter(read_lines(source)), None)
+            t1 = clock()
+            spent["first line"] += t1 - t0
+            try:
+                sample, normalised = batch.read_head(path, pipeline.SNIFF_LINES, refuse_mostly_flagged=True)
+                t2 = clock()
+                fmt = batch.sniff(sample)
+                t3 = clock()
+                if fmt is None:
+                    raise batch.NeedExact("no engine")
+                events, stats, scanned = pipeline._events_batch(source, fmt, pipeline.DatePolicy.of(source), normalised,
+                                                                sample)
+            except batch.NeedExact:
+                t2 = clock()
+                result = pipeline.ParseResult()
+                result.runs.extend(pipeline.parse_source(source, scanner="incremental")[0])
+                pipeline.write_contract_json(result, io.StringIO())
+                spent["incremental"] += clock() - t1
+                continue
+            t4 = clock()
+            runs = build_timeline(events, source.name, fmt, scanned.date_source, stats=stats)
+            t5 = clock()
+            result = pipeline.ParseResult()
+            result.runs.extend(runs)
+            pipeline.write_contract_json(result, io.StringIO())
+            t6 = clock()
+            for stage, took in (("head", t2 - t1), ("sniff", t3 - t2), ("events", t4 - t3), ("timeline", t5 - t4),
+                                ("json", t6 - t5)):
+                spent[stage] += took
+        out[kind] = {stage: took / len(paths) * 1000 for stage, took in spent.items()}
+    return out
 
 
 def _per_file(folder: Path, runs: int, most: int = 150) -> dict[str, dict[str, float]]:
@@ -196,6 +298,7 @@ def _per_file(folder: Path, runs: int, most: int = 150) -> dict[str, dict[str, f
     are written behind `kubectl logs --timestamps`, so every line carries a prefix."""
     import io
 
+    from firedup.core import config
     from firedup.timeline.pipeline import parse_paths, write_contract_json
 
     logs = sorted(folder.glob("*.log"))
@@ -209,6 +312,7 @@ def _per_file(folder: Path, runs: int, most: int = 150) -> dict[str, dict[str, f
         parse_paths(chosen[:3], jobs=1)  # compile and cache the scans first
         cpu: list[float] = []
         for _ in range(max(1, runs)):
+            config._parse_args_repr.cache_clear()  # no file's args dump from the previous run
             start = time.process_time()
             write_contract_json(parse_paths(chosen, jobs=1), io.StringIO())
             cpu.append((time.process_time() - start) / len(chosen) * 1000)
@@ -225,15 +329,30 @@ def _startup(args: argparse.Namespace) -> dict[str, float | dict[str, float]]:
     base: list[float] = []
     for name, cmd in (("--help", [sys.executable, "-m", "firedup", "--help"]),
                       ("parse small.log", [sys.executable, "-m", "firedup", "parse", str(small)])):
-        times, base = [], []
+        times, base, before = [], [], []
         run(cmd)
+        for src in BASELINE:
+            run(cmd, src)
         for _ in range(max(5, args.runs)):
             base.append(run(bare)[0])
             times.append(run(cmd)[0])
+            for src in BASELINE:
+                before.append(run(cmd, src)[0])
         startup[name] = {"ms": statistics.median(times) * 1000,
                          "above_python_ms": statistics.median(t - b for t, b in zip(times, base, strict=True)) * 1000}
+        if before:
+            startup[name]["before_above_python_ms"] = statistics.median(
+                t - b for t, b in zip(before, base, strict=True)) * 1000
     startup["python -c pass ms"] = statistics.median(base) * 1000
     return startup
+
+
+def _before(row: dict[str, Any]) -> str:
+    """The baseline's figure on the same line, when --baseline was timed."""
+    if "before_s" not in row:
+        return ""
+    ratio = row.get("before_ratio")
+    return f"   before: {row['before_s']:.2f}s" + (f" ({ratio:.1f}x)" if ratio is not None else "")
 
 
 def _verdict(value: float | None, goal: float) -> str:
@@ -253,7 +372,8 @@ def _report(r: dict[str, Any]) -> None:
     for name, row, goal in rows:
         ratio = row.get("ratio")
         print(f"{name:<46}{row['firedup_s']:>9.2f}s{row.get('rg_s', float('nan')):>8.2f}s"
-              f"{ratio if ratio is not None else float('nan'):>7.1f}x{goal:>7.1f}x  {_verdict(ratio, goal)}")
+              f"{ratio if ratio is not None else float('nan'):>7.1f}x{goal:>7.1f}x  {_verdict(ratio, goal)}"
+              + _before(row))
     if "long" in r:
         rss = r["long"]["peak_rss_mb"]
         print(f"{'   peak RSS, long log (all processes)':<46}{rss:>8.0f}MB{'':>17}{GOALS['rss_mb']:>6.0f}MB  {_verdict(rss, GOALS['rss_mb'])}")
@@ -262,13 +382,23 @@ def _report(r: dict[str, Any]) -> None:
         for kind, row in r["many"].get("per_file_ms", {}).items():
             label = f"   CPU a file: {kind}, {row['share_of_folder']:.0%} of them"
             print(f"{label:<46}{row['ms']:>8.1f}ms")
+        for kind, stages in r["many"].get("stages_ms", {}).items():
+            shown = ", ".join(f"{stage} {ms:.2f}" for stage, ms in stages.items() if ms >= 0.005)
+            print(f"   where it goes, {kind} (ms a file): {shown}")
+    for row in r.get("scale", []):
+        ratio = row.get("ratio")
+        label = f"4. folder of {row['files']:,} logs"
+        print(f"{label:<46}{row['firedup_s']:>9.2f}s{row.get('rg_s', float('nan')):>8.2f}s"
+              f"{ratio if ratio is not None else float('nan'):>7.1f}x{GOALS['many']:>7.1f}x  "
+              f"{_verdict(ratio, GOALS['many'])}  ({row['ms_a_file']:.2f} ms a file)" + _before(row))
     if "startup" not in r:
         return
     st = r["startup"]
     for name in ("--help", "parse small.log"):
         above = st[name]["above_python_ms"]
+        before = st[name].get("before_above_python_ms")
         print(f"{'3. firedup ' + name + ' above python -c pass':<46}{above:>8.0f}ms{'':>17}{GOALS['startup_ms']:>6.0f}ms  "
-              f"{_verdict(above, GOALS['startup_ms'])}")
+              f"{_verdict(above, GOALS['startup_ms'])}" + (f"   before: {before:.0f}ms" if before is not None else ""))
     print(f"   (python -c pass itself: {st['python -c pass ms']:.0f} ms; small.log: {st['small_log_bytes'] / 1000:.0f} kB)")
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from firedup.core import config
 from firedup.core.config import parse_args_repr
 from firedup.formats import _common as common
 from firedup.formats import all_formats, sglang, vllm
@@ -39,6 +40,7 @@ FILLERS = ("a", "1", " ", "a=", "KV", "| 1/2 [00:00<00:00", "--a ", "(", "'", "\
 def _best(fn: Callable[[str], Any], text: str, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
+        config._parse_args_repr.cache_clear()  # each try reads the dump again, not the cache
         start = time.perf_counter()
         fn(text)
         best = min(best, time.perf_counter() - start)
@@ -125,6 +127,9 @@ NAMED: list[tuple[str, Callable[[str], Any], str]] = [
     ("vllm engine config", lambda t: vllm.engine_config("(v0.13.0) with config: " + t), "model='m', a=["),
     ("vllm -O level", lambda t: vllm._optimization_level(t + "x"), "1"),
     ("args dump cut short", lambda t: parse_args_repr("ServerArgs(" + t), "a=1, "),
+    ("args dump, fast path: a long list", lambda t: config._simple_fields("A(a=[" + t + "1])"), "1, "),
+    ("args dump, fast path: an open quote", lambda t: config._simple_fields("A(a='" + t), "a"),
+    ("args dump, fast path: many fields", lambda t: config._simple_fields("A(" + t + "z=1)"), "a=1, "),
 ]
 
 

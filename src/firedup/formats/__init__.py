@@ -12,11 +12,12 @@ from collections.abc import Container
 from functools import cache
 
 from firedup.errors import UnknownEngineError
+from firedup.formats._foreign import literals as _foreign_literals
 from firedup.formats._foreign import looks_like
 from firedup.formats.base import Format, Header, Rule
 
 __all__ = ["Format", "Header", "Rule", "all_formats", "foreign_engine", "get_format", "known_engines", "no_known_engine",
-           "register", "sniff", "unregister"]
+           "register", "sniff", "sniff_literals", "unregister"]
 
 _NOT_ENGINES = {"base"}
 
@@ -64,15 +65,22 @@ def get_format(name: str) -> Format:
 def sniff(sample: str, found: Container[str] | None = None) -> Format | None:
     """The format whose sniff literals best explain `sample`; None when no format sees any
     of its literals (an input of no known engine is never read as some default engine).
-    `found`: the sniff literals a caller already found in `sample` (the batch engine's scan)."""
+    `found`: the sniff literals a caller already found in `sample` (the batch engine's scan),
+    foreign engines' (`sniff_literals`) included."""
     formats = all_formats()
     scored = sorted(((fmt.sniff(sample, found), name) for name, fmt in formats.items()), reverse=True)
     if not scored or scored[0][0] <= 0:
         return None
-    other = looks_like(sample)
+    other = looks_like(sample, found)
     if other is not None and other[1] > scored[0][0]:
         return None  # another engine's log quoting a line of ours: not ours to read
     return formats[scored[0][1]]
+
+
+def sniff_literals() -> frozenset[str]:
+    """Every literal `sniff` weighs: the registered formats' and the foreign engines'. A caller
+    that finds them in one pass passes what it found as `sniff(sample, found)`."""
+    return frozenset(lit for fmt in all_formats().values() for lit in fmt.sniff_literals) | _foreign_literals()
 
 
 def foreign_engine(sample: str) -> str | None:
