@@ -693,6 +693,11 @@ def test_the_version_dates_a_log_with_no_file_date_after_its_release(tmp_path: P
     ("0.9.0", "05-29", 2025),
     ("0.11.0", "10-02", 2026),  # 2025-10-04 (a day of slack for time zones: not 10-03)
     ("0.11.2", "10-05", 2025),  # a later release of the series: dated by its series' first
+    ("0.12.0", "12-01", 2026),  # 2025-12-03, the first series after 0.11
+    ("0.26.0", "07-23", 2027),  # 2026-07-25: shared/realgpu's version
+    ("0.26.0", "07-25", 2026),
+    ("0.27.1", "08-08", 2027),  # 0.27.0 on 2026-08-10 dates its patch release
+    ("0.34.0", "11-14", 2027),  # 2026-11-16, the newest series when the table was checked
 ])
 def test_the_release_day_decides_the_year_of_a_log_stamped_near_it(version: str, month_day: str, year: int) -> None:
     """The release table's days are PyPI's upload days (formats/vllm.py): a day off puts a log
@@ -708,3 +713,23 @@ def test_the_release_day_decides_the_year_of_a_log_stamped_near_it(version: str,
     (run,) = reader.runs()
     assert run.date_source == "version"
     assert run.first_ts is not None and run.first_ts.iso == f"{year}-{month_day}T22:26:07"
+
+
+REALGPU_VLLM = sorted((SHARED / "realgpu").glob("vllm_*.log"))
+
+
+@pytest.mark.skipif(not REALGPU_VLLM, reason="shared/realgpu is not here")
+@pytest.mark.parametrize("path", REALGPU_VLLM, ids=lambda p: p.name)
+def test_a_real_startup_read_without_a_file_date_gets_its_year_from_its_version(path: Path) -> None:
+    """shared/realgpu's vLLM 0.26.0 logs (recorded 2026-12-03) stamp month-days only: on stdin,
+    with no file date, the version's release (2026-07-25) is the one evidence of the year."""
+    from firedup.read.sources import normalise
+    from firedup.timeline.pipeline import LogReader
+
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    assert "version 0.26.0" in text
+    reader = LogReader("-")
+    reader.feed([line for i, raw in enumerate(text.split("\n"), start=1) for line in normalise(raw, i)], force=True)
+    (run,) = reader.runs()
+    assert run.date_source == "version"
+    assert run.first_ts is not None and run.first_ts.iso.startswith("2026-12-03T")

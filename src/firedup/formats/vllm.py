@@ -501,16 +501,25 @@ HINTS = {
 
 # When each minor series was first released: the UTC day PyPI's upload-time puts vllm==x.y.0 on,
 # read with pip's own client (`pip index versions vllm --uploaded-prior-to DAY`, the first day
-# the version is listed before the next midnight; checked 2026-12 for this table: 0.4.0, 0.6.0,
-# 0.9.0, 0.10.0 and 0.11.0 were a day to two weeks later than first written here). The last
-# version of each range is the last of its series on PyPI before the next series (0.11.1 and
+# the version is listed before the next midnight; 0.3-0.11 checked 2026-12: 0.4.0, 0.6.0, 0.9.0,
+# 0.10.0 and 0.11.0 were a day to two weeks later than first written here; 0.12-0.34 bisected
+# the same way on 2026-12-04, 0.34.0 the newest then). The last version of each range is the
+# last of its series on PyPI, every one uploaded before the next series' x.y.0 (0.11.1 and
 # 0.11.2 came after 0.11.0, so its date bounds them too). shared/formats/vllm.md lists no dates.
 # A log of a version is written on or after its release: the year its month-day stamps lack is
-# guessed from it. Series after 0.11 are left out: their dates were not checked.
+# guessed from it. A version newer than the table gets no such guess.
 RELEASES = (
     ("0.3.0", "0.3.3", "2024-01-31"), ("0.4.0", "0.4.3", "2024-03-31"), ("0.5.0", "0.5.5", "2024-06-11"),
     ("0.6.0", "0.6.6.post1", "2024-09-05"), ("0.7.0", "0.7.3", "2025-01-27"), ("0.8.0", "0.8.5.post1", "2025-03-18"),
     ("0.9.0", "0.9.2", "2025-05-28"), ("0.10.0", "0.10.2", "2025-07-25"), ("0.11.0", "0.11.2", "2025-10-04"),
+    ("0.12.0", "0.12.0", "2025-12-03"), ("0.13.0", "0.13.0", "2025-12-19"), ("0.14.0", "0.14.1", "2026-01-20"),
+    ("0.15.0", "0.15.1", "2026-01-29"), ("0.16.0", "0.16.0", "2026-02-26"), ("0.17.0", "0.17.1", "2026-03-07"),
+    ("0.18.0", "0.18.1", "2026-03-20"), ("0.19.0", "0.19.1", "2026-04-03"), ("0.20.0", "0.20.2", "2026-04-27"),
+    ("0.21.0", "0.21.0", "2026-05-15"), ("0.22.0", "0.22.1", "2026-05-29"), ("0.23.0", "0.23.0", "2026-06-13"),
+    ("0.24.0", "0.24.0", "2026-06-30"), ("0.25.0", "0.25.1", "2026-07-11"), ("0.26.0", "0.26.0", "2026-07-25"),
+    ("0.27.0", "0.27.1", "2026-08-10"), ("0.28.0", "0.28.0", "2026-08-26"), ("0.29.0", "0.29.0", "2026-09-09"),
+    ("0.30.0", "0.30.0", "2026-09-22"), ("0.31.0", "0.31.0", "2026-10-05"), ("0.32.0", "0.32.0", "2026-10-18"),
+    ("0.33.0", "0.33.0", "2026-11-02"), ("0.34.0", "0.34.0", "2026-11-16"),
 )
 VERSION_TEXT = (r"(?:vLLM API server version |vLLM server version |LLM engine \(v|█ +version +)"
                 r"(?P<version>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
