@@ -715,6 +715,22 @@ def test_the_release_day_decides_the_year_of_a_log_stamped_near_it(version: str,
     assert run.first_ts is not None and run.first_ts.iso == f"{year}-{month_day}T22:26:07"
 
 
+@pytest.mark.parametrize("version", ["0.12.0rc1", "0.11.1.dev5+g1234abc", "0.26.0rc2.dev7"])
+def test_a_release_candidate_or_nightly_is_not_dated_by_the_release(version: str) -> None:
+    """A pre-release runs in the days before its release: dating it by the release's day would
+    put a log stamped 11-30 under 0.12.0rc1 (0.12.0 came out 2025-12-03) in 2026."""
+    from firedup.read.sources import normalise
+    from firedup.timeline.pipeline import LogReader
+
+    text = (f"INFO 11-30 22:26:07 [core.py:71] Initializing a V1 LLM engine (v{version}) with config: model='m', "
+            "tensor_parallel_size=1, enforce_eager=True\n"
+            "INFO 11-30 22:26:17 [gpu_model_runner.py:1843] Starting to load model m...\n")
+    reader = LogReader("-")
+    reader.feed([line for i, raw in enumerate(text.splitlines(), start=1) for line in normalise(raw, i)], force=True)
+    (run,) = reader.runs()
+    assert run.date_source != "version"
+
+
 REALGPU_VLLM = sorted((SHARED / "realgpu").glob("vllm_*.log"))
 
 

@@ -521,8 +521,10 @@ RELEASES = (
     ("0.30.0", "0.30.0", "2026-09-22"), ("0.31.0", "0.31.0", "2026-10-05"), ("0.32.0", "0.32.0", "2026-10-18"),
     ("0.33.0", "0.33.0", "2026-11-02"), ("0.34.0", "0.34.0", "2026-11-16"),
 )
+# A release's version only: a release candidate or nightly ("0.12.0rc1", "0.11.1.dev5+g...")
+# runs in the days before its release, so the release's date would put such a log a year late.
 VERSION_TEXT = (r"(?:vLLM API server version |vLLM server version |LLM engine \(v|█ +version +)"
-                r"(?P<version>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
+                r"(?P<version>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)(?![\w.+])")
 
 FORMAT = Format(
     name="vllm",
