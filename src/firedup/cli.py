@@ -671,13 +671,14 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
     from firedup.live.history import load_history
     from firedup.live.wait import WaitOptions, parse_timeout
     from firedup.live.wait import wait as run_wait
+    from firedup.read.remote import is_url
 
     seconds, auto = parse_timeout(timeout)
     if engine is not None:
         from firedup.formats import get_format
 
         get_format(engine)  # UnknownEngineError before the wait starts
-    if store and not Path(store).expanduser().is_dir():
+    if store and not is_url(store) and not Path(store).expanduser().is_dir():
         raise click.BadParameter(f"{store}: no such directory", param_hint="--store")
     loader = None
     if history or store is not None:
