@@ -1,6 +1,6 @@
 # Two commands on a fresh machine (Python 3.11 and make):
 #   make demo   install firedup in .venv and run it on sample_logs/
-#   make test   install the test and fleet extras and run the whole test suite (what CI runs)
+#   make test   install the test and fleet extras (and Azurite) and run the whole test suite (what CI runs)
 #   make check  the fast loop while developing: lint, types, the tests not marked slow
 #   make docs   rerun every example of README.md and docs/ and rewrite its output
 
@@ -25,6 +25,9 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,fleet,fleet-test]'
+	@# Azurite, the Azure Blob emulator of the az:// tests (tests/_emulators.py), from npm
+	@if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(VENV)/node azurite@3.37.0; \
+	else echo "make: no npm, so no Azurite: the az:// test will be skipped (and fail under CI)"; fi
 	@touch $@
 
 demo: $(STAMP)

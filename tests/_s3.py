@@ -84,3 +84,67 @@ def s3_server() -> Iterator[S3]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: Any, what: str, timeout: float = 30.0) -> None:
+    """Until something listens on 127.0.0.1:port (or fail, with the process's exit)."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited ({proc.returncode}) before listening")
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    pytest.fail(f"{what} did not listen on 127.0.0.1:{port} within {timeout:.0f} s")
+
+
+@contextmanager
+def locked_s3(bucket: str) -> Iterator[dict[str, dict[str, str]]]:
+    """A second moto server on 127.0.0.1 that checks credentials and IAM policies (moto's
+    INITIAL_NO_AUTH_ACTION_COUNT: its first requests, made here, set it up): one bucket and
+    two users, "writer" (s3:*) and "reader" (s3:GetObject and s3:ListBucket only). Yields each
+    user's environment (AWS_* variables)."""
+    import json
+    import subprocess
+    import sys
+
+    need("moto", "boto3", "s3fs", "flask")
+    import boto3
+
+    port = _free_port()
+    setup_calls = 7  # create_bucket, then per user: create_user, put_user_policy, create_access_key
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": str(setup_calls)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc, "moto_server")
+        endpoint = f"http://127.0.0.1:{port}"
+        kw = {"endpoint_url": endpoint, "region_name": "us-east-1", "aws_access_key_id": "setup",
+              "aws_secret_access_key": "setup"}
+        boto3.client("s3", **kw).create_bucket(Bucket=bucket)
+        iam = boto3.client("iam", **kw)
+        users = {}
+        for user, actions in (("writer", ["s3:*"]), ("reader", ["s3:GetObject", "s3:ListBucket"])):
+            iam.create_user(UserName=user)
+            iam.put_user_policy(UserName=user, PolicyName="store", PolicyDocument=json.dumps(
+                {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}))
+            key = iam.create_access_key(UserName=user)["AccessKey"]
+            users[user] = {"AWS_ACCESS_KEY_ID": key["AccessKeyId"], "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
+                           "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint}
+        yield users
+    finally:
+        proc.terminate()
+        proc.wait(10)

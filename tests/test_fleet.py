@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,14 +28,14 @@ def s3() -> Iterator[S3]:
         yield server
 
 
-def _fleet_of(folder: Path) -> dict[str, dict[str, object]]:
-    """N_LOGS logs over three months: ready starts (with and without CUDA graphs), OOM crashes
-    during the capture, binary junk, logs without a server start, and one log stored under two
-    names. name -> what the store must say about it (outcome, seconds, month), or its error."""
+def _fleet_of(folder: Path, n_logs: int = N_LOGS) -> dict[str, dict[str, object]]:
+    """`n_logs` logs over up to three months: ready starts (with and without CUDA graphs), OOM
+    crashes during the capture, binary junk, logs without a server start, and one log stored
+    under two names. name -> what the store must say about it (outcome, seconds, month), or its error."""
     folder.mkdir(parents=True, exist_ok=True)
     base = datetime(2026, 1, 5, 8, 0, 0)
     truth: dict[str, dict[str, object]] = {}
-    for i in range(N_LOGS - 1):
+    for i in range(n_logs - 1):
         name = f"node-{i % 7}/start-{i:03d}.log"
         path = folder / name
         path.parent.mkdir(exist_ok=True)
@@ -58,7 +59,7 @@ def _fleet_of(folder: Path) -> dict[str, dict[str, object]]:
     twin = "node-0/start-000.copy.log"
     (folder / twin).write_bytes((folder / "node-0/start-000.log").read_bytes())
     truth[twin] = dict(truth["node-0/start-000.log"])
-    assert len(truth) == N_LOGS
+    assert len(truth) == n_logs
     return truth
 
 
@@ -192,3 +193,239 @@ def test_without_ray_installed_the_error_is_one_line(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": f"{shadow}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = _cli(["ingest", "--ray", "local", "--store", str(tmp_path / "s"), str(log)], env, timeout=120)
     assert (proc.returncode, proc.stderr) == (1, "firedup: ingest --ray needs Ray: pip install 'firedup[fleet]'\n")
+
+
+# --- the store in a bucket: `--store s3://bucket/prefix` (and gs://, az://) ----------------
+
+
+def _keys(s3: S3, prefix: str) -> list[str]:
+    pages = s3.client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
+    return sorted(obj["Key"] for page in pages for obj in page.get("Contents", []))
+
+
+def _stored(truth: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+    """Content hash -> what the store must hold for it (one entry per distinct log)."""
+    return {str(t["sha256"]): t for t in truth.values() if "outcome" in t}
+
+
+def _listed_runs(stdout: str) -> list[str]:
+    """The run rows of `firedup runs --store` (each begins with its start date)."""
+    return [line for line in stdout.splitlines() if line[:4].isdigit() and line[4:5] == "-"]
+
+
+def _duckdb_over(url: str) -> Any:
+    """DuckDB reading the bucket itself: the extension it would download (httpfs) cannot be
+    fetched here, so its Python client is handed the same fsspec file system firedup uses."""
+    import duckdb
+    import fsspec
+
+    con = duckdb.connect()
+    con.register_filesystem(fsspec.filesystem(url.partition("://")[0], skip_instance_cache=True))
+    return con
+
+
+def test_ingest_into_a_bucket_store_then_read_it_back(s3: S3, tmp_path: Path) -> None:
+    """`firedup ingest --store s3://...` writes the same Hive layout as a folder, named by
+    content hash; `firedup runs --store`, `firedup.load(store=)` and DuckDB read it back."""
+    need("duckdb")
+    import firedup
+
+    truth = _fleet_of(tmp_path / "logs", 24)
+    s3.upload(tmp_path / "logs", "small")
+    url = f"s3://{BUCKET}/stores/plain"
+    env = {**os.environ, **s3.env}
+    proc = _cli(["ingest", "--store", url, f"s3://{BUCKET}/small/"], env, timeout=300)
+    stored = _stored(truth)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "binary data" in proc.stderr, proc.stderr
+    assert f"{len(stored)} runs added to {url}" in proc.stdout
+    assert proc.stdout.count("already in the store: ") == 1  # the twin
+    tables = ("runs", "phases", "milestones")
+    assert _keys(s3, "stores/plain/") == sorted(
+        ["stores/plain/_firedup_store.json"] + [f"stores/plain/{table}/engine=sglang/month={t['month']}/{chash}.parquet"
+                                                for chash, t in stored.items() for table in tables])
+
+    listed = _cli(["runs", "--store", url], env, timeout=300)
+    assert listed.returncode == 0 and not listed.stderr, listed.stderr
+    assert len(_listed_runs(listed.stdout)) == len(stored)
+
+    back = firedup.load(store=url)
+    got = {row["content_hash"]: (row["outcome"], row["ready_seconds"]) for row in back.runs.iter_rows(named=True)}
+    assert got == {chash: (t["outcome"], t["ready_seconds"]) for chash, t in stored.items()}
+    assert set(back.phases["run_id"].to_list()) == set(back.runs["run_id"].to_list())
+
+    con = _duckdb_over(url)
+    rows = con.execute("SELECT content_hash, outcome, month, count(*) OVER (PARTITION BY content_hash) "
+                       f"FROM read_parquet('{url}/runs/**/*.parquet', hive_partitioning = true)").fetchall()
+    assert sorted(rows) == sorted((chash, t["outcome"], t["month"], 1) for chash, t in stored.items())
+
+    again = firedup.ingest([f"s3://{BUCKET}/small/"], store=url)
+    assert again.runs_added == 0 and len(again.present) == len(stored) + 1
+    assert len(_keys(s3, "stores/plain/")) == 1 + 3 * len(stored)
+
+
+def _ingest_at_the_barrier(url: str, names: list[str], barrier: Any, out: Any) -> None:
+    """One of the racing processes (the AWS variables come with the environment)."""
+    barrier.wait(60)
+    try:
+        from firedup.tables.store import Store
+
+        report = Store(url).ingest(names)
+        out.put(("ok", report.runs_added, len(report.present)))
+    except Exception as exc:  # reported to the test, which fails on it
+        out.put(("error", f"{type(exc).__name__}: {exc}", 0))
+
+
+def test_concurrent_ingests_into_one_bucket_store_count_each_run_once(s3: S3, tmp_path: Path) -> None:
+    """Four processes started at one barrier, each log given to two of them, into a new bucket
+    store: no lock anywhere, yet each log is added by exactly one (the runs object's
+    conditional write), stored once, and read back whole."""
+    need("duckdb")
+    import multiprocessing
+
+    from firedup.tables.frames import load
+    from firedup.tables.store import Store
+    from logmaker import ready_seconds_by_regex, write
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i in range(12):
+        write(logs / f"run-{i:02d}.log", Spec(datetime(2026, 4, 1, 8) + timedelta(hours=i), tp=2, cuda_graph=100 + i,
+                                              load_weights=30 + i))
+    names = sorted(str(p) for p in logs.glob("*.log"))
+    url = f"s3://{BUCKET}/stores/raced"
+    ctx = multiprocessing.get_context("spawn")
+    barrier, out = ctx.Barrier(4), ctx.Queue()
+    chunks = [names[0:6], names[3:9], names[6:12], names[9:12] + names[0:3]]
+    procs = [ctx.Process(target=_ingest_at_the_barrier, args=(url, chunk, barrier, out)) for chunk in chunks]
+    for proc in procs:
+        proc.start()
+    results = [out.get(timeout=300) for _ in procs]
+    for proc in procs:
+        proc.join(60)
+    assert all(kind == "ok" for kind, _, _ in results), results
+    assert sum(added for _, added, _ in results) == 12  # each log added by exactly one writer
+    assert sum(present for _, _, present in results) == 12  # and found present by the other
+    assert len([k for k in _keys(s3, "stores/raced/runs/") if k.endswith(".parquet")]) == 12
+    rows = _duckdb_over(url).execute(
+        f"SELECT run_id, count(*) FROM read_parquet('{url}/runs/**/*.parquet') GROUP BY run_id").fetchall()
+    assert len(rows) == 12 and all(n == 1 for _, n in rows)
+    back = load(Store(url))
+    sources = dict(zip(back.runs["source"].to_list(), back.runs["ready_seconds"].to_list(), strict=True))
+    assert sources == {name: ready_seconds_by_regex(Path(name)) for name in names}
+    per_run = back.phases.filter(back.phases["scope"] == "run").group_by("run_id").len()
+    assert per_run.height == 12
+
+
+@pytest.mark.slow
+def test_ray_ingests_into_a_bucket_store(s3: S3, tmp_path: Path) -> None:
+    """`ingest --ray local` with `--store s3://...`: each worker writes its logs into the bucket."""
+    need("ray", "duckdb")
+    truth = _fleet_of(tmp_path / "logs", 24)
+    s3.upload(tmp_path / "logs", "for-ray")
+    url = f"s3://{BUCKET}/stores/ray"
+    env = {**os.environ, **s3.env}
+    proc = _cli(["ingest", "--ray", "local", "--workers", "2", "--store", url, f"s3://{BUCKET}/for-ray/"], env,
+                timeout=600)
+    stored = _stored(truth)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "binary data" in proc.stderr, proc.stderr[-2000:]
+    assert f"{len(stored)} runs added to {url}" in proc.stdout
+    assert proc.stdout.count("already in the store: ") == 1
+    rows = _duckdb_over(url).execute(
+        f"SELECT content_hash, outcome, ready_seconds FROM read_parquet('{url}/runs/**/*.parquet')").fetchall()
+    assert sorted(rows) == sorted((chash, t["outcome"], t["ready_seconds"]) for chash, t in stored.items())
+    listed = _cli(["runs", "--store", url], env, timeout=300)
+    assert listed.returncode == 0 and len(_listed_runs(listed.stdout)) == len(stored), listed.stderr
+
+
+def test_bucket_store_errors_are_one_line(s3: S3, tmp_path: Path) -> None:
+    """A missing bucket and a prefix that is not a store: one line naming the store, for the
+    writer and for a reader, and nothing written."""
+    log = tmp_path / "one.log"
+    log.write_text(render(Spec(datetime(2026, 2, 1)))[0])
+    s3.client.put_object(Bucket=BUCKET, Key="not-a-store/notes.txt", Body=b"mine")
+    env = {**os.environ, **s3.env}
+    cases = [
+        (["ingest", "--store", "s3://no-such-bucket/store", str(log)],
+         "s3://no-such-bucket/store: no such bucket (no-such-bucket)"),
+        (["runs", "--store", "s3://no-such-bucket/store"], "s3://no-such-bucket/store: no such bucket (no-such-bucket)"),
+        (["ingest", "--store", f"s3://{BUCKET}/not-a-store", str(log)],
+         f"s3://{BUCKET}/not-a-store: not a firedup store (no _firedup_store.json); refusing to write into a prefix "
+         "that holds other objects"),
+        (["runs", "--store", f"s3://{BUCKET}/not-a-store/"],
+         f"s3://{BUCKET}/not-a-store: not a firedup store (no _firedup_store.json)"),
+    ]
+    for args, message in cases:
+        proc = _cli(args, env, timeout=120)
+        assert (proc.returncode, proc.stderr) == (1, f"firedup: {message}\n"), args
+    assert _keys(s3, "not-a-store/") == ["not-a-store/notes.txt"]
+
+
+def test_a_bucket_store_without_write_permission(tmp_path: Path) -> None:
+    """On a server that checks IAM policies: a writer fills the store, a reader (GetObject and
+    ListBucket only) reads it, and its ingest is one line saying permission denied."""
+    from _s3 import locked_s3
+
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    for i, path in enumerate(logs):
+        path.write_text(render(Spec(datetime(2026, 2, 1 + i)))[0])
+    with locked_s3("locked") as users:
+        url = "s3://locked/store"
+        wrote = _cli(["ingest", "--store", url, str(logs[0])], {**os.environ, **users["writer"]}, timeout=120)
+        assert wrote.returncode == 0 and f"1 run added to {url}" in wrote.stdout, wrote.stderr
+        reader = {**os.environ, **users["reader"]}
+        listed = _cli(["runs", "--store", url], reader, timeout=120)
+        assert listed.returncode == 0 and len(_listed_runs(listed.stdout)) == 1, listed.stderr
+        denied = _cli(["ingest", "--store", url, str(logs[1])], reader, timeout=120)
+        assert (denied.returncode, denied.stderr) == (
+            1, f"firedup: {url}: permission denied (Access Denied); the log is not stored\n")
+        again = _cli(["runs", "--store", url], reader, timeout=120)
+        assert len(_listed_runs(again.stdout)) == 1
+
+
+def _emulated_round_trip(scheme: str, bucket: str, server_env: dict[str, str], tmp_path: Path,
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Logs uploaded to `scheme://bucket/logs/`, ingested into `scheme://bucket/store`, read
+    back by `firedup runs --store`; again: nothing new; a missing bucket: one line."""
+    import fsspec
+
+    truth = _fleet_of(tmp_path / "logs", 10)
+    for key, value in server_env.items():
+        monkeypatch.setenv(key, value)
+    if scheme == "gs":  # gcsfs's plain file system: its default one probes a gRPC API (see gcs_server)
+        from gcsfs.core import GCSFileSystem
+
+        fs = GCSFileSystem(skip_instance_cache=True)
+    else:
+        fs = fsspec.filesystem(scheme, skip_instance_cache=True)
+    for path in sorted(p for p in (tmp_path / "logs").rglob("*.log")):
+        fs.pipe_file(f"{bucket}/logs/{path.relative_to(tmp_path / 'logs').as_posix()}", path.read_bytes())
+    env = {**os.environ, **server_env}
+    url = f"{scheme}://{bucket}/store"
+    stored = _stored(truth)
+    proc = _cli(["ingest", "--store", url, f"{scheme}://{bucket}/logs/"], env, timeout=300)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "binary data" in proc.stderr, proc.stderr[-2000:]
+    assert f"{len(stored)} runs added to {url}" in proc.stdout and proc.stdout.count("already in the store") == 1
+    assert sorted(k.rsplit("/", 1)[-1] for k in fs.find(f"{bucket}/store/runs")) == sorted(
+        f"{chash}.parquet" for chash in stored)
+    listed = _cli(["runs", "--store", url], env, timeout=300)
+    assert listed.returncode == 0 and len(_listed_runs(listed.stdout)) == len(stored), listed.stderr[-2000:]
+    again = _cli(["ingest", "--store", url, f"{scheme}://{bucket}/logs/"], env, timeout=300)
+    assert f"0 runs added to {url}" in again.stdout
+    word = "container" if scheme == "az" else "bucket"
+    missing = _cli(["runs", "--store", f"{scheme}://no-such-{word}/store"], env, timeout=120)
+    assert (missing.returncode, missing.stderr) == (
+        1, f"firedup: {scheme}://no-such-{word}/store: no such {word} (no-such-{word})\n")
+
+
+def test_gs_logs_into_a_gs_store_on_an_emulator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from _emulators import gcs_server
+
+    with gcs_server("fleet-gcs") as server_env:
+        _emulated_round_trip("gs", "fleet-gcs", server_env, tmp_path, monkeypatch)
+
+
+def test_az_logs_into_an_az_store_on_azurite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from _emulators import azure_server
+
+    with azure_server("fleet-az") as server_env:
+        _emulated_round_trip("az", "fleet-az", server_env, tmp_path, monkeypatch)

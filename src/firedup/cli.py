@@ -271,9 +271,9 @@ def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date 
 def many_inputs(func: F) -> F:
     """PATH... (optional with --store) plus the options of the commands over many runs."""
     func = _reading_options(func)
-    func = click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
+    func = click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR|URL",
                         help="Also read the history store: bare --store for the default one "
-                             "($FIREDUP_STORE or the user data dir), or --store=DIR.")(func)
+                             "($FIREDUP_STORE or the user data dir), or --store=DIR (or s3://, gs://, az:// URL).")(func)
     return click.argument("paths", nargs=-1, metavar="[PATH...]")(func)
 
 
@@ -395,8 +395,9 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
 @click.argument("paths", nargs=-1, required=True, metavar="NEW...")
 @click.option("--history", "history", multiple=True, metavar="PATH",
               help="Earlier logs (files or folders) to judge by. Repeatable.")
-@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
-              help="Also judge by the history store: bare --store for the default one, or --store=DIR.")
+@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR|URL",
+              help="Also judge by the history store: bare --store for the default one, or --store=DIR (or a "
+                   "bucket URL).")
 @risk_option("Chance that a healthy run is called a regression, per measure, if times are log-normal.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: rule, failed, runs, ...).")
 @_reading_options
@@ -415,8 +416,9 @@ def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, r
 
 @cli.command(short_help="Add runs to the history store (a log already there is skipped).")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--store", "store", default=None, metavar="DIR",
-              help="The store to add to (default: $FIREDUP_STORE, else the user data dir).")
+@click.option("--store", "store", default=None, metavar="DIR|URL",
+              help="The store to add to: a folder, or a bucket prefix (s3://, gs://, az://) (default: "
+                   "$FIREDUP_STORE, else the user data dir).")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 @click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
               help="Date for logs that print only times (or no year).")
@@ -637,9 +639,9 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
 @click.option("--history", "history", multiple=True, metavar="PATH",
               help="Earlier logs (files or folders) of this server, for the ETA, the auto timeout and stall "
                    "warnings. Repeatable.")
-@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR",
+@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR|URL",
               help="Also use the history store as history: bare --store for the default one "
-                   "($FIREDUP_STORE or the user data dir), or --store=DIR.")
+                   "($FIREDUP_STORE or the user data dir), or --store=DIR (or a bucket URL).")
 @click.option("--stall-after", type=float, default=None, metavar="SECONDS",
               help="Warn after this long without log output (default: the phase's longest silence in history, "
                    "at least 30 s; 180 s without history).")
@@ -671,13 +673,14 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
     from firedup.live.history import load_history
     from firedup.live.wait import WaitOptions, parse_timeout
     from firedup.live.wait import wait as run_wait
+    from firedup.read.remote import is_url
 
     seconds, auto = parse_timeout(timeout)
     if engine is not None:
         from firedup.formats import get_format
 
         get_format(engine)  # UnknownEngineError before the wait starts
-    if store and not Path(store).expanduser().is_dir():
+    if store and not is_url(store) and not Path(store).expanduser().is_dir():
         raise click.BadParameter(f"{store}: no such directory", param_hint="--store")
     loader = None
     if history or store is not None:

@@ -188,10 +188,10 @@ def load_history(paths: Sequence[str] = (), store: str | None = None) -> tuple[l
 def store_runs(store: str) -> list[Run]:
     """The runs of the history store (`firedup ingest`), rebuilt from its tables."""
     from firedup.tables.frames import load
-    from firedup.tables.store import MARKER, is_store, open_store
+    from firedup.tables.store import MARKER, open_store
 
     opened = open_store(store or None)
-    if not is_store(opened.root):
+    if not opened.is_store():
         raise StoreError(f"{opened.root}: not a firedup history store (no {MARKER}; fill one with "
                            "`firedup ingest`)")
     return runs_from_tables(load(opened))

@@ -36,16 +36,17 @@ def is_url(arg: str) -> bool:
     return bool(sep) and scheme.lower() in SCHEMES
 
 
-def _filesystem(url: str) -> tuple[Any, str]:
-    """(fsspec filesystem, path inside it) for `url`; InputError when its backend is missing."""
+def _filesystem(url: str, **options: Any) -> tuple[Any, str]:
+    """(fsspec filesystem, path inside it) for `url`; InputError when its backend is missing.
+    `options` go to the backend (the store turns its listings cache off: other writers)."""
     scheme, _, rest = url.partition("://")
     protocol, package = SCHEMES[scheme.lower()]
     try:
         import fsspec
     except ImportError:
-        raise InputError(url, "reading object storage needs fsspec: pip install 'firedup[fleet]'") from None
+        raise InputError(url, "object storage needs fsspec: pip install 'firedup[fleet]'") from None
     try:
-        fs = fsspec.filesystem(protocol)
+        fs = fsspec.filesystem(protocol, **options)
     except ImportError:
         raise InputError(url, f"reading {scheme}:// needs {package}: pip install {package}") from None
     except Exception as exc:  # bad credentials configuration and the like: the backend's own words
@@ -99,6 +100,17 @@ def expand_url(url: str, all_files: bool, suffixes: tuple[str, ...]) -> tuple[li
     except Exception as exc:  # the backend's errors (credentials, network) differ per library
         return [], [InputError(url, f"cannot list ({type(exc).__name__}: {exc})")]
     return [Source(as_url(k), None, url=as_url(k), mtime=_mtime(v)) for k, v in sorted(objects.items())], []
+
+
+def filesystem(url: str, **options: Any) -> tuple[Any, str]:
+    """(fsspec filesystem, path inside it) for an object-storage URL: what the history store in
+    a bucket (`tables.store`) writes and reads through. InputError when its backend is missing."""
+    return _filesystem(url, **options)
+
+
+def object_mtime(info: dict[str, Any]) -> float | None:
+    """An object's last modification from a backend's listing (each names it differently)."""
+    return _mtime(info)
 
 
 def _mtime(info: dict[str, Any]) -> float | None:
@@ -169,4 +181,4 @@ class _Hashing(io.RawIOBase):
             super().close()
 
 
-__all__ = ["SCHEMES", "expand_url", "is_url", "open_url"]
+__all__ = ["SCHEMES", "expand_url", "filesystem", "is_url", "object_mtime", "open_url"]

@@ -14,7 +14,8 @@ driver then reports as failed (Ray Data is told to tolerate that many failed blo
 
 The workers need firedup installed (`pip install 'firedup[fleet]'` in the cluster's image;
 a local cluster started here inherits this interpreter's environment) and must see the store:
-a local folder for a cluster on this machine, a shared file system for a real one.
+a local folder for a cluster on this machine, a shared file system or a bucket (`--store
+s3://bucket/prefix`, with the workers' own credentials from their environment) for a real one.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from firedup.errors import ClusterError, InputError, UsageError
 from firedup.read.sources import Source, expand_inputs
-from firedup.tables.store import IngestReport, Store
+from firedup.tables.store import IngestReport, Store, open_store
 
 LOCAL = "local"  # --ray local: a private cluster on this machine, started and stopped by the job
 
@@ -169,12 +170,18 @@ def _ingest_row(row: dict[str, Any], *, root: str, engine: str | None, default_d
     if report.cut_short is not None:
         outcome.update(cut_error=report.cut_short.reason, cut_line=report.cut_short.line)
     try:
-        status, added = Store(Path(root)).add(runs, force=force)
+        status, added = _worker_store(root).add(runs, force=force)
     except Exception as exc:  # a full disk, a store turned unwritable: this file's error, the rest goes on
         outcome.update(error=f"cannot write it into the store ({type(exc).__name__}: {exc})")
         return outcome
     outcome.update(status=status, runs=added)
     return outcome
+
+
+@functools.lru_cache(maxsize=8)
+def _worker_store(root: str) -> Store:
+    """On a worker: the store, opened once per process (a bucket's client is built once)."""
+    return open_store(root)
 
 
 def _record(report: IngestReport, name: str, outcome: dict[str, Any] | None) -> None:

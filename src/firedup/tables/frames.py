@@ -367,7 +367,7 @@ def load(
     directory, or a `Store`. `store=` adds a store to the paths. The same log found in both
     counts once (runs are identified by content hash and index).
     """
-    from firedup.tables.store import Store, is_store
+    from firedup.tables.store import Store, is_store, open_store
     from firedup.timeline.pipeline import parse_paths
 
     stores: list[Store] = []
@@ -379,11 +379,11 @@ def load(
     elif paths_or_store is not None:
         paths.extend(os.fspath(p) for p in paths_or_store)
     if store is not None:
-        stores.append(store if isinstance(store, Store) else Store(Path(store)))
+        stores.append(store if isinstance(store, Store) else open_store(store))
     for p in list(paths):
-        if p != "-" and is_store(Path(p)):
+        if p != "-" and is_store(p):
             paths.remove(p)
-            stores.append(Store(Path(p)))
+            stores.append(open_store(p))
 
     frames: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
     errors: list[InputError] = []
