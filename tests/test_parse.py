@@ -138,3 +138,37 @@ def test_a_pool_of_processes_gives_the_same_runs_errors_and_order(mixed_dir: tup
         [f"2025-09-{i + 1:02d}T17:49:40" for i in range(12)]
     assert [i for i, _n in seen] == list(range(len(seen)))  # progress in order, to the end
     assert seen[-1][0] == seen[-1][1]
+
+
+def test_streamed_json_is_the_contract_json_of_the_whole_result(mixed_dir: tuple[Path, dict[str, str]]) -> None:
+    """`parse --json` streams (runs encoded by the worker that parsed them, written as they come):
+    the very text `write_contract_json` gives for the whole result, errors and sources included,
+    with a pool and without, and the counts the exit code needs."""
+    import io
+
+    from firedup.timeline.pipeline import write_contract_json, write_parse_json
+
+    folder, reasons = mixed_dir
+    for i in range(12):
+        (folder / f"more-{i:02d}.log").write_text(GOOD.replace("2025-08-31", f"2025-09-{i + 1:02d}"))
+    whole = parse_paths([str(folder), str(folder / "missing.log")], jobs=1)
+    expected = io.StringIO()
+    write_contract_json(whole, expected)
+    for jobs in (1, 2):
+        out = io.StringIO()
+        streamed = write_parse_json([str(folder), str(folder / "missing.log")], out, jobs=jobs)
+        assert out.getvalue() == expected.getvalue()
+        assert streamed.run_count == len(whole.runs) > 12
+        assert [e.reason for e in streamed.errors] == [e.reason for e in whole.errors]
+        assert len(streamed.errors) == len(reasons) + 1
+
+
+def test_streamed_json_refuses_an_unknown_engine_before_writing_anything() -> None:
+    import io
+
+    from firedup.timeline.pipeline import write_parse_json
+
+    out = io.StringIO()
+    with pytest.raises(ValueError, match="unknown engine 'tgi'"):
+        write_parse_json(["whatever.log"], out, engine="tgi")
+    assert out.getvalue() == ""

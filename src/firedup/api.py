@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date as _date
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import IO, TYPE_CHECKING, TypeAlias
 
 from firedup.errors import NoStartupError, UsageError
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from firedup.tables.compare import Comparison, Coverage
     from firedup.tables.frames import Runs
     from firedup.tables.store import IngestReport, Store
-    from firedup.timeline.pipeline import ParseResult
+    from firedup.timeline.pipeline import ParseResult, StreamedParse
 
 PathLike: TypeAlias = "str | os.PathLike[str]"
 Paths: TypeAlias = "PathLike | Iterable[PathLike]"
@@ -71,6 +71,18 @@ def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None,
 
     return parse_paths(_paths(paths), engine=engine, default_date=date, all_files=all_files, progress=progress,
                        jobs=jobs)
+
+
+def write_parse_json(paths: Paths, out: IO[str], *, engine: str | None = None, date: _date | None = None,
+                     all_files: bool = False, progress: FileProgress | None = None,
+                     jobs: int | None = None) -> StreamedParse:
+    """`parse` written to `out` as the JSON of shared/CONTRACT.md, streamed run by run (what
+    `firedup parse --json` prints): the same text as `write_contract_json(parse(...))`, without
+    holding every run in memory. Returns the errors, the sources and the count of runs."""
+    from firedup.timeline.pipeline import write_parse_json as write
+
+    return write(_paths(paths), out, engine=engine, default_date=date, all_files=all_files, progress=progress,
+                 jobs=jobs)
 
 
 def open_store(store: StoreArg = True) -> Store:
@@ -285,4 +297,4 @@ def ingest(paths: Paths, *, store: StoreArg = True, engine: str | None = None, d
 
 
 __all__ = ["PLOT_KINDS", "budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "pick_runs",
-           "plot", "report", "summary"]
+           "plot", "report", "summary", "write_parse_json"]

@@ -157,6 +157,12 @@ def _reading_options(func: F) -> F:
 def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> ParseResult:
     """Parse inputs, report unreadable ones on stderr as `file: reason`."""
     result = api.parse(paths, engine=engine, date=default_date, all_files=all_files, progress=_progress_bar())
+    _say_unread(result)
+    return result
+
+
+def _say_unread(result: ParseResult) -> None:
+    """The inputs that could not be read, or held no startup, on stderr as `file: reason`."""
     for err in result.errors:
         echo(f"firedup: {err}", err=True)
     for report in result.sources:
@@ -166,7 +172,6 @@ def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
             echo(f"firedup: {report.source}: {no_known_engine(report.looks_like)}", err=True)
         elif report.runs == 0:  # readable, but probably not the log the user meant
             echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
-    return result
 
 
 def _progress_bar() -> Callable[[int, int, str], None] | None:
@@ -240,12 +245,15 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     import shutil
 
     from firedup.render.text import summary_text
-    from firedup.timeline.pipeline import write_contract_json as write_json
 
+    if as_json:  # streamed: each run written as it is parsed, memory flat over any number of files
+        streamed = api.write_parse_json(paths, _SafeStream(sys.stdout, json_text=True),  # type: ignore[arg-type]
+                                        engine=engine, date=default_date, all_files=all_files,
+                                        progress=_progress_bar())
+        _say_unread(streamed)
+        _exit(len(streamed.errors), streamed.run_count)
     result = _read(paths, engine, default_date, all_files)
-    if as_json:
-        write_json(result, _SafeStream(sys.stdout, json_text=True))  # type: ignore[arg-type]
-    elif result.runs:
+    if result.runs:
         echo(_fitted(summary_text(result.runs, width=shutil.get_terminal_size().columns)))
     _exit(len(result.errors), len(result.runs))
 

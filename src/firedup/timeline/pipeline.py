@@ -70,21 +70,57 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
     was a fifth of the time of `parse --json` over a folder of logs. One object per line
     stays readable, greppable and diffable, and is streamed run by run.
     """
+    encode = _encoder()
+    _write_json(out, (encode(run.as_contract()) for run in result.runs), result)
+
+
+def _encoder() -> Callable[[Any], str]:
     import json  # not on the start-up path of `parse` without --json
 
-    encode = json.JSONEncoder(ensure_ascii=False).encode
-    sections: list[tuple[str, Iterable[Any]]] = [
-        ("runs", (run.as_contract() for run in result.runs)),
-        ("errors", result.as_contract_errors()),
-        ("sources", result.as_contract_sources()),
-    ]
-    out.write("{")
-    for i, (key, items) in enumerate(sections):
-        out.write(f"{',' if i else ''}\n{encode(key)}: [")
-        for j, item in enumerate(items):
-            out.write(f"{',' if j else ''}\n{encode(item)}")
+    return json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _write_json(out: IO[str], runs: Iterable[str], result: ParseResult) -> None:
+    """The contract's object: the runs (encoded already) as they come, then errors and sources,
+    which `result` holds once the runs are through."""
+    encode = _encoder()
+    out.write(f"{{\n{encode('runs')}: [")
+    for j, item in enumerate(runs):
+        out.write(f"{',' if j else ''}\n{item}")
+    out.write("\n]")
+    for key, items in (("errors", result.as_contract_errors), ("sources", result.as_contract_sources)):
+        out.write(f",\n{encode(key)}: [")
+        for j, obj in enumerate(items()):
+            out.write(f"{',' if j else ''}\n{encode(obj)}")
         out.write("\n]")
     out.write("\n}\n")
+
+
+@dataclass
+class StreamedParse(ParseResult):
+    """What `write_parse_json` leaves once the runs are written: their count (not the runs),
+    the inputs that could not be read and what each source held."""
+
+    run_count: int = 0
+
+
+def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = None, default_date: date | None = None,
+                     all_files: bool = False, progress: Callable[[int, int, str], None] | None = None,
+                     jobs: int | None = None) -> StreamedParse:
+    """`parse_paths` then `write_contract_json`, the same bytes, streamed: each run is encoded
+    by the process that parsed it and written as soon as its turn comes. Over a folder of
+    thousands of logs the main process no longer unpickles every run (45 kB each) and encodes
+    it alone while the workers wait, and memory stays flat however many files there are."""
+    result = StreamedParse()
+    encoded = _parsed(paths, engine, default_date, all_files, progress, "auto", jobs, False, result, encode=True)
+
+    def runs() -> Iterator[str]:
+        for items in encoded:
+            result.run_count += len(items)
+            yield from items
+
+    _write_json(out, runs(), result)
+    return result
 
 
 @dataclass(frozen=True)
@@ -414,15 +450,32 @@ def parse_paths(
     `POOL_FROM_FILES` files or more (see `_pool_size`), 1 parses them here, one by one.
     Runs, errors and their order are the same either way. `content_hash`: see `parse_source`.
     """
+    result = ParseResult()
+    for runs in _parsed(paths, engine, default_date, all_files, progress, scanner, jobs, content_hash, result):
+        result.runs.extend(runs)
+    return result
+
+
+def _parsed(paths: Iterable[str], engine: str | None, default_date: date | None, all_files: bool,
+            progress: Callable[[int, int, str], None] | None, scanner: str, jobs: int | None, content_hash: bool,
+            result: ParseResult, encode: bool = False) -> Iterator[list[Any]]:
+    """The runs of each source in order (each run's contract JSON with `encode`), while its
+    errors and reports go into `result`: the one loop behind `parse_paths` and `write_parse_json`.
+    An unknown engine raises here, before anything is read or written."""
     if engine is not None:
         get_format(engine)  # UnknownEngineError: the caller's mistake, not a file's, so before any file
     sources, errors = expand_inputs(paths, all_files=all_files)
-    result = ParseResult(errors=list(errors))
+    result.errors.extend(errors)
     if scanner == "auto" and _total_size(sources) >= _BATCH_FROM:
         scanner = "batch"  # its one-off set-up (imports, compiling the scan) pays off over the lot
-    job = functools.partial(_parse_one, engine=engine, default_date=default_date, scanner=scanner,
-                            content_hash=content_hash)
-    for i, (source, outcome) in enumerate(zip(sources, _each(job, sources, _pool_size(sources, jobs)), strict=True)):
+    job = functools.partial(_parse_one_encoded if encode else _parse_one, engine=engine, default_date=default_date,
+                            scanner=scanner, content_hash=content_hash)
+    return _outcomes(job, sources, _pool_size(sources, jobs), progress, result)
+
+
+def _outcomes(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int,
+              progress: Callable[[int, int, str], None] | None, result: ParseResult) -> Iterator[list[Any]]:
+    for i, (source, outcome) in enumerate(zip(sources, _each(job, sources, jobs), strict=True)):
         if progress is not None:
             progress(i, len(sources), source.name)
         if isinstance(outcome, InputError):
@@ -431,11 +484,10 @@ def parse_paths(
         runs, report = outcome
         if report.cut_short is not None:
             result.errors.append(report.cut_short)
-        result.runs.extend(runs)
         result.sources.append(report)
+        yield runs
     if progress is not None:
         progress(len(sources), len(sources), "")
-    return result
 
 
 def _parse_one(source: Source, engine: str | None, default_date: date | None,
@@ -447,6 +499,17 @@ def _parse_one(source: Source, engine: str | None, default_date: date | None,
         return exc
     except Exception as exc:  # a bug must not cost the user the rest of the batch
         return InputError(source.name, f"internal error ({type(exc).__name__}: {exc}); please report it")
+
+
+def _parse_one_encoded(source: Source, engine: str | None, default_date: date | None,
+                       scanner: str, content_hash: bool = False) -> tuple[list[str], SourceReport] | InputError:
+    """`_parse_one`, each run as its contract's JSON text (encoded in the worker: see write_parse_json)."""
+    outcome = _parse_one(source, engine, default_date, scanner, content_hash)
+    if isinstance(outcome, InputError):
+        return outcome
+    runs, report = outcome
+    encode = _encoder()
+    return [encode(run.as_contract()) for run in runs], report
 
 
 # A folder of CI logs is thousands of independent files: from this many on, a pool of
@@ -472,7 +535,7 @@ def _pool_size(sources: list[Source], jobs: int | None) -> int:
     return max(1, min(cores, MAX_JOBS, len(sources) // (POOL_FROM_FILES // 2)))
 
 
-_Outcome = tuple[list[Run], SourceReport] | InputError
+_Outcome = tuple[list[Any], SourceReport] | InputError
 
 
 def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -> Iterator[_Outcome]:
@@ -488,5 +551,5 @@ def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -
         yield from pool.imap(job, sources, chunksize=chunk)
 
 
-__all__ = ["DatePolicy", "LineStats", "LogReader", "ParseResult", "SourceReport", "choose_format", "file_sha256",
-           "parse_paths", "parse_source", "write_contract_json"]
+__all__ = ["DatePolicy", "LineStats", "LogReader", "ParseResult", "SourceReport", "StreamedParse", "choose_format",
+           "file_sha256", "parse_paths", "parse_source", "write_contract_json", "write_parse_json"]
