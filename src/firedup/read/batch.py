@@ -71,8 +71,8 @@ from firedup.read.engine import Event, LineStats, Parsed, Scanner
 from firedup.read.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
 
 WINDOW = 16 << 20  # bytes scanned per step; pages are released after each step
-# kubectl's stamp at a line's start, as `sources._strip_outer` reads it (`_State._collector_time`)
-_KUBECTL_AT_START = re.compile(rb"[ \t\r\f\v]*(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z ")
+# kubectl's stamp at a line's start, as `sources._strip_outer` reads it (`_State._stamp_key`)
+_KUBECTL_AT_START = re.compile(rb"[ \t\r\f\v]*(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
 
 # Collector prefixes as `sources._strip_outer` reads them, reduced to what starts them
 # (Hyperscan has no look-arounds; a wider net only costs a few more candidates).
@@ -799,6 +799,16 @@ def _check_line_lengths(mm: mmap.mmap, pos: int, end: int) -> None:
         raise NeedExact("a line longer than the limit")
 
 
+def _valid_stamp(key: bytes) -> bool:
+    """Whether a `_State._stamp_key` is a real time: the engine gives a line with an invalid
+    collector stamp an inherited time, which does not count for a run's span."""
+    try:
+        datetime(int(key[0:4]), int(key[5:7]), int(key[8:10]), int(key[11:13]), int(key[14:16]), int(key[17:19]))
+    except ValueError:
+        return False
+    return True
+
+
 class _State:
     """The scan's place in the file: the next line to account for (its offset and number),
     and which access lines are still worth reading (`AccessNeeds`). Lines are read by offset;
@@ -938,51 +948,46 @@ class _State:
         of their stretch by a collector's clock, which `compact` keeps (its point 4): the
         first with the earliest and the first with the latest stamp. Only decorated lines go
         unread with such a stamp (`skips_decorations`); until an own-clock line comes, or from
-        when one with a collector's stamp too has given the offset, it dates them."""
-        scanner = self.scanner
-        if not self.pre.decorations or not scanner.collector_times_count:
+        when one with a collector's stamp too has given the offset, it dates them, and their
+        times are in their stamps' order (the offset stays until an own-clock line)."""
+        if not self.pre.decorations or not self.scanner.collector_times_count:
             return
-        stamped: list[tuple[datetime, int, int]] = []
+        mm = self.mm
+        stamped: list[tuple[bytes, int, int]] = []  # (the stamp as sortable text, line start, end)
         at = self._find(low, high)
         while at >= 0:
-            start, end = self._line_around(at)
-            when = self._collector_time(start, end)
-            if when is not None:
-                stamped.append((when, start, end))
+            before = mm.rfind(b"\n", low, at)
+            start = low if before < 0 else before + 1
+            end = mm.find(b"\n", at, high)
+            end = high if end < 0 else end
+            key = self._stamp_key(start, end)
+            if key is not None:
+                stamped.append((key, start, end))
             at = self._find(end + 1, high) if end + 1 < high else -1
-        if not stamped:
-            return
         chosen: set[tuple[int, int]] = set()
         for order in (sorted(stamped, key=itemgetter(0)), sorted(stamped, key=itemgetter(0), reverse=True)):
-            # sorted() is stable, with reverse too: ties keep their order, the first comes first
-            for _when, start, end in order:
-                if self.scanner.makes_event(self._message(start, end), self.pre.access_rules):
+            # sorted() is stable, with reverse too: of equal stamps the first comes first
+            for key, start, end in order:
+                if _valid_stamp(key) and self.scanner.makes_event(self._message(start, end), self.pre.access_rules):
                     chosen.add((start, end))
                     break
         for start, end in sorted(chosen):
             self._full(start, end, self.pre.access_rules)
 
-    def _collector_time(self, start: int, end: int) -> datetime | None:
-        """The time of the collector's stamp that `normalise` finds on the unflagged line
-        [start, end), if valid (else the engine inherits a time for the line, which does not
-        count). kubectl's at the line's start is read from the bytes."""
+    def _stamp_key(self, start: int, end: int) -> bytes | None:
+        """The collector's stamp that `normalise` finds on the unflagged line [start, end), as
+        `YYYY-MM-DDTHH:MM:SS` and six digits of a second (what the engine keeps of it), whose
+        order is the times' order; None without one. kubectl's at the line's start is read
+        from the bytes, any other from the normalised line."""
         m = _KUBECTL_AT_START.match(self.mm, start, min(end, start + 64))
         if m is not None:
-            fields = [int(g) for g in m.groups()[:6]]
-            micro = int((m[7] or b"").ljust(6, b"0")[:6])
-        else:
-            outer = self._read(start, end, 0)[0].outer
-            if outer is None:
-                return None
-            if outer.year is None:  # never unflagged (see _decorated_markers); its year would need the clock
-                raise NeedExact("a year-less collector stamp on an unread line")
-            fields = [outer.year, outer.month, outer.day, *(int(p) for p in outer.time.split(":"))]
-            micro = int((outer.frac + "000000")[:6]) if outer.frac else 0
-        year, month, day, hour, minute, second = fields
-        try:
-            return datetime(year, month, day, hour, minute, second, micro)
-        except ValueError:
+            return bytes(m[1] + (m[2] or b"")[:6].ljust(6, b"0"))
+        outer = self._read(start, end, 0)[0].outer
+        if outer is None:
             return None
+        if outer.year is None:  # never unflagged (see _decorated_markers); its year would need the clock
+            raise NeedExact("a year-less collector stamp on an unread line")
+        return f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}T{outer.time}{outer.frac[:6]:0<6}".encode()
 
     def _find(self, low: int, high: int) -> int:
         found = [at for lit in self.pre.access_literals if (at := self.mm.find(lit, low, high)) >= 0]
