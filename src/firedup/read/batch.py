@@ -21,6 +21,18 @@ engine's own time, exactly as the incremental engine measures them, and the line
 knows are kept for template mining. A start-up is a few thousand lines; the runtime traffic
 after `ready`, nearly all of a long log, is still skipped unread.
 
+Decorated lines. A format whose every clock header is read in order (`skips_decorations`:
+an engine whose stamps have no year) leaves no line unread that has a clock of its own; its
+lines are decorated (a process tag, often coloured, behind kubectl's stamp), and that alone
+does not make them candidates (`_decorated_markers` says which shapes do). Every line this
+engine reads of such a format goes through `sources.normalise`. An unread decorated line
+changes no state but by its collector stamp, and only in three ways, which the engine reads
+lines for: before any own-clock line, and while a run's first line is wanted and none with
+only a collector's stamp is marked (`Scanner.collector_stamps_count`: `_skip_clockless` reads
+on, in order, until neither holds), and as the earliest or latest access time of a stretch,
+which `compact` keeps (`_spanning_access`). No stamp of a skipped line can then be missed by
+the clock: such a format is never handed back for it.
+
 Access lines (`http.access`, one request each) are the rest of the traffic, and events, but
 the timeline reads few of them (compact.py states which). The scan leaves their literal out;
 this engine keeps an `AccessNeeds` fed with the events it emits and reads access lines
@@ -222,7 +234,7 @@ def _markers(fmt: Format) -> list[str]:
 # -- decorated lines ---------------------------------------------------------------------
 # The decorations left unread: a line may start (after blanks) with kubectl's stamp
 # (`2026-11-01T12:13:34.481156419Z `, RFC 3339 in UTC), then a process tag
-# (`(APIServer pid=1) `, `(VllmWorker rank=1 pid=300) `), the tag coloured or not. Colour
+# (`(APIServer pid=1) `, `(Worker rank=1 pid=300) `), the tag coloured or not. Colour
 # anywhere else, or around anything else, may split a rule literal or a header once it is
 # removed: the line stays a candidate. Hyperscan has no look-arounds, so the patterns below
 # describe the lines that differ from these shapes: the ways a coloured line can fail to be
