@@ -252,6 +252,207 @@ def test_same_events_on_generated_logs(tmp_path: Path, lines: list[str], crlf: b
         assert any(_STATEFUL_SHAPE.match(line) for line in lines), "handed back without a reason"
 
 
+# --- generated vLLM logs: every line decorated -------------------------------------------
+# vLLM puts a process tag in front of every line, coloured on a terminal
+# (`\x1b[1;36m(APIServer pid=1)\x1b[0;0m `), and is mostly read behind `kubectl logs
+# --timestamps`. Its own stamps have no year (`INFO 11-01 12:13:00`): the collector's, when
+# there, gives it. Runtime traffic after `ready` is uvicorn's access lines, which have no
+# clock at all.
+_VLLM_STARTUP = (
+    "INFO {md} {t} [api_server.py:1354] vLLM API server version 0.13.0",
+    "INFO {md} {t} [utils.py:253] non-default args: {'model': 'Qwen/Qwen3-32B', 'tensor_parallel_size': 2}",
+    "INFO {md} {t} [core.py:93] Initializing a V1 LLM engine (v0.13.0) with config: model='Qwen/Qwen3-32B'",
+    "INFO {md} {t} [parallel_state.py:1208] world_size=2 rank=0 local_rank=0 "
+    "distributed_init_method=tcp://127.0.0.1:41234 backend=nccl",
+    "INFO {md} {t} [gpu_model_runner.py:3562] Starting to load model Qwen/Qwen3-32B...",
+    "INFO {md} {t} [default_loader.py:308] Loading weights took 12.34 seconds",
+    "INFO {md} {t} [gpu_model_runner.py:3659] Model loading took 30.5 GiB memory and 14.2 seconds",
+    "INFO {md} {t} [gpu_worker.py:375] Available KV cache memory: 40.1 GiB",
+    "INFO {md} {t} [core.py:259] init engine (profile, create kv cache, warmup model) took 60.2 seconds",
+    "INFO {md} {t} [api_server.py:1425] Starting vLLM API server 0 on http://0.0.0.0:8000",
+    "WARNING {md} {t} [utils.py:12] a warning no rule knows",
+    "INFO:     Started server process [1]",
+    "INFO:     Waiting for application startup.",
+    "INFO:     Application startup complete.",
+    "ERROR {md} {t} [core.py:710] EngineCore failed to start.",
+    "Traceback (most recent call last):",
+    '  File "/vllm/v1/engine/core.py", line 701, in run_engine_core',
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+)
+_VLLM_TRAFFIC = (
+    'INFO:     10.42.1.63:42737 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    'INFO:     10.42.1.63:42738 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    'INFO:     10.42.0.1:44497 - "GET /health HTTP/1.1" 200 OK',
+    "INFO {md} {t} [loggers.py:236] Engine 000: Avg prompt throughput: 12.0 tokens/s, Avg generation "
+    "throughput: 80.1 tokens/s, Running: 3 reqs",
+    "INFO:     a uvicorn line no rule knows",
+    "a print() line",
+)
+# Colour that is not a tag's: inside a message (splitting a rule literal), before a message's
+# own parenthesis or after its closing one, a tag no reader takes, a second tag, the message
+# glued to the tag; and lines the full reader changes in other ways.
+_VLLM_ODD = (
+    "INFO:     Application \x1b[1mstartup\x1b[0m complete.",
+    "INFO:     Initializing a V1 LLM engine \x1b[1m(v0.13.0) with config",
+    "INFO:     init engine (profile\x1b[0m, create kv cache) took 3.0 seconds",
+    "INFO:     done (x)\x1b[0m Application startup complete.",
+    "\x1b[1;36m(EngineCore_DP0 pid=2)\x1b[0;0m INFO {md} {t} [core.py:1] a second tag",
+    "(Worker_TP1 pid=291) INFO:     Application startup complete.",
+    "INFO {md} {t} [loggers.py:236] Engine 000: Avg prompt throughput: 1.0 tokens/s \x1b[0m",
+    "\rLoading safetensors checkpoint shards:   6% Completed | 1/17 [00:02<00:42,  2.68s/it]",
+    "Jan  1 10:00:00 host vllm[1]: INFO:     a journald stamp after the tag",
+    "2026-01-01 10:00:00 INFO:     a local stamp after the tag",
+    "2026-01-01T10:00:00Z INFO:     a second collector stamp",
+    "[rank0]: Traceback (most recent call last):",
+    "",
+    "  INFO:     indented",
+    "\u00a0INFO:     after a non-ASCII space",
+)
+_VLLM_TAGS = ("APIServer pid=1", "EngineCore_DP0 pid=217", "Worker_TP0 pid=290", "Worker_TP1 pid=291",
+              "VllmWorker rank=1 pid=300", "pid=4, ip=10.0.0.1", "Worker PP1_TP0 pid=3", "API Server pid=1")
+
+
+def _tagged(line: str, rng: random.Random) -> str:
+    """`line` as vLLM prints it: behind a process tag, coloured on a terminal (nearly always)."""
+    x = rng.random()
+    if x < 0.08:
+        return line
+    tag = f"({rng.choice(_VLLM_TAGS[:3] if rng.random() < 0.8 else _VLLM_TAGS)})"
+    if x < 0.9:
+        codes = ("\x1b[1;36m", "\x1b[0;0m") if rng.random() < 0.95 else ("\x1b[36m", "\x1b[0m")
+        tag = f"{codes[0]}{tag}{codes[1]}"
+    return f"{tag}{' ' if rng.random() < 0.97 else ''}{line}"
+
+
+@st.composite
+def _vllm_soups(draw: Any) -> list[str]:
+    """A vLLM log: start-ups reaching `ready`, long stretches of access lines after it, odd lines."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = random.Random(seed)
+    odd_rate = draw(st.sampled_from([0.0, 0.01, 0.05]))
+    collector = draw(st.sampled_from([None, 0.0, 0.0, 0.0, 7200.0, -3600.0]))
+    backwards = draw(st.booleans())
+    lines: list[str] = []
+    moment = 1_790_000_000.0 + rng.random() * 3e7
+    for _block in range(draw(st.integers(1, 6))):
+        startup = rng.random() < 0.4
+        count = rng.randint(1, 40) if startup else rng.randint(1, 400)
+        untimed = rng.randint(0, 3) if collector is not None else 0
+        for i in range(count):
+            moment += rng.random() * (2 if not backwards or rng.random() > 0.05 else -30)
+            if startup:
+                # mostly in order, so that runs reach `ready`
+                template = _VLLM_STARTUP[min(len(_VLLM_STARTUP) - 1, i * 14 // count)] if rng.random() < 0.7 \
+                    else rng.choice(_VLLM_STARTUP)
+            else:
+                template = rng.choice(_VLLM_TRAFFIC)
+            if rng.random() < odd_rate:
+                template = rng.choice(_VLLM_ODD)
+            if i < untimed or (collector is not None and rng.random() < 0.02):
+                template = rng.choice(_UNTIMED)
+            line = _tagged(_render(template, moment, rng), rng)
+            if collector is not None and rng.random() < 0.95:
+                line = _collected(line, moment, collector, rng)
+            lines.append(line)
+    return lines
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_vllm_soups(), crlf=st.booleans(), last_newline=st.booleans())
+def test_same_events_on_generated_vllm_logs(tmp_path: Path, lines: list[str], crlf: bool, last_newline: bool) -> None:
+    """Decorated lines (a collector's stamp, a coloured process tag) no longer make a line a
+    candidate: both engines still agree, and no stamp of vLLM's makes the batch engine give up."""
+    if not any(line.strip() for line in lines):
+        return
+    path = _write(tmp_path, lines, crlf, last_newline)
+    assert _assert_same(path, get_format("vllm")) is not None, "handed back"
+
+
+def _vllm_file(tmp_path: Path) -> Path:
+    """A log as the throughput benchmark writes them: vLLM 0.13 behind kubectl, padded to
+    200 kB with traffic after `ready`."""
+    from firedup.synth.bulk import write_many
+
+    made = write_many(tmp_path / "many", n=8, seed=0)
+    return next(p for p in made if p.stem.endswith("-vllm") and "-prod-" in p.stem)
+
+
+def test_a_decorated_vllm_log_is_read_by_the_batch_engine_and_its_traffic_skipped(tmp_path: Path) -> None:
+    path = _vllm_file(tmp_path)
+    raw = path.read_bytes()
+    assert raw.startswith(b"20") and b"\x1b[1;36m(APIServer pid=1)\x1b[0;0m " in raw, "kubectl stamps, coloured tags"
+    fmt = get_format("vllm")
+    assert _assert_same(path, fmt) is not None, "handed back"
+    # what parse runs leaves the access lines after `ready` unread: nearly the whole file
+    scanner = batch.new_scanner(fmt, file_date=file_date(Source(str(path), path)))
+    list(batch.iter_file(path, scanner))
+    assert scanner.stats.skipped > scanner.stats.physical * 0.8
+    # parse takes it too (its head is not handed to the incremental engine), and says the same
+    forced = parse_paths([str(path)], scanner="batch").as_contract()
+    plain = parse_paths([str(path)], scanner="incremental").as_contract()
+    assert forced["runs"] == plain["runs"] and forced["runs"][0]["outcome"] == "ready"
+    assert forced["sources"][0]["lines"]["skipped"] > 0
+
+
+# Lines of a vLLM log and whether the batch engine must read them (a rule literal, or what the
+# full reader does to them may change their meaning); the decorations themselves do not count.
+_K = "2026-11-01T12:15:05.344722748Z "
+_TAG = "\x1b[1;36m(APIServer pid=1)\x1b[0;0m "
+_DECORATED = [
+    (f'{_K}{_TAG}INFO:     10.42.1.63:42737 - "POST /v1/chat/completions HTTP/1.1" 200 OK', False),
+    (f"{_K}{_TAG}INFO:     a uvicorn line", False),
+    (f"{_K}\x1b[1;36m(Worker_TP0 pid=290)\x1b[0;0m a print", False),
+    (f"{_K}\x1b[1;36m(VllmWorker rank=1 pid=300)\x1b[0;0m a print", False),
+    ("\x1b[1;36m(EngineCore_DP0 pid=217)\x1b[0;0m a print", False),
+    (f"{_K}(Worker_TP1 pid=291) a print", False),
+    ("(pid=4, ip=10.0.0.1) a print", False),
+    (f"{_K}a print", False),
+    ("2026-11-01T12:15:05Z a print", False),
+    ("a print", False),
+    (f"{_K}{_TAG}INFO 11-01 12:15:05 [loggers.py:236] Engine 000: Avg prompt throughput: 1.0 tokens/s", True),
+    (f"{_K}\x1b[1;36m(APIServer pid=1)\x1b[0;0mINFO 11-01 12:15:05 [x.py:1] glued to the tag", True),
+    (f"{_K}(APIServer pid=1) INFO 11-01 12:15:05 [x.py:1] year-less", True),
+    (f"{_K}{_TAG}INFO:     Application startup complete.", True),
+    (f"{_K}{_TAG}INFO:     Application \x1b[1mstartup\x1b[0m complete.", True),
+    (f"{_K}{_TAG}INFO:     a V1 LLM engine \x1b[1m(v0.13.0)", True),
+    (f"{_K}{_TAG}INFO:     (x)\x1b[0m a print", True),
+    (f"{_K}{_TAG}a print \x1b[0m", True),
+    (f"{_K}\x1b[1;36m(API Server pid=1)\x1b[0;0m a print", True),
+    (f"{_K}\x1b[1;36m(APIServer pid=1) a print", True),
+    (f"{_K}(APIServer pid=1)\x1b[0;0m a print", True),
+    (f"{_K}{_TAG}\x1b[1;36m(Worker_TP0 pid=290)\x1b[0;0m a print", True),
+    (f"{_K}{_TAG}(Worker_TP0 pid=290) a print", True),
+    (f"{_K}{_TAG}2026-11-01T12:15:05Z a print", True),
+    (f"{_K}{_TAG}Nov  1 12:15:05 host vllm[1]: a print", True),
+    (f"{_K}Nov  1 12:15:05 host vllm[1]: a print", True),
+    (f"{_K}{_TAG} a print", True),
+    (f"{_K}{_TAG}\u00a0a print", True),
+    (f"2026-11-01T12:15:05+00:00 {_TAG}a print", True),
+    (f"2026-11-01T12:15:05.1Z  {_TAG}a print", True),
+    (f"x {_K}{_TAG}a print", True),
+    (f"{_K}\x1b[1;36m\x1b[1m(APIServer pid=1)\x1b[0;0m a print", True),
+    (f"{_K}{_TAG}[1;36m a print", True),
+    (f"{_K}\x1b(B{_TAG}a print", True),
+    (f"{_K}{_TAG}\rLoading safetensors checkpoint shards:   6% Completed | 1/17 [00:02<00:42,  2.68s/it]", True),
+    ("2026-11-01 12:15:05 a print", True),
+    ("Nov  1 12:15:05 host vllm[1]: a print", True),
+    ("sglang-1  | a print", True),
+]
+
+
+def test_decorations_alone_do_not_make_a_vllm_line_a_candidate(tmp_path: Path) -> None:
+    path = tmp_path / "decorated.log"
+    path.write_bytes("\n".join(line for line, _ in _DECORATED).encode() + b"\n")
+    pre = batch.prefilter(get_format("vllm"))
+    import mmap
+
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        found = batch._scan_window(mm, pre, 0, len(mm))
+    read = {newlines + 1 for _start, _end, newlines, _patterns in found.candidates}
+    for number, (line, want) in enumerate(_DECORATED, start=1):
+        assert (number in read) == want, f"line {number} {'not ' if want else ''}read: {line!r}"
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=_soups())
 def test_compaction_never_changes_a_timeline(tmp_path: Path, lines: list[str]) -> None:
@@ -412,18 +613,26 @@ def test_a_head_of_progress_bar_lines_stays_with_the_batch_engine(tmp_path: Path
     assert sample == batch.head_sample(path) and len(normalised) >= 300
 
 
-def test_a_head_of_prefixed_lines_goes_to_the_incremental_engine() -> None:
-    """Behind `kubectl logs --timestamps` every line needs the full reader, which the
-    incremental engine is quicker at: parse hands such a file over before normalising it."""
-    prefixed = SAMPLE_LOGS / "vllm-tp2-eager.log"
+def test_a_head_of_prefixed_lines_goes_to_the_incremental_engine(tmp_path: Path) -> None:
+    """Behind `kubectl logs --timestamps` every line of an SGLang log needs the full reader (a
+    line with two clocks sets the offset between them), which the incremental engine is quicker
+    at: parse hands such a file over before normalising it. A vLLM log behind kubectl stays
+    with the batch engine, which leaves its decorated traffic unread."""
+    rng = random.Random(5)
+    lines = _startups_and_traffic(seed=3, blocks=2, startup_every=1, lines_per_block=100)
+    prefixed = _write(tmp_path, [_collected(line, 1_790_000_000 + i, 0.0, rng) for i, line in enumerate(lines)], False)
+    decorated = SAMPLE_LOGS / "vllm-tp2-eager.log"
     plain = SAMPLE_LOGS / "prod-tp8-eagle3-01.log"
-    assert prefixed.read_text().startswith("20"), "this sample is stamped by kubectl"
+    assert decorated.read_text().startswith("20"), "this sample is stamped by kubectl"
     with pytest.raises(batch.NeedExact, match="most lines"):
         batch.read_head(prefixed, 2000, refuse_mostly_flagged=True)
     assert batch.read_head(prefixed, 2000)[0] == batch.head_sample(prefixed)
-    assert batch.read_head(plain, 2000, refuse_mostly_flagged=True)[0] == batch.head_sample(plain)
-    forced = parse_paths([str(prefixed)], scanner="batch").as_contract()
-    assert forced["runs"] == parse_paths([str(prefixed)], scanner="incremental").as_contract()["runs"]
+    for path in (decorated, plain):
+        assert batch.read_head(path, 2000, refuse_mostly_flagged=True)[0] == batch.head_sample(path)
+    for path, read_by_batch in ((prefixed, False), (decorated, True)):
+        forced = parse_paths([str(path)], scanner="batch").as_contract()
+        assert forced["runs"] == parse_paths([str(path)], scanner="incremental").as_contract()["runs"]
+        assert ("skipped" in forced["sources"][0]["lines"]) is read_by_batch
     assert forced["runs"][0]["outcome"] == "ready"
 
 

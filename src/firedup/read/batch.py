@@ -21,6 +21,18 @@ engine's own time, exactly as the incremental engine measures them, and the line
 knows are kept for template mining. A start-up is a few thousand lines; the runtime traffic
 after `ready`, nearly all of a long log, is still skipped unread.
 
+Decorated lines. A format whose every clock header is read in order (`skips_decorations`:
+an engine whose stamps have no year) leaves no line unread that has a clock of its own; its
+lines are decorated (a process tag, often coloured, behind kubectl's stamp), and that alone
+does not make them candidates (`_decorated_markers` says which shapes do). Every line this
+engine reads of such a format goes through `sources.normalise`. An unread decorated line
+changes no state but by its collector stamp, and only in three ways, which the engine reads
+lines for: before any own-clock line, and while a run's first line is wanted and none with
+only a collector's stamp is marked (`Scanner.collector_stamps_count`: `_skip_clockless` reads
+on, in order, until neither holds), and as the earliest or latest access time of a stretch,
+which `compact` keeps (`_spanning_access`). No stamp of a skipped line can then be missed by
+the clock: such a format is never handed back for it.
+
 Access lines (`http.access`, one request each) are the rest of the traffic, and events, but
 the timeline reads few of them (compact.py states which). The scan leaves their literal out;
 this engine keeps an `AccessNeeds` fed with the events it emits and reads access lines
@@ -59,28 +71,37 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from datetime import date
+from datetime import date, datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, cast
 
-from firedup.formats.base import Format, Rule
-from firedup.read.clock import Clock, Stamp
+from firedup.formats.base import Format, Header, Rule
+from firedup.read.clock import Clock
 from firedup.read.compact import ACCESS, HEALTH_PATH, AccessNeeds
 from firedup.read.engine import Event, LineStats, Parsed, Scanner
 from firedup.read.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
 
 WINDOW = 16 << 20  # bytes scanned per step; pages are released after each step
+# kubectl's stamp at a line's start, as `sources._strip_outer` reads it (`_State._stamp_key`)
+_KUBECTL_AT_START = re.compile(rb"[ \t\r\f\v]*(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
 
 # Collector prefixes as `sources._strip_outer` reads them, reduced to what starts them
 # (Hyperscan has no look-arounds; a wider net only costs a few more candidates).
+_RFC3339_START = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"  # kubectl's, CloudWatch's
+_PROC_START = r"\("  # process tags (Ray's, an engine's worker processes)
+_JOURNALD_START = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}"
 _PREFIX_STARTS = (
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}",  # RFC 3339, Docker Desktop's local stamp
-    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}",  # journald
+    _RFC3339_START,
+    r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}",  # Docker Desktop's local stamp
+    _JOURNALD_START,
     r"[A-Za-z0-9][\w.-]*\s+\| ",  # docker compose
     r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ",  # DJL serving
     r"\[rank\d+\]:",  # torch.distributed's rank prefix on stderr lines
-    r"\(",  # process tags (Ray's, an engine's worker processes)
+    _PROC_START,
 )
+# The decorations a format whose unread lines carry no clock may leave unread (`_decorated_markers`).
+_DECORATION_STARTS = frozenset({_RFC3339_START, _PROC_START})
 _LINE_START = r"^[ \t\r\f\v]*"  # normalise() strips indentation before reading prefixes
 
 
@@ -118,6 +139,8 @@ class _Prefilter:
         self.rules_of: list[tuple[Rule, ...]] = [
             tuple(rule for rule in fmt.rules if lit in rule.literals) for lit in literals]
         self.literal_count = len(literals)
+        # decorated lines may go unread: every line read is then read by `normalise`
+        self.decorations = skips_decorations(fmt)
         patterns = [re.escape(lit) for lit in literals]
         patterns += _markers(fmt)
         self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
@@ -153,34 +176,138 @@ class _Prefilter:
         return found
 
 
+# What `sources.normalise` changes in a line besides its decorations (colour, collector
+# prefixes), whatever else the line holds.
+_REWRITING = (
+    r"#033\[",
+    r"\r[^\n]",  # a redraw inside the line (a trailing \r of CRLF is harmless)
+    _BAR.pattern,
+    "repeated",  # Ray's "[repeated Nx across cluster]"
+    # Python's lstrip() also takes \x1c-\x1f and non-ASCII spaces before a prefix
+    _LINE_START + r"[\x1c-\x1f\x80-\xff]",
+)
+
+
 def _normalising_markers() -> list[str]:
     """Patterns of lines that `sources.normalise` does more to than strip them."""
-    out = [
-        _ANSI.pattern,
-        r"#033\[",
-        r"\r[^\n]",  # a redraw inside the line (a trailing \r of CRLF is harmless)
-        _BAR.pattern,
-        "repeated",  # Ray's "[repeated Nx across cluster]"
-    ]
-    # Python's lstrip() also takes \x1c-\x1f and non-ASCII spaces before a prefix
-    out.append(_LINE_START + r"[\x1c-\x1f\x80-\xff]")
-    return out + [_LINE_START + p for p in _PREFIX_STARTS]
+    return [_ANSI.pattern, *_REWRITING, *(_LINE_START + p for p in _PREFIX_STARTS)]
 
 
 # The id of the first collector-prefix mark in `_normalising_markers()` (they come last).
 _FIRST_PREFIX_MARKER = len(_normalising_markers()) - len(_PREFIX_STARTS)
 
 
+def _read_in_order(header: Header) -> bool:
+    """Whether a line of this header needs the engine's clock in order (a stamp without date
+    or year, another logger's clock) or a decoder: such lines are always candidates."""
+    dated_own = "date" in header.regex.groupindex and header.clock == "own"
+    return header.decode is not None or not (dated_own or _clockless(header))
+
+
+def skips_decorations(fmt: Format) -> bool:
+    """Whether the batch engine may leave decorated lines of this format unread (a collector's
+    dated stamp, a process tag, the colour around it): true when every line it leaves unread
+    has no clock of the engine's own, because every header with a clock is read in order.
+    Such a line can then change the engine's state only through a collector's stamp, in
+    the few ways `Scanner.collector_stamps_count` names, which the engine reads lines for.
+    (A format with fully dated own stamps, whose unread lines move the last own stamp, keeps
+    its decorated lines candidates: a collector's stamp beside an own one sets the offset
+    between the clocks.)"""
+    return all(_read_in_order(header) or _clockless(header) for header in fmt.headers)
+
+
+def _clockless(header: Header) -> bool:
+    groups = header.regex.groupindex
+    return "time" not in groups and "md" not in groups
+
+
 def _markers(fmt: Format) -> list[str]:
     """Patterns of lines whose reading needs the full normaliser or an in-order clock."""
-    out = _normalising_markers()
-    for header in fmt.headers:
-        groups = header.regex.groupindex
-        dated_own = "date" in groups and header.clock == "own"
-        clockless = "time" not in groups and "md" not in groups
-        if header.decode is not None or not (dated_own or clockless):
-            out.append(_LINE_START + _hyperscan_safe(header.pattern))
+    if skips_decorations(fmt):
+        out, start = _decorated_markers(), _MESSAGE_START
+    else:
+        out, start = _normalising_markers(), _LINE_START
+    out += [start + _hyperscan_safe(header.pattern) for header in fmt.headers if _read_in_order(header)]
     return out
+
+
+# -- decorated lines ---------------------------------------------------------------------
+# The decorations left unread: a line may start (after blanks) with kubectl's stamp
+# (`2026-11-01T12:13:34.481156419Z `, RFC 3339 in UTC), then a process tag
+# (`(APIServer pid=1) `, `(Worker rank=1 pid=300) `), the tag coloured or not. Colour
+# anywhere else, or around anything else, may split a rule literal or a header once it is
+# removed: the line stays a candidate. Hyperscan has no look-arounds, so the patterns below
+# describe the lines that differ from these shapes: the ways a coloured line can fail to be
+# `[blanks][stamp ]ESC[..m(tag)ESC[..m[ ]message` with no other escape code.
+#
+# What this guarantees of a line no pattern matches: `normalise` gives one logical line
+# whose text is a piece of the raw line as it is (only blanks and decorations in front of
+# it were removed), so a rule literal, an access literal or a header in the text is one the
+# scan sees; its collector stamp, if any, carries a year; and no clock header of the
+# format starts its text (those start after one of `_MESSAGE_START`'s characters).
+_SGR = r"\x1b\[[0-9;]*m"
+_BLANK = r"[ \t\r\f\v]"
+_ODD_SPACE = r"\x1c-\x1f\x80-\xff"  # what Python also strips as blanks (UTF-8 bytes of non-ASCII spaces)
+# Where a message may start once decorations are stripped: at the line's start, after a blank,
+# after a tag's `)`, a `:` (torch's rank prefix, journald's), or an escape code.
+_MESSAGE_START = rf"(?:^|[ \t\r\f\v):{_ODD_SPACE}]|{_SGR})"
+# kubectl's stamp, piece by piece: `_deviations` matches what starts like it and then differs.
+_KUBECTL_STAMP = [r"\d"] * 4 + ["-"] + [r"\d"] * 2 + ["-"] + [r"\d"] * 2 + ["T"] + \
+    [r"\d"] * 2 + [":"] + [r"\d"] * 2 + [":"] + [r"\d"] * 2
+_TAG_NAME = r"[A-Za-z_][\w-]*"
+
+
+def _not(piece: str) -> str:
+    """A character other than `piece` (one character, a class's content or `\\d`) on the line.
+    (Where the line ends there instead, it holds one escape code alone, which a pattern of
+    its own marks: these patterns all describe lines with a second escape code later.)"""
+    return rf"[^{piece}\n]"
+
+
+def _deviations(before: str, pieces: list[str]) -> list[str]:
+    """Patterns of text that, after `before`, matches `pieces` (single characters) up to
+    some piece and then has something else there."""
+    return [before + "".join(pieces[:i]) + _not(re.escape(pieces[i]) if len(pieces[i]) == 1 else pieces[i])
+            for i in range(len(pieces))]
+
+
+def _decorated_markers() -> list[str]:
+    """`_normalising_markers` for a format that `skips_decorations`: the same, but decorations
+    of the shapes above mark nothing (see the guarantee above)."""
+    later_escape = r"[^\n]*\x1b"  # ... and an escape code later on the line
+    stamp = "".join(_KUBECTL_STAMP)
+    frac = r"(?:\.\d{1,9})?"
+    # the text before the line's first escape code is blanks, or blanks and kubectl's stamp
+    before_first = [_LINE_START + r"[^\d \t\r\f\v\x1b\n]"]
+    before_first += _deviations(_LINE_START, _KUBECTL_STAMP)[1:]  # [0] would take a blank for the deviation
+    before_first += [_LINE_START + stamp + tail for tail in (
+        r"[^.Z\n]", r"\.[^\d\n]", r"\.\d{1,9}[^\dZ\n]", r"\.\d{10}", frac + r"Z[^ \n]", frac + r"Z [^\x1b\n]")]
+    # the first escape code opens a tag that `sources._PROC` reads and the second closes it
+    first = r"^[^\x1b\n]*" + _SGR
+    name = first + r"\(" + _TAG_NAME
+    pid = rf"{name} (?:rank=\d+ )?pid"
+    tag = [first + _not(r"\("), first + r"\(" + _not("A-Za-z_"), name + r"[^\w\- \n]",
+           name + r" [^rp\n]", *_deviations(name + " r", list("ank="))]
+    tag += [name + r" rank=" + _not(r"\d"), name + r" rank=\d+[^\d \n]", name + r" rank=\d+ " + _not("p")]
+    tag += [rf"{name} (?:rank=\d+ )?p" + _not("i"), rf"{name} (?:rank=\d+ )?pi" + _not("d"), pid + _not("="),
+            pid + "=" + _not(r"\d"), pid + r"=\d+[^\d)\n]", pid + r"=\d+\)" + _not(r"\x1b")]
+    closed = r"\)" + _SGR  # a tag's end: after it, one space at most and no other prefix
+    return [
+        *_REWRITING,
+        r"(?:^|[^\x1b\n])\[[0-9]{1,2}(?:;[0-9]{1,2})*m",  # colour codes whose escape was lost
+        # an escape that is not a colour code
+        r"\x1b[^\[\n]", r"\x1b\[[0-9;]*[^0-9;m\n]", r"\x1b$", r"\x1b\[[0-9;]*$",
+        r"^[^\x1b\n]*\x1b[^\x1b\n]*$",  # one escape code alone
+        r"\x1b[^\n]*\x1b[^\n]*\x1b",  # more than two
+        *(p + later_escape for p in before_first),
+        *tag,
+        closed + rf"(?: [ \t\r\f\v{_ODD_SPACE}]|[\t\r\f\v{_ODD_SPACE}])",
+        *(closed + " ?" + p for p in _PREFIX_STARTS),
+        # collector prefixes, but kubectl's stamp and process tags; journald's stamp (it has no
+        # year) wherever `_strip_outer` may take it as a line's first stamp
+        *(_LINE_START + p for p in _PREFIX_STARTS if p not in _DECORATION_STARTS),
+        rf"[ \t\r\f\v):|{_ODD_SPACE}]{_JOURNALD_START}",
+    ]
 
 
 def _hyperscan_safe(pattern: str) -> str:
@@ -234,6 +361,8 @@ def _to_line_end(pattern: str) -> str:
     """`pattern` extended to the end of its line. Hyperscan reports a pattern once per end
     offset, so a progress bar redrawn 300 times on one line is one match, not 300 (each a
     Python callback), and every match ends on the line it was found in."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        return pattern  # ends with its line already
     return f"(?:{pattern})[^\\n]*$"
 
 
@@ -297,17 +426,40 @@ def _refuse_if_prefixed(database: Any, raws: list[bytes]) -> None:
     is on every line of a file, so the scan would send nearly every line through the engine
     anyway, and the incremental engine does that with less bookkeeping (a process-tagged log behind
     kubectl: 46 ms, not 58). Progress bars or colour alone do not count: the traffic after
-    them may still be skipped."""
+    them may still be skipped. Nor do kubectl's stamps and process tags in the log of a format
+    whose batch engine leaves such lines unread (`skips_decorations`), by the sniff literals
+    of these lines."""
     prefixed: set[int] = set()
+    decorated: set[int] = set()
     starts = list(itertools.accumulate((len(raw) + 1 for raw in raws[:-1]), initial=0))
 
     def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
         if pattern >= _FIRST_PREFIX_MARKER:
-            prefixed.add(bisect.bisect_right(starts, max(stop - 1, 0)) - 1)
+            line = bisect.bisect_right(starts, max(stop - 1, 0)) - 1
+            (decorated if _PREFIX_STARTS[pattern - _FIRST_PREFIX_MARKER] in _DECORATION_STARTS else prefixed).add(line)
 
-    database.scan(b"\n".join(raws), match_event_handler=on_match)
-    if len(prefixed) > len(raws) * _MOSTLY_PREFIXED:
+    text = b"\n".join(raws)
+    database.scan(text, match_event_handler=on_match)
+    most = len(raws) * _MOSTLY_PREFIXED
+    if len(prefixed) > most or (len(prefixed | decorated) > most and not _decorations_skipped(text)):
         raise NeedExact("most lines carry a collector prefix or a process tag")
+
+
+def _decorations_skipped(text: bytes) -> bool:
+    """Whether the format whose sniff literals weigh most in `text` (raw lines: decorations
+    hold none) `skips_decorations`. A guess, before the format is sniffed from normalised
+    lines: a wrong one costs time, not correctness."""
+    from firedup.formats import all_formats
+
+    literals, database = _sniff_scan()
+    found: set[str] = set()
+
+    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+        found.add(literals[pattern])
+
+    database.scan(text, match_event_handler=on_match)
+    weight, best = max(((fmt.sniff("", found), i) for i, fmt in enumerate(all_formats().values())), default=(0.0, -1))
+    return weight > 0 and skips_decorations(list(all_formats().values())[best])
 
 
 def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
@@ -383,17 +535,9 @@ def sniff(sample: str) -> Format | None:
     """`formats.sniff(sample)`, with one Hyperscan pass for every format's sniff literals and
     the foreign engines' instead of one search of the sample per literal (those searches
     were a quarter of a small log's parse)."""
-    import hyperscan
-
-    from firedup.formats import all_formats, sniff_literals
     from firedup.formats import sniff as sniff_formats
 
-    key = tuple(id(fmt) for fmt in all_formats().values())
-    if key not in _SNIFFING:
-        literals = sorted(sniff_literals())
-        database = _database([re.escape(lit) for lit in literals], hyperscan.HS_FLAG_SINGLEMATCH)
-        _SNIFFING[key] = (literals, database)
-    literals, database = _SNIFFING[key]
+    literals, database = _sniff_scan()
     found: set[str] = set()
 
     def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
@@ -401,6 +545,21 @@ def sniff(sample: str) -> Format | None:
 
     database.scan(sample.encode(), match_event_handler=on_match)  # UTF-8: a str's substrings are its bytes'
     return sniff_formats(sample, found=found)
+
+
+def _sniff_scan() -> tuple[list[str], Any]:
+    """Every registered format's sniff literals and the foreign engines' (`formats.sniff_literals`),
+    and their compiled scan (pattern i: literal i)."""
+    import hyperscan
+
+    from firedup.formats import all_formats, sniff_literals
+
+    key = tuple(id(fmt) for fmt in all_formats().values())
+    if key not in _SNIFFING:
+        literals = sorted(sniff_literals())
+        database = _database([re.escape(lit) for lit in literals], hyperscan.HS_FLAG_SINGLEMATCH)
+        _SNIFFING[key] = (literals, database)
+    return _SNIFFING[key]
 
 
 class _GuardedClock(Clock):
@@ -654,6 +813,16 @@ def _check_line_lengths(mm: mmap.mmap, pos: int, end: int) -> None:
         raise NeedExact("a line longer than the limit")
 
 
+def _valid_stamp(key: bytes) -> bool:
+    """Whether a `_State._stamp_key` is a real time: the engine gives a line with an invalid
+    collector stamp an inherited time, which does not count for a run's span."""
+    try:
+        datetime(int(key[0:4]), int(key[5:7]), int(key[8:10]), int(key[11:13]), int(key[14:16]), int(key[17:19]))
+    except ValueError:
+        return False
+    return True
+
+
 class _State:
     """The scan's place in the file: the next line to account for (its offset and number),
     and which access lines are still worth reading (`AccessNeeds`). Lines are read by offset;
@@ -717,6 +886,19 @@ class _State:
     def _text(self, start: int, end: int) -> str:
         return self.mm[start:end].decode("utf-8", errors="replace").rstrip("\r").strip()
 
+    def _read(self, start: int, end: int, number: int) -> list[Line]:
+        """The logical lines of the line [start, end), numbered `number`, as the incremental
+        engine reads them. A line no marker flagged only needs stripping, unless decorations
+        went unflagged (`_Prefilter.decorations`): then it is normalised (`read_head` may have)."""
+        if not self.pre.decorations:
+            return [Line(number, self._text(start, end))]
+        lines = self.normalised.pop(number, None)
+        return lines if lines is not None else normalise(self.mm[start:end].decode("utf-8", errors="replace"), number)
+
+    def _message(self, start: int, end: int) -> str:
+        """The text of an unflagged line, as `_read` gives it (one logical line)."""
+        return self._read(start, end, 0)[0].text if self.pre.decorations else self._text(start, end)
+
     # -- feeding ---------------------------------------------------------------------------
     def _emit(self, events: list[Event]) -> None:
         step = self.needs.step
@@ -734,8 +916,8 @@ class _State:
     def _feed(self, start: int, end: int, rules: tuple[Rule, ...] | None) -> list[Event]:
         """Feed a line found by the scan through the incremental engine's own code."""
         if rules is not None:
-            # No marker: normalising this line only strips it (see _markers), so skip it.
-            line = Line(self.number, self._text(start, end))
+            # No marker: one logical line, its rule literals all in the raw line (see _markers)
+            (line,) = self._read(start, end, self.number)
             pre = self.pre
             if pre.access_rule is not None and pre.access_rule not in rules \
                     and any(lit in line.text for lit in pre.access_rule.literals):
@@ -751,7 +933,8 @@ class _State:
 
     def _access_lines(self, high: int) -> None:
         """Read the access lines before offset `high` (a line start) that `compact` may keep
-        (AccessNeeds), and the last of them; the others stay unread."""
+        (AccessNeeds; the earliest and latest by a collector's clock: `_spanning_access`),
+        and the last of them; the others stay unread."""
         pre = self.pre
         if pre.access_rule is None:
             return  # its literal is in the scan: its lines are candidates like any other
@@ -766,10 +949,59 @@ class _State:
             if at < 0:
                 break
             start, end = self._line_around(at)
+            if not (self.every_access or self.needs.every_line):
+                self._spanning_access(low, start)  # the access lines before it stay unread
             self._full(start, end, pre.access_rules)
             low = self._next
         if low < high and not self.every_access:
-            self._last_access(low, high)
+            self._spanning_access(low, high)
+            self._last_access(self._next, high)
+
+    def _spanning_access(self, low: int, high: int) -> None:
+        """Read the access lines in [low, high) whose time may be the earliest or the latest
+        of their stretch by a collector's clock, which `compact` keeps (its point 4): the
+        first with the earliest and the first with the latest stamp. Only decorated lines go
+        unread with such a stamp (`skips_decorations`); until an own-clock line comes, or from
+        when one with a collector's stamp too has given the offset, it dates them, and their
+        times are in their stamps' order (the offset stays until an own-clock line)."""
+        if not self.pre.decorations or not self.scanner.collector_times_count:
+            return
+        mm = self.mm
+        stamped: list[tuple[bytes, int, int]] = []  # (the stamp as sortable text, line start, end)
+        at = self._find(low, high)
+        while at >= 0:
+            before = mm.rfind(b"\n", low, at)
+            start = low if before < 0 else before + 1
+            end = mm.find(b"\n", at, high)
+            end = high if end < 0 else end
+            key = self._stamp_key(start, end)
+            if key is not None:
+                stamped.append((key, start, end))
+            at = self._find(end + 1, high) if end + 1 < high else -1
+        chosen: set[tuple[int, int]] = set()
+        for order in (sorted(stamped, key=itemgetter(0)), sorted(stamped, key=itemgetter(0), reverse=True)):
+            # sorted() is stable, with reverse too: of equal stamps the first comes first
+            for key, start, end in order:
+                if _valid_stamp(key) and self.scanner.makes_event(self._message(start, end), self.pre.access_rules):
+                    chosen.add((start, end))
+                    break
+        for start, end in sorted(chosen):
+            self._full(start, end, self.pre.access_rules)
+
+    def _stamp_key(self, start: int, end: int) -> bytes | None:
+        """The collector's stamp that `normalise` finds on the unflagged line [start, end), as
+        `YYYY-MM-DDTHH:MM:SS` and six digits of a second (what the engine keeps of it), whose
+        order is the times' order; None without one. kubectl's at the line's start is read
+        from the bytes, any other from the normalised line."""
+        m = _KUBECTL_AT_START.match(self.mm, start, min(end, start + 64))
+        if m is not None:
+            return bytes(m[1] + (m[2] or b"")[:6].ljust(6, b"0"))
+        outer = self._read(start, end, 0)[0].outer
+        if outer is None:
+            return None
+        if outer.year is None:  # never unflagged (see _decorated_markers); its year would need the clock
+            raise NeedExact("a year-less collector stamp on an unread line")
+        return f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}T{outer.time}{outer.frac[:6]:0<6}".encode()
 
     def _find(self, low: int, high: int) -> int:
         found = [at for lit in self.pre.access_literals if (at := self.mm.find(lit, low, high)) >= 0]
@@ -797,7 +1029,7 @@ class _State:
             if not found:
                 return
             start, end = self._line_around(max(found))
-            if self.scanner.makes_event(self._text(start, end), pre.access_rules):
+            if self.scanner.makes_event(self._message(start, end), pre.access_rules):
                 self._full(start, end, pre.access_rules)
                 return
             high = start
@@ -814,6 +1046,9 @@ class _State:
         scanner = self.scanner
         if scanner.watching:
             self._walk(first, stop, count)
+            return
+        if self.pre.decorations:
+            self._skip_clockless(first, stop, count)
             return
         first_own: tuple[Line, Parsed] | None = None
         if scanner.wants_first:
@@ -846,6 +1081,26 @@ class _State:
         self._next = stop
         self.number += count
 
+    def _skip_clockless(self, first: int, stop: int, count: int) -> None:
+        """`_skip_to` for a format that `skips_decorations`: no unread line has a clock of the
+        engine's own, so none moves the last own stamp (nothing to read back, no stamp of a
+        skipped line the clock would miss: `_GuardedClock` stays sure). Such a line changes
+        the engine's state only by a collector's stamp, and only while
+        `Scanner.collector_stamps_count` (before any own-clock line, or until a run's first
+        line is marked): then lines are read, in order, until it no longer does."""
+        scanner = self.scanner
+        access_rules = self.pre.access_rules
+        start, number = first, self.number
+        while start < stop and scanner.collector_stamps_count:
+            end = self.mm.find(b"\n", start, stop)
+            end = stop if end < 0 else end
+            for line in self._read(start, end, number):
+                self._emit(scanner.quiet_line(line, access_rules))
+            start, number = end + 1, number + 1
+        self._emit(scanner.skip(count, self.number + count - 1, None, None))
+        self._next = stop
+        self.number += count
+
     def _walk(self, first: int, stop: int, count: int) -> None:
         """`_skip_to` during a start-up: every line is read, in order, so that silences are
         measured on the lines the incremental engine sees and unknown lines can be mined
@@ -853,27 +1108,20 @@ class _State:
         `ready`, nearly all of a long log, is still skipped unread."""
         scanner = self.scanner
         access_rules = self.pre.access_rules
-        first_own: tuple[Line, Parsed] | None = None
-        last_own: tuple[Stamp, int] | None = None
         start, number = first, self.number
         while start < stop:
             end = self.mm.find(b"\n", start, stop)
             end = stop if end < 0 else end
-            line = Line(number, self._text(start, end))
-            parsed = scanner.quiet_line(line, access_rules)
-            if first_own is None and scanner.wants_first and parsed.own_clock and parsed.ts is not None:
-                first_own = (line, parsed)
-            if scanner.last_own is not None and scanner.last_own[1] == number:
-                last_own = scanner.last_own
+            for line in self._read(start, end, number):
+                self._emit(scanner.quiet_line(line, access_rules))
             start, number = end + 1, number + 1
             if not scanner.watching and start < stop:
                 # the start-up ran past `engine.WATCH_LINES`: the rest of the stretch is skipped unread
-                walked = number - self.number
-                self._emit(scanner.skip(walked, number - 1, first_own, last_own))
+                self._emit(scanner.skip(number - self.number, number - 1, None, None))
                 self._next = start
                 self.number = number
                 self._skip_to(stop)
                 return
-        self._emit(scanner.skip(count, self.number + count - 1, first_own, last_own))
+        self._emit(scanner.skip(count, self.number + count - 1, None, None))
         self._next = stop
         self.number += count

@@ -336,28 +336,7 @@ class Scanner:
                 self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
             self._mark_start(out, parsed, line)
             return out
-        ts, inherited = parsed.ts, False
-        if own and line.outer is not None and parsed.ts is not None:
-            outer_dt = _outer_datetime(line.outer, parsed.ts.dt)
-            if outer_dt is not None:
-                self._outer_offset = parsed.ts.dt - outer_dt
-        if ts is not None and not own and self._last_own is not None:
-            ts, inherited = self._last_own[0], True  # a foreign clock: keep ours
-        if ts is None and line.outer is not None and self._outer_offset is not None and self._last_own is not None:
-            # a line without a time of its own (uvicorn's): the collector's time, on our clock
-            outer_dt = _outer_datetime(line.outer, self._last_own[0].dt)
-            if outer_dt is not None:
-                dt = outer_dt + self._outer_offset
-                ts = Stamp(dt, dt.isoformat(timespec="milliseconds" if dt.microsecond else "seconds"))
-        if ts is None:
-            if self._last_own is not None:
-                ts, inherited = self._last_own[0], True
-            elif line.outer is not None:
-                ts = self.clock.resolve(outer=line.outer)
-            elif self._last_any is not None:
-                ts, inherited = self._last_any, True
-        if ts is not None and not inherited:
-            self._last_any = ts
+        ts, inherited = self._time_of(line, parsed, own)
         if self.keep_stamps:
             # on the engine's clock: its own stamp, or a collector's moved by the offset
             on_own = own or (ts is not None and parsed.ts is None and self._last_own is not None)
@@ -384,6 +363,36 @@ class Scanner:
         self._mark_start(out, parsed, line, starts_run)
         out.append(event)
         return out
+
+    def _time_of(self, line: Line, parsed: Parsed, own: bool) -> tuple[Stamp | None, bool]:
+        """The time of a line that is not runtime traffic, and whether it is inherited (the last
+        own-clock stamp's). What it changes: the offset between the engine's clock and a
+        collector's (measured on a line that carries both), and the last stamp any line had
+        (`_last_any`, read only while no own-clock line has come); a collector's stamp read
+        before any own-clock line also tells the clock where the dates come from."""
+        ts, inherited = parsed.ts, False
+        if own and line.outer is not None and parsed.ts is not None:
+            outer_dt = _outer_datetime(line.outer, parsed.ts.dt)
+            if outer_dt is not None:
+                self._outer_offset = parsed.ts.dt - outer_dt
+        if ts is not None and not own and self._last_own is not None:
+            ts, inherited = self._last_own[0], True  # a foreign clock: keep ours
+        if ts is None and line.outer is not None and self._outer_offset is not None and self._last_own is not None:
+            # a line without a time of its own (uvicorn's): the collector's time, on our clock
+            outer_dt = _outer_datetime(line.outer, self._last_own[0].dt)
+            if outer_dt is not None:
+                dt = outer_dt + self._outer_offset
+                ts = Stamp(dt, dt.isoformat(timespec="milliseconds" if dt.microsecond else "seconds"))
+        if ts is None:
+            if self._last_own is not None:
+                ts, inherited = self._last_own[0], True
+            elif line.outer is not None:
+                ts = self.clock.resolve(outer=line.outer)
+            elif self._last_any is not None:
+                ts, inherited = self._last_any, True
+        if ts is not None and not inherited:
+            self._last_any = ts
+        return ts, inherited
 
     # -- silences and unmatched lines -----------------------------------------------------
     def _active(self, ts: Stamp, number: int, msg: str) -> None:
@@ -420,24 +429,50 @@ class Scanner:
         elif event.name == _WATCH_OFF:
             self.watching = False
 
-    def quiet_line(self, line: Line, access_rules: Sequence[Rule]) -> Parsed:
-        """What `feed` records of a line the batch engine proved inert (no rule literal, or an
-        access line `compact` drops): its time ends a silence, and it is kept for mining.
-        Called in file order for every such line while `watching`, in place of the line."""
+    def quiet_line(self, line: Line, access_rules: Sequence[Rule]) -> list[Event]:
+        """What `feed` does with a line the batch engine proved makes no event `compact` keeps
+        (no rule literal, or an access line it drops), in place of the line, in file order: the
+        clock state (its own stamp, or a collector's: `_time_of`), the marks of a run's first
+        line (`_mark_start`: the events returned), and while `watching`, the end of a silence
+        and the line kept for mining. Only the counts are left to `skip`."""
         self._watch_limit(line.number)
+        out: list[Event] = []
+        if not line.text and line.outer is None and line.proc is None:
+            return out  # a blank line: all `feed` does is count it
         parsed = self.split(line)
         own = parsed.own_clock and parsed.ts is not None
         if own:
             assert parsed.ts is not None
             self._last_own = (parsed.ts, line.number)
+        runtime = any(lit in parsed.msg for lit in self.fmt.runtime_literals)
+        if not runtime:
+            self._time_of(line, parsed, own)
+        self._mark_start(out, parsed, line)
         if access_rules and self.makes_event(line.text, access_rules):
-            return parsed  # an access line: the outside world's, neither activity nor unknown
+            return out  # an access line: the outside world's, neither activity nor unknown
         if own:
             assert parsed.ts is not None
             self._active(parsed.ts, line.number, parsed.msg)
-        if not any(lit in parsed.msg for lit in self.fmt.runtime_literals):
+        if not runtime:
             self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None)
-        return parsed
+        return out
+
+    @property
+    def collector_times_count(self) -> bool:
+        """Whether a line with no clock of the engine's own and a collector's stamp gets that
+        stamp's time (`_time_of`: on the engine's clock once the offset is known, as it is
+        before any own-clock line), not an inherited one. Until the next own-clock line, such
+        lines' times are ordered as their stamps are."""
+        return self._last_own is None or self._outer_offset is not None
+
+    @property
+    def collector_stamps_count(self) -> bool:
+        """Whether a line with no clock of the engine's own can still change this scanner's
+        state, through a collector's stamp (`_time_of`, `_mark_start`): before the first
+        own-clock line (it dates the lines after it, and says where the source's dates come
+        from), or while a run's first line is wanted and none with only a collector's stamp
+        is marked yet. Otherwise such a line changes nothing but the counts."""
+        return self._last_own is None or (self._want_first and self._outer_first is None)
 
     def _mark_start(self, out: list[Event], parsed: Parsed, line: Line, starts_run: bool = False) -> None:
         """Mark where a run may start, after a line that may open one (`starts_run`).
