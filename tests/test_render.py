@@ -229,3 +229,24 @@ def test_fit_lines_wraps_only_what_is_too_wide_and_keeps_every_character() -> No
     assert " ".join(" ".join(fitted).split()) == " ".join(sentence.split())
     path = "/very/long/" + "x" * 100 + ".log"
     assert "".join(line.strip() for line in fit_lines(path, 30).split("\n")) == path
+
+
+def test_a_crashed_runs_phase_shares_are_of_the_time_its_header_shows(tmp_path: Path) -> None:
+    """The header says CRASHED after `seconds_to_end` (to the crash's line); the shares were of
+    `total_seconds` (to the log's last line: two minutes of ranks shutting down here)."""
+    import re
+
+    log = tmp_path / "crash-with-tail.log"
+    log.write_text(
+        "[2026-11-07 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+        "[2026-11-07 10:00:01 TP0] Load weight begin. avail mem=78.00 GB\n"
+        "[2026-11-07 10:00:41 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.00 GB, "
+        "mem usage=18.00 GB.\n"
+        "[2026-11-07 10:00:50 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        "[2026-11-07 10:02:50] Received sigquit from a child process. It usually means the child failed.\n")
+    (run,) = parse_paths([str(log)]).runs
+    assert run.outcome == "crashed"
+    assert (run.seconds_to_end, run.total_seconds) == (50.0, 170.0)
+    row = next(line for line in timeline_text(run).splitlines() if re.search(r"\bload_weights\b", line))
+    assert " 80.0% " in row  # 40 s of the 50 s the header shows, not 23.5 % of 170 s

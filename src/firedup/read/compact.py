@@ -33,19 +33,18 @@ from collections.abc import Iterable, Iterator
 from firedup.formats.base import Format
 from firedup.read.engine import Event
 from firedup.read.events import (
-    _FATAL,
-    _FATAL_IF_STUCK,
-    _PROBE_PATHS,
     ACCESS,
+    FATAL_EVENTS,
+    FATAL_IF_STUCK,
+    PROBE_PATHS,
     access_time_counts,
     own_time_headers,
 )
 
-PROBE_PATHS = _PROBE_PATHS
 HEALTH_PATH = "/health"  # timeline.py: `health.first` is the first path starting with it
 # The crash reader looks at the 400 events after a fatal line (timeline._traceback_of).
 CRASH_WINDOW = 400
-_CRASHY = _FATAL | _FATAL_IF_STUCK | {"error.traceback"}
+_CRASHY = FATAL_EVENTS | FATAL_IF_STUCK | {"error.traceback"}
 
 __all__ = ["ACCESS", "CRASH_WINDOW", "AccessNeeds", "compact"]
 

@@ -10,16 +10,15 @@ from functools import cache
 from firedup.formats.base import Format
 from firedup.read.engine import Event
 
-# Lines that end a startup for good.
-_FATAL = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "error.scheduler_dead",
-                    "error.child_died", "error.init_failed", "error.killed", "http.startup_failed",
-                    "error.engine_core", "error.port_in_use", "error.usage"})
+# Lines that end a startup for good (`firedup wait` tells a fatal line from a stray traceback by them).
+FATAL_EVENTS = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "error.scheduler_dead",
+                          "error.child_died", "error.init_failed", "error.killed", "http.startup_failed",
+                          "error.engine_core", "error.port_in_use", "error.usage"})
 # Errors that end a startup only when no progress follows: the server declaring itself
 # stuck (a failed health generation, a watchdog), or a bare traceback.
-_FATAL_IF_STUCK = frozenset({"error.health", "error.watchdog"})
-FATAL_EVENTS = _FATAL  # for `firedup wait`, which must tell a fatal line from a stray traceback
+FATAL_IF_STUCK = frozenset({"error.health", "error.watchdog"})
 # Paths the server or probes request on their own; not a user's first request.
-_PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
+PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
                 "/server_info", "/metrics", "/freeze_gc", "/ping", "/version")
 
 # Access-log lines (one per HTTP request): runtime traffic, read for three milestones only.

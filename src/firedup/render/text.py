@@ -127,7 +127,9 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.append(f"  from {shown_stamp(run.first_ts, run.date_source)} to "
                      f"{shown_stamp(end, run.date_source) if end else '?'}" + _dates_note(run.date_source))
     rows = _phase_rows(run)
-    total = (run.total_seconds or 0.0) + run.excerpt_lead  # an excerpt: from where its reported phases begin
+    # shares of the time the header shows (to ready, to the crash, or to the log's end; an
+    # excerpt's from where its reported phases begin), not of the lines after a crash
+    total = run.seconds_to_end or 0.0
     present = [p.name for _, _, p in rows]
     umbrellas = [name for name in dict.fromkeys(present) if spanned(name, present)]
     if rows:

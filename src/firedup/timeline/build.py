@@ -30,10 +30,10 @@ from firedup.read.engine import (
     Unmatched,
 )
 from firedup.read.events import (
-    _FATAL,
-    _FATAL_IF_STUCK,
-    _PROBE_PATHS,
     ACCESS,
+    FATAL_EVENTS,
+    FATAL_IF_STUCK,
+    PROBE_PATHS,
     access_time_counts,
     own_time_headers,
 )
@@ -402,9 +402,9 @@ def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
         segments[-1].append(event)
         if event.name == "dist_init.begin":
             dist_ranks.add(event.rank)
-        if event.name in milestones or event.name in _FATAL:
+        if event.name in milestones or event.name in FATAL_EVENTS:
             substantive = True  # a banner or a warning alone does not make a startup
-        if event.name == "ready" or event.name in _FATAL:
+        if event.name == "ready" or event.name in FATAL_EVENTS:
             ended = True
     return [s for s in segments if any(e.name not in CLOCK_EVENTS for e in s)]
 
@@ -679,11 +679,11 @@ def _collect_milestones(run: Run, events: Sequence[Event], fmt: Format) -> None:
                 run.milestones.append(Milestone("health.first", event.ts, event.rank, event.line, event.fields, event.text))
                 seen_health = True
             if (not seen_request and ready_line is not None and event.line > ready_line
-                    and not path.startswith(_PROBE_PATHS)):
+                    and not path.startswith(PROBE_PATHS)):
                 run.milestones.append(Milestone("request.first", event.ts, event.rank, event.line, event.fields, event.text))
                 seen_request = True
             continue
-        if name in _FATAL or name in _FATAL_IF_STUCK or (name == "error.traceback" and event.header == "bare"):
+        if name in FATAL_EVENTS or name in FATAL_IF_STUCK or (name == "error.traceback" and event.header == "bare"):
             # Kept only if the run turns out to have crashed (see _decide_outcome).
             run.milestones.append(Milestone("crash", event.ts, event.rank, event.line, event.fields, event.text))
             continue
@@ -829,9 +829,9 @@ def _fatal_index(events: Sequence[Event], ready_line: int | None, fmt: Format) -
     for i, event in enumerate(events):
         if event.name == "http.shutdown" and ready_line is not None and event.line > ready_line:
             return None  # asked to stop once ready: what dies after that is the shutdown, not a crash
-        if event.name in _FATAL:
+        if event.name in FATAL_EVENTS:
             return i
-        stuck = event.name in _FATAL_IF_STUCK or (event.name == "error.traceback" and event.header == "bare")
+        stuck = event.name in FATAL_IF_STUCK or (event.name == "error.traceback" and event.header == "bare")
         if (stuck and (ready_line is None or event.line < ready_line)
                 and not any(e.name in milestones for e in events[i + 1:])):
             return i  # the startup made no progress after this error
