@@ -263,7 +263,8 @@ def _stages(folder: Path, most: int = 100) -> dict[str, dict[str, float]]:
             t1 = clock()
             spent["first line"] += t1 - t0
             try:
-                sample, normalised = batch.read_head(path, pipeline.SNIFF_LINES, refuse_mostly_flagged=True)
+                sample, normalised = batch.read_head(path, pipeline.SNIFF_LINES, refuse_mostly_flagged=True,
+                                                     until_settled=True)
                 t2 = clock()
                 fmt = batch.sniff(sample)
                 t3 = clock()

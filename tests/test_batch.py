@@ -687,3 +687,68 @@ def test_a_request_whose_path_holds_another_rules_literal_is_still_a_request(tmp
     assert result.errors == []
     assert [(m.name, m.line) for m in result.runs[0].milestones] == [("server_args", 1), ("http.first_request", 2),
                                                                      ("ready", 3)]
+
+
+# --- a head read until the sniff is settled ---------------------------------------------------
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_a_head_read_until_settled_sniffs_and_dates_as_the_whole_head(path: Path) -> None:
+    """`read_head(until_settled=True)` may stop early: only where no later line could change
+    the format sniffed or the engine version's release that dates the log."""
+    whole, _ = batch.read_head(path, 2000)
+    early, normalised = batch.read_head(path, 2000, until_settled=True)
+    assert whole.startswith(early)
+    fmt = batch.sniff(whole)
+    assert batch.sniff(early) is fmt
+    if fmt is not None:
+        assert fmt.release_hint(early) == fmt.release_hint(whole)
+    assert all(number <= early.count("\n") + 1 for number in normalised)
+
+
+def test_a_vllm_head_settles_after_its_first_lines(tmp_path: Path) -> None:
+    """The benchmark's vLLM log behind kubectl: 1,400 coloured lines, each normalised to sniff
+    before; the sniff settles on the first hundred (the version line is the first)."""
+    from firedup.synth.bulk import write_many
+
+    paths = write_many(tmp_path, n=12, seed=3, target_bytes=60_000)
+    vllm_log = next(p for p in paths if p.stem.endswith("-vllm"))
+    early, normalised = batch.read_head(vllm_log, 2000, until_settled=True)
+    whole, _ = batch.read_head(vllm_log, 2000)
+    assert early.count("\n") + 1 == 100 < whole.count("\n") + 1
+    assert len(normalised) <= 100
+    # the same runs either way (line counts differ as documented: unread lines are "skipped")
+    assert parse_paths([str(vllm_log)], scanner="batch").as_contract()["runs"] == \
+        parse_paths([str(vllm_log)], scanner="incremental").as_contract()["runs"]
+
+
+def _vllm_lines(count: int, version_at: int | None) -> list[str]:
+    lines = []
+    for i in range(count):
+        if i == version_at:
+            lines.append("INFO 11-01 12:13:00 [api_server.py:1354] vLLM API server version 0.13.0")
+        else:
+            lines.append(f"INFO 11-01 12:13:{i % 60:02d} [core.py:71] Initializing a V1 LLM engine (v) with "
+                         f"config: model='m', tensor_parallel_size=1, enforce_eager=True, step={i}")
+    return lines
+
+
+def test_a_head_does_not_settle_before_the_line_that_dates_the_log(tmp_path: Path) -> None:
+    """Settled sniff, but the version line (which dates a year-less log) comes later: reading
+    goes on until it, so the hint is the whole head's."""
+    path = tmp_path / "late-version.log"
+    path.write_text("\n".join(_vllm_lines(400, version_at=250)) + "\n")
+    early, _ = batch.read_head(path, 2000, until_settled=True)
+    assert "vLLM API server version 0.13.0" in early
+    fmt = get_format("vllm")
+    assert fmt.release_hint(early) == fmt.release_hint(batch.read_head(path, 2000)[0]) is not None
+
+
+def test_a_head_without_a_decisive_lead_is_read_whole(tmp_path: Path) -> None:
+    """A lead that another format's literals could still overtake does not settle."""
+    text = "\n".join(["[2026-11-01 00:00:01 TP0] Init torch distributed begin."] * 50 + ["plain line"] * 300)
+    assert batch.settled_format(text) is None
+    path = tmp_path / "sglang-ish.log"
+    path.write_text(text + "\n")
+    early, _ = batch.read_head(path, 2000, until_settled=True)
+    assert early == batch.read_head(path, 2000)[0]

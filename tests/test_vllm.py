@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import SHARED, corpus_logs
 from firedup.formats import get_format, sniff
@@ -749,3 +751,47 @@ def test_a_real_startup_read_without_a_file_date_gets_its_year_from_its_version(
     (run,) = reader.runs()
     assert run.date_source == "version"
     assert run.first_ts is not None and run.first_ts.iso.startswith("2026-12-03T")
+
+
+def _split_top_level_char_by_char(text: str) -> list[str]:
+    """The reference: `_split_top_level` as it was, one character at a time."""
+    parts: list[str] = []
+    depth = 0
+    quote: str | None = None
+    start = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0 and text.startswith(", ", i):
+            parts.append(text[start:i])
+            start = i + 2
+            i += 1
+        i += 1
+    parts.append(text[start:])
+    return [p for p in (part.strip() for part in parts) if p]
+
+
+@given(text=st.text(alphabet="ab=1 ,'\"\\()[]{}<>", max_size=60))
+def test_splitting_an_engine_config_by_its_marks_is_the_char_by_char_split(text: str) -> None:
+    from firedup.formats.vllm import _split_top_level
+
+    assert _split_top_level(text) == _split_top_level_char_by_char(text)
+
+
+def test_splitting_a_real_engine_config() -> None:
+    from firedup.formats.vllm import _split_top_level
+
+    text = "model='m', speculative_config=None, tokenizer='m', compilation_config={'level': 3, 'x': [1, 2]}, seed=0"
+    assert _split_top_level(text) == ["model='m'", "speculative_config=None", "tokenizer='m'",
+                                      "compilation_config={'level': 3, 'x': [1, 2]}", "seed=0"]

@@ -380,6 +380,22 @@ class Format:
                 return released, why
         return None
 
+    def release_hint_settled(self, sample: str) -> bool:
+        """Whether `release_hint` gives on every longer text beginning with `sample` what it
+        gives on `sample` (a reader may then stop reading for it): nothing to look for, or the
+        first version line found and in the table. A literal found is not final: one listed
+        before it may still come."""
+        if self.version_text is not None and self.releases:
+            from firedup.core.health import version_key
+
+            m = re.search(self.version_text, sample)
+            if m is None:
+                return False  # a later version line would decide
+            version = version_key(m.group("version"))
+            if any(version_key(first) <= version <= version_key(last) for first, last, _ in self.releases):
+                return True
+        return not self.release_literals
+
     def rule(self, name: str) -> Rule:
         for rule in self.rules:
             if rule.name == name:

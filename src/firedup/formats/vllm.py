@@ -99,18 +99,27 @@ def _literal(text: str) -> Any:
     return text
 
 
+_SPLIT_MARKS = re.compile(r"[\\'\"()\[\]{}<>,]")  # the only characters `_split_top_level` acts on
+
+
 def _split_top_level(text: str) -> list[str]:
-    """`a=1, b={'x': 1, 'y': 2}, c=Foo(d=1, e=2)` -> the three `key=value` parts."""
+    """`a=1, b={'x': 1, 'y': 2}, c=Foo(d=1, e=2)` -> the three `key=value` parts.
+
+    Only the marks (quotes, brackets, commas, backslashes) are visited, found by one regex:
+    a character-by-character loop over a 5 kB engine config was half a millisecond a log."""
     parts: list[str] = []
     depth = 0
     quote: str | None = None
     start = 0
-    i = 0
-    while i < len(text):
+    skip_to = 0  # a backslash in a quote skips the character after it
+    for m in _SPLIT_MARKS.finditer(text):
+        i = m.start()
+        if i < skip_to:
+            continue
         ch = text[i]
         if quote:
             if ch == "\\":
-                i += 1
+                skip_to = i + 2
             elif ch == quote:
                 quote = None
         elif ch in "'\"":
@@ -122,8 +131,6 @@ def _split_top_level(text: str) -> list[str]:
         elif ch == "," and depth == 0 and text.startswith(", ", i):
             parts.append(text[start:i])
             start = i + 2
-            i += 1
-        i += 1
     parts.append(text[start:])
     return [p for p in (part.strip() for part in parts) if p]
 

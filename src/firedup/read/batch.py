@@ -134,6 +134,11 @@ class _Prefilter:
         unread = set(self.access_rule.literals) if self.access_rule is not None else set()
         # the access rule's literals, for `mmap.find`; its lines hold no other literal
         self.access_literals = tuple(sorted(lit.encode() for lit in unread))
+        # an access line (one holding an access literal), with kubectl's stamp at its start if
+        # it has one: what `_State._spanning_access` reads of each in one C-level search
+        self.access_line = re.compile(
+            rb"^" + _KUBECTL_AT_START.pattern + rb"?[^\n]*?(?:" + b"|".join(map(re.escape, self.access_literals))
+            + rb")[^\n]*", re.MULTILINE) if self.access_literals else None
         self.access_rules: tuple[Rule, ...] = (self.access_rule,) if self.access_rule is not None else ()
         literals = sorted({lit for rule in fmt.rules for lit in rule.literals} - unread)
         self.rules_of: list[tuple[Rule, ...]] = [
@@ -469,13 +474,16 @@ def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
 
 
 def read_head(path: str | os.PathLike[str], lines: int = 2000,
-              refuse_mostly_flagged: bool = False) -> tuple[str, dict[int, list[Line]]]:
+              refuse_mostly_flagged: bool = False, until_settled: bool = False) -> tuple[str, dict[int, list[Line]]]:
     """`head_sample`, and the lines it had to normalise (by physical number), which the scan
     then takes instead of normalising them again (progress bars redrawn hundreds of times
     are the costly ones). Lines that only need stripping (the scan says which) are stripped.
 
     `refuse_mostly_flagged`: raise NeedExact, before normalising anything, when most of the
-    first lines carry a collector prefix or a process tag (`_refuse_if_prefixed`)."""
+    first lines carry a collector prefix or a process tag (`_refuse_if_prefixed`).
+    `until_settled`: stop at the first lines whose sniff and release hint no later line can
+    change (`settled_format`): the sample may then be shorter than `lines` (a vLLM log's 100
+    first lines, not its 1,400 colour-tagged ones, each normalised)."""
     import hyperscan
 
     if not _NORMALISING:
@@ -497,34 +505,84 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
     if at_end and last:
         raws.append(last)
     raws = raws[:lines]
-    head = b"\n".join(raws)
-    flagged: set[int] = set()
-    starts: list[int] = []
-    offset = 0
-    for raw in raws:
-        starts.append(offset)
-        offset += len(raw) + 1
-
     if refuse_mostly_flagged and len(raws) >= _PREFIXED_MIN:
         _refuse_if_prefixed(database, raws[:_PREFIXED_SAMPLE])
-
-    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
-        flagged.add(bisect.bisect_right(starts, max(stop - 1, 0)) - 1)
-
-    database.scan(head, match_event_handler=on_match)
     texts: list[str] = []
     normalised: dict[int, list[Line]] = {}
+    # The lines are read in pieces (100 lines, then 100, 200, 400...), each scanned for the
+    # lines to normalise; with `until_settled`, the sniff is asked after each piece whether it
+    # is settled, so a vLLM head stops after its first piece instead of normalising all 2,000.
+    step = _SETTLE_FIRST if until_settled and _settling_formats() else len(raws)
+    low = 0
+    while low < len(raws):
+        high = min(len(raws), low + step)
+        _read_piece(database, raws, low, high, texts, normalised)
+        if len(texts) >= lines:
+            break
+        low, step = high, step * 2 if low else step
+        if low < len(raws) and settled_format("\n".join(texts)) is not None:
+            return "\n".join(texts), normalised
+    return "\n".join(texts[:lines]), normalised
+
+
+def _read_piece(database: Any, raws: list[bytes], low: int, high: int, texts: list[str],
+                normalised: dict[int, list[Line]]) -> None:
+    """Lines [low, high) of the head into `texts`: normalised where the scan marks them (and
+    kept in `normalised` by physical number), else only stripped."""
+    piece = b"\n".join(raws[low:high])
+    starts = list(itertools.accumulate((len(raw) + 1 for raw in raws[low:high - 1]), initial=0))
+    flagged: set[int] = set()
+
+    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+        flagged.add(low + bisect.bisect_right(starts, max(stop - 1, 0)) - 1)
+
+    database.scan(piece, match_event_handler=on_match)
     # one decode for all: a newline byte is never part of a UTF-8 sequence, so this splits
     # into what decoding line by line gives
-    for index, text in enumerate(head.decode("utf-8", errors="replace").split("\n")):
+    for index, text in enumerate(piece.decode("utf-8", errors="replace").split("\n"), start=low):
         if index in flagged:
             found = normalised[index + 1] = normalise(text, index + 1)
             texts.extend(line.text for line in found)
         else:
             texts.append(text.rstrip("\r").strip())
-        if len(texts) >= lines:
-            break
-    return "\n".join(texts[:lines]), normalised
+
+
+_SETTLE_FIRST = 100  # logical lines read before the sniff is first asked whether it is settled
+
+
+def _settling_formats() -> bool:
+    """Whether any registered format can ever settle the sniff early (`settled_format`): one
+    whose literals weigh more than all of any other's, and than all of any foreign engine's."""
+    from firedup.formats import all_formats
+    from firedup.formats._foreign import FOREIGN
+
+    totals = [sum(fmt.sniff_literals.values()) for fmt in all_formats().values()]
+    foreign = max((sum(engine.literals.values()) for engine in FOREIGN), default=0.0)
+    return any(total >= foreign and all(total > other for j, other in enumerate(totals) if j != i)
+               for i, total in enumerate(totals))
+
+
+def settled_format(sample: str) -> Format | None:
+    """The format `formats.sniff` gives on `sample` and on any longer text that begins with
+    it, whose release hint (`Format.release_hint`) no later line can change either; None when
+    later lines could still change one of them. A score only grows as lines come, so a format
+    leads for good once its score passes the most any other format could reach (all its
+    literals), and no foreign engine can outweigh it once it reaches the most one of those
+    could: a shorter sample then decides exactly as the whole head would."""
+    from firedup.formats import all_formats
+    from firedup.formats._foreign import FOREIGN
+
+    found = _sniff_found(sample)
+    formats = list(all_formats().values())
+    scores = [fmt.sniff("", found) for fmt in formats]
+    best = max(range(len(formats)), key=scores.__getitem__, default=None)
+    if best is None or scores[best] <= 0:
+        return None
+    lead = scores[best]
+    foreign = max((sum(engine.literals.values()) for engine in FOREIGN), default=0.0)
+    if lead < foreign or any(lead <= sum(fmt.sniff_literals.values()) for i, fmt in enumerate(formats) if i != best):
+        return None
+    return formats[best] if formats[best].release_hint_settled(sample) else None
 
 
 # The registered formats (a format may join later: `formats.register`) -> their sniff scan.
@@ -537,6 +595,11 @@ def sniff(sample: str) -> Format | None:
     were a quarter of a small log's parse)."""
     from firedup.formats import sniff as sniff_formats
 
+    return sniff_formats(sample, found=_sniff_found(sample))
+
+
+def _sniff_found(sample: str) -> set[str]:
+    """The sniff literals (formats' and foreign engines') present in `sample`, in one scan."""
     literals, database = _sniff_scan()
     found: set[str] = set()
 
@@ -544,7 +607,7 @@ def sniff(sample: str) -> Format | None:
         found.add(literals[pattern])
 
     database.scan(sample.encode(), match_event_handler=on_match)  # UTF-8: a str's substrings are its bytes'
-    return sniff_formats(sample, found=found)
+    return found
 
 
 def _sniff_scan() -> tuple[list[str], Any]:
@@ -966,18 +1029,16 @@ class _State:
         times are in their stamps' order (the offset stays until an own-clock line)."""
         if not self.pre.decorations or not self.scanner.collector_times_count:
             return
-        mm = self.mm
+        assert self.pre.access_line is not None  # decorations and access literals: a format with access lines
         stamped: list[tuple[bytes, int, int]] = []  # (the stamp as sortable text, line start, end)
-        at = self._find(low, high)
-        while at >= 0:
-            before = mm.rfind(b"\n", low, at)
-            start = low if before < 0 else before + 1
-            end = mm.find(b"\n", at, high)
-            end = high if end < 0 else end
-            key = self._stamp_key(start, end)
+        # every access line of the stretch in one search (a thousand a vLLM log: a Python loop
+        # of finds per line was a third of its events' time); a stamp other than kubectl's at
+        # the line's start is read by `_stamp_key`, from the normalised line
+        for m in self.pre.access_line.finditer(self.mm, low, high):
+            start, end = m.span()
+            key = bytes(m[1] + (m[2] or b"")[:6].ljust(6, b"0")) if m[1] is not None else self._stamp_key(start, end)
             if key is not None:
                 stamped.append((key, start, end))
-            at = self._find(end + 1, high) if end + 1 < high else -1
         chosen: set[tuple[int, int]] = set()
         for order in (sorted(stamped, key=itemgetter(0)), sorted(stamped, key=itemgetter(0), reverse=True)):
             # sorted() is stable, with reverse too: of equal stamps the first comes first

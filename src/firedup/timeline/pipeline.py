@@ -403,7 +403,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
         assert source.path is not None
         try:
             next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
-            sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True)
+            sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
+                                                 until_settled=engine is None)
             # `choose_format` on the same lines, in one Hyperscan pass
             fmt = get_format(engine) if engine is not None else batch.sniff(sample)
             if fmt is not None:  # else the incremental engine finds no engine either, and counts the lines
