@@ -386,15 +386,18 @@ def _report(r: dict[str, Any]) -> None:
         for kind, stages in r["many"].get("stages_ms", {}).items():
             shown = ", ".join(f"{stage} {ms:.2f}" for stage, ms in stages.items() if ms >= 0.005)
             print(f"   where it goes, {kind} (ms a file): {shown}")
+    if "startup" in r:
+        _report_startup(r["startup"])
     for row in r.get("scale", []):
         ratio = row.get("ratio")
         label = f"4. folder of {row['files']:,} logs"
         print(f"{label:<46}{row['firedup_s']:>9.2f}s{row.get('rg_s', float('nan')):>8.2f}s"
               f"{ratio if ratio is not None else float('nan'):>7.1f}x{GOALS['many']:>7.1f}x  "
-              f"{_verdict(ratio, GOALS['many'])}  ({row['ms_a_file']:.2f} ms a file)" + _before(row))
-    if "startup" not in r:
-        return
-    st = r["startup"]
+              f"{_verdict(ratio, GOALS['many'])}  ({row['ms_a_file']:.2f} ms a file, {row['peak_rss_mb']:.0f} MB)"
+              + _before(row))
+
+
+def _report_startup(st: dict[str, Any]) -> None:
     for name in ("--help", "parse small.log"):
         above = st[name]["above_python_ms"]
         before = st[name].get("before_above_python_ms")
