@@ -482,8 +482,8 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
     `refuse_mostly_flagged`: raise NeedExact, before normalising anything, when most of the
     first lines carry a collector prefix or a process tag (`_refuse_if_prefixed`).
     `until_settled`: stop at the first lines whose sniff and release hint no later line can
-    change (`settled_format`): the sample may then be shorter than `lines` (a vLLM log's 100
-    first lines, not its 1,400 colour-tagged ones, each normalised)."""
+    change (`settled_format`): the sample may then be shorter than `lines` (a log's 100 first
+    lines, not all its 1,400 colour-tagged ones, each normalised)."""
     import hyperscan
 
     if not _NORMALISING:
@@ -511,7 +511,7 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
     normalised: dict[int, list[Line]] = {}
     # The lines are read in pieces (100 lines, then 100, 200, 400...), each scanned for the
     # lines to normalise; with `until_settled`, the sniff is asked after each piece whether it
-    # is settled, so a vLLM head stops after its first piece instead of normalising all 2,000.
+    # is settled, so a head that settles stops after its first piece instead of normalising all 2,000.
     step = _SETTLE_FIRST if until_settled and _settling_formats() else len(raws)
     low = 0
     while low < len(raws):
@@ -1031,7 +1031,7 @@ class _State:
             return
         assert self.pre.access_line is not None  # decorations and access literals: a format with access lines
         stamped: list[tuple[bytes, int, int]] = []  # (the stamp as sortable text, line start, end)
-        # every access line of the stretch in one search (a thousand a vLLM log: a Python loop
+        # every access line of the stretch in one search (a thousand in a log behind kubectl: a Python loop
         # of finds per line was a third of its events' time); a stamp other than kubectl's at
         # the line's start is read by `_stamp_key`, from the normalised line
         for m in self.pre.access_line.finditer(self.mm, low, high):
