@@ -752,3 +752,17 @@ def test_a_head_without_a_decisive_lead_is_read_whole(tmp_path: Path) -> None:
     path.write_text(text + "\n")
     early, _ = batch.read_head(path, 2000, until_settled=True)
     assert early == batch.read_head(path, 2000)[0]
+
+
+def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() -> None:
+    """`_spanning_access` reads each unread access line's stamp from this one search: kubectl's
+    at the line's start from its groups, any other from the normalised line (`_stamp_key`)."""
+    pre = batch.prefilter(get_format("vllm"))
+    assert pre.access_line is not None
+    tag = "\x1b[1;36m(APIServer pid=1)\x1b[0;0m "
+    access = 'INFO:     10.0.0.1:1 - "GET /health HTTP/1.1" 200 OK'
+    stamped = pre.access_line.match(f"2026-11-01T12:14:42.437607045Z {tag}{access}".encode())
+    assert stamped is not None and (stamped[1], stamped[2]) == (b"2026-11-01T12:14:42", b"437607045")
+    bare = pre.access_line.match(f"{tag}{access}".encode())
+    assert bare is not None and bare[1] is None and bare.end() == len(f"{tag}{access}".encode())
+    assert pre.access_line.match(f"{tag}INFO 11-01 12:14:42 [core.py:1] no request".encode()) is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,3 +173,28 @@ def test_streamed_json_refuses_an_unknown_engine_before_writing_anything() -> No
     with pytest.raises(ValueError, match="unknown engine 'tgi'"):
         write_parse_json(["whatever.log"], out, engine="tgi")
     assert out.getvalue() == ""
+
+
+def test_a_bug_in_one_file_is_its_error_line_and_the_batch_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unexpected exception while reading one file is that file's one-line error (which
+    says how to get the traceback); FIREDUP_DEBUG=1 lets it through with its traceback."""
+    from firedup.timeline import pipeline
+
+    (tmp_path / "a.log").write_text(GOOD)
+    (tmp_path / "b.log").write_text(GOOD)
+    real = pipeline.parse_source
+
+    def flaky(source: Any, *args: Any, **kwargs: Any) -> Any:
+        if source.name.endswith("a.log"):
+            raise KeyError("boom")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "parse_source", flaky)
+    monkeypatch.delenv("FIREDUP_DEBUG", raising=False)
+    result = parse_paths([str(tmp_path)], jobs=1)
+    assert [e.reason for e in result.errors] == [
+        "internal error (KeyError: 'boom'); please report it (rerun with FIREDUP_DEBUG=1 for the traceback)"]
+    assert len(result.runs) == 1
+    monkeypatch.setenv("FIREDUP_DEBUG", "1")
+    with pytest.raises(KeyError, match="boom"):
+        parse_paths([str(tmp_path)], jobs=1)

@@ -137,7 +137,7 @@ class _Prefilter:
         # an access line (one holding an access literal), with kubectl's stamp at its start if
         # it has one: what `_State._spanning_access` reads of each in one C-level search
         self.access_line = re.compile(
-            rb"^" + _KUBECTL_AT_START.pattern + rb"?[^\n]*?(?:" + b"|".join(map(re.escape, self.access_literals))
+            rb"^(?:" + _KUBECTL_AT_START.pattern + rb")?[^\n]*?(?:" + b"|".join(map(re.escape, self.access_literals))
             + rb")[^\n]*", re.MULTILINE) if self.access_literals else None
         self.access_rules: tuple[Rule, ...] = (self.access_rule,) if self.access_rule is not None else ()
         literals = sorted({lit for rule in fmt.rules for lit in rule.literals} - unread)

@@ -499,7 +499,13 @@ def _parse_one(source: Source, engine: str | None, default_date: date | None,
     except InputError as exc:
         return exc
     except Exception as exc:  # a bug must not cost the user the rest of the batch
-        return InputError(source.name, f"internal error ({type(exc).__name__}: {exc}); please report it")
+        if os.environ.get(DEBUG_ENV):
+            raise  # a developer chasing it wants the traceback, not one line
+        return InputError(source.name, f"internal error ({type(exc).__name__}: {exc}); please report it "
+                                       f"(rerun with {DEBUG_ENV}=1 for the traceback)")
+
+
+DEBUG_ENV = "FIREDUP_DEBUG"
 
 
 def _parse_one_encoded(source: Source, engine: str | None, default_date: date | None,
