@@ -263,25 +263,12 @@ def test_ingest_into_a_bucket_store_then_read_it_back(s3: S3, tmp_path: Path) ->
     assert len(_keys(s3, "stores/plain/")) == 1 + 3 * len(stored)
 
 
-def _ingest_at_the_barrier(url: str, names: list[str], barrier: Any, out: Any) -> None:
-    """One of the racing processes (the AWS variables come with the environment)."""
-    barrier.wait(60)
-    try:
-        from firedup.tables.store import Store
-
-        report = Store(url).ingest(names)
-        out.put(("ok", report.runs_added, len(report.present)))
-    except Exception as exc:  # reported to the test, which fails on it
-        out.put(("error", f"{type(exc).__name__}: {exc}", 0))
-
-
 def test_concurrent_ingests_into_one_bucket_store_count_each_run_once(s3: S3, tmp_path: Path) -> None:
     """Four processes started at one barrier, each log given to two of them, into a new bucket
     store: no lock anywhere, yet each log is added by exactly one (the runs object's
     conditional write), stored once, and read back whole."""
     need("duckdb")
-    import multiprocessing
-
+    from _race import race_ingests
     from firedup.tables.frames import load
     from firedup.tables.store import Store
     from logmaker import ready_seconds_by_regex, write
@@ -293,15 +280,7 @@ def test_concurrent_ingests_into_one_bucket_store_count_each_run_once(s3: S3, tm
                                               load_weights=30 + i))
     names = sorted(str(p) for p in logs.glob("*.log"))
     url = f"s3://{BUCKET}/stores/raced"
-    ctx = multiprocessing.get_context("spawn")
-    barrier, out = ctx.Barrier(4), ctx.Queue()
-    chunks = [names[0:6], names[3:9], names[6:12], names[9:12] + names[0:3]]
-    procs = [ctx.Process(target=_ingest_at_the_barrier, args=(url, chunk, barrier, out)) for chunk in chunks]
-    for proc in procs:
-        proc.start()
-    results = [out.get(timeout=300) for _ in procs]
-    for proc in procs:
-        proc.join(60)
+    results = race_ingests(url, [names[0:6], names[3:9], names[6:12], names[9:12] + names[0:3]])
     assert all(kind == "ok" for kind, _, _ in results), results
     assert sum(added for _, added, _ in results) == 12  # each log added by exactly one writer
     assert sum(present for _, _, present in results) == 12  # and found present by the other

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pytest
@@ -164,19 +163,8 @@ def _duckdb_rows(store_dir: Path) -> list[tuple[str, int]]:
         [str(store_dir / "runs" / "**" / "*.parquet")]).fetchall()]
 
 
-def _ingest_at_the_barrier(store_dir: str, names: list[str], barrier: Any, out: Any) -> None:
-    """One of the racing processes: wait for all, then ingest (the first thing it does is
-    create the store folder and its marker)."""
-    barrier.wait(60)
-    try:
-        report = Store(Path(store_dir)).ingest(names)
-        out.put(("ok", report.runs_added, len(report.present)))
-    except Exception as exc:  # reported to the test, which fails on it
-        out.put(("error", f"{type(exc).__name__}: {exc}", 0))
-
-
 def test_eight_processes_ingest_into_a_new_folder_and_count_every_run_once(tmp_path: Path) -> None:
-    import multiprocessing
+    from _race import race_ingests
 
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -185,15 +173,7 @@ def test_eight_processes_ingest_into_a_new_folder_and_count_every_run_once(tmp_p
         write(logs / f"run-{i:02d}.log", Spec(base + timedelta(hours=i), tp=2, cuda_graph=100 + i, load_weights=30 + i))
     names = sorted(str(p) for p in logs.glob("*.log"))
     store_dir = tmp_path / "new" / "store"  # no folder yet: all eight race to create it and its marker
-    ctx = multiprocessing.get_context("spawn")  # fresh interpreters: a fork of a process running polars threads can deadlock
-    barrier, out = ctx.Barrier(8), ctx.Queue()
-    procs = [ctx.Process(target=_ingest_at_the_barrier, args=(str(store_dir), names[i:] + names[:i], barrier, out))
-             for i in range(0, 16, 2)]
-    for proc in procs:
-        proc.start()
-    results = [out.get(timeout=300) for _ in procs]
-    for proc in procs:
-        proc.join(60)
+    results = race_ingests(str(store_dir), [names[i:] + names[:i] for i in range(0, 16, 2)])
     assert all(kind == "ok" for kind, _, _ in results), results
     assert sum(added for _, added, _ in results) == 16  # each run added by exactly one process
     rows = _duckdb_rows(store_dir)
