@@ -366,35 +366,32 @@ class Format:
         the evidence: a log is written on or after its version's release, which makes a better
         guess of a year the stamps do not print than the date of a file that may be a copy.
         None when the lines do not tell."""
+        return self._release_evidence(sample)[0]
+
+    def release_hint_settled(self, sample: str) -> bool:
+        """Whether `release_hint` gives on every longer text beginning with `sample` what it
+        gives on `sample` (a reader may then stop reading for it)."""
+        return self._release_evidence(sample)[1]
+
+    def _release_evidence(self, sample: str) -> tuple[tuple[str, str] | None, bool]:
+        """`release_hint`, and whether it is final: nothing to look for, or the first version
+        line found and in the table. A literal found is not final: one listed before it may
+        still come, and so may a version line."""
         from firedup.core.health import version_key
 
+        waiting = False  # for a version line a later line may still hold
         if self.version_text is not None and self.releases:
             m = re.search(self.version_text, sample)
+            waiting = m is None
             if m is not None:
                 version = m.group("version")
                 for first, last, released in self.releases:
                     if version_key(first) <= version_key(version) <= version_key(last):
-                        return released, f"{self.display} {version}, released {released[:7]}"
+                        return (released, f"{self.display} {version}, released {released[:7]}"), True
         for literal, released, why in self.release_literals:
             if literal in sample:
-                return released, why
-        return None
-
-    def release_hint_settled(self, sample: str) -> bool:
-        """Whether `release_hint` gives on every longer text beginning with `sample` what it
-        gives on `sample` (a reader may then stop reading for it): nothing to look for, or the
-        first version line found and in the table. A literal found is not final: one listed
-        before it may still come."""
-        if self.version_text is not None and self.releases:
-            from firedup.core.health import version_key
-
-            m = re.search(self.version_text, sample)
-            if m is None:
-                return False  # a later version line would decide
-            version = version_key(m.group("version"))
-            if any(version_key(first) <= version <= version_key(last) for first, last, _ in self.releases):
-                return True
-        return not self.release_literals
+                return (released, why), False
+        return None, not waiting and not self.release_literals
 
     def rule(self, name: str) -> Rule:
         for rule in self.rules:
