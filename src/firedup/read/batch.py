@@ -454,17 +454,10 @@ def _decorations_skipped(text: bytes) -> bool:
     """Whether the format whose sniff literals weigh most in `text` (raw lines: decorations
     hold none) `skips_decorations`. A guess, before the format is sniffed from normalised
     lines: a wrong one costs time, not correctness."""
-    from firedup.formats import all_formats
-
-    literals, database = _sniff_scan()
-    found: set[str] = set()
-
-    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
-        found.add(literals[pattern])
-
-    database.scan(text, match_event_handler=on_match)
-    weight, best = max(((fmt.sniff("", found), i) for i, fmt in enumerate(all_formats().values())), default=(0.0, -1))
-    return weight > 0 and skips_decorations(list(all_formats().values())[best])
+    found = _sniff_found(text)
+    formats = _formats()
+    weight, best = max(((fmt.sniff("", found), i) for i, fmt in enumerate(formats)), default=(0.0, -1))
+    return weight > 0 and skips_decorations(formats[best])
 
 
 def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
@@ -509,19 +502,19 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
         _refuse_if_prefixed(database, raws[:_PREFIXED_SAMPLE])
     texts: list[str] = []
     normalised: dict[int, list[Line]] = {}
-    # The lines are read in pieces (100 lines, then 100, 200, 400...), each scanned for the
-    # lines to normalise; with `until_settled`, the sniff is asked after each piece whether it
-    # is settled, so a head that settles stops after its first piece instead of normalising all 2,000.
-    step = _SETTLE_FIRST if until_settled and _settling_formats() else len(raws)
-    low = 0
-    while low < len(raws):
-        high = min(len(raws), low + step)
+    # The lines are read in pieces ending at lines 100, 200, 400..., each scanned for the lines
+    # to normalise; with `until_settled`, the sniff is asked after each piece whether it is
+    # settled, so a head that settles stops after its first piece instead of normalising 2,000.
+    can_settle = until_settled and any(_settle_bars(fmt) is not None for fmt in _formats())
+    low, high = 0, _SETTLE_FIRST if can_settle else len(raws)
+    while True:
+        high = min(high, len(raws))
         _read_piece(database, raws, low, high, texts, normalised)
-        if len(texts) >= lines:
+        if len(texts) >= lines or high == len(raws):
             break
-        low, step = high, step * 2 if low else step
-        if low < len(raws) and settled_format("\n".join(texts)) is not None:
+        if settled_format("\n".join(texts)) is not None:
             return "\n".join(texts), normalised
+        low, high = high, 2 * high
     return "\n".join(texts[:lines]), normalised
 
 
@@ -550,16 +543,22 @@ def _read_piece(database: Any, raws: list[bytes], low: int, high: int, texts: li
 _SETTLE_FIRST = 100  # logical lines read before the sniff is first asked whether it is settled
 
 
-def _settling_formats() -> bool:
-    """Whether any registered format can ever settle the sniff early (`settled_format`): one
-    whose literals weigh more than all of any other's, and than all of any foreign engine's."""
+def _formats() -> list[Format]:
     from firedup.formats import all_formats
+
+    return list(all_formats().values())
+
+
+def _settle_bars(fmt: Format) -> tuple[float, float] | None:
+    """What `fmt`'s sniff score must reach to lead for good: more than the most any other
+    registered format's literals add up to, and at least the most any foreign engine's do;
+    None when its own literals cannot get there (its sniff never settles early)."""
     from firedup.formats._foreign import FOREIGN
 
-    totals = [sum(fmt.sniff_literals.values()) for fmt in all_formats().values()]
+    others = max((sum(other.sniff_literals.values()) for other in _formats() if other is not fmt), default=0.0)
     foreign = max((sum(engine.literals.values()) for engine in FOREIGN), default=0.0)
-    return any(total >= foreign and all(total > other for j, other in enumerate(totals) if j != i)
-               for i, total in enumerate(totals))
+    most = sum(fmt.sniff_literals.values())
+    return (others, foreign) if most > others and most >= foreign else None
 
 
 def settled_format(sample: str) -> Format | None:
@@ -569,18 +568,14 @@ def settled_format(sample: str) -> Format | None:
     leads for good once its score passes the most any other format could reach (all its
     literals), and no foreign engine can outweigh it once it reaches the most one of those
     could: a shorter sample then decides exactly as the whole head would."""
-    from firedup.formats import all_formats
-    from firedup.formats._foreign import FOREIGN
-
     found = _sniff_found(sample)
-    formats = list(all_formats().values())
+    formats = _formats()
     scores = [fmt.sniff("", found) for fmt in formats]
     best = max(range(len(formats)), key=scores.__getitem__, default=None)
     if best is None or scores[best] <= 0:
         return None
-    lead = scores[best]
-    foreign = max((sum(engine.literals.values()) for engine in FOREIGN), default=0.0)
-    if lead < foreign or any(lead <= sum(fmt.sniff_literals.values()) for i, fmt in enumerate(formats) if i != best):
+    bars = _settle_bars(formats[best])
+    if bars is None or scores[best] <= bars[0] or scores[best] < bars[1]:
         return None
     return formats[best] if formats[best].release_hint_settled(sample) else None
 
@@ -598,15 +593,17 @@ def sniff(sample: str) -> Format | None:
     return sniff_formats(sample, found=_sniff_found(sample))
 
 
-def _sniff_found(sample: str) -> set[str]:
-    """The sniff literals (formats' and foreign engines') present in `sample`, in one scan."""
+def _sniff_found(sample: str | bytes) -> set[str]:
+    """The sniff literals (formats' and foreign engines') present in `sample` (text, or raw
+    lines as bytes), in one scan."""
     literals, database = _sniff_scan()
     found: set[str] = set()
 
     def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
         found.add(literals[pattern])
 
-    database.scan(sample.encode(), match_event_handler=on_match)  # UTF-8: a str's substrings are its bytes'
+    # UTF-8: a str's substrings are its bytes'
+    database.scan(sample.encode() if isinstance(sample, str) else sample, match_event_handler=on_match)
     return found
 
 
