@@ -73,6 +73,7 @@ def test_fast_path_and_ast_agree_on_generated_dumps(fields: dict[str, Any]) -> N
     "ServerArgs(a=\u0661\u0662)",        # digits of another script
     "ServerArgs(dtype=torch.bfloat16)",  # not a literal
     "ServerArgs(a=1, b='cut",            # cut short
+    "ServerArgs(a=1, ",                  # cut right after a field's comma
 ])
 def test_values_outside_the_fast_path_go_to_ast(text: str) -> None:
     assert config._simple_fields(text) is None

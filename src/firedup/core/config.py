@@ -70,11 +70,12 @@ _VALUE = (r"(?:'(?P<s>[^'\\\x00-\x1f\x7f]*)'|\"(?P<d>[^\"\\\x00-\x1f\x7f]*)\""
           r"|(?P<i>-?(?:0|[1-9]\d*))(?![.eE\d])|(?P<f>" + _NUM + r")|(?P<c>None|True|False)"
           rf"|(?P<l>\[(?:(?:{_STR}|{_NUM})(?:, (?:{_STR}|{_NUM}))*)?\]|\{{\}}))")
 _CALL_HEAD = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\(", re.ASCII)
-_CALL_FIELD = re.compile(rf"(?P<key>[A-Za-z_]\w*)={_VALUE}(?:, |(?P<last>\)\Z))", re.ASCII)
-_DICT_FIELD = re.compile(rf"'(?P<key>[A-Za-z_]\w*)': {_VALUE}(?:, |(?P<last>\}}\Z))", re.ASCII)
+# a field ends at ", " or at the dump's closing bracket, which ends the text
+_CALL_FIELD = re.compile(rf"(?P<key>[A-Za-z_]\w*)={_VALUE}(?:, |\)\Z)", re.ASCII)
+_DICT_FIELD = re.compile(rf"'(?P<key>[A-Za-z_]\w*)': {_VALUE}(?:, |\}}\Z)", re.ASCII)
 _CONSTANTS: dict[str, Any] = {"None": None, "True": True, "False": False}
 _CONVERT: dict[str, Any] = {"s": str, "d": str, "i": int, "f": float, "c": _CONSTANTS.__getitem__,
-                                   "l": ast.literal_eval}  # a flat list of literals, or {}: short
+                            "l": ast.literal_eval}  # a flat list of literals, or {}: short
 
 
 def _simple_fields(text: str) -> dict[str, Any] | None:
@@ -89,18 +90,14 @@ def _simple_fields(text: str) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     match = field.match  # anchored at each field: a search (finditer) could rescan a long line from every position
     while (m := match(text, pos)) is not None:
-        key, kind = m["key"], m.lastgroup if m["last"] is None else _kind(m)
+        key, kind = m["key"], m.lastgroup  # the value's group: the last one a field's match closes
         if kind is None or key in out or iskeyword(key):
             return None  # a repeated name, `class=`: `ast` decides
         out[key] = _CONVERT[kind](m[kind])
         pos = m.end()
-        if m["last"] is not None:
+        if text[pos - 1] != " ":  # it ended at the closing bracket, not at ", "
             return out
     return None  # a value the patterns do not cover: `ast` decides
-
-
-def _kind(m: re.Match[str]) -> str | None:
-    return next((kind for kind in "sdifcl" if m[kind] is not None), None)
 
 
 def parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
