@@ -25,6 +25,7 @@ from firedup.read.sources import InputError, Line, Source, bom_encoding, expand_
 from firedup.timeline.build import Run, build_timeline
 
 SNIFF_LINES = 2000
+DEBUG_ENV = "FIREDUP_DEBUG"  # set: a bug while reading a file raises, with its traceback
 
 
 @dataclass
@@ -74,7 +75,9 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
     _write_json(out, (encode(run.as_contract()) for run in result.runs), result)
 
 
+@functools.cache
 def _encoder() -> Callable[[Any], str]:
+    """One JSON encoder per process (a worker encodes every run it parses)."""
     import json  # not on the start-up path of `parse` without --json
 
     return json.JSONEncoder(ensure_ascii=False).encode
@@ -504,8 +507,6 @@ def _parse_one(source: Source, engine: str | None, default_date: date | None,
         return InputError(source.name, f"internal error ({type(exc).__name__}: {exc}); please report it "
                                        f"(rerun with {DEBUG_ENV}=1 for the traceback)")
 
-
-DEBUG_ENV = "FIREDUP_DEBUG"
 
 
 def _parse_one_encoded(source: Source, engine: str | None, default_date: date | None,
