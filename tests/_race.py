@@ -3,7 +3,21 @@ same instant, for the tests that hold the store to "each log stored once"."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
+
+
+def hourly_logs(folder: Path, n: int) -> list[str]:
+    """`n` ready TP2 start-ups an hour apart from 2026-04-01 08:00, each a little slower than
+    the one before (names sorted): what the racing ingests share out."""
+    from logmaker import Spec, write
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        write(folder / f"run-{i:02d}.log", Spec(datetime(2026, 4, 1, 8) + timedelta(hours=i), tp=2,
+                                                cuda_graph=100 + i, load_weights=30 + i))
+    return sorted(str(p) for p in folder.glob("*.log"))
 
 
 def _ingest_at_the_barrier(store: str, names: list[str], barrier: Any, out: Any) -> None:

@@ -268,17 +268,12 @@ def test_concurrent_ingests_into_one_bucket_store_count_each_run_once(s3: S3, tm
     store: no lock anywhere, yet each log is added by exactly one (the runs object's
     conditional write), stored once, and read back whole."""
     need("duckdb")
-    from _race import race_ingests
+    from _race import hourly_logs, race_ingests
     from firedup.tables.frames import load
     from firedup.tables.store import Store
-    from logmaker import ready_seconds_by_regex, write
+    from logmaker import ready_seconds_by_regex
 
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    for i in range(12):
-        write(logs / f"run-{i:02d}.log", Spec(datetime(2026, 4, 1, 8) + timedelta(hours=i), tp=2, cuda_graph=100 + i,
-                                              load_weights=30 + i))
-    names = sorted(str(p) for p in logs.glob("*.log"))
+    names = hourly_logs(tmp_path / "logs", 12)
     url = f"s3://{BUCKET}/stores/raced"
     results = race_ingests(url, [names[0:6], names[3:9], names[6:12], names[9:12] + names[0:3]])
     assert all(kind == "ok" for kind, _, _ in results), results

@@ -6,7 +6,7 @@ import os
 import re
 import subprocess
 import sys
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -14,7 +14,7 @@ import pytest
 
 from firedup.tables.frames import load
 from firedup.tables.store import MARKER, Store, StoreError, default_store_path, open_store
-from logmaker import Spec, ready_seconds_by_regex, write
+from logmaker import ready_seconds_by_regex
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,13 +82,10 @@ def test_duckdb_reads_the_store(fleet_logs: Path, tmp_path: Path) -> None:
 
 
 def test_concurrent_ingests_lose_nothing(tmp_path: Path) -> None:
-    fleet_logs = tmp_path / "fleet_logs"
-    fleet_logs.mkdir()
-    base = datetime(2026, 4, 1, 8)
-    for i in range(12):
-        write(fleet_logs / f"run-{i:02d}.log", Spec(base + timedelta(hours=i), tp=2, cuda_graph=100 + i, load_weights=30 + i))
+    from _race import hourly_logs
+
+    names = hourly_logs(tmp_path / "fleet_logs", 12)
     store_dir = tmp_path / "store"
-    names = sorted(str(p) for p in fleet_logs.glob("*.log"))
     # four processes with overlapping inputs: every log is ingested by two of them at once
     chunks = [names[0:6], names[3:9], names[6:12], names[9:12] + names[0:3]]
     procs = [subprocess.Popen([sys.executable, "-m", "firedup", "ingest", "--store", str(store_dir), *chunk],
@@ -105,7 +102,7 @@ def test_concurrent_ingests_lose_nothing(tmp_path: Path) -> None:
         assert not path.name.endswith(".tmp"), path
         if path.suffix == ".parquet":
             pl.read_parquet(path)
-    expected = {str(p): ready_seconds_by_regex(p) for p in fleet_logs.glob("*.log")}
+    expected = {name: ready_seconds_by_regex(Path(name)) for name in names}
     got = dict(zip(runs.runs["source"].to_list(), runs.runs["ready_seconds"].to_list(), strict=True))
     assert got == expected
     per_run = runs.phases.filter(pl.col("scope") == "run").group_by("run_id").len()
@@ -164,14 +161,9 @@ def _duckdb_rows(store_dir: Path) -> list[tuple[str, int]]:
 
 
 def test_eight_processes_ingest_into_a_new_folder_and_count_every_run_once(tmp_path: Path) -> None:
-    from _race import race_ingests
+    from _race import hourly_logs, race_ingests
 
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    base = datetime(2026, 4, 1, 8)
-    for i in range(16):
-        write(logs / f"run-{i:02d}.log", Spec(base + timedelta(hours=i), tp=2, cuda_graph=100 + i, load_weights=30 + i))
-    names = sorted(str(p) for p in logs.glob("*.log"))
+    names = hourly_logs(tmp_path / "logs", 16)
     store_dir = tmp_path / "new" / "store"  # no folder yet: all eight race to create it and its marker
     results = race_ingests(str(store_dir), [names[i:] + names[:i] for i in range(0, 16, 2)])
     assert all(kind == "ok" for kind, _, _ in results), results
