@@ -754,6 +754,29 @@ def test_a_head_without_a_decisive_lead_is_read_whole(tmp_path: Path) -> None:
     assert early == batch.read_head(path, 2000)[0]
 
 
+def test_no_sniff_literal_spans_lines() -> None:
+    """`read_head` finds the sniff literals piece by piece, on the new lines only: exact only
+    while no literal (formats' or foreign engines') holds a newline."""
+    from firedup.formats import sniff_literals
+
+    assert sniff_literals() and not [literal for literal in sniff_literals() if "\n" in literal]
+
+
+def test_the_head_flags_the_lines_the_scan_marks_in_every_piece(tmp_path: Path) -> None:
+    """The lines to normalise are found by counting newlines up to each match: coloured and
+    redrawn lines in the first piece and in later ones come back normalised, by number."""
+    lines = [f"[2026-11-01 00:00:{i % 60:02d}] plain line {i}" for i in range(450)]
+    for at in (0, 99, 100, 101, 250, 449):
+        lines[at] = f"\x1b[32m[2026-11-01 00:00:01] coloured {at}\x1b[0m"
+    lines[300] = "Loading:  50%|#####     | 2/4 [00:01<00:01]\rLoading: 100%|##########| 4/4 [00:02<00:00]"
+    path = tmp_path / "marked.log"
+    path.write_text("\n".join(lines) + "\n")
+    sample, normalised = batch.read_head(path, 2000, until_settled=True)  # pieces: 100, 200, 400, 450 lines
+    assert sorted(normalised) == [1, 100, 101, 102, 251, 301, 450]
+    assert sample.split("\n")[101] == "[2026-11-01 00:00:01] coloured 101"
+    assert [line.text for line in normalised[301]] == ["Loading: 100%|##########| 4/4 [00:02<00:00]"]
+
+
 def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() -> None:
     """`_spanning_access` reads each unread access line's stamp from this one search: kubectl's
     at the line's start from its groups, any other from the normalised line (`_stamp_key`)."""
@@ -766,3 +789,23 @@ def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() ->
     bare = pre.access_line.match(f"{tag}{access}".encode())
     assert bare is not None and bare[1] is None and bare.end() == len(f"{tag}{access}".encode())
     assert pre.access_line.match(f"{tag}INFO 11-01 12:14:42 [core.py:1] no request".encode()) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=1, max_size=3 * batch._COPY_COUNT).map(lambda b: b.replace(b"\x00", b"\n")),
+       st.integers(0, 100), st.data())
+def test_newlines_are_counted_alike_in_short_and_long_ranges(tmp_path_factory: Any, data: bytes, base: int,
+                                                             draw: Any) -> None:
+    """`_NewlineCounter` counts a short range on a copy and a long one with numpy: both give
+    what `bytes.count` gives, inside a window that starts anywhere."""
+    import mmap
+
+    path = tmp_path_factory.mktemp("count") / "window.bin"
+    path.write_bytes(b"x" * base + data)
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        counter = batch._NewlineCounter(mm, base, base + len(data))
+        start = draw.draw(st.integers(base, base + len(data)))
+        stop = draw.draw(st.integers(start, base + len(data)))
+        counted = counter.count(start, stop)
+        del counter  # its numpy view holds the map open
+    assert counted == data[start - base: stop - base].count(b"\n")

@@ -71,7 +71,7 @@ def _regexes() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
     for fmt in all_formats().values():
         out += [(f"{fmt.name} header {h.name}", h.regex, ("",)) for h in fmt.headers]
         out += [(f"{fmt.name} rule {r.name} #{i}", r.regex, r.literals) for i, r in enumerate(fmt.rules)]
-        out += [(f"{fmt.name} field {rx.pattern[:24]}", rx, ("",)) for rx, _ in fmt.compiled_fields]
+        out += [(f"{fmt.name} field {rx.pattern[:24]}", rx, ("",)) for rx, _, _ in fmt.compiled_fields]
         out += [(f"{fmt.name} proc rank {rx.pattern[:24]}", rx, ("",)) for rx, _ in fmt.compiled_proc_ranks]
         if fmt.compiled_level is not None:
             out.append((f"{fmt.name} level", fmt.compiled_level, ("",)))
@@ -110,7 +110,7 @@ NAMED: list[tuple[str, Callable[[str], Any], str]] = [
     ("normalise: cut header ranks", lambda t: normalise("2026-01-01 00:00:00 " + t, 1), "KV"),
     ("normalise: ANSI remnants", lambda t: normalise(t, 1), "\x1b[1;2;3"),
     ("normalise: process tag", lambda t: normalise("(" + t, 1), "Worker_TP1 "),
-    ("sglang [KV]+ size", lambda t: [rx.search(t) for rx, _ in sglang.FORMAT.compiled_fields], "KV"),
+    ("sglang [KV]+ size", lambda t: [rx.search(t) for rx, _, _ in sglang.FORMAT.compiled_fields], "KV"),
     ("sglang error.killed", sglang.FORMAT.rule("error.killed").regex.search,
      "Killed python -m sglang.launch_server --a <"),
     ("sglang config.command", sglang.FORMAT.rule("config.command").regex.search,

@@ -322,8 +322,10 @@ class Format:
 
     # Compiled on first use: sniffing reads every format's table, parsing only one's.
     @cached_property
-    def compiled_fields(self) -> tuple[tuple[re.Pattern[str], Converter], ...]:
-        return tuple((re.compile(p), c) for p, c in self.field_patterns)
+    def compiled_fields(self) -> tuple[tuple[re.Pattern[str], Converter, frozenset[str]], ...]:
+        """(regex, converter, the fields it names): a rule's own fields are not looked for again."""
+        return tuple((regex, c, frozenset(regex.groupindex)) for regex, c in
+                     ((re.compile(p), c) for p, c in self.field_patterns))
 
     @cached_property
     def compiled_level(self) -> re.Pattern[str] | None:

@@ -507,12 +507,15 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
     # settled, so a head that settles stops after its first piece instead of normalising 2,000.
     can_settle = until_settled and any(_settle_bars(fmt) is not None for fmt in _formats())
     low, high = 0, _SETTLE_FIRST if can_settle else len(raws)
+    found: set[str] = set()  # the sniff literals in the texts so far: none spans a newline
     while True:
         high = min(high, len(raws))
+        read = len(texts)
         _read_piece(database, raws, low, high, texts, normalised)
         if len(texts) >= lines or high == len(raws):
             break
-        if settled_format("\n".join(texts)) is not None:
+        found |= _sniff_found("\n".join(texts[read:]))
+        if _settled(found, texts) is not None:
             return "\n".join(texts), normalised
         low, high = high, 2 * high
     return "\n".join(texts[:lines]), normalised
@@ -523,11 +526,19 @@ def _read_piece(database: Any, raws: list[bytes], low: int, high: int, texts: li
     """Lines [low, high) of the head into `texts`: normalised where the scan marks them (and
     kept in `normalised` by physical number), else only stripped."""
     piece = b"\n".join(raws[low:high])
-    starts = list(itertools.accumulate((len(raw) + 1 for raw in raws[low:high - 1]), initial=0))
     flagged: set[int] = set()
+    counted = [0, low]  # newlines are counted up to this offset; the line there
 
     def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
-        flagged.add(low + bisect.bisect_right(starts, max(stop - 1, 0)) - 1)
+        # the line holding the match's last byte: `low` + the newlines before it, counted on
+        # from the last match (matches come by their end, so the piece is counted once)
+        at = max(stop - 1, 0)
+        if at < counted[0]:
+            flagged.add(low + piece.count(b"\n", 0, at))
+            return
+        counted[1] += piece.count(b"\n", counted[0], at)
+        counted[0] = at
+        flagged.add(counted[1])
 
     database.scan(piece, match_event_handler=on_match)
     # one decode for all: a newline byte is never part of a UTF-8 sequence, so this splits
@@ -568,7 +579,11 @@ def settled_format(sample: str) -> Format | None:
     leads for good once its score passes the most any other format could reach (all its
     literals), and no foreign engine can outweigh it once it reaches the most one of those
     could: a shorter sample then decides exactly as the whole head would."""
-    found = _sniff_found(sample)
+    return _settled(_sniff_found(sample), [sample])
+
+
+def _settled(found: set[str], texts: list[str]) -> Format | None:
+    """`settled_format` of the lines `texts`, whose sniff literals are `found`."""
     formats = _formats()
     scores = [fmt.sniff("", found) for fmt in formats]
     best = max(range(len(formats)), key=scores.__getitem__, default=None)
@@ -577,7 +592,7 @@ def settled_format(sample: str) -> Format | None:
     bars = _settle_bars(formats[best])
     if bars is None or scores[best] <= bars[0] or scores[best] < bars[1]:
         return None
-    return formats[best] if formats[best].release_hint_settled(sample) else None
+    return formats[best] if formats[best].release_hint_settled("\n".join(texts)) else None
 
 
 # The registered formats (a format may join later: `formats.register`) -> their sniff scan.
@@ -776,7 +791,6 @@ def _scan_window(mm: mmap.mmap, pre: _Prefilter, pos: int, end: int) -> _Window:
     The window is scanned piece by piece (`_SCAN_PIECE`, cut at line ends), and each piece's
     newlines are counted right after its scan, while its bytes are still in the CPU cache:
     a tenth less time than scanning the whole window and then reading it again to count."""
-    import numpy as np
 
     page = pos - pos % mmap.PAGESIZE
     if _populate[0]:
@@ -792,7 +806,7 @@ def _scan_window(mm: mmap.mmap, pre: _Prefilter, pos: int, end: int) -> _Window:
         hits.append(stop)
         ids.append(pattern)
 
-    counter = _NewlineCounter(np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos), pos)
+    counter = _NewlineCounter(mm, pos, end)
     candidates: list[tuple[int, int, int, list[int]]] = []
     line_end = pos - 1
     counted, newlines = pos, 0
@@ -835,17 +849,22 @@ _COUNT_PIECE = 1 << 18  # bytes compared at a time when counting newlines
 
 
 class _NewlineCounter:
-    """Newlines in a window's byte ranges, counted in pieces whose comparison stays in the
-    CPU cache (a third faster than comparing a whole window at once)."""
+    """Newlines in byte ranges of the window [base, end) of `mm`: a short range by a copy and
+    `bytes.count` (a numpy call costs a microsecond before it compares a byte: six times a
+    copy of a few lines), a long one in pieces whose comparison stays in the CPU cache (a
+    third faster than comparing a whole window at once)."""
 
-    def __init__(self, chunk: Any, base: int) -> None:
+    def __init__(self, mm: mmap.mmap, base: int, end: int) -> None:
         import numpy as np
 
-        self.chunk, self.base = chunk, base
+        self.mm, self.base = mm, base
+        self.chunk = np.frombuffer(mm, dtype=np.uint8, count=end - base, offset=base)
         self.flags = np.empty(_COUNT_PIECE, dtype=bool)
         self.equal, self.count_nonzero = np.equal, np.count_nonzero
 
     def count(self, start: int, stop: int) -> int:
+        if stop - start <= _COPY_COUNT:
+            return self.mm[start:stop].count(b"\n")
         total = 0
         chunk, out, stop = self.chunk, self.flags, stop - self.base
         for at in range(start - self.base, stop, _COUNT_PIECE):
@@ -854,6 +873,9 @@ class _NewlineCounter:
             self.equal(part, 10, out=flags)
             total += int(self.count_nonzero(flags))
         return total
+
+
+_COPY_COUNT = 4096  # bytes up to which a range's newlines are counted on a copy
 
 
 def _check_line_lengths(mm: mmap.mmap, pos: int, end: int) -> None:
@@ -902,12 +924,11 @@ class _State:
 
     def window(self, found: _Window) -> list[Event]:
         """Events of one scanned window, which starts and ends at line boundaries."""
-        import numpy as np
 
         self._out: list[Event] = []
         base, end = found.base, found.end
         self._base, self._end = base, end
-        self._counter = _NewlineCounter(np.frombuffer(self.mm, dtype=np.uint8, count=end - base, offset=base), base)
+        self._counter = _NewlineCounter(self.mm, base, end)
         self._first = self.number  # the number of the window's first line
         self._next = base  # where the next line not accounted for starts
         # line starts whose preceding newlines (from `base`) are known, in order

@@ -50,6 +50,7 @@ def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
     return Stamp(dt, iso)
 
 
+@lru_cache(maxsize=4096)
 def _time_ok(time_text: str) -> bool:
     """A real time of day: "25:61:99" fits the headers' regex but is a garbled line."""
     hh, mm, ss = (int(p) for p in time_text.split(":"))
@@ -61,6 +62,13 @@ def _closest_day(candidates: list[date], time_text: str, frac: str, anchor: date
         return abs((make_stamp(day, time_text, frac).dt - anchor).total_seconds())
 
     return min(candidates, key=distance)
+
+
+@lru_cache(maxsize=1024)
+def _day_of(date_text: str) -> date | None:
+    """A header's "YYYY-MM-DD" as a date (None if no such day); a log repeats a few days."""
+    y, m, d = (int(p) for p in date_text.split("-"))
+    return _safe_date(y, m, d)
 
 
 def _safe_date(year: int, month: int, day: int) -> date | None:
@@ -169,8 +177,7 @@ class Clock:
         if time_text is None:
             return self._from_outer(outer) if outer else None
         if date_text is not None:
-            y, m, d = (int(p) for p in date_text.split("-"))
-            day = _safe_date(y, m, d)
+            day = _day_of(date_text)
             if day is None:
                 return None
             self._note("log")

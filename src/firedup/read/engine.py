@@ -559,8 +559,8 @@ class Scanner:
             if m is None:
                 continue
             fields = rule.convert(m.groupdict())
-            for regex, conv in self.fmt.compiled_fields:
-                if fields.keys() & regex.groupindex.keys():
+            for regex, conv, names in self.fmt.compiled_fields:
+                if not names.isdisjoint(fields):
                     continue
                 fm = regex.search(msg)
                 if fm:

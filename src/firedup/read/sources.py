@@ -164,31 +164,31 @@ def _split_glued(segment: str) -> list[str]:
 
 
 _Key = tuple[str, str] | None
-_UNKNOWN = ("?", "?")  # a bar key not worked out yet (no real key has "?" as its total)
+_NON_SPACE = re.compile(r"\S")
 
 
-def _split_bars(segment: str) -> tuple[list[str], _Key]:
-    """`_split_glued`, and the `_bar_key` of the last piece (stripped) when the searches made
-    on the way show it, else `_UNKNOWN`: a redraw costs three regex calls, not five."""
-    out: list[str] = []
+def _split_bars(segment: str) -> tuple[list[str], list[_Key]]:
+    """`_split_glued`, and each piece's `_bar_key` (of the piece stripped), read from the
+    searches that split it: a redraw costs two regex calls, not six. A piece ends at a
+    bar's end; its key's bar start is the first in the piece, since a later one would hold
+    the "|" the bar end starts with inside it (a bar match ends at its only "|"). Positions,
+    not slices: a line of hundreds of redraws is not copied once per redraw."""
+    pieces: list[str] = []
+    keys: list[_Key] = []
+    begin = 0
     while True:
-        m = _BAR_END.search(segment)
-        if not m:
-            out.append(segment)
-            return out, None  # no bar end: not a bar
-        bar = _BAR.search(segment[: m.start() + 1])
-        if not bar:
-            out.append(segment)
-            return out, _UNKNOWN
-        rest = segment[m.end():]
-        if not rest.strip():
-            out.append(segment)
-            # The first bar start in the whole piece is this one: a later one would hold
-            # the "|" at m.start() inside it, and a bar match ends at its only "|".
-            lead = len(segment) - len(segment.lstrip())
-            return out, _key_of(segment[lead: bar.start()], m["total"])
-        out.append(segment[: m.end()])
-        segment = rest
+        m = _BAR_END.search(segment, begin)
+        bar = _BAR.search(segment, begin, m.start() + 1) if m else None
+        if m is None or bar is None:
+            pieces.append(segment[begin:])
+            keys.append(_bar_key(pieces[-1].strip()) if m is not None and "%" in pieces[-1] else None)
+            return pieces, keys
+        keys.append(_key_of(segment[begin: bar.start()], m["total"]))
+        if _NON_SPACE.search(segment, m.end()) is None:
+            pieces.append(segment[begin:])
+            return pieces, keys
+        pieces.append(segment[begin: m.end()])
+        begin = m.end()
 
 
 def _key_of(description: str, total: str) -> tuple[str, str]:
@@ -216,16 +216,14 @@ def _same_bar(earlier: tuple[str, str], later: tuple[str, str]) -> bool:
 
 def _last_redraws(pieces: list[str], keys: list[_Key]) -> list[str]:
     """The non-empty pieces of one physical line but the bar redraws that a later piece
-    redraws again (`_same_bar`); `keys[i]` is piece i's bar key or `_UNKNOWN`. One pass
-    from the end, so a line of thousands of redraws costs thousands of steps, not millions."""
+    redraws again (`_same_bar`); `keys[i]` is piece i's bar key. One pass from the end, so
+    a line of thousands of redraws costs thousands of steps, not millions."""
     later_bars: set[tuple[str, str]] = set()
     later_totals: set[str] = set()  # a redraw without a description is redrawn by any same total
     kept: list[str] = []
     for piece, key in zip(reversed(pieces), reversed(keys), strict=True):
         if not piece:
             continue
-        if key is _UNKNOWN:
-            key = _bar_key(piece) if "%" in piece else None
         if key is not None:
             if key in later_bars or (not key[0] and key[1] in later_totals):
                 continue
@@ -256,10 +254,9 @@ def normalise(raw: str, number: int) -> list[Line]:
     keys: list[_Key] = []
     for seg in segments:
         if "<" in seg and "%" in seg:
-            parts, key = _split_bars(seg)
+            parts, part_keys = _split_bars(seg)
             pieces.extend(parts)
-            keys.extend([_UNKNOWN] * (len(parts) - 1))
-            keys.append(key)
+            keys.extend(part_keys)
         else:
             pieces.append(seg)
             keys.append(None)  # a bar's end has "<" and its start "%"
