@@ -169,10 +169,10 @@ _NON_SPACE = re.compile(r"\S")
 
 def _split_bars(segment: str) -> tuple[list[str], list[_Key]]:
     """`_split_glued`, and each piece's `_bar_key` (of the piece stripped), read from the
-    searches that split it: a redraw costs two regex calls, not six. A piece ends at a
-    bar's end; its key's bar start is the first in the piece, since a later one would hold
-    the "|" the bar end starts with inside it (a bar match ends at its only "|"). Positions,
-    not slices: a line of hundreds of redraws is not copied once per redraw."""
+    searches that split it instead of searching each piece again. A piece ends at a bar's
+    end; its key's bar start is the first in the piece, since a later one would hold the
+    "|" the bar end starts with inside it (a bar match ends at its only "|"). Searches by
+    position, not on slices: a line of hundreds of redraws is not copied once per redraw."""
     pieces: list[str] = []
     keys: list[_Key] = []
     begin = 0
