@@ -789,6 +789,16 @@ def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() ->
     bare = pre.access_line.match(f"{tag}{access}".encode())
     assert bare is not None and bare[1] is None and bare.end() == len(f"{tag}{access}".encode())
     assert pre.access_line.match(f"{tag}INFO 11-01 12:14:42 [core.py:1] no request".encode()) is None
+    # a line with the literal twice, or a stamp-like text inside: still the whole line, and the
+    # stamp at its start (the search is greedy and steps back to the last literal)
+    lines = [f"2026-11-01T12:14:43Z {tag}{access} HTTP/2 2026-11-01T12:14:44Z", f"{tag}{access}",
+             "2026-11-01T12:14:45.5Z plain line", f"  2026-11-01T12:14:46.123Z {access}"]
+    text = "\n".join(lines).encode()
+    found = [(m.span(), m.groups()) for m in pre.access_line.finditer(text)]
+    starts = [sum(len(line) + 1 for line in lines[:i]) for i in range(len(lines))]
+    assert found == [((starts[0], starts[0] + len(lines[0])), (b"2026-11-01T12:14:43", None)),
+                     ((starts[1], starts[1] + len(lines[1])), (None, None)),
+                     ((starts[3], starts[3] + len(lines[3])), (b"2026-11-01T12:14:46", b"123"))]
 
 
 @settings(max_examples=200, deadline=None)

@@ -101,6 +101,15 @@ def test_every_pattern_is_linear_on_near_misses(name: str, regex: re.Pattern[str
         assert_linear(name, run, unit)
 
 
+def _access_line() -> re.Pattern[bytes]:
+    """The batch engine's search for access lines (a format with access lines behind kubectl)."""
+    from firedup.read import batch
+
+    pattern = batch.prefilter(vllm.FORMAT).access_line
+    assert pattern is not None
+    return pattern
+
+
 # The cases the issue names, each shaped to hit the pattern or normaliser it names.
 NAMED: list[tuple[str, Callable[[str], Any], str]] = [
     ("normalise: half-drawn bar", lambda t: normalise(t, 1), "| 1/2 [00:00<00:00, 1"),
@@ -126,6 +135,9 @@ NAMED: list[tuple[str, Callable[[str], Any], str]] = [
     ("vllm read_args", lambda t: vllm.read_args("{'a': '" + t), "\\'"),
     ("vllm engine config", lambda t: vllm.engine_config("(v0.13.0) with config: " + t), "model='m', a=["),
     ("vllm -O level", lambda t: vllm._optimization_level(t + "x"), "1"),
+    ("batch access line: none", lambda t: _access_line().findall(t.encode()), "2026-11-01T12:14:56.4Z a "),
+    ("batch access line: many literals", lambda t: _access_line().findall(t.encode()), "HTTP/ "),
+    ("batch access line: stamps", lambda t: _access_line().findall(("\n" + t).encode()), "2026-11-01T12:14:56Z "),
     ("args dump cut short", lambda t: parse_args_repr("ServerArgs(" + t), "a=1, "),
     ("args dump, fast path: a long list", lambda t: config._simple_fields("A(a=[" + t + "1])"), "1, "),
     ("args dump, fast path: an open quote", lambda t: config._simple_fields("A(a='" + t), "a"),

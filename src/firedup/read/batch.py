@@ -135,9 +135,12 @@ class _Prefilter:
         # the access rule's literals, for `mmap.find`; its lines hold no other literal
         self.access_literals = tuple(sorted(lit.encode() for lit in unread))
         # an access line (one holding an access literal), with kubectl's stamp at its start if
-        # it has one: what `_State._spanning_access` reads of each in one C-level search
+        # it has one: what `_State._spanning_access` reads of each in one C-level search. The
+        # match is the whole line whichever literal it ends on, so `[^\n]*` runs greedily to
+        # the line's end and steps back to the literal, three times faster than trying the
+        # literals at every character on the way (`*?`)
         self.access_line = re.compile(
-            rb"^(?:" + _KUBECTL_AT_START.pattern + rb")?[^\n]*?(?:" + b"|".join(map(re.escape, self.access_literals))
+            rb"^(?:" + _KUBECTL_AT_START.pattern + rb")?[^\n]*(?:" + b"|".join(map(re.escape, self.access_literals))
             + rb")[^\n]*", re.MULTILINE) if self.access_literals else None
         self.access_rules: tuple[Rule, ...] = (self.access_rule,) if self.access_rule is not None else ()
         literals = sorted({lit for rule in fmt.rules for lit in rule.literals} - unread)
