@@ -279,6 +279,15 @@ def _deviations(before: str, pieces: list[str]) -> list[str]:
             for i in range(len(pieces))]
 
 
+def _one_of(prefix: str, patterns: list[str]) -> str:
+    """One pattern for `patterns`, which all begin with `prefix`, written once: the same lines
+    (concatenation distributes over alternation), but one automaton that Hyperscan runs
+    instead of one per deviation (the 40 of a decorated line cost 2.3 ms a 200 kB log, the
+    two that replace them 1 ms)."""
+    assert all(p.startswith(prefix) for p in patterns)
+    return prefix + "(?:" + "|".join(p[len(prefix):] for p in patterns) + ")"
+
+
 def _decorated_markers() -> list[str]:
     """`_normalising_markers` for a format that `skips_decorations`: the same, but decorations
     of the shapes above mark nothing (see the guarantee above)."""
@@ -307,8 +316,8 @@ def _decorated_markers() -> list[str]:
         r"\x1b[^\[\n]", r"\x1b\[[0-9;]*[^0-9;m\n]", r"\x1b$", r"\x1b\[[0-9;]*$",
         r"^[^\x1b\n]*\x1b[^\x1b\n]*$",  # one escape code alone
         r"\x1b[^\n]*\x1b[^\n]*\x1b",  # more than two
-        *(p + later_escape for p in before_first),
-        *tag,
+        _one_of(_LINE_START, before_first) + later_escape,
+        _one_of(first, tag),
         closed + rf"(?: [ \t\r\f\v{_ODD_SPACE}]|[\t\r\f\v{_ODD_SPACE}])",
         *(closed + " ?" + p for p in _PREFIX_STARTS),
         # collector prefixes, but kubectl's stamp and process tags; journald's stamp (it has no
