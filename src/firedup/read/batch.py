@@ -554,13 +554,17 @@ def _read_piece(database: Any, raws: list[bytes], low: int, high: int, texts: li
 
     database.scan(piece, match_event_handler=on_match)
     # one decode for all: a newline byte is never part of a UTF-8 sequence, so this splits
-    # into what decoding line by line gives
-    for index, text in enumerate(piece.decode("utf-8", errors="replace").split("\n"), start=low):
-        if index in flagged:
-            found = normalised[index + 1] = normalise(text, index + 1)
-            texts.extend(line.text for line in found)
-        else:
-            texts.append(text.rstrip("\r").strip())
+    # into what decoding line by line gives; the unmarked lines between marked ones are
+    # stripped a stretch at a time (strip() takes a CRLF's "\r" too)
+    decoded = piece.decode("utf-8", errors="replace").split("\n")
+    done = 0
+    for index in sorted(flagged):
+        at = index - low
+        texts.extend(map(str.strip, decoded[done:at]))
+        found = normalised[index + 1] = normalise(decoded[at], index + 1)
+        texts.extend(line.text for line in found)
+        done = at + 1
+    texts.extend(map(str.strip, decoded[done:]))
 
 
 _SETTLE_FIRST = 100  # logical lines read before the sniff is first asked whether it is settled
