@@ -70,6 +70,7 @@ def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     assert g.runtime + g.timestamped + g.other + g.skipped == w.runtime + w.timestamped + w.other
     # Silences and unknown lines of the start-ups: measured on the same lines
     assert [x.key() for x in g.gaps] == [x.key() for x in w.gaps], f"{path.name}: gaps differ"
+    assert [x.key() for x in g.process_gaps] == [x.key() for x in w.process_gaps], f"{path.name}: process gaps differ"
     assert g.unmatched == w.unmatched, f"{path.name}: unmatched lines differ"
     # What parse runs: access lines `compact` would drop stay unread. The same compacted
     # stream as the incremental engine's, and the same lines, some of them unread.
@@ -84,6 +85,8 @@ def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     assert s.matched + s.runtime + s.timestamped + s.other + s.skipped == w.matched + w.runtime + w.timestamped + w.other
     assert s.matched <= w.matched
     assert [x.key() for x in s.gaps] == [x.key() for x in w.gaps], f"{path.name}: gaps differ (iter_file)"
+    assert [x.key() for x in s.process_gaps] == [x.key() for x in w.process_gaps], \
+        f"{path.name}: process gaps differ (iter_file)"
     assert s.unmatched == w.unmatched, f"{path.name}: unmatched lines differ (iter_file)"
     return got_stats
 

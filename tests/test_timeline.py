@@ -247,6 +247,40 @@ def test_rays_repeated_summary_of_another_engines_tp0_is_no_draft_model() -> Non
 RAY_TWO_ENGINES = LOGS_2026 / "sglang_ray_two_engines_interleaved.log"
 
 
+def _ray_log_one_engine_silent(path: Path) -> Path:
+    """Two engines under one Ray driver, interleaved, a minute after the driver's first line:
+    pid 100 loads its weights for 120 s without a line while pid 200 prints one every 5 s."""
+    a, b = "(WorkerDict pid=100) [2025-11-20 01:{}] ", "(WorkerDict pid=200) [2025-11-20 01:{}] "
+    lines = ["(WorkerDict pid=300) [2025-11-20 00:59:00] Using default HuggingFace chat template"]
+    for tag in (a, b):
+        lines.append(tag.format("00:00 TP0") + "Init torch distributed begin.")
+    for tag in (a, b):
+        lines.append(tag.format("00:01 TP0") + "Init torch distributed ends. mem usage=0.10 GB")
+    for tag in (a, b):
+        lines.append(tag.format("00:02 TP0") + "Load weight begin. avail mem=70.00 GB")
+    for second in range(7, 120, 5):
+        lines.append(b.format(f"{second // 60:02d}:{second % 60:02d} TP0") + f"Fetching shard {second // 5} of 24")
+    lines.append(b.format("02:00 TP0") + "Load weight end. elapsed=118.00 s, type=X, avail mem=60.00 GB, mem usage=10.00 GB.")
+    lines.append(a.format("02:02 TP0") + "Load weight end. elapsed=120.00 s, type=X, avail mem=60.00 GB, mem usage=10.00 GB.")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("scanner", ["incremental", "batch"])
+def test_an_engine_among_several_is_silent_while_another_prints(tmp_path: Path, scanner: str) -> None:
+    """Each engine's silences come from its own process's lines: the other engine's lines
+    every 5 s no longer hide the 120 s in which pid 100 printed nothing (it had no silence).
+    A minute in which no line came at all stays a silence of the engine whose line ended it."""
+    runs = parse_paths([str(_ray_log_one_engine_silent(tmp_path / "ray.log"))], scanner=scanner).runs
+    by_pid = {next(int(w.split("pid ")[1].split(" ")[0]) for w in run.warnings if "this run is the one of pid" in w): run
+              for run in runs}
+    assert sorted(by_pid) == [100, 200]
+    silent = by_pid[100].silences
+    assert [(s.seconds, s.since_line, s.line, s.phase) for s in silent] == [
+        (60.0, 1, 2, "launch"), (120.0, 6, 32, "load_weights")]
+    assert by_pid[200].silences == []
+
+
 @pytest.mark.parametrize("scanner", ["incremental", "batch"])
 def test_two_engines_under_one_ray_driver_are_two_runs(scanner: str) -> None:
     """verl/Ray: each `(WorkerDict pid=N)` hosting its own TP0/TP1 is an engine of its own;

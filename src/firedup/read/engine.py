@@ -79,9 +79,10 @@ class Gap:
     ts: Stamp
     since_text: str = ""  # the two lines' messages (cut to UNMATCHED_CHARS)
     text: str = ""
+    pid: int | None = None  # in `LineStats.process_gaps`: the process tag both lines carry
 
     def key(self) -> tuple[Any, ...]:
-        return (self.since_line, self.since.iso, self.line, self.ts.iso, self.since_text, self.text)
+        return (self.since_line, self.since.iso, self.line, self.ts.iso, self.since_text, self.text, self.pid)
 
 
 @dataclass(slots=True, frozen=True)
@@ -112,6 +113,10 @@ class LineStats:
     # Not counts: what the timeline needs to find silences and mine unknown lines, recorded
     # while a start-up runs (until `ready`; again from a line that may start a run).
     gaps: list[Gap] = field(default_factory=list)
+    # The same between consecutive lines of one process tag (`Line.pid`, a Ray actor's): in a
+    # log of several engines (`timeline.build.split_engines`) each engine's silences come from
+    # these, since another engine's lines would end a silence of its own in `gaps`.
+    process_gaps: list[Gap] = field(default_factory=list)
     unmatched: list[Unmatched] = field(default_factory=list)
     unmatched_dropped: int = 0  # lines past UNMATCHED_LIMIT, counted only
 
@@ -243,6 +248,7 @@ class Scanner:
         self.last_stamp: tuple[Stamp, bool] | None = None
         # the last own-clock line that is not an access line: its time, number and message
         self._last_active: tuple[Stamp, int, str] | None = None
+        self._last_active_of: dict[int, tuple[Stamp, int, str]] = {}  # the same, per process tag
         self.watching = True  # recording gaps and unmatched lines (a start-up is under way)
         self._watch_until = WATCH_LINES  # the last line number watched (WATCH_LINES after the start)
 
@@ -331,7 +337,7 @@ class Scanner:
             stats.runtime += 1
             if own:
                 assert parsed.ts is not None
-                self._active(parsed.ts, line.number, parsed.msg)
+                self._active(parsed.ts, line.number, parsed.msg, line.pid)
             if self.keep_stamps:
                 self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
             self._mark_start(out, parsed, line)
@@ -346,7 +352,7 @@ class Scanner:
             if own:
                 stats.timestamped += 1
                 assert parsed.ts is not None
-                self._active(parsed.ts, line.number, parsed.msg)
+                self._active(parsed.ts, line.number, parsed.msg, line.pid)
             else:
                 stats.other += 1
             self._keep_unmatched(line.number, msg, parsed.ts if own else None)
@@ -355,7 +361,7 @@ class Scanner:
         stats.matched += 1
         if own and event.name != _ACCESS:
             assert parsed.ts is not None
-            self._active(parsed.ts, line.number, parsed.msg)
+            self._active(parsed.ts, line.number, parsed.msg, line.pid)
         self._watch(event, own)
         starts_run = bool(event.fields.get("starts_run"))
         if starts_run and previous_own is not None:
@@ -395,13 +401,19 @@ class Scanner:
         return ts, inherited
 
     # -- silences and unmatched lines -----------------------------------------------------
-    def _active(self, ts: Stamp, number: int, msg: str) -> None:
-        """A line of the engine's own with its own time: the end of any silence before it."""
+    def _active(self, ts: Stamp, number: int, msg: str, pid: int | None = None) -> None:
+        """A line of the engine's own with its own time: the end of any silence before it, in
+        the whole log and among the lines of its process tag."""
         last = self._last_active
         text = msg[:UNMATCHED_CHARS]
         if self.watching and last is not None and ts.minus(last[0]) >= GAP_SECONDS:
             self.stats.gaps.append(Gap(last[1], last[0], number, ts, last[2], text))
         self._last_active = (ts, number, text)
+        if pid is not None:
+            last = self._last_active_of.get(pid)
+            if self.watching and last is not None and ts.minus(last[0]) >= GAP_SECONDS:
+                self.stats.process_gaps.append(Gap(last[1], last[0], number, ts, last[2], text, pid))
+            self._last_active_of[pid] = (ts, number, text)
 
     def _keep_unmatched(self, number: int, msg: str, own_ts: Stamp | None) -> None:
         if not self.watching or not msg.strip():
@@ -425,6 +437,8 @@ class Scanner:
                 # a silence of this start-up is measured from here
                 self._last_active = ((event.ts, event.line, event.text[:UNMATCHED_CHARS])
                                      if own and event.ts is not None else None)
+                self._last_active_of = ({event.pid: self._last_active}
+                                        if self._last_active is not None and event.pid is not None else {})
             self.watching = True
         elif event.name == _WATCH_OFF:
             self.watching = False
@@ -452,7 +466,7 @@ class Scanner:
             return out  # an access line: the outside world's, neither activity nor unknown
         if own:
             assert parsed.ts is not None
-            self._active(parsed.ts, line.number, parsed.msg)
+            self._active(parsed.ts, line.number, parsed.msg, line.pid)
         if not runtime:
             self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None)
         return out

@@ -1179,15 +1179,27 @@ def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> 
             return
 
 
+def _engine_gaps(gaps: Sequence[Gap], process_gaps: Sequence[Gap], pid: int | None) -> list[Gap]:
+    """The silences of one engine among several: a time no line at all came is silent for it
+    too (`gaps`, each kept by the engine whose line ended it), and so is a time its own
+    process printed nothing while another engine did (`process_gaps` of its pid), which
+    holds the first where both end on the same line."""
+    own = [g for g in process_gaps if g.pid == pid]
+    ends = {g.line for g in own}
+    return sorted([*own, *(g for g in gaps if g.line not in ends)], key=lambda g: (g.line, g.since_line))
+
+
 def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_source: str | None = None,
                    config_defaults: Mapping[str, Any] | None = None, stats: LineStats | None = None) -> list[Run]:
     """The runs of one source read with `fmt`: everything engine-specific comes from it.
     `config_defaults`: the flags a launch command leaves out (None: the format's). `stats`:
     the reader's line accounting, whose gaps and unmatched lines each run takes from its own
-    lines (from its first line to the next run's of the same engine). A source with several
+    lines (from its first line to the next run's of the same engine; an engine among several,
+    the gaps between its own process's lines). A source with several
     engines (`split_engines`) has the runs of each, in the order of their first lines."""
     engines = split_engines(events, fmt)
     gaps = stats.gaps if stats is not None else []
+    process_gaps = stats.process_gaps if stats is not None else []
     unmatched = stats.unmatched if stats is not None else []
     several = len(engines.events) > 1
     pieces: list[tuple[int, list[Event], list[Gap], list[Unmatched], int | None]] = []
@@ -1199,8 +1211,10 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
             return ((not several or engines.owner(line) == k)
                     and (i == 0 or line >= starts[i]) and (i + 1 >= len(starts) or line < starts[i + 1]))
 
+        engine_gaps = _engine_gaps(gaps, process_gaps, pid) if several else gaps
         for i, seg in enumerate(segments):
-            pieces.append((starts[i], seg, [g for g in gaps if own(i, g.line)], [u for u in unmatched if own(i, u.line)], pid))
+            pieces.append((starts[i], seg, [g for g in engine_gaps if own(i, g.line)],
+                           [u for u in unmatched if own(i, u.line)], pid))
     pieces.sort(key=lambda piece: piece[0])  # stable: one engine's runs keep their order
     runs = []
     for i, (_, seg, run_gaps, run_unmatched, pid) in enumerate(pieces):
