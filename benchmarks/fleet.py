@@ -1,12 +1,15 @@
-"""Files per second of `firedup ingest` on 1 and 2 workers, from local files and from S3.
+"""Files per second of `firedup ingest` on 1 and 2 workers, from local files and from S3,
+into a store in a folder and in a bucket.
 
-    python benchmarks/fleet.py [--files N] [--runs R] [--json FILE]
+    python benchmarks/fleet.py [--files N] [--runs R] [--stores local,s3] [--json FILE]
 
 Writes N hand-rolled start-up logs (tests/logmaker.py, ~40 kB each), uploads them to an
 S3-compatible server that this script starts on loopback (moto's server mode) and stops, then
 ingests them into a fresh store for each case:
 
     input   local folder | s3://bucket/prefix/
+    store   local folder | s3://bucket/prefix/ (the lock-free bucket store: an object per log,
+            the runs object written last with a conditional write)
     engine  ray (`ingest --ray`, a local Ray cluster of that many CPUs, started before the
             clock starts: its start-up is printed apart) | pool (this machine's process pool,
             the reference, same worker count)
@@ -72,14 +75,15 @@ def upload(folder: Path) -> str:
     return f"s3://{BUCKET}/logs/"
 
 
-def one_case(inputs: str, engine: str, workers: int, runs: int, scratch: Path) -> dict[str, Any]:
+def one_case(inputs: str, engine: str, workers: int, runs: int, scratch: Path, store_in: str = "local") -> dict[str, Any]:
     from firedup import api
     from firedup.tables.fleet import LOCAL
 
     best = None
     report = None
     for r in range(runs):
-        store = scratch / f"store-{engine}-{workers}-{r}-{time.monotonic_ns()}"
+        name = f"store-{engine}-{workers}-{r}-{time.monotonic_ns()}"  # a fresh store for every run
+        store: str | Path = f"s3://{BUCKET}/{name}" if store_in == "s3" else scratch / name
         start = time.perf_counter()
         report = api.ingest([inputs], store=store, ray=LOCAL if engine == "ray" else None, workers=workers)
         took = time.perf_counter() - start
@@ -96,8 +100,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=400)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--stores", default="local,s3",
+                        help="where the store is: local (a folder), s3 (a bucket on the same server)")
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args()
+    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+    if not stores or set(stores) - {"local", "s3"}:
+        parser.error(f"--stores takes local, s3 or both, not {args.stores!r}")
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a local cluster on loopback
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
@@ -113,7 +122,7 @@ def main() -> None:
             figures["bytes"] = size
             url = upload(scratch / "logs")
             print(f"{args.files} logs, {size / 1e6:.1f} MB; S3 on {os.environ['AWS_ENDPOINT_URL']}")
-            print(f"{'input':<6} {'engine':<5} {'workers':>7} {'files':>6} {'seconds':>8} {'files/s':>8}")
+            print(f"{'input':<6} {'store':<6} {'engine':<5} {'workers':>7} {'files':>6} {'seconds':>8} {'files/s':>8}")
             for workers in (1, 2):
                 for engine in ("ray", "pool"):
                     if engine == "ray":
@@ -121,12 +130,13 @@ def main() -> None:
                         _connect(LOCAL, workers)  # started before the clock, kept for both inputs
                         figures[f"ray_start_s_{workers}"] = round(time.perf_counter() - start, 2)
                     try:
-                        for name, inputs in (("local", str(scratch / "logs")), ("s3", url)):
-                            case = {"input": name, "engine": engine, "workers": workers,
-                                    **one_case(inputs, engine, workers, args.runs, scratch)}
-                            figures["cases"].append(case)
-                            print(f"{name:<6} {engine:<5} {workers:>7} {case['files']:>6} {case['seconds']:>8.2f} "
-                                  f"{case['files_per_s']:>8.1f}", flush=True)
+                        for store_in in stores:
+                            for name, inputs in (("local", str(scratch / "logs")), ("s3", url)):
+                                case = {"input": name, "store": store_in, "engine": engine, "workers": workers,
+                                        **one_case(inputs, engine, workers, args.runs, scratch, store_in)}
+                                figures["cases"].append(case)
+                                print(f"{name:<6} {store_in:<6} {engine:<5} {workers:>7} {case['files']:>6} "
+                                      f"{case['seconds']:>8.2f} {case['files_per_s']:>8.1f}", flush=True)
                     finally:
                         if engine == "ray":
                             ray.shutdown()  # the pool forks: no Ray driver threads in its parent

@@ -37,7 +37,8 @@ def test_throughput_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_fleet_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
-    """benchmarks/fleet.py: its own S3 server and local Ray clusters, every case, figures out."""
+    """benchmarks/fleet.py: its own S3 server and local Ray clusters, every case (a store in a
+    folder and in a bucket), figures out."""
     from _s3 import need
 
     need("ray", "moto", "s3fs", "boto3")
@@ -46,7 +47,8 @@ def test_fleet_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
                            "--json", str(out)], capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(out.read_text())
-    cases = {(c["input"], c["engine"], c["workers"]): c for c in figures["cases"]}
-    assert set(cases) == {(i, e, w) for i in ("local", "s3") for e in ("ray", "pool") for w in (1, 2)}
+    cases = {(c["input"], c["store"], c["engine"], c["workers"]): c for c in figures["cases"]}
+    assert set(cases) == {(i, s, e, w) for i in ("local", "s3") for s in ("local", "s3") for e in ("ray", "pool")
+                          for w in (1, 2)}
     assert all(c["files"] == 12 and c["runs_added"] == 12 and c["files_per_s"] > 0 for c in cases.values())
-    assert "s3     ray         2     12" in proc.stdout
+    assert "s3     s3     ray         2     12" in proc.stdout
