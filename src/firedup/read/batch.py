@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import itertools
 import mmap
 import os
 import re
@@ -83,7 +82,7 @@ from firedup.read.engine import Event, LineStats, Parsed, Scanner
 from firedup.read.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
 
 WINDOW = 16 << 20  # bytes scanned per step; pages are released after each step
-# kubectl's stamp at a line's start, as `sources._strip_outer` reads it (`_State._stamp_key`)
+# kubectl's stamp at a line's start, as `sources._strip_outer` reads it (`_Prefilter.access_line`)
 _KUBECTL_AT_START = re.compile(rb"[ \t\r\f\v]*(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
 
 # Collector prefixes as `sources._strip_outer` reads them, reduced to what starts them
@@ -448,18 +447,33 @@ def _refuse_if_prefixed(database: Any, raws: list[bytes]) -> None:
     of these lines."""
     prefixed: set[int] = set()
     decorated: set[int] = set()
-    starts = list(itertools.accumulate((len(raw) + 1 for raw in raws[:-1]), initial=0))
-
-    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
-        if pattern >= _FIRST_PREFIX_MARKER:
-            line = bisect.bisect_right(starts, max(stop - 1, 0)) - 1
-            (decorated if _PREFIX_STARTS[pattern - _FIRST_PREFIX_MARKER] in _DECORATION_STARTS else prefixed).add(line)
-
     text = b"\n".join(raws)
-    database.scan(text, match_event_handler=on_match)
+    for pattern, line in _marked_lines(database, text):
+        if pattern >= _FIRST_PREFIX_MARKER:
+            (decorated if _PREFIX_STARTS[pattern - _FIRST_PREFIX_MARKER] in _DECORATION_STARTS else prefixed).add(line)
     most = len(raws) * _MOSTLY_PREFIXED
     if len(prefixed) > most or (len(prefixed | decorated) > most and not _decorations_skipped(text)):
         raise NeedExact("most lines carry a collector prefix or a process tag")
+
+
+def _marked_lines(database: Any, text: bytes) -> list[tuple[int, int]]:
+    """(pattern, line index) of every match of `database` in `text`, lines counted from 0: the
+    newlines before each match's last byte, counted on from the match before (matches come
+    by their end, so the text is counted once)."""
+    marked: list[tuple[int, int]] = []
+    counted = [0, 0]  # newlines are counted up to this offset; the line there
+
+    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
+        at = max(stop - 1, 0)
+        if at < counted[0]:
+            marked.append((pattern, text.count(b"\n", 0, at)))
+            return
+        counted[1] += text.count(b"\n", counted[0], at)
+        counted[0] = at
+        marked.append((pattern, counted[1]))
+
+    database.scan(text, match_event_handler=on_match)
+    return marked
 
 
 def _decorations_skipped(text: bytes) -> bool:
@@ -538,21 +552,7 @@ def _read_piece(database: Any, raws: list[bytes], low: int, high: int, texts: li
     """Lines [low, high) of the head into `texts`: normalised where the scan marks them (and
     kept in `normalised` by physical number), else only stripped."""
     piece = b"\n".join(raws[low:high])
-    flagged: set[int] = set()
-    counted = [0, low]  # newlines are counted up to this offset; the line there
-
-    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
-        # the line holding the match's last byte: `low` + the newlines before it, counted on
-        # from the last match (matches come by their end, so the piece is counted once)
-        at = max(stop - 1, 0)
-        if at < counted[0]:
-            flagged.add(low + piece.count(b"\n", 0, at))
-            return
-        counted[1] += piece.count(b"\n", counted[0], at)
-        counted[0] = at
-        flagged.add(counted[1])
-
-    database.scan(piece, match_event_handler=on_match)
+    flagged = {low + line for _pattern, line in _marked_lines(database, piece)}
     # one decode for all: a newline byte is never part of a UTF-8 sequence, so this splits
     # into what decoding line by line gives; the unmarked lines between marked ones are
     # stripped a stretch at a time (strip() takes a CRLF's "\r" too)
@@ -911,6 +911,12 @@ def _check_line_lengths(mm: mmap.mmap, pos: int, end: int) -> None:
         raise NeedExact("a line longer than the limit")
 
 
+def _kubectl_key(stamp: bytes, frac: bytes | None) -> bytes:
+    """A collector's stamp as `YYYY-MM-DDTHH:MM:SS` and six digits of a second (what the
+    engine keeps of it): keys whose order is the times' order."""
+    return bytes(stamp + (frac or b"")[:6].ljust(6, b"0"))
+
+
 def _valid_stamp(key: bytes) -> bool:
     """Whether a `_State._stamp_key` is a real time: the engine gives a line with an invalid
     collector stamp an inherited time, which does not count for a run's span."""
@@ -1070,7 +1076,7 @@ class _State:
         # the line's start is read by `_stamp_key`, from the normalised line
         for m in self.pre.access_line.finditer(self.mm, low, high):
             start, end = m.span()
-            key = bytes(m[1] + (m[2] or b"")[:6].ljust(6, b"0")) if m[1] is not None else self._stamp_key(start, end)
+            key = _kubectl_key(m[1], m[2]) if m[1] is not None else self._stamp_key(start, end)
             if key is not None:
                 stamped.append((key, start, end))
         chosen: set[tuple[int, int]] = set()
@@ -1084,19 +1090,15 @@ class _State:
             self._full(start, end, self.pre.access_rules)
 
     def _stamp_key(self, start: int, end: int) -> bytes | None:
-        """The collector's stamp that `normalise` finds on the unflagged line [start, end), as
-        `YYYY-MM-DDTHH:MM:SS` and six digits of a second (what the engine keeps of it), whose
-        order is the times' order; None without one. kubectl's at the line's start is read
-        from the bytes, any other from the normalised line."""
-        m = _KUBECTL_AT_START.match(self.mm, start, min(end, start + 64))
-        if m is not None:
-            return bytes(m[1] + (m[2] or b"")[:6].ljust(6, b"0"))
+        """`_kubectl_key` of the collector's stamp that `normalise` finds on the unflagged line
+        [start, end), one without kubectl's stamp at its start (the access-line search reads
+        that one); None without one."""
         outer = self._read(start, end, 0)[0].outer
         if outer is None:
             return None
         if outer.year is None:  # never unflagged (see _decorated_markers); its year would need the clock
             raise NeedExact("a year-less collector stamp on an unread line")
-        return f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}T{outer.time}{outer.frac[:6]:0<6}".encode()
+        return _kubectl_key(f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}T{outer.time}".encode(), outer.frac.encode())
 
     def _find(self, low: int, high: int) -> int:
         found = [at for lit in self.pre.access_literals if (at := self.mm.find(lit, low, high)) >= 0]

@@ -404,16 +404,18 @@ class Scanner:
     def _active(self, ts: Stamp, number: int, msg: str, pid: int | None = None) -> None:
         """A line of the engine's own with its own time: the end of any silence before it, in
         the whole log and among the lines of its process tag."""
-        last = self._last_active
-        text = msg[:UNMATCHED_CHARS]
-        if self.watching and last is not None and ts.minus(last[0]) >= GAP_SECONDS:
-            self.stats.gaps.append(Gap(last[1], last[0], number, ts, last[2], text))
-        self._last_active = (ts, number, text)
+        here = (ts, number, msg[:UNMATCHED_CHARS])
+        self._end_silence(self._last_active, here, self.stats.gaps, None)
+        self._last_active = here
         if pid is not None:
-            last = self._last_active_of.get(pid)
-            if self.watching and last is not None and ts.minus(last[0]) >= GAP_SECONDS:
-                self.stats.process_gaps.append(Gap(last[1], last[0], number, ts, last[2], text, pid))
-            self._last_active_of[pid] = (ts, number, text)
+            self._end_silence(self._last_active_of.get(pid), here, self.stats.process_gaps, pid)
+            self._last_active_of[pid] = here
+
+    def _end_silence(self, last: tuple[Stamp, int, str] | None, here: tuple[Stamp, int, str], gaps: list[Gap],
+                     pid: int | None) -> None:
+        """Record the gap from the active line `last` to `here` while watching, if long enough."""
+        if self.watching and last is not None and here[0].minus(last[0]) >= GAP_SECONDS:
+            gaps.append(Gap(last[1], last[0], here[1], here[0], last[2], here[2], pid))
 
     def _keep_unmatched(self, number: int, msg: str, own_ts: Stamp | None) -> None:
         if not self.watching or not msg.strip():
