@@ -129,6 +129,25 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
         raise click.BadParameter(f"{value!r} is not a date like 2026-11-30") from None
 
 
+def _parse_launched_at(ctx: click.Context, param: click.Parameter, value: str | None) -> _dt.datetime | _dt.time | None:
+    """`--launched-at`: a time of day (`22:46:34`) or a date and time, on the log's clock."""
+    if value is None:
+        return None
+    try:
+        if len(value) <= 15 and ":" in value and "-" not in value and "T" not in value:
+            return _dt.time.fromisoformat(value)
+        when = _dt.datetime.fromisoformat(value.replace(" ", "T", 1))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a time like 22:46:34 or 2026-12-05T22:46:34") from None
+    if when.tzinfo is not None:
+        raise click.BadParameter(f"{value!r} has a time zone: give the time as the log's own lines show it")
+    return when
+
+
+LAUNCHED_AT_HELP = ("When the server process was launched, on the log's clock (22:46:34, or with its date): "
+                    "times from launch count from it instead of an estimate.")
+
+
 def input_options(func: F) -> F:
     """PATH... plus the options every command that reads logs shares."""
     return click.argument("paths", nargs=-1, required=True, metavar="PATH...")(_reading_options(func))
@@ -154,9 +173,11 @@ def _reading_options(func: F) -> F:
                         help=ENGINE_HELP)(func)
 
 
-def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> ParseResult:
+def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
+          launched_at: _dt.datetime | _dt.time | None = None) -> ParseResult:
     """Parse inputs, report unreadable ones on stderr as `file: reason`."""
-    result = api.parse(paths, engine=engine, date=default_date, all_files=all_files, progress=_progress_bar())
+    result = api.parse(paths, engine=engine, date=default_date, all_files=all_files, progress=_progress_bar(),
+                       launched_at=launched_at)
     _say_unread(result)
     return result
 
@@ -235,8 +256,9 @@ _with_engine_titles(cli)
 @cli.command()
 @input_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: every run, milestone, phase and crash (the contract scripts rely on).")
+@click.option("--launched-at", callback=_parse_launched_at, metavar="TIME", help=LAUNCHED_AT_HELP)
 def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
-          as_json: bool) -> None:
+          as_json: bool, launched_at: _dt.datetime | _dt.time | None) -> None:
     """Parse logs into runs, milestones and phases.
 
     The text summary fits the terminal (80 columns when not a terminal, $COLUMNS to choose):
@@ -249,10 +271,10 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     if as_json:  # streamed: each run written as it is parsed, memory flat over any number of files
         streamed = api.write_parse_json(paths, _SafeStream(sys.stdout, json_text=True),  # type: ignore[arg-type]
                                         engine=engine, date=default_date, all_files=all_files,
-                                        progress=_progress_bar())
+                                        progress=_progress_bar(), launched_at=launched_at)
         _say_unread(streamed)
         _exit(len(streamed.errors), streamed.run_count)
-    result = _read(paths, engine, default_date, all_files)
+    result = _read(paths, engine, default_date, all_files, launched_at)
     if result.runs:
         echo(_fitted(summary_text(result.runs, width=shutil.get_terminal_size().columns)))
     _exit(len(result.errors), len(result.runs))
@@ -260,11 +282,13 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
 
 @cli.command()
 @input_options
-def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> None:
+@click.option("--launched-at", callback=_parse_launched_at, metavar="TIME", help=LAUNCHED_AT_HELP)
+def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
+             launched_at: _dt.datetime | _dt.time | None) -> None:
     """Show each run's phases, longest first, with per-rank spread and the crash."""
     from firedup.render.text import timelines_text
 
-    result = _read(paths, engine, default_date, all_files)
+    result = _read(paths, engine, default_date, all_files, launched_at)
     color = _use_color()
     if result.runs:
         echo(_fitted(timelines_text(result.runs, _style(color), width=_columns())), color=color)

@@ -29,6 +29,7 @@ from firedup.formats.base import (
     EngineClock,
     Format,
     Header,
+    LaunchGap,
     Probing,
     Rule,
     to_float,
@@ -293,7 +294,8 @@ _TAG = r"(?:\[(?P<tag>[\w.]+)\] )?"  # 0.32+ names the compiled module: "[backbo
 RULES = (
     # --- process start: a journald boot, a systemd (re)start, the API server's banner ---
     Rule("run.boot", r"^-- Boot [0-9a-f]+ --$", "-- Boot", starts_run="always"),
-    Rule("run.service", r"^Started (?P<unit>[\w@.:-]+\.service)", ("Started ",), starts_run="after_end"),
+    Rule("run.service", r"^Start(?:ed|ing) (?P<unit>[\w@.:-]+\.service)", ("Started ", "Starting "),
+         starts_run="after_end"),
     Rule("run.banner", r"^vLLM API server version (?P<config_stated>\S+)", "vLLM API server version",
          fields={"config_stated": _stated("version")}, starts_run="always"),
     Rule("run.banner", r"^vLLM server version (?P<config_stated>\S+), serving model", "vLLM server version",
@@ -627,4 +629,8 @@ FORMAT = Format(
     hints=HINTS,
     version_text=VERSION_TEXT,
     releases=RELEASES,
+    # docs/launch.md: the first timestamped line came 21-28 s after the launch in two real vLLM
+    # 0.26.0 start-ups on one H200 (imports of torch and vllm print no time)
+    launch_gap=LaunchGap(21.0, 24.0, 28.0, "vLLM's imports print no time: its first timed line comes"),
+    launch_events=frozenset({"run.service"}),
 )

@@ -18,6 +18,7 @@ from firedup.core.units import (
     Style,
     cut_end,
     cut_middle,
+    fit_lines,
     fmt_duration,
     fmt_offset,
     fmt_time_to_end,
@@ -54,8 +55,43 @@ def flag_summary(run: Run) -> str:
     return " ".join(parts)
 
 
+def from_launch(run: Run) -> str:
+    """`~58 s` from the launch to the run's end (`~`: the launch is estimated), or "?"."""
+    seconds = run.launch_to_end
+    if seconds is None or run.launch is None:
+        return "?"
+    return ("" if run.launch.known else "~") + fmt_duration(seconds)
+
+
+def _launch_clause(run: Run) -> str:
+    """`, ~58 s from launch`: the second clock, where a launch is known or estimated."""
+    if run.launch is None or run.launch_to_end is None or run.lower_bound or (run.launch.gap or 0.0) < 1.0:
+        return ""  # the two clocks agree
+    return f", {from_launch(run)} from launch"
+
+
+def launch_line(run: Run) -> str | None:
+    """How the launch was found, in one line: `launch: ~22:46:34, 21 s before the first line
+    (estimated: 19-27 s is typical)`; the whole basis is in the JSON (`launch.basis`)."""
+    launch = run.launch
+    if launch is None:
+        return None
+    if launch.ts is None or launch.gap is None:
+        return f"launch: unknown ({launch.basis})"
+    when = shown_stamp(launch.ts, run.date_source)
+    if launch.known:
+        how = f"{launch.source}: {launch.basis}"
+    elif launch.low is not None and launch.high is not None:
+        how = f"estimated: {launch.low:.0f}-{launch.high:.0f} s is usual, see docs/launch.md"
+    else:
+        how = "estimated"
+    before = "at the first line" if launch.gap < 1.0 else f"{fmt_duration(launch.gap)} before the first line"
+    return f"launch: {'' if launch.known else '~'}{when}, {before} ({how})"
+
+
 def outcome_line(run: Run, style: Style = plain) -> str:
-    """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows.
+    """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows,
+    counted from the first line, then from the launch (`Run.launch_to_end`) where it differs.
     HUNG is a crash of category `hang`: the server said it is stuck and did not die."""
     total = fmt_duration(run.seconds_to_end)
     unknown = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
@@ -73,15 +109,15 @@ def outcome_line(run: Run, style: Style = plain) -> str:
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
         if run.ready_kind == "health":
             kind = f" (no ready line; {run.ready_evidence})"
-        return style(f"READY in {total}{kind}", fg="green", bold=True)
+        return style(f"READY in {total}{kind}", fg="green", bold=True) + _launch_clause(run)
     if run.outcome == "crashed":
         where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
         cat = run.crash.category if run.crash else "unknown"
         if cat == "hang":  # the server declared itself stuck: alive, not dead
-            return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True)
-        return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True)
+            return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True) + _launch_clause(run)
+        return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True) + _launch_clause(run)
     where = f" in {run.stopped_in}" if run.stopped_in else ""
-    return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)
+    return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True) + _launch_clause(run)
 
 
 def _phase_rows(run: Run) -> list[tuple[str, float, Phase]]:
@@ -122,6 +158,9 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
     if run.config_inferred:
         lines.append("         (~ = read from the log's shape, not from an args line)")
     lines.append("  " + outcome_line(run, style))
+    launched = launch_line(run)
+    if launched is not None:
+        lines.extend(fit_lines("  " + visible(launched), width).split("\n"))
     if run.first_ts is not None:
         end = run.end_ts
         lines.append(f"  from {shown_stamp(run.first_ts, run.date_source)} to "
@@ -322,11 +361,12 @@ def timelines_text(runs: Sequence[Run], style: Style = plain, width: int = 80) -
 def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
     """One line per run: what `firedup parse` prints without --json.
 
-    With a `width` (the terminal's), lines that would be wider are fitted to it: the folder all
-    sources share is said once below, then long names are cut in the middle (down to
-    MIN_SOURCE_WIDTH), then the biggest phase is cut at its end.
+    Two clocks: `to ready` from the log's first line, `from launch` from the process's launch
+    (`~`: estimated, see docs/launch.md). With a `width` (the terminal's), lines that would be
+    wider are fitted to it: the folder all sources share is said once below, then long names
+    are cut in the middle (down to MIN_SOURCE_WIDTH), then the biggest phase is cut at its end.
     """
-    rows: list[tuple[str, str, str]] = []
+    rows: list[tuple[str, str, str, str]] = []
     for run in runs:
         # Graph kinds (prefill, decode, verify) add up: the phase is what a reader compares.
         seconds = run.phase_seconds()
@@ -335,14 +375,18 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         top = max(named, key=lambda name: named[name], default=None)
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
         total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
-        rows.append((run.outcome, total if run.outcome == "ready" else f"({total})", big))
+        launched = "?" if run.lower_bound else from_launch(run)
+        ready = run.outcome == "ready"
+        rows.append((run.outcome, total if ready else f"({total})", launched if ready or launched == "?" else
+                     f"({launched})", big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [run.source for run in runs]
-    # outcome, to ready, biggest phase: fixed widths, so that one run's line reads like another's
-    widths, notes = [10, 14, PHASE_WIDTH], []
+    heads = ("outcome", "to ready", "from launch", "biggest phase")
+    # outcome, the two times, biggest phase: fixed widths, so that one run's line reads like another's
+    widths, notes = [10, 14, 13, PHASE_WIDTH], []
 
     def fixed() -> int:  # the columns before the source, and the spaces between them
-        return sum(widths) + 4
+        return sum(widths) + 6
 
     def widest() -> int:
         return max((len(w) + len(n) for w, n in zip(wheres, names, strict=True)), default=0)
@@ -351,14 +395,18 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         names, folder_note = without_common_folder(names)
         notes = [folder_note] if folder_note else []
         if fixed() + widest() > width:  # as wide as the cells are, then long names cut in the middle
-            widths = [max(len(head), *(len(row[i]) for row in rows)) for i, head in
-                      enumerate(("outcome", "to ready", "biggest phase"))]
-            widths[2] = min(widths[2] + 1, PHASE_WIDTH)  # a space more: the phase is not the name's start
+            widths = [max(len(head), *(len(row[i]) for row in rows)) for i, head in enumerate(heads)]
+            widths[3] = min(widths[3] + 1, PHASE_WIDTH)  # a space more: the phase is not the name's start
+            # the biggest phase gives way first (its name stays), then long names are cut
+            widths[3] = max(widths[3] - max(fixed() + widest() - width, 0), MIN_PHASE_WIDTH)
             cap = max(width - fixed(), MIN_SOURCE_WIDTH)
             names = [cut_middle(n, cap - len(w)) for w, n in zip(wheres, names, strict=True)]
-            widths[2] = max(widths[2] - max(fixed() + widest() - width, 0), MIN_PHASE_WIDTH)
-    w_out, w_total, w_big = widths
-    out = [f"{'outcome':<{w_out}} {'to ready':>{w_total}}  {cut_end('biggest phase', w_big):<{w_big}} source"]
-    for (outcome, total, big), where, name in zip(rows, wheres, names, strict=True):
-        out.append(f"{outcome:<{w_out}} {total:>{w_total}}  {cut_end(big, w_big):<{w_big}} {where}{name}")
+    w_out, w_total, w_launch, w_big = widths
+    out = [f"{'outcome':<{w_out}} {'to ready':>{w_total}} {'from launch':>{w_launch}}  "
+           f"{cut_end('biggest phase', w_big):<{w_big}} source"]
+    for (outcome, total, launched, big), where, name in zip(rows, wheres, names, strict=True):
+        out.append(f"{outcome:<{w_out}} {total:>{w_total}} {launched:>{w_launch}}  {cut_end(big, w_big):<{w_big}} "
+                   f"{where}{name}")
+    if any(row[2].lstrip("(").startswith("~") for row in rows):
+        notes.append("(~: the launch is estimated, no line states it: see docs/launch.md)")
     return "\n".join(out + notes)

@@ -83,6 +83,16 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "caches_json": pl.Utf8(),  # {kind: {verdict, basis, reason, phase, seconds, evidence}}
     "silent_seconds": pl.Float64(),  # the silences' seconds together
     "silences_json": pl.Utf8(),  # [the contract's silences]
+    # The launch (timeline.launch): where a wait loop's clock starts. `launch_gap` is the seconds
+    # before the first line, `launch_low`/`launch_high` its range where estimated
+    "launch_ts": pl.Datetime("us"),
+    "launch_source": pl.Utf8(),  # measured | log | given | estimated | unknown
+    "launch_gap": pl.Float64(),
+    "launch_low": pl.Float64(),
+    "launch_high": pl.Float64(),
+    "launch_basis": pl.Utf8(),
+    "launch_to_ready": pl.Float64(),  # Run.launch_to_ready: launch -> ready
+    "launch_to_end": pl.Float64(),  # Run.launch_to_end: launch -> ready, the crash or the log's end
     **FLAG_TYPES,
 }
 
@@ -234,10 +244,20 @@ def _run_row(run: Run, chash: str, source: str) -> dict[str, Any]:
         "cache_start": cache_start(run), "caches_json": _json({k: v.as_contract() for k, v in run.caches.items()}),
         "silent_seconds": sum(x.seconds for x in run.silences),
         "silences_json": _json([x.as_contract(run.first_ts) for x in run.silences]),
+        **_launch_cells(run),
     }
     for flag, dtype in FLAG_TYPES.items():
         row[flag] = _coerce(run.config.get(flag), dtype)
     return row
+
+
+def _launch_cells(run: Run) -> dict[str, Any]:
+    launch = run.launch
+    if launch is None:
+        return {"launch_source": "unknown"}
+    return {"launch_ts": launch.ts.dt if launch.ts else None, "launch_source": launch.source,
+            "launch_gap": launch.gap, "launch_low": launch.low, "launch_high": launch.high,
+            "launch_basis": launch.basis, "launch_to_ready": run.launch_to_ready, "launch_to_end": run.launch_to_end}
 
 
 def _phase_rows(run: Run, run_id: str, source: str) -> list[dict[str, Any]]:
