@@ -89,10 +89,13 @@ def launch_line(run: Run) -> str | None:
     return f"launch: {'' if launch.known else '~'}{when}, {before} ({how})"
 
 
-def outcome_line(run: Run, style: Style = plain) -> str:
+def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
     """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows,
-    counted from the first line, then from the launch (`Run.launch_to_end`) where it differs.
-    HUNG is a crash of category `hang`: the server said it is stuck and did not die."""
+    counted from the first line, then (`launch`) from the launch (`Run.launch_to_end`) where it
+    differs. HUNG is a crash of category `hang`: the server said it is stuck and did not die."""
+    if launch:
+        clause = _launch_clause(run)
+        return outcome_line(run, style, launch=False) + clause
     total = fmt_duration(run.seconds_to_end)
     unknown = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
     if run.lower_bound:
@@ -109,15 +112,15 @@ def outcome_line(run: Run, style: Style = plain) -> str:
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
         if run.ready_kind == "health":
             kind = f" (no ready line; {run.ready_evidence})"
-        return style(f"READY in {total}{kind}", fg="green", bold=True) + _launch_clause(run)
+        return style(f"READY in {total}{kind}", fg="green", bold=True)
     if run.outcome == "crashed":
         where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
         cat = run.crash.category if run.crash else "unknown"
         if cat == "hang":  # the server declared itself stuck: alive, not dead
-            return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True) + _launch_clause(run)
-        return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True) + _launch_clause(run)
+            return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True)
+        return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True)
     where = f" in {run.stopped_in}" if run.stopped_in else ""
-    return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True) + _launch_clause(run)
+    return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)
 
 
 def _phase_rows(run: Run) -> list[tuple[str, float, Phase]]:
@@ -157,7 +160,12 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.extend(_wrap_items("  flags: ", flags.split(" "), width, sep=" ", indent=" " * 9))
     if run.config_inferred:
         lines.append("         (~ = read from the log's shape, not from an args line)")
-    lines.append("  " + outcome_line(run, style))
+    clause = _launch_clause(run)
+    if len(outcome_line(run)) + 2 <= width:
+        lines.append("  " + outcome_line(run, style))
+    else:  # the second clock on a line of its own
+        lines.append("  " + outcome_line(run, style, launch=False))
+        lines.append("  " + clause.lstrip(", "))
     launched = launch_line(run)
     if launched is not None:
         lines.extend(fit_lines("  " + visible(launched), width).split("\n"))
@@ -377,16 +385,16 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
         launched = "?" if run.lower_bound else from_launch(run)
         ready = run.outcome == "ready"
-        rows.append((run.outcome, total if ready else f"({total})", launched if ready or launched == "?" else
-                     f"({launched})", big))
+        rows.append((run.outcome, total if ready else f"({total})", launched, big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [run.source for run in runs]
     heads = ("outcome", "to ready", "from launch", "biggest phase")
     # outcome, the two times, biggest phase: fixed widths, so that one run's line reads like another's
-    widths, notes = [10, 14, 13, PHASE_WIDTH], []
+    widths = [10, 14, max(13, *(len(row[2]) for row in rows)) if rows else 13, PHASE_WIDTH]
+    notes: list[str] = []
 
     def fixed() -> int:  # the columns before the source, and the spaces between them
-        return sum(widths) + 6
+        return sum(widths) + 2 * len([w for w in widths if w]) - 2
 
     def widest() -> int:
         return max((len(w) + len(n) for w, n in zip(wheres, names, strict=True)), default=0)
@@ -397,16 +405,33 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         if fixed() + widest() > width:  # as wide as the cells are, then long names cut in the middle
             widths = [max(len(head), *(len(row[i]) for row in rows)) for i, head in enumerate(heads)]
             widths[3] = min(widths[3] + 1, PHASE_WIDTH)  # a space more: the phase is not the name's start
-            # the biggest phase gives way first (its name stays), then long names are cut
-            widths[3] = max(widths[3] - max(fixed() + widest() - width, 0), MIN_PHASE_WIDTH)
+            # long names are cut in the middle first, then the biggest phase gives way (to nothing
+            # where even its shortest leaves the names too little room)
+            if fixed() + widest() > width:  # the biggest phase's name without its time
+                widths[3] = max(len(heads[3]), *(len(_cut_phase(row[3], 0)) for row in rows)) + 1
             cap = max(width - fixed(), MIN_SOURCE_WIDTH)
             names = [cut_middle(n, cap - len(w)) for w, n in zip(wheres, names, strict=True)]
+            widths[3] = max(widths[3] - max(fixed() + widest() - width, 0), MIN_PHASE_WIDTH)
+            if fixed() + widest() > width:
+                widths[3] = 0
     w_out, w_total, w_launch, w_big = widths
-    out = [f"{'outcome':<{w_out}} {'to ready':>{w_total}} {'from launch':>{w_launch}}  "
-           f"{cut_end('biggest phase', w_big):<{w_big}} source"]
+
+    def line(outcome: str, total: str, launched: str, big: str, source: str) -> str:
+        phase = f"{_cut_phase(big, w_big):<{w_big}} " if w_big else ""
+        return f"{outcome:<{w_out}} {total:>{w_total}} {launched:>{w_launch}}  {phase}{source}"
+
+    out = [line("outcome", "to ready", "from launch", "biggest phase", "source")]
     for (outcome, total, launched, big), where, name in zip(rows, wheres, names, strict=True):
-        out.append(f"{outcome:<{w_out}} {total:>{w_total}} {launched:>{w_launch}}  {cut_end(big, w_big):<{w_big}} "
-                   f"{where}{name}")
+        out.append(line(outcome, total, launched, big, where + name))
     if any(row[2].lstrip("(").startswith("~") for row in rows):
-        notes.append("(~: the launch is estimated, no line states it: see docs/launch.md)")
+        notes.insert(0, "(~: launch estimated, see docs/launch.md)")
     return "\n".join(out + notes)
+
+
+def _cut_phase(cell: str, width: int) -> str:
+    """A biggest-phase cell in `width`: whole, else the phase's name alone (a cut time would
+    read as another number), else its name cut at the end."""
+    if len(cell) <= width:
+        return cell
+    name = cell.split(" ", 1)[0]
+    return name if len(name) <= width or width == 0 else cut_end(name, width)
