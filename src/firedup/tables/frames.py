@@ -31,6 +31,7 @@ import polars as pl
 from firedup.core.config import COMMON_FLAGS
 from firedup.core.units import MIN_SOURCE_WIDTH, cut_end, cut_middle, fmt_time_to_end, without_common_folder
 from firedup.read.sources import InputError
+from firedup.tables.launches import settle_launches
 from firedup.timeline.build import PHASE_ORDER, Run, spanned
 
 if TYPE_CHECKING:
@@ -360,6 +361,8 @@ def finish(runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame,
     runs = runs.with_columns(pl.col("seconds_to_end").fill_null(pl.col("total_seconds")),
                              pl.col("end_ts").fill_null(pl.coalesce("ready_ts", "last_ts")),
                              pl.col("lower_bound").fill_null(pl.col("begins_mid_startup")))
+    # the launch as budgets read it: estimates from the measured launches at hand (tables.launches)
+    runs = settle_launches(runs)
     # the same log under two paths (or in a store and on disk): keep the rows of the kept copy
     kept = runs.select("run_id", "source")
     phases = phases.join(kept, on=["run_id", "source"], how="semi", maintain_order="left")
