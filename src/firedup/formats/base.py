@@ -338,6 +338,9 @@ class Format:
     # Events whose line, stamped with its own time, states when the process was launched
     # (a systemd unit started, a launch command echoed by a launcher that stamps its lines).
     launch_events: frozenset[str] = frozenset()
+    # Event -> cache kind, for lines naming the key a cache is stored under (a `cache_key` field):
+    # two starts of one config under different keys cannot share the cache (timeline: Run.cache_keys)
+    cache_keys: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def display(self) -> str:

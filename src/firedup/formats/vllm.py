@@ -344,6 +344,11 @@ RULES = (
     Rule("torch_compile.inductor",
          rf"^{_TAG}Compiling a graph for [^\n]*?(?: takes (?P<inductor_s>[\d.]+) s)?(?P<config_stated>)$",
          "Compiling a graph for", fields={"inductor_s": to_float, "config_stated": lambda _: {"compile_cache": "miss"}}),
+    # the compile cache's folder, named by a hash of what the compiled graphs depend on: another
+    # key than the last start's means a cold start (vllm#47573), `cache_keys`
+    Rule("torch_compile.cache_dir",
+         r"Using cache directory: (?P<cache_dir>\S{0,400}?torch_compile_cache/(?P<cache_key>[0-9a-f]{6,64})(?:/\S{0,400})?)"
+         r" for vLLM's torch\.compile", "torch_compile_cache/"),
     # cache evidence (`cache_lines`): the graph compiled now is stored, an AOT function saved
     Rule("torch_compile.cache_store",
          rf"^{_TAG}Cache the graph (?:of shape \S+|for dynamic shape|of compile range [^\n]*?) for later use",
@@ -633,4 +638,5 @@ FORMAT = Format(
     # 0.26.0 start-ups on one H200 (imports of torch and vllm print no time)
     launch_gap=LaunchGap(21.0, 24.0, 28.0, "vLLM's imports print no time: its first timed line comes"),
     launch_events=frozenset({"run.service"}),
+    cache_keys={"torch_compile.cache_dir": "torch_compile"},
 )

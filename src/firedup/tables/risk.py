@@ -187,6 +187,8 @@ class Budget:
     port: int | None = None
     floor_seconds: float | None = None
     version: VersionGuess | None = None  # the engine versions the runs may be (their probes differ)
+    clock: str | None = None  # where its times count from (tables.budget.Clock.text)
+    side: str | None = None  # of a group split into cold and warm starts: which side, and the other's figure
 
     @property
     def risk_holds_without_model(self) -> bool:
@@ -234,7 +236,7 @@ class Budget:
             else round(self.distribution_free_risk, 6),
             "runs_needed_for_risk": self.needed,
             "model": self.model.as_json() if self.model else None,
-            "statement": self.statement, "engine": self.engine,
+            "statement": self.statement, "engine": self.engine, "clock": self.clock, "side": self.side,
         }
 
 

@@ -281,6 +281,8 @@ class Run:
     # When the server process was launched (timeline.launch): measured, stated by a line, given,
     # or estimated with its basis. None only for a run built outside `build_timeline`.
     launch: Launch | None = None
+    # cache kind -> the key its cache was stored under at this start (`Format.cache_keys`)
+    cache_keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float | None:
@@ -388,6 +390,7 @@ class Run:
             "unknown_lines": [u.as_contract() for u in self.unknown],
             "launch": (self.launch.as_contract(self.launch_to_ready, self.launch_to_end) if self.launch is not None
                        else None),
+            "cache_keys": self.cache_keys,
         }
 
 
@@ -554,6 +557,8 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     _note_excerpt(run, events, fmt)
     _infer_config(run, events, fmt)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
+    run.cache_keys = {fmt.cache_keys[e.name]: str(e.fields["cache_key"]) for e in events
+                      if e.name in fmt.cache_keys and e.fields.get("cache_key")}
     explain(run, events, gaps, unmatched, fmt)
     return run
 
