@@ -240,7 +240,8 @@ def cli() -> None:
     Exit codes: 0 all inputs parsed, 1 some inputs unreadable (the rest is
     still printed), 2 usage error, 5 no server startup in the inputs (or
     nothing to draw); `wait` adds 3 (crashed), 124 (timed out) and 4 (timed
-    out while the server sat idle: stuck); `check` exits 1 when a run regressed.
+    out while the server sat idle: stuck); `check` exits 1 when a run regressed,
+    6 when its history cannot judge it.
     """
 
 
