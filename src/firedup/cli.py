@@ -322,6 +322,8 @@ def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default
                     progress=_progress_bar())
     for err in runs.errors:
         echo(f"firedup: {err}", err=True)
+    for skipped in runs.skipped:
+        echo(f"firedup: {skipped}", err=True)
     if store is not None and not paths and not len(runs):
         echo(f"firedup: the store {api.open_store(store).root} holds no runs yet; add some with "
                    "`firedup ingest PATH...`", err=True)

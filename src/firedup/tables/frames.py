@@ -148,6 +148,8 @@ class Runs:
     phases: pl.DataFrame
     milestones: pl.DataFrame
     errors: list[InputError] = field(default_factory=list)
+    # inputs read fine that hold no server's log (`source: why`): no runs, said once, not errors
+    skipped: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return self.runs.height
@@ -162,7 +164,8 @@ class Runs:
         ids = pl.Series(list(run_ids), dtype=pl.Utf8)
         return Runs(self.runs.filter(pl.col("run_id").is_in(ids.implode())),
                     self.phases.filter(pl.col("run_id").is_in(ids.implode())),
-                    self.milestones.filter(pl.col("run_id").is_in(ids.implode())), list(self.errors))
+                    self.milestones.filter(pl.col("run_id").is_in(ids.implode())), list(self.errors),
+                    list(self.skipped))
 
 
 # --- building the frames from parsed runs ------------------------------------------------
@@ -412,17 +415,25 @@ def load(
 
     frames: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
     errors: list[InputError] = []
+    skipped: list[str] = []
     if paths:
+        from firedup.formats import no_known_engine
+
         result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
                              progress=progress, content_hash=True)
         frames.append(base_frames(result.runs))
         errors.extend(result.errors)
+        skipped = [f"{s.source}: {s.skipped or no_known_engine(s.looks_like)}" for s in result.sources
+                   if s.engine is None]
     for st in stores:
         frames.append(st.read())
     if not frames:
-        return finish(empty(RUN_SCHEMA), empty(PHASE_SCHEMA), empty(MILESTONE_SCHEMA), errors)
-    runs_f, phases_f, milestones_f = (pl.concat([f[i] for f in frames], how="diagonal_relaxed") for i in range(3))
-    return finish(runs_f, phases_f, milestones_f, errors)
+        out = finish(empty(RUN_SCHEMA), empty(PHASE_SCHEMA), empty(MILESTONE_SCHEMA), errors)
+    else:
+        runs_f, phases_f, milestones_f = (pl.concat([f[i] for f in frames], how="diagonal_relaxed") for i in range(3))
+        out = finish(runs_f, phases_f, milestones_f, errors)
+    out.skipped = skipped
+    return out
 
 
 # --- views over the frames ----------------------------------------------------------------

@@ -37,8 +37,9 @@ class MeasuredGaps:
     def basis(self, engine: str) -> str:
         where = "this configuration's" if self.scope == "config" else f"{engine}'s"
         runs = "launch" if self.n == 1 else "launches"
-        return (f"no line states the launch; {self.n} measured {runs} of {where} runs in the history put the first "
-                f"line {self.low:.0f}-{self.high:.0f} s after the launch (typically {self.typical:.0f} s)")
+        return (f"no line states the launch; {self.n} measured {runs} of {where} runs at hand (measured by wait "
+                f"--pid, stated by a line or given) put the first line {self.low:.0f}-{self.high:.0f} s after the "
+                f"launch (typically {self.typical:.0f} s)")
 
 
 def _gaps(rows: list[dict[str, Any]]) -> MeasuredGaps | None:
