@@ -168,3 +168,17 @@ def test_a_file_no_format_reads_as_a_servers_is_skipped_not_a_run(tmp_path: Path
     code, out, err = run_cli(["budget", str(tmp_path), "--all"], monkeypatch, capsys)
     assert code == 0 and "run.health.txt: not a server log" in err and err.count("run.health.txt") == 1
     assert "incomplete" not in out
+
+
+@pytest.mark.parametrize("first_line, what", [
+    ("2026-12-05T22:46:20.500000000Z container start 3f2a6b9c0d1e2f3a4b5c (image=lmsysorg/sglang, name=sglang)",
+     "a container start"),
+    ("2026-12-05 22:46:20 python3 -m sglang.launch_server --model-path /m --port 30000", "a launch command"),
+])
+def test_a_launchers_own_stamped_line_is_the_launch(tmp_path: Path, first_line: str, what: str) -> None:
+    """`docker events` beside `docker logs -t`, or a launcher that stamps the command it runs."""
+    stamped = "".join(f"2026-12-05T{line[12:20]}.100000000Z {line}\n" for line in READY.splitlines())
+    [run] = _runs(tmp_path, first_line + "\n" + stamped)
+    assert run.launch is not None and run.launch.source == "log" and run.launch.line == 1, run.launch
+    assert what in run.launch.basis
+    assert run.launch_to_ready == pytest.approx(72.0, abs=1.0)  # 22:46:20 -> 22:47:32

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from firedup.formats.base import Rule, to_int
 
+# What launched the server, with the launcher's own time (timeline.launch; `Format.launch_events`):
+# systemd starting a unit (journald), a container runtime's start event (`docker events`).
+SERVICE = Rule("run.service", r"^Start(?:ed|ing) (?P<unit>[\w@.:-]+\.service)", ("Started ", "Starting "),
+               starts_run="after_end")
+CONTAINER_START = Rule("run.container", r"^container start (?P<container>[0-9a-f]{12,64})(?:\s|$)", "container start ")
+LAUNCH_EVENTS = frozenset({"run.service", "run.container"})
+
 STARTED = Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process")
 STARTUP_FAILED = Rule("http.startup_failed", r"Application startup failed", "Application startup failed")
 ACCESS = Rule("http.access",

@@ -152,9 +152,9 @@ RULES = (
          r"^(?:.{0,300}\s)?[Kk]illed\s+(?:\w+=\S*\s+){0,40}(?:python[\d.]{0,8} -m sglang\.\w+|sglang serve)"
          r"(?: (?P<argv>--[^<>]*))?$",
          ("Killed", "killed"), fields={"argv": parse_argv}),
-    # A systemd unit starting the server (journald): the launch, when its line has a time
-    Rule("run.service", r"^Start(?:ed|ing) (?P<unit>[\w@.:-]+\.service)", ("Started ", "Starting "),
-         starts_run="after_end"),
+    # a systemd unit or a container starting the server: the launch, with the launcher's time
+    _common.SERVICE,
+    _common.CONTAINER_START,
     # A launch command echoed by a shell
     Rule("config.command",
          r"^(?:.{0,300}\s)?(?:python[\d.]{0,8} -m sglang\.(?:launch_server|bench_one_batch|bench_latency"
@@ -566,7 +566,7 @@ FORMAT = Format(
     # docs/launch.md: the first timestamped line came 19-27 s after the launch (median 21 s) in
     # ten real SGLang 0.5.16 start-ups on one H200 (imports of torch, CUDA and sglang print no time)
     launch_gap=LaunchGap(19.0, 21.0, 27.0, "SGLang's imports print no time: its first timed line comes"),
-    launch_events=frozenset({"run.service", "config.command"}),
+    launch_events=_common.LAUNCH_EVENTS | {"config.command"},
     release_literals=(("] Init nccl begin.", "2024-01-01", "SGLang up to 0.3.3 ('Init nccl begin'), released in 2024"),
                       ("[gpu_id=", "2024-01-01", "SGLang 0.1-0.2 ('[gpu_id=N]' lines), released in 2024")),
 )

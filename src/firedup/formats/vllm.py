@@ -294,8 +294,8 @@ _TAG = r"(?:\[(?P<tag>[\w.]+)\] )?"  # 0.32+ names the compiled module: "[backbo
 RULES = (
     # --- process start: a journald boot, a systemd (re)start, the API server's banner ---
     Rule("run.boot", r"^-- Boot [0-9a-f]+ --$", "-- Boot", starts_run="always"),
-    Rule("run.service", r"^Start(?:ed|ing) (?P<unit>[\w@.:-]+\.service)", ("Started ", "Starting "),
-         starts_run="after_end"),
+    _common.SERVICE,
+    _common.CONTAINER_START,
     Rule("run.banner", r"^vLLM API server version (?P<config_stated>\S+)", "vLLM API server version",
          fields={"config_stated": _stated("version")}, starts_run="always"),
     Rule("run.banner", r"^vLLM server version (?P<config_stated>\S+), serving model", "vLLM server version",
@@ -637,6 +637,6 @@ FORMAT = Format(
     # docs/launch.md: the first timestamped line came 21-28 s after the launch in two real vLLM
     # 0.26.0 start-ups on one H200 (imports of torch and vllm print no time)
     launch_gap=LaunchGap(21.0, 24.0, 28.0, "vLLM's imports print no time: its first timed line comes"),
-    launch_events=frozenset({"run.service"}),
+    launch_events=_common.LAUNCH_EVENTS,
     cache_keys={"torch_compile.cache_dir": "torch_compile"},
 )

@@ -96,14 +96,16 @@ def stated_launch(events: Sequence[Event], first: Stamp, fmt: Format) -> Launch 
     (a unit restarted by hand prints `Started` again), with its own time, not an inherited one."""
     found: Event | None = None
     for e in events:
-        if e.name in fmt.launch_events and e.ts is not None and not e.inherited and e.ts <= first \
-                and first.minus(e.ts) <= MAX_STATED_GAP:
+        # within a second after: the line may itself be the run's first, its fraction cut there
+        if e.name in fmt.launch_events and e.ts is not None and not e.inherited \
+                and -1.0 < first.minus(e.ts) <= MAX_STATED_GAP:
             found = e
     if found is None or found.ts is None:
         return None
-    what = "a launch command" if found.name.startswith("config.") else "a service start"
+    what = {"config.command": "a launch command", "run.container": "a container start"}.get(found.name,
+                                                                                           "a service start")
     return Launch("log", f"line {found.line} states {what} at {found.ts.iso}", found.ts,
-                  first.minus(found.ts), line=found.line)
+                  max(0.0, first.minus(found.ts)), line=found.line)
 
 
 def estimate(first: Stamp | None, gap: LaunchGap | None, engine: str, previous_end: Stamp | None = None,
