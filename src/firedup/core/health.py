@@ -150,11 +150,6 @@ NOT_READINESS = ("/v1/models", "/get_model_info", "/model_info", "/get_server_in
                  "/version", "/docs", "/openapi.json")
 
 
-def opens_at(health: HealthSemantics) -> str:
-    """The milestone after which the port accepts connections: uvicorn's line, or ready."""
-    return "ready" if health.starting == REFUSED else "http.running"
-
-
 def _has(since: str | None, version: str | None) -> bool:
     return since is None or version is None or version_key(version) >= version_key(since)
 

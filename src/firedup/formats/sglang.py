@@ -33,6 +33,7 @@ from firedup.formats.base import (
     to_int,
     to_list,
 )
+from firedup.formats.vocab import ALWAYS, IF_STUCK, Kind
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -136,6 +137,33 @@ def parse_argv(text: str) -> dict[str, Any]:
 
 
 _GB = r"(-?[\d.]+) ?GB"
+
+# --- the kinds of event only SGLang prints (the shared ones: firedup.formats.vocab) ------------
+
+KINDS = (
+    Kind("config.command", "a shell echoes the launch command (`argv`: its flags)"),
+    Kind("load_weight.commit", "0.5.14+: the real weights are committed after graph capture", milestone=True),
+    Kind("kv_cache.other", "another pool of the KV cache (Mamba, SWA, a sparse attention's)"),
+    Kind("cuda_graph.sizes", "the batch sizes graph capture will capture (`bs`)"),
+    Kind("cuda_graph.disabled", "piecewise graphs are turned off, and why"),
+    Kind("progress.download", "a progress bar of the weights' download", progress="files"),
+    Kind("progress.jit", "a progress bar of DeepGEMM's kernel warm-up", progress="DeepGEMM warmup"),
+    Kind("progress.bar", "a progress bar that names no task", progress=""),
+    Kind("jit.begin", "kernels begin to JIT-compile or autotune (no duration printed)"),
+    Kind("jit.end", "autotuning is done"),
+    Kind("bench.marker", "a benchmark's own line (bench_one_batch: no HTTP server)", offline=True),
+    Kind("http.startup_complete", "uvicorn's application started (before the warm-up request)"),
+    Kind("warmup.end", "the server's warm-up requests are done"),
+    Kind("error.warmup", "the warm-up request failed", fatal=ALWAYS, warmup_failed=True),
+    Kind("error.child_exception", "a child process (the scheduler, the detokenizer) hit an exception", fatal=ALWAYS),
+    Kind("error.sigquit", "a child asked the main process to kill the server tree", fatal=ALWAYS),
+    Kind("error.scheduler_dead", "a rank's scheduler died", fatal=ALWAYS),
+    Kind("error.unbalanced", "some ranks finished loading the model and others did not"),
+    Kind("error.watchdog", "the watchdog saw no progress for too long", fatal=IF_STUCK),
+    Kind("error.health", "a health check's generation failed", fatal=IF_STUCK),
+    Kind("error.port_in_use", "uvicorn could not bind the port", fatal=ALWAYS),
+    Kind("error.usage", "the command line was rejected", fatal=ALWAYS),
+)
 
 # --- rules -------------------------------------------------------------------------------
 
@@ -489,6 +517,7 @@ FORMAT = Format(
     description="SGLang (sgl-project/sglang) server and offline-engine logs, 0.1-0.5.23",
     headers=HEADERS,
     rules=RULES,
+    kinds=KINDS,
     sniff_literals={
         "server_args=ServerArgs(": 10.0,
         "server_args={": 6.0,

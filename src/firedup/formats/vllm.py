@@ -34,6 +34,7 @@ from firedup.formats.base import (
     to_float,
     to_int,
 )
+from firedup.formats.vocab import ALWAYS, Kind
 
 # --- line layouts ------------------------------------------------------------------------
 
@@ -286,6 +287,38 @@ def _int_commas(text: str) -> int:
     return int(text.replace(",", ""))
 
 
+# --- the kinds of event only vLLM prints (the shared ones: firedup.formats.vocab) --------------
+
+KINDS = (
+    Kind("run.boot", "journald's mark of a machine's boot"),
+    Kind("run.service", "systemd started the server's unit"),
+    Kind("engine.init", "the engine begins (its version and config)", milestone=True, runner=True, opens_runner=True,
+         stage_after="dist_init"),
+    Kind("load_weight.download", "how long downloading the weights took"),
+    # `Model loading took` covers the weights (`Loading weights took`) plus building the model
+    Kind("model_loading.end", "the model is built, its weights loaded (and how long it took)", milestone=True,
+         runner=True, stage_after="torch_compile", reports="model_loading"),
+    Kind("torch_compile.begin", "torch.compile begins"),
+    Kind("torch_compile.dynamo", "Dynamo's bytecode transform is done"),
+    Kind("torch_compile.cache_hit", "a compiled graph is loaded from the cache"),
+    Kind("torch_compile.inductor", "Inductor compiles a graph (the cache missed)"),
+    Kind("torch_compile.cache_store", "a graph compiled now is stored for later use"),
+    Kind("torch_compile.aot_saved", "an ahead-of-time compiled function is saved"),
+    Kind("kernel.autotune_cache_miss", "FlashInfer's autotune cache had nothing for this model and GPU"),
+    Kind("torch_compile.end", "torch.compile is done (and how long it took)", milestone=True, runner=True,
+         stage_after="kv_cache", reports="torch_compile", implies={"enable_torch_compile": True},
+         implies_why="the log shows torch.compile finishing"),
+    Kind("torch_compile.warmup", "the first profiling and warm-up run is done"),
+    Kind("engine.mm_warmup", "0.24+: a multi-modal model's encoder is warmed up"),
+    Kind("kv_cache.profile", "the memory profile run is done"),
+    # `init engine ... took` covers compile, KV sizing and graph capture
+    Kind("engine.ready", "the engine is up: profile, KV cache and warm-up done (and how long they took)",
+         milestone=True, runner=True, stage_after="http_start", reports="engine_init"),
+    Kind("http.routes", "the API server lists its routes"),
+    Kind("error.engine_core", "the engine core process failed to start, or died", fatal=ALWAYS),
+    Kind("error.process", "multiprocessing names the process a traceback comes from"),
+)
+
 # --- rules -------------------------------------------------------------------------------
 
 _TAG = r"(?:\[(?P<tag>[\w.]+)\] )?"  # 0.32+ names the compiled module: "[backbone] "
@@ -420,25 +453,17 @@ RULES = (
 
 # --- what the rest of firedup needs to know about vLLM -------------------------------------
 
-# The phase a run is in after each milestone (an excerpt that stops, or a crash, is placed by it).
+# The phase a run is in after a shared kind, where vLLM's order differs from the shared table
+# (its own kinds say theirs): an excerpt that stops, or a crash, is placed by it.
 STAGE_AFTER = {
-    "server_args": "launch", "engine.init": "dist_init", "dist_init.begin": "dist_init",
-    "dist_init.end": "load_weights", "load_weight.begin": "load_weights", "load_weight.end": "model_loading",
-    "model_loading.end": "torch_compile", "torch_compile.end": "kv_cache", "kv_cache.allocated": "kv_cache",
-    "cuda_graph.begin": "cuda_graph", "cuda_graph.end": "engine_init", "engine.ready": "http_start",
-    "http.running": "http_start", "http.started": "http_start", "ready": "serving",
+    "load_weight.end": "model_loading", "cuda_graph.end": "engine_init",
     # vLLM refuses connections until ready: its first request is served, never a warm-up
     "http.first_request": "serving",
 }
 
-# Milestones beyond the contract's (CONTRACT.md, "Milestone and phase names for vLLM").
-MILESTONES = frozenset({"engine.init", "model_loading.end", "torch_compile.end", "engine.ready"})
-# Phases the log reports only as a duration on the line that ends them.
-REPORTED_PHASES = {"model_loading.end": "model_loading", "torch_compile.end": "torch_compile",
-                   "engine.ready": "engine_init"}
-# `Model loading took` covers the weights (`Loading weights took`) plus building the model;
-# `init engine ... took` covers compile, KV sizing and graph capture. Stacked with the phases
-# inside they count the same seconds twice, and they never say which step inside was slow.
+# `model_loading` spans the weight load, `engine_init` compile, KV sizing and graph capture:
+# stacked with the phases inside they count the same seconds twice, and they never say which
+# step inside was slow.
 UMBRELLA_PHASES = {
     "model_loading": ("load_weights",),
     "engine_init": ("torch_compile", "kv_cache", "cuda_graph"),
@@ -540,6 +565,7 @@ FORMAT = Format(
     description="vLLM (vllm-project/vllm) OpenAI server and offline-engine logs, 0.4-0.34",
     headers=HEADERS,
     rules=RULES,
+    kinds=KINDS,
     sniff_literals={
         "vLLM API server version": 10.0,
         "Initializing a V1 LLM engine": 10.0,
@@ -585,10 +611,7 @@ FORMAT = Format(
                      "enforce_eager": False},
     read_args=read_args,
     derive_config=derive_config,
-    milestones=MILESTONES,
-    runner_opens=("engine.init",),
     stage_after=STAGE_AFTER,
-    reported_phases=REPORTED_PHASES,
     umbrella_phases=UMBRELLA_PHASES,
     cache_kinds={
         "torch_compile": "torch.compile's compiled graphs (~/.cache/vllm/torch_compile_cache)",

@@ -942,7 +942,7 @@ class _State:
         self.clock = scanner.clock
         self.number = 1  # physical number of the next line not accounted for
         self.every_access = every_access
-        self.needs = AccessNeeds()
+        self.needs = AccessNeeds(scanner.fmt.vocab)
 
     def window(self, found: _Window) -> list[Event]:
         """Events of one scanned window, which starts and ends at line boundaries."""
