@@ -165,7 +165,7 @@ def test_a_kind_is_declared_once() -> None:
     with pytest.raises(ValueError, match="event kind 'ready' is declared twice"):
         SHARED.extend([Kind("ready", "again")])
     fmt = all_formats()["vllm"]
-    with pytest.raises(ValueError, match="format 'vllm': event kind 'engine.init' is declared twice"):
+    with pytest.raises(ValueError, match=r"format 'vllm': event kind 'engine\.init' is declared twice"):
         dataclasses.replace(fmt, kinds=(*fmt.kinds, Kind("engine.init", "again")))
 
 
@@ -174,7 +174,7 @@ def test_a_kinds_meaning_is_checked_when_declared() -> None:
         Kind("error.x", "x", fatal="sometimes")
     with pytest.raises(ValueError, match="lower-case words joined by dots"):
         Kind("Error X", "x")
-    with pytest.raises(ValueError, match="the draft's twin of 'x.begin'"):
+    with pytest.raises(ValueError, match=r"the draft's twin of 'x\.begin'"):
         Vocabulary([Kind("x.begin", "x", draft_named=True)])
     assert Kind("request.first", "x", by=TIMELINE).by == TIMELINE
 

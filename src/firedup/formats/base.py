@@ -379,8 +379,9 @@ class Format:
         own = tuple(self.kinds)
         declared = {k.name for k in own}
         # a name in `milestones` without a Kind of its own is declared by being listed there
+        listed = sorted(n for n in self.milestones if n not in declared and n not in SHARED)
         own += tuple(Kind(name, "a milestone of the model runner (declared by `Format.milestones`)", milestone=True,
-                          runner=True) for name in sorted(self.milestones) if name not in declared and name not in SHARED)
+                          runner=True) for name in listed)
         try:
             vocab = SHARED.extend(own)
         except ValueError as e:

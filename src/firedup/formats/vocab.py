@@ -77,7 +77,8 @@ class Kind:
     opens_runner: bool = False  # the runner's first line: a log that shows it saw the process start
     scheduler: bool = False  # printed by the scheduler of every rank, behind its rank tag when parallel
     runner_last: bool = False  # may be the runner's last start-up line: the HTTP server's start counts from it
-    past_capture: bool = False  # comes after graph capture would have: after a memory pool and no capture, graphs were off
+    # comes after graph capture would have: seen after a memory pool and no capture, graphs were off
+    past_capture: bool = False
     watch: str | None = None  # ON | OFF
     access: bool = False  # one HTTP request of an access log (runtime traffic)
     offline: bool = False  # printed only by an engine run without an HTTP server (a benchmark)
@@ -92,7 +93,8 @@ class Kind:
         where = f"event kind {self.name!r}"
         if not _NAME.fullmatch(self.name):
             raise ValueError(f"{where}: a name is lower-case words joined by dots")
-        checks = (("by", self.by, (RULE, READER, TIMELINE)), ("fatal", self.fatal, (None, ALWAYS, IF_STUCK, IF_STUCK_BARE)),
+        checks = (("by", self.by, (RULE, READER, TIMELINE)),
+                  ("fatal", self.fatal, (None, ALWAYS, IF_STUCK, IF_STUCK_BARE)),
                   ("model", self.model, (None, REPEAT, LOAD, DRAFT)), ("watch", self.watch, (None, ON, OFF)))
         for attr, value, allowed in checks:
             if value not in allowed:

@@ -647,7 +647,8 @@ def _collect_milestones(run: Run, events: Sequence[Event], fmt: Format) -> None:
     draft_by_repeat = fmt.draft_by_repeat
     draft_types = re.compile(fmt.draft_model_types) if fmt.draft_model_types else None
     vocab = fmt.vocab
-    milestones, per_model, draft_only, draft_twin = vocab.milestones, vocab.per_model, vocab.draft_only, vocab.draft_twin
+    milestones, per_model, draft_only, draft_twin = (vocab.milestones, vocab.per_model, vocab.draft_only,
+                                                     vocab.draft_twin)
     crashy, if_stuck, if_bare = vocab.fatal, vocab.fatal_if_stuck, vocab.fatal_if_bare
     # Begins still open per (rank, name) -> the line that opened them: an engine that names no
     # draft by repeats may announce one begin with two different lines (the 0.9-0.11 runner's
