@@ -187,3 +187,76 @@ def test_a_format_given_milestones_by_name_declares_them() -> None:
                  sniff_literals={"toy": 1.0}, milestones=frozenset({"compile.end"}))
     kind = toy.vocab.kind("compile.end")
     assert kind.milestone and kind.runner and "compile.end" in toy.vocab.runner
+
+
+# --- a line a new version prints: one rule, its example and its kind, in a copy of a format ---
+
+# What a hypothetical next SGLang prints when a GPU drops out mid-start: fatal, a crash.
+GPU_LOST = Kind("error.gpu_lost", "a GPU fell off the bus (the driver's Xid 79): the start-up cannot go on",
+                fatal=ALWAYS)
+GPU_LOST_RULE = Rule("error.gpu_lost", r"^GPU (?P<gpu_index>\d+) has fallen off the bus", "fallen off the bus",
+                     examples=("[2027-01-05 10:00:40 TP1] GPU 1 has fallen off the bus (Xid 79); the scheduler "
+                               "cannot go on",))
+
+NEXT_LOG = """\
+[2027-01-05 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tp_size=2, port=30000)
+[2027-01-05 10:00:10 TP0] Init torch distributed begin.
+[2027-01-05 10:00:10 TP1] Init torch distributed begin.
+[2027-01-05 10:00:12 TP0] Init torch distributed ends. mem usage=0.19 GB
+[2027-01-05 10:00:12 TP1] Init torch distributed ends. mem usage=0.19 GB
+[2027-01-05 10:00:12 TP0] Load weight begin. avail mem=78.81 GB
+[2027-01-05 10:00:12 TP1] Load weight begin. avail mem=78.81 GB
+[2027-01-05 10:00:40 TP1] GPU 1 has fallen off the bus (Xid 79); the scheduler cannot go on
+"""
+
+
+def test_a_new_line_kind_flows_through_parse_timeline_wait_and_replay(tmp_path: Path) -> None:
+    """Adding the line a new version prints is one rule with its example (and, for a new kind,
+    its declaration) in the format's module: here in a copy of a format, registered for the
+    test, with no other file of firedup touched. Its meaning (fatal) reaches the timeline's
+    outcome and crash, `wait`'s verdict and `replay`'s exit status."""
+    import io
+
+    from firedup.errors import EXIT_CRASHED
+    from firedup.formats import register
+    from firedup.live.replay import load_script, replay
+    from firedup.live.wait import Waiter, WaitOptions
+    from firedup.timeline.build import stage_changes
+    from firedup.timeline.pipeline import parse_paths
+    from test_formats import test_every_example_becomes_its_rules_event as check_example
+
+    original = all_formats()["sglang"]
+    log = tmp_path / "server.log"
+    log.write_text(NEXT_LOG)
+    crash_line = len(NEXT_LOG.splitlines())
+    (before,) = parse_paths([str(log)]).runs
+    assert (before.outcome, before.crash) == ("incomplete", None)  # today's SGLang does not know the line
+
+    nxt = dataclasses.replace(original, kinds=(*original.kinds, GPU_LOST), rules=(*original.rules, GPU_LOST_RULE))
+    check_example("next", nxt, GPU_LOST_RULE, GPU_LOST_RULE.samples[0])
+    assert "error.gpu_lost" in nxt.vocab.fatal and "error.gpu_lost" not in original.vocab
+    register(nxt)
+    try:
+        for scanner in ("incremental", "batch"):  # the batch engine scans for the new rule's literal too
+            (run,) = parse_paths([str(log)], scanner=scanner).runs
+            assert (run.outcome, run.crash is not None) == ("crashed", True), scanner
+            assert run.crash is not None and (run.crash.line, run.crash.phase) == (crash_line, "load_weights")
+            assert [m.line for m in run.milestones if m.name == "crash"] == [crash_line]
+        assert [stage for stage, _ in stage_changes(run)][-1] == "load_weights"
+
+        t = [0.0]
+        out, err = io.StringIO(), io.StringIO()
+        waiter = Waiter(WaitOptions(log, timeout=60, auto_timeout=False), out, err, tty=False,
+                        now=lambda: t[0], sleep=lambda s: t.__setitem__(0, t[0] + s))
+        assert waiter.run_loop() == EXIT_CRASHED, out.getvalue() + err.getvalue()
+        assert out.getvalue().startswith(f"CRASHED ({run.crash.category}) in load_weights, line {crash_line} of ")
+
+        script = load_script(log)
+        assert script.fmt is nxt and script.exit_code == 1
+        assert "crash" in script.actions[crash_line - 1]
+        replayed = tmp_path / "replayed.log"
+        assert replay(script, replayed, speed=1000.0, port=0, hold=0, err=io.StringIO()) == 1
+        assert replayed.read_text() == NEXT_LOG
+    finally:
+        register(original)
+    assert all_formats()["sglang"] is original
