@@ -3,7 +3,7 @@
 `budget`, `wait` and `replay` must not guess this: the motivating outage was a wait loop
 that grepped an engine's `/health` for "ok" while the body is always empty. Each format
 declares its semantics as data (`Format.health`, built from these types in the format's
-module); the functions here read them. Facts: shared/formats/<engine>.md §3.
+module); the functions here read them. Facts: docs/engines/<engine>.md, "Health and readiness".
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ REFUSED = "refused"  # `starting` value: nothing listens on the port yet (TCP co
 
 # What else an engine's HTTP server answers: `firedup replay` serves these routes and
 # `firedup wait` explains them. None is gated on readiness: they answer as soon as the port
-# is open (shared/formats/<engine>.md §3).
+# is open (docs/engines/<engine>.md).
 @dataclass(frozen=True)
 class Route:
     path: str

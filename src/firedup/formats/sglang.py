@@ -1,9 +1,11 @@
-"""SGLang server logs, 0.1 (2024) to 0.5.23 (2026), as catalogued in shared/formats/sglang.md.
+"""SGLang server logs, 0.1 (2024) to 0.5.23 (2026); what they print, by version, is
+docs/engines/sglang.md.
 
 Two tables: `HEADERS` says how a line is laid out before its message, `RULES` which
-messages matter. The first header and the first rule that match win, so specific entries
-come before general ones. Regexes avoid look-arounds and back-references so that polars
-(Rust regex) can run them too.
+messages matter, each with the lines it reads (`examples`); `KINDS` declares the kinds of
+event only SGLang prints. The first header and the first rule that match win, so specific
+entries come before general ones. Regexes run in Python's `re` and must also compile in
+Hyperscan (no look-arounds, no back-references, linear time).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ HEADERS = (
     # 0.1-0.2: "[gpu_id=0] msg" / "[gpu=0] msg", no time at all.
     Header("sglang-gpu", r"^\[gpu(?:_id)?=(?P<gpu>\d+)\] (?P<msg>.*)$"),
     # vLLM-style lines from the vLLM loader inside 2024 SGLang logs. Their clock can be on
-    # another date (corpus 027), so they never lend their time to SGLang lines.
+    # another date than SGLang's own, so they never lend their time to SGLang lines.
     Header("vllm-style",
            rf"^{_LEVEL} (?P<md>\d{{2}}-\d{{2}}) {_TIME}(?:\.\d+)? \[?[\w./-]+:\d+\] (?P<msg>.*)$",
            clock="foreign"),
@@ -89,7 +91,7 @@ _FLAG_ALIASES = {"tp": "tp_size", "tensor_parallel_size": "tp_size", "dp": "dp_s
 # Launch flags that take a value, by the ServerArgs field they set: the ones whose printed
 # default in the `server_args=` dump is a number, a string or None, never a bool (the
 # `store_true` switches print False). Left without their value ("--model  --disable-cuda-graph",
-# corpus 014) they are unknown, not True; any other bare flag is a switch.
+# a shell echoing `--model  --disable-cuda-graph`) they are unknown, not True; any other bare flag is a switch.
 ARGV_VALUE_FLAGS = frozenset({
     "model_path", "tokenizer_path", "served_model_name", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes",
     "node_rank", "dist_init_addr", "host", "port", "cuda_graph_max_bs", "speculative_algorithm",
@@ -514,7 +516,7 @@ RULES = (
 
 # --- what the rest of firedup needs to know about SGLang -----------------------------------
 
-# The health endpoint, sglang.md §3: what `wait`, `replay` and the snippets rely on.
+# The health endpoint (docs/engines/sglang.md, "Health and readiness"): what `wait`, `replay` and the snippets rely on.
 _OLD_HEALTH = HealthSemantics(
     endpoint="/health",
     starting="200",
@@ -527,7 +529,7 @@ _OLD_HEALTH = HealthSemantics(
 # The engine's own start-up figures over HTTP: with --enable-metrics, the scheduler sets
 # gauges once it is ready (before uvicorn listens), one per phase of its `Engine startup
 # timings` line and one per captured graph; /server_info carries them as `startup_time`
-# from 0.5.17 (sglang.md §3.2; python/sglang/srt/metrics/collector.py `emit_startup_time`).
+# from 0.5.17 (docs/engines/sglang.md, "Health and readiness"; SGLang's `srt/metrics/collector.py` `emit_startup_time`).
 TELEMETRY = StartupTelemetry(
     metrics=(("sglang:startup_time_seconds", "phase", ""),
              ("sglang:startup_cuda_graph_time_seconds", "phase", "cuda_graph.")),
@@ -554,12 +556,12 @@ HEALTH = HealthSemantics(
     note=("connection refused until uvicorn listens, then 503 while starting, 200 once ready; "
           "every body is empty, so `grep ok` never matches; a failed health generation also answers 503"),
     older=(("0.4.10.post1", _OLD_HEALTH),),
-    # answered as soon as the port is open (sglang.md §3.2)
+    # answered as soon as the port is open, ready or not
     routes=(Route("/health_generate", health_alias=True), Route("/v1/models", "models"),
             Route("/get_model_info", "model_info"), Route("/model_info", "model_info", since="0.5.6"),
             Route("/get_server_info", "server_info", since="0.4.0"),
             Route("/server_info", "server_info", since="0.5.6")),
-    # once ready, /health runs a 1-token generation and answers after >= 1 s (sglang.md §3.1)
+    # once ready, /health runs a 1-token generation and answers after >= 1 s
     ready_latency=1.0,
     telemetry=TELEMETRY,
 )
@@ -573,7 +575,7 @@ PROBING = Probing(
                    "died during initialization", "Initialization failed", "Application startup failed"),
 )
 
-# The per-version readiness table (sglang.md §3.1 and §3.3): which route means ready.
+# The per-version readiness table (docs/engines/sglang.md, "Health and readiness"): which route means ready.
 READINESS = (
     ReadyProbe(
         route="/health_generate", until="0.4.10.post1", http_is_enough=False,
@@ -595,7 +597,7 @@ READINESS = (
         timeout_seconds=5),
 )
 
-# The engine's own clocks (sglang.md §4.1, §5; background/anchors.md A7, B12-B15).
+# The engine's own clocks (docs/engines/sglang.md, "The engine's own clocks").
 CLOCKS = (
     EngineClock("--watchdog-timeout", "--watchdog-timeout {seconds}", "phase:warmup", 300.0,
                 "no forward progress for this long while a batch runs (the warm-up request is one): the scheduler "
@@ -612,7 +614,7 @@ CLOCKS = (
 )
 
 # (marker, bound, version, evidence). Lower bounds are features a version introduced; upper
-# bounds are things a later version removed or replaced (sglang.md §7).
+# bounds are things a later version removed or replaced (docs/engines/sglang.md, "Version markers and release dates").
 _MARKERS: tuple[tuple[str, str, str, str], ...] = (
     ("init_parallel", "low", "0.5.21", "'Init parallel begin' replaced 'Init torch distributed' in 0.5.21"),
     ("args_dict", "low", "0.5.19", "server_args is printed as a dict from 0.5.19"),
@@ -745,8 +747,8 @@ FORMAT = Format(
         CacheLine("flashinfer_autotune", "jit.begin", "timed", "FlashInfer autotune"),
         CacheLine("torch_compile", "progress.cuda_graph", "timed", "Compiling num tokens"),
     ),
-    # the server's own warm-up request prints no line until it is answered (realgpu: 88 s on a
-    # fresh machine, 1-2 s again)
+    # the server's own warm-up request prints no line until it is answered (88 s on a fresh H200
+    # machine, 1-2 s again: docs/silences-and-caches.md)
     silent_work={"warmup": ("the first warm-up request, in which kernels JIT-compile on first use "
                             "when their caches are cold", "kernel_jit")},
     stage_after={"http.running": "warmup", "http.first_request": "warmup"},
@@ -763,14 +765,14 @@ FORMAT = Format(
     readiness=READINESS,
     clocks=CLOCKS,
     version_guess=version_guess,
-    # the SIGQUIT path: the main process SIGKILLs its tree and itself (sglang.md §4.3)
+    # the SIGQUIT path: the main process SIGKILLs its tree and itself (docs/engines/sglang.md, "Crashes and exits")
     kills_tree_on=frozenset({"error.killed", "error.sigquit", "error.child_exception", "error.warmup",
                              "error.watchdog", "error.child_died"}),
     tree_kill_note="SGLang's SIGQUIT path kills its process tree",
     hints=HINTS,
     hint_words=hint_words,
     # 0.1-0.3.3 print "Init nccl begin" (renamed in 0.3.4, 2024-10-19) and 0.1-0.2 "[gpu_id=N]":
-    # every such release came out in 2024 (sglang.md's release table; checked with pip's client,
+    # every such release came out in 2024 (checked with pip's client,
     # `pip index versions sglang --uploaded-prior-to`: nothing before 2024-01-01, the first
     # upload 0.1.3 on 2024-01-16, 0.3.4 on 2024-10-19, every 0.1-0.3.3 before 2025). Their
     # vLLM-style lines (custom all-reduce, ...) carry month-day stamps without a year.

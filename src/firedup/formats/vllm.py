@@ -1,10 +1,11 @@
-"""vLLM server and offline-engine logs, 0.4 to 0.34, as catalogued in shared/formats/vllm.md.
+"""vLLM server and offline-engine logs, 0.4 to 0.34; what they print, by version, is
+docs/engines/vllm.md.
 
 Like the SGLang module: `HEADERS` says how a line is laid out before its message, `RULES`
-which messages matter, and `FORMAT` bundles them with what the timeline must know about
-vLLM (its stage order, its health endpoint, how its args lines read). The first header and
-the first rule that match win. Regexes avoid look-arounds and back-references so that
-polars (Rust regex) can run them too.
+which messages matter (each with the lines it reads), `KINDS` the kinds of event only vLLM
+prints, and `FORMAT` bundles them with what the timeline must know about vLLM (its stage
+order, its health endpoint, how its args lines read). The first header and the first rule
+that match win. Regexes run in Python's `re` and must also compile in Hyperscan.
 
 What vLLM prints, in short: `LEVEL MM-DD HH:MM:SS [file.py:N] msg` (no year, 1 s
 resolution; no `[` before the file name up to 0.7.3), behind a process tag such as
@@ -609,7 +610,7 @@ UMBRELLA_PHASES = {
     "engine_init": ("torch_compile", "kv_cache", "cuda_graph"),
 }
 
-# The health endpoint, vllm.md §3.
+# The health endpoint (docs/engines/vllm.md, "Health and readiness").
 HEALTH = HealthSemantics(
     endpoint="/health",
     starting=REFUSED,
@@ -632,14 +633,14 @@ PROBING = Probing(
                    "Application startup failed"),
 )
 
-# The per-version readiness table (vllm.md §3): nothing listens until the engine is ready.
+# The per-version readiness table (docs/engines/vllm.md, "Health and readiness"): nothing listens until the engine is ready.
 READINESS = (
     ReadyProbe(route="/health", pitfall="", probe_seconds=0.1,
                probe_seconds_why="/health checks the engine's state and answers at once",
                timeout_seconds=5),
 )
 
-# The engine's own clocks (background/anchors.md B24, C6).
+# The engine's own clocks (docs/engines/vllm.md, "The engine's own clocks").
 CLOCKS = (
     EngineClock("VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_ENGINE_READY_TIMEOUT_S={seconds} (environment)", "ready", 600.0,
                 "the API server stops waiting for the engine core and exits (the engine core may keep running, "
@@ -677,7 +678,7 @@ HINTS = {
 # 0.10.0 and 0.11.0 were a day to two weeks later than first written here; 0.12-0.34 bisected
 # the same way on 2026-12-04, 0.34.0 the newest then). The last version of each range is the
 # last of its series on PyPI, every one uploaded before the next series' x.y.0 (0.11.1 and
-# 0.11.2 came after 0.11.0, so its date bounds them too). shared/formats/vllm.md lists no dates.
+# 0.11.2 came after 0.11.0, so its date bounds them too).
 # A log of a version is written on or after its release: the year its month-day stamps lack is
 # guessed from it. A version newer than the table gets no such guess.
 RELEASES = (
@@ -766,7 +767,7 @@ FORMAT = Format(
         CacheLine("flashinfer_autotune", "kernel.autotune_cache_miss", "cold"),
     ),
     # `init engine (profile, create kv cache, warmup model) took ...` prints nothing between its
-    # KV cache lines and its end (realgpu: 130 s on a first start)
+    # KV cache lines and its end (130 s on a first start on an H200: docs/silences-and-caches.md)
     silent_work={"engine_init": ("the profile and warm-up runs, which JIT-compile and autotune kernels "
                                  "without a log line when their caches are cold", "kernel_jit")},
     # --enforce-eager / -O0 turn torch.compile off; no graphs: KV allocation goes straight on

@@ -3,8 +3,8 @@
 What differs between engines is data, all of it in the engine's format: the endpoint and
 what it answers while starting and once ready come from `Format.health` (the semantics
 `wait` and `replay` use); the port, how long one probe may take and which log lines mean
-the server died from `Format.probing`. The templates are shared. Facts: section 3 of
-shared/formats/<engine>.md (an engine's /health may answer with an EMPTY body: connection
+the server died from `Format.probing`. The templates are shared. Facts: "Health and readiness"
+in docs/engines/<engine>.md (an engine's /health may answer with an EMPTY body: connection
 refused while loading, 503 while warming up, 200 when ready; so `curl -s .../health |
 grep -q ok` never matches).
 """
