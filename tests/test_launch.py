@@ -172,8 +172,8 @@ def test_a_file_no_format_reads_as_a_servers_is_skipped_not_a_run(tmp_path: Path
 
 @pytest.mark.parametrize("first_line, what", [
     ("2026-12-05T22:46:20.500000000Z container start 3f2a6b9c0d1e2f3a4b5c (image=lmsysorg/sglang, name=sglang)",
-     "a container start"),
-    ("2026-12-05 22:46:20 python3 -m sglang.launch_server --model-path /m --port 30000", "a launch command"),
+     "a container runtime starts"),
+    ("2026-12-05 22:46:20 python3 -m sglang.launch_server --model-path /m --port 30000", "a shell echoes the launch command"),
 ])
 def test_a_launchers_own_stamped_line_is_the_launch(tmp_path: Path, first_line: str, what: str) -> None:
     """`docker events` beside `docker logs -t`, or a launcher that stamps the command it runs."""
