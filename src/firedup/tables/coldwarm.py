@@ -103,7 +103,7 @@ def split(runs: Runs, run_ids: list[str]) -> ColdWarm | None:
 
 
 def key_changes(runs: Runs, run_ids: list[str], label: str) -> list[str]:
-    """Notes for a configuration whose runs stored a cache under different keys (vLLM's
+    """Notes for a configuration whose runs stored a cache under different keys (a compile cache's
     `torch_compile_cache/<hash>`): the reason a start that should have been warm was cold."""
     if len(run_ids) < 2 or "cache_keys_json" not in runs.runs.columns:
         return []
