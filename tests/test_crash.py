@@ -313,3 +313,18 @@ def test_a_sigterm_after_ready_is_a_shutdown_not_a_crash() -> None:
     run = only_run(LOGS_2026 / "sglang_sigterm_after_ready.log")
     assert run.outcome == "ready" and run.crash is None
     assert not [m for m in run.milestones if m.name == "crash"]
+
+
+def test_a_bare_traceback_takes_the_time_of_the_first_stamped_line_of_its_error() -> None:
+    """The traceback's own line has no stamp: the last stamp before it (8 s earlier) is not its
+    time. The crash's time is the first stamped line of that error (the sigquit, 02:04:19), and
+    its line stays the traceback's first."""
+    path = CRASH / "bare_traceback_time.log"
+    run = only_run(path)
+    assert run.outcome == "crashed" and run.crash is not None
+    assert run.crash.line == line_number(path, "Traceback (most recent call last):")
+    assert run.crash.first_line == "Traceback (most recent call last):"
+    assert run.crash.ts is not None and run.crash.ts.iso == "2025-07-25T02:04:19"
+    assert run.end_ts is not None and run.end_ts.iso == "2025-07-25T02:04:19" and run.seconds_to_end == 19.0
+    graph = next(p for p in run.run_phases() if p.name == "cuda_graph")
+    assert graph.seconds == 8.0  # open until the crash, not until the traceback's borrowed time

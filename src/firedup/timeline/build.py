@@ -904,9 +904,27 @@ def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None, fmt: 
                                [e.text for e in aftermath if e.name.startswith("error.")], stage,
                                has_exception=bool(exceptions), warmup=first.name == "error.warmup",
                                fmt=fmt, flags=run.all_config)
-    ts = first.ts or next((e.ts for e in traceback + aftermath if e.ts is not None), None)
+    ts = _crash_time(first, traceback, aftermath, MILESTONES | fmt.milestones)
     first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
     return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first_text)
+
+
+def _crash_time(first: Event, traceback: Sequence[Event], aftermath: Sequence[Event],
+                milestones: frozenset[str]) -> Stamp | None:
+    """The crash's own time: its first line's stamp, or, when that line has none of its own (a
+    bare `Traceback` borrows the last stamp before it, often seconds earlier), the first
+    stamped line of the same error: its traceback, then the error lines after it up to the
+    next milestone. The borrowed time only when none of them has a stamp."""
+    if first.ts is not None and not first.inherited:
+        return first.ts
+    after: list[Event] = []
+    for event in aftermath:
+        if event.name in milestones:
+            break
+        if event.name.startswith("error."):
+            after.append(event)
+    own = next((e.ts for e in (*traceback, *after) if e.ts is not None and not e.inherited), None)
+    return own or first.ts or next((e.ts for e in (*traceback, *aftermath) if e.ts is not None), None)
 
 
 def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
