@@ -334,3 +334,33 @@ def test_a_failed_warm_up_is_the_warmup_phase_the_crash_names() -> None:
     [warmup] = [p for p in run.run_phases() if p.name == "warmup"]
     assert warmup.seconds == pytest.approx(121.0)  # 12:34:50 Uvicorn running -> 12:36:51 the failure
     assert not [p for p in run.run_phases() if p.name == "unattributed" and (p.seconds or 0) > 1]
+
+
+# --- flags the log implies ----------------------------------------------------------------
+
+IMPLIED = Path(__file__).resolve().parent / "fixtures" / "implied"
+
+
+@pytest.mark.parametrize("scanner", ["incremental", "batch"])
+def test_an_excerpt_without_args_gets_tp_from_its_rank_tags_and_graphs_from_the_capture(scanner: str) -> None:
+    """No args line: every rank TP0..TP7 tags its lines (none of them a line a rule knows), and
+    the capture shows only as its sizes line and progress bar."""
+    result = parse_paths([str(IMPLIED / "tp8_capture_excerpt.log")], scanner=scanner)
+    (run,) = result.runs
+    assert run.config["tp_size"] == 8
+    assert run.config_inferred["tp_size"].startswith("inferred from rank tags")
+    assert run.config["disable_cuda_graph"] is False
+    assert run.config_inferred["disable_cuda_graph"].startswith("inferred from graph capture")
+
+
+def test_graphs_captured_in_a_vllm_excerpt_are_inferred_from_the_capture_bar() -> None:
+    (run,) = parse_paths([str(IMPLIED / "vllm_capture_bars_excerpt.log")]).runs
+    assert run.config["disable_cuda_graph"] is False
+    assert run.config_inferred["disable_cuda_graph"].startswith("inferred from graph capture")
+
+
+def test_a_stated_flag_is_never_overridden_by_what_the_log_implies() -> None:
+    """The args line says tp_size=16 (two nodes); this node's ranks TP0..TP7 do not change it."""
+    (run,) = parse_paths([str(IMPLIED / "tp16_stated_node0.log")]).runs
+    assert run.config["tp_size"] == 16 and run.config["disable_cuda_graph"] is False
+    assert "tp_size" not in run.config_inferred and "disable_cuda_graph" not in run.config_inferred

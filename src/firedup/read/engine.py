@@ -94,6 +94,7 @@ class Unmatched:
     text: str
     ts: Stamp | None
     own: bool
+    rank: str | None = None  # the line's rank tag: an excerpt's ranks show on lines no rule knows
 
 
 @dataclass(slots=True)
@@ -355,7 +356,7 @@ class Scanner:
                 self._active(parsed.ts, line.number, parsed.msg, line.pid)
             else:
                 stats.other += 1
-            self._keep_unmatched(line.number, msg, parsed.ts if own else None)
+            self._keep_unmatched(line.number, msg, parsed.ts if own else None, parsed.rank)
             self._mark_start(out, parsed, line)
             return out
         stats.matched += 1
@@ -417,7 +418,7 @@ class Scanner:
         if self.watching and last is not None and here[0].minus(last[0]) >= GAP_SECONDS:
             gaps.append(Gap(last[1], last[0], here[1], here[0], last[2], here[2], pid))
 
-    def _keep_unmatched(self, number: int, msg: str, own_ts: Stamp | None) -> None:
+    def _keep_unmatched(self, number: int, msg: str, own_ts: Stamp | None, rank: str | None = None) -> None:
         if not self.watching or not msg.strip():
             return
         stats = self.stats
@@ -425,7 +426,7 @@ class Scanner:
             stats.unmatched_dropped += 1
             return
         ts = own_ts if own_ts is not None else (self._last_own[0] if self._last_own is not None else None)
-        stats.unmatched.append(Unmatched(number, msg[:UNMATCHED_CHARS], ts, own_ts is not None))
+        stats.unmatched.append(Unmatched(number, msg[:UNMATCHED_CHARS], ts, own_ts is not None, rank))
 
     def _watch_limit(self, number: int) -> None:
         if self.watching and number > self._watch_until:
@@ -470,7 +471,7 @@ class Scanner:
             assert parsed.ts is not None
             self._active(parsed.ts, line.number, parsed.msg, line.pid)
         if not runtime:
-            self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None)
+            self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None, parsed.rank)
         return out
 
     @property

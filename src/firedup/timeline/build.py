@@ -530,7 +530,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     _build_phases(run, events, fmt)
     _note_late_start(run)
     _note_excerpt(run, events, fmt)
-    _infer_config(run, events, fmt)
+    _infer_config(run, events, fmt, unmatched)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
     explain(run, events, gaps, unmatched, fmt)
     return run
@@ -1131,23 +1131,41 @@ def _every_rank_era(run: Run, events: Sequence[Event], fmt: Format) -> bool:
     return _engine_only(events, fmt) or all("available_gpu_mem_gb" not in e.fields for e in ready)
 
 
-def _infer_config(run: Run, events: Sequence[Event], fmt: Format) -> None:
-    """Fill flags the log proves without stating them, and say what proved them."""
+# What `config_inferred` says a flag was read from, when no line states it.
+RANK_TAGS = "inferred from rank tags"
+GRAPH_CAPTURE = "inferred from graph capture"
+# Lines that show graphs being captured (so graphs were on): the capture's milestones, the
+# batch sizes it captures, its progress bar.
+_GRAPH_CAPTURE = frozenset({"cuda_graph.begin", "cuda_graph.end", "draft.cuda_graph.begin", "draft.cuda_graph.end",
+                            "cuda_graph.sizes", "progress.cuda_graph"})
+
+
+def _tp_numbers(ranks: Iterable[str | None]) -> list[int]:
+    """The tensor-parallel ranks among rank tags (`DP0 TP3` -> 3); "[gpu_id=N]" (the oldest
+    versions) numbers them the same way."""
+    return sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for rank in ranks if rank for t in rank.split()
+                   if (t[:2] == "TP" and t[2:].isdigit()) or (t[:3] == "GPU" and t[3:].isdigit())})
+
+
+def _infer_config(run: Run, events: Sequence[Event], fmt: Format, unmatched: Sequence[Unmatched] = ()) -> None:
+    """Fill flags the log proves without stating them, and say what proved them. A flag any
+    line states is never changed. Rank tags count on every line of the run, those no rule
+    knows too (`unmatched`): an excerpt's ranks often show only there."""
     names = {m.name for m in run.milestones}
     if run.config.get("enable_torch_compile") is None and "torch_compile.end" in names:
         run.config["enable_torch_compile"] = True
         run.config_inferred["enable_torch_compile"] = "the log shows torch.compile finishing"
     if run.config.get("tp_size") is None and not fmt.rank_tags_only_when_parallel:
-        _infer_tp_from_processes(run, events, fmt)
+        _infer_tp_from_processes(run, events, fmt, unmatched)
     if run.config.get("disable_cuda_graph") is None:
         traced = fmt.capture_trace is not None and any(
             e.name.startswith("error.") and re.search(fmt.capture_trace, e.text) for e in events)
-        if names & {"cuda_graph.begin", "cuda_graph.end"}:
+        if any(e.name in _GRAPH_CAPTURE for e in events):
             run.config["disable_cuda_graph"] = False
-            run.config_inferred["disable_cuda_graph"] = "the log shows a CUDA graph capture"
+            run.config_inferred["disable_cuda_graph"] = f"{GRAPH_CAPTURE}: the log shows a CUDA graph capture"
         elif traced:
             run.config["disable_cuda_graph"] = False
-            run.config_inferred["disable_cuda_graph"] = "the crash happened inside CUDA graph capture"
+            run.config_inferred["disable_cuda_graph"] = f"{GRAPH_CAPTURE}: the crash happened inside CUDA graph capture"
         else:
             pool = next((m for m in run.milestones if m.key == "memory_pool.end"), None)
             after = {"scheduler.ready", "http.started", "http.running", "ready", "engine.timings"}
@@ -1161,31 +1179,28 @@ def _infer_config(run: Run, events: Sequence[Event], fmt: Format) -> None:
         skip = {"bare"} | {h.name for h in fmt.headers if h.clock == "foreign"}
         own = [e for e in served if e.header not in skip and e.ts is not None and not e.inherited]
         sched = [e for e in own if e.name in _SCHEDULER_LINES]
-        # "[gpu_id=N]" (the oldest versions) numbers the tensor-parallel ranks the same way.
-        tps = sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for e in (own or served) if e.rank
-                      for t in e.rank.split() if (t[:2] == "TP" and t[2:].isdigit()) or (t[:3] == "GPU" and t[3:].isdigit())})
+        tps = _tp_numbers([*(e.rank for e in (own or served)), *(u.rank for u in unmatched if u.own or not own)])
         if sched and not tps and not any(e.rank for e in sched):
             run.config["tp_size"] = 1
-            run.config_inferred["tp_size"] = (f"scheduler lines carry no TP tag, which {fmt.display} prints only "
-                                              "when tp_size > 1")
+            run.config_inferred["tp_size"] = (f"{RANK_TAGS}: scheduler lines carry no TP tag, which {fmt.display} "
+                                              "prints only when tp_size > 1")
         elif len(tps) >= 2 and tps == list(range(len(tps))):
             run.config["tp_size"] = len(tps)
-            run.config_inferred["tp_size"] = (f"ranks TP0..TP{len(tps) - 1} print lines (on a multi-node "
-                                              "run this counts this node's ranks only)")
+            run.config_inferred["tp_size"] = (f"{RANK_TAGS}: ranks TP0..TP{len(tps) - 1} print lines (on a "
+                                              "multi-node run this counts this node's ranks only)")
         elif tps == [0] and _every_rank_era(run, events, fmt):
             run.config["tp_size"] = 1
-            run.config_inferred["tp_size"] = ("only TP0 prints the per-rank lines of a complete startup, "
-                                              "in a version where every rank prints them")
+            run.config_inferred["tp_size"] = (f"{RANK_TAGS}: only TP0 prints the per-rank lines of a complete "
+                                              "startup, in a version where every rank prints them")
 
 
-def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> None:
+def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format, unmatched: Sequence[Unmatched] = ()) -> None:
     """tp_size from the processes that print per-rank lines, for engines whose lines always
     carry a process tag: ranks TP0..TPn-1, or n processes printing a line every rank prints."""
-    tps = sorted({int(tag[2:]) for e in events if e.rank and e.name != ACCESS for tag in e.rank.split()
-                  if tag.startswith("TP") and tag[2:].isdigit()})
+    tps = _tp_numbers([*(e.rank for e in events if e.name != ACCESS), *(u.rank for u in unmatched)])
     if len(tps) >= 2 and tps == list(range(len(tps))):
         run.config["tp_size"] = len(tps)
-        run.config_inferred["tp_size"] = f"processes of ranks TP0..TP{len(tps) - 1} print lines"
+        run.config_inferred["tp_size"] = f"{RANK_TAGS}: processes of ranks TP0..TP{len(tps) - 1} print lines"
         return
     for name in fmt.every_rank_prints:
         # data-parallel engine cores (`DP1`) are replicas, not tensor-parallel ranks
