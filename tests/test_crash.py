@@ -277,11 +277,13 @@ def test_a_log_cut_mid_phase_is_incomplete_and_names_the_phase(tmp_path: Path, l
     assert (run.outcome, run.stopped_in, run.crash) == ("incomplete", phase, None)
 
 
-def test_bench_one_batch_is_ready_when_the_model_runner_finished() -> None:
+def test_bench_one_batch_is_engine_ready_when_the_model_runner_finished() -> None:
+    """A benchmark serves nothing: its engine is ready (the run ends there), the run is not."""
     run = only_run(CRASH / "bench_one_batch.log")
-    assert (run.outcome, run.ready_kind) == ("ready", "engine")
+    assert (run.outcome, run.ready_kind, run.ready_ts) == ("incomplete", "engine", None)
     # "max_total_num_tokens=4096" is printed without a timestamp: the last stamp before it
-    assert run.ready_ts is not None and run.ready_ts.iso == "2025-09-28T17:07:13"
+    assert run.end_ts is not None and run.end_ts.iso == "2025-09-28T17:07:13"
+    assert run.ready_evidence is not None and run.ready_evidence.endswith("no server in this log")
     assert run.milestone("http.running") is None
 
 

@@ -364,3 +364,20 @@ def test_a_stated_flag_is_never_overridden_by_what_the_log_implies() -> None:
     (run,) = parse_paths([str(IMPLIED / "tp16_stated_node0.log")]).runs
     assert run.config["tp_size"] == 16 and run.config["disable_cuda_graph"] is False
     assert "tp_size" not in run.config_inferred and "disable_cuda_graph" not in run.config_inferred
+
+
+# --- ready only where something serves -----------------------------------------------------
+
+
+def test_a_disaggregated_worker_without_a_server_is_engine_ready_not_ready() -> None:
+    """A decode worker another process serves (NVIDIA Dynamo): the engine initialised
+    (`init engine ... took`), no HTTP server in the log. Not `ready`: what the log shows."""
+    from firedup.render.text import outcome_line
+
+    path = Path(__file__).resolve().parent / "fixtures" / "engine_only" / "dynamo_decode_worker.log"
+    (run,) = parse_paths([str(path)]).runs
+    assert (run.outcome, run.ready_ts, run.ready_kind) == ("incomplete", None, "engine")
+    assert run.ready_evidence == "line 11: the engine's own ready line; no server in this log"
+    assert run.end_ts is not None and run.end_ts.iso == "2025-07-25T02:04:44" and run.seconds_to_end == 39.0
+    assert run.as_contract()["outcome"] == "incomplete" and run.as_contract()["ready_ts"] is None
+    assert outcome_line(run) == "ENGINE READY in 39 s: no server in this log"

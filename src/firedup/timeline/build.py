@@ -256,10 +256,13 @@ class Run:
     phases: list[Phase] = field(default_factory=list)
     crash: Crash | None = None
     stopped_in: str | None = None  # for incomplete runs: the phase the log stops in
-    # "server" (the ready line) | "engine" (bench/offline, no HTTP) | "health" (no ready line, but
-    # the health endpoint answered its ready status: `ready_evidence` says which line)
+    # "server" (the ready line) | "health" (no ready line, but the health endpoint answered its
+    # ready status: `ready_evidence` says which line) | "engine" (the engine's own ready line and
+    # no server in the log: an offline engine, a benchmark, a worker another process serves; the
+    # outcome stays "incomplete", as nothing serves, and the run ends at `engine_ready_ts`)
     ready_kind: str | None = None
     ready_evidence: str | None = None
+    engine_ready_ts: Stamp | None = None
     ranks: list[str] = field(default_factory=list)
     engine_timings: dict[str, Any] | None = None
     date_source: str | None = None
@@ -295,6 +298,8 @@ class Run:
             return self.ready_ts
         if self.outcome == "crashed" and self.crash is not None and self.crash.ts is not None:
             return self.crash.ts
+        if self.ready_kind == "engine" and self.engine_ready_ts is not None:
+            return self.engine_ready_ts  # the engine initialised: its start-up ends there
         return self.last_ts
 
     @property
@@ -776,8 +781,12 @@ def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
     elif _engine_only(events, fmt):
         engine_ready = [m for m in run.milestones if m.name in ("scheduler.ready", fmt.offline_ready)]
         if engine_ready:
-            run.outcome, run.ready_ts, run.ready_kind = "ready", engine_ready[-1].ts, "engine"
-            ready_line = engine_ready[-1].line
+            # The engine initialised, but nothing in this log serves (an offline engine, a
+            # benchmark, a disaggregated worker another process serves): not "ready".
+            last = engine_ready[-1]
+            run.ready_kind, run.engine_ready_ts = "engine", last.ts
+            run.ready_evidence = f"line {last.line}: the engine's own ready line; no server in this log"
+            ready_line = last.line
     if run.outcome != "ready" and failed_http is None:
         probe = _health_ready(events, fmt)
         if probe is not None:
@@ -791,6 +800,8 @@ def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
         if ready_line is not None and crash.line > ready_line:
             crash.after_ready = True
         elif run.outcome != "ready" or crash.line < (ready_line or 0):
+            if run.ready_kind == "engine":
+                run.engine_ready_ts = run.ready_evidence = None
             run.outcome, run.ready_ts, run.ready_kind = "crashed", None, None
         if crash.ts is not None and run.first_ts is not None:
             crash.offset = max(0.0, crash.ts.minus(run.first_ts))
@@ -1088,7 +1099,7 @@ def _run_level(run: Run, rank_phases: Sequence[Phase], fmt: Format) -> list[Phas
             and crash.line > http.line and not any(p.name == after_http for p in out)):
         # the phase the crash names ran from the HTTP server's start to the crash (a failed warm-up)
         out.append(_span(after_http, http.ts, crash.ts, crash.line))
-    end = run.ready_ts if run.ready_ts is not None else run.last_ts
+    end = run.ready_ts or (run.engine_ready_ts if run.ready_kind == "engine" else None) or run.last_ts
     if run.first_ts is not None and end is not None:
         out.extend(_gaps(run.first_ts, end, out))
         out.append(Phase("total", None, run.first_ts, end, max(0.0, end.minus(run.first_ts)), "timestamps",
