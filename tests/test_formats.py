@@ -206,3 +206,54 @@ def test_a_known_engine_log_mentioning_a_foreign_library_stays_known() -> None:
             "[2026-01-02 10:00:06 TP0] Using tensorrt_llm allreduce fusion\n")
     fmt = sniff(text)
     assert fmt is not None and fmt.name == "sglang"
+
+
+# --- an unknown wrapper in front of the engine's own lines -------------------------------------
+
+HARNESS = "[2025-07-25 02:04:12] [harness.server_manager] [INFO] [worker_0] "
+
+
+def test_the_engines_own_header_is_found_behind_an_unknown_wrapper() -> None:
+    """The harness's stamp looks like SGLang's own header: the header behind it is the engine's,
+    and the message is the server's (its rules anchor on it)."""
+    fmt = get_format("sglang")
+    laid = fmt.layout(HARNESS + "[2025-07-25 02:04:12 TP1] Load weight begin. avail mem=78.64 GB")
+    assert laid.header is not None and laid.header.name == "sglang"
+    assert (laid.msg, laid.groups["ranks"], laid.wrapper) == ("Load weight begin. avail mem=78.64 GB", " TP1", "worker_0")
+    # the same line unwrapped: no wrapper, as before
+    plain = fmt.layout("[2025-07-25 02:04:12 TP1] Load weight begin. avail mem=78.64 GB")
+    assert (plain.msg, plain.wrapper) == (laid.msg, None)
+    # a message that mentions a bracket or a number is no wrapper
+    assert fmt.layout("[2025-07-25 02:04:12] Capture cuda graph bs [1, 2, 4]").msg == "Capture cuda graph bs [1, 2, 4]"
+
+
+def test_a_wrapper_ending_with_a_process_tag_gives_the_line_its_process_and_header() -> None:
+    fmt = get_format("vllm")
+    laid = fmt.layout(HARNESS + "(EngineCore_DP0 pid=311) INFO 07-25 02:04:12 [core.py:1] Starting to load model m...")
+    assert (laid.msg, laid.proc, laid.pid, laid.wrapper) == ("Starting to load model m...", "EngineCore_DP0", 311,
+                                                             "worker_0")
+    # uvicorn's lines carry no time: only behind a process tag is their header looked for
+    laid = fmt.layout(HARNESS + "(APIServer pid=1) INFO:     Application startup complete.")
+    assert laid.header is not None and (laid.header.name, laid.msg, laid.pid) == ("uvicorn",
+                                                                                  "Application startup complete.", 1)
+
+
+def test_a_header_is_looked_for_only_in_a_lines_first_characters() -> None:
+    """Bounded: a stamp in the middle of a long message is not a wrapped header."""
+    from firedup.formats.base import WRAPPER_CHARS
+
+    fmt = get_format("sglang")
+    far = "x" * WRAPPER_CHARS + " [2025-07-25 02:04:12] Load weight begin."
+    assert fmt.layout(far).header is None and fmt.layout(far).msg == far
+
+
+@pytest.mark.parametrize(("wrapper", "tag"), [
+    (HARNESS, "worker_0"),
+    ("[2025-07-25 02:04:12,123] [worker_1:stderr] ", "worker_1"),
+    ("2025-07-25 02:04:12,123 - harness - INFO - ", None),
+    ("[harness.py:123] [node-3] WARNING ", "node-3"),
+])
+def test_a_wrappers_tag_is_the_words_that_number_its_source(wrapper: str, tag: str | None) -> None:
+    from firedup.formats.base import wrapper_tag
+
+    assert wrapper_tag(wrapper) == tag

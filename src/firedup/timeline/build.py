@@ -417,6 +417,11 @@ def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
 # --- telling engines apart ---------------------------------------------------------------
 
 
+# Whose engine a line is, when one log holds several: (process id, None) for a launcher's
+# process tag, (None, tag) for a wrapper's source tag (`Event.wrapper`).
+EngineKey = tuple[int | None, str | None]
+
+
 @dataclass(frozen=True)
 class Engines:
     """The engines one source holds: the events of each, and whose every line is.
@@ -425,54 +430,94 @@ class Engines:
     it) prints all their lines in one log, each behind the tag of the process that printed
     it (`(WorkerDict pid=26107) `). Each engine numbers its ranks from TP0, so the same
     rank under two process tags is two engines, and each such process is an engine of its
-    own. Lines of other processes, or without a tag, belong to the engine whose line came
-    last before them (the first engine before any): a launcher's own lines, the job's
-    start, other workers' notices.
+    own. A harness that re-logs several servers behind its own prefix tags each line with
+    its server (`[worker_0]`, `Event.wrapper`): the same milestone of the same rank under two
+    such tags is two servers. Lines of other processes, or without a tag, belong to the
+    engine whose line came last before them (the first engine before any): a launcher's own
+    lines, the job's start, other workers' notices.
     """
 
     events: list[list[Event]]
-    pids: list[int | None]  # the process of each engine (None: one engine, not told apart)
+    keys: list[EngineKey | None]  # the source of each engine (None: one engine, not told apart)
     owners: list[tuple[int, int]]  # (line, engine) of the lines the engines' processes printed
 
     def owner(self, line: int) -> int:
         """The engine that a line with no process of an engine belongs to (see above)."""
-        at = bisect.bisect_right(self.owners, (line, len(self.pids))) - 1
+        at = bisect.bisect_right(self.owners, (line, len(self.keys))) - 1
         return self.owners[at][1] if at >= 0 else 0
+
+    def note(self, k: int) -> str:
+        """What a run of engine `k` says of the others (several engines only)."""
+        wrapped = any(key is not None and key[1] is not None for key in self.keys)
+        names = [f"[{key[1]}]" if wrapped else str(key[0]) for key in self.keys if key is not None]
+        told = "the tags of the wrapper in front of their lines" if wrapped else "their process tags"
+        mine, others = names[k], ", ".join(n for j, n in enumerate(names) if j != k)
+        if not wrapped:
+            mine, others = f"pid {mine}", f"pid {others}"
+        return (f"this log holds {len(self.keys)} engines told apart by {told}: this run is the one of {mine} "
+                f"(the others: {others})")
 
 
 def split_engines(events: Sequence[Event], fmt: Format) -> Engines:
-    """The engines of a source (`Engines`): one, unless two processes print the same rank.
+    """The engines of a source (`Engines`): one, unless two sources print the same rank.
 
-    Only a process tag the format does not read as one of its own processes counts (a
-    launcher's, such as Ray's actor tag: an engine's own `(EngineCore_DP1 pid=N)` is a rank of one
-    engine), and only lines the process printed itself: Ray's "[repeated Nx across
-    cluster]" summarises lines of several processes under the tag of one of them.
+    A wrapper's tag counts when two tags print the same milestone on the same rank (a rank
+    tag or none). A process tag counts when the format does not read it as one of its own
+    processes (a launcher's, such as Ray's actor tag: an engine's own `(EngineCore_DP1 pid=N)`
+    is a rank of one engine), by the ranks of the lines the process printed itself: Ray's
+    "[repeated Nx across cluster]" summarises lines of several processes under the tag of one
+    of them.
     """
-    ranks_of: dict[int, set[str]] = {}
+    milestones = MILESTONES | fmt.milestones
+    marks_of: dict[EngineKey, set[tuple[str, str | None]]] = {}
+    ranks_of: dict[EngineKey, set[str]] = {}
     for event in events:
-        if (event.pid is not None and event.rank is not None and not event.fields.get("repeated")
-                and event.name not in CLOCK_EVENTS and fmt.rank_from_proc(event.proc, event.pid) is None):
-            ranks_of.setdefault(event.pid, set()).add(event.rank)
-    seen: set[str] = set()
-    shared = False
-    for ranks in ranks_of.values():
-        shared = shared or bool(seen & ranks)
-        seen |= ranks
-    if not shared:
-        return Engines([list(events)], [None], [])
-    pids: list[int | None] = list(ranks_of)  # in the order of their first ranked line
-    index = {pid: k for k, pid in enumerate(pids)}
-    split: list[list[Event]] = [[] for _ in pids]
+        if event.fields.get("repeated") or event.name in CLOCK_EVENTS:
+            continue
+        if event.wrapper is not None:
+            if event.name in milestones:
+                marks_of.setdefault((None, event.wrapper), set()).add((event.name, event.rank))
+        elif (event.pid is not None and event.rank is not None
+              and fmt.rank_from_proc(event.proc, event.pid) is None):
+            ranks_of.setdefault((event.pid, None), set()).add(event.rank)
+    for found in (marks_of, ranks_of):
+        if _shared(found):
+            return _split_by(events, list(found))
+    return Engines([list(events)], [None], [])
+
+
+def _shared(found: Mapping[EngineKey, set[Any]]) -> bool:
+    """Whether two sources have something in common (the same rank, the same milestone)."""
+    seen: set[Any] = set()
+    for items in found.values():
+        if seen & items:
+            return True
+        seen |= items
+    return False
+
+
+def _source_key(event: Event) -> EngineKey | None:
+    if event.wrapper is not None:
+        return (None, event.wrapper)
+    return (event.pid, None) if event.pid is not None else None
+
+
+def _split_by(events: Sequence[Event], keys: list[EngineKey]) -> Engines:
+    """The events of each source of `keys` (in the order of their first telling line), and the
+    others with the engine whose line came last before them."""
+    index = {key: k for k, key in enumerate(keys)}
+    split: list[list[Event]] = [[] for _ in keys]
     owners: list[tuple[int, int]] = []
     current = 0
     for event in events:
-        k = index.get(event.pid) if event.pid is not None else None
+        key = _source_key(event)
+        k = index.get(key) if key is not None else None
         if k is not None:
             current = k
             if not owners or owners[-1] != (event.line, k):
                 owners.append((event.line, k))
         split[current].append(event)
-    return Engines(split, pids, owners)
+    return Engines(split, list(keys), owners)
 
 
 # --- building one run --------------------------------------------------------------------
@@ -1223,12 +1268,12 @@ def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format, unm
             return
 
 
-def _engine_gaps(gaps: Sequence[Gap], process_gaps: Sequence[Gap], pid: int | None) -> list[Gap]:
+def _engine_gaps(gaps: Sequence[Gap], process_gaps: Sequence[Gap], key: EngineKey | None) -> list[Gap]:
     """The silences of one engine among several: a time no line at all came is silent for it
     too (`gaps`, each kept by the engine whose line ended it), and so is a time its own
-    process printed nothing while another engine did (`process_gaps` of its pid), which
+    source printed nothing while another engine did (`process_gaps` of its source), which
     holds the first where both end on the same line."""
-    own = [g for g in process_gaps if g.pid == pid]
+    own = [g for g in process_gaps if (g.pid, g.wrapper) == key]
     ends = {g.line for g in own}
     return sorted([*own, *(g for g in gaps if g.line not in ends)], key=lambda g: (g.line, g.since_line))
 
@@ -1246,8 +1291,8 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
     process_gaps = stats.process_gaps if stats is not None else []
     unmatched = stats.unmatched if stats is not None else []
     several = len(engines.events) > 1
-    pieces: list[tuple[int, list[Event], list[Gap], list[Unmatched], int | None]] = []
-    for k, (engine_events, pid) in enumerate(zip(engines.events, engines.pids, strict=True)):
+    pieces: list[tuple[int, list[Event], list[Gap], list[Unmatched], int]] = []
+    for k, (engine_events, key) in enumerate(zip(engines.events, engines.keys, strict=True)):
         segments = split_runs(engine_events, fmt)
         starts = [min((e.line for e in seg if e.name != CLOCK_OUTER_FIRST), default=0) for seg in segments]
 
@@ -1255,17 +1300,15 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
             return ((not several or engines.owner(line) == k)
                     and (i == 0 or line >= starts[i]) and (i + 1 >= len(starts) or line < starts[i + 1]))
 
-        engine_gaps = _engine_gaps(gaps, process_gaps, pid) if several else gaps
+        engine_gaps = _engine_gaps(gaps, process_gaps, key) if several else gaps
         for i, seg in enumerate(segments):
             pieces.append((starts[i], seg, [g for g in engine_gaps if own(i, g.line)],
-                           [u for u in unmatched if own(i, u.line)], pid))
+                           [u for u in unmatched if own(i, u.line)], k))
     pieces.sort(key=lambda piece: piece[0])  # stable: one engine's runs keep their order
     runs = []
-    for i, (_, seg, run_gaps, run_unmatched, pid) in enumerate(pieces):
+    for i, (_, seg, run_gaps, run_unmatched, k) in enumerate(pieces):
         run = build_run(seg, source, i, fmt, date_source, config_defaults, run_gaps, run_unmatched)
         if several:
-            others = ", ".join(str(p) for p in engines.pids if p != pid)
-            run.warnings.append(f"this log holds {len(engines.pids)} engines told apart by their process tags: "
-                                f"this run is the one of pid {pid} (the others: pid {others})")
+            run.warnings.append(engines.note(k))
         runs.append(run)
     return runs
