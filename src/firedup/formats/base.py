@@ -98,8 +98,7 @@ class Header:
         """Whether this is the engine's own layout with its own clock: a line of the engine that
         a wrapper may precede (a clockless header, such as uvicorn's `INFO:`, says too little
         to be found in the middle of a line)."""
-        groups = self.regex.groupindex
-        return self.clock == "own" and self.decode is None and ("time" in groups or "md" in groups)
+        return self.clock == "own" and self.decode is None and "time" in self.regex.groupindex
 
 
 def _top_level_group_end(pattern: str, at: int) -> int | None:
@@ -138,6 +137,8 @@ def _top_level_group_end(pattern: str, at: int) -> int | None:
 # "[2025-07-25 02:04:12] Load weight begin."). The engine's own header is looked for in the
 # first WRAPPER_CHARS characters of a line only: a long line costs no more than a short one.
 WRAPPER_CHARS = 256
+# What every header with a time holds ("02:04:12"): a literal first, so `re` scans for it fast.
+_TIME_COLONS = re.compile(r":\d\d:")
 # A process tag at the end of a wrapper, "(EngineCore_DP0 pid=311) " (`sources._PROC`, inside a line).
 _PROC_INSIDE = re.compile(r"[ \t]\((?P<proc>[A-Za-z_][\w-]{0,64}(?: rank=\d{1,9}| [A-Z]{1,16}\d{1,9}(?:_[A-Z]{1,16}\d{1,9}){0,8})?)"
                           r" pid=(?P<pid>\d{1,9})(?:, ip=[\d.:a-fA-F]{1,64})?\) ?")
@@ -178,7 +179,7 @@ def _json_unescape(body: str) -> str:
     return text if isinstance(text, str) else body
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Layout:
     """A line as a format's headers read it: the header (None: none, a bare line), its groups,
     the message the rules see and its level; and, when an unknown wrapper came first, the
@@ -472,14 +473,18 @@ class Format:
         (where the line also opens with a header, such as the wrapper's own stamp, the one
         behind it is the engine's); or, with no header of the engine's own there, after a
         wrapper that ends with a process tag (`(APIServer pid=1) INFO:     ...`); else bare."""
-        inner = self._behind_wrapper(text)
-        if inner is not None:
-            at, header, found = inner
-            return self._read(header, found, *self._wrapper(text[:at]))
         for header in self.headers:
             m = header.regex.match(text)
             if m is not None:
-                return self._read(header, m)
+                inner = self._behind_wrapper(text, m.start("msg"))
+                if inner is None:
+                    return self._read(header, m)
+                break
+        else:
+            inner = self._behind_wrapper(text, 0)
+        if inner is not None:
+            at, header, found = inner
+            return self._read(header, found, *self._wrapper(text[:at]))
         tag = _PROC_INSIDE.search(text, 0, WRAPPER_CHARS)
         if tag is not None:
             rest = text[tag.end():]
@@ -492,13 +497,16 @@ class Format:
             return Layout(None, {}, rest, None, wrapper, proc, pid)
         return Layout(None, {}, text)
 
-    def _behind_wrapper(self, text: str) -> tuple[int, Header, re.Match[str]] | None:
-        """The first place behind a blank, in the line's first WRAPPER_CHARS characters, where
-        one of the engine's own timed headers matches. Linear: each place tried fails within a
-        header's start, so a line costs the same however long it is."""
+    def _behind_wrapper(self, text: str, low: int) -> tuple[int, Header, re.Match[str]] | None:
+        """The first place behind a blank, from `low` (a header's message, or the line's start)
+        to the line's WRAPPER_CHARS-th character, where one of the engine's own timed headers
+        matches. Linear: each place tried fails within a header's start, so a line costs the
+        same however long it is."""
         start = self._wrapped_start
-        pos = 0
-        while start is not None:
+        pos = max(low - 1, 0)
+        if start is None or _TIME_COLONS.search(text, pos, WRAPPER_CHARS) is None:
+            return None  # every such header holds a time: the one cheap test nearly every line fails
+        while True:
             m = start.search(text, pos, WRAPPER_CHARS)
             if m is None:
                 return None
@@ -508,7 +516,6 @@ class Format:
                 if found is not None:
                     return at, header, found
             pos = at
-        return None
 
     @staticmethod
     def _wrapper(prefix: str) -> tuple[str | None, str | None, int | None]:
