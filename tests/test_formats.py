@@ -55,7 +55,7 @@ def test_a_registered_format_is_found_and_can_be_removed_again() -> None:
 
     try:
         assert register(TOY) is TOY
-        assert get_format("toyserve") is TOY and sniff("[x] toyserve INFO hello") is TOY
+        assert get_format("toyserve") is TOY and sniff("[2026-03-01 10:00:30.000] toyserve INFO ready to serve") is TOY
     finally:
         unregister("toyserve")
     assert "toyserve" not in all_formats()
@@ -100,12 +100,27 @@ def test_a_format_names_and_describes_itself(fmt: Format) -> None:
 
 
 @pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
-def test_a_format_sniffs_its_own_literals_and_no_other_format_wins_them(fmt: Format) -> None:
-    assert fmt.sniff_literals and all(w > 0 for w in fmt.sniff_literals.values())
-    sample = "\n".join(fmt.sniff_literals)
-    scores = {other.name: other.sniff(sample) for other in _FORMATS}
-    assert max(scores, key=lambda name: scores[name]) == fmt.name, scores
+def test_a_format_sniffs_from_its_own_rules(fmt: Format) -> None:
+    """One source: the literals a sniff looks for are those of the rules that are evidence,
+    and a literal is no evidence until its rule matches the line that holds it."""
+    evidence = [rule for rule in fmt.rules if rule.evidence > 0]
+    assert evidence and fmt.sniff_most == sum(rule.evidence for rule in evidence)
+    assert set(fmt.sniff_literals) == {literal for rule in evidence for literal in rule.literals}
     assert fmt.sniff("nothing any engine prints\n") == 0
+    assert fmt.sniff("\n".join(fmt.sniff_literals)) < fmt.sniff_most
+
+
+def test_lines_other_programs_print_are_no_evidence_of_an_engine() -> None:
+    """uvicorn's, Python's, a progress bar's, a shell's: read by the rules, weighed by none."""
+    text = ("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)\n"
+            "INFO:     Application startup complete.\n"
+            "Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3.11/runpy.py", line 198, in _run_module_as_main\n'
+            "RuntimeError: CUDA error: out of memory\n"
+            " 50%|#####     | 2/4 [00:01<00:01,  1.99it/s]\n"
+            "./run.sh: line 3: 4242 Killed                  python3 train.py\n")
+    assert sniff(text) is None
+    assert all(fmt.sniff(text) == 0 for fmt in all_formats().values())
 
 
 @pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
@@ -257,3 +272,26 @@ def test_a_wrappers_tag_is_the_words_that_number_its_source(wrapper: str, tag: s
     from firedup.formats.base import wrapper_tag
 
     assert wrapper_tag(wrapper) == tag
+
+
+# --- excerpts that start with the error: every rule is evidence ----------------------------------
+
+EXCERPTS = Path(__file__).resolve().parent / "fixtures" / "excerpts"
+
+
+@pytest.mark.parametrize(("name", "outcome", "milestones"), [
+    # a pasted crash: the exception first, SGLang's own lines about the dead scheduler after it
+    ("pasted_crash.log", "crashed", ["crash", "crash"]),
+    # a 2024 log of "[gpu_id=N]" lines only: its distributed init is SGLang's
+    ("gpu_id_2024.log", "incomplete", ["dist_init.begin", "dist_init.begin"]),
+])
+def test_an_excerpt_is_recognised_by_any_line_a_rule_of_the_engine_knows(name: str, outcome: str,
+                                                                          milestones: list[str]) -> None:
+    """No args line, no ready line, none of the lines a sniff list of the old kind held: the
+    lines the rules know (`Rank 0 scheduler is dead`, `Init nccl begin.`) name the engine."""
+    path = EXCERPTS / name
+    assert sniff(path.read_text()) is get_format("sglang")
+    result = parse_paths([str(path)])
+    (run,) = result.runs
+    assert (result.sources[0].engine, run.outcome) == ("sglang", outcome)
+    assert [m.name for m in run.milestones] == milestones

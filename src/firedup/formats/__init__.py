@@ -63,10 +63,10 @@ def get_format(name: str) -> Format:
 
 
 def sniff(sample: str, found: Container[str] | None = None) -> Format | None:
-    """The format whose sniff literals best explain `sample`; None when no format sees any
-    of its literals (an input of no known engine is never read as some default engine).
-    `found`: the sniff literals a caller already found in `sample` (the batch engine's scan),
-    foreign engines' (`sniff_literals`) included."""
+    """The format whose rules best explain `sample` (`Format.sniff`: every rule that matches one
+    of its lines is evidence); None when no format's rule does (an input of no known engine is
+    never read as some default engine). `found`: the sniff literals a caller already found in
+    `sample` (the batch engine's scan), foreign engines' (`sniff_literals`) included."""
     formats = all_formats()
     scored = sorted(((fmt.sniff(sample, found), name) for name, fmt in formats.items()), reverse=True)
     if not scored or scored[0][0] <= 0:
@@ -78,8 +78,9 @@ def sniff(sample: str, found: Container[str] | None = None) -> Format | None:
 
 
 def sniff_literals() -> frozenset[str]:
-    """Every literal `sniff` weighs: the registered formats' and the foreign engines'. A caller
-    that finds them in one pass passes what it found as `sniff(sample, found)`."""
+    """Every literal `sniff` looks for: those of the registered formats' rules that are evidence,
+    and the foreign engines'. A caller that finds them in one pass passes what it found as
+    `sniff(sample, found)`."""
     return frozenset(lit for fmt in all_formats().values() for lit in fmt.sniff_literals) | _foreign_literals()
 
 

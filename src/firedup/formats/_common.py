@@ -8,28 +8,28 @@ from __future__ import annotations
 
 from firedup.formats.base import Rule, to_int
 
-STARTED = Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process")
-STARTUP_FAILED = Rule("http.startup_failed", r"Application startup failed", "Application startup failed")
+STARTED = Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process", evidence=0)
+STARTUP_FAILED = Rule("http.startup_failed", r"Application startup failed", "Application startup failed", evidence=0)
 ACCESS = Rule("http.access",
               r"^(?P<client>\S+) - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})",
-              "HTTP/", fields={"status": to_int})
+              "HTTP/", fields={"status": to_int}, evidence=0)
 SHUTDOWN = Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Waiting for application shutdown)",
-                ("Shutting down", "Finished server process", "application shutdown"))
+                ("Shutting down", "Finished server process", "application shutdown"), evidence=0)
 
 # Python tracebacks and the NCCL/CUDA errors inside them, in the order the rules are tried.
 PYTHON_ERRORS = (
     Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError"
                        r"|ncclUnhandledCudaError|Watchdog caught collective operation timeout)",
-         ("NCCL", "nccl", "collective operation timeout")),
+         ("NCCL", "nccl", "collective operation timeout"), evidence=0),
     # NCCL's "Last error:" detail, printed raw after the exception that it explains.
     Rule("error.detail", r"^(?:Error while (?:creating|attaching to) shared memory segment|.*No space left on device)",
-         ("shared memory segment", "No space left on device")),
-    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "'),
+         ("shared memory segment", "No space left on device"), evidence=0),
+    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "', evidence=0),
     Rule("error.exception",
          r"^(?P<exc_type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid))(?:: (?P<exc_msg>.*))?$",
-         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid")),
+         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid"), evidence=0),
     Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
-         ("out of memory", "CUDA error", "OutOfMemoryError")),
+         ("out of memory", "CUDA error", "OutOfMemoryError"), evidence=0),
 )
 
 # Frames that place a crash in a phase, by the function the model runner was in; both

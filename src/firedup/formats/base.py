@@ -137,6 +137,8 @@ def _top_level_group_end(pattern: str, at: int) -> int | None:
 # "[2025-07-25 02:04:12] Load weight begin."). The engine's own header is looked for in the
 # first WRAPPER_CHARS characters of a line only: a long line costs no more than a short one.
 WRAPPER_CHARS = 256
+# Lines holding a rule's literal that `Format.sniff` reads before it gives up on that rule.
+SNIFF_TRIES = 20
 # What every header with a time holds ("02:04:12"): a literal first, so `re` scans for it fast.
 _TIME_COLONS = re.compile(r":\d\d:")
 # A process tag at the end of a wrapper, "(EngineCore_DP0 pid=311) " (`sources._PROC`, inside a line).
@@ -211,6 +213,10 @@ class Rule:
     right after this line, overriding the format's table) and `detail`.
     A group named `config_stated` whose converter returns a dict adds those flags to the
     run's config, below what the args dump says.
+    `evidence` is what a line the rule matches says of the log's engine (`Format.sniff`): every
+    rule is evidence of its format, 1 by default, more for the lines only a start of this engine
+    prints (its args dump, its ready line), 0 for lines other programs print too (uvicorn's,
+    Python's, a progress bar's, a shell's).
     """
 
     name: str
@@ -220,6 +226,7 @@ class Rule:
     const: Mapping[str, Any] = field(default_factory=dict)
     starts_run: str | None = None
     rank: str | None = None
+    evidence: float = 1.0
     literals: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     @cached_property
@@ -233,6 +240,8 @@ class Rule:
         object.__setattr__(self, "literals", lits)
         if self.starts_run not in (None, "always", "after_end"):
             raise ValueError(f"rule {self.name!r}: starts_run must be None, 'always' or 'after_end'")
+        if self.evidence < 0:
+            raise ValueError(f"rule {self.name!r}: evidence must not be negative")
 
     def convert(self, groups: Mapping[str, str | None]) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.const)
@@ -319,8 +328,9 @@ class EngineClock:
 class Format:
     """An engine's line layout and rules, plus how to recognise its logs.
 
-    `sniff_literals` maps a substring to a weight; `sniff` adds the weights of the
-    literals it sees in a sample of the file. The registry picks the highest score.
+    `sniff` weighs a sample of a file by its own rules: each rule that matches one of the
+    sample's lines adds its `evidence` (one source: no second list of sniff strings to keep in
+    step with the rules). The registry picks the highest score.
     `runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
     that the engines may skip without running any rule.
 
@@ -332,7 +342,6 @@ class Format:
     name: str
     headers: Sequence[Header]
     rules: Sequence[Rule]
-    sniff_literals: Mapping[str, float]
     runtime_literals: Sequence[str] = ()
     # Patterns with one named group each, searched in the message of every matched line
     # to pick up values that many lines share (`avail mem=`, `mem usage=`).
@@ -563,11 +572,54 @@ class Format:
                 return template.format(pid=pid, **groups)
         return None
 
+    @cached_property
+    def _evidence_rules(self) -> tuple[Rule, ...]:
+        """The rules that are evidence of this format, those its lines alone print first."""
+        return tuple(sorted((rule for rule in self.rules if rule.evidence > 0), key=lambda r: -r.evidence))
+
+    @cached_property
+    def sniff_literals(self) -> Mapping[str, float]:
+        """The literals of the rules that are evidence, each with the most its rules add: what a
+        caller's scan looks for in a sample before `sniff` reads the lines that hold them."""
+        out: dict[str, float] = {}
+        for rule in self._evidence_rules:
+            for literal in rule.literals:
+                out[literal] = max(out.get(literal, 0.0), rule.evidence)
+        return out
+
+    @cached_property
+    def sniff_most(self) -> float:
+        """The most `sniff` can give: every rule that is evidence matching a line."""
+        return sum(rule.evidence for rule in self._evidence_rules)
+
     def sniff(self, sample: str, found: Container[str] | None = None) -> float:
-        """The weight of the sniff literals in `sample` (or in `found`, the ones a caller
-        already found in it)."""
+        """How much `sample` (a log's first lines) says it is this format's: the `evidence` of
+        each rule that matches one of its lines, as the engines read them (`layout`). `found`:
+        the literals a caller's scan already found in `sample` (`sniff_literals`)."""
+        return sum(rule.evidence for rule in self.evidence(sample, found))
+
+    def evidence(self, sample: str, found: Container[str] | None = None) -> list[Rule]:
+        """The rules that match one of `sample`'s lines. Each is tried on the first
+        SNIFF_TRIES lines holding one of its literals: a rule whose literal is a common word
+        costs no more on a long sample, and a longer sample beginning with this one never
+        gives less (what `read.batch.settled_format` relies on)."""
         present = sample if found is None else found
-        return sum(weight for literal, weight in self.sniff_literals.items() if literal in present)
+        return [rule for rule in self._evidence_rules
+                if any(literal in present and self._recognised(rule, literal, sample) for literal in rule.literals)]
+
+    def _recognised(self, rule: Rule, literal: str, sample: str) -> bool:
+        at = sample.find(literal)
+        for _ in range(SNIFF_TRIES):
+            if at < 0:
+                return False
+            start = sample.rfind("\n", 0, at) + 1
+            end = sample.find("\n", at)
+            end = len(sample) if end < 0 else end
+            msg = self.layout(sample[start:end]).msg
+            if literal in msg and rule.regex.search(msg):
+                return True
+            at = sample.find(literal, end)
+        return False
 
     def release_hint(self, sample: str) -> tuple[str, str] | None:
         """When the engine version that wrote `sample` (a log's first lines) was released, and

@@ -141,7 +141,7 @@ _GB = r"(-?[\d.]+) ?GB"
 
 RULES = (
     # process start and configuration
-    Rule("server_args", r"^server_args=(?P<args>(?:ServerArgs\(|\{).*)$", "server_args=", starts_run="always"),
+    Rule("server_args", r"^server_args=(?P<args>(?:ServerArgs\(|\{).*)$", "server_args=", starts_run="always", evidence=10),
     Rule("run.banner", r"'python -m sglang\.launch_server' is still supported", "is still supported",
          starts_run="after_end"),
     # The shell reports the server killed and echoes its command, flags included:
@@ -155,17 +155,17 @@ RULES = (
     Rule("config.command",
          r"^(?:.{0,300}\s)?(?:python[\d.]{0,8} -m sglang\.(?:launch_server|bench_one_batch|bench_latency"
          r"|bench_offline_throughput)|sglang serve) (?P<argv>--[^<>]*)$",
-         ("sglang.launch_server", "sglang serve", "sglang.bench"), fields={"argv": parse_argv}),
+         ("sglang.launch_server", "sglang serve", "sglang.bench"), fields={"argv": parse_argv}, evidence=2),
     Rule("config.stated", r"parallel size is adjusted to be the same as the tensor parallel size\[(?P<tp_size>\d+)\]",
          "tensor parallel size[", fields={"tp_size": to_int}),
     Rule("config.stated", r"'--disable-cuda-graph' is deprecated", "--disable-cuda-graph' is deprecated",
          const={"disable_cuda_graph": True}),
     # distributed init
-    Rule("dist_init.begin", r"^Init (?:torch distributed|parallel|nccl) begin\.", "Init "),
+    Rule("dist_init.begin", r"^Init (?:torch distributed|parallel|nccl) begin\.", "Init ", evidence=2),
     Rule("dist_init.end", r"^Init (?:torch distributed|parallel) ends\.(?: elapsed=(?P<elapsed_s>[\d.]+) s)?",
          "Init ", fields={"elapsed_s": to_float}),
     # weights
-    Rule("load_weight.begin", r"^Load weight begin\.", "Load weight begin"),
+    Rule("load_weight.begin", r"^Load weight begin\.", "Load weight begin", evidence=5),
     Rule("load_weight.commit",
          r"^Load weight end\. Committed real weights after CUDA graph capture in (?P<elapsed_s>[\d.]+) s",
          "Committed real weights", fields={"elapsed_s": to_float}),
@@ -174,14 +174,14 @@ RULES = (
          r"(?:, dtype=(?P<dtype>[\w.]+))?(?:, quant=(?P<quant>[\w.-]+))?",
          "Load weight end", fields={"elapsed_s": to_float}),
     Rule("load_weight.took", r"^Loading weights took (?P<elapsed_s>[\d.]+) seconds", "Loading weights took",
-         fields={"elapsed_s": to_float}),
+         fields={"elapsed_s": to_float}, evidence=0),
     # KV cache and memory pool
     Rule("kv_cache.allocated",
          r"KV Cache is allocated\.(?: dtype: (?P<kv_dtype>[\w.]+),)?(?: #tokens: (?P<tokens>\d+),)?",
          "KV Cache is allocated", fields={"tokens": to_int}),
     Rule("kv_cache.other", r"^(?:Mamba Cache is allocated|KV Cache VA upper bound|SWAKVPool mem usage|Initialize DeepSeekV4TokenToKVPool)",
          ("Mamba Cache", "KV Cache VA", "SWAKVPool", "TokenToKVPool")),
-    Rule("memory_pool.end", r"^Memory pool end\.", "Memory pool end"),
+    Rule("memory_pool.end", r"^Memory pool end\.", "Memory pool end", evidence=5),
     # graph capture: 0.5.14+ names the role (target/draft) and the stage
     Rule("cuda_graph.begin", r"^Capture target (?P<detail>\w+) (?P<device>\S+) graph begin\.", "Capture target",
          fields={}, const={"model": "target"}),
@@ -216,7 +216,7 @@ RULES = (
     Rule("cuda_graph.end", r"^Capture piecewise (?P<device>\S+) graph end\. Time elapsed: (?P<elapsed_s>[\d.]+) s",
          "Capture piecewise", fields={"elapsed_s": to_float}, const={"detail": "piecewise"}),
     # the classic decode graph (0.2-0.5.13); the word is cuda, cpu or npu
-    Rule("cuda_graph.begin", r"^Capture (?P<device>\w+) graph begin\.", "graph begin"),
+    Rule("cuda_graph.begin", r"^Capture (?P<device>\w+) graph begin\.", "graph begin", evidence=4),
     Rule("cuda_graph.end", r"^Capture (?P<device>\w+) graph end\. Time elapsed: (?P<elapsed_s>[\d.]+) s", "graph end",
          fields={"elapsed_s": to_float}),
     Rule("cuda_graph.sizes", r"^Capture (?:\w+) graph (?:bs|num tokens) (?P<bs>\[[^\]]*\])", "graph ",
@@ -231,29 +231,29 @@ RULES = (
          r"(?P<desc>Loading [\w ]{0,60}checkpoint shards|Multi-thread loading[\w ]{0,60}shards"
          r"|Loading safetensors using [\w ]{1,60})"
          r":\s+(?P<pct>\d+)% Completed \| (?P<n>\d+)/(?P<total>\d+) \[(?P<bar_elapsed>[\d:]+)",
-         ("shards", "Loading safetensors using"), fields={"pct": to_int, "n": to_int, "total": to_int}),
+         ("shards", "Loading safetensors using"), fields={"pct": to_int, "n": to_int, "total": to_int}, evidence=0),
     Rule("progress.download", r"Fetching (?P<total>\d+) files:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/",
-         "Fetching ", fields={"pct": to_int, "n": to_int, "total": to_int}),
+         "Fetching ", fields={"pct": to_int, "n": to_int, "total": to_int}, evidence=0),
     Rule("progress.jit", r"DeepGEMM warmup:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+)", "DeepGEMM warmup",
-         fields={"pct": to_int, "n": to_int, "total": to_int}),
+         fields={"pct": to_int, "n": to_int, "total": to_int}, evidence=0),
     Rule("progress.bar", r"^(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+) \[", "%|",
-         fields={"pct": to_int, "n": to_int, "total": to_int}),
+         fields={"pct": to_int, "n": to_int, "total": to_int}, evidence=0),
     # slow things that print no duration of their own
     Rule("jit.begin", r"^(?:Entering DeepGEMM JIT|Try DeepGEMM JIT Compiling|DeepGEMM JIT Compiling|Running FlashInfer autotune)",
-         ("DeepGEMM JIT", "FlashInfer autotune")),
-    Rule("jit.end", r"^FlashInfer autotune completed", "autotune completed"),
+         ("DeepGEMM JIT", "FlashInfer autotune"), evidence=0),
+    Rule("jit.end", r"^FlashInfer autotune completed", "autotune completed", evidence=0),
     # the scheduler is up
     Rule("scheduler.ready", r"^max_total_num_tokens=(?P<max_total_num_tokens>\d+)", "max_total_num_tokens=",
-         fields={"max_total_num_tokens": to_int}),
+         fields={"max_total_num_tokens": to_int}, evidence=3),
     Rule("bench.marker", r"^(?:Warmup \.\.\.|Benchmark \.\.\.|Prefill\. latency: )", ("Warmup ...", "Benchmark ...", "latency: ")),
     Rule("engine.timings", r"^Engine startup timings \(s\): (?P<timings>.*)$", "Engine startup timings",
          fields={"timings": parse_timings}),
     # HTTP server
     _common.STARTED,
-    Rule("http.startup_complete", r"^Application startup complete", "Application startup complete"),
+    Rule("http.startup_complete", r"^Application startup complete", "Application startup complete", evidence=0),
     _common.STARTUP_FAILED,
-    Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on"),
-    Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian"),
+    Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on", evidence=0),
+    Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian", evidence=0),
     _common.ACCESS,
     _common.SHUTDOWN,
     # a SIGTERM (the operator, Kubernetes) starts a graceful shutdown: the children it stops are no crash
@@ -261,12 +261,12 @@ RULES = (
     Rule("warmup.end", r"^(?:End of (?:\w+ )*warmup|Disaggregation warmup requests completed|Warmup ended)",
          ("warmup", "Warmup")),
     # ready
-    Rule("ready", r"The server is fired up and ready to roll", "fired up and ready"),
+    Rule("ready", r"The server is fired up and ready to roll", "fired up and ready", evidence=10),
     # failures
     Rule("error.warmup", r"^Initialization failed\. warmup error", "warmup error"),
     Rule("error.child_exception",
          r"^(?P<process>\w+) hit an exception", "hit an exception"),
-    Rule("error.traceback", r"^Traceback \(most recent call last\)", "Traceback"),
+    Rule("error.traceback", r"^Traceback \(most recent call last\)", "Traceback", evidence=0),
     Rule("error.sigquit", r"(?:Received sigquit from a child process|SIGQUIT received\. signum=)",
          ("sigquit", "SIGQUIT")),
     Rule("error.scheduler_dead",
@@ -286,16 +286,19 @@ RULES = (
          "other ranks that didn't finish"),
     Rule("error.watchdog", r"[Ww]atchdog timeout \(", "atchdog timeout"),
     Rule("error.health", r"^Health check failed\.", "Health check failed"),
-    Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed"),
+    Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed", evidence=0),
+    # a traceback frame in the engine's own code: the same event as any frame, and evidence of the engine
+    Rule("error.frame", r'^File "(?P<file>[^"]*/sglang/[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', "/sglang/"),
     *_common.PYTHON_ERRORS,
     # uvicorn cannot bind the port: "ERROR:    [Errno 98] error while attempting to bind on
     # address ('0.0.0.0', 30000): address already in use". Only uvicorn's own line: torch's
     # c10d warns "... failed to bind ... Address already in use" and carries on.
     Rule("error.port_in_use", r"^\[Errno \d+\] error while attempting to bind on address .*: (?P<exc_msg>.+)$",
-         "error while attempting to bind"),
+         "error while attempting to bind", evidence=0),
     # argparse rejects the command line: "launch_server.py: error: unrecognized arguments: ..."
-    # (exit status 2, usually the only line the server prints)
-    Rule("error.usage", r"^(?:[\w.-]+\.py|sglang(?: serve)?): error: (?P<exc_msg>.+)$", ": error: "),
+    # (exit status 2, usually the only line the server prints); any other script's the same way
+    Rule("error.usage", r"^(?:launch_server\.py|sglang(?: serve)?): error: (?P<exc_msg>.+)$", ": error: ", evidence=2),
+    Rule("error.usage", r"^(?:[\w.-]+\.py|sglang(?: serve)?): error: (?P<exc_msg>.+)$", ": error: ", evidence=0),
 )
 
 # --- what the rest of firedup needs to know about SGLang -----------------------------------
@@ -489,20 +492,6 @@ FORMAT = Format(
     description="SGLang (sgl-project/sglang) server and offline-engine logs, 0.1-0.5.23",
     headers=HEADERS,
     rules=RULES,
-    sniff_literals={
-        "server_args=ServerArgs(": 10.0,
-        "server_args={": 6.0,
-        "fired up and ready to roll": 10.0,
-        "Load weight begin. avail mem=": 5.0,
-        "Memory pool end. avail mem=": 5.0,
-        "Capture cuda graph begin": 4.0,
-        "max_total_num_tokens=": 3.0,
-        "sglang": 2.0,
-        " TP0] ": 2.0,
-        "Init torch distributed begin": 2.0,
-        # argparse's prefix when the launch command is rejected (often the only line there is)
-        "launch_server.py: error:": 2.0,
-    },
     runtime_literals=("Prefill batch", "Decode batch"),
     field_patterns=(
         (rf"avail mem={_GB.replace('(', '(?P<avail_mem_gb>', 1)}", to_float),

@@ -443,7 +443,8 @@ def _decorations_skipped(text: bytes) -> bool:
     lines: a wrong one costs time, not correctness."""
     found = _sniff_found(text)
     formats = _formats()
-    weight, best = max(((fmt.sniff("", found), i) for i, fmt in enumerate(formats)), default=(0.0, -1))
+    weight, best = max(((sum(w for literal, w in fmt.sniff_literals.items() if literal in found), i)
+                        for i, fmt in enumerate(formats)), default=(0.0, -1))
     return weight > 0 and skips_decorations(formats[best])
 
 
@@ -539,37 +540,40 @@ def _formats() -> list[Format]:
 
 def _settle_bars(fmt: Format) -> tuple[float, float] | None:
     """What `fmt`'s sniff score must reach to lead for good: more than the most any other
-    registered format's literals add up to, and at least the most any foreign engine's do;
-    None when its own literals cannot get there (its sniff never settles early)."""
+    registered format's rules add up to (`Format.sniff_most`), and at least the most any
+    foreign engine's literals do; None when its own rules cannot get there (its sniff never
+    settles early)."""
     from firedup.formats._foreign import FOREIGN
 
-    others = max((sum(other.sniff_literals.values()) for other in _formats() if other is not fmt), default=0.0)
+    others = max((other.sniff_most for other in _formats() if other is not fmt), default=0.0)
     foreign = max((sum(engine.literals.values()) for engine in FOREIGN), default=0.0)
-    most = sum(fmt.sniff_literals.values())
+    most = fmt.sniff_most
     return (others, foreign) if most > others and most >= foreign else None
 
 
 def settled_format(sample: str) -> Format | None:
     """The format `formats.sniff` gives on `sample` and on any longer text that begins with
     it, whose release hint (`Format.release_hint`) no later line can change either; None when
-    later lines could still change one of them. A score only grows as lines come, so a format
-    leads for good once its score passes the most any other format could reach (all its
-    literals), and no foreign engine can outweigh it once it reaches the most one of those
-    could: a shorter sample then decides exactly as the whole head would."""
+    later lines could still change one of them. A score only grows as lines come (a rule once
+    matched stays matched, `Format.evidence`), so a format leads for good once its score passes
+    the most any other format could reach (all its rules), and no foreign engine can outweigh
+    it once it reaches the most one of those could: a shorter sample then decides exactly as
+    the whole head would."""
     return _settled(_sniff_found(sample), [sample])
 
 
 def _settled(found: set[str], texts: list[str]) -> Format | None:
     """`settled_format` of the lines `texts`, whose sniff literals are `found`."""
     formats = _formats()
-    scores = [fmt.sniff("", found) for fmt in formats]
+    sample = "\n".join(texts)
+    scores = [fmt.sniff(sample, found) for fmt in formats]
     best = max(range(len(formats)), key=scores.__getitem__, default=None)
     if best is None or scores[best] <= 0:
         return None
     bars = _settle_bars(formats[best])
     if bars is None or scores[best] <= bars[0] or scores[best] < bars[1]:
         return None
-    return formats[best] if formats[best].release_hint_settled("\n".join(texts)) else None
+    return formats[best] if formats[best].release_hint_settled(sample) else None
 
 
 # The registered formats (a format may join later: `formats.register`) -> their sniff scan.
