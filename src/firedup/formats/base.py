@@ -214,9 +214,12 @@ class Rule:
     A group named `config_stated` whose converter returns a dict adds those flags to the
     run's config, below what the args dump says.
     `evidence` is what a line the rule matches says of the log's engine (`Format.sniff`): every
-    rule is evidence of its format, 1 by default, more for the lines only a start of this engine
-    prints (its args dump, its ready line), 0 for lines other programs print too (uvicorn's,
-    Python's, a progress bar's, a shell's).
+    rule is evidence of its format, 0.5 by default (its wording may turn up in another log now
+    and then), more for the lines every start of this engine prints and no other program does
+    (its args dump, its ready line: on the scale of the foreign engines' literals, `_foreign`),
+    0 for lines other programs print too (uvicorn's, Python's, a progress bar's, a shell's).
+    The defaults keep the most one engine's rules can add up to below what a start of the other
+    shows in its first lines, so a head can settle early (`read.batch.settled_format`).
     """
 
     name: str
@@ -226,7 +229,7 @@ class Rule:
     const: Mapping[str, Any] = field(default_factory=dict)
     starts_run: str | None = None
     rank: str | None = None
-    evidence: float = 1.0
+    evidence: float = 0.5
     literals: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     @cached_property
@@ -573,8 +576,8 @@ class Format:
         return None
 
     @cached_property
-    def _evidence_rules(self) -> tuple[Rule, ...]:
-        """The rules that are evidence of this format, those its lines alone print first."""
+    def sniff_rules(self) -> tuple[Rule, ...]:
+        """The rules that are evidence of this format (`Rule.evidence`), the heaviest first."""
         return tuple(sorted((rule for rule in self.rules if rule.evidence > 0), key=lambda r: -r.evidence))
 
     @cached_property
@@ -582,7 +585,7 @@ class Format:
         """The literals of the rules that are evidence, each with the most its rules add: what a
         caller's scan looks for in a sample before `sniff` reads the lines that hold them."""
         out: dict[str, float] = {}
-        for rule in self._evidence_rules:
+        for rule in self.sniff_rules:
             for literal in rule.literals:
                 out[literal] = max(out.get(literal, 0.0), rule.evidence)
         return out
@@ -590,7 +593,7 @@ class Format:
     @cached_property
     def sniff_most(self) -> float:
         """The most `sniff` can give: every rule that is evidence matching a line."""
-        return sum(rule.evidence for rule in self._evidence_rules)
+        return sum(rule.evidence for rule in self.sniff_rules)
 
     def sniff(self, sample: str, found: Container[str] | None = None) -> float:
         """How much `sample` (a log's first lines) says it is this format's: the `evidence` of
@@ -599,13 +602,22 @@ class Format:
         return sum(rule.evidence for rule in self.evidence(sample, found))
 
     def evidence(self, sample: str, found: Container[str] | None = None) -> list[Rule]:
-        """The rules that match one of `sample`'s lines. Each is tried on the first
-        SNIFF_TRIES lines holding one of its literals: a rule whose literal is a common word
-        costs no more on a long sample, and a longer sample beginning with this one never
-        gives less (what `read.batch.settled_format` relies on)."""
+        """The rules that match one of `sample`'s lines (`recognises`)."""
+        return [rule for rule in self.candidates(sample, found) if self.recognises(rule, sample, found)]
+
+    def candidates(self, sample: str, found: Container[str] | None = None) -> list[Rule]:
+        """The rules that are evidence and whose literal `sample` holds, heaviest first: the
+        most `sniff` can give on it, before a line is read."""
         present = sample if found is None else found
-        return [rule for rule in self._evidence_rules
-                if any(literal in present and self._recognised(rule, literal, sample) for literal in rule.literals)]
+        return [rule for rule in self.sniff_rules if any(literal in present for literal in rule.literals)]
+
+    def recognises(self, rule: Rule, sample: str, found: Container[str] | None = None) -> bool:
+        """Whether `rule` matches one of `sample`'s lines. It is tried on the first SNIFF_TRIES
+        lines holding one of its literals: a rule whose literal is a common word costs no more
+        on a long sample, and a longer sample beginning with this one never gives less (what
+        `read.batch.settled_format` relies on). `found`: as for `sniff`."""
+        return any(self._recognised(rule, literal, sample) for literal in rule.literals
+                   if found is None or literal in found)
 
     def _recognised(self, rule: Rule, literal: str, sample: str) -> bool:
         at = sample.find(literal)

@@ -566,6 +566,11 @@ def _settled(found: set[str], texts: list[str]) -> Format | None:
     """`settled_format` of the lines `texts`, whose sniff literals are `found`."""
     formats = _formats()
     sample = "\n".join(texts)
+    # the most each score can be before a line is read: a head no format's could settle (that
+    # of a format whose rules weigh less than another's could) is not read for its rules
+    if not any((bars := _settle_bars(fmt)) is not None and sum(rule.evidence for rule in fmt.candidates(sample, found))
+               > bars[0] for fmt in formats):
+        return None
     scores = [fmt.sniff(sample, found) for fmt in formats]
     best = max(range(len(formats)), key=scores.__getitem__, default=None)
     if best is None or scores[best] <= 0:
