@@ -184,7 +184,7 @@ def test_a_format_given_milestones_by_name_declares_them() -> None:
     each becomes a milestone kind of its model runner."""
     fmt = all_formats()["sglang"]
     toy = Format(name="toy", headers=fmt.headers, rules=(Rule("compile.end", r"^compiled", "compiled"),),
-                 sniff_literals={"toy": 1.0}, milestones=frozenset({"compile.end"}))
+                 milestones=frozenset({"compile.end"}))
     kind = toy.vocab.kind("compile.end")
     assert kind.milestone and kind.runner and "compile.end" in toy.vocab.runner
 

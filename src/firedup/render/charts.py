@@ -244,6 +244,8 @@ def _status(row: dict[str, Any]) -> tuple[str, float | None, str]:
         what = row["crash_category"] or "unknown"
         where = f" in {row['crash_phase']}" if row["crash_phase"] else ""
         return "crash", total, f"crash ({what}{where}) {fmt_time_to_end(total, bool(row['lower_bound']))}"
+    if row.get("ready_kind") == "engine":
+        return "end", total, f"engine ready {fmt_duration(total)}, no server"
     where = f" in {row['stopped_in']}" if row["stopped_in"] else ""
     return "end", total, f"log ends{where} {fmt_duration(total)}"
 
