@@ -313,6 +313,7 @@ def test_a_header_is_looked_for_only_in_a_lines_first_characters() -> None:
     ("[2025-07-25 02:04:12,123] [worker_1:stderr] ", "worker_1"),
     ("2025-07-25 02:04:12,123 - harness - INFO - ", None),
     ("[harness.py:123] [node-3] WARNING ", "node-3"),
+    ("    15\t", None),  # a line number (`cat -n`) names no source
 ])
 def test_a_wrappers_tag_is_the_words_that_number_its_source(wrapper: str, tag: str | None) -> None:
     from firedup.formats.base import wrapper_tag

@@ -384,3 +384,18 @@ def test_a_disaggregated_worker_without_a_server_is_engine_ready_not_ready() -> 
     # the second clock: vLLM's typical 24 s from launch to the first timed line (issue 27)
     assert outcome_line(run) == "ENGINE READY in 39 s: no server in this log, ~1 min 03 s from launch"
 
+
+@pytest.mark.parametrize("scanner", ["incremental", "batch"])
+def test_a_line_numbered_copy_of_a_log_is_the_same_runs(tmp_path: Path, scanner: str) -> None:
+    """`cat -n` (or a report quoting a log with its line numbers) puts a number before each
+    line: the engine's header is found behind it (an unknown wrapper), but a line number names
+    no source, so the restart log stays two runs, not one engine per line."""
+    source = Path(__file__).resolve().parent.parent / "sample_logs" / "crash-then-restart.log"
+    numbered = tmp_path / "numbered.log"
+    numbered.write_text("".join(f"{i:6d}\t{line}" for i, line in
+                                enumerate(source.read_text().splitlines(keepends=True), 1)))
+    plain = parse_paths([str(source)], scanner=scanner).runs
+    runs = parse_paths([str(numbered)], scanner=scanner).runs
+    assert [(r.outcome, r.seconds_to_end, [m.name for m in r.milestones]) for r in runs] == [
+        (r.outcome, r.seconds_to_end, [m.name for m in r.milestones]) for r in plain]
+    assert not any("engines told apart" in w for r in runs for w in r.warnings)

@@ -159,15 +159,16 @@ _STREAM = re.compile(r"[:._-]?(?:stdout|stderr)$")
 
 def wrapper_tag(wrapper: str) -> str | None:
     """What names a wrapper's source: its words that number something (`[worker_0]`,
-    `node-3`), without stamps, levels, file positions and stream names; None when no word does
-    (one source). Two servers behind one harness differ by it."""
+    `node-3`), without stamps, levels, file positions and stream names, nor a bare number (a
+    line number, as `cat -n` or a report quoting a log puts there: it names no source); None
+    when no word does (one source). Two servers behind one harness differ by it."""
     words: list[str] = []
     for word in _WORD.findall(wrapper):
         word = word.strip(":-")
         if word.upper() in _LEVEL_WORDS or _STAMP_WORD.match(word) or _FILE_POSITION.search(word):
             continue
         word = _STREAM.sub("", word)
-        if any(ch.isdigit() for ch in word):
+        if any(ch.isdigit() for ch in word) and not word.isdigit():
             words.append(word)
     return " ".join(words) or None
 
