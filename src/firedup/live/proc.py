@@ -585,7 +585,7 @@ def classify(looks: Sequence[Look], phase: str | None = None, ticks: int = 100) 
     n = len(last.procs)
     if all(p.state in "Tt" for p in last.procs):
         return Activity("stuck", f"stopped: {_plural(n, 'process', 'processes')} suspended (SIGSTOP, a debugger, a frozen cgroup)",
-                        busy=False, processes=n, evidence=(f"state T in all {_plural(n, 'process', 'processes')}",))
+                        busy=False, processes=n, evidence=("state T (stopped) in every process of the tree",))
     first = next((x for x in window if x.alive), last)
     span = last.at - first.at
     before = {p.pid: p for p in first.procs}
@@ -755,7 +755,7 @@ class TreeWatch:
                 (info.cpu_ticks - old.cpu_ticks) / self.procfs.ticks / span >= BUSY_CPU
             weights, modules, caches = self._files(info, now, read)
             new_libs: tuple[str, ...] = ()
-            if not (weights or caches or compilers or gpu_busy) and (read >= READER_BYTES or worked) \
+            if (not (weights or caches or compilers or gpu_busy) and (read >= READER_BYTES or worked)) \
                     or info.pid not in self._libs:  # first sight: the baseline of what it maps
                 mapped, new_libs, new_caches = self._mapped(info.pid)
                 weights, caches = weights + mapped, caches + new_caches

@@ -489,6 +489,7 @@ class Waiter:
         self.unknown_engine_said = False
         self.pending_looked = 0  # lines of reader.pending `_unread_lines` has looked at
         self.stray_stamp = False  # a stamped line no format's header reads has come
+        self.log_began = False  # a line some format's header reads has come
         self.last_announced: str | None = None
         self.status_text = ""
         self.status_at = 0.0
@@ -688,8 +689,10 @@ class Waiter:
 
     def _take(self, lines: list[RawLine], now: float) -> None:
         self._feed(lines)
-        if self.fmt is None and len(self.reader.pending) >= SNIFF_NOTE_LINES:
-            self._choose_format(force=True)  # says once that no engine shows yet
+        if self.fmt is None:
+            self._look_at_pending()
+            if len(self.reader.pending) >= SNIFF_NOTE_LINES:
+                self._choose_format(force=True)  # says once that no engine shows yet
 
     def _choose_format(self, force: bool) -> None:
         """The format of the log once its lines show one (the pipeline's `choose_format`). When
@@ -711,14 +714,22 @@ class Waiter:
         takes, a line of an engine firedup does not read, or SNIFF_NOTE_LINES lines with no
         engine's. What a server prints before its logging starts (Python's warnings, a
         deprecation notice) is none of these: the log has simply not begun."""
-        pending = self.reader.pending
-        if len(pending) >= SNIFF_NOTE_LINES:
+        if len(self.reader.pending) >= SNIFF_NOTE_LINES:
             return True
-        for line in pending[self.pending_looked:]:  # each line looked at once
-            self.pending_looked += 1
-            if _STAMPED.search(line.text[:80]) and not _readable(line.text):
-                self.stray_stamp = True
+        self._look_at_pending()
         return self.stray_stamp or foreign_engine(self._pending_text()) is not None
+
+    def _look_at_pending(self) -> None:
+        """Whether the lines read while no engine shows hold a line some format's header reads
+        (the log has begun) or a stamped line none reads; each line looked at once."""
+        pending = self.reader.pending
+        for line in pending[self.pending_looked:]:
+            self.pending_looked += 1
+            if _STAMPED.search(line.text[:80]):
+                if _readable(line.text):
+                    self.log_began = True
+                else:
+                    self.stray_stamp = True
 
     def _pending_text(self) -> str:
         """The lines read while no engine shows, for what they look like."""
@@ -1175,6 +1186,8 @@ class Waiter:
     def _first_line_text(self, now: float) -> str:
         launched = self.since_launch(now)
         ago = f"launched {_whole(launched)} ago" if launched is not None else f"waited {_whole(now - self.started)}"
+        if self.log_began:
+            return f"the log has begun; waiting for a line that shows its engine ({ago})"
         return f"waiting for the server's first log line ({ago})"
 
     def _observe(self, now: float, activity: Activity | None) -> None:
