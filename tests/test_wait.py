@@ -1372,3 +1372,65 @@ def test_a_busy_gpu_in_graph_capture_through_nvml(tmp_path: Path) -> None:
     assert f"process tree of pid {server.pid}: GPU busy (capturing graphs: 85% on GPU 0, 30.0 GB)" in result.stdout
     saved = json.loads(record.read_text())
     assert saved["gpu"] == {"source": "NVML", "off": None}
+
+
+CHILD = """
+import sys, time
+from datetime import datetime, timedelta
+log, shard = sys.argv[1], sys.argv[2]
+for name in ("numpy", "yaml", "PIL.Image", "pyarrow", "polars", "duckdb", "matplotlib.pyplot", "hyperscan"):
+    try:
+        __import__(name)  # each maps its shared libraries
+    except ImportError:
+        pass
+    time.sleep(0.5)
+def stamp():  # the server prints in a zone two hours from this machine's
+    return (datetime.now() + timedelta(hours=2)).strftime("[%Y-%m-%d %H:%M:%S]")
+with open(log, "a") as f:
+    f.write(f"{stamp()} server_args=ServerArgs(model_path='{shard.rsplit('/', 1)[0]}', tp_size=1)\\n")
+    f.write(f"{stamp()} Load weight begin. avail mem=78.50 GB\\n")
+with open(shard, "rb") as f:
+    while f.read(4 << 20):
+        time.sleep(0.12)
+time.sleep(600)
+"""
+
+
+def test_a_real_server_stand_in_imports_reads_weights_then_idles(tmp_path: Path) -> None:
+    """`firedup wait --pid` beside a real Python child that imports modules, then reads a 200 MB
+    `.safetensors` file slowly, then sits idle: importing, reading weights and idle, in that
+    order; the launch measured from /proc, its gap to the log's first line right."""
+    model = tmp_path / "model"
+    model.mkdir()
+    shard = model / "model-00001-of-00001.safetensors"
+    block = os.urandom(1 << 20)
+    with open(shard, "wb") as f:
+        for _ in range(200):
+            f.write(block)
+    log, record = tmp_path / "server.log", tmp_path / "record.json"
+    before = time.time()
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(log), str(shard)], env=env())
+    try:
+        result = subprocess.run(firedup("wait", "--log", str(log), "--pid", str(child.pid), "--timeout", "26",
+                                        "--stall-after", "1", "--record", str(record)),
+                                capture_output=True, text=True, timeout=90, env=env())
+    finally:
+        child.kill()
+        child.wait()
+    assert result.returncode == 4, result.stdout + result.stderr
+    saved = json.loads(record.read_text())
+    kinds = [x["kind"] for x in saved["process_timeline"]]
+    order = [k for k in kinds if k in ("importing", "reading", "stuck")]
+    assert [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k] == ["importing", "reading", "stuck"], kinds
+    reading = next(x for x in saved["process_timeline"] if x["kind"] == "reading")
+    assert "model-00001-of-00001.safetensors" in reading["text"] and reading["phase"] == "load_weights"
+    importing = next(x for x in saved["process_timeline"] if x["kind"] == "importing")
+    assert importing["phase"] is None and importing["since"] is not None  # before the first line, on the log's clock
+    assert re.search(r"^note: waiting for the server's first log line \(launched [\d.]+ s ago\); process tree of pid "
+                     rf"{child.pid}: importing \(", result.stderr, re.M), result.stderr
+    # the launch: measured, and its gap is the first line's stamp (two hours ahead) minus the start
+    launch = saved["run"]["launch"]
+    first = datetime.strptime(log.read_text()[1:20], "%Y-%m-%d %H:%M:%S") - timedelta(hours=2)
+    assert launch["source"] == "measured"
+    assert abs(launch["seconds_before_first_line"] - (first.timestamp() - before)) <= 1.5, launch
+    assert "process tree of pid" in result.stdout and "idle: no CPU" in result.stdout

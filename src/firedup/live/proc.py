@@ -694,7 +694,7 @@ class TreeWatch:
         self._prev: dict[int, ProcInfo] = {}
         self._fds_at: dict[int, float] = {}
         self._gpus: dict[int, tuple[int, ...]] = {}
-        self._libs: dict[int, set[str]] = {}
+        self._libs: dict[int, tuple[float, set[str]]] = {}  # pid -> (when, what it mapped then)
 
     @property
     def samples(self) -> deque[Look]:
@@ -718,8 +718,10 @@ class TreeWatch:
         self._gpus[pid] = tuple(sorted({m for m in (gpu_minor(g) for g in kinds["gpu"]) if m is not None}))
         return tuple(kinds["weights"]), tuple(kinds["module"]), tuple(kinds["cache"])
 
-    def _mapped(self, pid: int) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-        """(weights mapped, shared libraries newly mapped, kernel-cache files newly mapped)."""
+    def _mapped(self, pid: int, now: float) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """(weights mapped, shared libraries newly mapped, kernel-cache files newly mapped): new
+        since the previous look, where its maps were read then too (else this read is a baseline
+        only: what was mapped since an older read may have been mapped long ago)."""
         paths = self.procfs.maps(pid)
         if paths is None:
             return (), (), ()
@@ -732,10 +734,10 @@ class TreeWatch:
                 libs.add(path)
             elif kind == "cache":
                 caches.add(path)
-        old = self._libs.get(pid)
-        self._libs[pid] = libs | caches
-        if old is None:
-            return tuple(weights), (), ()  # the first read of its maps is the baseline
+        at, old = self._libs.get(pid, (None, set()))
+        self._libs[pid] = (now, libs | caches)
+        if at is None or not self.looks or at != self.looks[-1].at:
+            return tuple(weights), (), ()  # a baseline
         return tuple(weights), tuple(sorted(libs - old)), tuple(sorted(caches - old))
 
     def sample(self, now: float) -> None:
@@ -757,7 +759,7 @@ class TreeWatch:
             new_libs: tuple[str, ...] = ()
             if (not (weights or caches or compilers or gpu_busy) and (read >= READER_BYTES or worked)) \
                     or info.pid not in self._libs:  # first sight: the baseline of what it maps
-                mapped, new_libs, new_caches = self._mapped(info.pid)
+                mapped, new_libs, new_caches = self._mapped(info.pid, now)
                 weights, caches = weights + mapped, caches + new_caches
             seen.append(Seen(info.pid, info.name, info.state, info.cpu_ticks, info.reads,
                              compiler=info is not tree[0] and _is_compiler(info) and not _is_worker(info),
