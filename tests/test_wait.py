@@ -1434,3 +1434,36 @@ def test_a_real_server_stand_in_imports_reads_weights_then_idles(tmp_path: Path)
     assert launch["source"] == "measured"
     assert abs(launch["seconds_before_first_line"] - (first.timestamp() - before)) <= 1.5, launch
     assert "process tree of pid" in result.stdout and "idle: no CPU" in result.stdout
+
+
+def test_ingest_keeps_the_measured_launch_in_the_history(tmp_path: Path) -> None:
+    """`wait --pid ... --ingest` stores the start-up with the launch it measured: the history's
+    runs (what `--timeout auto` and budgets read) count from it."""
+    from firedup.live.history import store_runs
+
+    store = tmp_path / "history"
+    store.mkdir()
+    log = tmp_path / "server.log"
+    before = time.time()
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(1.5)
+        now = time.time()
+        log.write_text(f"{_stamped(now)} server_args={{'model_path': 'm', 'tp_size': 1}}\n"
+                       f"{_stamped(now)} Load weight begin. avail mem=78.50 GB\n"
+                       f"{_stamped(now)} Load weight end. type=M, avail mem=60.00 GB\n"
+                       f"{_stamped(now)} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+                       f"{_stamped(now)} The server is fired up and ready to roll!\n")
+        result = run_wait("--log", str(log), "--pid", str(server.pid), f"--store={store}", "--ingest",
+                          "--timeout", "20")
+    finally:
+        server.kill()
+        server.wait()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"note: --ingest: 1 start-up of {log} stored in {store} (launch measured)" in result.stderr
+    [run] = store_runs(str(store))
+    assert run.launch is not None and run.launch.source == "measured" and run.launch.gap is not None
+    first = datetime.strptime(log.read_text()[1:20], "%Y-%m-%d %H:%M:%S").timestamp()
+    assert abs(run.launch.gap - (first - before)) <= 1.0
+    again = run_wait("--log", str(log), "--pid", str(os.getpid()), f"--store={store}", "--ingest", "--timeout", "20")
+    assert "already holds these bytes" in again.stderr

@@ -69,7 +69,7 @@ from firedup.read.follow import Follower, RawLine, StreamFollower
 from firedup.read.sources import Line, Source, normalise
 from firedup.render.text import timeline_text
 from firedup.timeline.build import Run, spanned, stage_changes
-from firedup.timeline.launch import MAX_STATED_GAP, measured_launch
+from firedup.timeline.launch import MAX_STATED_GAP, Launch, measured_launch
 from firedup.timeline.pipeline import DatePolicy, LogReader
 from firedup.timeline.silence import Observed, observed_caches
 
@@ -308,6 +308,7 @@ class WaitOptions:
     inspect_after: float = INSPECT_AFTER_S  # the silence after which the process tree is looked at
     telemetry: bool = True  # read the engine's own start-up figures from the URL's server
     record: Path | None = None  # also write the outcome there as JSON
+    ingest: str | None = None  # add the log's runs to this history store at the end ("": the default store)
 
     @property
     def log_name(self) -> str | None:
@@ -514,6 +515,7 @@ class Waiter:
         self.zone: timedelta | None = None  # the log's clock minus this machine's local clock
         self.launch_run: tuple[str, int | None] | None = None  # the run the pid's start launched
         self.launch_said = False
+        self.launch_value: Launch | None = None
         self.observed: list[_Stretch] = []  # what the process tree did, stretch by stretch (--record)
         self.partial_key = 0
         self.partial_progress: Progress | None = None
@@ -558,7 +560,44 @@ class Waiter:
         code = self._run_loop()
         if self.opts.record is not None:
             self._write_record(code)
+        if self.opts.ingest is not None:
+            self._ingest()
         return code
+
+    def _ingest(self) -> None:
+        """The log's runs into the history store, the followed one with the launch this wait
+        measured: budgets and `--timeout auto` from that history then count from measured
+        launches. Never a reason to fail the wait: a problem is a note."""
+        self._apply_observed()
+        runs = self.reader.runs() if self.run is not None else []
+        if self.opts.log is None or self.opts.log_stream is not None or not runs:
+            self.say("note: --ingest: nothing stored (it stores a log file's start-ups; "
+                     + ("this wait read no start-up)" if not runs else "this log is not a file)"))
+            return
+        if self.run is not None:
+            runs[-1] = self.run  # the run followed, with what the process tree showed
+        for run in runs:  # the run the pid launched (a restart after it keeps its own launch)
+            if self.launch_value is not None and self.launch_run == (run.source, run.first_line):
+                run.launch = self.launch_value
+        try:
+            from firedup.errors import FiredupError
+            from firedup.tables.store import open_store
+
+            store = open_store(self.opts.ingest or None)
+            store.prepare()
+            status, added = store.add(runs)
+        except ImportError as exc:  # the store needs polars: a wait installed without it still waits
+            self.say(f"note: --ingest: nothing stored ({exc})")
+            return
+        except (FiredupError, OSError) as exc:
+            self.say(f"note: --ingest: nothing stored ({exc})")
+            return
+        launch = self.run.launch.source if self.run is not None and self.run.launch is not None else "unknown"
+        if status == "added":
+            self.say(f"note: --ingest: {added} start-up{'s' if added != 1 else ''} of {self.log_name} stored in "
+                     f"{store.location} (launch {launch})")
+        else:
+            self.say(f"note: --ingest: {store.location} already holds these bytes of {self.log_name}; nothing stored")
 
     def _write_record(self, code: int) -> None:
         """The outcome as JSON, for CI and for keeping beside the log: the exit code and
@@ -837,7 +876,7 @@ class Waiter:
         at = launched if gap >= 0 else run.first_ts.dt  # whole-second stamps: the same second
         basis = (f"pid {self.opts.pid} started at {datetime.fromtimestamp(self.launch_wall).strftime('%H:%M:%S.%f')[:-4]}"
                  f" by this machine's clock (/proc: its start time after boot); {self._zone_text()}")
-        run.launch = measured_launch(at, run.first_ts, basis)
+        run.launch = self.launch_value = measured_launch(at, run.first_ts, basis)
         if not self.launch_said:
             self.launch_said = True
             if not self.opts.quiet:
