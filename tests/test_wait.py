@@ -1257,10 +1257,11 @@ def test_the_pid_start_is_the_measured_launch_on_the_log_clock(tmp_path: Path) -
     assert waiter.run_loop() == 0
     run = waiter.run
     assert run is not None and run.launch is not None and run.launch.source == "measured"
-    expected = (datetime.fromtimestamp(w0 + 2) + zone).replace(microsecond=0) - (datetime.fromtimestamp(w0 - 20) + zone)
-    assert run.launch.gap == pytest.approx(expected.total_seconds(), abs=0.05)
-    assert run.launch.ts is not None and run.launch.ts.dt == pytest.approx(  # type: ignore[comparison-overlap]
-        datetime.fromtimestamp(w0 - 20) + zone, abs=timedelta(seconds=0.05))
+    assert waiter.launch_wall is not None and abs(waiter.launch_wall - (w0 - 20)) < 1  # the fake's start, to 10 ms
+    launched = datetime.fromtimestamp(waiter.launch_wall) + zone  # on the log's clock
+    expected = (datetime.fromtimestamp(w0 + 2) + zone).replace(microsecond=0) - launched
+    assert run.launch.gap == pytest.approx(expected.total_seconds(), abs=0.01)
+    assert run.launch.ts is not None and abs((run.launch.ts.dt - launched).total_seconds()) < 0.01
     assert "the log's clock runs 5 h 30 min ahead of this machine's" in run.launch.basis
     headline = out.getvalue().splitlines()[0]
     assert re.match(r"READY in 6\.0 s by the log's clock \(line 6\), (27|28) s from launch \((21|22) s before the "
@@ -1467,3 +1468,24 @@ def test_ingest_keeps_the_measured_launch_in_the_history(tmp_path: Path) -> None
     assert abs(run.launch.gap - (first - before)) <= 1.0
     again = run_wait("--log", str(log), "--pid", str(os.getpid()), f"--store={store}", "--ingest", "--timeout", "20")
     assert "already holds these bytes" in again.stderr
+
+
+def test_a_log_whose_stamps_are_not_this_clock_gets_no_measured_launch(tmp_path: Path) -> None:
+    """An old log replayed or copied: its stamps are days (or odd minutes) from this machine's clock,
+    so the pid's start cannot be put on them; the run keeps its estimated launch, and says why."""
+    log = tmp_path / "server.log"
+    fake = _fake_tree(tmp_path, time.time() - 5)
+    script = _Timed(log, [(1.0, NEW_READY.read_text())])
+    waiter, _, err = _timed_waiter(log, fake, script, timeout=20)
+    assert waiter.run_loop() == 0
+    assert waiter.run is not None and waiter.run.launch is not None and waiter.run.launch.source == "estimated"
+    assert "note: the log's stamps do not follow this machine's clock (its newest, 2026-10-30T10:00:36, is " \
+           in err.getvalue()
+    # a clock seven minutes off: no zone is that far from a quarter hour
+    (tmp_path / "skewed").mkdir()
+    skewed = tmp_path / "skewed" / "server.log"
+    odd = _Timed(skewed, [(1.0, f"{_stamped(time.time() + 7 * 60)} server_args={{'model_path': 'm'}}\n")])
+    waiter, _, err = _timed_waiter(skewed, _fake_tree(tmp_path / "skewed", time.time() - 5), odd, timeout=3)
+    waiter.run_loop()
+    assert waiter.run is not None and waiter.run.launch is not None and waiter.run.launch.source != "measured"
+    assert re.search(r"is (6 min 5\d|7 min 0\d) s from now, not whole quarter hours", err.getvalue()), err.getvalue()

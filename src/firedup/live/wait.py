@@ -94,6 +94,8 @@ SNIFF_KEEP_LINES = 2000  # lines of a log of no known engine kept in case one sh
 ZONE_STEP_S = 900.0  # a log's stamps and this machine's clock differ by whole quarter hours (time zones)
 LAUNCH_SLACK_S = 1.5  # a launch up to this long after the first line: whole-second stamps, not a later start
 STALE_LOG_S = 60.0  # a log written longer ago than this dates its newest line by its modification time
+ZONE_MAX_S = 26 * 3600.0  # two zones differ by at most this much (UTC-12 and UTC+14)
+ZONE_SLACK_S = 90.0  # a live line's stamp is at most this far from the quarter hour (its lag, a skewed clock)
 OBSERVED_GAP_S = 6.0  # looks further apart than this start a new stretch
 MAX_EVENTS = 50_000
 LAST_LINES = 12
@@ -835,7 +837,18 @@ class Waiter:
                 if written - mtime > STALE_LOG_S:
                     written = mtime
         difference = (run.last_ts.dt - datetime.fromtimestamp(written)).total_seconds()
-        self.zone = timedelta(seconds=round(difference / ZONE_STEP_S) * ZONE_STEP_S)
+        zone = round(difference / ZONE_STEP_S) * ZONE_STEP_S
+        if abs(zone) > ZONE_MAX_S or abs(difference - zone) > ZONE_SLACK_S:
+            # not a clock of this moment: an old log copied or replayed, a skewed clock
+            self.zone = None
+            if self.launch_wall is not None and "zone" not in self.warned:
+                self.warned.add("zone")
+                self.say(f"note: the log's stamps do not follow this machine's clock (its newest, {run.last_ts.iso}, "
+                         f"is {fmt_duration(abs(difference))} from now, not whole quarter hours): pid "
+                         f"{self.opts.pid}'s start is not put on the log's clock; the launch stays "
+                         f"{run.launch.source if run.launch else 'unknown'}")
+            return
+        self.zone = timedelta(seconds=zone)
 
     def _on_log_clock(self, wall: float) -> datetime | None:
         """A moment of this machine's clock on the log's clock (None until a stamped line came)."""
