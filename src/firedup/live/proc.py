@@ -64,7 +64,7 @@ WORKER_CPU = 0.05  # share of one core a compile worker uses while it compiles
 GPU_GROWTH_MB = 64.0  # GPU memory growth over the window that means "allocating"
 GPU_BUSY_PCT = 10.0  # GPU utilisation (mean over the window) that means "busy"
 READER_BYTES = 256 * 1024  # a process that read this much since the last look has its files looked at
-FULL_SCAN_S = 30.0  # every process's fd links are read again this often (GPUs opened later)
+FULL_SCAN_S = 30.0  # a working process's fd links are read again this often (a GPU opened later)
 MAX_FDS = 4096  # fd links read per process at most (a server with more is not read whole)
 MAX_MAPS_BYTES = 8 << 20  # of /proc/PID/maps, read at most
 SHOWN = 3  # file or library names a note shows
@@ -677,10 +677,10 @@ class TreeWatch:
     """Samples a process tree and says what it is doing (`sample`, then `activity`).
 
     Only what tells the classes apart is read: `stat`, `cmdline` and `io` of every process;
-    the fd links of a process seen for the first time, every FULL_SCAN_S, and whenever it read
-    READER_BYTES since the last look; its maps on first sight (the baseline of its libraries),
-    then only when it reads or works with no weight file or kernel cache open and neither a
-    compiler nor a busy GPU already explains the tree."""
+    the fd links of a process seen for the first time, every FULL_SCAN_S while it works, and
+    whenever it read READER_BYTES since the last look; its maps on first sight (the baseline
+    of its libraries), then only when it reads or works with no weight file or kernel cache
+    open and neither a compiler nor a busy GPU already explains the tree."""
 
     def __init__(self, pid: int, procfs: ProcFS | None = None, gpu: GpuWatch | None = None,
                  model_dirs: Sequence[str] = ()) -> None:
@@ -700,10 +700,11 @@ class TreeWatch:
     def samples(self) -> deque[Look]:
         return self.looks
 
-    def _files(self, info: ProcInfo, now: float, read: int) -> tuple[tuple[str, ...], ...]:
-        """(weights, modules, caches) open, scanning fd links only when worth it; also the GPUs."""
+    def _files(self, info: ProcInfo, now: float, read: int, worked: bool) -> tuple[tuple[str, ...], ...]:
+        """(weights, modules, caches) open, scanning fd links only when worth it (first sight, a
+        reader, a worker not scanned for FULL_SCAN_S: an idle process opens nothing); also the GPUs."""
         pid = info.pid
-        due = pid not in self._fds_at or now - self._fds_at[pid] >= FULL_SCAN_S
+        due = pid not in self._fds_at or (worked and now - self._fds_at[pid] >= FULL_SCAN_S)
         if not (due or read >= READER_BYTES):
             return (), (), ()
         links = self.procfs.fds(pid)
@@ -755,7 +756,7 @@ class TreeWatch:
             read = (info.reads or 0) - ((old.reads or 0) if old is not None else (info.reads or 0))
             worked = old is not None and span > 0 and \
                 (info.cpu_ticks - old.cpu_ticks) / self.procfs.ticks / span >= BUSY_CPU
-            weights, modules, caches = self._files(info, now, read)
+            weights, modules, caches = self._files(info, now, read, worked)
             new_libs: tuple[str, ...] = ()
             if (not (weights or caches or compilers or gpu_busy) and (read >= READER_BYTES or worked)) \
                     or info.pid not in self._libs:  # first sight: the baseline of what it maps
