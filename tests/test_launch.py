@@ -128,3 +128,57 @@ def test_time_from_launch_holds_against_the_outside_pollers_first_200() -> None:
                           cwd=ROOT, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert " 0 failed to parse" in proc.stdout
+
+
+def test_estimates_and_budgets_use_the_known_launches_at_hand(tmp_path: Path) -> None:
+    """A known launch of the same engine and config (here given; `wait --pid` measures them) beats
+    the documented gap: the other runs' estimates and the budget's allowance come from it."""
+    import firedup
+    from firedup.tables.frames import from_runs
+
+    (tmp_path / "a.log").write_text(READY)
+    (tmp_path / "b.log").write_text(READY.replace("22:47:32", "22:47:40"))
+    [known] = parse_paths([str(tmp_path / "a.log")], launched_at=time(22, 46, 15)).runs  # 40 s before the first line
+    [other] = parse_paths([str(tmp_path / "b.log")]).runs
+    assert other.launch is not None and other.launch.gap == 21.0  # alone: the documented gap
+    runs = from_runs([known, other])
+    row = runs.runs.filter(runs.runs["source"] == str(tmp_path / "b.log")).to_dicts()[0]
+    assert (row["launch_source"], row["launch_gap"], row["launch_high"]) == ("estimated", 40.0, 40.0)
+    assert "1 measured launch of this configuration's runs" in row["launch_basis"]
+    assert row["launch_to_ready"] == 45.0 + 40.0
+    report = firedup.budgets(runs)
+    clock = report.clocks[0]
+    assert clock is not None and clock.kinds == {"given": 1, "estimated": 1}
+    assert "first line + 40 s" in clock.text and "the history's measured launches" in clock.text
+    assert report.budgets[0].slowest == 85.0  # b: 45 s by its log + 40 s before it
+
+
+def test_a_file_no_format_reads_as_a_servers_is_skipped_not_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: a poller's `.health.txt` beside the logs (it quotes the launch command) became an
+    INCOMPLETE SGLang run, and budgets counted it ("3 ready, of 6 runs")."""
+    (tmp_path / "run.log").write_text(READY)
+    (tmp_path / "run.health.txt").write_text(
+        "22:46:33 CUDA_HOME=/usr/local/cuda CMD: python3 -m sglang.launch_server --model-path /m --port 30000\n"
+        "--- start (t=0 is poller start, server pid 2175)\n    0.00 22:46:34 refused\n   58.58 22:47:33 200\n")
+    result = parse_paths([str(tmp_path)], all_files=True)
+    assert [Path(r.source).name for r in result.runs] == ["run.log"]
+    [skipped] = [s for s in result.sources if s.source.endswith("run.health.txt")]
+    assert skipped.engine is None and skipped.skipped is not None and "not a server log" in skipped.skipped
+    code, out, err = run_cli(["budget", str(tmp_path), "--all"], monkeypatch, capsys)
+    assert code == 0 and "run.health.txt: not a server log" in err and err.count("run.health.txt") == 1
+    assert "incomplete" not in out
+
+
+@pytest.mark.parametrize("first_line, what", [
+    ("2026-12-05T22:46:20.500000000Z container start 3f2a6b9c0d1e2f3a4b5c (image=lmsysorg/sglang, name=sglang)",
+     "a container runtime starts"),
+    ("2026-12-05 22:46:20 python3 -m sglang.launch_server --model-path /m --port 30000", "a shell echoes the launch command"),
+])
+def test_a_launchers_own_stamped_line_is_the_launch(tmp_path: Path, first_line: str, what: str) -> None:
+    """`docker events` beside `docker logs -t`, or a launcher that stamps the command it runs."""
+    stamped = "".join(f"2026-12-05T{line[12:20]}.100000000Z {line}\n" for line in READY.splitlines())
+    [run] = _runs(tmp_path, first_line + "\n" + stamped)
+    assert run.launch is not None and run.launch.source == "log" and run.launch.line == 1, run.launch
+    assert what in run.launch.basis
+    assert run.launch_to_ready == pytest.approx(72.0, abs=1.0)  # 22:46:20 -> 22:47:32

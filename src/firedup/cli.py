@@ -187,7 +187,9 @@ def _say_unread(result: ParseResult) -> None:
     for err in result.errors:
         echo(f"firedup: {err}", err=True)
     for report in result.sources:
-        if report.engine is None:  # readable, but no engine firedup knows wrote it
+        if report.engine is None and report.skipped:  # a format matched a line, but it is no server's log
+            echo(f"firedup: {report.source}: {report.skipped}", err=True)
+        elif report.engine is None:  # readable, but no engine firedup knows wrote it
             from firedup.formats import no_known_engine
 
             echo(f"firedup: {report.source}: {no_known_engine(report.looks_like)}", err=True)
@@ -238,7 +240,8 @@ def cli() -> None:
     Exit codes: 0 all inputs parsed, 1 some inputs unreadable (the rest is
     still printed), 2 usage error, 5 no server startup in the inputs (or
     nothing to draw); `wait` adds 3 (crashed), 124 (timed out) and 4 (timed
-    out while the server sat idle: stuck); `check` exits 1 when a run regressed.
+    out while the server sat idle: stuck); `check` exits 1 when a run regressed,
+    6 when its history cannot judge it.
     """
 
 
@@ -319,6 +322,8 @@ def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default
                     progress=_progress_bar())
     for err in runs.errors:
         echo(f"firedup: {err}", err=True)
+    for skipped in runs.skipped:
+        echo(f"firedup: {skipped}", err=True)
     if store is not None and not paths and not len(runs):
         echo(f"firedup: the store {api.open_store(store).root} holds no runs yet; add some with "
                    "`firedup ingest PATH...`", err=True)
@@ -401,25 +406,31 @@ def risk_option(help_text: str = "Accepted chance that a healthy start takes lon
 @risk_option()
 @click.option("--snippet", "snippets",
               type=click.Choice(["all", "timeouts", "bash", "kubernetes", "compose", "none"]), multiple=True,
-              default=("all",), show_default=True,
-              help="What to print after the budgets: every layer's timeout, or one ready-to-paste snippet. "
-                   "A single snippet prints it alone, so `--snippet bash > wait.sh` is a script.")
+              help="Print after the budgets every layer's timeout, or one ready-to-paste snippet. A single "
+                   "snippet prints it alone, so `--snippet bash --group KEY=VALUE > wait.sh` is a script.")
+@click.option("--group", "group", default=None, metavar="KEY=VALUE[,...]",
+              help="Only this group (as the first lines name it), e.g. disable_cuda_graph=False: what a "
+                   "snippet is for when there are several groups.")
+@click.option("-v", "--verbose", is_flag=True, help="Every budget's derivation, every run left out, every snippet.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, ...).")
 def budget(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
-           all_files: bool, by: tuple[str, ...], risk: float, snippets: tuple[str, ...], as_json: bool) -> None:
-    """Recommended start-up timeouts per group, with their risk, and wait loops/probes to paste."""
-    from firedup.render.budget import budget_json, budget_text, snippet_only
+           all_files: bool, by: tuple[str, ...], risk: float, snippets: tuple[str, ...], group: str | None,
+           verbose: bool, as_json: bool) -> None:
+    """Recommended start-up timeouts per group, counted from the server's launch, with their risk,
+    and wait loops/probes to paste. The first lines are the answer: a budget per group."""
+    from firedup.render.budget import budget_json, budget_text, select_group, snippet_only
 
     runs = _load(paths, store, engine, default_date, all_files)
-    report = api.budgets(runs, by, risk)
-    kinds: tuple[str, ...] = ("timeouts", "bash", "kubernetes", "compose") if "all" in snippets else tuple(
+    report = select_group(api.budgets(runs, by, risk), group)
+    every = ("timeouts", "bash", "kubernetes", "compose")
+    kinds: tuple[str, ...] = every if "all" in snippets or (verbose and not snippets) else tuple(
         k for k in snippets if k != "none")
     if as_json:
         echo(json_visible(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False)))
     elif len(kinds) == 1 and kinds[0] != "timeouts":
         echo(snippet_only(report, kinds[0]), nl=False)
     else:
-        echo(budget_text(report, kinds, width=_columns()))
+        echo(budget_text(report, kinds, width=_columns(), verbose=verbose))
     _exit_runs(runs)
 
 
@@ -431,19 +442,27 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
               help="Also judge by the history store: bare --store for the default one, or --store=DIR (or a "
                    "bucket URL).")
 @risk_option("Chance that a healthy run is called a regression, per measure, if times are log-normal.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: rule, failed, runs, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: verdict, rule, failed, runs, ...).")
+@click.option("-v", "--verbose", is_flag=True, help="Also print the rule.")
 @_reading_options
 def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, risk: float, as_json: bool,
-          engine: str | None, default_date: _dt.date | None, all_files: bool) -> None:
-    """Fail (exit 1) when a new run's time to ready or any phase regressed beyond the history's
-    spread for the same config, or it did not get ready; exit 0 otherwise, 5 when NEW holds no
-    server startup (like pytest). The rule is printed first."""
+          verbose: bool, engine: str | None, default_date: _dt.date | None, all_files: bool) -> None:
+    """Fail (exit 1) when a new run's time to ready from launch or any phase regressed beyond the
+    history's spread for the same config, or it did not get ready; CANNOT JUDGE (exit 6) when the
+    history holds fewer than 2 runs of its config; exit 0 otherwise, 5 when NEW holds no server
+    startup (like pytest). The first lines are the verdicts."""
+    from firedup.errors import EXIT_CANNOT_JUDGE
+    from firedup.tables.check import CANNOT_JUDGE
+
     report = api.check(paths, history, store=store, risk=risk, engine=engine, date=default_date,
                        all_files=all_files)
     for err in report.errors:
         echo(f"firedup: {err}", err=True)
-    echo(json_visible(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json else _fitted(report.text()))
-    sys.exit(EXIT_REGRESSED if report.failed or report.errors else EXIT_OK)
+    echo(json_visible(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json
+         else _fitted(report.text(verbose)))
+    if report.failed or report.errors:
+        sys.exit(EXIT_REGRESSED)
+    sys.exit(EXIT_CANNOT_JUDGE if report.verdict == CANNOT_JUDGE else EXIT_OK)
 
 
 @cli.command(short_help="Add runs to the history store (a log already there is skipped).")
@@ -751,9 +770,12 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
               help="The engine version whose HTTP semantics to serve (default: read from the log's shape).")
 @click.option("--hold", default=None, metavar="DURATION",
               help="After the last line, keep serving this long (90, 90s, 15min; default: until interrupted).")
+@click.option("--launch-delay", default=None, metavar="DURATION",
+              help="Hold the log back this long after starting (log time: divided by --speed), as a real "
+                   "server's imports do (20-30 s): a wait loop started with the replay counts from the launch.")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: str | None,
-           engine: str | None) -> None:
+           launch_delay: str | None, engine: str | None) -> None:
     """Re-enact a recorded startup: write its log at pace and serve its HTTP answers.
 
     \b
@@ -769,8 +791,9 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     from firedup.live.wait import parse_duration
 
     held = parse_duration(hold, "--hold") if hold is not None else None
+    delay = parse_duration(launch_delay, "--launch-delay") if launch_delay is not None else 0.0
     check_replay_args(Path(log), Path(out), speed, held)
-    sys.exit(run_replay(Path(log), Path(out), speed, port, held, engine, server_version))
+    sys.exit(run_replay(Path(log), Path(out), speed, port, held, engine, server_version, launch_delay=delay))
 
 
 def main() -> None:

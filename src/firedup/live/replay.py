@@ -34,16 +34,16 @@ from firedup.core.health import (
     VersionGuess,
     answer,
     latency,
-    opens_at,
     valid_version,
     version_key,
 )
 from firedup.errors import FiredupError, InputError, OutputError, UsageError
 from firedup.formats import Format, foreign_engine, no_known_engine
+from firedup.formats.base import opens_at
+from firedup.formats.vocab import HTTP_RUNNING, READY
 from firedup.live.telemetry import metrics_page
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event
-from firedup.read.events import FATAL_EVENTS
 from firedup.read.sources import Source, normalise
 from firedup.timeline.build import Run
 from firedup.timeline.pipeline import DatePolicy, LogReader
@@ -137,8 +137,8 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
             opens = run.milestone(opens_at(fmt.health))
             if opens is not None:
                 actions.setdefault(opens.line - 1, []).append("open")
-        if run.ready_kind == "server" and run.milestone("ready") is not None:
-            ready = run.milestone("ready")
+        if run.ready_kind == "server" and run.milestone(READY) is not None:
+            ready = run.milestone(READY)
             assert ready is not None
             actions.setdefault(ready.line - 1, []).append("ready")
         if run.crash is not None and not _hangs(run, events, fmt):
@@ -155,7 +155,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
         version = fmt.version_guess(run_events, last.all_config, last.config_complete)
     port, url_line = None, None
     if last is not None:
-        running = last.milestone("http.running")
+        running = last.milestone(HTTP_RUNNING)
         if running is not None and running.fields.get("url"):
             m = re.search(r":(\d+)(?:/|$)", str(running.fields["url"]))
             port, url_line = (int(m.group(1)), running.line) if m else (None, running.line)
@@ -179,7 +179,7 @@ def _hangs(run: Run, events: Sequence[Event], fmt: Format) -> bool:
     if run.crash is None or run.crash.category != "hang" or run.first_line is None:
         return False
     names = {e.name for e in events if e.line >= run.first_line and (run.last_line is None or e.line <= run.last_line)}
-    return not names & (FATAL_EVENTS | fmt.kills_tree_on)
+    return not names & (fmt.vocab.fatal | fmt.kills_tree_on)
 
 
 def _stamped_parts(reader: LogReader, raws: list[bytes],
@@ -447,8 +447,12 @@ def _rewrite_port(raw: bytes, port: int) -> bytes:
 
 
 def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = None, hold: float | None = None,
-           err: TextIO = sys.stderr, stop: threading.Event | None = None) -> int:
+           err: TextIO = sys.stderr, stop: threading.Event | None = None, launch_delay: float = 0.0) -> int:
     """Write the script to `out` and serve its HTTP answers; return the server's exit status.
+
+    `launch_delay`: seconds (of the log's time, so divided by `speed`) before the first line, as
+    a real server's imports print nothing for 20-30 s after its launch: a wait script started
+    with the replay is then tested as it runs in life, its clock starting at the launch.
 
     A crash ends the replay with the status the server had (137 when the engine kills its
     process tree, `Format.kills_tree_on`; the CLI then kills itself with SIGKILL so that
@@ -459,6 +463,8 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
         raise UsageError(f"--speed {speed:g}: give a finite number greater than 0")
     if hold is not None and (not math.isfinite(hold) or hold < 0):
         raise UsageError(f"--hold {hold:g}: give a finite number of seconds, 0 or more")
+    if not math.isfinite(launch_delay) or launch_delay < 0:
+        raise UsageError(f"--launch-delay {launch_delay:g}: give a finite number of seconds, 0 or more")
     stop = stop or threading.Event()
     health = script.fmt.health
     default_port = script.fmt.probing.default_port if script.fmt.probing is not None else 8000
@@ -492,6 +498,14 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
         print(f"replay: {script.fmt.name} {version.describe()}; {_health_summary(script, health)}",
               file=err, flush=True)
     crashed = False
+    if launch_delay:  # the imports: no line, nothing listening
+        say(f"launched; the log begins in {launch_delay:g} s of log time ({launch_delay / speed:.1f} s), as a "
+            "server's first line comes after its imports")
+        if not _wait_until(started + launch_delay / speed, stop):
+            say("stopped before the log began")
+            writer.close()
+            return 143
+        started += launch_delay / speed
     try:
         for index, line in enumerate(script.lines):
             pieces = line.pieces or [(line.raw, line.at)]
@@ -575,7 +589,7 @@ def _health_summary(script: Script, health: HealthSemantics) -> str:
 
 
 def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float | None, engine: str | None,
-               server_version: str | None, err: TextIO = sys.stderr) -> int:
+               server_version: str | None, err: TextIO = sys.stderr, launch_delay: float = 0.0) -> int:
     """The CLI's entry: SIGTERM ends the replay cleanly; a crash exits as the server did."""
     check_replay_args(log, out, speed, hold)
     script = load_script(log, engine=engine, server_version=server_version)
@@ -586,7 +600,7 @@ def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        code = replay(script, out, speed=speed, port=port, hold=hold, err=err, stop=stop)
+        code = replay(script, out, speed=speed, port=port, hold=hold, err=err, stop=stop, launch_delay=launch_delay)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if code == 137:

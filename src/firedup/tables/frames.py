@@ -31,6 +31,7 @@ import polars as pl
 from firedup.core.config import COMMON_FLAGS
 from firedup.core.units import MIN_SOURCE_WIDTH, cut_end, cut_middle, fmt_time_to_end, without_common_folder
 from firedup.read.sources import InputError
+from firedup.tables.launches import settle_launches
 from firedup.timeline.build import PHASE_ORDER, Run, spanned
 
 if TYPE_CHECKING:
@@ -93,6 +94,7 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "launch_basis": pl.Utf8(),
     "launch_to_ready": pl.Float64(),  # Run.launch_to_ready: launch -> ready
     "launch_to_end": pl.Float64(),  # Run.launch_to_end: launch -> ready, the crash or the log's end
+    "cache_keys_json": pl.Utf8(),  # {cache kind: the key its cache was stored under} (Run.cache_keys)
     **FLAG_TYPES,
 }
 
@@ -146,6 +148,8 @@ class Runs:
     phases: pl.DataFrame
     milestones: pl.DataFrame
     errors: list[InputError] = field(default_factory=list)
+    # inputs read fine that hold no server's log (`source: why`): no runs, said once, not errors
+    skipped: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return self.runs.height
@@ -160,7 +164,8 @@ class Runs:
         ids = pl.Series(list(run_ids), dtype=pl.Utf8)
         return Runs(self.runs.filter(pl.col("run_id").is_in(ids.implode())),
                     self.phases.filter(pl.col("run_id").is_in(ids.implode())),
-                    self.milestones.filter(pl.col("run_id").is_in(ids.implode())), list(self.errors))
+                    self.milestones.filter(pl.col("run_id").is_in(ids.implode())), list(self.errors),
+                    list(self.skipped))
 
 
 # --- building the frames from parsed runs ------------------------------------------------
@@ -245,6 +250,7 @@ def _run_row(run: Run, chash: str, source: str) -> dict[str, Any]:
         "silent_seconds": sum(x.seconds for x in run.silences),
         "silences_json": _json([x.as_contract(run.first_ts) for x in run.silences]),
         **_launch_cells(run),
+        "cache_keys_json": _json(run.cache_keys),
     }
     for flag, dtype in FLAG_TYPES.items():
         row[flag] = _coerce(run.config.get(flag), dtype)
@@ -360,6 +366,8 @@ def finish(runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame,
     runs = runs.with_columns(pl.col("seconds_to_end").fill_null(pl.col("total_seconds")),
                              pl.col("end_ts").fill_null(pl.coalesce("ready_ts", "last_ts")),
                              pl.col("lower_bound").fill_null(pl.col("begins_mid_startup")))
+    # the launch as budgets read it: estimates from the measured launches at hand (tables.launches)
+    runs = settle_launches(runs)
     # the same log under two paths (or in a store and on disk): keep the rows of the kept copy
     kept = runs.select("run_id", "source")
     phases = phases.join(kept, on=["run_id", "source"], how="semi", maintain_order="left")
@@ -407,17 +415,25 @@ def load(
 
     frames: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
     errors: list[InputError] = []
+    skipped: list[str] = []
     if paths:
+        from firedup.formats import no_known_engine
+
         result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
                              progress=progress, content_hash=True)
         frames.append(base_frames(result.runs))
         errors.extend(result.errors)
+        skipped = [f"{s.source}: {s.skipped or no_known_engine(s.looks_like)}" for s in result.sources
+                   if s.engine is None]
     for st in stores:
         frames.append(st.read())
     if not frames:
-        return finish(empty(RUN_SCHEMA), empty(PHASE_SCHEMA), empty(MILESTONE_SCHEMA), errors)
-    runs_f, phases_f, milestones_f = (pl.concat([f[i] for f in frames], how="diagonal_relaxed") for i in range(3))
-    return finish(runs_f, phases_f, milestones_f, errors)
+        out = finish(empty(RUN_SCHEMA), empty(PHASE_SCHEMA), empty(MILESTONE_SCHEMA), errors)
+    else:
+        runs_f, phases_f, milestones_f = (pl.concat([f[i] for f in frames], how="diagonal_relaxed") for i in range(3))
+        out = finish(runs_f, phases_f, milestones_f, errors)
+    out.skipped = skipped
+    return out
 
 
 # --- views over the frames ----------------------------------------------------------------

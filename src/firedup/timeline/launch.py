@@ -7,7 +7,7 @@ from the first line is short by that much, so every run carries a `Launch`, in o
 
 * `measured`: a process start time firedup saw itself (`wait --pid` reads it from /proc);
 * `log`: a line of the input states it (systemd's `Started`/`Starting` unit line, a launch
-  command echoed with a collector's stamp): the format names those events (`Format.launch_events`);
+  command echoed with a collector's stamp): their kinds say so (`formats.vocab.Kind.launch`);
 * `given`: the user said it (`--launched-at`);
 * `estimated`: none of these; the gap before the first line is the format's documented typical
   gap (`Format.launch_gap`), or the history's measured gaps (`tables.launches`), with its range;
@@ -96,14 +96,15 @@ def stated_launch(events: Sequence[Event], first: Stamp, fmt: Format) -> Launch 
     (a unit restarted by hand prints `Started` again), with its own time, not an inherited one."""
     found: Event | None = None
     for e in events:
-        if e.name in fmt.launch_events and e.ts is not None and not e.inherited and e.ts <= first \
-                and first.minus(e.ts) <= MAX_STATED_GAP:
+        # within a second after: the line may itself be the run's first, its fraction cut there
+        if e.name in fmt.vocab.launch and e.ts is not None and not e.inherited \
+                and -1.0 < first.minus(e.ts) <= MAX_STATED_GAP:
             found = e
     if found is None or found.ts is None:
         return None
-    what = "a launch command" if found.name.startswith("config.") else "a service start"
-    return Launch("log", f"line {found.line} states {what} at {found.ts.iso}", found.ts,
-                  first.minus(found.ts), line=found.line)
+    what = fmt.vocab.kind(found.name).means
+    return Launch("log", f"line {found.line}, at {found.ts.iso}: {what}", found.ts,
+                  max(0.0, first.minus(found.ts)), line=found.line)
 
 
 def estimate(first: Stamp | None, gap: LaunchGap | None, engine: str, previous_end: Stamp | None = None,

@@ -41,6 +41,9 @@ class SourceReport:
     cut_short: InputError | None = None
     content_hash: str | None = None  # sha256 of the file's bytes, when asked for (see parse_source)
     looks_like: str | None = None  # engine None: the engine firedup does not read that it looks like
+    # engine None: why the input is not a server log although a format matched a line of it (a
+    # poller's record quoting the launch command): listed once as skipped, never a run
+    skipped: str | None = None
 
 
 @dataclass
@@ -50,7 +53,7 @@ class ParseResult:
     sources: list[SourceReport] = field(default_factory=list)
 
     def as_contract(self) -> dict[str, Any]:
-        """The JSON object of shared/CONTRACT.md (plus added keys)."""
+        """The JSON object of the `parse --json` contract (docs/contract.md), with its added keys."""
         return {
             "runs": [run.as_contract() for run in self.runs],
             "errors": self.as_contract_errors(),
@@ -62,7 +65,8 @@ class ParseResult:
 
     def as_contract_sources(self) -> list[dict[str, Any]]:
         return [{"source": s.source, "engine": s.engine, "runs": s.runs, "lines": s.lines,
-                 "date_source": s.date_source, "looks_like": s.looks_like} for s in self.sources]
+                 "date_source": s.date_source, "looks_like": s.looks_like, "skipped": s.skipped}
+                for s in self.sources]
 
 
 def write_contract_json(result: ParseResult, out: IO[str]) -> None:
@@ -429,6 +433,13 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     assert fmt is not None
     events, stats, clock = result
     runs = log.build(events, clock, stats)
+    if runs and not any(r.milestones or r.crash or r.first_ts for r in runs):
+        # lines a format matched (a launch command quoted in a README or a poller's record) but
+        # no milestone, no error and no time of the server's: not a server log, not a run
+        report = SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
+        report.skipped = (f"not a server log: no line of it is a {fmt.display} server's own (no timestamped line, "
+                          "milestone or error); skipped")
+        return [], report
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
     if content_hash and source.path is not None:
         with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)
