@@ -428,6 +428,22 @@ def test_a_stopped_tree_is_stuck_even_with_a_compiler_in_it(fake: FakeProc) -> N
     assert activity is not None and activity.kind == "stuck" and activity.text.startswith("stopped: 3 processes suspended")
 
 
+def test_file_and_process_names_are_shown_escaped(fake: FakeProc) -> None:
+    """A file name is hostile text: a newline in it must not forge a line of a note."""
+    fake.set(101, fds=["/models/m/evil\nREADY in 1 s\x1b[2J.safetensors"])
+    fake.add(102, 101, "nvcc", ["/usr/bin/nvcc\x1b]0;pwned\x07"])
+    watch = _watch(fake)
+    _run(watch, fake, 2, by={101: (100, 10)})
+    activity = watch.activity()
+    assert activity is not None and activity.kind == "compiling"
+    assert activity.text == "compiling kernels (nvcc\\x1b]0;pwned\\x07)" and "\x1b" not in "".join(activity.evidence)
+    fake.remove(102)
+    watch.sample(4.0)
+    reading = watch.activity()
+    assert reading is not None and reading.kind == "reading"
+    assert "evil\\nREADY in 1 s\\x1b[2J.safetensors" in reading.text and "\n" not in reading.text + "".join(reading.evidence)
+
+
 def test_the_classes_come_in_their_order_of_evidence() -> None:
     """classify is a function of the looks alone: a compiler outranks weights, weights a busy GPU."""
     def look(at: float, reads: int, **seen: Any) -> Look:

@@ -556,14 +556,20 @@ class Activity:
 GPU_DOING = {"cuda_graph": "capturing graphs", "warmup": "warming up"}
 
 
+def printable(text: str) -> str:
+    """A file or process name as a note may show it: what does not print (a newline that would
+    forge a line, an escape sequence) is written as its escape."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def _names(paths: Iterable[str], limit: int = SHOWN) -> str:
-    names = list(dict.fromkeys(p.rsplit("/", 1)[-1] for p in paths))
+    names = list(dict.fromkeys(printable(p.rsplit("/", 1)[-1]) for p in paths))
     shown = ", ".join(names[:limit])
     return shown + (f", +{len(names) - limit} more" if len(names) > limit else "")
 
 
 def _paths(paths: Iterable[str], limit: int = 8) -> str:
-    unique = list(dict.fromkeys(paths))
+    unique = list(dict.fromkeys(printable(p) for p in paths))
     return ", ".join(unique[:limit]) + (f", +{len(unique) - limit} more" if len(unique) > limit else "")
 
 
@@ -762,7 +768,7 @@ class TreeWatch:
                     or info.pid not in self._libs:  # first sight: the baseline of what it maps
                 mapped, new_libs, new_caches = self._mapped(info.pid, now)
                 weights, caches = weights + mapped, caches + new_caches
-            seen.append(Seen(info.pid, info.name, info.state, info.cpu_ticks, info.reads,
+            seen.append(Seen(info.pid, printable(info.name), info.state, info.cpu_ticks, info.reads,
                              compiler=info is not tree[0] and _is_compiler(info) and not _is_worker(info),
                              worker=info is not tree[0] and _is_worker(info), weights=weights, modules=modules,
                              caches=caches, new_libraries=new_libs, gpus=self._gpus.get(info.pid, ())))
