@@ -391,6 +391,15 @@ def test_the_idle_hang_is_idle_with_the_gpu_idle(fake: FakeProc) -> None:
     assert any(e.startswith("GPU 0: 0% busy, 0.6 GB") for e in activity.evidence)
 
 
+def test_a_process_blocked_on_storage_is_not_idle(fake: FakeProc) -> None:
+    fake.set(101, state="D")
+    watch = _watch(fake)
+    _run(watch, fake, 2)
+    activity = watch.activity()
+    assert activity is not None and activity.busy and activity.text.startswith(
+        "waiting on storage (1 process in uninterruptible I/O")
+
+
 def test_the_exit_is_gone(fake: FakeProc) -> None:
     watch = _watch(fake)
     watch.sample(0.0)

@@ -682,8 +682,9 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
 @click.option("--url", default=None, metavar="URL",
               help="Probe this URL's status code once a second: 200 is ready (e.g. http://127.0.0.1:30000/health).")
 @click.option("--pid", type=int, default=None, metavar="PID",
-              help="The server's process: its death ends the wait (exit 3); during a silence its process tree "
-                   "tells compiling, reading weights, allocating and stuck apart.")
+              help="The server's process: its start is the run's launch (measured), its death ends the wait "
+                   "(exit 3); during a silence its process tree and GPUs tell importing, reading weights, compiling, "
+                   "GPU busy, allocating and idle apart.")
 @click.option("--timeout", "timeout", default="auto", show_default=True, metavar="DURATION|auto|never",
               help="Give up after this long (900, 90s, 1m30s, 15min, 1h); 0 checks once, as kubectl wait; "
                    "never: no limit. auto: the budget from history runs of the same config, else 30 min.")
@@ -703,7 +704,7 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
               help="Ignore what the log already holds: wait for a startup that begins after now "
                    "(for a log appended across restarts).")
 @click.option("--quiet", "-q", is_flag=True, help="No status line or phase lines; warnings and the verdict only.")
-@click.option("--no-inspect", is_flag=True, help="Never look at the server's process tree (/proc, nvidia-smi).")
+@click.option("--no-inspect", is_flag=True, help="Never look at the server's process tree (/proc, NVML, nvidia-smi).")
 @click.option("--record", default=None, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="Also write the outcome as JSON: exit code, headline, the run (as parse --json), the engine's "
                    "own start-up figures and what they agree with, the process tree's last state and what it did.")

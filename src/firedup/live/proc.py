@@ -672,6 +672,12 @@ def classify(looks: Sequence[Look], phase: str | None = None, ticks: int = 100) 
     if cpu >= BUSY_CPU:
         return Activity("busy", f"busy on CPU ({cpu * 100:.0f}% of a core)", busy=True, processes=n,
                         evidence=(f"{cpu * 100:.0f}% of a core", *gpu_evidence))
+    blocked = [p for p in last.procs if p.state == "D"]
+    if blocked:  # uninterruptible sleep: a read or write the storage has not answered yet
+        return Activity("busy", f"waiting on storage ({_plural(len(blocked), 'process', 'processes')} in "
+                                f"uninterruptible I/O: a slow disk or network filesystem?)", busy=True, processes=n,
+                        evidence=("state D in " + ", ".join(f"pid {p.pid}" for p in blocked),
+                                  f"{reads:.2f} MB/s read", *gpu_evidence))
     idle_gpu = ", GPU idle" if gpu_evidence else ""
     return Activity("stuck", f"idle: no CPU ({cpu * 100:.0f}% of a core), no reads, no compiler{idle_gpu} in "
                              f"{_plural(n, 'process', 'processes')}: waiting on a peer (an NCCL rendezvous?) or stuck",
