@@ -146,6 +146,13 @@ class ProcFS:
         stat = self.stat(pid)
         return None if stat is None else _start_ticks(stat[1])
 
+    def state(self, pid: int) -> tuple[str, int | None] | None:
+        """(state letter, start ticks) of `pid` from one read of its stat; None when gone."""
+        stat = self.stat(pid)
+        if stat is None or not stat[1]:
+            return None
+        return stat[1][0], _start_ticks(stat[1])
+
     def boot_time(self) -> float | None:
         """The machine's boot, in seconds since the epoch (`btime` of /proc/stat)."""
         if self._btime is None:

@@ -1171,10 +1171,10 @@ class Waiter:
         assert pid is not None
         if self.pid_identity is None:  # not running when the wait began, or no /proc: the signal test
             return pid_alive(pid)
-        stat = self.procfs.stat(pid)
-        if stat is None or not stat[1] or stat[1][0] in ("Z", "X"):
+        found = self.procfs.state(pid)
+        if found is None or found[0] in ("Z", "X"):
             return False
-        if self.procfs.start_ticks(pid) != self.pid_identity:
+        if found[1] != self.pid_identity:
             self.pid_reused = True
             return False
         return True
