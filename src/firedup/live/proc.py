@@ -32,6 +32,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -82,7 +83,7 @@ class ProcInfo:
     cmdline: tuple[str, ...] = ()
     start_ticks: int | None = None  # clock ticks after boot the process started (stat field 22)
 
-    @property
+    @cached_property
     def name(self) -> str:
         """The executable's name: the command line's first word, else the kernel's `comm`."""
         return os.path.basename(self.cmdline[0]) if self.cmdline and self.cmdline[0] else self.comm
@@ -100,20 +101,41 @@ class ProcFS:
 
     def __init__(self, root: Path | str = "/proc") -> None:
         self.root = Path(root)
+        self._root = str(root)  # paths as strings: pathlib's joins cost more than the reads, every look
         self.ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         self._btime: float | None = None
+        self._cmdlines: dict[tuple[int, int | None], tuple[str, ...]] = {}
+
+    def _read(self, pid: int, name: str) -> bytes:
+        with open(f"{self._root}/{pid}/{name}", "rb") as f:
+            return f.read()
 
     def stat(self, pid: int) -> tuple[str, list[str]] | None:
         """(comm, the fields after it) of `/proc/PID/stat`; None when gone or garbled."""
         try:
-            text = (self.root / str(pid) / "stat").read_text()
+            text = self._read(pid, "stat").decode(errors="replace")
             head, rest = text.rsplit(")", 1)
             return head.split("(", 1)[1], rest.split()
         except (OSError, IndexError, ValueError):
             return None
 
+    def _cmdline(self, pid: int, start: int | None) -> tuple[str, ...]:
+        """The command line, read once per process (by pid and start time: a reused pid is
+        another process)."""
+        key = (pid, start)
+        found = self._cmdlines.get(key)
+        if found is None:
+            try:
+                found = tuple(p for p in self._read(pid, "cmdline").decode(errors="replace").split("\0") if p)
+            except OSError:
+                return ()
+            if found and start is not None:
+                if len(self._cmdlines) > 4096:
+                    self._cmdlines.clear()
+                self._cmdlines[key] = found
+        return found
+
     def info(self, pid: int) -> ProcInfo | None:
-        base = self.root / str(pid)
         stat = self.stat(pid)
         if stat is None:
             return None
@@ -126,19 +148,15 @@ class ProcFS:
         start = _start_ticks(fields)
         read_bytes = rchar = None
         try:
-            for line in (base / "io").read_text().splitlines():
-                key, _, value = line.partition(":")
-                if key == "read_bytes":
+            for line in self._read(pid, "io").split(b"\n"):
+                key, _, value = line.partition(b":")
+                if key == b"read_bytes":
                     read_bytes = int(value)
-                elif key == "rchar":
+                elif key == b"rchar":
                     rchar = int(value)
         except (OSError, ValueError):
             pass
-        try:
-            cmdline = tuple(p for p in (base / "cmdline").read_bytes().decode(errors="replace").split("\0") if p)
-        except OSError:
-            cmdline = ()
-        return ProcInfo(pid, ppid, state, comm, cpu, read_bytes, rchar, cmdline, start)
+        return ProcInfo(pid, ppid, state, comm, cpu, read_bytes, rchar, self._cmdline(pid, start), start)
 
     def start_ticks(self, pid: int) -> int | None:
         """When `pid` started, in clock ticks after boot: the identity of a process (a pid is
@@ -214,16 +232,17 @@ class ProcFS:
 
     def children(self, pid: int) -> list[int] | None:
         """The kernel's list of a process's children (None where the kernel keeps none)."""
-        tasks = self.root / str(pid) / "task"
+        tasks = f"{self._root}/{pid}/task"
         try:
-            lists = [t / "children" for t in tasks.iterdir()]
+            tids = os.listdir(tasks)
         except OSError:
             return None
         found: list[int] = []
         seen = False
-        for path in lists:
+        for tid in tids:
             try:
-                found.extend(int(p) for p in path.read_text().split())
+                with open(f"{tasks}/{tid}/children", "rb") as f:
+                    found.extend(int(p) for p in f.read().split())
                 seen = True
             except (OSError, ValueError):
                 continue
