@@ -370,9 +370,10 @@ by_option = click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", 
 @cli.command(short_help="Compare groups of runs by flags: which phase makes the difference.")
 @many_inputs
 @by_option
+@click.option("-v", "--verbose", is_flag=True, help="List every run left out with its reason.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, deltas, ...).")
 def compare(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
-            all_files: bool, by: tuple[str, ...], as_json: bool) -> None:
+            all_files: bool, by: tuple[str, ...], verbose: bool, as_json: bool) -> None:
     """Compare groups of runs: time to ready, phases, and what explains the difference.
 
     Runs of one engine and model are compared; without --by, those with the most ready runs,
@@ -383,7 +384,7 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
     runs = _load(paths, store, engine, default_date, all_files)
     result = api.compare(runs, by)
     echo(json_visible(json.dumps(result.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json
-         else _fitted(comparison_text(result, width=_columns())))
+         else _fitted(comparison_text(result, width=_columns(), verbose=verbose)))
     _exit_runs(runs)
 
 

@@ -38,7 +38,7 @@ def answer_line(report: BudgetReport, index: int) -> str:
     if b.budget_seconds is None:
         return f"{b.label}: no budget (no ready run with a time to ready)"
     split = report.splits[index] if index < len(report.splits) else None
-    text = f"{b.label}: {_seconds(b.budget_seconds)} from launch"
+    text = f"{b.label}: budget {_seconds(b.budget_seconds)} from launch"
     if split is not None:
         warm = split[2].budget
         text += (f" for a cold start; warm start {_seconds(warm.budget_seconds)}"

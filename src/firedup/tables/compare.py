@@ -762,8 +762,9 @@ def headline(grouping: Grouping, deltas: Sequence[Delta]) -> str:
     return text
 
 
-def comparison_text(cmp: Comparison, width: int = 100) -> str:
-    """The human view: headline, one block per group, deltas, and what was left out."""
+def comparison_text(cmp: Comparison, width: int = 100, verbose: bool = False) -> str:
+    """The human view: headline, one block per group, deltas, and what was left out (`verbose`:
+    each run left out with its whole reason)."""
     from firedup.core.units import fmt_duration as dur
 
     g = cmp.grouping
@@ -858,7 +859,7 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
         for c in cmp.caches:
             lines.extend(textwrap.wrap(f"{c.group}: {c.text()}", text_width, initial_indent="  ",
                                        subsequent_indent="    ", break_on_hyphens=False))
-    lines.extend(left_out_lines(g.left_out, "left out of the timing"))
+    lines.extend(left_out_lines(g.left_out, "left out of the timing", verbose))
     return "\n".join(lines)
 
 

@@ -486,7 +486,7 @@ def summary(runs: Runs) -> pl.DataFrame:
     base = runs.runs.select(
         "run_id", "source", "run_index", "engine", "outcome", "ready_seconds", "total_seconds",
         "stopped_in", "crash_category", "crash_phase", "first_ts", "end_ts", "seconds_to_end", "lower_bound",
-        "crash_ts", "crash_offset", *flags)
+        "crash_ts", "crash_offset", "launch_source", "launch_to_end", *flags)
     wide = phase_seconds(runs)
     renamed = wide.rename({c: f"{c}_s" for c in wide.columns if c != "run_id"})
     return base.join(renamed, on="run_id", how="left", maintain_order="left")
@@ -577,6 +577,7 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
         fitted, notes = _fit(names, wheres, columns[len(when) + 1:len(when) + 3], phases, top, flag_columns,
                              width - (_table_width(when) + 2 if when else 0))
         columns = [*when, *fitted]
+    notes.insert(0, _launch_note(frame))
     phases_shown = len(columns) > 3 + len(when) and columns[3 + len(when)].head.startswith("biggest phase")
     shown = [c.head for c in columns if c.head in flags]
     hidden = list(dict.fromkeys(f for f in [*flags, *every] if f not in shown))
@@ -589,6 +590,21 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
     if any(t.startswith("(") for t in to_ready):
         lines.append("(time in parentheses: to the crash or the end of the log, not to ready)")
     return "\n".join(lines)
+
+
+def _launch_note(frame: pl.DataFrame) -> str:
+    """The second clock under a table of times from each log's first line: how much earlier the
+    servers were launched (`launch_to_end` in --format csv/json/parquet has each run's)."""
+    from firedup.core.units import fmt_duration
+
+    gaps = (frame["launch_to_end"] - frame["seconds_to_end"]).drop_nulls()
+    if gaps.is_empty():
+        return "(times from each log's first line; launches not known)"
+    low, high = float(gaps.min()), float(gaps.max())  # type: ignore[arg-type]
+    estimated = "estimated" in frame["launch_source"].to_list()
+    span = fmt_duration(low) if high - low < 1.0 else (
+        f"{low:.0f}-{high:.0f} s" if high < 60 else f"{fmt_duration(low)}-{fmt_duration(high)}")
+    return f"(from launch add {'~' if estimated else ''}{span}{', estimated' if estimated else ''}: docs/launch.md)"
 
 
 def _fit(names: list[str], wheres: list[str], outcome_and_time: list[_Column], phases: Callable[[int], _Column],
