@@ -1476,6 +1476,9 @@ class Waiter:
         self.report("  hint:  killed by a signal? The OS OOM killer leaves no log line: check "
                     "`dmesg -T | grep -i oom` and the container's exit code (137 = SIGKILL)")
         self._report_last_lines()
+        if run is not None:  # the phases it went through, as `firedup timeline` shows them
+            self.report("")
+            self.report(timeline_text(run, self.style))
         return EXIT_CRASHED
 
     def _timed_out(self, now: float, probe: ProbeResult | None, counts: collections.Counter[str]) -> int:
