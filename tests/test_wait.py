@@ -1489,3 +1489,28 @@ def test_a_log_whose_stamps_are_not_this_clock_gets_no_measured_launch(tmp_path:
     waiter.run_loop()
     assert waiter.run is not None and waiter.run.launch is not None and waiter.run.launch.source != "measured"
     assert re.search(r"is (6 min 5\d|7 min 0\d) s from now, not whole quarter hours", err.getvalue()), err.getvalue()
+
+
+def test_wait_needs_neither_polars_nor_matplotlib(tmp_path: Path) -> None:
+    """`wait` runs beside a real server on a machine where firedup's heavy dependencies may be
+    missing: with `polars` and `matplotlib` unimportable it follows a log, watches a pid (its
+    tree, its launch) and writes its record."""
+    log, record = tmp_path / "server.log", tmp_path / "record.json"
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(1.2)
+        now = time.time()
+        log.write_text(f"{_stamped(now)} server_args={{'model_path': 'm', 'tp_size': 1}}\n"
+                       f"{_stamped(now)} Load weight begin. avail mem=78.50 GB\n")
+        code = ("import sys\nfor name in ('polars', 'matplotlib', 'numpy', 'jinja2'):\n    sys.modules[name] = None\n"
+                "from firedup.cli import main\nsys.argv = ['firedup', *sys.argv[1:]]\nmain()")
+        result = subprocess.run([sys.executable, "-c", code, "wait", "--log", str(log), "--pid", str(server.pid),
+                                 "--timeout", "4", "--stall-after", "1", "--record", str(record)],
+                                capture_output=True, text=True, env=env(), timeout=60)
+    finally:
+        server.kill()
+        server.wait()
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    saved = json.loads(record.read_text())
+    assert saved["run"]["launch"]["source"] == "measured" and saved["process_timeline"][-1]["kind"] == "stuck"

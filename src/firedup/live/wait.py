@@ -512,6 +512,8 @@ class Waiter:
         if opts.pid is not None:
             self.pid_identity = self.procfs.start_ticks(opts.pid)
             self.launch_wall = self.procfs.start_time(opts.pid)
+        # without /proc (another OS) the signal test alone says the pid ran when the wait began
+        self.pid_ran = opts.pid is not None and (self.pid_identity is not None or pid_alive(opts.pid))
         self.zone: timedelta | None = None  # the log's clock minus this machine's local clock
         self.launch_run: tuple[str, int | None] | None = None  # the run the pid's start launched
         self.launch_said = False
@@ -1460,7 +1462,7 @@ class Waiter:
         stage = self.current_stage() if run is not None else None
         where = (f"the log stops in {stage} after {fmt_duration(run.total_seconds)}" if run is not None
                  else f"the log {self.log_name} shows no startup" if self.log_name else "no log given")
-        if self.pid_identity is None:
+        if not self.pid_ran:
             self.report(self.style(f"NO PROCESS: pid {pid} was not running when the wait began (a wrong pid, or it "
                                    f"exited before); {where}", fg="red", bold=True))
             self.report("  hint:  give the server's own pid: `$!` right after starting it in the background")
