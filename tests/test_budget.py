@@ -52,7 +52,7 @@ def test_prediction_bound_on_a_hand_computed_sample() -> None:
     # 15846 s is 53 x the slowest run: three runs this spread out are too few to bound 1 %
     b = budget_for([100.0, 200.0, 300.0], 0.01)
     assert b.method == CAPPED and b.raw_seconds == pytest.approx(330.0) and b.model == fit
-    assert "4 h 23 min" in b.statement and "4 h 23 min" in b.method_label
+    assert "4 h 23 min" in b.statement and b.beside == "the bound would be 4 h 23 min"
     # closer runs: the bound is the budget
     times = [100.0, 120.0, 140.0, 110.0, 130.0]
     fit = prediction_bound(times, 0.01)
@@ -145,8 +145,8 @@ def test_fewer_runs_give_a_larger_budget_on_average() -> None:
     # two runs are too few to bound 1 % at this spread: the slowest + the margin, risk unknown
     two = [budget_for(list(row), 0.01) for row in np.exp(rng.normal(6.5, 0.15, size=(200, 2)))]
     assert sum(b.method == CAPPED for b in two) > 100
-    assert all("risk unknown" in b.risk_label and "the bound would be" in b.method_label for b in two
-               if b.method == CAPPED)
+    assert all("risk unknown" in b.risk_label and b.beside is not None and "the bound would be" in b.beside
+               for b in two if b.method == CAPPED)
 
 
 # --- coverage by simulation ---------------------------------------------------------------------
@@ -271,5 +271,5 @@ def test_too_few_runs_for_their_spread_give_the_slowest_plus_the_margin_never_24
     assert b.method == CAPPED and b.raw_seconds == pytest.approx(152.0 * 1.1)
     assert b.budget_seconds == 170 and b.budget_seconds < 3600
     assert b.risk_label.startswith("risk unknown") and "%" in b.risk_label
-    assert b.model is not None and f"{b.model.bound:.3g} s" in b.method_label
+    assert b.model is not None and b.beside == f"the bound would be {b.model.bound:.3g} s"
     assert "risk is unknown" in b.statement and "cold and warm" in b.statement

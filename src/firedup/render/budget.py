@@ -64,7 +64,7 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = (), width: int |
     for i, b in enumerate(report.budgets):
         if b.budget_seconds is None:
             continue
-        lines.append(f"{b.label}: {b.method_label}; {b.risk_label}")
+        lines.append(f"{b.label}: {b.method_label}; {b.risk_label}" + (f"; {b.beside}" if b.beside else ""))
         clock = report.clocks[i] if i < len(report.clocks) else None
         if clock is not None:
             lines.append(f"  {clock.text}")
