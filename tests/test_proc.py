@@ -204,6 +204,10 @@ def test_what_a_file_is_by_its_path() -> None:
     assert file_kind("/usr/lib/python3/site-packages/torch/foo.bin") is None  # installed, not a model's
     assert file_kind("/root/.triton/cache/ab12/kernel.cubin") == "cache"
     assert file_kind("/root/.cache/flashinfer/jit/batch_prefill.so") == "cache"  # a JIT build, not an import
+    # a JIT library's own log in its cache folder is no build: FlashInfer opens it when imported
+    # (a real H100 start, 2026-12-06, was called "compiling kernels" 13 s after launch for it)
+    assert file_kind("/root/.cache/flashinfer/0.6.14/90a/flashinfer_jit.log") is None
+    assert file_kind("/root/.triton/cache/AB12/__grp__kernel.json") is None
     assert file_kind("/tmp/torchinductor_root/ab/cabcd.py") == "cache"
     assert file_kind("/dev/nvidia3") == "gpu" and file_kind("/dev/nvidiactl") is None
     assert file_kind("socket:[12345]") is None and file_kind("/var/log/server.log") is None

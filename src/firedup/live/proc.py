@@ -52,6 +52,9 @@ CACHE_MARKERS = ("/.triton/", "/torchinductor_", "/torch_compile_cache/", "/.nv/
                  "/.cache/flashinfer", "/.cache/deep_gemm", "/.cache/triton", "/.cache/tvm-ffi", "/.cache/cutlass",
                  "/.cache/torch/kernels")
 CACHE_SUFFIXES = (".cubin", ".ptx", ".cu", ".cuh", ".fatbin", ".o", ".ninja")
+# Files in a cache folder that no build handles: a JIT library's own log (FlashInfer opens
+# `flashinfer_jit.log` when it is imported: seen on a real start), its locks, its indexes.
+NOT_BUILD = (".log", ".lock", ".json", ".txt")
 # Files beside the weights in a model folder that are no weights (configs, tokenizers, docs).
 NOT_WEIGHTS = (".json", ".txt", ".md", ".jinja", ".model", ".tiktoken", ".vocab", ".yaml", ".py", ".lock")
 _SHARED_LIB = re.compile(r"\.so(?:\.[0-9]+){0,4}$")
@@ -299,7 +302,7 @@ def file_kind(path: str, model_dirs: Sequence[str] = ()) -> str | None:
     low = path.lower()
     name = low.rsplit("/", 1)[-1]
     if any(m in low for m in CACHE_MARKERS) or name.endswith(CACHE_SUFFIXES):
-        return "cache"
+        return None if name.endswith(NOT_BUILD) else "cache"
     if name.endswith((".py", ".pyc")) or _SHARED_LIB.search(name):
         return "module"
     installed = "/site-packages/" in low or "/dist-packages/" in low
