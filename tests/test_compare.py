@@ -63,8 +63,12 @@ def test_left_out_says_why(fleet_logs: Path) -> None:
     assert set(reasons) == {"prod-oom.log", "small-tp1.log"}
     assert reasons["prod-oom.log"].startswith("crashed (oom in cuda_graph)")
     assert "other model" in reasons["small-tp1.log"] and "Qwen2.5-0.5B" in reasons["small-tp1.log"]
-    text = comparison_text(cmp)
-    assert "left out of the timing (2):" in text
+    text = comparison_text(cmp)  # one line per reason with a count; -v each run with its reason
+    assert "left out of the timing (2 runs; -v lists each with its reason):" in text
+    assert "  1 crashed: prod-oom.log" in text and "  1 of another model: small-tp1.log" in text
+    verbose = comparison_text(cmp, verbose=True)
+    assert "left out of the timing (2):" in verbose
+    assert f"prod-oom.log: {reasons['prod-oom.log']}" in verbose
 
 
 def test_without_by_groups_by_the_flags_that_vary(fleet_logs: Path) -> None:
@@ -363,7 +367,7 @@ def one_model_per_engine(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_by_engine_when_no_model_ran_on_both_says_why_one_engine_is_missing(one_model_per_engine: Path) -> None:
     cmp = compare(load([str(one_model_per_engine)]), ["engine"])
     assert [grp.label for grp in cmp.grouping.groups] == ["engine=sglang"]
-    text = comparison_text(cmp)
+    text = comparison_text(cmp, verbose=True)
     assert ("note: engine=vllm: 4 ready runs, none of model_path=Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 (left out "
             "below)") in text
     assert "vllm-tp2-eager.log: other model (model_path=Qwen/Qwen3-32B)" in text

@@ -186,6 +186,8 @@ def _group_tables(runs: Runs, cmp: Comparison) -> list[dict[str, Any]]:
 
 
 def _deltas(cmp: Comparison) -> list[dict[str, Any]]:
+    from firedup.tables.compare import flag_changes, fmt_value
+
     out = []
     for d in cmp.deltas:
         phases = [{"phase": name, "delta": ("+" if sec > 0 else "-") + fmt_duration(abs(sec))}
@@ -199,8 +201,9 @@ def _deltas(cmp: Comparison) -> list[dict[str, Any]]:
                      f"{fmt_duration(abs(d.main_phase_seconds or 0.0))} ({share:.0f} % of the difference)")
             if d.main_phase else None,
             "phases": phases,
-            "flags": [{"flag": flag, "from": " / ".join(map(str, a)), "to": " / ".join(map(str, b))}
-                      for flag, (a, b) in d.flags_differ.items()],
+            # a nested value by the key paths that differ (`cuda_graph_config.decode.backend`)
+            "flags": [{"flag": path, "from": fmt_value(a), "to": fmt_value(b)}
+                      for path, a, b in flag_changes(d.flags_differ)],
         })
     return out
 

@@ -22,9 +22,11 @@ from firedup.core.units import (
     fmt_duration,
     fmt_offset,
     fmt_time_to_end,
+    count_line,
     plain,
     without_common_folder,
 )
+from firedup.core.units import outcome_word as units_outcome_word
 from firedup.read.clock import Stamp
 from firedup.timeline.build import (
     NO_STRAGGLERS,
@@ -89,6 +91,21 @@ def launch_line(run: Run) -> str | None:
     return f"launch: {'' if launch.known else '~'}{when}, {before} ({how})"
 
 
+def outcome_word(run: Run) -> str:
+    """The one word every text view gives a run's outcome: READY, `CRASHED (oom)`, HUNG (a crash of
+    category `hang`: the server said it is stuck and did not die) or INCOMPLETE; `parse` and
+    `runs` print it in lower case. The contract's `outcome` stays ready | crashed | incomplete."""
+    if run.outcome == "crashed":
+        cat = run.crash.category if run.crash else "unknown"
+        return "HUNG" if cat == "hang" else f"CRASHED ({cat})"
+    return run.outcome.upper()
+
+
+def outcome_word_lower(run: Run) -> str:
+    """`parse`'s outcome cell: ready, crashed, hung or incomplete (`core.units.outcome_word`)."""
+    return units_outcome_word(run.outcome, run.crash.category if run.crash else None)
+
+
 def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
     """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows,
     counted from the first line, then (`launch`) from the launch (`Run.launch_to_end`) where it
@@ -97,17 +114,20 @@ def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
         clause = _launch_clause(run)
         return outcome_line(run, style, launch=False) + clause
     total = fmt_duration(run.seconds_to_end)
-    unknown = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
+    excerpt = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
     if run.lower_bound:
         total = f"at least {total} (an excerpt)"
-    if unknown:  # an excerpt that reports no duration: how long it took is not in the log
+    if excerpt or run.seconds_to_end is None:
+        # how long it took is not in the log: an excerpt that reports no duration, or no line with a time
+        why = "an excerpt: time unknown" if excerpt else "no line has a time"
         if run.outcome == "ready":
-            return style("READY (an excerpt: time to ready unknown)", fg="green", bold=True)
+            why = "an excerpt: time to ready unknown" if excerpt else why
+            return style(f"READY ({why})", fg="green", bold=True)
         if run.outcome == "crashed":
             where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
-            cat = run.crash.category if run.crash else "unknown"
-            what = "HUNG" if cat == "hang" else f"CRASHED ({cat})"
-            return style(f"{what}{where} (an excerpt: time unknown)", fg="red", bold=True)
+            return style(f"{outcome_word(run)}{where} ({why})", fg="red", bold=True)
+        where = f" in {run.stopped_in}" if run.stopped_in else ""
+        return style(f"INCOMPLETE: the log stops{where} ({why})", fg="yellow", bold=True)
     if run.outcome == "ready":
         kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
         if run.ready_kind == "health":
@@ -115,10 +135,9 @@ def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
         return style(f"READY in {total}{kind}", fg="green", bold=True)
     if run.outcome == "crashed":
         where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
-        cat = run.crash.category if run.crash else "unknown"
-        if cat == "hang":  # the server declared itself stuck: alive, not dead
+        if outcome_word(run) == "HUNG":  # the server declared itself stuck: alive, not dead
             return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True)
-        return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True)
+        return style(f"{outcome_word(run)}{where} after {total}", fg="red", bold=True)
     where = f" in {run.stopped_in}" if run.stopped_in else ""
     return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)
 
@@ -149,10 +168,20 @@ def _dates_note(date_source: str | None) -> str:
     return f" (dates: {date_source})" if date_source not in (None, "log") else ""
 
 
-def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
+def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool = True) -> str:
+    """One run: the answer first (`READY in 4 min 10 s, ~4 min 31 s from launch`), then where it
+    came from, its launch, its phases longest first, its silences and caches, its ranks, its crash.
+    `verdict=False` leaves the first line out, for a caller that has just said it (`wait`)."""
     lines: list[str] = []
+    if verdict:
+        clause = _launch_clause(run)
+        if len(outcome_line(run)) <= width:
+            lines.append(outcome_line(run, style))
+        else:  # the second clock on a line of its own
+            lines.append(outcome_line(run, style, launch=False))
+            lines.append("  " + clause.lstrip(", "))
     head = f"{run.source}" + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
-    lines.append(style(head, bold=True) + f"  [{run.engine}]")
+    lines.append("  " + style(head, bold=True) + f"  [{run.engine}]")
     model = run.config.get("model_path") or "model unknown (no args line)"
     lines.append(f"  model: {model}")
     flags = flag_summary(run)
@@ -160,12 +189,6 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.extend(_wrap_items("  flags: ", flags.split(" "), width, sep=" ", indent=" " * 9))
     if run.config_inferred:
         lines.append("         (~ = read from the log's shape, not from an args line)")
-    clause = _launch_clause(run)
-    if len(outcome_line(run)) + 2 <= width:
-        lines.append("  " + outcome_line(run, style))
-    else:  # the second clock on a line of its own
-        lines.append("  " + outcome_line(run, style, launch=False))
-        lines.append("  " + clause.lstrip(", "))
     launched = launch_line(run)
     if launched is not None:
         lines.extend(fit_lines("  " + visible(launched), width).split("\n"))
@@ -385,7 +408,8 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
         launched = "?" if run.lower_bound else from_launch(run)
         ready = run.outcome == "ready"
-        rows.append((run.outcome, total if ready else f"({total})", launched, big))
+        word = outcome_word_lower(run)
+        rows.append((word, total if ready else f"({total})", launched, big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [run.source for run in runs]
     heads = ("outcome", "to ready", "from launch", "biggest phase")
@@ -420,7 +444,10 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         phase = f"{_cut_phase(big, w_big):<{w_big}} " if w_big else ""
         return f"{outcome:<{w_out}} {total:>{w_total}} {launched:>{w_launch}}  {phase}{source}"
 
-    out = [line("outcome", "to ready", "from launch", "biggest phase", "source")]
+    answer = count_line([(run.outcome, run.crash.category if run.crash else None, run.seconds_to_end,
+                          run.lower_bound, None if launched == "?" else launched)
+                         for run, (_, _, launched, _) in zip(runs, rows, strict=True)], width)
+    out = [answer, line("outcome", "to ready", "from launch", "biggest phase", "source")]
     for (outcome, total, launched, big), where, name in zip(rows, wheres, names, strict=True):
         out.append(line(outcome, total, launched, big, where + name))
     if any(row[2].lstrip("(").startswith("~") for row in rows):
