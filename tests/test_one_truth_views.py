@@ -153,20 +153,23 @@ def timeline_data_facts(path: Path) -> ViewFacts:
 
 
 _OUTCOME_LINE = re.compile(
-    rf"^  (?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after"
-    rf"|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?(?P<time>{_DURATION})"
-    rf"(?: \(engine ready; no HTTP server\))?(?:, (?P<launch>~?{_DURATION}) from launch)?$")
+    rf"^(?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after|(?P<hung>HUNG)(?: in \S+)?: no "
+    rf"progress, stuck after|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?"
+    rf"(?P<time>{_DURATION})(?: \(an excerpt\))?(?: \(engine ready; no HTTP server\))?"
+    rf"(?:, (?P<launch>~?{_DURATION}) from launch)?$")
+_OUTCOMES = {"ready": "ready", "crashed": "crashed", "hung": "crashed", "incomplete": "incomplete"}
 _SPAN_LINE = re.compile(r"^  from (\d{4}-\d\d-\d\dT\S+) to (\d{4}-\d\d-\d\dT\S+)")
 _CRASH_LINE = re.compile(r"^  crash: .*, line (\d+)$")
 _PHASE_LABEL = slice(33, 61)  # `timeline_text`'s phase column: 2+12+2+6+2+7+2 characters in, 28 wide
 
 
 def timeline_text_facts(path: Path) -> ViewFacts:
-    """`firedup timeline PATH`: the outcome line, the `from .. to ..` line, the phase table."""
+    """`firedup timeline PATH`: the outcome line (each run's first), the `from .. to ..` line, the
+    phase table."""
     text = _invoke("timeline", str(path))
     blocks: list[list[str]] = []
     for line in text.splitlines():
-        if line and not line[0].isspace():
+        if line and not line[0].isspace():  # a run's block begins with its verdict
             blocks.append([])
         if blocks:
             blocks[-1].append(line)
@@ -176,7 +179,7 @@ def timeline_text_facts(path: Path) -> ViewFacts:
         in_table = False
         for line in block:
             if m := _OUTCOME_LINE.match(line):
-                facts["outcome"] = next(k for k in ("ready", "crashed", "incomplete") if m.group(k))
+                facts["outcome"] = next(v for k, v in _OUTCOMES.items() if m.group(k))
                 facts["to_end"], facts["lower_bound"] = m.group("time"), bool(m.group("least"))
                 facts["from_launch"] = m.group("launch")
             elif line.startswith("  ~") and line.endswith(" from launch"):  # on a line of its own
@@ -197,14 +200,14 @@ def timeline_text_facts(path: Path) -> ViewFacts:
     return out
 
 
-_SUMMARY_ROW = re.compile(rf"^(?P<outcome>ready|crashed|incomplete)\s+\(?(?P<least>≥ )?(?P<time>{_DURATION})\)?\s+"
+_SUMMARY_ROW = re.compile(rf"^(?P<outcome>ready|crashed|hung|incomplete)\s+\(?(?P<least>≥ )?(?P<time>{_DURATION})\)?\s+"
                           rf"(?P<launch>~?{_DURATION})\s")
 
 
 def parse_summary_facts(path: Path) -> ViewFacts:
     """`firedup parse PATH` without --json: one row per run, in run order."""
     rows = [m for line in _invoke("parse", str(path)).splitlines() if (m := _SUMMARY_ROW.match(line))]
-    return {(path.name, i): {"outcome": m.group("outcome"), "to_end": m.group("time"),
+    return {(path.name, i): {"outcome": _OUTCOMES[m.group("outcome")], "to_end": m.group("time"),
                              "lower_bound": bool(m.group("least")),
                              "from_launch": None if m.group("launch") == "?" else m.group("launch")}
             for i, m in enumerate(rows)}
@@ -221,9 +224,10 @@ def _report_key(title: str) -> tuple[str, int]:
 
 
 _APPENDIX_OUTCOME = re.compile(
-    rf"^\*\*(?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after"
-    rf"|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?(?P<time>{_DURATION})"
-    r"(?: \(engine ready; no HTTP server\))?\*\* · ")
+    rf"^\*\*(?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after|(?P<hung>HUNG)(?: in \S+)?: no "
+    rf"progress, stuck after|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?"
+    rf"(?P<time>{_DURATION})(?: \(an excerpt\))?(?: \(engine ready; no HTTP server\))?"
+    rf"(?:, (?P<launch>~?{_DURATION}) from launch)?\*\* · ")
 _APPENDIX_SPAN = re.compile(r"^(\d{4}-\d\d-\d\dT\S+) to (\d{4}-\d\d-\d\dT\S+)$")
 _APPENDIX_CRASH = re.compile(r"^Crash: .*, line (\d+): ")
 _CRASH_HEADING = re.compile(rf"^### (?P<where>.+): (?P<category>\S+), (?P<when>after ready|in .+), after "
@@ -245,8 +249,9 @@ def report_facts(markdown: str) -> tuple[ViewFacts, ViewFacts]:
             continue
         facts = appendix[key]
         if m := _APPENDIX_OUTCOME.match(_unmd(line)):
-            facts["outcome"] = next(k for k in ("ready", "crashed", "incomplete") if m.group(k))
+            facts["outcome"] = next(v for k, v in _OUTCOMES.items() if m.group(k))
             facts["to_end"], facts["lower_bound"] = m.group("time"), bool(m.group("least"))
+            facts["from_launch"] = m.group("launch")
         elif m := _APPENDIX_SPAN.match(_unmd(line)):
             facts["first_ts"], facts["end_ts"] = _ts(m.group(1)), _ts(m.group(2))
         elif m := _APPENDIX_CRASH.match(_unmd(line)):

@@ -124,6 +124,16 @@ def fit_lines(text: str, width: int | None) -> str:
     return "\n".join(out)
 
 
+def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
+    """`textwrap.wrap` that never cuts a duration between its number and its unit (`32 | s`)."""
+    import textwrap
+
+    glued = _DURATION.sub(lambda m: m.group(0).replace(" ", _GLUE), text)
+    return [piece.replace(_GLUE, " ") for piece in textwrap.wrap(
+        glued, width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
+        break_on_hyphens=False)]
+
+
 # a duration or a share is not cut between its number and its unit ("+11 | min 10 s" read badly)
 _DURATION = re.compile(r"\d+ h \d+ min|\d+ min \d+ s|\d+(?:\.\d+)? (?:h|min|s|ms|%)(?![\w])")
 _GLUE = "\x00"

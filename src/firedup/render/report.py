@@ -255,7 +255,7 @@ def _unattributed(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[st
         if not gaps:
             continue
         total = sum(p.seconds or 0.0 for p in gaps)
-        whole = run.total_seconds or 0.0
+        whole = run.seconds_to_end or 0.0  # shares of the time every view states (`Run.seconds_to_end`)
         spans = ", ".join(
             f"{fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else '?'} "
             f"({fmt_duration(p.seconds)})" for p in gaps)
@@ -271,7 +271,7 @@ def _appendix(runs: Sequence[Run], names: Mapping[str, str], ids: Mapping[tuple[
     """Per run: its facts as the other views show them (`outcome_line`, `end_ts`), its phases."""
     out = []
     for i, run in enumerate(runs, start=1):
-        total = run.total_seconds or 0.0
+        total = run.seconds_to_end or 0.0  # shares as `timeline` gives them: of the time to the run's end
         phases = []
         rows = [p for p in run.run_phases() if p.name != "total" and p.seconds is not None]
         rows.sort(key=lambda p: (-(p.seconds or 0.0), p.start.dt if p.start else _dt.datetime.max))
@@ -295,7 +295,7 @@ def _appendix(runs: Sequence[Run], names: Mapping[str, str], ids: Mapping[tuple[
             "seconds_to_end": run.seconds_to_end, "lower_bound": run.lower_bound,
             "phase_names": list(dict.fromkeys(p.name for p in run.run_phases())),
             "model": run.config.get("model_path") or "unknown (no args line)",
-            "flags": flag_summary(run) or "-", "outcome": outcome_line(run, launch=False),
+            "flags": flag_summary(run) or "-", "outcome": outcome_line(run),
             "launch": launch_line(run) or "",
             "span": f"{run.first_ts.iso if run.first_ts else '?'} to {end.iso if end else '?'}",
             "phases": phases,

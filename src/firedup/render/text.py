@@ -16,17 +16,19 @@ from firedup.core.units import (
     MIN_SOURCE_WIDTH,
     PHASE_WIDTH,
     Style,
+    count_line,
     cut_end,
     cut_middle,
     fit_lines,
     fmt_duration,
     fmt_offset,
     fmt_time_to_end,
-    count_line,
     plain,
     without_common_folder,
+    wrap,
 )
 from firedup.core.units import outcome_word as units_outcome_word
+from firedup.formats.vocab import ENGINE_TIMINGS
 from firedup.read.clock import Stamp
 from firedup.timeline.build import (
     NO_STRAGGLERS,
@@ -231,7 +233,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool
         lines.extend(explained)
     if run.engine_timings:
         lines.append("")
-        lines.extend(_wrap_items("  the engine's own timings: ", engine_timings_parts(run.engine_timings), width))
+        lines.extend(engine_timings_lines(run, width))
     rank_table = ranks_text(run)
     if rank_table:
         lines.append("")
@@ -270,31 +272,35 @@ def cache_summary(verdict: CacheVerdict) -> str:
 def silences_text(run: Run, style: Style = plain, width: int = 80) -> list[str]:
     """The run's silences, cache verdicts and mined unknown lines (timeline.silence)."""
     out: list[str] = []
+    ranks = {m.line: m.rank for m in run.milestones if m.rank} if len(run.ranks) > 1 else {}
     if run.silences:
         threshold = fmt_duration(run.silence_threshold)
         out.append(style(f"  silences (no log line for {threshold} or more):", bold=True))
         for s in run.silences:
             offset = fmt_offset(s.start.minus(run.first_ts)) if run.first_ts else ""
-            out.extend(textwrap.wrap(f"{fmt_duration(s.seconds)} at {offset} {silence_place(s)}", width - 4,
+            out.extend(wrap(f"{fmt_duration(s.seconds)} at {offset} {silence_place(s)}", width - 4,
                                      initial_indent="    ", subsequent_indent="      "))
             if s.cause:
-                out.extend(style(t, fg="yellow") for t in textwrap.wrap(
+                out.extend(style(t, fg="yellow") for t in wrap(
                     s.cause, width - 6, initial_indent="      ", subsequent_indent="      "))
-            out.append(style("      " + _clip(f"after line {s.since_line}: {s.since_text}", width - 6), dim=True))
-            out.append(style("      " + _clip(f"until line {s.line}: {s.text}", width - 6), dim=True))
+            # the lines quoted are one rank's: its figures (`elapsed=187.20 s`) are that rank's, not the table's
+            since = f" ({ranks[s.since_line]})" if s.since_line in ranks else ""
+            until = f" ({ranks[s.line]})" if s.line in ranks else ""
+            out.append(style("      " + _clip(f"after line {s.since_line}{since}: {s.since_text}", width - 6), dim=True))
+            out.append(style("      " + _clip(f"until line {s.line}{until}: {s.text}", width - 6), dim=True))
     known = [v for v in run.caches.values() if v.verdict != "unknown" or v.basis != "none"]
     if known:
         out.append(style("  caches:", bold=True))
         for v in known:
-            out.extend(textwrap.wrap(cache_summary(v), width - 4, initial_indent="    ", subsequent_indent="      "))
+            out.extend(wrap(cache_summary(v), width - 4, initial_indent="    ", subsequent_indent="      "))
         rest = [v.kind for v in run.caches.values() if v not in known]
         if rest:
-            out.extend(style(t, dim=True) for t in textwrap.wrap(
+            out.extend(style(t, dim=True) for t in wrap(
                 f"no line shows: {', '.join(rest)}", width - 4, initial_indent="    ", subsequent_indent="      "))
     for u in run.unknown:
         head = (f"  {fmt_duration(u.seconds)} unattributed between {u.after or 'the start'} and "
                 f"{u.before or 'the end'}: {u.lines} line{'s' if u.lines != 1 else ''} no rule knows")
-        out.extend(textwrap.wrap(head, width - 2, subsequent_indent="    "))
+        out.extend(wrap(head, width - 2, subsequent_indent="    "))
         for t in u.templates:
             out.append("    " + _clip(f"{t.count:>5} x {t.text}", width - 4))
     return out
@@ -311,6 +317,46 @@ def _wrap_items(head: str, items: Sequence[str], width: int, sep: str = "; ", in
             current = indent
         current += piece + " "
     out.append(current.rstrip())
+    return out
+
+
+def engine_timings_lines(run: Run, width: int = 80) -> list[str]:
+    """The engine's own `Engine startup timings`, labelled as what they are: a second source. The
+    phase table is primary (each rank's reported durations, else timestamps: docs/timeline.md);
+    a figure that covers phases of the table says which and their sum (`load_weight 3 min 30 s
+    (table: load_weights + draft.load_weights, 3 min 31 s)`: the engine's figure is one clock,
+    the table's each rank's own lines)."""
+    from firedup.formats import all_formats
+
+    fmt = all_formats().get(run.engine)
+    spec = fmt.health.telemetry if fmt is not None and fmt.health is not None else None
+    phases = run.phase_seconds()
+    mapped, rest = [], []
+    for key, seconds in _flat_timings(run.engine_timings or {}):
+        covered = spec.ours(key, phases) if spec is not None else []
+        if covered:
+            names = " + ".join(name for name, _ in covered)
+            table = fmt_duration(sum(secs for _, secs in covered))
+            same = table == fmt_duration(seconds)
+            mapped.append(f"    {key} {fmt_duration(seconds)} " + (f"(as the table's {names})" if same
+                                                                    else f"(table: {names}, {table})"))
+        else:
+            rest.append(f"{key} {fmt_duration(seconds)}")
+    timings = run.milestone(ENGINE_TIMINGS)
+    where = f"line {timings.line}; " if timings is not None else ""
+    out = [f"  the engine's own timings ({where}a second source, the table is primary):", *mapped]
+    if rest:
+        out.extend(_wrap_items("    ", rest, width, indent="    "))
+    return out
+
+
+def _flat_timings(timings: dict[str, object]) -> list[tuple[str, float]]:
+    out: list[tuple[str, float]] = []
+    for key, value in timings.items():
+        if isinstance(value, dict):
+            out.extend((f"{key}.{k}", float(v)) for k, v in value.items() if float(v) > 0)
+        elif isinstance(value, (int, float)) and value > 0:
+            out.append((key, float(value)))
     return out
 
 
