@@ -230,6 +230,10 @@ def test_unknown_flag_is_one_short_line_with_the_closest_names() -> None:
     with pytest.raises(UnknownFlagError) as err:  # too short for difflib, but the start of one name
         compare(runs, ["mem_frac"])
     assert "did you mean mem_fraction_static?" in str(err.value)
+    with pytest.raises(UnknownFlagError) as err:  # issue 31: the flag a debug/production split is by
+        compare(runs, ["cuda_graph"])
+    close = str(err.value).split("did you mean ")[1].split("?")[0].split(", ")
+    assert "disable_cuda_graph" in close and close.index("disable_cuda_graph") < 2, close
 
 
 def test_broken_files_and_other_engines_are_left_out(tmp_path: Path) -> None:

@@ -670,8 +670,12 @@ def version_guess(events: Iterable[Any], config: Mapping[str, Any], config_compl
         elif name == "dist_init.begin" and text.startswith("Init nccl"):
             seen.add("init_nccl")
         elif name == "server_args":
-            args = str(e.fields.get("args", ""))
-            seen.add("args_dict" if args.startswith("{") else "args_repr")
+            # the event's field, or the line itself where only that is kept (a history's milestones)
+            args = str(e.fields.get("args") or text.partition("server_args=")[2])
+            if args.startswith("{"):
+                seen.add("args_dict")
+            elif args.startswith("ServerArgs("):
+                seen.add("args_repr")
         elif name == "engine.timings":
             seen.add("engine_timings")
         elif name.endswith("cuda_graph.begin") and text.startswith(("Capture target", "Capture draft decode",

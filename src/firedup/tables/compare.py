@@ -318,10 +318,14 @@ def check_by(runs: Runs, by: Sequence[str]) -> None:
 
 
 def _closest(flag: str, known: Sequence[str], n: int = 3) -> list[str]:
-    """difflib's closest names, then names that contain what was typed (`mem_frac`)."""
+    """The names a user most likely meant: the common flags (`FLAG_TYPES`: what grouping is for)
+    that contain what was typed or are close to it, then difflib's closest names, then names
+    that contain it (`mem_frac`). `cuda_graph` -> disable_cuda_graph first, not debug_cuda_graph."""
+    typed = flag.lower()
     close = difflib.get_close_matches(flag, known, n=n)
-    within = sorted((k for k in known if flag.lower() in k.lower() and k not in close), key=len)
-    return (close + within)[:n]
+    within = sorted((k for k in known if typed in k.lower()), key=len)
+    common = [k for k in dict.fromkeys([*within, *close]) if k in FLAG_TYPES]
+    return list(dict.fromkeys([*common, *close, *within]))[:n]
 
 
 def ungroupable(frame: pl.DataFrame, flag: str) -> str | None:
