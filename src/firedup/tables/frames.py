@@ -489,12 +489,14 @@ def varying_flags(frame: pl.DataFrame, flags: Sequence[str]) -> list[str]:
 
 def summary(runs: Runs) -> pl.DataFrame:
     """What `firedup runs` shows: identity, outcome, time to ready (or to the crash or the log's
-    end: `seconds_to_end`), varying flags, seconds per phase."""
+    end: `seconds_to_end`; from the launch: `launch_to_end`, `launch_source` saying whether it is
+    estimated), varying flags, seconds per phase. Not the contract's `total_seconds`: for a crash it
+    runs on through the traceback, a second figure for the one fact the views state."""
     flags = varying_flags(runs.runs, runs.flag_columns)
     base = runs.runs.select(
-        "run_id", "source", "run_index", "engine", "outcome", "ready_seconds", "total_seconds",
+        "run_id", "source", "run_index", "engine", "outcome", "ready_seconds",
         "stopped_in", "crash_category", "crash_phase", "first_ts", "end_ts", "seconds_to_end", "lower_bound",
-        "crash_ts", "crash_offset", *flags)
+        "crash_ts", "crash_offset", "launch_source", "launch_to_end", *flags)
     wide = phase_seconds(runs)
     renamed = wide.rename({c: f"{c}_s" for c in wide.columns if c != "run_id"})
     return base.join(renamed, on="run_id", how="left", maintain_order="left")
