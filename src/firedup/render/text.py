@@ -331,15 +331,18 @@ def engine_timings_lines(run: Run, width: int = 80) -> list[str]:
     fmt = all_formats().get(run.engine)
     spec = fmt.health.telemetry if fmt is not None and fmt.health is not None else None
     phases = run.phase_seconds()
+    sources = {p.name: p.source for p in run.run_phases()}
     mapped, rest = [], []
     for key, seconds in _flat_timings(run.engine_timings or {}):
         covered = spec.ours(key, phases) if spec is not None else []
         if covered:
             names = " + ".join(name for name, _ in covered)
             table = fmt_duration(sum(secs for _, secs in covered))
+            # a phase the table only times between whole-second stamps: the engine's figure is the finer
+            coarse = " by timestamps" if all(sources.get(name) == "timestamps" for name, _ in covered) else ""
             same = table == fmt_duration(seconds)
             mapped.append(f"    {key} {fmt_duration(seconds)} " + (f"(as the table's {names})" if same
-                                                                    else f"(table: {names}, {table})"))
+                                                                    else f"(table: {names}, {table}{coarse})"))
         else:
             rest.append(f"{key} {fmt_duration(seconds)}")
     timings = run.milestone(ENGINE_TIMINGS)
