@@ -1121,7 +1121,7 @@ class Waiter:
         url = f"; {self.opts.url} answered 200" if url_note is not None else ""
         self.report(self.style(f"READY in {total} by the log's clock{line}{url}; waited {waited}", fg="green",
                                bold=True))
-        self.report(timeline_text(run, self.style))
+        self.report(timeline_text(run, self.style, verdict=False))
         self._report_telemetry()
         return EXIT_OK
 
@@ -1136,7 +1136,7 @@ class Waiter:
         if crash.hint:
             self.report(f"  hint:  {crash.hint}")
         self.report("")
-        self.report(timeline_text(run, self.style))
+        self.report(timeline_text(run, self.style, verdict=False))
         return EXIT_CRASHED
 
     def _died(self) -> int:
@@ -1150,7 +1150,7 @@ class Waiter:
             if self.opts.url:
                 text += f", before {self.opts.url} answered 200"
             self.report(self.style(text, fg="red", bold=True))
-            self.report(timeline_text(run, self.style))
+            self.report(timeline_text(run, self.style, verdict=False))
             return EXIT_CRASHED
         stage = self.current_stage() if run is not None else None
         where = (f"the log stops in {stage} after {fmt_duration(run.total_seconds)}" if run is not None
@@ -1288,7 +1288,7 @@ class Waiter:
         self.report(f"  probed {self.opts.url}: {seen}; last: {got}")
         self.report(f"  {self._url_mismatch()}")
         self.report("")
-        self.report(timeline_text(run, self.style))
+        self.report(timeline_text(run, self.style, verdict=False))
         return EXIT_OTHER
 
     def _log_url_text(self) -> str:
