@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firedup.core.units import fmt_duration
+from firedup.formats import get_format
 from firedup.render.budget import budget_json, budget_text
 from firedup.tables.budget import budget_for, budgets, prediction_bound, round_up, runs_needed
 from firedup.tables.frames import load
@@ -52,7 +52,7 @@ def test_prediction_bound_on_a_hand_computed_sample() -> None:
     # 15846 s is 53 x the slowest run: three runs this spread out are too few to bound 1 %
     b = budget_for([100.0, 200.0, 300.0], 0.01)
     assert b.method == CAPPED and b.raw_seconds == pytest.approx(330.0) and b.model == fit
-    assert "4 h 23 min" in b.statement and "4 h 23 min" in b.method_label
+    assert "4 h 23 min" in b.statement and b.beside == "the bound would be 4 h 23 min"
     # closer runs: the bound is the budget
     times = [100.0, 120.0, 140.0, 110.0, 130.0]
     fit = prediction_bound(times, 0.01)
@@ -145,8 +145,8 @@ def test_fewer_runs_give_a_larger_budget_on_average() -> None:
     # two runs are too few to bound 1 % at this spread: the slowest + the margin, risk unknown
     two = [budget_for(list(row), 0.01) for row in np.exp(rng.normal(6.5, 0.15, size=(200, 2)))]
     assert sum(b.method == CAPPED for b in two) > 100
-    assert all("risk unknown" in b.risk_label and "the bound would be" in b.method_label for b in two
-               if b.method == CAPPED)
+    assert all("risk unknown" in b.risk_label and b.beside is not None and "the bound would be" in b.beside
+               for b in two if b.method == CAPPED)
 
 
 # --- coverage by simulation ---------------------------------------------------------------------
@@ -240,13 +240,14 @@ def test_fleet_budget_covers_every_production_run(tmp_path: Path) -> None:
     report = budgets(load([str(tmp_path)]), ["disable_cuda_graph"], 0.01)
     by_key = {b.key["disable_cuda_graph"]: b for b in report.budgets}
     prod = [ready_seconds_by_regex(p) for p in sorted(tmp_path.glob("prod-*.log"))]
-    # the budget counts from launch: each log's first line + the top of its estimated gap (docs/launch.md)
-    runs = load([str(tmp_path)]).runs
-    allowance = {row["source"]: row["launch_high"] for row in runs.iter_rows(named=True)}
-    observed = [t + allowance[str(p)] for p, t in zip(sorted(tmp_path.glob("prod-*.log")), prod, strict=True)
-                if t is not None]
+    observed = [t for t in prod if t is not None]
     assert len(observed) == 5
     b = by_key[False]
+    # counted from launch: each run's first line -> ready plus the allowance before its first line
+    # (no line states these launches: the top of SGLang's usual gap, docs/launch.md)
+    gap = get_format("sglang").launch_gap
+    assert gap is not None
+    observed = [t + gap.high for t in observed]
     assert b.n == 5 and b.slowest == max(observed)
     assert b.budget_seconds is not None and b.budget_seconds >= max(observed) * 1.1
     logs = [math.log(t) for t in observed]
@@ -257,8 +258,7 @@ def test_fleet_budget_covers_every_production_run(tmp_path: Path) -> None:
     assert b.model.bound == pytest.approx(math.exp(mu + 3.746947 * math.sqrt(1.2) * sigma), rel=1e-6)
     assert b.engine == "sglang" and b.port == 30000
     text = budget_text(report)
-    assert text.splitlines()[1].startswith(f"production (disable_cuda_graph=False): {fmt_duration(b.budget_seconds)} "
-                                           f"({b.budget_seconds} s) from launch")  # the answer first
+    assert "production (disable_cuda_graph=False): budget" in text
     assert b.risk_label in text and b.method_label in text
     data = budget_json(report)
     assert {"key", "n", "budget_seconds", "risk", "method", "method_label", "risk_label"} <= set(data["groups"][0])
@@ -271,5 +271,5 @@ def test_too_few_runs_for_their_spread_give_the_slowest_plus_the_margin_never_24
     assert b.method == CAPPED and b.raw_seconds == pytest.approx(152.0 * 1.1)
     assert b.budget_seconds == 170 and b.budget_seconds < 3600
     assert b.risk_label.startswith("risk unknown") and "%" in b.risk_label
-    assert b.model is not None and f"{b.model.bound:.3g} s" in b.method_label
+    assert b.model is not None and b.beside == f"the bound would be {b.model.bound:.3g} s"
     assert "risk is unknown" in b.statement and "cold and warm" in b.statement

@@ -370,10 +370,11 @@ by_option = click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", 
 @cli.command(short_help="Compare groups of runs by flags: which phase makes the difference.")
 @many_inputs
 @by_option
+@click.option("-v", "--verbose", is_flag=True, help="Long flag values whole, not cut at the width; every run left "
+                                                    "out with its reason.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, deltas, ...).")
-@click.option("-v", "--verbose", is_flag=True, help="Long flag values whole, not cut at the width; every run left out.")
 def compare(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
-            all_files: bool, by: tuple[str, ...], as_json: bool, verbose: bool) -> None:
+            all_files: bool, by: tuple[str, ...], verbose: bool, as_json: bool) -> None:
     """Compare groups of runs: time to ready, phases, and what explains the difference.
 
     Runs of one engine and model are compared; without --by, those with the most ready runs,

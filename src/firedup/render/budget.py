@@ -38,7 +38,7 @@ def answer_line(report: BudgetReport, index: int) -> str:
     if b.budget_seconds is None:
         return f"{b.label}: no budget (no ready run with a time to ready)"
     split = report.splits[index] if index < len(report.splits) else None
-    text = f"{b.label}: {_seconds(b.budget_seconds)} from launch"
+    text = f"{b.label}: budget {_seconds(b.budget_seconds)} from launch"
     if split is not None:
         warm = split[2].budget
         text += (f" for a cold start; warm start {_seconds(warm.budget_seconds)}"
@@ -64,7 +64,7 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = (), width: int |
     for i, b in enumerate(report.budgets):
         if b.budget_seconds is None:
             continue
-        lines.append(f"{b.label}: {b.method_label}; {b.risk_label}")
+        lines.append(f"{b.label}: {b.method_label}; {b.risk_label}" + (f"; {b.beside}" if b.beside else ""))
         clock = report.clocks[i] if i < len(report.clocks) else None
         if clock is not None:
             lines.append(f"  {clock.text}")

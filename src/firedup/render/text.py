@@ -324,8 +324,8 @@ def engine_timings_lines(run: Run, width: int = 80) -> list[str]:
     """The engine's own `Engine startup timings`, labelled as what they are: a second source. The
     phase table is primary (each rank's reported durations, else timestamps: docs/timeline.md);
     a figure that covers phases of the table says which and their sum (`load_weight 3 min 30 s
-    (table: load_weights + draft.load_weights, 3 min 31 s)`: the engine's figure is one clock,
-    the table's each rank's own lines)."""
+    (the table's load_weights + draft.load_weights: 3 min 31 s)`: the engine's figure is one
+    clock, the table's each rank's own lines)."""
     from firedup.formats import all_formats
 
     fmt = all_formats().get(run.engine)
@@ -341,8 +341,9 @@ def engine_timings_lines(run: Run, width: int = 80) -> list[str]:
             # a phase the table only times between whole-second stamps: the engine's figure is the finer
             coarse = " by timestamps" if all(sources.get(name) == "timestamps" for name, _ in covered) else ""
             same = table == fmt_duration(seconds)
-            mapped.append(f"    {key} {fmt_duration(seconds)} " + (f"(as the table's {names})" if same
-                                                                    else f"(table: {names}, {table}{coarse})"))
+            text = f"{key} {fmt_duration(seconds)} " + (f"(as the table's {names})" if same
+                                                       else f"(the table's {names}: {table}{coarse})")
+            mapped.extend(wrap(text, width, initial_indent="    ", subsequent_indent="      "))
         else:
             rest.append(f"{key} {fmt_duration(seconds)}")
     timings = run.milestone(ENGINE_TIMINGS)

@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from firedup.core.config import SAME_CONFIG_FLAGS
 from firedup.core.units import fmt_duration
 from firedup.tables.frames import Runs, phase_seconds
 
@@ -84,10 +85,20 @@ def split(runs: Runs, run_ids: list[str]) -> ColdWarm | None:
     rows = {r["run_id"]: r for r in frame.select("run_id", "source", "run_index", "cache_start", "caches_json",
                                                   "cache_keys_json").to_dicts()}
     sources = {rid: r["source"] + (f" #{r['run_index'] + 1}" if r["run_index"] else "") for rid, r in rows.items()}
-    reasons = {rid: why for rid, r in rows.items() if (why := _cold_by_verdict(r)) is not None}
-    twin = _cold_by_twin(phase_seconds(runs.select(run_ids)), run_ids, sources)
-    for rid, why in twin.items():
-        reasons.setdefault(rid, why)
+    # cold and warm are of one configuration: every flag that changes start-up time alike, not
+    # only those the runs were grouped by (`--by engine` puts debug and production runs together,
+    # and production's graph capture is no cache)
+    configs: dict[tuple[Any, ...], list[str]] = {}
+    for row in frame.select("run_id", "engine", *(f for f in SAME_CONFIG_FLAGS if f in frame.columns)).to_dicts():
+        configs.setdefault(tuple(row.get(f) for f in ("engine", *SAME_CONFIG_FLAGS)), []).append(row["run_id"])
+    wide = phase_seconds(runs.select(run_ids))
+    reasons: dict[str, str] = {}
+    for same in configs.values():
+        found = {rid: why for rid in same if (why := _cold_by_verdict(rows[rid])) is not None}
+        for rid, why in _cold_by_twin(wide, same, sources).items():
+            found.setdefault(rid, why)
+        if found and len(found) < len(same):  # both cold and warm starts of this configuration
+            reasons.update(found)
     cold = [rid for rid in run_ids if rid in reasons]
     warm = [rid for rid in run_ids if rid not in reasons]
     if not cold or not warm:

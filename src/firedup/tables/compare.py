@@ -815,7 +815,8 @@ def flag_change_lines(flags_differ: Mapping[str, tuple[list[Any], list[Any]]], w
 
 def comparison_text(cmp: Comparison, width: int = 100, verbose: bool = False) -> str:
     """The human view: headline, one block per group, deltas, and what was left out; long flag
-    values by the parts that differ, cut at the width (whole under `verbose`)."""
+    values by the parts that differ, cut at the width (`verbose`: whole, and each run left out with
+    its whole reason)."""
     from firedup.core.units import fmt_duration as dur
 
     g = cmp.grouping

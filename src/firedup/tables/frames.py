@@ -589,6 +589,7 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
         fitted, notes = _fit(names, wheres, columns[len(when) + 1:len(when) + 3], phases, top, flag_columns,
                              width - (_table_width(when) + 2 if when else 0))
         columns = [*when, *fitted]
+    notes.insert(0, _launch_note(frame))
     phases_shown = len(columns) > 3 + len(when) and columns[3 + len(when)].head.startswith("biggest phase")
     shown = [c.head for c in columns if c.head in flags]
     hidden = list(dict.fromkeys(f for f in [*flags, *every] if f not in shown))
@@ -613,6 +614,21 @@ def _from_launch_cell(row: dict[str, Any]) -> str | None:
     if seconds is None or row.get("lower_bound"):
         return None
     return ("~" if row.get("launch_source") == "estimated" else "") + fmt_duration(seconds)
+
+
+def _launch_note(frame: pl.DataFrame) -> str:
+    """The second clock under a table of times from each log's first line: how much earlier the
+    servers were launched (`launch_to_end` in --format csv/json/parquet has each run's)."""
+    from firedup.core.units import fmt_duration
+
+    gaps = (frame["launch_to_end"] - frame["seconds_to_end"]).drop_nulls()
+    if gaps.is_empty():
+        return "(times from each log's first line; launches not known)"
+    low, high = float(gaps.min()), float(gaps.max())  # type: ignore[arg-type]
+    estimated = "estimated" in frame["launch_source"].to_list()
+    span = fmt_duration(low) if high - low < 1.0 else (
+        f"{low:.0f}-{high:.0f} s" if high < 60 else f"{fmt_duration(low)}-{fmt_duration(high)}")
+    return f"(from launch add {'~' if estimated else ''}{span}{', estimated' if estimated else ''}: docs/launch.md)"
 
 
 def _fit(names: list[str], wheres: list[str], outcome_and_time: list[_Column], phases: Callable[[int], _Column],

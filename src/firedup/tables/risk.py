@@ -202,12 +202,19 @@ class Budget:
         if self.method == THUMB:
             return "rule of thumb: risk unknown"
         if self.method == CAPPED:
-            return f"risk unknown: {self.n} runs are too few for their spread to bound {pct(self.risk)}"
+            return f"risk unknown (too few runs to bound {pct(self.risk)})"
         df = self.distribution_free_risk or 0.0
         if self.risk_holds_without_model:
             return f"risk ≤ {pct(self.risk)} (distribution-free, {self.n} runs)"
         model = f"risk {pct(self.risk)}" if self.method == BOUND else f"risk < {pct(self.risk)}"
         return f"{model} if log-normal; ≤ {pct(df)} without that assumption"
+
+    @property
+    def beside(self) -> str | None:
+        """The statistical bound a budget of too few runs is shown with: `the bound would be 4 h 23 min`."""
+        if self.method != CAPPED or self.model is None:
+            return None
+        return f"the bound would be {_big_duration(self.model.bound)}"
 
     @property
     def method_label(self) -> str:
@@ -217,9 +224,7 @@ class Budget:
         if self.method == BOUND:
             return f"log-normal prediction bound (Student-t, {self.n} runs)"
         if self.method == CAPPED:
-            bound = self.model.bound if self.model is not None else None
-            beside = f"; the bound would be {_big_duration(bound)}" if bound is not None else ""
-            return f"slowest run + {pct(MIN_MARGIN)}, too few runs for a bound{beside}"
+            return f"slowest run + {pct(MIN_MARGIN)} (too few runs for a bound)"
         if self.method == FLOOR:
             return f"slowest run + {pct(MIN_MARGIN)} (minimum margin)"
         return self.method
@@ -237,6 +242,7 @@ class Budget:
             "runs_needed_for_risk": self.needed,
             "model": self.model.as_json() if self.model else None,
             "statement": self.statement, "engine": self.engine, "clock": self.clock, "side": self.side,
+            "beside": self.beside,
         }
 
 
