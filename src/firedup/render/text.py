@@ -93,7 +93,7 @@ def launch_line(run: Run) -> str | None:
     return f"launch: {'' if launch.known else '~'}{when}, {before} ({how})"
 
 
-def outcome_word(run: Run) -> str:
+def verdict_word(run: Run) -> str:
     """The one word every text view gives a run's outcome: READY, `CRASHED (oom)`, HUNG (a crash of
     category `hang`: the server said it is stuck and did not die) or INCOMPLETE; `parse` and
     `runs` print it in lower case. The contract's `outcome` stays ready | crashed | incomplete."""
@@ -103,7 +103,7 @@ def outcome_word(run: Run) -> str:
     return run.outcome.upper()
 
 
-def outcome_word_lower(run: Run) -> str:
+def outcome_word(run: Run) -> str:
     """`parse`'s outcome cell: ready, crashed, hung or incomplete (`core.units.outcome_word`)."""
     return units_outcome_word(run.outcome, run.crash.category if run.crash else None)
 
@@ -127,7 +127,7 @@ def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
             return style(f"READY ({why})", fg="green", bold=True)
         if run.outcome == "crashed":
             where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
-            return style(f"{outcome_word(run)}{where} ({why})", fg="red", bold=True)
+            return style(f"{verdict_word(run)}{where} ({why})", fg="red", bold=True)
         where = f" in {run.stopped_in}" if run.stopped_in else ""
         return style(f"INCOMPLETE: the log stops{where} ({why})", fg="yellow", bold=True)
     if run.outcome == "ready":
@@ -137,9 +137,9 @@ def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
         return style(f"READY in {total}{kind}", fg="green", bold=True)
     if run.outcome == "crashed":
         where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
-        if outcome_word(run) == "HUNG":  # the server declared itself stuck: alive, not dead
+        if verdict_word(run) == "HUNG":  # the server declared itself stuck: alive, not dead
             return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True)
-        return style(f"{outcome_word(run)}{where} after {total}", fg="red", bold=True)
+        return style(f"{verdict_word(run)}{where} after {total}", fg="red", bold=True)
     where = f" in {run.stopped_in}" if run.stopped_in else ""
     return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)
 
@@ -364,17 +364,6 @@ def _flat_timings(timings: dict[str, object]) -> list[tuple[str, float]]:
     return out
 
 
-def engine_timings_parts(timings: dict[str, object]) -> list[str]:
-    """`Engine startup timings (s)` as the engine printed them (max over ranks), zeros left out."""
-    parts: list[str] = []
-    for key, value in timings.items():
-        if isinstance(value, dict):
-            parts.extend(f"{key}.{k} {fmt_duration(float(v))}" for k, v in value.items() if float(v) > 0)
-        elif isinstance(value, (int, float)) and value > 0:
-            parts.append(f"{key} {fmt_duration(float(value))}")
-    return parts
-
-
 def _labelled(label: str, text: str, width: int) -> list[str]:
     """`    label:      text` wrapped under itself: a hint cut at 80 columns helps nobody."""
     head = f"    {label + ':':<12}"
@@ -458,7 +447,7 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
         launched = "?" if run.lower_bound else from_launch(run)
         ready = run.outcome == "ready"
-        word = outcome_word_lower(run)
+        word = outcome_word(run)
         rows.append((word, total if ready else f"({total})", launched, big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [run.source for run in runs]
