@@ -22,7 +22,7 @@ from conftest import ROOT, run_cli
 
 S = "sample_logs"  # run from the checkout (`monkeypatch.chdir(ROOT)`), as the README's examples are
 DURATION = r"(?:\d+(?:\.\d)? (?:ms|s)|\d+ min \d\d s|\d+ h \d\d min)"
-VERDICT = rf"(?:READY in {DURATION}|CRASHED \(\w+\)(?: in \S+)? after {DURATION}|HUNG\b|INCOMPLETE: )"
+VERDICT = rf"(?:READY in {DURATION}|CRASHED \(\w+\)(?: in \S+)? after {DURATION}|HUNG\b|ENGINE READY in |INCOMPLETE: )"
 
 # (command line with {tmp} for a scratch folder, the first line's pattern)
 COMMANDS: list[tuple[list[str], str]] = [

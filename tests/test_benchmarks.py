@@ -52,3 +52,13 @@ def test_fleet_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
                           for w in (1, 2)}
     assert all(c["files"] == 12 and c["runs_added"] == 12 and c["files_per_s"] > 0 for c in cases.values())
     assert "s3     s3     ray         2     12" in proc.stdout
+
+
+def test_wait_cpu_script_runs_its_nvml_case() -> None:
+    """benchmarks/wait_cpu.py --short, the one case with the tree of 9 and the stand-in NVML: it
+    runs and reports."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "wait_cpu.py"), "--short", "--only", "NVML"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "wait: idle log + --pid tree of 9 + NVML" in proc.stdout and "sleep (baseline)" not in proc.stdout
+    assert "worst steady cost of wait:" in proc.stdout

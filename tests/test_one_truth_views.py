@@ -154,10 +154,12 @@ def timeline_data_facts(path: Path) -> ViewFacts:
 
 _OUTCOME_LINE = re.compile(
     rf"^(?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after|(?P<hung>HUNG)(?: in \S+)?: no "
-    rf"progress, stuck after|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?"
-    rf"(?P<time>{_DURATION})(?: \(an excerpt\))?(?: \(engine ready; no HTTP server\))?"
-    rf"(?:, (?P<launch>~?{_DURATION}) from launch)?$")
-_OUTCOMES = {"ready": "ready", "crashed": "crashed", "hung": "crashed", "incomplete": "incomplete"}
+    rf"progress, stuck after|(?P<engine>ENGINE READY) in|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) "
+    rf"(?P<least>at least )?(?P<time>{_DURATION})(?: \(an excerpt\))?"
+    rf"(?:, (?P<launch>~?{_DURATION}) from launch)?(?:: no server in this log)?$")
+# the contract's outcome of each verdict (an engine ready with no server is `incomplete`)
+_OUTCOMES = {"ready": "ready", "crashed": "crashed", "hung": "crashed", "engine": "incomplete",
+             "incomplete": "incomplete"}
 _SPAN_LINE = re.compile(r"^  from (\d{4}-\d\d-\d\dT\S+) to (\d{4}-\d\d-\d\dT\S+)")
 _CRASH_LINE = re.compile(r"^  crash: .*, line (\d+)$")
 _PHASE_LABEL = slice(33, 61)  # `timeline_text`'s phase column: 2+12+2+6+2+7+2 characters in, 28 wide
@@ -225,9 +227,9 @@ def _report_key(title: str) -> tuple[str, int]:
 
 _APPENDIX_OUTCOME = re.compile(
     rf"^\*\*(?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after|(?P<hung>HUNG)(?: in \S+)?: no "
-    rf"progress, stuck after|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?"
-    rf"(?P<time>{_DURATION})(?: \(an excerpt\))?(?: \(engine ready; no HTTP server\))?"
-    rf"(?:, (?P<launch>~?{_DURATION}) from launch)?\*\* · ")
+    rf"progress, stuck after|(?P<engine>ENGINE READY) in|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) "
+    rf"(?P<least>at least )?(?P<time>{_DURATION})(?: \(an excerpt\))?"
+    rf"(?:, (?P<launch>~?{_DURATION}) from launch)?(?:: no server in this log)?\*\* · ")
 _APPENDIX_SPAN = re.compile(r"^(\d{4}-\d\d-\d\dT\S+) to (\d{4}-\d\d-\d\dT\S+)$")
 _APPENDIX_CRASH = re.compile(r"^Crash: .*, line (\d+): ")
 _CRASH_HEADING = re.compile(rf"^### (?P<where>.+): (?P<category>\S+), (?P<when>after ready|in .+), after "

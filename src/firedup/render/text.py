@@ -95,53 +95,59 @@ def launch_line(run: Run) -> str | None:
 
 def verdict_word(run: Run) -> str:
     """The one word every text view gives a run's outcome: READY, `CRASHED (oom)`, HUNG (a crash of
-    category `hang`: the server said it is stuck and did not die) or INCOMPLETE; `parse` and
-    `runs` print it in lower case. The contract's `outcome` stays ready | crashed | incomplete."""
+    category `hang`: the server said it is stuck and did not die), ENGINE READY (the engine
+    initialised, nothing in the log serves) or INCOMPLETE; `parse` and `runs` print it in lower case. The contract's `outcome` stays ready | crashed | incomplete."""
     if run.outcome == "crashed":
         cat = run.crash.category if run.crash else "unknown"
         return "HUNG" if cat == "hang" else f"CRASHED ({cat})"
+    if run.ready_kind == "engine":
+        return "ENGINE READY"
     return run.outcome.upper()
 
 
 def outcome_word(run: Run) -> str:
-    """`parse`'s outcome cell: ready, crashed, hung or incomplete (`core.units.outcome_word`)."""
-    return units_outcome_word(run.outcome, run.crash.category if run.crash else None)
+    """`parse`'s outcome cell: ready, crashed, hung, incomplete or engine (the engine initialised,
+    nothing in the log serves): `core.units.outcome_word`."""
+    return units_outcome_word(run.outcome, run.crash.category if run.crash else None, run.ready_kind)
 
 
 def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
-    """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows,
-    counted from the first line, then (`launch`) from the launch (`Run.launch_to_end`) where it
-    differs. HUNG is a crash of category `hang`: the server said it is stuck and did not die."""
-    if launch:
-        clause = _launch_clause(run)
-        return outcome_line(run, style, launch=False) + clause
+    """READY / CRASHED / HUNG / ENGINE READY / INCOMPLETE with `Run.seconds_to_end`, the one time
+    every view shows, counted from the first line, then (`launch`) from the launch
+    (`Run.launch_to_end`) where it differs. HUNG is a crash of category `hang`: the server said
+    it is stuck and did not die."""
+    head, tail, fg = _verdict(run)
+    return style(head + (_launch_clause(run) if launch else "") + tail, fg=fg, bold=True)
+
+
+def _verdict(run: Run) -> tuple[str, str, str]:
+    """(the verdict and its time, what follows the second clock, the colour)."""
     total = fmt_duration(run.seconds_to_end)
     excerpt = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
     if run.lower_bound:
         total = f"at least {total} (an excerpt)"
+    crash_where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
+    stop_where = f" in {run.stopped_in}" if run.stopped_in else ""
     if excerpt or run.seconds_to_end is None:
         # how long it took is not in the log: an excerpt that reports no duration, or no line with a time
         why = "an excerpt: time unknown" if excerpt else "no line has a time"
         if run.outcome == "ready":
-            why = "an excerpt: time to ready unknown" if excerpt else why
-            return style(f"READY ({why})", fg="green", bold=True)
+            return f"READY ({'an excerpt: time to ready unknown' if excerpt else why})", "", "green"
         if run.outcome == "crashed":
-            where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
-            return style(f"{verdict_word(run)}{where} ({why})", fg="red", bold=True)
-        where = f" in {run.stopped_in}" if run.stopped_in else ""
-        return style(f"INCOMPLETE: the log stops{where} ({why})", fg="yellow", bold=True)
+            return f"{verdict_word(run)}{crash_where} ({why})", "", "red"
+        if run.ready_kind == "engine":
+            return f"ENGINE READY ({why})", ": no server in this log", "yellow"
+        return f"INCOMPLETE: the log stops{stop_where} ({why})", "", "yellow"
     if run.outcome == "ready":
-        kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
-        if run.ready_kind == "health":
-            kind = f" (no ready line; {run.ready_evidence})"
-        return style(f"READY in {total}{kind}", fg="green", bold=True)
+        kind = f" (no ready line; {run.ready_evidence})" if run.ready_kind == "health" else ""
+        return f"READY in {total}{kind}", "", "green"
     if run.outcome == "crashed":
-        where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
         if verdict_word(run) == "HUNG":  # the server declared itself stuck: alive, not dead
-            return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True)
-        return style(f"{verdict_word(run)}{where} after {total}", fg="red", bold=True)
-    where = f" in {run.stopped_in}" if run.stopped_in else ""
-    return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)
+            return f"HUNG{crash_where}: no progress, stuck after {total}", "", "red"
+        return f"{verdict_word(run)}{crash_where} after {total}", "", "red"
+    if run.ready_kind == "engine":  # the engine initialised; nothing in this log serves
+        return f"ENGINE READY in {total}", ": no server in this log", "yellow"
+    return f"INCOMPLETE: the log stops{stop_where} after {total}", "", "yellow"
 
 
 def _phase_rows(run: Run) -> list[tuple[str, float, Phase]]:
@@ -446,9 +452,8 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
         total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
         launched = "?" if run.lower_bound else from_launch(run)
-        ready = run.outcome == "ready"
-        word = outcome_word(run)
-        rows.append((word, total if ready else f"({total})", launched, big))
+        word = outcome_word(run)  # ready, crashed, hung, incomplete, or engine: engine ready, no server
+        rows.append((word, total if run.outcome == "ready" else f"({total})", launched, big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [run.source for run in runs]
     heads = ("outcome", "to ready", "from launch", "biggest phase")
@@ -483,7 +488,8 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         phase = f"{_cut_phase(big, w_big):<{w_big}} " if w_big else ""
         return f"{outcome:<{w_out}} {total:>{w_total}} {launched:>{w_launch}}  {phase}{source}"
 
-    answer = count_line([(run.outcome, run.crash.category if run.crash else None, run.seconds_to_end,
+    answer = count_line([("engine" if outcome_word(run) == "engine" else run.outcome,
+                          run.crash.category if run.crash else None, run.seconds_to_end,
                           run.lower_bound, None if launched == "?" else launched)
                          for run, (_, _, launched, _) in zip(runs, rows, strict=True)], width)
     out = [answer, line("outcome", "to ready", "from launch", "biggest phase", "source")]

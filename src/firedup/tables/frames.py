@@ -62,7 +62,7 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "run_index": pl.Int64(),  # 0 for the first startup in the source, 1 after a restart, ...
     "engine": pl.Utf8(),
     "outcome": pl.Utf8(),  # ready | crashed | incomplete
-    "ready_kind": pl.Utf8(),  # server (the ready line) | engine (offline/bench, no HTTP)
+    "ready_kind": pl.Utf8(),  # server (the ready line) | health | engine (engine up, no server: not ready)
     "ready_seconds": pl.Float64(),  # time to ready; null unless outcome == ready
     "total_seconds": pl.Float64(),  # first line to ready, or to the last line
     "begins_mid_startup": pl.Boolean(),  # the log starts late: total_seconds is only a lower bound
@@ -495,8 +495,8 @@ def summary(runs: Runs) -> pl.DataFrame:
     flags = varying_flags(runs.runs, runs.flag_columns)
     base = runs.runs.select(
         "run_id", "source", "run_index", "engine", "outcome", "ready_seconds",
-        "stopped_in", "crash_category", "crash_phase", "first_ts", "end_ts", "seconds_to_end", "lower_bound",
-        "crash_ts", "crash_offset", "launch_source", "launch_to_end", *flags)
+        "stopped_in", "ready_kind", "crash_category", "crash_phase", "first_ts", "end_ts", "seconds_to_end",
+        "lower_bound", "crash_ts", "crash_offset", "launch_source", "launch_to_end", *flags)
     wide = phase_seconds(runs)
     renamed = wide.rename({c: f"{c}_s" for c in wide.columns if c != "run_id"})
     return base.join(renamed, on="run_id", how="left", maintain_order="left")
@@ -565,6 +565,8 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
             state += f" in {row['crash_phase']}" if row["crash_phase"] else ""
         elif row["outcome"] == "crashed":
             state += f": {row['crash_category'] or 'unknown'}" + (f" in {row['crash_phase']}" if row["crash_phase"] else "")
+        elif row["ready_kind"] == "engine":
+            state = "engine ready"  # no server in the log: not ready
         elif row["outcome"] == "incomplete" and row["stopped_in"]:
             state += f" in {row['stopped_in']}"
         states.append(state)
@@ -593,7 +595,8 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
     phases_shown = len(columns) > 3 + len(when) and columns[3 + len(when)].head.startswith("biggest phase")
     shown = [c.head for c in columns if c.head in flags]
     hidden = list(dict.fromkeys(f for f in [*flags, *every] if f not in shown))
-    answer = count_line([(row["outcome"], row["crash_category"], row["seconds_to_end"], bool(row["lower_bound"]),
+    answer = count_line([("engine" if outcome_word(row["outcome"], None, row["ready_kind"]) == "engine"
+                          else row["outcome"], row["crash_category"], row["seconds_to_end"], bool(row["lower_bound"]),
                           _from_launch_cell(row)) for row in runs.runs.iter_rows(named=True)], width)
     lines = [answer, *_table_lines(columns)]
     if not flags and frame.height > 1:
