@@ -176,10 +176,11 @@ def _dates_note(date_source: str | None) -> str:
     return f" (dates: {date_source})" if date_source not in (None, "log") else ""
 
 
-def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool = True) -> str:
+def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool = True, crash: bool = True) -> str:
     """One run: the answer first (`READY in 4 min 10 s, ~4 min 31 s from launch`), then where it
     came from, its launch, its phases longest first, its silences and caches, its ranks, its crash.
-    `verdict=False` leaves the first line out, for a caller that has just said it (`wait`)."""
+    `verdict=False` leaves the first line out and `crash=False` the crash's block (its error and
+    hint), for a caller that has just said them (`wait`): each fact once."""
     lines: list[str] = []
     if verdict:
         clause = _launch_clause(run)
@@ -244,7 +245,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool
     if rank_table:
         lines.append("")
         lines.extend(rank_table)
-    if run.crash is not None:
+    if run.crash is not None and crash:
         lines.append("")
         c = run.crash
         when = "after ready" if c.after_ready else f"in {c.phase or 'an unknown phase'}"
