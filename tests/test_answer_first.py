@@ -99,3 +99,21 @@ def test_ingest_lists_each_file_only_under_verbose(tmp_path: Path, monkeypatch: 
     lines = again.splitlines()
     assert lines[0] == f"0 runs added to {store} (21 files already in the store)"
     assert sum("already in the store: " in line for line in lines[1:]) == 21
+
+
+@pytest.mark.parametrize(("name", "pattern", "code"), [
+    ("debug-tp8-eagle3-01.log", rf"^READY in {DURATION} by the log's clock \(line \d+\)", 0),
+    ("oom-in-cuda-graph.log", rf"^CRASHED \(oom\) in cuda_graph after {DURATION}, line \d+ of ", 3),
+])
+def test_wait_says_its_verdict_first_and_each_fact_once(name: str, pattern: str, code: int) -> None:
+    """`wait` on a log already written: the verdict first (one line, for `head -1`), then the run,
+    whose own verdict, error and hint are not said again."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "80"}
+    proc = subprocess.run([sys.executable, "-m", "firedup", "wait", "--log", f"{S}/{name}", "--timeout", "30"],
+                          capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert re.match(pattern, lines[0]), lines[0]
+    assert not any(re.match(VERDICT, line.strip()) for line in lines[1:]), proc.stdout  # the verdict once
+    if code:
+        assert sum("Capture cuda graph failed: CUDA out of memory" in line for line in lines) == 1, proc.stdout
