@@ -1,6 +1,7 @@
-"""Regenerate the golden files: `firedup parse --json` of every sample log.
+"""Regenerate the golden files: `firedup parse --json` of every sample log, and every explanation
+sentence about the samples, the real-GPU runs and the corpus (tests/sentences.py).
 
-    python tests/regen_golden.py          # rewrite tests/golden/*.json, then review `git diff`
+    python tests/regen_golden.py          # rewrite tests/golden/*.json and sentences/, then review `git diff`
 
 Golden tests (tests/test_golden.py) compare the parser's output on sample_logs/, indented
 (parse prints one run per line), with these files byte for byte, in the style of pygments' golden tests: any change in what firedup
@@ -60,7 +61,30 @@ def main() -> int:
     for extra in sorted(stale):
         (GOLDEN / extra).unlink()
         print(f"removed tests/golden/{extra} (no such sample any more)")
+    regen_sentences()
     return 0
+
+
+def regen_sentences() -> None:
+    """tests/golden/sentences/SET.txt: every explanation sentence about each set of logs
+    (tests/sentences.py); the sets whose logs are absent here (../shared) are left as they are."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from conftest import SHARED
+    from sentences import SETS, set_paths, set_sentences
+
+    folder = GOLDEN / "sentences"
+    folder.mkdir(exist_ok=True)
+    for name in SETS:
+        paths = set_paths(name, ROOT, SHARED)
+        if not paths:
+            print(f"skipped tests/golden/sentences/{name}.txt ({SHARED} is absent)")
+            continue
+        strip = str(ROOT / "sample_logs") + "/" if name == "samples" else str(SHARED) + "/"
+        text = "\n".join(set_sentences(paths, strip)) + "\n"
+        path = folder / f"{name}.txt"
+        changed = not path.exists() or path.read_text(encoding="utf-8") != text
+        path.write_text(text, encoding="utf-8")
+        print(f"{'updated' if changed else 'same   '} {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

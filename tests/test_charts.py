@@ -110,7 +110,7 @@ def test_timeline_marks_ready_and_crash_where_the_truth_says(samples: Runs) -> N
 def test_timeline_bars_cover_each_run_and_gaps_are_their_own_phase(samples: Runs) -> None:
     data = timeline_data(samples)
     for rid, bars in data.bars.group_by("run_id"):
-        total = float(samples.runs.filter(pl.col("run_id") == rid[0])["total_seconds"][0])
+        total = float(samples.runs.filter(pl.col("run_id") == rid[0])["seconds_to_end"][0])
         # the run-level bars plus the unattributed gaps tile the run from its first line to its end
         covered = sorted((b["start"], b["end"]) for b in bars.iter_rows(named=True))
         assert covered[0][0] == 0.0

@@ -38,8 +38,9 @@ def test_runs_table_and_files(fleet_logs: Path, tmp_path: Path) -> None:
     out = firedup("runs", str(fleet_logs), env={"COLUMNS": "250"})
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].split()[:4] == ["source", "outcome", "to", "ready"]
-    assert "disable_cuda_graph" in lines[0]
+    assert lines[0].startswith("12 runs: 11 ready, slowest ")  # the answer first
+    assert lines[1].split()[:4] == ["source", "outcome", "to", "ready"]
+    assert "disable_cuda_graph" in lines[1]
     assert any("prod-oom.log" in line and "crashed: oom in cuda_graph" in line for line in lines)
     out = firedup("runs", str(fleet_logs), "--format", "parquet", "-o", str(tmp_path / "runs.parquet"))
     assert out.returncode == 0, out.stderr
@@ -90,7 +91,7 @@ def test_budget_json_and_risk(fleet_logs: Path) -> None:
     bad = firedup("budget", str(fleet_logs), "--risk", "2")
     assert bad.returncode == 2 and "between 0 and 1" in bad.stderr
     text = firedup("budget", str(fleet_logs), "--snippet", "none").stdout
-    assert "budget" in text and "startupProbe" not in text
+    assert " from launch; risk " in text and "startupProbe" not in text
 
 
 def test_broken_file_still_compares_and_exits_1(fleet_logs: Path, tmp_path: Path) -> None:
@@ -105,8 +106,8 @@ def test_ingest_then_commands_read_the_store(fleet_logs: Path, tmp_path: Path) -
     env = {"FIREDUP_STORE": str(tmp_path / "store")}
     first = firedup("ingest", str(fleet_logs), env=env)
     assert first.returncode == 0, first.stderr
-    # the last line wraps at 80 columns between words, the path kept whole
-    assert " ".join(first.stdout.split()).endswith(f"12 runs added to {tmp_path / 'store'}")
+    # the answer first; it wraps at 80 columns between words, the path kept whole
+    assert " ".join(first.stdout.split()).startswith(f"12 runs added to {tmp_path / 'store'} from 12 files")
     again = firedup("ingest", str(fleet_logs / "prod-0.log"), env=env)
     assert "already in the store" in again.stdout and "0 runs added" in again.stdout
     out = firedup("compare", "--store", "--by", "disable_cuda_graph", "--json", env=env)
@@ -143,7 +144,8 @@ def test_runs_from_the_store_are_in_time_order_with_their_date(tmp_path: Path) -
     out = firedup("runs", f"--store={store}")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("started ") and all(len(line) <= 80 for line in lines)
+    assert lines[0].startswith("22 runs: ") and lines[1].startswith("started ")
+    assert all(len(line) <= 80 for line in lines)
     stamps = [line[:16] for line in lines[1:] if line[:2] == "20"]
     assert len(stamps) == len(json.loads(firedup("runs", f"--store={store}", "--format", "json").stdout))
     assert stamps == sorted(stamps) and stamps[0] != stamps[-1]

@@ -63,9 +63,12 @@ def test_left_out_says_why(fleet_logs: Path) -> None:
     assert set(reasons) == {"prod-oom.log", "small-tp1.log"}
     assert reasons["prod-oom.log"].startswith("crashed (oom in cuda_graph)")
     assert "other model" in reasons["small-tp1.log"] and "Qwen2.5-0.5B" in reasons["small-tp1.log"]
-    text = comparison_text(cmp)
+    text = comparison_text(cmp)  # one line per reason with a count; -v each run with its reason
     assert "left out of the timing (2 runs; -v lists each with its reason):" in text
     assert "  1 crashed: prod-oom.log" in text and "  1 of another model: small-tp1.log" in text
+    verbose = comparison_text(cmp, verbose=True)
+    assert "left out of the timing (2):" in verbose
+    assert f"prod-oom.log: {reasons['prod-oom.log']}" in verbose
 
 
 def test_without_by_groups_by_the_flags_that_vary(fleet_logs: Path) -> None:
@@ -227,6 +230,10 @@ def test_unknown_flag_is_one_short_line_with_the_closest_names() -> None:
     with pytest.raises(UnknownFlagError) as err:  # too short for difflib, but the start of one name
         compare(runs, ["mem_frac"])
     assert "did you mean mem_fraction_static?" in str(err.value)
+    with pytest.raises(UnknownFlagError) as err:  # issue 31: the flag a debug/production split is by
+        compare(runs, ["cuda_graph"])
+    close = str(err.value).split("did you mean ")[1].split("?")[0].split(", ")
+    assert "disable_cuda_graph" in close and close.index("disable_cuda_graph") < 2, close
 
 
 def test_broken_files_and_other_engines_are_left_out(tmp_path: Path) -> None:

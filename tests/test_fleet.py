@@ -79,7 +79,7 @@ def test_ingest_200_logs_from_s3_on_ray_and_count_them_in_duckdb(s3: S3, tmp_pat
     s3.upload(tmp_path / "logs", "e2e")
     store = tmp_path / "store"
     env = {**os.environ, **s3.env}
-    proc = _cli(["ingest", "--ray", "local", "--workers", "2", "--store", str(store), f"s3://{BUCKET}/e2e/"],
+    proc = _cli(["ingest", "-v", "--ray", "local", "--workers", "2", "--store", str(store), f"s3://{BUCKET}/e2e/"],
                 env, timeout=600)
     # every failed file is one line naming it; none stops the job (exit 1: some inputs bad)
     assert proc.returncode == 1, proc.stderr[-3000:]
@@ -87,7 +87,7 @@ def test_ingest_200_logs_from_s3_on_ray_and_count_them_in_duckdb(s3: S3, tmp_pat
     assert sorted(proc.stderr.splitlines()) == sorted(
         f"firedup: s3://{BUCKET}/e2e/{name}: not a text log: binary data (NUL byte at offset 4)" for name in bad)
     empty = sorted(name for name, t in truth.items() if t.get("empty"))
-    assert sorted(line for line in proc.stdout.splitlines() if line.startswith("no server startup")) == sorted(
+    assert sorted(line.strip() for line in proc.stdout.splitlines() if line.strip().startswith("no server startup")) == sorted(
         f"no server startup found: s3://{BUCKET}/e2e/{name}" for name in empty)
     runs = {name: t for name, t in truth.items() if "outcome" in t}
     distinct = {t["sha256"] for t in runs.values()}
@@ -112,7 +112,7 @@ def test_ingest_200_logs_from_s3_on_ray_and_count_them_in_duckdb(s3: S3, tmp_pat
     assert orphans == (0,)
 
     # again, on this machine's processes and from the same objects: nothing new, the same ids
-    again = _cli(["ingest", "--store", str(store), f"s3://{BUCKET}/e2e/"], env, timeout=600)
+    again = _cli(["ingest", "-v", "--store", str(store), f"s3://{BUCKET}/e2e/"], env, timeout=600)
     assert again.returncode == 1 and f"0 runs added to {store}" in again.stdout
     assert again.stdout.count("already in the store: ") == len(runs)
     assert con.execute(f"SELECT count(*) FROM read_parquet('{glob}')").fetchone() == (len(distinct),)
@@ -234,7 +234,7 @@ def test_ingest_into_a_bucket_store_then_read_it_back(s3: S3, tmp_path: Path) ->
     s3.upload(tmp_path / "logs", "small")
     url = f"s3://{BUCKET}/stores/plain"
     env = {**os.environ, **s3.env}
-    proc = _cli(["ingest", "--store", url, f"s3://{BUCKET}/small/"], env, timeout=300)
+    proc = _cli(["ingest", "-v", "--store", url, f"s3://{BUCKET}/small/"], env, timeout=300)
     stored = _stored(truth)
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "binary data" in proc.stderr, proc.stderr
     assert f"{len(stored)} runs added to {url}" in proc.stdout
@@ -298,7 +298,7 @@ def test_ray_ingests_into_a_bucket_store(s3: S3, tmp_path: Path) -> None:
     s3.upload(tmp_path / "logs", "for-ray")
     url = f"s3://{BUCKET}/stores/ray"
     env = {**os.environ, **s3.env}
-    proc = _cli(["ingest", "--ray", "local", "--workers", "2", "--store", url, f"s3://{BUCKET}/for-ray/"], env,
+    proc = _cli(["ingest", "-v", "--ray", "local", "--workers", "2", "--store", url, f"s3://{BUCKET}/for-ray/"], env,
                 timeout=600)
     stored = _stored(truth)
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "binary data" in proc.stderr, proc.stderr[-2000:]

@@ -30,7 +30,7 @@ from click.testing import CliRunner
 
 from conftest import SAMPLE_LOGS, SHARED
 from firedup.cli import cli
-from firedup.core.units import fmt_duration
+from firedup.core.units import fmt_duration, fmt_offset
 from firedup.timeline.build import Run
 from firedup.timeline.pipeline import parse_paths
 
@@ -153,20 +153,25 @@ def timeline_data_facts(path: Path) -> ViewFacts:
 
 
 _OUTCOME_LINE = re.compile(
-    rf"^  (?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after"
-    rf"|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?(?P<time>{_DURATION})"
-    rf"(?: \(engine ready; no HTTP server\))?(?:, (?P<launch>~?{_DURATION}) from launch)?$")
+    rf"^(?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after|(?P<hung>HUNG)(?: in \S+)?: no "
+    rf"progress, stuck after|(?P<engine>ENGINE READY) in|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) "
+    rf"(?P<least>at least )?(?P<time>{_DURATION})(?: \(an excerpt\))?"
+    rf"(?:, (?P<launch>~?{_DURATION}) from launch)?(?:: no server in this log)?$")
+# the contract's outcome of each verdict (an engine ready with no server is `incomplete`)
+_OUTCOMES = {"ready": "ready", "crashed": "crashed", "hung": "crashed", "engine": "incomplete",
+             "incomplete": "incomplete"}
 _SPAN_LINE = re.compile(r"^  from (\d{4}-\d\d-\d\dT\S+) to (\d{4}-\d\d-\d\dT\S+)")
 _CRASH_LINE = re.compile(r"^  crash: .*, line (\d+)$")
 _PHASE_LABEL = slice(33, 61)  # `timeline_text`'s phase column: 2+12+2+6+2+7+2 characters in, 28 wide
 
 
 def timeline_text_facts(path: Path) -> ViewFacts:
-    """`firedup timeline PATH`: the outcome line, the `from .. to ..` line, the phase table."""
+    """`firedup timeline PATH`: the outcome line (each run's first), the `from .. to ..` line, the
+    phase table."""
     text = _invoke("timeline", str(path))
     blocks: list[list[str]] = []
     for line in text.splitlines():
-        if line and not line[0].isspace():
+        if line and not line[0].isspace():  # a run's block begins with its verdict
             blocks.append([])
         if blocks:
             blocks[-1].append(line)
@@ -176,7 +181,7 @@ def timeline_text_facts(path: Path) -> ViewFacts:
         in_table = False
         for line in block:
             if m := _OUTCOME_LINE.match(line):
-                facts["outcome"] = next(k for k in ("ready", "crashed", "incomplete") if m.group(k))
+                facts["outcome"] = next(v for k, v in _OUTCOMES.items() if m.group(k))
                 facts["to_end"], facts["lower_bound"] = m.group("time"), bool(m.group("least"))
                 facts["from_launch"] = m.group("launch")
             elif line.startswith("  ~") and line.endswith(" from launch"):  # on a line of its own
@@ -197,14 +202,14 @@ def timeline_text_facts(path: Path) -> ViewFacts:
     return out
 
 
-_SUMMARY_ROW = re.compile(rf"^(?P<outcome>ready|crashed|incomplete)\s+\(?(?P<least>≥ )?(?P<time>{_DURATION})\)?\s+"
+_SUMMARY_ROW = re.compile(rf"^(?P<outcome>ready|crashed|hung|incomplete)\s+\(?(?P<least>≥ )?(?P<time>{_DURATION})\)?\s+"
                           rf"(?P<launch>~?{_DURATION})\s")
 
 
 def parse_summary_facts(path: Path) -> ViewFacts:
     """`firedup parse PATH` without --json: one row per run, in run order."""
     rows = [m for line in _invoke("parse", str(path)).splitlines() if (m := _SUMMARY_ROW.match(line))]
-    return {(path.name, i): {"outcome": m.group("outcome"), "to_end": m.group("time"),
+    return {(path.name, i): {"outcome": _OUTCOMES[m.group("outcome")], "to_end": m.group("time"),
                              "lower_bound": bool(m.group("least")),
                              "from_launch": None if m.group("launch") == "?" else m.group("launch")}
             for i, m in enumerate(rows)}
@@ -221,9 +226,10 @@ def _report_key(title: str) -> tuple[str, int]:
 
 
 _APPENDIX_OUTCOME = re.compile(
-    rf"^\*\*(?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after"
-    rf"|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?(?P<time>{_DURATION})"
-    r"(?: \(engine ready; no HTTP server\))?\*\* · ")
+    rf"^\*\*(?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after|(?P<hung>HUNG)(?: in \S+)?: no "
+    rf"progress, stuck after|(?P<engine>ENGINE READY) in|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) "
+    rf"(?P<least>at least )?(?P<time>{_DURATION})(?: \(an excerpt\))?"
+    rf"(?:, (?P<launch>~?{_DURATION}) from launch)?(?:: no server in this log)?\*\* · ")
 _APPENDIX_SPAN = re.compile(r"^(\d{4}-\d\d-\d\dT\S+) to (\d{4}-\d\d-\d\dT\S+)$")
 _APPENDIX_CRASH = re.compile(r"^Crash: .*, line (\d+): ")
 _CRASH_HEADING = re.compile(rf"^### (?P<where>.+): (?P<category>\S+), (?P<when>after ready|in .+), after "
@@ -245,8 +251,9 @@ def report_facts(markdown: str) -> tuple[ViewFacts, ViewFacts]:
             continue
         facts = appendix[key]
         if m := _APPENDIX_OUTCOME.match(_unmd(line)):
-            facts["outcome"] = next(k for k in ("ready", "crashed", "incomplete") if m.group(k))
+            facts["outcome"] = next(v for k, v in _OUTCOMES.items() if m.group(k))
             facts["to_end"], facts["lower_bound"] = m.group("time"), bool(m.group("least"))
+            facts["from_launch"] = m.group("launch")
         elif m := _APPENDIX_SPAN.match(_unmd(line)):
             facts["first_ts"], facts["end_ts"] = _ts(m.group(1)), _ts(m.group(2))
         elif m := _APPENDIX_CRASH.match(_unmd(line)):
@@ -441,3 +448,275 @@ def test_an_error_only_excerpt_says_what_it_is_and_no_duration() -> None:
     assert "CRASHED (config) in cuda_graph (an excerpt: time unknown)" in timeline
     assert "after 0 ms" not in timeline
     assert "(excerpt)" in _cli("parse", path)
+
+
+# --- one number per fact: every duration printed for a run, in every view (issue 31) -------------
+#
+# The facts, each a duration: `to_end` (first line to ready, the crash or the log's end),
+# `from_launch`, `crash_after`, each run-level phase row (`phase NAME at +M:SS`: timeline,
+# parse --json, the library, report.md), each phase's sum over its details (`sum NAME`:
+# runs --format csv's `NAME_s`, export --format prometheus, the library, parse --json), each
+# silence (`silence at +M:SS`) and each figure of the engine's own timings (`engine KEY`). Text
+# views give what they print; numeric views give seconds, printed here as the text views print
+# them (`fmt_duration`), so "11 s" in one and 12.0 in another is a disagreement.
+
+Durations = dict[tuple[str, int], dict[str, str]]
+
+
+def _shown(seconds: float | None, source: str | None = None) -> str:
+    """A duration as the text views print it (a 0 s span measured by whole-second stamps: `<1 s`)."""
+    return "<1 s" if seconds == 0 and source == "timestamps" else fmt_duration(seconds)
+
+
+def _flat(timings: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, value in timings.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{prefix}{key}."))
+        elif isinstance(value, (int, float)) and value > 0:
+            out[f"{prefix}{key}"] = float(value)
+    return out
+
+
+def _sums(rows: list[tuple[str, float]]) -> dict[str, str]:
+    sums: dict[str, float] = {}
+    for name, seconds in rows:
+        if name not in ("total", "unattributed"):
+            sums[name] = sums.get(name, 0.0) + seconds
+    return {f"sum {name}": fmt_duration(seconds) for name, seconds in sums.items()}
+
+
+def library_durations(path: Path) -> Durations:
+    """`firedup.parse(...)`: the `Run` objects, as a library user reads them."""
+    import firedup
+
+    out: Durations = {}
+    for run in firedup.parse(str(path)).runs:
+        first = run.first_ts
+        facts = {"to_end": fmt_duration(run.seconds_to_end)}
+        if run.launch is not None and run.launch.source != "unknown" and not run.lower_bound:
+            facts["from_launch"] = fmt_duration(run.launch_to_end)
+        if run.crash is not None and run.crash.offset is not None and not run.crash.after_ready:
+            facts["crash_after"] = fmt_duration(run.crash.offset)
+        for p in run.run_phases():
+            if p.name != "total" and p.seconds is not None and p.start is not None and first is not None:
+                label = p.name + (f" ({p.detail})" if p.detail else "")
+                facts[f"phase {label} at {fmt_offset(p.start.minus(first))}"] = _shown(p.seconds, p.source)
+        facts.update(_sums(list(run.phase_seconds().items())))
+        for s in run.silences:
+            facts[f"silence at {fmt_offset(s.start.minus(first)) if first else ''}"] = fmt_duration(s.seconds)
+        facts.update({f"engine {k}": fmt_duration(v) for k, v in _flat(run.engine_timings or {}).items()})
+        out[(path.name, run.run_index)] = facts
+    return out
+
+
+def json_durations(path: Path) -> Durations:
+    """`firedup parse PATH --json`."""
+    out: Durations = {}
+    for r in json.loads(_invoke("parse", str(path), "--json"))["runs"]:
+        facts = {"to_end": fmt_duration(r["seconds_to_end"])}
+        launch = r["launch"]
+        if launch["source"] != "unknown" and not r["lower_bound"]:
+            facts["from_launch"] = fmt_duration(launch["seconds_to_end"])
+        crash = r["crash"]
+        if crash and crash.get("offset") is not None and not crash.get("after_ready"):
+            facts["crash_after"] = fmt_duration(crash["offset"])
+        first = _ts(r["first_ts"])
+        rows = []
+        for p in r["phases"]:
+            if p["scope"] != "run" or p["name"] == "total" or p["seconds"] is None:
+                continue
+            rows.append((p["name"], p["seconds"]))
+            if p["start"] is not None and first is not None:
+                label = p["name"] + (f" ({p['detail']})" if p["detail"] else "")
+                at = fmt_offset((_ts(p["start"]) - first).total_seconds())  # type: ignore[operator]
+                facts[f"phase {label} at {at}"] = _shown(p["seconds"], p["source"])
+        facts.update(_sums(rows))
+        for s in r["silences"]:
+            facts[f"silence at {fmt_offset(s['offset'])}"] = fmt_duration(s["seconds"])
+        facts.update({f"engine {k}": fmt_duration(v) for k, v in _flat(r["engine_timings"] or {}).items()})
+        out[(Path(r["source"]).name, r["run_index"])] = facts
+    return out
+
+
+def csv_durations(path: Path) -> Durations:
+    """`firedup runs PATH --format csv`: the time to the end, from launch, the crash, per phase."""
+    out: Durations = {}
+    for row in csv.DictReader(io.StringIO(_invoke("runs", str(path), "--format", "csv"))):
+        facts = {"to_end": fmt_duration(_secs(row["seconds_to_end"]))}
+        if row["launch_source"] not in ("", "unknown") and not _bool(row["lower_bound"]):
+            facts["from_launch"] = fmt_duration(_secs(row["launch_to_end"]))
+        if row["crash_offset"] and row["crash_category"]:
+            facts["crash_after"] = fmt_duration(_secs(row["crash_offset"]))
+        facts.update(_sums([(k[:-2], float(v)) for k, v in row.items() if k.endswith("_s") and v and float(v) > 0]))
+        out[(Path(row["source"]).name, int(row["run_index"]))] = facts
+    return out
+
+
+_SAMPLE = re.compile(r'^(?P<metric>\w+)\{(?P<labels>.*)\} (?P<value>\S+)$')
+_PROM_NAMES = {"load_weight": "load_weights", "kv_cache_allocation": "kv_cache"}
+
+
+def prometheus_durations(path: Path) -> Durations:
+    """`firedup export PATH --format prometheus -o -`: `startup_time_seconds{phase=...}` per run
+    (firedup's phases under the engine's gauge names; `total` the time to the run's end)."""
+    out: Durations = {}
+    for line in _invoke("export", str(path), "--format", "prometheus", "-o", "-").splitlines():
+        m = _SAMPLE.match(line)
+        if m is None or m["metric"] != "startup_time_seconds":
+            continue
+        labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m["labels"]))
+        facts = out.setdefault((labels["source"], int(labels["run_index"])), {})
+        phase, seconds = labels["phase"], float(m["value"])
+        if phase in ("total", "e2e"):
+            facts["to_end"] = fmt_duration(seconds)
+        elif seconds > 0:
+            facts[f"sum {_PROM_NAMES.get(phase, phase)}"] = fmt_duration(seconds)
+    return out
+
+
+_ROW = re.compile(rf"^\s+(?P<dur><1 s|{_DURATION})\s+(?:\S+%|-|>100%)\s+(?P<at>[+-][\d:]+)\s+(?P<label>.+?)\s{{2,}}"
+                  r"(?:reported|timestamps)")
+_SILENCE = re.compile(rf"^    (?P<dur>{_DURATION}) at (?P<at>[+-][\d:]+) ")
+_ENGINE = re.compile(rf"(?P<key>[\w.]+) (?P<dur>{_DURATION})")
+
+
+def timeline_durations(path: Path) -> Durations:
+    """`firedup timeline PATH` at 200 columns (no line wrapped): the verdict, the phase table, the
+    silences and the engine's own timings, as printed."""
+    result = CliRunner().invoke(cli, ["timeline", str(path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    out: Durations = {}
+    index = -1
+    section = ""
+    for line in result.stdout.splitlines():
+        if line and not line[0].isspace():
+            index += 1
+            facts = out.setdefault((path.name, index), {})
+            m = _OUTCOME_LINE.match(line)
+            assert m is not None, line
+            facts["to_end"] = m.group("time")
+            if m.group("launch"):
+                facts["from_launch"] = m.group("launch").lstrip("~")
+            if m.group("crashed") or m.group("hung"):
+                facts["crash_after"] = m.group("time")
+            continue
+        facts = out[(path.name, index)]
+        stripped = line.strip()
+        if stripped.startswith("duration") and "phase" in stripped:
+            section = "phases"
+        elif stripped.startswith("silences ("):
+            section = "silences"
+        elif stripped.startswith("the engine's own timings"):
+            section = "engine"
+        elif not stripped or stripped.startswith(("caches:", "per rank", "crash:")):
+            section = "" if not stripped or not stripped.startswith("caches:") else "caches"
+        elif section == "phases" and (m := _ROW.match(line)) and not m["label"].endswith("…"):
+            facts[f"phase {m['label'].removesuffix(' *')} at {m['at']}"] = m["dur"]
+        elif section == "silences" and (m := _SILENCE.match(line)):
+            facts[f"silence at {m['at']}"] = m["dur"]
+        elif section == "engine":
+            head = stripped.split(" (")[0] if "(" in stripped else None
+            for part in ([head] if head else stripped.split("; ")):
+                if em := _ENGINE.fullmatch(part.strip().rstrip(";")):
+                    facts[f"engine {em['key']}"] = em["dur"]
+    for facts in out.values():
+        if "from_launch" in facts:
+            facts["from_launch"] = facts["from_launch"]
+    return out
+
+
+def report_durations(markdown: str) -> Durations:
+    """report.md: each run's appendix (its verdict and phase table), the crash list, the silences."""
+    out: Durations = {}
+    crashes_part, _, appendix_part = markdown.partition("\n## Appendix: every run\n")
+    key: tuple[str, int] | None = None
+    for line in appendix_part.splitlines():
+        text = _unmd(line)
+        if line.startswith("### "):
+            key = _report_key(text[4:])
+            out[key] = {}
+        elif key is None:
+            continue
+        elif m := _APPENDIX_OUTCOME.match(text):
+            out[key]["to_end"] = m.group("time")
+            if m.group("launch"):
+                out[key]["from_launch"] = m.group("launch").lstrip("~")
+            if m.group("crashed") or m.group("hung"):
+                out[key]["crash_after"] = m.group("time")
+        elif line.startswith("| ") and not line.startswith(("| phase |", "|---")):
+            cells = [c.strip() for c in text[2:].split(" | ")]
+            label = re.sub(r" \(spans .*\)$", "", cells[0])
+            out[key][f"phase {label} at {cells[3]}"] = cells[1]
+    silent = crashes_part.partition("\n## Silent time\n")[2].partition("\n## ")[0]
+    for line in silent.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip() for c in _unmd(line)[2:].split(" | ")]
+            where = _report_key(cells[0].strip("`"))
+            out.setdefault(where, {})[f"silence at {cells[2]}"] = cells[1]
+    crashes = crashes_part.partition("\n## Crashes\n")[2].partition("\n## ")[0]
+    for line in crashes.splitlines():
+        if m := _CRASH_HEADING.match(_unmd(line)):
+            out.setdefault(_report_key(m.group("where")), {})["crash_after"] = m.group("after")
+    return out
+
+
+def _strip_launch(durations: Durations) -> Durations:
+    return {k: {f: v.lstrip("~") for f, v in facts.items()} for k, facts in durations.items()}
+
+
+@pytest.fixture(scope="module")
+def report_markdown(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from firedup.render.report import build_report
+
+    out = tmp_path_factory.mktemp("one-number-report")
+    build_report([str(p) for p in ALL_PATHS], out)
+    return (out / "report.md").read_text(encoding="utf-8")
+
+
+def duration_disagreements(views: Mapping[str, Durations]) -> list[str]:
+    """Every fact two views both print for a run with two numbers; a view without the run at all."""
+    problems = []
+    runs = set().union(*(set(v) for v in views.values()))
+    for run in sorted(runs):
+        stated: dict[str, list[tuple[str, str]]] = {}
+        for name, durations in views.items():
+            if run not in durations:
+                problems.append(f"{run[0]} #{run[1] + 1}: {name} shows no such run")
+                continue
+            for fact, value in durations[run].items():
+                stated.setdefault(fact, []).append((name, value))
+        for fact, values in stated.items():
+            if len({v for _, v in values}) > 1:
+                problems.append(f"{run[0]} #{run[1] + 1} {fact}: " + ", ".join(f"{n} {v!r}" for n, v in values))
+    return problems
+
+
+@pytest.mark.parametrize("path", LOGS)
+def test_every_duration_of_a_run_is_one_number_in_every_view(path: Path, report_markdown: str) -> None:
+    report = {k: v for k, v in report_durations(report_markdown).items() if k[0] == path.name}
+    views = {
+        "timeline": timeline_durations(path),
+        "parse --json": json_durations(path),
+        "runs --format csv": csv_durations(path),
+        "export --format prometheus": prometheus_durations(path),
+        "library": library_durations(path),
+        "report.md": report,
+    }
+    views = {name: _strip_launch(v) for name, v in views.items()}
+    problems = duration_disagreements(views)
+    assert not problems, "two numbers for one fact:\n  " + "\n  ".join(problems)
+    # each view states what it should: the time to the end everywhere, the phases in the four that list them
+    for name, durations in views.items():
+        for run, facts in durations.items():
+            assert "to_end" in facts, (name, run)
+            if name in ("timeline", "parse --json", "library", "report.md"):
+                assert any(f.startswith("phase ") for f in facts) or not any(
+                    f.startswith("phase ") for f in views["library"][run]), (name, run)
+
+
+def test_two_numbers_for_one_fact_are_found() -> None:
+    """The check can fail: the restart crash `after 11 s` beside a 12.0 from another view."""
+    problems = duration_disagreements({"timeline": {("a.log", 0): {"to_end": "11 s"}},
+                                       "export": {("a.log", 0): {"to_end": "12 s"}}})
+    assert problems == ["a.log #1 to_end: timeline '11 s', export '12 s'"]

@@ -427,7 +427,7 @@ def test_crash_time_is_the_crash_lines_in_timeline_crash_section_and_appendix(sa
     md = (sample_report / "report.md").read_text()
     crash_heading = next(line for line in md.splitlines() if line.startswith(f"### sample\\_logs/{md_text(name)}: "))
     assert crash_heading.endswith(f", after {to_crash}")
-    assert f"after {to_crash}** ·" in md and f"after {to_log_end}** ·" not in md  # the appendix
+    assert f"after {to_crash}, \\~" in md and f"after {to_log_end}, \\~" not in md  # the appendix, then from launch
     timeline = firedup("timeline", str(path)).stdout
     assert f"after {to_crash}, ~" in timeline and f"after {to_log_end}," not in timeline  # then from launch
 

@@ -482,3 +482,41 @@ def test_synth_command_one_scenario_list_and_errors(tmp_path: Path) -> None:
     long = runner.invoke(cli, ["synth", str(tmp_path), "--long", "1M", "--startups", "2"])
     assert long.exit_code == 0 and (tmp_path / "long.log").stat().st_size > 1_000_000
     assert len(json.loads((tmp_path / "long.truth.json").read_text())["runs"]) == 2
+
+
+# --- each sample is one engine version throughout (issue 31) -------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_each_sample_reads_as_its_one_version_everywhere(name: str) -> None:
+    """The version markers of a sample log agree with each other and with the version the generator
+    wrote (truth.json), whether read from the log's events (what `replay` and `wait` do) or from the
+    tables a history keeps (what `budget` and its snippets do); the readiness route chosen for it
+    is one that version serves. `budget --snippet kubernetes` called the samples' markers
+    contradictory and picked /health_generate (0.4.10.post1 and older) while `replay` said 0.5.21+."""
+    from firedup.core.health import ready_probe, version_key
+    from firedup.formats import get_format
+    from firedup.live.replay import load_script
+    from firedup.tables.budget import version_of
+    from firedup.tables.frames import load
+
+    path = SAMPLE_LOGS / name
+    truth = TRUTH[name]["runs"][-1]
+    fmt = get_format(truth["engine"])
+    script = load_script(path)
+    runs = load([str(path)])
+    last = runs.runs.sort("run_index")["run_id"].to_list()[-1]
+    from_tables = version_of(runs, [last], fmt)
+    if fmt.version_guess is None:  # an engine whose logs firedup does not date by their shape
+        assert from_tables is None and script.version.low is script.version.high is None
+        return
+    assert from_tables is not None
+    for guess in (script.version, from_tables):
+        assert not any(e.startswith("contradictory") for e in guess.evidence), guess
+        assert guess.low is None or version_key(guess.low) <= version_key(truth["version"]), guess
+        assert guess.high is None or version_key(truth["version"]) <= version_key(guess.high), guess
+    assert (script.version.low, script.version.high) == (from_tables.low, from_tables.high)
+    probe = ready_probe(fmt.readiness, from_tables)
+    if probe is not None:
+        assert probe.since is None or version_key(probe.since) <= version_key(truth["version"]), probe
+        assert probe.until is None or version_key(truth["version"]) <= version_key(probe.until), probe

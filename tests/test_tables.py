@@ -142,8 +142,9 @@ def test_runs_table_fits_the_terminal_width(width: int) -> None:
     from firedup.tables.frames import summary_text, varying_flags
 
     runs = load([str(SAMPLE_LOGS)])
-    assert len(summary_text(runs).splitlines()[0]) > 200
-    lines = summary_text(runs, width=width).splitlines()
+    assert len(summary_text(runs).splitlines()[1]) > 200
+    answer, *lines = summary_text(runs, width=width).splitlines()  # the answer first, then the table
+    assert answer.startswith("22 runs: ") and len(answer) <= width
     assert all(len(line) <= width for line in lines), width
     frame = runs.runs
     for row, run in zip(lines[1:], frame.iter_rows(named=True), strict=False):
@@ -162,7 +163,7 @@ def test_runs_table_puts_the_flags_that_split_the_runs_most_first() -> None:
     from firedup.tables.frames import summary_text
 
     runs = load([str(SAMPLE_LOGS)])
-    header = summary_text(runs).splitlines()[0].split()
+    header = summary_text(runs).splitlines()[1].split()
     flags = [word for word in header if word in runs.flag_columns]
     switches = [f for f in flags if runs.runs[f].dtype == pl.Boolean()]
     assert flags[:len(switches)] == switches and "disable_cuda_graph" in switches  # on/off switches first
@@ -177,7 +178,7 @@ def test_runs_table_at_80_columns_keeps_the_switch_the_runs_differ_by() -> None:
     from conftest import SAMPLE_LOGS
     from firedup.tables.frames import summary_text
 
-    lines = summary_text(load([str(SAMPLE_LOGS)]), width=80).splitlines()
+    lines = summary_text(load([str(SAMPLE_LOGS)]), width=80).splitlines()[1:]  # after the answer
     assert lines[0].split()[-1] == "disable_cuda_graph" and all(len(line) <= 80 for line in lines)
 
 
@@ -190,7 +191,7 @@ def test_runs_table_cuts_long_names_in_the_middle() -> None:
     if not logs:
         pytest.skip("no corpus (../shared)")
     runs = load([str(p) for p in logs])
-    lines = summary_text(runs, width=80).splitlines()
+    lines = summary_text(runs, width=80).splitlines()[1:]  # after the answer
     assert all(len(line) <= 80 for line in lines)
     assert f"(sources in {logs[0].parent}/)" in lines
     cut = 0

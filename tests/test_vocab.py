@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from firedup.core.units import fmt_duration
 from firedup.formats import all_formats
 from firedup.formats.base import Format, Rule
 from firedup.formats.vocab import (
@@ -254,7 +255,8 @@ def test_a_new_line_kind_flows_through_parse_timeline_wait_and_replay(tmp_path: 
         waiter = Waiter(WaitOptions(log, timeout=60, auto_timeout=False), out, err, tty=False,
                         now=lambda: t[0], sleep=lambda s: t.__setitem__(0, t[0] + s))
         assert waiter.run_loop() == EXIT_CRASHED, out.getvalue() + err.getvalue()
-        assert out.getvalue().startswith(f"CRASHED ({run.crash.category}) in load_weights, line {crash_line} of ")
+        assert out.getvalue().startswith(f"CRASHED ({run.crash.category}) in load_weights after "
+                                         f"{fmt_duration(run.seconds_to_end)}, line {crash_line} of ")
 
         script = load_script(log)
         assert script.fmt is nxt and script.exit_code == 1

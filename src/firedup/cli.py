@@ -370,7 +370,8 @@ by_option = click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", 
 @cli.command(short_help="Compare groups of runs by flags: which phase makes the difference.")
 @many_inputs
 @by_option
-@click.option("-v", "--verbose", is_flag=True, help="List every run left out with its reason.")
+@click.option("-v", "--verbose", is_flag=True, help="Long flag values whole, not cut at the width; every run left "
+                                                    "out with its reason.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, deltas, ...).")
 def compare(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
             all_files: bool, by: tuple[str, ...], verbose: bool, as_json: bool) -> None:
@@ -482,8 +483,9 @@ def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, r
                    "stopped afterwards). Needs firedup[fleet] on the workers.")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
               help="Files parsed at once (default: one per core; with --ray local, the cluster's CPUs).")
+@click.option("-v", "--verbose", is_flag=True, help="List each file: added, or already in the store.")
 def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
-           all_files: bool, force: bool, ray: str | None, workers: int | None) -> None:
+           all_files: bool, force: bool, ray: str | None, workers: int | None, verbose: bool) -> None:
     """Add the runs of these logs to the history store (a log already there is skipped).
 
     PATH may be a file, a folder, a glob, or an object-storage URL (s3://, gs://, az://: a key,
@@ -493,14 +495,31 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
                         progress=_progress_bar(), ray=ray, workers=workers)
     for err in report.errors:
         echo(f"firedup: {err}", err=True)
-    for source, n in report.added:
-        echo(_fitted(f"added {n} run{'s' if n != 1 else ''} from {source}"))
-    for source in report.present:
-        echo(_fitted(f"already in the store: {source}"))
-    for source in report.empty:
-        echo(_fitted(f"no server startup found: {source}"))
-    echo(_fitted(f"{report.runs_added} run{'s' if report.runs_added != 1 else ''} added to {st.root}"))
+    echo(_fitted(ingest_answer(report, str(st.root))))
+    if verbose:
+        for source, n in report.added:
+            echo(_fitted(f"  added {_n_runs(n)} from {source}"))
+        for source in report.present:
+            echo(_fitted(f"  already in the store: {source}"))
+    for source in report.empty:  # probably not the log the user meant: always named
+        echo(_fitted(f"  no server startup found: {source}"))
+    if not verbose and (report.added or report.present):
+        echo("(-v lists each file)")
     _exit(len(report.errors), report.runs_added + len(report.present))
+
+
+def ingest_answer(report: Any, root: str) -> str:
+    """`22 runs added to ST from 21 files (3 files already in the store)`: ingest's answer."""
+    files = len(report.added)
+    text = f"{_n_runs(report.runs_added)} added to {root}"
+    if files:
+        text += f" from {files} file{'s' if files != 1 else ''}"
+    extra = []
+    if report.present:
+        extra.append(f"{len(report.present)} file{'s' if len(report.present) != 1 else ''} already in the store")
+    if report.empty:
+        extra.append(f"{len(report.empty)} with no server startup")
+    return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
 @cli.command(short_help="Export a trace (Perfetto, OTLP), metrics (OpenMetrics), or a table (CSV/Parquet/JSON).")
@@ -519,8 +538,9 @@ def export(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     CSV, Parquet or JSON."""
     runs = _load(paths, store, engine, default_date, all_files)
     api.export(runs, fmt, out, table=table_name)
-    if out != "-":
-        echo(f"wrote {len(runs)} run{'s' if len(runs) != 1 else ''} to {out}", err=True)
+    if out != "-":  # (to stdout the export itself is the output)
+        what = f"the {table_name} table of " if fmt in ("csv", "parquet", "json") else ""
+        echo(f"wrote {what}{_n_runs(len(runs))} to {out} ({fmt})")
     _exit_runs(runs)
 
 
@@ -630,10 +650,14 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
         raise click.BadParameter("write the chart to a .png or .svg file", param_hint="-o")
     runs = _load(paths, store, engine, default_date, all_files)
     chart = api.plot(kind, runs, out, by=by, run=run_names, ranks=per_rank, risk=risk)
+    echo(f"wrote the {kind} chart of {_n_runs(len(runs))} to {out}")  # the answer first, then what it leaves out
     if chart.coverage is not None and not chart.coverage.complete:
         echo(f"firedup: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)", err=True)
-    echo(f"wrote {out}", err=True)
     _exit_runs(runs)
+
+
+def _n_runs(n: int) -> str:
+    return f"{n} run{'s' if n != 1 else ''}"
 
 
 def _stage_bar() -> Callable[[str, int, int], None] | None:

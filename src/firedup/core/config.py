@@ -159,3 +159,56 @@ def derive(fields: dict[str, Any]) -> dict[str, Any]:
 def read_server_args(text: str) -> tuple[dict[str, Any], bool]:
     fields, complete = parse_args_repr(text)
     return derive(fields), complete
+
+
+# --- what differs between two values of one flag --------------------------------------------------
+
+# A nested value longer than this is not read for its parts (its change is shown whole, cut).
+NESTED_LIMIT_CHARS = 100_000
+
+
+def nested_value(value: Any) -> Any:
+    """A flag's value with its parts where it has some: a repr such as `CudaGraphConfig(decode=
+    PhaseConfig(backend='full', ...))` or `{'a': 1}` as nested dicts (a call's keywords), lists
+    and literals; anything else as it is. Only `ast` reads it (no evaluation)."""
+    if not isinstance(value, str) or len(value) > NESTED_LIMIT_CHARS:
+        return value
+    if not (value.startswith(("{", "[")) or _CALL_HEAD.match(value)):
+        return value
+    try:
+        tree = ast.parse(value, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return value
+    try:
+        return _nested(tree.body)
+    except RecursionError:
+        return value
+
+
+def _nested(node: ast.expr) -> Any:
+    if isinstance(node, ast.Call):
+        return {kw.arg: _nested(kw.value) for kw in node.keywords if kw.arg is not None}
+    if isinstance(node, ast.Dict):
+        return {(k.value if isinstance(k, ast.Constant) else ast.unparse(k)) if k is not None else "**":
+                _nested(v) for k, v in zip(node.keys, node.values, strict=True)}
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_nested(e) for e in node.elts]
+    return _value(node)
+
+
+def value_changes(a: Any, b: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    """(key path, before, after) for each part of a flag's value that differs: two
+    `CudaGraphConfig(decode=PhaseConfig(backend='disabled', max_bs=256, ...), ...)` reprs give
+    `[("decode.backend", "disabled", "full"), ("decode.max_bs", 256, 32)]`, not two walls of text.
+    A list that differs is one change; a part only one side has is one change, None on the other."""
+    a, b = nested_value(a), nested_value(b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for key in [*a, *(k for k in b if k not in a)]:
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in b or key not in a:
+                out.append((sub, a.get(key), b.get(key)))
+            elif a[key] != b[key]:
+                out.extend(value_changes(a[key], b[key], sub))
+        return out
+    return [] if a == b else [(path, a, b)]

@@ -9,6 +9,7 @@ module); the functions here read them. Facts: docs/engines/<engine>.md, "Health 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # What a probe can observe, from the most to the least alive.
@@ -40,8 +41,9 @@ class StartupTelemetry:
     phase, a prefix for the phase's name), e.g. `x:startup_seconds{phase="load"}` -> `load`.
     They exist only when the server argument `metrics_flag` is on. `info_key` is a key of
     the JSON at `info_path` (from `info_since`) holding a number or a {phase: seconds}
-    object. Phase names are the engine's own; `log_phases` maps each to firedup's phase
-    it should roughly match, and `log_timings` says the log prints the same figures in
+    object. Phase names are the engine's own; `log_phases` maps each to firedup's phases
+    it should roughly match (`a+b`: their sum, as the present ones add up), and `log_timings`
+    says the log prints the same figures in
     `Run.engine_timings` (same names: they must agree exactly).
     """
 
@@ -54,6 +56,11 @@ class StartupTelemetry:
     served_while_starting: bool = True  # the figures are there once the port opens
     log_phases: tuple[tuple[str, str], ...] = ()
     log_timings: bool = False
+
+    def ours(self, theirs: str, phases: Mapping[str, float]) -> list[tuple[str, float]]:
+        """firedup's phases (name, seconds) of `phases` that the engine's figure `theirs` covers."""
+        mapped = dict(self.log_phases).get(theirs)
+        return [] if mapped is None else [(name, phases[name]) for name in mapped.split("+") if name in phases]
 
 
 @dataclass(frozen=True)

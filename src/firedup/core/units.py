@@ -124,6 +124,72 @@ def fit_lines(text: str, width: int | None) -> str:
     return "\n".join(out)
 
 
+def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
+    """`textwrap.wrap` that never cuts a duration between its number and its unit (`32 | s`)."""
+    import textwrap
+
+    glued = _DURATION.sub(lambda m: m.group(0).replace(" ", _GLUE), text)
+    return [piece.replace(_GLUE, " ") for piece in textwrap.wrap(
+        glued, width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
+        break_on_hyphens=False)]
+
+
 # a duration or a share is not cut between its number and its unit ("+11 | min 10 s" read badly)
 _DURATION = re.compile(r"\d+ h \d+ min|\d+ min \d+ s|\d+(?:\.\d+)? (?:h|min|s|ms|%)(?![\w])")
 _GLUE = "\x00"
+
+
+def outcome_word(outcome: str, category: str | None, ready_kind: str | None = None) -> str:
+    """A run's outcome as the text views name it: ready, crashed, incomplete, hung (a crash of
+    category `hang`: the server said it is stuck and did not die) or engine (its engine
+    initialised and nothing in the log serves: `ready_kind` engine)."""
+    if outcome == "crashed" and category == "hang":
+        return "hung"
+    return "engine" if outcome != "ready" and outcome != "crashed" and ready_kind == "engine" else outcome
+
+
+def count_line(rows: Sequence[tuple[str, str | None, float | None, bool, str | None]],
+               width: int | None = 80) -> str:
+    """The answer of a table of runs, in one line of `width`: `22 runs: 20 ready, slowest
+    15 min 16 s (~15 min 37 s from launch); 2 crashed (distributed, oom)`; where the line would be
+    wider, the crashes' kinds go first, then the second clock, then the slowest time (the table
+    shows them all).
+
+    Each row is (outcome: the contract's, or "engine" for an engine ready with no server; crash
+    category, seconds to its end, lower bound, time from launch as printed or None); the slowest
+    ready run's time is the one its row shows."""
+    n = len(rows)
+    ready = [r for r in rows if r[0] == "ready"]
+    head = launched = ""
+    if ready:
+        slowest = max(ready, key=lambda r: r[2] or 0.0)
+        time = fmt_time_to_end(slowest[2], slowest[3])
+        launched = f" ({slowest[4]} from launch)" if slowest[4] and not slowest[3] else ""
+        head = (f"ready in {time}{launched}" if n == 1
+                else f"{len(ready)} ready, " + ("in " if len(ready) == 1 else "slowest ") + time + launched)
+    crashed = [r[1] or "unknown" for r in rows if r[0] == "crashed" and r[1] != "hang"]
+    kinds = sorted(set(crashed), key=lambda c: (-crashed.count(c), c))
+    hung = sum(1 for r in rows if r[0] == "crashed" and r[1] == "hang")
+    incomplete = sum(1 for r in rows if r[0] == "incomplete")
+    engine = sum(1 for r in rows if r[0] == "engine")
+
+    def line(named: bool, launch: bool = True, short: bool = False) -> str:
+        parts = [head if launch or not launched else head.replace(launched, "")] if head else []
+        if short and parts and n > 1:
+            parts = [f"{len(ready)} ready"]
+        if crashed:
+            what = f" ({', '.join(kinds)})" if named else ""
+            parts.append(f"crashed{what}" if n == 1 else f"{len(crashed)} crashed{what}")
+        if hung:
+            parts.append("hung" if n == 1 else f"{hung} hung")
+        if engine:
+            parts.append("engine ready, no server" if n == 1 else
+                         f"{engine} engine ready" + ("" if short else " (no server)"))
+        if incomplete:
+            parts.append("incomplete" if n == 1 else f"{incomplete} incomplete")
+        return f"{n} run{'s' if n != 1 else ''}: " + "; ".join(parts)
+
+    for text in (line(named=True), line(named=False), line(named=False, launch=False)):
+        if width is None or len(text) <= width:
+            return text
+    return line(named=False, launch=False, short=True)

@@ -41,6 +41,14 @@ def to_bool(text: str) -> bool:
     return text.strip().lower() in {"true", "1", "yes"}
 
 
+def to_day_seconds(text: str) -> float:
+    """`16:15:03,610` (or `.610`) as seconds since midnight: a time another logger printed on a
+    line, kept as a field (its clock is not the engine's, so it never becomes the line's time)."""
+    hms, _, frac = text.replace(",", ".").partition(".")
+    hours, minutes, seconds = (int(part) for part in hms.split(":"))
+    return hours * 3600 + minutes * 60 + seconds + (float(f"0.{frac}") if frac else 0.0)
+
+
 @dataclass(frozen=True)
 class Header:
     """How one family of lines is laid out before its message.
@@ -322,7 +330,11 @@ class CacheLine:
     `event` is the rule's event name (`contains`, if set, must be in its text); `verdict` is
     "cold" or "warm" when the line alone says so, or "timed" when the line only says the
     cached work ran: cold if the span from the first such line to the next milestone after the
-    last one is long (`timeline.silence.COLD_SECONDS`), warm if short, else unknown.
+    last one is long (`timeline.silence.COLD_SECONDS`), warm if short, else unknown; or "spans"
+    when the lines mark where each piece of the work begins and ends with the time their own
+    logger printed: fields `step` ("begin" | "end"), `key` (which piece: a begin and an end of
+    one key are a pair) and `at` (seconds of the day, `to_day_seconds`): cold when the pieces
+    took long, warm when short, and each silence they fill says so.
     """
 
     kind: str
@@ -331,8 +343,8 @@ class CacheLine:
     contains: str | None = None
 
     def __post_init__(self) -> None:
-        if self.verdict not in ("cold", "warm", "timed"):
-            raise ValueError(f"cache line {self.event!r}: verdict must be cold, warm or timed")
+        if self.verdict not in ("cold", "warm", "timed", "spans"):
+            raise ValueError(f"cache line {self.event!r}: verdict must be cold, warm, timed or spans")
 
 
 @dataclass(frozen=True)

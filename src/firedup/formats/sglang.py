@@ -33,6 +33,7 @@ from firedup.formats.base import (
     LaunchGap,
     Probing,
     Rule,
+    to_day_seconds,
     to_float,
     to_int,
     to_list,
@@ -142,6 +143,11 @@ def parse_argv(text: str) -> dict[str, Any]:
 
 _GB = r"(-?[\d.]+) ?GB"
 
+def _jit_step(text: str) -> str:
+    """`Loading` -> begin, `Finished loading` -> end (a `spans` cache line's `step`)."""
+    return "end" if text.startswith("Finished") else "begin"
+
+
 # --- the kinds of event only SGLang prints (the shared ones: firedup.formats.vocab) ------------
 
 KINDS = (
@@ -155,6 +161,8 @@ KINDS = (
     Kind("progress.bar", "a progress bar that names no task", progress=""),
     Kind("jit.begin", "kernels begin to JIT-compile or autotune (no duration printed)"),
     Kind("jit.end", "autotuning is done"),
+    Kind("jit.ops", "FlashInfer's own logger: one kernel op begins or ends JIT-compiling (`step`, `key`), with "
+                    "that logger's time (`at`)"),
     Kind("bench.marker", "a benchmark's own line (bench_one_batch: no HTTP server)", offline=True),
     Kind("http.startup_complete", "uvicorn's application started (before the warm-up request)"),
     Kind("warmup.end", "the server's warm-up requests are done"),
@@ -365,6 +373,22 @@ RULES = (
          examples=("[2026-04-14 16:08:55 TP1] Disable piecewise CUDA graph because "
                    "--disable-piecewise-cuda-graph is set",)),
     # progress bars (no timestamp; tqdm)
+    # FlashInfer's logger (0.4.x): `2025-05-02 16:15:03,610 - INFO - flashinfer.jit: Loading JIT ops: OP`,
+    # then `Finished loading JIT ops: OP`, with no header of the engine's (a line glued to a progress
+    # bar's frame is split from it when read: read.sources)
+    Rule("jit.ops", r"(?P<at>\d\d:\d\d:\d\d[,.]\d{1,6}) - [A-Z]+ - flashinfer\.jit: (?P<step>Loading|Finished loading) "
+                    r"JIT ops: (?P<key>\S+)", "JIT ops: ",
+         fields={"at": to_day_seconds, "step": _jit_step},
+         examples=(
+             Example("2025-05-02 16:15:03,610 - INFO - flashinfer.jit: Loading JIT ops: batch_prefill_with_kv_cache_"
+                     "dtype_q_bf16_dtype_kv_bf16_dtype_o_bf16_dtype_idx_i32_head_dim_qk_128_head_dim_vo_128_posenc_0_"
+                     "use_swa_False_use_logits_cap_False_f16qk_False",
+                     {"at": 58503.61, "step": "begin"}),
+             Example("2025-05-02 16:15:35,723 - INFO - flashinfer.jit: Finished loading JIT ops: batch_prefill_with_kv_"
+                     "cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf16_dtype_idx_i32_head_dim_qk_128_head_dim_vo_128_"
+                     "posenc_0_use_swa_False_use_logits_cap_False_f16qk_False",
+                     {"at": 58535.723, "step": "end"}),
+         )),
     Rule("progress.cuda_graph",
          r"(?P<desc>Capturing batches|Capturing num tokens|Capturing prefill shape|Compiling num tokens)"
          r"(?: \([^)]{0,200}\))?:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+)",
@@ -556,7 +580,9 @@ TELEMETRY = StartupTelemetry(
     info_key="startup_time",
     info_since="0.5.17",
     served_while_starting=True,
-    log_phases=(("load_weight", "load_weights"), ("kv_cache_allocation", "kv_cache")),
+    # `load_weight` is the target's and the draft's load together (a real 0.5.x EAGLE run: 541.76 s +
+    # 74.58 s = load_weight=616.34)
+    log_phases=(("load_weight", "load_weights+draft.load_weights"), ("kv_cache_allocation", "kv_cache")),
     log_timings=True,
 )
 
@@ -657,8 +683,12 @@ def version_guess(events: Iterable[Any], config: Mapping[str, Any], config_compl
         elif name == "dist_init.begin" and text.startswith("Init nccl"):
             seen.add("init_nccl")
         elif name == "server_args":
-            args = str(e.fields.get("args", ""))
-            seen.add("args_dict" if args.startswith("{") else "args_repr")
+            # the event's field, or the line itself where only that is kept (a history's milestones)
+            args = str(e.fields.get("args") or text.partition("server_args=")[2])
+            if args.startswith("{"):
+                seen.add("args_dict")
+            elif args.startswith("ServerArgs("):
+                seen.add("args_repr")
         elif name == "engine.timings":
             seen.add("engine_timings")
         elif name.endswith("cuda_graph.begin") and text.startswith(("Capture target", "Capture draft decode",
@@ -746,6 +776,7 @@ FORMAT = Format(
     # these lines say the cached work ran, not whether it found its cache: their span says
     cache_lines=(
         CacheLine("deepgemm_jit", "jit.begin", "timed", "DeepGEMM"),
+        CacheLine("kernel_jit", "jit.ops", "spans"),
         CacheLine("deepgemm_jit", "progress.jit", "timed"),
         CacheLine("flashinfer_autotune", "jit.begin", "timed", "FlashInfer autotune"),
         CacheLine("torch_compile", "progress.cuda_graph", "timed", "Compiling num tokens"),

@@ -492,7 +492,7 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
 
     wall = script.duration / speed
     print(f"replay: {script.source} -> {out}: {len(script.lines)} lines, {script.duration:.0f} s of log time "
-          f"in {wall:.1f} s at {speed:g}x", file=err, flush=True)
+          f"in {wall:.1f} s at {speed:g}x; {_ending(script)}", file=err, flush=True)
     if health is not None:
         version = script.version
         print(f"replay: {script.fmt.name} {version.describe()}; {_health_summary(script, health)}",
@@ -573,6 +573,21 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
         if answers:
             summary = ", ".join(f"{path} {status}x{n}" for (path, status), n in sorted(answers.items()))
             print(f"replay: answered {sum(answers.values())} requests: {summary}", file=err, flush=True)
+
+
+def _ending(script: Script) -> str:
+    """How the re-enacted start-up ends, as the replay's first line says it: what a wait script
+    under test should conclude."""
+    last = script.runs[-1] if script.runs else None
+    if last is None:
+        return "no server start-up in it"
+    if script.exit_code:
+        return f"the server crashes (exit {script.exit_code})"
+    if last.outcome == "ready":
+        return "the server gets ready"
+    if last.outcome == "crashed":
+        return "the server hangs (alive, never ready)"
+    return "the log ends before the server is ready"
 
 
 def _health_summary(script: Script, health: HealthSemantics) -> str:

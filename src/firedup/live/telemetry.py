@@ -98,10 +98,12 @@ class Telemetry:
             if same and not disagree:
                 agree.append(f"the log's own timings line ({len(same)} figures)")
         phases = run.phase_seconds()
-        for theirs, ours in spec.log_phases:
-            if theirs not in self.phases or ours not in phases:
+        for theirs, _ in spec.log_phases:
+            covered = spec.ours(theirs, phases)
+            if theirs not in self.phases or not covered:
                 continue
-            a, b = self.phases[theirs], phases[ours]
+            ours = "+".join(name for name, _ in covered)
+            a, b = self.phases[theirs], sum(seconds for _, seconds in covered)
             slack = max(ROUGH_TOLERANCE[0], ROUGH_TOLERANCE[1] * max(a, b))
             if abs(a - b) > slack:
                 disagree.append(f"{theirs} {fmt_duration(a)} here vs {ours} {fmt_duration(b)} by the log's lines")

@@ -63,7 +63,7 @@ from firedup.live.history import (
     select_history,
 )
 from firedup.live.proc import Activity, GpuWatch, ProcFS, TreeWatch, looks_like_server
-from firedup.live.telemetry import Telemetry, TelemetryReader
+from firedup.live.telemetry import Telemetry, TelemetryReader, flatten
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event, Scanner
 from firedup.read.follow import Follower, RawLine, StreamFollower
@@ -1314,8 +1314,8 @@ class Waiter:
         found = self.telemetry_reader.result()
         if found is not None:
             self.telemetry = found
-            if not self.opts.quiet and not self.tty:
-                self.say(f"engine telemetry ({found.source}): {found.summary()}")
+            if not self.opts.quiet and not self.tty:  # the figures themselves: once, in the summary
+                self.say(f"engine telemetry read from {found.source} ({len(found.phases)} figures)")
 
     def _version_pick(self) -> str | None:
         run = self.run
@@ -1330,13 +1330,20 @@ class Waiter:
             found = self.telemetry = self.telemetry_reader.result(wait=TELEMETRY_WAIT_S)
         if found is None:
             return
-        self.report(f"  engine telemetry ({found.source}): {found.summary()}")
         run = self.run
-        if run is None:
-            return
         health = self._health()
-        assert health is not None and health.telemetry is not None
+        if run is None or health is None or health.telemetry is None:
+            self.report(f"  engine telemetry ({found.source}): {found.summary()}")
+            return
         agree, disagree = found.compare(run, health.telemetry)
+        printed = flatten(run.engine_timings or {}) if health.telemetry.log_timings else {}
+        if agree and not disagree and printed:
+            # the same figures as the log's own timings line, which the timeline above shows: said once
+            extra = {k: v for k, v in found.phases.items() if k not in printed and v > 0}
+            besides = f"; besides it: {Telemetry(found.source, extra).summary()}" if extra else ""
+            self.report(f"  engine telemetry ({found.source}): agrees with the log: {', '.join(agree)}{besides}")
+            return
+        self.report(f"  engine telemetry ({found.source}): {found.summary()}")
         for text in disagree:
             self.report(self.style(f"  disagreement: {text}", fg="yellow"))
         if agree and not disagree:
@@ -1357,7 +1364,7 @@ class Waiter:
                 self.say("note: the log stream ended (its writer closed it); the URL and the process decide from now")
             return None
         stage = self.current_stage() if run is not None else None
-        where = f"in {stage} after {fmt_duration(run.total_seconds)}" if run is not None else "before any startup line"
+        where = f"in {stage} after {fmt_duration(run.seconds_to_end)}" if run is not None else "before any startup line"
         self.report(self.style(f"LOG ENDED: standard input closed {where}, before the server was ready",
                                fg="red", bold=True))
         self.report("  hint:  the container or process writing the log is gone (`kubectl logs -f` ends with it): "
@@ -1417,7 +1424,7 @@ class Waiter:
             self._report_telemetry()
             return EXIT_OK
         assert run is not None
-        total = fmt_duration(run.total_seconds)
+        total = fmt_duration(run.seconds_to_end)
         ready = run.milestone(READY)
         line = f" (line {ready.line})" if ready else ""
         url = f"; {self.opts.url} answered 200" if url_note is not None else ""
@@ -1426,7 +1433,7 @@ class Waiter:
             launch = f", {fmt_duration(run.launch_to_ready)} from launch ({self._gap_text(run)})"
         self.report(self.style(f"READY in {total} by the log's clock{line}{launch}{url}; waited {waited}", fg="green",
                                bold=True))
-        self.report(timeline_text(run, self.style))
+        self.report(timeline_text(run, self.style, verdict=False))
         self._report_telemetry()
         return EXIT_OK
 
@@ -1435,14 +1442,17 @@ class Waiter:
         run = self.run
         assert run is not None and run.crash is not None
         crash = run.crash
-        when = "after its ready line" if crash.after_ready else f"in {crash.phase or 'an unknown phase'}"
+        # the time to the crash as every view states it (`Run.seconds_to_end`; a crash after ready: its own)
+        when = ("after its ready line" if crash.after_ready
+                else f"in {crash.phase or 'an unknown phase'} after {fmt_duration(run.seconds_to_end)}")
         self.report(self.style(f"CRASHED ({crash.category}) {when}, line {crash.line} of {self.log_name}{gone}",
                                fg="red", bold=True))
         self.report(f"  error: {crash.message}")
         if crash.hint:
             self.report(f"  hint:  {crash.hint}")
         self.report("")
-        self.report(timeline_text(run, self.style))
+        # the verdict, the error and the hint are said: the timeline under them does not repeat them
+        self.report(timeline_text(run, self.style, verdict=False, crash=False))
         return EXIT_CRASHED
 
     def _died(self) -> int:
@@ -1457,10 +1467,10 @@ class Waiter:
             if self.opts.url:
                 text += f", before {self.opts.url} answered 200"
             self.report(self.style(text, fg="red", bold=True))
-            self.report(timeline_text(run, self.style))
+            self.report(timeline_text(run, self.style, verdict=False))
             return EXIT_CRASHED
         stage = self.current_stage() if run is not None else None
-        where = (f"the log stops in {stage} after {fmt_duration(run.total_seconds)}" if run is not None
+        where = (f"the log stops in {stage} after {fmt_duration(run.seconds_to_end)}" if run is not None
                  else f"the log {self.log_name} shows no startup" if self.log_name else "no log given")
         if not self.pid_ran:
             self.report(self.style(f"NO PROCESS: pid {pid} was not running when the wait began (a wrong pid, or it "
@@ -1478,9 +1488,9 @@ class Waiter:
         self.report("  hint:  killed by a signal? The OS OOM killer leaves no log line: check "
                     "`dmesg -T | grep -i oom` and the container's exit code (137 = SIGKILL)")
         self._report_last_lines()
-        if run is not None:  # the phases it went through, as `firedup timeline` shows them
+        if run is not None:  # the phases it went through, as `firedup timeline` shows them (its verdict said)
             self.report("")
-            self.report(timeline_text(run, self.style))
+            self.report(timeline_text(run, self.style, verdict=False))
         return EXIT_CRASHED
 
     def _timed_out(self, now: float, probe: ProbeResult | None, counts: collections.Counter[str]) -> int:
@@ -1616,7 +1626,7 @@ class Waiter:
         self.report(f"  probed {self.opts.url}: {seen}; last: {got}")
         self.report(f"  {self._url_mismatch()}")
         self.report("")
-        self.report(timeline_text(run, self.style))
+        self.report(timeline_text(run, self.style, verdict=False))
         return EXIT_OTHER
 
     def _log_url_text(self) -> str:

@@ -268,7 +268,7 @@ def _slowest_first(frame: pl.DataFrame, ranks: bool, phases: pl.DataFrame) -> pl
         rows_of = {}
     if sum(1 + rows_of.get(rid, 0) for rid in frame["run_id"].to_list()) <= TIMELINE_MAX_ROWS:
         return frame
-    order = frame.with_row_index("_at").sort(pl.col("total_seconds").fill_null(0.0), descending=True)
+    order = frame.with_row_index("_at").sort(pl.col("seconds_to_end").fill_null(0.0), descending=True)
     keep: list[int] = []
     used = 0
     for at, rid in zip(order["_at"].to_list(), order["run_id"].to_list(), strict=True):
@@ -318,7 +318,7 @@ def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool 
     by_run = {key[0]: part for key, part in phases.group_by("run_id")} if phases.height else {}
     for run in frame.iter_rows(named=True):
         rid = run["run_id"]
-        run_end = float(run["total_seconds"] or 0.0)  # the phases tile the log's span, to its last line
+        run_end = float(run["seconds_to_end"] or 0.0)  # the phases tile the run, to its end (`Run.end_ts`)
         mine = by_run.get(rid, phases.clear())
         groups: list[tuple[str, pl.DataFrame]] = [(labels[rid], mine.filter(pl.col("scope") == "run"))]
         if ranks:

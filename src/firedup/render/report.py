@@ -186,6 +186,8 @@ def _group_tables(runs: Runs, cmp: Comparison) -> list[dict[str, Any]]:
 
 
 def _deltas(cmp: Comparison) -> list[dict[str, Any]]:
+    from firedup.tables.compare import flag_changes, fmt_value
+
     out = []
     for d in cmp.deltas:
         phases = [{"phase": name, "delta": ("+" if sec > 0 else "-") + fmt_duration(abs(sec))}
@@ -199,8 +201,9 @@ def _deltas(cmp: Comparison) -> list[dict[str, Any]]:
                      f"{fmt_duration(abs(d.main_phase_seconds or 0.0))} ({share:.0f} % of the difference)")
             if d.main_phase else None,
             "phases": phases,
-            "flags": [{"flag": flag, "from": " / ".join(map(str, a)), "to": " / ".join(map(str, b))}
-                      for flag, (a, b) in d.flags_differ.items()],
+            # a nested value by the key paths that differ (`cuda_graph_config.decode.backend`)
+            "flags": [{"flag": path, "from": fmt_value(a), "to": fmt_value(b)}
+                      for path, a, b in flag_changes(d.flags_differ)],
         })
     return out
 
@@ -252,7 +255,7 @@ def _unattributed(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[st
         if not gaps:
             continue
         total = sum(p.seconds or 0.0 for p in gaps)
-        whole = run.total_seconds or 0.0
+        whole = run.seconds_to_end or 0.0  # shares of the time every view states (`Run.seconds_to_end`)
         spans = ", ".join(
             f"{fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else '?'} "
             f"({fmt_duration(p.seconds)})" for p in gaps)
@@ -268,7 +271,7 @@ def _appendix(runs: Sequence[Run], names: Mapping[str, str], ids: Mapping[tuple[
     """Per run: its facts as the other views show them (`outcome_line`, `end_ts`), its phases."""
     out = []
     for i, run in enumerate(runs, start=1):
-        total = run.total_seconds or 0.0
+        total = run.seconds_to_end or 0.0  # shares as `timeline` gives them: of the time to the run's end
         phases = []
         rows = [p for p in run.run_phases() if p.name != "total" and p.seconds is not None]
         rows.sort(key=lambda p: (-(p.seconds or 0.0), p.start.dt if p.start else _dt.datetime.max))
@@ -292,7 +295,7 @@ def _appendix(runs: Sequence[Run], names: Mapping[str, str], ids: Mapping[tuple[
             "seconds_to_end": run.seconds_to_end, "lower_bound": run.lower_bound,
             "phase_names": list(dict.fromkeys(p.name for p in run.run_phases())),
             "model": run.config.get("model_path") or "unknown (no args line)",
-            "flags": flag_summary(run) or "-", "outcome": outcome_line(run, launch=False),
+            "flags": flag_summary(run) or "-", "outcome": outcome_line(run),
             "launch": launch_line(run) or "",
             "span": f"{run.first_ts.iso if run.first_ts else '?'} to {end.iso if end else '?'}",
             "phases": phases,

@@ -179,7 +179,7 @@ KUBERNETES = """\
 # The kubelet restarts the container after failureThreshold x periodSeconds = @THRESHOLD@ x @PERIOD@ s
 # = @ALLOWANCE@ s without a success. HTTP probes count 200-399 as success, so 503 and
 # connection refused are failures. @ROUTE@ means ready @ON_VERSIONS@.@PITFALL@
-# timeoutSeconds @PROBE_TIMEOUT@, not the default 1: @PROBE_WHY@.
+# @PROBE_TIMEOUT_LINE@
 startupProbe:
   httpGet:
     path: @ROUTE@
@@ -301,6 +301,13 @@ def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[
         "WHEN_READY": facts.when_ready, "WHILE_STARTING": facts.while_starting,
         "PROBE_TIMEOUT": str(probe_timeout), "PROBE_SECONDS": f"{probe_s:g}",
         "PROBE_WHY": probe.probe_seconds_why if probe is not None else facts.probe_timeout_why,
+        # a route that takes a second needs more than the default 1 s; one that answers at once does not,
+        # and 5 s only spares a busy host a failed probe: the sentence says which it is
+        "PROBE_TIMEOUT_LINE": _comment_wrap(
+            f"timeoutSeconds {probe_timeout}, not the default 1: "
+            f"{probe.probe_seconds_why if probe is not None else facts.probe_timeout_why}." if probe_s >= 1.0 else
+            f"timeoutSeconds {probe_timeout}: {probe.probe_seconds_why if probe is not None else facts.probe_timeout_why}"
+            "; the rest spares a busy host a failed probe."),
         "READY_LINE": ready_lines[0] if ready_lines else "ready",
         "HTTP_IS_ENOUGH": "1" if probe is None or probe.http_is_enough else "0",
         "MARKERS": "".join(f" -e '{m}'" for m in facts.crash_markers),

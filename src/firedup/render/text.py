@@ -16,6 +16,7 @@ from firedup.core.units import (
     MIN_SOURCE_WIDTH,
     PHASE_WIDTH,
     Style,
+    count_line,
     cut_end,
     cut_middle,
     fit_lines,
@@ -24,7 +25,10 @@ from firedup.core.units import (
     fmt_time_to_end,
     plain,
     without_common_folder,
+    wrap,
 )
+from firedup.core.units import outcome_word as units_outcome_word
+from firedup.formats.vocab import ENGINE_TIMINGS
 from firedup.read.clock import Stamp
 from firedup.timeline.build import (
     NO_STRAGGLERS,
@@ -89,40 +93,61 @@ def launch_line(run: Run) -> str | None:
     return f"launch: {'' if launch.known else '~'}{when}, {before} ({how})"
 
 
+def verdict_word(run: Run) -> str:
+    """The one word every text view gives a run's outcome: READY, `CRASHED (oom)`, HUNG (a crash of
+    category `hang`: the server said it is stuck and did not die), ENGINE READY (the engine
+    initialised, nothing in the log serves) or INCOMPLETE; `parse` and `runs` print it in lower case. The contract's `outcome` stays ready | crashed | incomplete."""
+    if run.outcome == "crashed":
+        cat = run.crash.category if run.crash else "unknown"
+        return "HUNG" if cat == "hang" else f"CRASHED ({cat})"
+    if run.ready_kind == "engine":
+        return "ENGINE READY"
+    return run.outcome.upper()
+
+
+def outcome_word(run: Run) -> str:
+    """`parse`'s outcome cell: ready, crashed, hung, incomplete or engine (the engine initialised,
+    nothing in the log serves): `core.units.outcome_word`."""
+    return units_outcome_word(run.outcome, run.crash.category if run.crash else None, run.ready_kind)
+
+
 def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
-    """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows,
-    counted from the first line, then (`launch`) from the launch (`Run.launch_to_end`) where it
-    differs. HUNG is a crash of category `hang`: the server said it is stuck and did not die."""
-    if launch:
-        clause = _launch_clause(run)
-        return outcome_line(run, style, launch=False) + clause
+    """READY / CRASHED / HUNG / ENGINE READY / INCOMPLETE with `Run.seconds_to_end`, the one time
+    every view shows, counted from the first line, then (`launch`) from the launch
+    (`Run.launch_to_end`) where it differs. HUNG is a crash of category `hang`: the server said
+    it is stuck and did not die."""
+    head, tail, fg = _verdict(run)
+    return style(head + (_launch_clause(run) if launch else "") + tail, fg=fg, bold=True)
+
+
+def _verdict(run: Run) -> tuple[str, str, str]:
+    """(the verdict and its time, what follows the second clock, the colour)."""
     total = fmt_duration(run.seconds_to_end)
-    unknown = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
+    excerpt = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
     if run.lower_bound:
         total = f"at least {total} (an excerpt)"
-    if unknown:  # an excerpt that reports no duration: how long it took is not in the log
+    crash_where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
+    stop_where = f" in {run.stopped_in}" if run.stopped_in else ""
+    if excerpt or run.seconds_to_end is None:
+        # how long it took is not in the log: an excerpt that reports no duration, or no line with a time
+        why = "an excerpt: time unknown" if excerpt else "no line has a time"
         if run.outcome == "ready":
-            return style("READY (an excerpt: time to ready unknown)", fg="green", bold=True)
+            return f"READY ({'an excerpt: time to ready unknown' if excerpt else why})", "", "green"
         if run.outcome == "crashed":
-            where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
-            cat = run.crash.category if run.crash else "unknown"
-            what = "HUNG" if cat == "hang" else f"CRASHED ({cat})"
-            return style(f"{what}{where} (an excerpt: time unknown)", fg="red", bold=True)
+            return f"{verdict_word(run)}{crash_where} ({why})", "", "red"
+        if run.ready_kind == "engine":
+            return f"ENGINE READY ({why})", ": no server in this log", "yellow"
+        return f"INCOMPLETE: the log stops{stop_where} ({why})", "", "yellow"
     if run.outcome == "ready":
-        kind = ""
-        if run.ready_kind == "health":
-            kind = f" (no ready line; {run.ready_evidence})"
-        return style(f"READY in {total}{kind}", fg="green", bold=True)
+        kind = f" (no ready line; {run.ready_evidence})" if run.ready_kind == "health" else ""
+        return f"READY in {total}{kind}", "", "green"
     if run.outcome == "crashed":
-        where = f" in {run.crash.phase}" if run.crash and run.crash.phase else ""
-        cat = run.crash.category if run.crash else "unknown"
-        if cat == "hang":  # the server declared itself stuck: alive, not dead
-            return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True)
-        return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True)
+        if verdict_word(run) == "HUNG":  # the server declared itself stuck: alive, not dead
+            return f"HUNG{crash_where}: no progress, stuck after {total}", "", "red"
+        return f"{verdict_word(run)}{crash_where} after {total}", "", "red"
     if run.ready_kind == "engine":  # the engine initialised; nothing in this log serves
-        return style(f"ENGINE READY in {total}: no server in this log", fg="yellow", bold=True)
-    where = f" in {run.stopped_in}" if run.stopped_in else ""
-    return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)
+        return f"ENGINE READY in {total}", ": no server in this log", "yellow"
+    return f"INCOMPLETE: the log stops{stop_where} after {total}", "", "yellow"
 
 
 def _phase_rows(run: Run) -> list[tuple[str, float, Phase]]:
@@ -151,10 +176,21 @@ def _dates_note(date_source: str | None) -> str:
     return f" (dates: {date_source})" if date_source not in (None, "log") else ""
 
 
-def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
+def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool = True, crash: bool = True) -> str:
+    """One run: the answer first (`READY in 4 min 10 s, ~4 min 31 s from launch`), then where it
+    came from, its launch, its phases longest first, its silences and caches, its ranks, its crash.
+    `verdict=False` leaves the first line out and `crash=False` the crash's block (its error and
+    hint), for a caller that has just said them (`wait`): each fact once."""
     lines: list[str] = []
+    if verdict:
+        clause = _launch_clause(run)
+        if len(outcome_line(run)) <= width:
+            lines.append(outcome_line(run, style))
+        else:  # the second clock on a line of its own
+            lines.append(outcome_line(run, style, launch=False))
+            lines.append("  " + clause.lstrip(", "))
     head = f"{run.source}" + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
-    lines.append(style(head, bold=True) + f"  [{run.engine}]")
+    lines.append("  " + style(head, bold=True) + f"  [{run.engine}]")
     model = run.config.get("model_path") or "model unknown (no args line)"
     lines.append(f"  model: {model}")
     flags = flag_summary(run)
@@ -162,12 +198,6 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.extend(_wrap_items("  flags: ", flags.split(" "), width, sep=" ", indent=" " * 9))
     if run.config_inferred:
         lines.append("         (~ = read from the log's shape, not from an args line)")
-    clause = _launch_clause(run)
-    if len(outcome_line(run)) + 2 <= width:
-        lines.append("  " + outcome_line(run, style))
-    else:  # the second clock on a line of its own
-        lines.append("  " + outcome_line(run, style, launch=False))
-        lines.append("  " + clause.lstrip(", "))
     launched = launch_line(run)
     if launched is not None:
         lines.extend(fit_lines("  " + visible(launched), width).split("\n"))
@@ -210,12 +240,12 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.extend(explained)
     if run.engine_timings:
         lines.append("")
-        lines.extend(_wrap_items("  the engine's own timings: ", engine_timings_parts(run.engine_timings), width))
+        lines.extend(engine_timings_lines(run, width))
     rank_table = ranks_text(run)
     if rank_table:
         lines.append("")
         lines.extend(rank_table)
-    if run.crash is not None:
+    if run.crash is not None and crash:
         lines.append("")
         c = run.crash
         when = "after ready" if c.after_ready else f"in {c.phase or 'an unknown phase'}"
@@ -249,31 +279,35 @@ def cache_summary(verdict: CacheVerdict) -> str:
 def silences_text(run: Run, style: Style = plain, width: int = 80) -> list[str]:
     """The run's silences, cache verdicts and mined unknown lines (timeline.silence)."""
     out: list[str] = []
+    ranks = {m.line: m.rank for m in run.milestones if m.rank} if len(run.ranks) > 1 else {}
     if run.silences:
         threshold = fmt_duration(run.silence_threshold)
         out.append(style(f"  silences (no log line for {threshold} or more):", bold=True))
         for s in run.silences:
             offset = fmt_offset(s.start.minus(run.first_ts)) if run.first_ts else ""
-            out.extend(textwrap.wrap(f"{fmt_duration(s.seconds)} at {offset} {silence_place(s)}", width - 4,
+            out.extend(wrap(f"{fmt_duration(s.seconds)} at {offset} {silence_place(s)}", width - 4,
                                      initial_indent="    ", subsequent_indent="      "))
             if s.cause:
-                out.extend(style(t, fg="yellow") for t in textwrap.wrap(
+                out.extend(style(t, fg="yellow") for t in wrap(
                     s.cause, width - 6, initial_indent="      ", subsequent_indent="      "))
-            out.append(style("      " + _clip(f"after line {s.since_line}: {s.since_text}", width - 6), dim=True))
-            out.append(style("      " + _clip(f"until line {s.line}: {s.text}", width - 6), dim=True))
+            # the lines quoted are one rank's: its figures (`elapsed=187.20 s`) are that rank's, not the table's
+            since = f" ({ranks[s.since_line]})" if s.since_line in ranks else ""
+            until = f" ({ranks[s.line]})" if s.line in ranks else ""
+            out.append(style("      " + _clip(f"after line {s.since_line}{since}: {s.since_text}", width - 6), dim=True))
+            out.append(style("      " + _clip(f"until line {s.line}{until}: {s.text}", width - 6), dim=True))
     known = [v for v in run.caches.values() if v.verdict != "unknown" or v.basis != "none"]
     if known:
         out.append(style("  caches:", bold=True))
         for v in known:
-            out.extend(textwrap.wrap(cache_summary(v), width - 4, initial_indent="    ", subsequent_indent="      "))
+            out.extend(wrap(cache_summary(v), width - 4, initial_indent="    ", subsequent_indent="      "))
         rest = [v.kind for v in run.caches.values() if v not in known]
         if rest:
-            out.extend(style(t, dim=True) for t in textwrap.wrap(
+            out.extend(style(t, dim=True) for t in wrap(
                 f"no line shows: {', '.join(rest)}", width - 4, initial_indent="    ", subsequent_indent="      "))
     for u in run.unknown:
         head = (f"  {fmt_duration(u.seconds)} unattributed between {u.after or 'the start'} and "
                 f"{u.before or 'the end'}: {u.lines} line{'s' if u.lines != 1 else ''} no rule knows")
-        out.extend(textwrap.wrap(head, width - 2, subsequent_indent="    "))
+        out.extend(wrap(head, width - 2, subsequent_indent="    "))
         for t in u.templates:
             out.append("    " + _clip(f"{t.count:>5} x {t.text}", width - 4))
     return out
@@ -293,15 +327,48 @@ def _wrap_items(head: str, items: Sequence[str], width: int, sep: str = "; ", in
     return out
 
 
-def engine_timings_parts(timings: dict[str, object]) -> list[str]:
-    """`Engine startup timings (s)` as the engine printed them (max over ranks), zeros left out."""
-    parts: list[str] = []
+def engine_timings_lines(run: Run, width: int = 80) -> list[str]:
+    """The engine's own `Engine startup timings`, labelled as what they are: a second source. The
+    phase table is primary (each rank's reported durations, else timestamps: docs/timeline.md);
+    a figure that covers phases of the table says which and their sum (`load_weight 3 min 30 s
+    (the table's load_weights + draft.load_weights: 3 min 31 s)`: the engine's figure is one
+    clock, the table's each rank's own lines)."""
+    from firedup.formats import all_formats
+
+    fmt = all_formats().get(run.engine)
+    spec = fmt.health.telemetry if fmt is not None and fmt.health is not None else None
+    phases = run.phase_seconds()
+    sources = {p.name: p.source for p in run.run_phases()}
+    mapped, rest = [], []
+    for key, seconds in _flat_timings(run.engine_timings or {}):
+        covered = spec.ours(key, phases) if spec is not None else []
+        if covered:
+            names = " + ".join(name for name, _ in covered)
+            table = fmt_duration(sum(secs for _, secs in covered))
+            # a phase the table only times between whole-second stamps: the engine's figure is the finer
+            coarse = " by timestamps" if all(sources.get(name) == "timestamps" for name, _ in covered) else ""
+            same = table == fmt_duration(seconds)
+            text = f"{key} {fmt_duration(seconds)} " + (f"(as the table's {names})" if same
+                                                       else f"(the table's {names}: {table}{coarse})")
+            mapped.extend(wrap(text, width, initial_indent="    ", subsequent_indent="      "))
+        else:
+            rest.append(f"{key} {fmt_duration(seconds)}")
+    timings = run.milestone(ENGINE_TIMINGS)
+    where = f"line {timings.line}; " if timings is not None else ""
+    out = [f"  the engine's own timings ({where}a second source, the table is primary):", *mapped]
+    if rest:
+        out.extend(_wrap_items("    ", rest, width, indent="    "))
+    return out
+
+
+def _flat_timings(timings: dict[str, object]) -> list[tuple[str, float]]:
+    out: list[tuple[str, float]] = []
     for key, value in timings.items():
         if isinstance(value, dict):
-            parts.extend(f"{key}.{k} {fmt_duration(float(v))}" for k, v in value.items() if float(v) > 0)
+            out.extend((f"{key}.{k}", float(v)) for k, v in value.items() if float(v) > 0)
         elif isinstance(value, (int, float)) and value > 0:
-            parts.append(f"{key} {fmt_duration(float(value))}")
-    return parts
+            out.append((key, float(value)))
+    return out
 
 
 def _labelled(label: str, text: str, width: int) -> list[str]:
@@ -386,8 +453,8 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
         total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
         launched = "?" if run.lower_bound else from_launch(run)
-        outcome = "engine" if run.ready_kind == "engine" else run.outcome  # engine ready, no server
-        rows.append((outcome, total if run.outcome == "ready" else f"({total})", launched, big))
+        word = outcome_word(run)  # ready, crashed, hung, incomplete, or engine: engine ready, no server
+        rows.append((word, total if run.outcome == "ready" else f"({total})", launched, big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [run.source for run in runs]
     heads = ("outcome", "to ready", "from launch", "biggest phase")
@@ -422,7 +489,11 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         phase = f"{_cut_phase(big, w_big):<{w_big}} " if w_big else ""
         return f"{outcome:<{w_out}} {total:>{w_total}} {launched:>{w_launch}}  {phase}{source}"
 
-    out = [line("outcome", "to ready", "from launch", "biggest phase", "source")]
+    answer = count_line([("engine" if outcome_word(run) == "engine" else run.outcome,
+                          run.crash.category if run.crash else None, run.seconds_to_end,
+                          run.lower_bound, None if launched == "?" else launched)
+                         for run, (_, _, launched, _) in zip(runs, rows, strict=True)], width)
+    out = [answer, line("outcome", "to ready", "from launch", "biggest phase", "source")]
     for (outcome, total, launched, big), where, name in zip(rows, wheres, names, strict=True):
         out.append(line(outcome, total, launched, big, where + name))
     if any(row[2].lstrip("(").startswith("~") for row in rows):

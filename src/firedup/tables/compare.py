@@ -23,14 +23,16 @@ from __future__ import annotations
 import difflib
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from firedup.core.config import value_changes
 from firedup.core.safe import visible
+from firedup.core.units import cut_end
 from firedup.errors import UnknownFlagError
 from firedup.tables.coldwarm import ColdWarm, key_changes, split
 from firedup.tables.frames import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
@@ -316,10 +318,14 @@ def check_by(runs: Runs, by: Sequence[str]) -> None:
 
 
 def _closest(flag: str, known: Sequence[str], n: int = 3) -> list[str]:
-    """difflib's closest names, then names that contain what was typed (`mem_frac`)."""
+    """The names a user most likely meant: the common flags (`FLAG_TYPES`: what grouping is for)
+    that contain what was typed or are close to it, then difflib's closest names, then names
+    that contain it (`mem_frac`). `cuda_graph` -> disable_cuda_graph first, not debug_cuda_graph."""
+    typed = flag.lower()
     close = difflib.get_close_matches(flag, known, n=n)
-    within = sorted((k for k in known if flag.lower() in k.lower() and k not in close), key=len)
-    return (close + within)[:n]
+    within = sorted((k for k in known if typed in k.lower()), key=len)
+    common = [k for k in dict.fromkeys([*within, *close]) if k in FLAG_TYPES]
+    return list(dict.fromkeys([*common, *close, *within]))[:n]
 
 
 def ungroupable(frame: pl.DataFrame, flag: str) -> str | None:
@@ -764,9 +770,55 @@ def headline(grouping: Grouping, deltas: Sequence[Delta]) -> str:
     return text
 
 
+def flag_changes(flags_differ: Mapping[str, tuple[list[Any], list[Any]]]) -> list[tuple[str, Any, Any]]:
+    """(flag or key path, before, after) per difference: a nested value (an args repr such as
+    `cuda_graph_config=CudaGraphConfig(decode=PhaseConfig(...), ...)`) by the key paths that differ
+    (`cuda_graph_config.decode.backend`, `core.config.value_changes`); a flag with several values
+    on a side as their text joined (`a/b`)."""
+    out: list[tuple[str, Any, Any]] = []
+    for flag, (a, b) in flags_differ.items():
+        if len(a) == 1 and len(b) == 1:
+            changes = value_changes(a[0], b[0])
+            if changes:
+                out.extend((f"{flag}.{path}" if path else flag, x, y) for path, x, y in changes)
+                continue
+        out.append((flag, "/".join(map(fmt_value, a)), "/".join(map(fmt_value, b))))
+    return out
+
+
+def _shown(value: Any, room: int) -> str:
+    """A value in `room` characters: whole if it fits, a long list as its ends and its length
+    (`36 values [1 … 256]`: two lists that share their start still read apart), else cut."""
+    text = fmt_value(value)
+    if len(text) <= room:
+        return text
+    if isinstance(value, list) and len(value) > 3:
+        ends = f"{len(value)} values [{fmt_value(value[0])} … {fmt_value(value[-1])}]"
+        if len(ends) <= room:
+            return ends
+    return cut_end(text, max(room, 8))
+
+
+def flag_change_lines(flags_differ: Mapping[str, tuple[list[Any], list[Any]]], width: int, verbose: bool = False,
+                      indent: str = "    ") -> list[str]:
+    """One line per flag change, `cuda_graph_config.decode.backend: full -> disabled`, its values
+    shortened (`_shown`) so that the line fits `width`; whole under `verbose` (the caller wraps)."""
+    lines = []
+    for path, x, y in flag_changes(flags_differ):
+        head = f"{indent}{path}: "
+        if verbose:
+            lines.append(f"{head}{fmt_value(x)} -> {fmt_value(y)}")
+            continue
+        room = width - len(head) - len(" -> ")
+        left = _shown(x, max(room - min(len(fmt_value(y)), room // 2), room // 2))
+        lines.append(f"{head}{left} -> {_shown(y, room - len(left))}")
+    return lines
+
+
 def comparison_text(cmp: Comparison, width: int = 100, verbose: bool = False) -> str:
-    """The human view: headline, one block per group, deltas, and what was left out (`verbose`:
-    each run left out with its whole reason)."""
+    """The human view: headline, one block per group, deltas, and what was left out; long flag
+    values by the parts that differ, cut at the width (`verbose`: whole, and each run left out with
+    its whole reason)."""
     from firedup.core.units import fmt_duration as dur
 
     g = cmp.grouping
@@ -842,9 +894,8 @@ def comparison_text(cmp: Comparison, width: int = 100, verbose: bool = False) ->
             lines.append(f"  most of it: {d.main_phase} {'+' if (d.main_phase_seconds or 0) >= 0 else '-'}"
                          f"{dur(abs(d.main_phase_seconds or 0))} ({share:.0f}% of the difference)")
         if d.flags_differ:
-            lines.append("  flags that differ: " + "; ".join(
-                f"{flag} {'/'.join(map(fmt_value, a))} -> {'/'.join(map(fmt_value, b))}"
-                for flag, (a, b) in d.flags_differ.items()))
+            lines.append("  flags that differ:")
+            lines.extend(flag_change_lines(d.flags_differ, text_width, verbose))
     for label, apart in cmp.splits.items():
         figures = cmp.split_figures(label)
         lines.append("")

@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from firedup.core.config import COMMON_FLAGS
-from firedup.core.units import MIN_SOURCE_WIDTH, cut_end, cut_middle, fmt_time_to_end, without_common_folder
+from firedup.core.units import (
+    MIN_SOURCE_WIDTH,
+    count_line,
+    cut_end,
+    cut_middle,
+    fmt_time_to_end,
+    outcome_word,
+    without_common_folder,
+)
 from firedup.read.sources import InputError
 from firedup.tables.launches import settle_launches
 from firedup.timeline.build import PHASE_ORDER, Run, spanned
@@ -481,10 +489,12 @@ def varying_flags(frame: pl.DataFrame, flags: Sequence[str]) -> list[str]:
 
 def summary(runs: Runs) -> pl.DataFrame:
     """What `firedup runs` shows: identity, outcome, time to ready (or to the crash or the log's
-    end: `seconds_to_end`), varying flags, seconds per phase."""
+    end: `seconds_to_end`; from the launch: `launch_to_end`, `launch_source` saying whether it is
+    estimated), varying flags, seconds per phase. Not the contract's `total_seconds`: for a crash it
+    runs on through the traceback, a second figure for the one fact the views state."""
     flags = varying_flags(runs.runs, runs.flag_columns)
     base = runs.runs.select(
-        "run_id", "source", "run_index", "engine", "outcome", "ready_seconds", "total_seconds",
+        "run_id", "source", "run_index", "engine", "outcome", "ready_seconds",
         "stopped_in", "ready_kind", "crash_category", "crash_phase", "first_ts", "end_ts", "seconds_to_end",
         "lower_bound", "crash_ts", "crash_offset", "launch_source", "launch_to_end", *flags)
     wide = phase_seconds(runs)
@@ -550,8 +560,10 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
         started.append(row["first_ts"].strftime("%Y-%m-%d %H:%M") if row["first_ts"] else "-")
         time = fmt_time_to_end(row["seconds_to_end"], bool(row["lower_bound"]))
         to_ready.append(time if row["outcome"] == "ready" else f"({time})")
-        state = row["outcome"]
-        if row["outcome"] == "crashed":
+        state = outcome_word(row["outcome"], row["crash_category"])
+        if state == "hung":
+            state += f" in {row['crash_phase']}" if row["crash_phase"] else ""
+        elif row["outcome"] == "crashed":
             state += f": {row['crash_category'] or 'unknown'}" + (f" in {row['crash_phase']}" if row["crash_phase"] else "")
         elif row["ready_kind"] == "engine":
             state = "engine ready"  # no server in the log: not ready
@@ -583,7 +595,10 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
     phases_shown = len(columns) > 3 + len(when) and columns[3 + len(when)].head.startswith("biggest phase")
     shown = [c.head for c in columns if c.head in flags]
     hidden = list(dict.fromkeys(f for f in [*flags, *every] if f not in shown))
-    lines = _table_lines(columns)
+    answer = count_line([("engine" if outcome_word(row["outcome"], None, row["ready_kind"]) == "engine"
+                          else row["outcome"], row["crash_category"], row["seconds_to_end"], bool(row["lower_bound"]),
+                          _from_launch_cell(row)) for row in runs.runs.iter_rows(named=True)], width)
+    lines = [answer, *_table_lines(columns)]
     if not flags and frame.height > 1:
         lines.append("(no flag differs between these runs)")
     lines.extend(notes)
@@ -592,6 +607,16 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
     if any(t.startswith("(") for t in to_ready):
         lines.append("(time in parentheses: to the crash or the end of the log, not to ready)")
     return "\n".join(lines)
+
+
+def _from_launch_cell(row: dict[str, Any]) -> str | None:
+    """The time from launch to a run's end as `parse` prints it (`~15 min 37 s`: estimated)."""
+    from firedup.core.units import fmt_duration
+
+    seconds = row.get("launch_to_end")
+    if seconds is None or row.get("lower_bound"):
+        return None
+    return ("~" if row.get("launch_source") == "estimated" else "") + fmt_duration(seconds)
 
 
 def _launch_note(frame: pl.DataFrame) -> str:

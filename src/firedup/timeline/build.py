@@ -1172,12 +1172,24 @@ def _run_level(run: Run, rank_phases: Sequence[Phase], fmt: Format) -> list[Phas
             and crash.line > http.line and not any(p.name == after_http for p in out)):
         # the phase the crash names ran from the HTTP server's start to the crash (a failed warm-up)
         out.append(_span(after_http, http.ts, crash.ts, crash.line))
-    end = run.ready_ts or (run.engine_ready_ts if run.ready_kind == "engine" else None) or run.last_ts
+    # the run's end as every view states it (`Run.end_ts`: ready, the crash, else the last line):
+    # the crash's traceback and the other ranks shutting down are no phase of the start-up
+    end = run.end_ts
     if run.first_ts is not None and end is not None:
         out.extend(_gaps(run.first_ts, end, out))
         out.append(Phase("total", None, run.first_ts, end, max(0.0, end.minus(run.first_ts)), "timestamps",
-                         scope="run", line=ready.line if ready and run.ready_kind == "server" else run.last_line))
+                         scope="run", line=_end_line(run, ready)))
     return out
+
+
+def _end_line(run: Run, ready: Milestone | None) -> int | None:
+    """The line of `Run.end_ts`: the ready line, the crash's first line, else the log's last."""
+    if ready is not None and run.ready_kind == "server":
+        return ready.line
+    crash = run.crash
+    if run.outcome == "crashed" and crash is not None and crash.ts is not None:
+        return crash.line
+    return run.last_line
 
 
 def _span(name: str, start: Stamp, end: Stamp, line: int) -> Phase:

@@ -117,14 +117,49 @@ def _cut(text: str) -> str:
     return text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS - 1] + "…"
 
 
+@dataclass
+class WorkSpan:
+    """One piece of a cache's work the log times itself (a `spans` cache line's begin and end,
+    by the times their own logger printed): a kernel JIT-compiling for 22 s."""
+
+    kind: str
+    begin: Event
+    end: Event
+    seconds: float
+
+
 def explain(run: Run, events: Sequence[Event], gaps: Iterable[Gap], unmatched: Sequence[Unmatched],
             fmt: Format) -> None:
     """Set the run's silences, cache verdicts and mined unknown lines (`build_run` calls it)."""
     run.silence_threshold = silence_threshold(run)
     cache_hits = _cache_hits(events, fmt)
-    run.silences = _silences(run, gaps, unmatched, fmt, cache_hits)
-    run.caches = _caches(run, events, fmt)
+    spans = _work_spans(run, events, fmt)
+    run.silences = _silences(run, gaps, unmatched, fmt, cache_hits, spans)
+    run.caches = _caches(run, events, fmt, spans)
     run.unknown = _unknown(run, unmatched)
+
+
+def _work_spans(run: Run, events: Sequence[Event], fmt: Format) -> list[WorkSpan]:
+    """The pieces of cached work the log times itself: each `spans` cache line's begin paired with
+    the next end of the same key, within the run (`CacheLine`)."""
+    wanted = {c.event: c.kind for c in fmt.cache_lines if c.verdict == "spans"}
+    if not wanted:
+        return []
+    first, last = run.first_line or 0, run.last_line or 0
+    open_: dict[tuple[str, str], Event] = {}
+    out: list[WorkSpan] = []
+    for e in events:
+        kind = wanted.get(e.name)
+        if kind is None or not first <= e.line <= last or not isinstance(e.fields.get("at"), float):
+            continue
+        key = (kind, str(e.fields.get("key", "")))
+        if e.fields.get("step") == "begin":
+            open_[key] = e
+        elif key in open_:
+            begin = open_.pop(key)
+            seconds = (float(e.fields["at"]) - float(begin.fields["at"])) % 86400.0  # past midnight
+            out.append(WorkSpan(kind, begin, e, seconds))
+    return out
 
 
 # --- silences ----------------------------------------------------------------------------
@@ -142,7 +177,7 @@ def _cache_hits(events: Sequence[Event], fmt: Format) -> list[tuple[Event, str]]
 
 
 def _silences(run: Run, gaps: Iterable[Gap], unmatched: Sequence[Unmatched], fmt: Format,
-              cache_hits: Sequence[tuple[Event, str]]) -> list[Silence]:
+              cache_hits: Sequence[tuple[Event, str]], spans: Sequence[WorkSpan] = ()) -> list[Silence]:
     first, end = run.first_ts, run.end_ts
     if first is None or end is None:
         return []
@@ -160,7 +195,7 @@ def _silences(run: Run, gaps: Iterable[Gap], unmatched: Sequence[Unmatched], fmt
         s.after = next((m.name for m in reversed(run.milestones) if m.line <= gap.since_line), None)
         s.before = next((m.name for m in run.milestones if m.line >= gap.line), None)
         s.phase, s.umbrella = _place(run, start, stop, fmt)
-        _name_cause(run, s, fmt, cache_hits)
+        _name_cause(run, s, fmt, cache_hits, [w for w in spans if gap.since_line < w.begin.line < gap.line])
         out.append(s)
     return out
 
@@ -193,9 +228,19 @@ def _place(run: Run, start: Stamp, end: Stamp, fmt: Format) -> tuple[str | None,
     return (phase[2] if phase else None), (umbrella[1] if umbrella else None)
 
 
-def _name_cause(run: Run, s: Silence, fmt: Format, cache_hits: Sequence[tuple[Event, str]]) -> None:
-    """What the silence probably was: the work a phase does without printing (Format.silent_work),
-    else the cached work whose line comes right before it, else the phase it lies in."""
+def _name_cause(run: Run, s: Silence, fmt: Format, cache_hits: Sequence[tuple[Event, str]],
+                spans: Sequence[WorkSpan] = ()) -> None:
+    """What the silence was: cached work the log times itself inside it (its own lines say so, no
+    guess), else probably the work a phase does without printing (Format.silent_work), else the
+    cached work whose line comes right before it, else the phase it lies in."""
+    if spans:
+        busy = max({w.kind for w in spans}, key=lambda k: sum(w.seconds for w in spans if w.kind == k))
+        mine_ = [w for w in spans if w.kind == busy]
+        took = sum(w.seconds for w in mine_)
+        s.evidence = [(e.line, _first_line(e)) for w in mine_[:2] for e in (w.begin, w.end)]
+        lines = ", ".join(str(n) for n, _ in s.evidence)
+        s.cause, s.cache = f"{busy}: {fmt_duration(took)} of it by the log's own lines (line {lines})", busy
+        return
     # the last cache line before the silence with no milestone between them
     last_milestone = max((m.line for m in run.milestones if m.line <= s.since_line), default=0)
     near = [(e, kind) for e, kind in cache_hits if last_milestone <= e.line <= s.since_line]
@@ -228,11 +273,13 @@ def _name_cause(run: Run, s: Silence, fmt: Format, cache_hits: Sequence[tuple[Ev
 # --- caches ------------------------------------------------------------------------------
 
 
-def _caches(run: Run, events: Sequence[Event], fmt: Format) -> dict[str, CacheVerdict]:
+def _caches(run: Run, events: Sequence[Event], fmt: Format, spans: Sequence[WorkSpan] = ()
+            ) -> dict[str, CacheVerdict]:
     out: dict[str, CacheVerdict] = {}
     stamps = {e.line: e.ts for e in events if e.ts is not None}
     for kind in fmt.cache_kinds:
-        verdict = _from_lines(run, kind, events, fmt) or _from_silence(run, kind, fmt)
+        verdict = (_from_spans(run, kind, spans, fmt) or _from_lines(run, kind, events, fmt)
+                   or _from_silence(run, kind, fmt))
         if verdict is not None and verdict.phase is None and verdict.evidence:
             at = stamps.get(verdict.evidence[0][0])
             if at is not None:
@@ -246,8 +293,34 @@ def _first_line(e: Event) -> str:
     return _cut(e.text.splitlines()[0]) if e.text else ""
 
 
+def _from_spans(run: Run, kind: str, spans: Sequence[WorkSpan], fmt: Format) -> CacheVerdict | None:
+    """A cache whose work the log times itself: `22 s in cuda_graph, 32 s in warmup` by its lines."""
+    mine_ = [w for w in spans if w.kind == kind]
+    if not mine_:
+        return None
+    where: dict[str, float] = {}
+    for w in mine_:
+        # where it ran: the silence it fills (the lines' own times are another logger's), else its line's time
+        held = next((x for x in run.silences if x.since_line < w.begin.line < x.line), None)
+        phase = held.phase if held is not None else (
+            _place(run, w.begin.ts, w.begin.ts, fmt)[0] if w.begin.ts is not None else None)
+        where[phase or "an unknown phase"] = where.get(phase or "an unknown phase", 0.0) + w.seconds
+    total = sum(where.values())
+    said = ", ".join(f"{fmt_duration(secs)} in {phase}" for phase, secs in where.items())
+    took = f"the log's own lines time its work: {said}"
+    evidence = [(e.line, _first_line(e)) for w in mine_[:2] for e in (w.begin, w.end)]
+    main = max(where, key=lambda k: where[k])
+    if total >= COLD_SECONDS:
+        return CacheVerdict(kind, "cold", "line", f"{took}; at least {fmt_duration(COLD_SECONDS)} in all",
+                            evidence, total, main)
+    if total <= WARM_SECONDS:
+        return CacheVerdict(kind, "warm", "line", f"{took}; at most {fmt_duration(WARM_SECONDS)} in all",
+                            evidence, total, main)
+    return CacheVerdict(kind, "unknown", "line", f"{took}; neither clearly short nor long", evidence, total, main)
+
+
 def _from_lines(run: Run, kind: str, events: Sequence[Event], fmt: Format) -> CacheVerdict | None:
-    lines = [c for c in fmt.cache_lines if c.kind == kind]
+    lines = [c for c in fmt.cache_lines if c.kind == kind and c.verdict != "spans"]
     hits: list[tuple[Event, str]] = []
     for e in events:
         for c in lines:
@@ -291,12 +364,13 @@ def _from_silence(run: Run, kind: str, fmt: Format) -> CacheVerdict | None:
     if silent:
         s = max(silent, key=lambda x: x.seconds)
         where = s.phase if s.phase in phases else s.umbrella
-        said = (f"{fmt_duration(s.seconds)} with no log line in {where}, where "
-                f"{fmt.silent_work[where or phases[0]][0]}")
+        said = f"{where} was silent for {fmt_duration(s.seconds)}"
         if s.seconds >= COLD_SECONDS:
-            return CacheVerdict(kind, "cold", "silence", f"probably: {said}", list(s.evidence), s.seconds, where)
-        return CacheVerdict(kind, "unknown", "silence", f"{said}: shorter than {fmt_duration(COLD_SECONDS)}, "
-                            "neither clearly cold nor warm", list(s.evidence), s.seconds, where)
+            return CacheVerdict(kind, "cold", "silence", f"{said}, at least {fmt_duration(COLD_SECONDS)}: probably "
+                                f"{fmt.silent_work[where or phases[0]][0]}", list(s.evidence), s.seconds, where)
+        return CacheVerdict(kind, "unknown", "silence", f"{said}: longer than a warm start's "
+                            f"{fmt_duration(WARM_SECONDS)}, shorter than a cold one's {fmt_duration(COLD_SECONDS)}, "
+                            "so neither clearly cold nor warm", list(s.evidence), s.seconds, where)
     for p in run.run_phases():
         # 0 s: whole-second stamps on both ends, or an excerpt that saw only its end: no measure
         if p.name not in phases or p.seconds is None or p.open or p.end is None or p.seconds <= 0:
@@ -309,12 +383,26 @@ def _from_silence(run: Run, kind: str, fmt: Format) -> CacheVerdict | None:
                                 "with no silence: nothing slow was compiled", [(line, _cut(text))], p.seconds,
                                 p.name)
         if (run.silence_threshold or GAP_SECONDS) <= COLD_SECONDS:
-            # every gap of COLD_SECONDS would be a silence here, and none lies in this phase
-            return CacheVerdict(kind, "warm", "timing",
-                                f"{p.name} took {fmt_duration(p.seconds)} with no {fmt_duration(run.silence_threshold)} "
-                                "silence in it: nothing was compiled for long without a line",
-                                [(line, _cut(text))], p.seconds, p.name)
+            # every gap of COLD_SECONDS would be a silence here, and none in this phase is its silent work
+            others = [x for x in run.silences if p.name in (x.phase, x.umbrella)]
+            if not others:
+                said = (f"{p.name} took {fmt_duration(p.seconds)} with no {fmt_duration(run.silence_threshold)} "
+                        "silence in it: nothing was compiled for long without a line")
+            else:  # the silences inside it are other phases' (each listed with its cause)
+                held = list(dict.fromkeys(x.phase or "unattributed" for x in others))
+                said = (f"{p.name} took {fmt_duration(p.seconds)}; {_its(len(others))} in {_and(held)}, none "
+                        "elsewhere in it: nothing else was compiled for long without a line")
+            return CacheVerdict(kind, "warm", "timing", said, [(line, _cut(text))], p.seconds, p.name)
     return None
+
+
+def _its(n: int) -> str:
+    """`its silence lies` / `its 3 silences lie`."""
+    return "its silence lies" if n == 1 else f"its {n} silences lie"
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 # --- what the process tree showed (wait --pid) ---------------------------------------------
