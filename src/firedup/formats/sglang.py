@@ -32,6 +32,7 @@ from firedup.formats.base import (
     to_float,
     to_int,
     to_list,
+    to_url,
 )
 
 # --- line layouts ------------------------------------------------------------------------
@@ -67,15 +68,16 @@ HEADERS = (
 
 
 def parse_timings(text: str) -> dict[str, Any]:
-    """`load_weight=1.2, kv_cache_allocation=0.3, cuda_graph={decode=4.5, ...}, ...` -> dict."""
+    """`load_weight=1.2, kv_cache_allocation=0.3, cuda_graph={decode=4.5, ...}, ...` -> dict; a
+    number that is not finite or too big (`to_float`) refuses the whole line's timings."""
     out: dict[str, Any] = {}
     # `\b` starts a key at a word's start only, and `[^{}]` stops at the next brace: a long
     # near-miss ("a={a={...", a word of a million letters) costs linear time, not quadratic.
     for key, nested, value in re.findall(r"\b(\w+)=(?:\{([^{}]*)\}|(-?[\d.]+))", text):
         if nested or not value:
-            out[key] = {k: float(v) for k, v in re.findall(r"\b(\w+)=(-?[\d.]+)", nested)}
+            out[key] = {k: to_float(v) for k, v in re.findall(r"\b(\w+)=(-?[\d.]+)", nested)}
         else:
-            out[key] = float(value)
+            out[key] = to_float(value)
     return out
 
 
@@ -252,8 +254,8 @@ RULES = (
     _common.STARTED,
     Rule("http.startup_complete", r"^Application startup complete", "Application startup complete"),
     _common.STARTUP_FAILED,
-    Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on"),
-    Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian"),
+    Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on", fields={"url": to_url}),
+    Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian", fields={"url": to_url}),
     _common.ACCESS,
     _common.SHUTDOWN,
     # a SIGTERM (the operator, Kubernetes) starts a graceful shutdown: the children it stops are no crash

@@ -33,6 +33,7 @@ from firedup.formats.base import (
     Rule,
     to_float,
     to_int,
+    to_url,
 )
 
 # --- line layouts ------------------------------------------------------------------------
@@ -154,7 +155,7 @@ def _enum_name(value: Any, table: dict[Any, str]) -> str | None:
     m = _ENUM_REPR.match(text)
     if m:
         return m["name"].upper()
-    if text.isdigit():
+    if text.isascii() and text.isdigit() and len(text) < 19:
         return table.get(int(text))
     return text.upper() or None
 
@@ -388,12 +389,12 @@ RULES = (
          r"(?: \(compilation: (?P<compile_s>[\d.]+) s)?",
          "init engine (profile", fields={"elapsed_s": to_float, "compile_s": to_float}),
     # --- HTTP server ---
-    Rule("http.running", r"^Starting vLLM (?:API )?server (?:\d+ )?on (?P<url>\S+)", "Starting vLLM "),
+    Rule("http.running", r"^Starting vLLM (?:API )?server (?:\d+ )?on (?P<url>\S+)", "Starting vLLM ", fields={"url": to_url}),
     Rule("http.routes", r"^Available routes are:", "Available routes"),
     _common.STARTED,
     Rule("ready", r"^Application startup complete\.", "Application startup complete"),
     _common.STARTUP_FAILED,
-    Rule("http.running", r"^Uvicorn running on (?P<url>\S+)", "Uvicorn running on"),
+    Rule("http.running", r"^Uvicorn running on (?P<url>\S+)", "Uvicorn running on", fields={"url": to_url}),
     _common.ACCESS,
     _common.SHUTDOWN,
     # --- failures: the engine process, the API server, systemd ---

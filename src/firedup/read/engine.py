@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from firedup.formats.base import Format, Header, Rule
-from firedup.read.clock import Clock, Stamp
+from firedup.core.safe import valid_text
+from firedup.formats.base import Format, Header, Rule, convert_field
+from firedup.read.clock import Clock, Stamp, year_ok
 from firedup.read.sources import Line, OuterStamp
 
 _ACCESS = "http.access"  # events.ACCESS (which imports this module): the outside world's requests
@@ -141,7 +142,9 @@ class Parsed:
 
 
 def _json_unescape(body: str) -> str:
-    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid."""
+    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid.
+    A lone surrogate (`\\ud800`, which JSON allows and no UTF-8 output can hold) stays written as
+    its escape (`core.safe.valid_text`)."""
     if "\\" not in body:
         return body
     import json  # JSON-lines logs only
@@ -150,7 +153,7 @@ def _json_unescape(body: str) -> str:
         text = json.loads(f'"{body}"')
     except ValueError:
         return body
-    return text if isinstance(text, str) else body
+    return valid_text(text) if isinstance(text, str) else body
 
 
 def _fraction_digits(stamp: Stamp) -> int:
@@ -192,6 +195,8 @@ def _outer_datetime(outer: OuterStamp, near: datetime) -> datetime | None:
     micro = int((outer.frac + "000000")[:6]) if outer.frac else 0
     best: datetime | None = None
     for year in [outer.year] if outer.year is not None else [near.year - 1, near.year, near.year + 1]:
+        if not year_ok(year):
+            continue
         try:
             dt = datetime(year, outer.month, outer.day, hh, mm, ss, micro)
         except ValueError:
@@ -582,10 +587,7 @@ class Scanner:
                 if fm:
                     for key, value in fm.groupdict().items():
                         if value is not None:
-                            try:
-                                fields[key] = conv(value)
-                            except (TypeError, ValueError):
-                                fields[key] = value
+                            convert_field(conv, key, value, fields)
             if parsed.level:
                 fields.setdefault("level", parsed.level)
             if line.repeated > 1:

@@ -556,7 +556,13 @@ STYLE: dict[str, Any] = {
     "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9, "axes.spines.top": False,
     "axes.spines.right": False, "svg.fonttype": "none", "svg.hashsalt": "firedup",
     "font.family": "DejaVu Sans", "hatch.linewidth": 0.6, "figure.dpi": 100,
+    # every label is a log's text (a file, model or flag name): `$x^2$` in it is shown as written,
+    # never read as mathtext (which raised on `$` alone) or TeX
+    "text.parse_math": False, "text.usetex": False,
 }
+# What the labels drawn while saving (ticks are made then) need as well.
+SAVE_STYLE: dict[str, Any] = {"svg.hashsalt": "firedup", "svg.fonttype": "none", "text.parse_math": False,
+                              "text.usetex": False}
 WIDTH = 11.0  # inches at 100 dpi: 1100 px, fits a report column and a laptop screen
 
 
@@ -989,7 +995,7 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: float = 100) -> None:
     if fmt not in ("png", "svg"):
         raise UsageError(f"{os.fspath(path)}: write charts as .png or .svg, not {Path(path).suffix or 'no suffix'}")
     metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None, "Creator": "firedup"}
-    with matplotlib.rc_context({"svg.hashsalt": "firedup", "svg.fonttype": "none"}), writing(path):
+    with matplotlib.rc_context(cast(Any, SAVE_STYLE)), writing(path):
         fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
 
 
@@ -1001,7 +1007,7 @@ def to_bytes(fig: Figure, fmt: str = "png", dpi: float = 100) -> bytes:
 
     buffer = io.BytesIO()
     metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None, "Creator": "firedup"}
-    with matplotlib.rc_context({"svg.hashsalt": "firedup", "svg.fonttype": "none"}):
+    with matplotlib.rc_context(cast(Any, SAVE_STYLE)):
         fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
     return buffer.getvalue()
 

@@ -88,18 +88,28 @@ def display_paths(sources: Sequence[str], cwd: str | None = None) -> dict[str, s
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # what changes meaning anywhere in a line
 _MD_LINE_START = re.compile(r"^(#|[-+*] |\d+[.)] )")  # a heading or list marker at a line start
+# A word GitHub's Markdown (and others) would turn into a link by itself, an "autolink literal":
+# a URL with a scheme, `www.`, an e-mail address. Such a word goes in a code span, where no
+# renderer makes links.
+_MD_LINKISH = ("://", "www.", "@")
 
 
 def md_text(value: Any) -> str:
-    """Log text as literal Markdown on one line: HTML characters as entities, Markdown marks escaped."""
-    text = " ".join(str(value).split())
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    marker = _MD_LINE_START.match(text)
+    """Log text as literal Markdown on one line: HTML characters as entities, Markdown marks
+    escaped, and a URL or e-mail address in it a code span, never a live link."""
+    words = str(value).split()
+    out = [md_code(w) if any(mark in w.lower() for mark in _MD_LINKISH) else _md_word(w) for w in words]
+    text = " ".join(out)
+    marker = _MD_LINE_START.match(text) if out and not out[0].startswith("`") else None
     if marker is None:
         return text
     at = 0 if marker.group(1)[0] in "#-+*" else len(marker.group(1)) - 2  # before '#', '-', or the '.' of '1.'
     return text[:at] + "\\" + text[at:]
+
+
+def _md_word(word: str) -> str:
+    word = word.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", word)
 
 
 def md_fence(value: Any, lang: str = "text") -> str:

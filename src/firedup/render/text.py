@@ -112,10 +112,11 @@ def _dates_note(date_source: str | None) -> str:
 
 def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
     lines: list[str] = []
-    head = f"{run.source}" + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
+    # a file or model name with a newline in it would start a line of its own: one line each
+    head = visible(run.source, one_line=True) + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
     lines.append(style(head, bold=True) + f"  [{run.engine}]")
     model = run.config.get("model_path") or "model unknown (no args line)"
-    lines.append(f"  model: {model}")
+    lines.append(f"  model: {visible(str(model), one_line=True)}")
     flags = flag_summary(run)
     if flags:
         lines.extend(_wrap_items("  flags: ", flags.split(" "), width, sep=" ", indent=" " * 9))
@@ -337,7 +338,7 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
         rows.append((run.outcome, total if run.outcome == "ready" else f"({total})", big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
-    names = [run.source for run in runs]
+    names = [visible(run.source, one_line=True) for run in runs]  # a newline in a name would forge a row
     # outcome, to ready, biggest phase: fixed widths, so that one run's line reads like another's
     widths, notes = [10, 14, PHASE_WIDTH], []
 

@@ -31,7 +31,7 @@ import polars as pl
 
 from firedup.core.safe import visible
 from firedup.errors import UnknownFlagError
-from firedup.tables.frames import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
+from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
 from firedup.timeline.build import spanned, umbrella_phases
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
@@ -272,13 +272,16 @@ def grouping_keys(runs: Runs) -> list[str]:
 
 def flag_names(runs: Runs, by: Sequence[str]) -> list[str]:
     """`--by` names as users type them: a flag as spelled on the engine's command line
-    (`--disable-cuda-graph`, `disable-cuda-graph`) names the column `disable_cuda_graph`. A name
-    these runs state as typed is kept as it is."""
+    (`--disable-cuda-graph`, `disable-cuda-graph`) names the column `disable_cuda_graph`, and a
+    flag that is no common flag (`enforce_eager`) its column `flag.enforce_eager`. A name these
+    runs state as typed is kept as it is."""
     known = set(grouping_keys(runs))
     out = []
     for flag in by:
         spelled = flag.strip().removeprefix("--").replace("-", "_")
-        out.append(flag if flag in known or spelled not in known else spelled)
+        # a flag by its key as the log states it, or by its column (`flag.KEY`, frames.flag_column)
+        out.append(next((name for name in (flag, spelled, FLAG_PREFIX + flag, FLAG_PREFIX + spelled)
+                         if name in known), flag))
     return out
 
 
@@ -315,7 +318,7 @@ def ungroupable(frame: pl.DataFrame, flag: str) -> str | None:
         return None
     if column.dtype.is_float():
         return "float values"
-    parts = set(flag.removeprefix("flag.").lower().split("_"))
+    parts = set(flag.removeprefix(FLAG_PREFIX).lower().split("_"))
     for kind, names in UNGROUPABLE_NAME_PARTS.items():
         if parts & names:
             return kind
@@ -334,10 +337,12 @@ def auto_flags(frame: pl.DataFrame, runs: Runs) -> tuple[list[str], dict[str, st
     flag), and those that differ but were left out, with why."""
     left_out: dict[str, str] = {}
 
+    columns = set(frame.columns)  # once: `frame.columns` builds a list each time
+
     def varying(cols: Sequence[str]) -> list[str]:
         out = []
         for col in cols:
-            if col not in frame.columns or col.removeprefix("flag.") in IDENTITY_FLAGS:
+            if col not in columns or col.removeprefix(FLAG_PREFIX) in IDENTITY_FLAGS:
                 continue
             if frame[col].drop_nulls().n_unique() > 1:
                 why = ungroupable(frame, col)
@@ -581,8 +586,9 @@ def _flags_differ(runs: Runs, a: Group, b: Group) -> dict[str, tuple[list[Any], 
     ids_a = pl.Series(a.run_ids).implode()
     ids_b = pl.Series(b.run_ids).implode()
     fa, fb = frame.filter(pl.col("run_id").is_in(ids_a)), frame.filter(pl.col("run_id").is_in(ids_b))
+    columns = set(frame.columns)
     for flag in grouping_keys(runs):
-        if flag.removeprefix("flag.") in IDENTITY_FLAGS or flag not in frame.columns or flag == "cache_start":
+        if flag.removeprefix(FLAG_PREFIX) in IDENTITY_FLAGS or flag not in columns or flag == "cache_start":
             continue  # cache_start is no flag: `caches` of the comparison says what differs
         va = sorted(set(fa[flag].drop_nulls().to_list()), key=str)
         vb = sorted(set(fb[flag].drop_nulls().to_list()), key=str)
