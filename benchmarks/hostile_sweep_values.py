@@ -344,7 +344,8 @@ NUMBER_SITES = [
     ("vllm", "api port", r"Starting vLLM API server 0 on http://0\.0\.0\.0:(\d+)"),
     ("vllm", "collector year", r"^(\d{4})-11-13T13:23:52\.101380827Z"),
 ]
-ADDED_FLAGS = [("vllm", "tensor_parallel_size flag"), ("vllm", "port flag"), ("vllm", "a flag of its own")]
+# flags added to the vLLM sample's args line: (what, the key)
+ADDED_FLAGS = [("tensor_parallel_size flag", "tensor_parallel_size"), ("port flag", "port"), ("a flag of its own", "own_knob")]
 FIXED_NUMBERS = ["9" * 400, "9" * 5000, "1" + "0" * 30, "18446744073709551616", "9223372036854775808",
                  "99999999999", "0", "0.0", "³⁰⁰⁰⁰", "٣٠٠٠٠", "３０", "1.2.3", "1e29", "1e309", "-1e309",
                  "inf", "nan", "9999", "0001", "0000"]
@@ -372,9 +373,9 @@ def numbers(rng: random.Random, quick: bool) -> Iterator[tuple[str, str, str]]:
             text = _site_log(engine, regex, value)
             if text is not None:
                 yield f"{site}={value[:24]}", f"{engine}-{len(value)}.log", text
-    for engine, site in ADDED_FLAGS:
-        key = {"tensor_parallel_size flag": "tensor_parallel_size", "port flag": "port"}.get(site, "own_knob")
-        for value in (FIXED_NUMBERS[:8] if quick else FIXED_NUMBERS + ["float('inf')", "1e999", "-1e999", "1e-400"])[:3 if quick else None]:
+    extra = [*FIXED_NUMBERS, "float('inf')", "1e999", "-1e999", "1e-400"]
+    for site, key in ADDED_FLAGS:
+        for value in extra[:3] if quick else extra:
             yield f"{site}={value[:24]}", "vllm.log", VLLM.replace(VLLM_ARGS, VLLM_ARGS[:-1] + f", '{key}': {value}}}")
     # a date at the end of time, with its start-up crossing midnight of 9999-12-31
     crossing = re.sub(r"\[2026-06-02 14:2(\d)", lambda m: f"[9999-12-31 23:5{m.group(1)}", SGLANG)

@@ -100,12 +100,13 @@ def test_auto_grouping_passes_over_seeds_ports_paths_among_the_other_flags(tmp_p
             "schedule_conservativeness": 1.0 if i < 3 else 0.5, "chunk_budget": 1000 + i}
         write(tmp_path / f"run-{i}.log", Spec(datetime(2026, 1, 5, 8 + i), extra_flags=extra))
     grouping = compare(load([str(tmp_path)])).grouping
-    assert grouping.by == ["schedule_policy"] and [g.n for g in grouping.groups] == [3, 3]
+    assert grouping.by == ["flag.schedule_policy"] and [g.n for g in grouping.groups] == [3, 3]
     [note] = [n for n in grouping.notes if "not grouped by" in n]
-    for expected in ("sampling_seed (a seed)", "metrics_port (a port or address)", "schedule_conservativeness (float",
-                     "chunk_budget (most runs have a value of their own)"):
+    for expected in ("flag.sampling_seed (a seed)", "flag.metrics_port (a port or address)",
+                     "flag.schedule_conservativeness (float", "flag.chunk_budget (most runs have a value of their own)"):
         assert expected in note
-    assert "dump_dir, weights_source (a path)" in note or "weights_source, dump_dir (a path)" in note
+    assert ("flag.dump_dir, flag.weights_source (a path)" in note
+            or "flag.weights_source, flag.dump_dir (a path)" in note)
 
 
 def test_grouping_by_model_keeps_every_model(fleet_logs: Path) -> None:

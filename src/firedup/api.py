@@ -104,7 +104,8 @@ def _risk(risk: object) -> float:
 
 def _engine(engine: object) -> str | None:
     if engine is not None and not isinstance(engine, str):
-        raise UsageError(f"engine: give an engine's name (a str such as 'sglang'), not {_type(engine)}")
+        raise UsageError(f"engine: give an engine's name (a str, one of firedup.formats.known_engines()), not "
+                         f"{_type(engine)}")
     return engine
 
 

@@ -654,7 +654,7 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
                                      "comes (`kubectl logs -f POD | firedup wait --log -`). Optional with --url or --pid.")
 @click.option("--url", default=None, metavar="URL",
               help="Probe this URL's status code once a second: 200 is ready (e.g. http://127.0.0.1:30000/health).")
-@click.option("--pid", type=click.IntRange(1, 2**31 - 1), default=None, metavar="PID",
+@click.option("--pid", type=int, default=None, metavar="PID",
               help="The server's process: its death ends the wait (exit 3); during a silence its process tree "
                    "tells compiling, reading weights, allocating and stuck apart.")
 @click.option("--timeout", "timeout", default="auto", show_default=True, metavar="DURATION|auto|never",

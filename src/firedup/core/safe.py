@@ -7,9 +7,14 @@ pane, write an OSC 8 hyperlink or move the cursor; BEL, backspace and CR rewrite
 reader sees; C1 codes (U+0080-U+009F, CSI is U+009B) do the same on terminals that take
 them. So every such character is shown as a visible escape (`\\x1b`), never emitted.
 
+What shows as nothing (a zero-width space, U+200E/U+200F, tag characters) is escaped too: two
+different model names must not look the same.
+
 Three boundaries, three functions: `visible` for text (terminal, Markdown, HTML after its
-own escaping), `json_visible` for JSON text (only `\\uXXXX` escapes stay valid JSON), and
-`csv_cell` for a spreadsheet cell (OWASP's formula-injection rule).
+own escaping), `json_visible` for JSON text (only `\\uXXXX` escapes stay valid JSON; `json_text`
+writes a value so, without NaN or Infinity), and `csv_cell` for a spreadsheet cell (OWASP's
+formula-injection rule). Beside them: `valid_text` for text that is stored (a table, the store:
+only what UTF-8 cannot hold is escaped) and `without_credentials` for a URL's password.
 """
 
 from __future__ import annotations

@@ -140,6 +140,9 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+PID_MAX = 2**22  # Linux's PID_MAX_LIMIT: `kill(2)` takes no larger pid (99999999999 overflowed it)
+
+
 def check_url(url: str) -> urllib.parse.SplitResult:
     try:
         parts = urllib.parse.urlsplit(url)
@@ -1440,8 +1443,8 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
     """Watch the log (and URL, and process) until ready, crashed or timed out; the exit code."""
     if opts.url:
         check_url(opts.url)
-    if opts.pid is not None and opts.pid <= 0:
-        raise UsageError("--pid must be a positive process id")
+    if opts.pid is not None and not 0 < opts.pid <= PID_MAX:
+        raise UsageError(f"--pid must be a positive process id, at most {PID_MAX} (the most Linux allows)")
     if opts.record is not None and not opts.record.parent.is_dir():
         raise UsageError(f"--record {opts.record}: no such directory {opts.record.parent}")
     if opts.log is None and opts.log_stream is None and not opts.url and opts.pid is None:

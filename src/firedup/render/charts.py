@@ -18,11 +18,12 @@ colour-blind-safe "muted" scheme); time axes read minutes:seconds.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import textwrap
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -995,7 +996,7 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: float = 100) -> None:
     if fmt not in ("png", "svg"):
         raise UsageError(f"{os.fspath(path)}: write charts as .png or .svg, not {Path(path).suffix or 'no suffix'}")
     metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None, "Creator": "firedup"}
-    with matplotlib.rc_context(cast(Any, SAVE_STYLE)), writing(path):
+    with matplotlib.rc_context(cast(Any, SAVE_STYLE)), writing(path), _no_glyph_warnings():
         fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
 
 
@@ -1007,9 +1008,20 @@ def to_bytes(fig: Figure, fmt: str = "png", dpi: float = 100) -> bytes:
 
     buffer = io.BytesIO()
     metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None, "Creator": "firedup"}
-    with matplotlib.rc_context(cast(Any, SAVE_STYLE)):
+    with matplotlib.rc_context(cast(Any, SAVE_STYLE)), _no_glyph_warnings():
         fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
     return buffer.getvalue()
+
+
+@contextlib.contextmanager
+def _no_glyph_warnings() -> Iterator[None]:
+    """A label holds what a log wrote, in any script: a character the font lacks is drawn as a
+    box, without a warning per character on stderr."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from", category=UserWarning)
+        yield
 
 
 __all__ = ["KINDS", "PHASE_COLOURS", "CompareData", "DistributionData", "RanksData", "TimelineData",

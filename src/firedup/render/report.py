@@ -196,6 +196,8 @@ def _group_tables(runs: Runs, cmp: Comparison) -> list[dict[str, Any]]:
 
 
 def _deltas(cmp: Comparison) -> list[dict[str, Any]]:
+    from firedup.tables.frames import shown_flag
+
     out = []
     for d in cmp.deltas:
         phases = [{"phase": name, "delta": ("+" if sec > 0 else "-") + fmt_duration(abs(sec))}
@@ -209,7 +211,7 @@ def _deltas(cmp: Comparison) -> list[dict[str, Any]]:
                      f"{fmt_duration(abs(d.main_phase_seconds or 0.0))} ({share:.0f} % of the difference)")
             if d.main_phase else None,
             "phases": phases,
-            "flags": [{"flag": flag, "from": " / ".join(map(str, a)), "to": " / ".join(map(str, b))}
+            "flags": [{"flag": shown_flag(flag), "from": " / ".join(map(str, a)), "to": " / ".join(map(str, b))}
                       for flag, (a, b) in d.flags_differ.items()],
         })
     return out
@@ -518,7 +520,7 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
                  risk: float = 0.01, engine: str | None = None, default_date: date | None = None,
                  all_files: bool = False, progress: Progress | None = None) -> ReportResult:
     """Parse `paths`, write `out_dir/index.html`, `out_dir/report.md` and the PNG charts."""
-    from firedup.tables.compare import check_by
+    from firedup.tables.compare import check_by, flag_names
     from firedup.tables.frames import from_runs
     from firedup.timeline.pipeline import parse_paths
 
@@ -530,7 +532,9 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
     result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
                          progress=parsing, content_hash=True)
     if by:
-        check_by(from_runs(result.runs, result.errors), by)  # a typo fails before anything is written
+        typed = from_runs(result.runs, result.errors)
+        by = flag_names(typed, by)  # `knob` names `flag.knob`, as in compare
+        check_by(typed, by)  # a typo fails before anything is written
     out = Path(out_dir)
     with writing(out):
         out.mkdir(parents=True, exist_ok=True)

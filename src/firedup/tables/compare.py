@@ -31,7 +31,7 @@ import polars as pl
 
 from firedup.core.safe import visible
 from firedup.errors import UnknownFlagError
-from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
+from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds, shown_flag
 from firedup.timeline.build import spanned, umbrella_phases
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
@@ -257,7 +257,7 @@ def fmt_value(value: Any) -> str:
 
 
 def group_label(key: dict[str, Any]) -> str:
-    text = ", ".join(f"{k}={fmt_value(v)}" for k, v in key.items()) or "all runs"
+    text = ", ".join(f"{shown_flag(k)}={fmt_value(v)}" for k, v in key.items()) or "all runs"
     if len(key) == 1:
         ((flag, value),) = key.items()
         name = GROUP_NAMES.get((flag, value))
@@ -368,11 +368,11 @@ def _auto_left_out_note(left_out: dict[str, str], most: int = 10) -> str:
         shown = flags[:max(most - named, 0)]
         named += len(shown)
         if shown:
-            parts.append(f"{', '.join(shown)} ({why})")
+            parts.append(f"{', '.join(map(shown_flag, shown))} ({why})")
     more = f" and {len(left_out) - named} more" if len(left_out) > named else ""
     first = next(iter(left_out))
     return (f"differ too, but not grouped by (such flags give about one group per run): {'; '.join(parts)}{more}; "
-            f"`--by {first}` still groups by it")
+            f"`--by {shown_flag(first)}` still groups by it")
 
 
 def _kind_not_timed(row: dict[str, Any]) -> str:
@@ -506,7 +506,7 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     if by_auto:
         by, passed_over = auto_flags(ready, runs)
         if by:
-            notes.append(f"grouped by the flags that differ between the ready runs: {', '.join(by)}")
+            notes.append(f"grouped by the flags that differ between the ready runs: {', '.join(map(shown_flag, by))}")
         elif passed_over:
             notes.append("no flag that differs between the ready runs makes groups: one group")
         else:
@@ -575,7 +575,8 @@ def _groups_elsewhere(everything: pl.DataFrame, kept: pl.DataFrame, by: Sequence
             continue
         runs = "1 ready run" if row["n"] == 1 else f"{row['n']} ready runs"
         pop = ", ".join(f"{k}={fmt_value(v)}" for k, v in population.items())
-        notes.append(f"{group_label(key)}: {runs}, none of {pop} (left out below); to compare {', '.join(by)}, "
+        notes.append(f"{group_label(key)}: {runs}, none of {pop} (left out below); to compare "
+                     f"{', '.join(map(shown_flag, by))}, "
                      "give runs of one model")
     return notes
 
@@ -803,7 +804,7 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
                          f"{dur(abs(d.main_phase_seconds or 0))} ({share:.0f}% of the difference)")
         if d.flags_differ:
             lines.append("  flags that differ: " + "; ".join(
-                f"{flag} {'/'.join(map(fmt_value, a))} -> {'/'.join(map(fmt_value, b))}"
+                f"{shown_flag(flag)} {'/'.join(map(fmt_value, a))} -> {'/'.join(map(fmt_value, b))}"
                 for flag, (a, b) in d.flags_differ.items()))
     if cmp.caches:
         lines.append("")

@@ -320,6 +320,12 @@ def flag_column(key: str) -> str:
     return key if key in FLAG_TYPES else FLAG_PREFIX + key
 
 
+def shown_flag(column: str) -> str:
+    """A flag's name as prose shows it (a group's label, a note, a report): the key the log
+    states, without the tables' `flag.` namespace, on one line."""
+    return visible(column.removeprefix(FLAG_PREFIX), one_line=True)
+
+
 def _column_type(values: list[Any]) -> pl.DataType:
     """One type per flag across the runs: Boolean, Int64 (every value an int64), Float64 (every
     value a finite number), else text (a value of another type written as its JSON)."""
