@@ -292,7 +292,7 @@ def check_by(runs: Runs, by: Sequence[str]) -> None:
     for flag in by:
         if flag in known:
             continue
-        close = _closest(flag, known)
+        close = _closest(flag.removeprefix(FLAG_PREFIX), [shown_flag(k) for k in known])
         hint = f"; did you mean {', '.join(close)}?" if close else "; no flag of these runs is close to it"
         raise UnknownFlagError(
             f"unknown flag {flag!r} in --by{hint} (these runs state {len(runs.flag_columns)} flags: "

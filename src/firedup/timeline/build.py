@@ -658,7 +658,8 @@ def _note_dropped(run: Run, events: Sequence[Event]) -> None:
     read (`formats.base.convert_field`: not finite, too big, not ASCII digits, a port out of range)."""
     items = [f"line {e.line}: {item}" for e in events for item in e.fields.get(DROPPED, ())]
     if items:
-        run.warnings.append(_dropped_note("numbers", items, "not finite or not of a size a log's numbers have"))
+        run.warnings.append(_dropped_note("values read from the log", items,
+                                          "a number not finite, too big or not in ASCII digits, or a port out of range"))
 
 
 def _collect_milestones(run: Run, events: Sequence[Event], fmt: Format) -> None:
