@@ -145,7 +145,7 @@ def without_credentials(text: str) -> str:
     """`text` with the user and password of every URL in it shown as `***`
     (`http://***@host:30000/health`): a `--url` with credentials is printed in the status line,
     the verdict and errors, and recorded, but its password never is."""
-    if "@" not in text:
+    if "@" not in text or "://" not in text:
         return text
     return _USERINFO.sub(r"\1***@", text)
 
