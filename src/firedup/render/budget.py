@@ -34,7 +34,7 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("timeouts", "ba
     g = report.grouping
     if not g.groups:
         return "\n".join(["no server startup found in the input",
-                          *(f"  {lo.source}: {lo.reason}" for lo in g.left_out)])
+                          *(f"  {visible(lo.source, one_line=True)}: {lo.reason}" for lo in g.left_out)])
     lines: list[str] = []
     if g.population:
         lines.append("runs of " + population_label(g.population))

@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 
 from firedup.core.config import SAME_CONFIG_FLAGS
+from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.tables.frames import Runs
 from firedup.tables.risk import Budget, budget_for, pct
@@ -101,7 +102,7 @@ class CheckReport:
     def text(self) -> str:
         lines = [f"rule: {self.rule}"]
         for r in self.runs:
-            where = r.source + (f" #{r.run_index + 1}" if r.run_index else "")
+            where = visible(r.source, one_line=True) + (f" #{r.run_index + 1}" if r.run_index else "")
             verdict = "FAIL" if r.failed else "PASS"
             lines.append("")
             lines.append(f"{verdict} {where} ({r.config}; {r.history_n} history runs of this config)")

@@ -193,7 +193,7 @@ class CacheDifference:
         cold = "1 cold run" if len(self.cold) == 1 else f"{len(self.cold)} cold runs"
         lines = "; ".join(f"line {n} `{t if len(t) <= 60 else t[:59] + '…'}`" for n, t in self.evidence[:3])
         return (f"cold {self.kind} caches{amount} ({cold} vs {others}; {self.reason}; evidence in "
-                f"{self.source}: {lines})")
+                f"{visible(self.source, one_line=True)}: {lines})")
 
     def as_json(self) -> dict[str, Any]:
         return {"group": self.group, "kind": self.kind, "phase": self.phase, "seconds": _r(self.seconds),
@@ -737,7 +737,7 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
     text_width = width
     if not g.groups:
         lines = ["no server startup found in the input"]
-        lines.extend(f"  {lo.source}: {lo.reason}" for lo in g.left_out)
+        lines.extend(f"  {visible(lo.source, one_line=True)}: {lo.reason}" for lo in g.left_out)
         return "\n".join(lines)
     lines = [cmp.headline, ""]
     if g.population:
@@ -823,7 +823,7 @@ def left_out_lines(left_out: Sequence[LeftOut], title: str) -> list[str]:
     lines = ["", f"{title} ({len(left_out)}):"]
     for lo in left_out:
         where = f" #{lo.run_index + 1}" if lo.run_index else ""
-        lines.append(f"  {lo.source}{where}: {lo.reason}")
+        lines.append(f"  {visible(lo.source, one_line=True)}{where}: {lo.reason}")
     return lines
 
 
