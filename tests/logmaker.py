@@ -1,6 +1,6 @@
 """Hand-rolled SGLang server logs with known phase durations, for the table/compare/budget tests.
 
-The lines copy the shapes of real SGLang 0.4.x-0.5.x logs (shared/corpus/sglang 027, 048, 056):
+The lines copy the shapes of real SGLang 0.4.x-0.5.x logs (docs/engines/sglang.md):
 every TP rank prints its own milestones; TP0 prints the scheduler-ready line; uvicorn lines and
 the ready banner follow. The generator knows the truth (when each phase began and ended), so
 tests can check firedup's figures against it, and against a plain regex over the text.

@@ -1,5 +1,5 @@
-"""Crash diagnosis: one small SGLang log per category, in the exact shapes of
-shared/formats/sglang.md §4 and the real corpus logs they were cut from.
+"""Crash diagnosis: one small SGLang log per category, in the exact shapes of SGLang's crash
+messages (docs/engines/sglang.md, "Crashes and exits") and of the real logs they were cut from.
 
 Each fixture's expected first fatal line number is found by searching the fixture's text,
 and its message and timestamp are copied by hand from the file, so a test never just
@@ -154,7 +154,7 @@ def test_the_config_a_killed_shell_echoes_is_kept() -> None:
 
 
 def test_a_launch_flag_left_without_its_value_is_unknown_not_true(tmp_path: Path) -> None:
-    # corpus 014: "--model  --disable-cuda-graph" (the path is missing): the model is unknown,
+    # a real shell echo, "--model  --disable-cuda-graph" (the path is missing): the model is unknown,
     # while the real switch after it is still on
     path = tmp_path / "killed.log"
     path.write_text("[2026-06-29 14:45:55] Init torch distributed begin.\n"

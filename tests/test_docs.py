@@ -59,7 +59,7 @@ def test_the_readme_is_the_tour_and_links_every_docs_page() -> None:
 
 
 def test_docs_links_resolve() -> None:
-    for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+    for page in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
             if target.startswith(("http://", "https://", "mailto:")):
                 continue

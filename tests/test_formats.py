@@ -1,16 +1,18 @@
-"""The rule tables: every regex works in Python `re` and in polars (Rust regex), the registry
-finds engines, and sniffing picks the right one."""
+"""The rule tables: every regex works in Python `re` and in Hyperscan, every rule reads its
+example lines, the registry finds engines, and sniffing picks the right one."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from firedup.core.health import READY, REFUSED, STARTING, valid_version, version_key
 from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine, sniff
+from firedup.formats.base import Example, Rule
+from firedup.read.engine import CLOCK_EVENTS, Scanner
+from firedup.read.sources import normalise
 from firedup.timeline.pipeline import parse_paths
 
 
@@ -24,11 +26,55 @@ def _patterns() -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(("where", "pattern"), _patterns(), ids=[w for w, _ in _patterns()])
-def test_every_regex_compiles_in_python_and_rust(where: str, pattern: str) -> None:
+def test_every_regex_compiles_in_python_and_hyperscan(where: str, pattern: str) -> None:
     re.compile(pattern)
-    # polars raises ComputeError on syntax Rust's regex crate does not accept
-    frame = pl.DataFrame({"line": ["x"]})
-    frame.select(pl.col("line").str.contains(pattern))
+    hyperscan = pytest.importorskip("hyperscan")  # the batch engine's scanner; it refuses what it cannot run linearly
+    flags = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_ALLOWEMPTY
+    hyperscan.Database().compile(expressions=[pattern.encode()], flags=[flags])
+
+
+def _examples() -> list[tuple[str, Format, Rule, Example]]:
+    return [(f"{fmt.name}:{i}:{rule.name}:{j}", fmt, rule, example) for fmt in all_formats().values()
+            for i, rule in enumerate(fmt.rules) for j, example in enumerate(rule.samples)]
+
+
+def test_every_rule_has_an_example() -> None:
+    """Adding a line is one rule plus the line it reads (`Rule.examples`)."""
+    missing = [f"{fmt.name}: {rule.name} {rule.pattern[:60]!r}" for fmt in all_formats().values()
+               for rule in fmt.rules if not rule.examples]
+    assert missing == []
+
+
+@pytest.mark.parametrize(("where", "fmt", "rule", "example"), _examples(), ids=[w for w, *_ in _examples()])
+def test_every_example_becomes_its_rules_event(where: str, fmt: Format, rule: Rule, example: Example) -> None:
+    """The example, read as a log line (collector prefixes and process tags undone, the header
+    found), is taken by its own rule: no earlier rule matches it first. It becomes one event of
+    the rule's declared kind, carrying the rule's groups as converted and the example's fields."""
+    (line,) = normalise(example.line, 1)
+    msg = Scanner(fmt).split(line).msg
+    first = next((r for r in fmt.rules if any(lit in msg for lit in r.literals) and r.regex.search(msg)), None)
+    assert first is rule, f"{msg!r} is taken by the earlier rule {first.name if first else None!r}"
+    events = [e for e in Scanner(fmt).feed(line) if e.name not in CLOCK_EVENTS]
+    assert [e.name for e in events] == [rule.name] and rule.name in fmt.vocab
+    m = rule.regex.search(msg)
+    assert m is not None
+    fields = events[0].fields
+    assert rule.convert(m.groupdict()).items() <= fields.items()
+    assert dict(example.fields).items() <= fields.items(), fields
+
+
+def test_every_converter_is_exercised_by_an_example() -> None:
+    """A field a rule converts (`Rule.fields`) comes out of at least one of its examples."""
+    missing = []
+    for fmt in all_formats().values():
+        for rule in fmt.rules:
+            seen: set[str] = set()
+            for example in rule.samples:
+                (line,) = normalise(example.line, 1)
+                for event in Scanner(fmt).feed(line):
+                    seen.update(event.fields)
+            missing += [f"{fmt.name}: {rule.name}.{name}" for name in rule.fields if name not in seen]
+    assert missing == []
 
 
 def test_registry_finds_sglang_and_rejects_unknown_names() -> None:

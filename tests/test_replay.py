@@ -414,7 +414,7 @@ def _timed(port: int, path: str) -> tuple[int | None, float]:
 
 def test_a_ready_health_check_takes_a_generation_and_a_warming_one_answers_at_once(tmp_path: Path) -> None:
     """SGLang 0.4.10.post2+ runs a 1-token generation per /health once ready (>= 1 s); its 503
-    while starting and /ready come at once (sglang.md §3.1)."""
+    while starting and /ready come at once (docs/engines/sglang.md, "Health and readiness")."""
     out, port = tmp_path / "live.log", free_port()
     with replaying(_cut_before_ready(NEW_READY, tmp_path), out, port, 50):
         wait_for_text(out, "POST /generate")

@@ -1,6 +1,7 @@
 """Silent time explained (firedup.timeline.silence): silences, cache verdicts, unknown lines mined,
-and what compare, budget, the charts and the report make of them. The real H200 start-ups of
-shared/realgpu are the ground truth: its README says which run was cold and which warm."""
+and what compare, budget, the charts and the report make of them. The real H200 start-ups
+(../shared/realgpu, when present) are the ground truth: which run was cold and which warm is
+known from how they were recorded (docs/silences-and-caches.md)."""
 
 from __future__ import annotations
 

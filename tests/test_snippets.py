@@ -1,6 +1,6 @@
 """The pasted snippets, run for real: the bash loop against a loopback server that answers like SGLang.
 
-The fake server follows shared/formats/sglang.md section 3: the port is closed while the
+The fake server follows docs/engines/sglang.md, "Health and readiness": the port is closed while the
 model loads, then /health answers 503 with an empty body while warming up, then 200 with
 an empty body. The naive `curl -s | grep -q ok` loop is run against the same server to
 show why the snippet checks the status code.

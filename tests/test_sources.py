@@ -125,7 +125,7 @@ def test_crlf_line_endings(tmp_path: Path) -> None:
 
 
 def test_notebook_indentation_mixed_three_and_four_spaces(tmp_path: Path) -> None:
-    # corpus 025 mixes 3- and 4-space indentation; 031 indents everything by 4
+    # a notebook export mixes 3- and 4-space indentation; another indents everything by 4
     log = ("    [2026-02-09 03:50:51] Load weight begin. avail mem=78.00 GB\n"
            "   [2026-02-09 03:50:58] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.00 GB, mem usage=15.00 GB.\n"
            "    [2026-02-09 03:51:02] Memory pool end. avail mem=8.00 GB\n"
@@ -161,7 +161,7 @@ def test_rfc3339_prefix(tmp_path: Path, prefix: str, written: str, frac: str) ->
 
 
 def test_docker_desktop_local_time_prefix_keeps_the_servers_own_clock(tmp_path: Path) -> None:
-    # corpus 002: the outer stamp is host-local time, the server's own stamp another zone
+    # docker compose on a desktop: the outer stamp is host-local time, the server's own stamp another zone
     log = ("2025-02-04 21:21:40 [2025-02-04 05:21:40 TP0] Init torch distributed begin.\n"
            "2025-02-04 21:21:40 [2025-02-04 05:21:40 TP0] Load weight begin. avail mem=22.76 GB\n"
            "2025-02-04 21:21:41 \n"
@@ -175,7 +175,7 @@ def test_docker_desktop_local_time_prefix_keeps_the_servers_own_clock(tmp_path: 
 
 
 def test_an_sglang_line_missing_its_bracket_is_not_a_docker_desktop_stamp(tmp_path: Path) -> None:
-    # corpus 008: a paste cut the "[" of the first line; "DP1 PP1 TP1] ..." closes the server's
+    # a real paste cut the "[" of the first line; "DP1 PP1 TP1] ..." closes the server's
     # own header, so the stamp is the server's, not a collector's (the timeline stays on one clock)
     log = ("2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
            "ValueError: boom\n"
@@ -220,7 +220,7 @@ def test_ray_worker_prefix_and_repeat_count(tmp_path: Path) -> None:
 
 
 def test_a_ray_repeat_summary_after_a_crash_is_not_a_restart(tmp_path: Path) -> None:
-    # corpus 035: Ray prints "[repeated 3x across cluster]" copies of lines the other workers
+    # under Ray, "[repeated 3x across cluster]" copies lines the other workers
     # printed earlier; one that says "Init torch distributed begin" after the crash used to
     # open a phantom second run (regression)
     log = ("(WorkerDict pid=26107) [2025-11-20 01:13:05 TP0] Init torch distributed begin.\n"
@@ -268,7 +268,7 @@ def test_local_time_prefix_ahead_of_utc_puts_a_time_only_line_on_the_day_before(
 
 
 def test_the_clock_offset_a_dated_line_shows_dates_the_time_only_lines_after_it(tmp_path: Path) -> None:
-    # corpus 002's 16 h gap between the two clocks is more than half a day: the nearest day
+    # a 16 h gap between the two clocks (a real compose log) is more than half a day: the nearest day
     # alone would be wrong; the dated first line shows the offset (regression)
     run = parse_one(tmp_path, "2025-02-04 21:21:33 [2025-02-04 05:21:33] server_args=ServerArgs(model_path='m')\n"
                               "2025-02-04 21:21:40 [05:21:40 TP0] Load weight begin. avail mem=22.76 GB\n")

@@ -1,8 +1,8 @@
 """vLLM logs through the format registry: line layouts, process ranks, dates, config, crashes,
 restarts, sniffing, and the labelled corpus.
 
-The fixtures are short logs written here from the message formats of shared/formats/vllm.md
-(shapes checked against the corpus); expected figures are read off the fixture text by hand.
+The fixtures are short logs written here from vLLM's message formats (docs/engines/vllm.md;
+shapes checked against real logs); expected figures are read off the fixture text by hand.
 """
 
 from __future__ import annotations
@@ -574,7 +574,7 @@ def _line_of(path: Path, marker: str) -> int:
 
 
 def test_v2_model_runner_scratch_line_begins_the_load() -> None:
-    """vLLM 0.26 (Model Runner V2, cut from realgpu/vllm_eager.log) prints only `Loading model from scratch...`."""
+    """vLLM 0.26 (Model Runner V2, cut from a real H200 start-up) prints only `Loading model from scratch...`."""
     path = LOGS_2026 / "vllm_0.26_v2_runner_health_ready.log"
     (run,) = _runs(path)
     begins = [m for m in run.milestones if m.name == "load_weight.begin"]
@@ -696,7 +696,7 @@ def test_the_version_dates_a_log_with_no_file_date_after_its_release(tmp_path: P
     ("0.11.0", "10-02", 2026),  # 2025-10-04 (a day of slack for time zones: not 10-03)
     ("0.11.2", "10-05", 2025),  # a later release of the series: dated by its series' first
     ("0.12.0", "12-01", 2026),  # 2025-12-03, the first series after 0.11
-    ("0.26.0", "07-23", 2027),  # 2026-07-25: shared/realgpu's version
+    ("0.26.0", "07-23", 2027),  # 2026-07-25: the version of the real H200 logs
     ("0.26.0", "07-25", 2026),
     ("0.27.1", "08-08", 2027),  # 0.27.0 on 2026-08-10 dates its patch release
     ("0.34.0", "11-14", 2027),  # 2026-11-16, the newest series when the table was checked
@@ -739,7 +739,7 @@ REALGPU_VLLM = sorted((SHARED / "realgpu").glob("vllm_*.log"))
 @pytest.mark.skipif(not REALGPU_VLLM, reason="shared/realgpu is not here")
 @pytest.mark.parametrize("path", REALGPU_VLLM, ids=lambda p: p.name)
 def test_a_real_startup_read_without_a_file_date_gets_its_year_from_its_version(path: Path) -> None:
-    """shared/realgpu's vLLM 0.26.0 logs (recorded 2026-12-03) stamp month-days only: on stdin,
+    """The real H200 vLLM 0.26.0 logs (recorded 2026-12-03) stamp month-days only: on stdin,
     with no file date, the version's release (2026-07-25) is the one evidence of the year."""
     from firedup.read.sources import normalise
     from firedup.timeline.pipeline import LogReader

@@ -151,7 +151,7 @@ def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None,
 def write_parse_json(paths: Paths, out: IO[str], *, engine: str | None = None, date: _date | None = None,
                      all_files: bool = False, progress: FileProgress | None = None,
                      jobs: int | None = None) -> StreamedParse:
-    """`parse` written to `out` as the JSON of shared/CONTRACT.md, streamed run by run (what
+    """`parse` written to `out` as the contract's JSON (docs/contract.md), streamed run by run (what
     `firedup parse --json` prints): the same text as `write_contract_json(parse(...))`, without
     holding every run in memory. Returns the errors, the sources and the count of runs."""
     from firedup.timeline.pipeline import write_parse_json as write

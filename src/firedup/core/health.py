@@ -3,7 +3,7 @@
 `budget`, `wait` and `replay` must not guess this: the motivating outage was a wait loop
 that grepped an engine's `/health` for "ok" while the body is always empty. Each format
 declares its semantics as data (`Format.health`, built from these types in the format's
-module); the functions here read them. Facts: shared/formats/<engine>.md §3.
+module); the functions here read them. Facts: docs/engines/<engine>.md, "Health and readiness".
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ REFUSED = "refused"  # `starting` value: nothing listens on the port yet (TCP co
 
 # What else an engine's HTTP server answers: `firedup replay` serves these routes and
 # `firedup wait` explains them. None is gated on readiness: they answer as soon as the port
-# is open (shared/formats/<engine>.md §3).
+# is open (docs/engines/<engine>.md).
 @dataclass(frozen=True)
 class Route:
     path: str
@@ -148,11 +148,6 @@ def valid_version(text: str) -> bool:
 # Paths that answer 200 as soon as the HTTP server is up, in every version: not readiness.
 NOT_READINESS = ("/v1/models", "/get_model_info", "/model_info", "/get_server_info", "/server_info", "/metrics",
                  "/version", "/docs", "/openapi.json")
-
-
-def opens_at(health: HealthSemantics) -> str:
-    """The milestone after which the port accepts connections: uvicorn's line, or ready."""
-    return "ready" if health.starting == REFUSED else "http.running"
 
 
 def _has(since: str | None, version: str | None) -> bool:

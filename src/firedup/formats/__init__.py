@@ -19,7 +19,7 @@ from firedup.formats.base import Format, Header, Rule
 __all__ = ["Format", "Header", "Rule", "all_formats", "foreign_engine", "get_format", "known_engines", "no_known_engine",
            "register", "sniff", "sniff_literals", "unregister"]
 
-_NOT_ENGINES = {"base"}
+_NOT_ENGINES = {"base", "vocab"}
 
 
 @cache

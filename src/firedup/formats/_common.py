@@ -6,30 +6,58 @@ Not an engine: the registry skips modules whose name starts with `_`.
 
 from __future__ import annotations
 
-from firedup.formats.base import Rule, to_int
+from firedup.formats.base import Example, Rule, to_int
 
-STARTED = Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process")
-STARTUP_FAILED = Rule("http.startup_failed", r"Application startup failed", "Application startup failed")
+STARTED = Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process",
+               examples=("INFO:     Started server process [3604]",))
+STARTUP_FAILED = Rule("http.startup_failed", r"Application startup failed", "Application startup failed",
+                      examples=("ERROR:    Application startup failed. Exiting.",))
 ACCESS = Rule("http.access",
               r"^(?P<client>\S+) - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})",
-              "HTTP/", fields={"status": to_int})
+              "HTTP/", fields={"status": to_int},
+              examples=('INFO:     127.0.0.1:47550 - "GET /health HTTP/1.1" 200 OK',
+                        Example('INFO:     10.0.0.7:51012 - "POST /v1/chat/completions HTTP/1.1" 503 '
+                                "Service Unavailable",
+                                {"method": "POST", "path": "/v1/chat/completions", "status": 503})))
 SHUTDOWN = Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Waiting for application shutdown)",
-                ("Shutting down", "Finished server process", "application shutdown"))
+                ("Shutting down", "Finished server process", "application shutdown"),
+                examples=("INFO:     Shutting down",
+                          "INFO:     Waiting for application shutdown.",
+                          "INFO:     Finished server process [3604]"))
 
 # Python tracebacks and the NCCL/CUDA errors inside them, in the order the rules are tried.
 PYTHON_ERRORS = (
     Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError"
                        r"|ncclUnhandledCudaError|Watchdog caught collective operation timeout)",
-         ("NCCL", "nccl", "collective operation timeout")),
+         ("NCCL", "nccl", "collective operation timeout"),
+         examples=("gpu-node-6:1180824:1180824 [3] os/linux.cc:200 NCCL WARN ncclOsSocketPollConnect: "
+                   "connect to 10.0.0.49<58525> returned Connection refused, exceeded error retry count "
+                   "after 35 attempts",
+                   "[rank1]:[E ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation "
+                   "timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                   "Timeout(ms)=600000) ran for 600012 milliseconds before timing out.")),
     # NCCL's "Last error:" detail, printed raw after the exception that it explains.
     Rule("error.detail", r"^(?:Error while (?:creating|attaching to) shared memory segment|.*No space left on device)",
-         ("shared memory segment", "No space left on device")),
-    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "'),
+         ("shared memory segment", "No space left on device"),
+         examples=("Error while creating shared memory segment /dev/shm/nccl-TL2C5S (size 9637888), error: "
+                   "No space left on device (28)",)),
+    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "',
+         examples=(Example('File "/usr/lib/python3.12/site-packages/torch/cuda/graphs.py", line 186, in '
+                           "capture_end",
+                           {"file": "/usr/lib/python3.12/site-packages/torch/cuda/graphs.py", "lineno": "186",
+                            "func": "capture_end"}),)),
     Rule("error.exception",
          r"^(?P<exc_type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid))(?:: (?P<exc_msg>.*))?$",
-         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid")),
+         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid"),
+         examples=(Example("ValueError: FlashInfer allreduce fusion requires SM90 or SM10X NVIDIA GPUs.",
+                           {"exc_type": "ValueError",
+                            "exc_msg": "FlashInfer allreduce fusion requires SM90 or SM10X NVIDIA GPUs."}),
+                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a "
+                   "total capacity of 79.19 GiB of which 301.94 MiB is free.",
+                   "KeyboardInterrupt")),
     Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
-         ("out of memory", "CUDA error", "OutOfMemoryError")),
+         ("out of memory", "CUDA error", "OutOfMemoryError"),
+         examples=("[2026-03-02 09:14:07 TP3] CUDA error: an illegal memory access was encountered",)),
 )
 
 # Frames that place a crash in a phase, by the function the model runner was in; both

@@ -3,7 +3,7 @@
 Not a format (the registry skips modules whose name starts with `_`): a log of one of these
 is never read with another engine's rules, but its reader is told what it looks like, so
 "no known engine" names the engine instead of leaving the user to guess. Facts: each project's
-own startup lines (shared/formats/vllm.md §6 for TGI; the launchers' and loaders' messages of
+own startup lines (TGI's launcher, router and shard names; the launchers' and loaders' messages of
 the others).
 """
 

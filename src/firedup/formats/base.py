@@ -1,9 +1,10 @@
-"""The vocabulary of a log format: headers, rules, and the format that bundles them.
+"""The parts of a log format: headers, rules, and the format that bundles them.
 
 A format is data, not code. Each engine module declares tables of `Header` and `Rule`
-objects; the engines in `firedup.read.engine` (incremental) and `firedup.read.batch` (polars) both
-read the same tables. That is why every regex here must stay in the syntax that Python's
-`re` and Rust's `regex` crate share: no look-arounds, no back-references.
+objects; the engines in `firedup.read.engine` (incremental, Python's `re`) and
+`firedup.read.batch` (a Hyperscan scan for the rules' literals, then the same `re` rules)
+both read the same tables. A rule's event is a kind declared in `firedup.formats.vocab` (or in
+the format's own `kinds`), and each rule carries example lines a test runs through it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from firedup.core.health import REFUSED
 from firedup.core.numbers import MAX_MEASURE, measure_ok, shown_number
+from firedup.formats.vocab import ERROR_KILLED, HTTP_RUNNING, READY, RULE, SHARED, Kind, Vocabulary
 
 if TYPE_CHECKING:
     from firedup.core.health import HealthSemantics, ReadyProbe, VersionGuess
@@ -127,10 +130,23 @@ class Header:
 
 
 @dataclass(frozen=True)
+class Example:
+    """A line a rule must read, whole as the engine prints it (header and message), and
+    fields its event must carry (a subset: the test checks these and the rule's own groups)."""
+
+    line: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Rule:
     """One kind of line worth knowing about.
 
-    `name` is the event the line becomes; milestone names follow shared/CONTRACT.md.
+    `name` is the kind of event the line becomes: a kind declared in `firedup.formats.vocab`
+    or in the format's own `kinds` (the format checks it when it is built); milestone names
+    are the `parse --json` contract's (docs/contract.md). `examples` are real-shaped lines
+    (`Example`, or a plain line) that tests/test_formats.py runs through the format: each must
+    become this rule's event, with no earlier rule taking it first.
     `pattern` is searched in the message. Every line the pattern matches contains one of
     the `literal` strings; the engines test those before any regex runs. `fields` converts
     named groups (group name -> converter); groups not listed are kept as strings, and
@@ -152,6 +168,7 @@ class Rule:
     const: Mapping[str, Any] = field(default_factory=dict)
     starts_run: str | None = None
     rank: str | None = None
+    examples: Sequence[str | Example] = ()
     literals: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     @cached_property
@@ -165,6 +182,12 @@ class Rule:
         object.__setattr__(self, "literals", lits)
         if self.starts_run not in (None, "always", "after_end"):
             raise ValueError(f"rule {self.name!r}: starts_run must be None, 'always' or 'after_end'")
+        object.__setattr__(self, "examples", tuple(self.examples))
+
+    @property
+    def samples(self) -> tuple[Example, ...]:
+        """`examples`, each as an `Example`."""
+        return tuple(e if isinstance(e, Example) else Example(e) for e in self.examples)
 
     def convert(self, groups: Mapping[str, str | None]) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.const)
@@ -177,6 +200,12 @@ class Rule:
             else:
                 convert_field(conv, key, value, out)
         return out
+
+
+def opens_at(health: HealthSemantics) -> str:
+    """The milestone after which the port accepts connections: the HTTP server's line, or
+    ready for an engine that refuses connections until then."""
+    return READY if health.starting == REFUSED else HTTP_RUNNING
 
 
 @dataclass
@@ -277,14 +306,19 @@ class Format:
     title: str = ""
     # The engine's version range this module reads, as the description states it: "0.1-0.5.23".
     versions: str = ""
+    # The kinds of event only this engine prints, with their meaning (`firedup.formats.vocab`);
+    # its rules may name these and the shared ones. Their meaning fills the fields below that
+    # say it per name (`milestones`, `runner_opens`, `stage_after`, `reported_phases`).
+    kinds: Sequence[Kind] = ()
     # --- what the timeline needs to know about this engine (defaults are neutral) -----
     # Reads the `server_args` event's `args` text; None: firedup.core.config.read_server_args.
     read_args: Callable[[str], ArgsDump] | None = None
     # Adds the engine-neutral flags (tp_size, disable_cuda_graph, ...) to a merged config;
     # gets the config and the `config_inferred` notes, and updates both.
     derive_config: Callable[[dict[str, Any], dict[str, str]], None] | None = None
-    # Milestones of this engine beyond shared/CONTRACT.md's, all lines of the model runner
-    # (so they also end the launch phase and start the HTTP server's).
+    # Milestones of this engine beyond the contract's that are lines of the model runner (so
+    # they also end the launch phase and start the HTTP server's): its kinds declared so, and
+    # names given here, which declares them as such kinds (a format defined outside firedup).
     milestones: frozenset[str] = frozenset()
     # Of those, the ones a log that shows the process start opens the runner's work with.
     runner_opens: tuple[str, ...] = ()
@@ -337,7 +371,7 @@ class Format:
     version_guess: Callable[[Iterable[Any], Mapping[str, Any], bool], VersionGuess] | None = None
     # Crash events after which the engine SIGKILLs its own process tree (exit status 137);
     # other deaths before ready exit with status 1.
-    kills_tree_on: frozenset[str] = frozenset({"error.killed"})
+    kills_tree_on: frozenset[str] = frozenset({ERROR_KILLED})
     # Why such a crash ends with status 137, for `replay` to say.
     tree_kill_note: str = "killed by a signal"
     # (crash category, phase or "*") -> advice naming this engine's flags; over crash.HINTS.
@@ -363,6 +397,9 @@ class Format:
     # a long silence there suggests, or None): names the probable work of a silence. A phase
     # listed with a kind also proves that kind warm when it is short (`WARM_SECONDS`).
     silent_work: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
+    # Every kind this format's events may have, the shared ones and its own: the sets the
+    # reader and the timeline use are derived from it (`Vocabulary`). Set when built.
+    vocab: Vocabulary = field(init=False, repr=False, compare=False)
 
     @property
     def display(self) -> str:
@@ -385,9 +422,49 @@ class Format:
         return tuple((re.compile(p), t) for p, t in self.proc_ranks)
 
     def __post_init__(self) -> None:
-        names = [r.name for r in self.rules]
-        if not names:
+        if not self.rules:
             raise ValueError(f"format {self.name!r} has no rules")
+        own = tuple(self.kinds)
+        declared = {k.name for k in own}
+        # a name in `milestones` without a Kind of its own is declared by being listed there
+        listed = sorted(n for n in self.milestones if n not in declared and n not in SHARED)
+        own += tuple(Kind(name, "a milestone of the model runner (declared by `Format.milestones`)", milestone=True,
+                          runner=True) for name in listed)
+        try:
+            vocab = SHARED.extend(own)
+        except ValueError as e:
+            raise ValueError(f"format {self.name!r}: {e}") from None
+        object.__setattr__(self, "vocab", vocab)
+        # what the own kinds declare, in the fields that say it per name (given entries win)
+        object.__setattr__(self, "milestones", frozenset(self.milestones) | {
+            k.name for k in own if k.milestone and k.runner})
+        object.__setattr__(self, "runner_opens", tuple(dict.fromkeys(
+            (*self.runner_opens, *(k.name for k in own if k.opens_runner)))))
+        object.__setattr__(self, "stage_after", {
+            **{k.name: k.stage_after for k in own if k.stage_after is not None}, **self.stage_after})
+        object.__setattr__(self, "reported_phases", {
+            **{k.name: k.reports for k in own if k.reports is not None}, **self.reported_phases})
+        self._check_kinds()
+
+    def _check_kinds(self) -> None:
+        """Every kind a rule or a field names is declared: a typo fails here, loudly, not as
+        a set that never matches."""
+        where = f"format {self.name!r}"
+        vocab = self.vocab
+        for rule in self.rules:
+            maker = vocab.kind(vocab.check(rule.name, f"{where}: the rule {rule.pattern[:50]!r}")).by
+            if maker != RULE:
+                raise ValueError(f"{where}: the rule {rule.pattern[:50]!r} names {rule.name!r}, which the {maker} "
+                                 "makes, never a line")
+        named = [("milestones", n) for n in self.milestones] + [("runner_opens", n) for n in self.runner_opens]
+        named += [("stage_after", n) for n in self.stage_after] + [("reported_phases", n) for n in self.reported_phases]
+        named += [("timestamp_phases", n) for _, begins, ends in self.timestamp_phases for n in (*begins, *ends)]
+        named += [("every_rank_prints", n) for n in self.every_rank_prints]
+        named += [("kills_tree_on", n) for n in self.kills_tree_on]
+        named += [("cache_lines", c.event) for c in self.cache_lines]
+        named += [("offline_ready", self.offline_ready)] if self.offline_ready is not None else []
+        for what, name in named:
+            vocab.check(name, f"{where}: {what}")
 
     def rank_from_proc(self, proc: str | None, pid: int | None = None) -> str | None:
         """A process tag as a rank. A template may use `{pid}`; an empty template joins the

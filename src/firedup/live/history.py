@@ -17,6 +17,7 @@ from typing import Any
 from firedup.core.config import SAME_CONFIG_FLAGS
 from firedup.core.units import fmt_duration
 from firedup.errors import FiredupError, StoreError
+from firedup.formats.vocab import CRASH
 from firedup.read.clock import Stamp
 from firedup.tables.risk import budget_for
 from firedup.timeline.build import Run, next_stage, spanned, stage_changes
@@ -75,7 +76,7 @@ class RunProfile:
         current: str | None = "launch"
         previous = first
         for m in run.milestones:
-            if m.ts is None or m.name == "crash":
+            if m.ts is None or m.name == CRASH:
                 continue
             gap = m.ts.minus(previous)
             if current is not None and gap > gaps.get(current, 0.0):

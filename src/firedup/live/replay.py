@@ -34,16 +34,16 @@ from firedup.core.health import (
     VersionGuess,
     answer,
     latency,
-    opens_at,
     valid_version,
     version_key,
 )
 from firedup.errors import FiredupError, InputError, OutputError, UsageError
 from firedup.formats import Format, foreign_engine, no_known_engine
+from firedup.formats.base import opens_at
+from firedup.formats.vocab import HTTP_RUNNING, READY
 from firedup.live.telemetry import metrics_page
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event
-from firedup.read.events import FATAL_EVENTS
 from firedup.read.sources import Source, normalise
 from firedup.timeline.build import Run
 from firedup.timeline.pipeline import DatePolicy, LogReader
@@ -137,8 +137,8 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
             opens = run.milestone(opens_at(fmt.health))
             if opens is not None:
                 actions.setdefault(opens.line - 1, []).append("open")
-        if run.ready_kind == "server" and run.milestone("ready") is not None:
-            ready = run.milestone("ready")
+        if run.ready_kind == "server" and run.milestone(READY) is not None:
+            ready = run.milestone(READY)
             assert ready is not None
             actions.setdefault(ready.line - 1, []).append("ready")
         if run.crash is not None and not _hangs(run, events, fmt):
@@ -155,7 +155,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
         version = fmt.version_guess(run_events, last.all_config, last.config_complete)
     port, url_line = None, None
     if last is not None:
-        running = last.milestone("http.running")
+        running = last.milestone(HTTP_RUNNING)
         if running is not None and running.fields.get("url"):
             m = re.search(r":(\d+)(?:/|$)", str(running.fields["url"]))
             port, url_line = (int(m.group(1)), running.line) if m else (None, running.line)
@@ -179,7 +179,7 @@ def _hangs(run: Run, events: Sequence[Event], fmt: Format) -> bool:
     if run.crash is None or run.crash.category != "hang" or run.first_line is None:
         return False
     names = {e.name for e in events if e.line >= run.first_line and (run.last_line is None or e.line <= run.last_line)}
-    return not names & (FATAL_EVENTS | fmt.kills_tree_on)
+    return not names & (fmt.vocab.fatal | fmt.kills_tree_on)
 
 
 def _stamped_parts(reader: LogReader, raws: list[bytes],

@@ -35,13 +35,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from firedup.core.health import NOT_READINESS, HealthSemantics, advice, opens_at, ready_probe
+from firedup.core.health import NOT_READINESS, HealthSemantics, advice, ready_probe
 from firedup.core.units import MIN_WIDTH, fmt_duration, fmt_offset, plain
 from firedup.errors import (
     EXIT_CRASHED,
@@ -53,6 +53,8 @@ from firedup.errors import (
     writing,
 )
 from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine
+from firedup.formats.base import opens_at
+from firedup.formats.vocab import HTTP_RUNNING, HTTP_STARTED, PROGRESS_CUDA_GRAPH, READY
 from firedup.live.history import (
     Budget,
     History,
@@ -64,7 +66,6 @@ from firedup.live.proc import Activity, ProcFS, TreeWatch, looks_like_server
 from firedup.live.telemetry import Telemetry, TelemetryReader
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event, Scanner
-from firedup.read.events import FATAL_EVENTS
 from firedup.read.follow import Follower, RawLine, StreamFollower
 from firedup.read.sources import Line, Source, normalise
 from firedup.render.text import timeline_text
@@ -403,16 +404,13 @@ class Progress:
         return f"{self.label} {self.n}/{self.total}".strip()
 
 
-_PROGRESS_LABELS = {"progress.weights": "shards", "progress.cuda_graph": "", "progress.download": "files",
-                    "progress.jit": "DeepGEMM warmup", "progress.bar": ""}
-
-
-def _progress_of(event: Event) -> Progress | None:
+def _progress_of(event: Event, units: Mapping[str, str]) -> Progress | None:
+    """The progress bar of `event`; `units`: each progress kind's unit (`Vocabulary.progress`)."""
     n, total = event.fields.get("n"), event.fields.get("total")
     if not isinstance(n, int) or not isinstance(total, int):
         return None
-    label = _PROGRESS_LABELS.get(event.name, "")
-    if event.name == "progress.cuda_graph":
+    label = units.get(event.name, "")
+    if event.name == PROGRESS_CUDA_GRAPH:
         desc = str(event.fields.get("desc", ""))
         label = {"Capturing batches": "batches", "Capturing prefill shape": "prefill shapes",
                  "Capturing num tokens": "token sizes", "Compiling num tokens": "compiled sizes"}.get(desc, desc)
@@ -676,9 +674,10 @@ class Waiter:
         segments = [s for s in tail.split("\r") if s.strip()]
         if not segments or (len(segments) == 1 and size > len(tail)):
             return  # only the middle of a long line: no whole redraw to read
+        units = self.fmt.vocab.progress
         for event in Scanner(self.fmt).feed(Line(0, segments[-1].strip())):
-            if event.name.startswith("progress."):
-                self.partial_progress = _progress_of(event)
+            if event.name in units:
+                self.partial_progress = _progress_of(event, units)
 
     def _rebuild(self, now: float) -> None:
         self.dirty = False
@@ -732,11 +731,12 @@ class Waiter:
             return self.partial_progress
         run = self.run
         after = run.milestones[-1].line if run is not None and run.milestones else 0
+        units = self.fmt.vocab.progress if self.fmt is not None else {}
         for event in reversed(self.events):
             if event.line <= after:
                 break
-            if event.name.startswith("progress."):
-                return _progress_of(event)
+            if event.name in units:
+                return _progress_of(event, units)
         return None
 
     def _in_stage(self, now: float, stage: str | None) -> float | None:
@@ -990,7 +990,7 @@ class Waiter:
         if self.watch is not None or not self.opts.inspect or run is None or self.opts.log_stream is not None \
                 or self.opts.log is None:
             return
-        started = run.milestone("http.started")
+        started = run.milestone(HTTP_STARTED)
         if started is None or started.line == self.log_pid_line:
             return
         self.log_pid_line = started.line  # one look per line naming a pid
@@ -1092,7 +1092,8 @@ class Waiter:
         if self.crash_seen_at is None:
             self.crash_seen_at = now
         # A bare traceback ends a startup only if nothing follows it; a fatal line always does.
-        weak = not any(e.name in FATAL_EVENTS for e in self.events if e.line >= run.crash.line)
+        fatal = self.fmt.vocab.fatal if self.fmt is not None else frozenset()
+        weak = not any(e.name in fatal for e in self.events if e.line >= run.crash.line)
         quiet = now - (self.follower.last_growth or now)
         if weak:
             if quiet < WEAK_CRASH_QUIET_S:
@@ -1121,7 +1122,7 @@ class Waiter:
             return EXIT_OK
         assert run is not None
         total = fmt_duration(run.total_seconds)
-        ready = run.milestone("ready")
+        ready = run.milestone(READY)
         line = f" (line {ready.line})" if ready else ""
         url = f"; {self.opts.url} answered 200" if url_note is not None else ""
         self.report(self.style(f"READY in {total} by the log's clock{line}{url}; waited {waited}", fg="green",
@@ -1150,7 +1151,7 @@ class Waiter:
         if run is not None and run.crash is not None and (run.outcome == "crashed" or run.crash.after_ready):
             return self._crashed(gone=f"; process {pid} is gone")
         if run is not None and run.outcome == "ready":
-            ready = run.milestone("ready")
+            ready = run.milestone(READY)
             text = f"DIED: process {pid} is gone after the log's ready line (line {ready.line if ready else '?'})"
             if self.opts.url:
                 text += f", before {self.opts.url} answered 200"
@@ -1285,7 +1286,7 @@ class Waiter:
             return None
         run = self.run
         assert run is not None
-        ready = run.milestone("ready")
+        ready = run.milestone(READY)
         seen = ", ".join(f"{what} x{n}" for what, n in counts.most_common(4)) or "no answer"
         self.report(self.style(f"URL NEVER READY: the log says ready (line {ready.line if ready else '?'}), but "
                                f"{self.opts.url} did not answer 200 in the {fmt_duration(self.opts.url_grace)} "
@@ -1298,7 +1299,7 @@ class Waiter:
 
     def _log_url_text(self) -> str:
         run = self.run
-        running = run.milestone("http.running") if run is not None else None
+        running = run.milestone(HTTP_RUNNING) if run is not None else None
         if running is not None and running.fields.get("url"):
             return f"line {running.line}: {running.fields['url']}"
         return "no URL in the log"
@@ -1308,7 +1309,7 @@ class Waiter:
         url = self.opts.url or ""
         probed = urllib.parse.urlsplit(url)
         run = self.run
-        running = run.milestone("http.running") if run is not None else None
+        running = run.milestone(HTTP_RUNNING) if run is not None else None
         path = probed.path or "/"
         if running is None or not running.fields.get("url"):
             base = "the port or URL is probably wrong"

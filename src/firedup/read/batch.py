@@ -53,7 +53,7 @@ compiling it 50-100).
 Two things the scan cannot prove send the source back to the incremental engine
 (`NeedExact`): a line longer than `sources.MAX_LINE_BYTES`, and a time-only or year-less
 stamp that would depend on the latest dated stamp among lines that were skipped.
-`parse.parse_source` then reads the source again with the incremental engine.
+`pipeline.parse_source` then reads the source again with the incremental engine.
 
 `scan_file` reads every access line and gives exactly the incremental engine's events
 (tests/test_batch.py); `iter_file`, what `parse` runs, gives them minus unread access
@@ -942,7 +942,7 @@ class _State:
         self.clock = scanner.clock
         self.number = 1  # physical number of the next line not accounted for
         self.every_access = every_access
-        self.needs = AccessNeeds()
+        self.needs = AccessNeeds(scanner.fmt.vocab)
 
     def window(self, found: _Window) -> list[Event]:
         """Events of one scanned window, which starts and ends at line boundaries."""

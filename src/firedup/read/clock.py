@@ -152,7 +152,7 @@ class Clock:
         self._last: datetime | None = None
         self._year: int | None = None  # running year for month-day lines
         # The server's clock minus the collector's, once known: collectors often stamp in
-        # host-local time in front of a server logging UTC (Docker Desktop, corpus 002).
+        # host-local time in front of a server logging UTC (Docker Desktop: hours apart).
         self._outer_offset: timedelta | None = None
 
     def _note(self, source: str) -> None:

@@ -2,8 +2,8 @@
 engine may leave most access lines unread.
 
 A server that ran for days logs millions of `GET /health` and `POST /v1/...` lines after
-each startup; every one is an `http.access` event. The timeline (timeline.py) reads only
-these of them, and this module's contract is to keep exactly those:
+each startup; every one is an access event (`vocab.HTTP_ACCESS`). The timeline
+(`timeline.build`) reads only these of them, and this module's contract is to keep exactly those:
 
 1. of each run, the first access event (`http.first_request`), the first `/health` one
    (`health.first`) and the first non-probe request after `ready` (`request.first`);
@@ -31,20 +31,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from firedup.formats.base import Format
+from firedup.formats.vocab import SHARED, Vocabulary
 from firedup.read.engine import Event
 from firedup.read.events import (
     ACCESS,
-    FATAL_EVENTS,
-    FATAL_IF_STUCK,
     PROBE_PATHS,
     access_time_counts,
     own_time_headers,
 )
 
-HEALTH_PATH = "/health"  # timeline.py: `health.first` is the first path starting with it
-# The crash reader looks at the 400 events after a fatal line (timeline._traceback_of).
+HEALTH_PATH = "/health"  # timeline.build: `health.first` is the first path starting with it
+# The crash reader looks at the 400 events after a fatal line (timeline.build._traceback_of).
 CRASH_WINDOW = 400
-_CRASHY = FATAL_EVENTS | FATAL_IF_STUCK | {"error.traceback"}
 
 __all__ = ["ACCESS", "CRASH_WINDOW", "AccessNeeds", "compact"]
 
@@ -57,9 +55,12 @@ class AccessNeeds:
     only `health` is, only a `/health` request may be; else none is, for these reasons.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, vocab: Vocabulary = SHARED) -> None:
         self.first = self.health = self.request = True
         self.window = 0  # events left in a crash window
+        # the kinds that open a crash window (any that can end a start-up), restart the needs
+        # of a run (with a `starts_run` line) and make a first request worth reading again
+        self._crashy, self._restart, self._ready = vocab.crashy, vocab.watch_on, vocab.watch_off
 
     @property
     def every_line(self) -> bool:
@@ -78,11 +79,11 @@ class AccessNeeds:
             if self.request and not path.startswith(PROBE_PATHS):
                 self.request, keep = False, True
             return keep
-        if event.fields.get("starts_run") or event.name == "dist_init.begin":
+        if event.fields.get("starts_run") or event.name in self._restart:
             self.first = self.health = self.request = True
-        if event.name == "ready":
+        if event.name in self._ready:
             self.request = True
-        if event.name in _CRASHY:
+        if event.name in self._crashy:
             self.window = CRASH_WINDOW
         return True
 
@@ -91,7 +92,7 @@ def compact(events: Iterable[Event], fmt: Format | None = None) -> Iterator[Even
     """`events` without the access events the timeline does not read (the module's
     contract). Order is preserved; `fmt` says which headers carry the engine's own clock."""
     own_time = own_time_headers(fmt)
-    needs = AccessNeeds()
+    needs = AccessNeeds(fmt.vocab if fmt is not None else SHARED)
     kept: dict[int, Event] = {}  # position in the current stretch -> event kept
     last: tuple[int, Event] | None = None
     earliest: tuple[int, Event] | None = None

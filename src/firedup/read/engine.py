@@ -14,19 +14,18 @@ from typing import Any
 
 from firedup.core.safe import valid_text
 from firedup.formats.base import Format, Header, Rule, convert_field
+from firedup.formats.vocab import CLOCK_FIRST as CLOCK_FIRST
+from firedup.formats.vocab import CLOCK_LAST as CLOCK_LAST
+from firedup.formats.vocab import CLOCK_OUTER_FIRST as CLOCK_OUTER_FIRST
+from firedup.formats.vocab import HTTP_ACCESS
 from firedup.read.clock import Clock, Stamp, year_ok
 from firedup.read.sources import Line, OuterStamp
 
-_ACCESS = "http.access"  # events.ACCESS (which imports this module): the outside world's requests
-
-# Event names the engine itself emits (not from rules): the first and the last line with
-# the engine's own timestamp around every possible run boundary and at the end of input.
-CLOCK_FIRST = "clock.first"
-CLOCK_LAST = "clock.last"
-# The first line since such a boundary that carries only a collector's stamp (glog lines,
-# `print` output), its stamp moved onto the engine's clock (see `_collector_first`). Emitted
-# once the offset is known, so it comes after lines it precedes.
-CLOCK_OUTER_FIRST = "clock.outer_first"
+# Events the engine itself emits (not from rules, `vocab.READER`): the first and the last line
+# with the engine's own timestamp around every possible run boundary and at the end of input
+# (CLOCK_FIRST, CLOCK_LAST), and the first line since such a boundary that carries only a
+# collector's stamp (glog lines, `print` output), its stamp moved onto the engine's clock (see
+# `_collector_first`; emitted once the offset is known, so it comes after lines it precedes).
 CLOCK_EVENTS = frozenset({CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST})
 
 # Gaps between the engine's own lines shorter than this are not recorded (the timeline's
@@ -39,10 +38,6 @@ UNMATCHED_CHARS = 240
 # a log that never gets ready (a hang, a server whose ready line this format does not know) must
 # not make the batch engine read every one of its lines.
 WATCH_LINES = 200_000
-# The events that stop and restart the recording of gaps and unmatched lines: only a
-# start-up's time is explained, and after `ready` a server's log is runtime traffic.
-_WATCH_ON = "dist_init.begin"
-_WATCH_OFF = "ready"
 
 
 @dataclass(slots=True)
@@ -255,6 +250,9 @@ class Scanner:
         self._last_active: tuple[Stamp, int, str] | None = None
         self._last_active_of: dict[int, tuple[Stamp, int, str]] = {}  # the same, per process tag
         self.watching = True  # recording gaps and unmatched lines (a start-up is under way)
+        # the kinds that restart and stop that recording (`Kind.watch`): only a start-up's time
+        # is explained, and after ready a server's log is runtime traffic
+        self._watch_on, self._watch_off = fmt.vocab.watch_on, fmt.vocab.watch_off
         self._watch_until = WATCH_LINES  # the last line number watched (WATCH_LINES after the start)
 
     # -- header layer ------------------------------------------------------------------
@@ -364,7 +362,7 @@ class Scanner:
             self._mark_start(out, parsed, line)
             return out
         stats.matched += 1
-        if own and event.name != _ACCESS:
+        if own and event.name != HTTP_ACCESS:
             assert parsed.ts is not None
             self._active(parsed.ts, line.number, parsed.msg, line.pid)
         self._watch(event, own)
@@ -437,7 +435,7 @@ class Scanner:
             self.watching = False
 
     def _watch(self, event: Event, own: bool) -> None:
-        if event.fields.get("starts_run") or event.name == _WATCH_ON:
+        if event.fields.get("starts_run") or event.name in self._watch_on:
             if not self.watching:
                 self._watch_until = event.line + WATCH_LINES
                 # lines since `ready` went unwatched (the batch engine leaves them unread):
@@ -447,7 +445,7 @@ class Scanner:
                 self._last_active_of = ({event.pid: self._last_active}
                                         if self._last_active is not None and event.pid is not None else {})
             self.watching = True
-        elif event.name == _WATCH_OFF:
+        elif event.name in self._watch_off:
             self.watching = False
 
     def quiet_line(self, line: Line, access_rules: Sequence[Rule]) -> list[Event]:

@@ -1,6 +1,7 @@
-"""The vocabulary of events that several layers read: which lines end a startup, which
-requests are probes, and when an access line's time counts. Defined below the timeline so
-that the batch engine's compaction and the timeline agree on it without importing upward.
+"""What several layers read of the access lines: which requests are probes, and when an
+access line's time counts. Defined below the timeline so that the batch engine's compaction
+and the timeline agree on it without importing upward. Which lines end a startup, and every
+other meaning of a kind of event, is declared in `firedup.formats.vocab` (`Format.vocab`).
 """
 
 from __future__ import annotations
@@ -8,21 +9,15 @@ from __future__ import annotations
 from functools import cache
 
 from firedup.formats.base import Format
+from firedup.formats.vocab import HTTP_ACCESS
 from firedup.read.engine import Event
 
-# Lines that end a startup for good (`firedup wait` tells a fatal line from a stray traceback by them).
-FATAL_EVENTS = frozenset({"error.child_exception", "error.warmup", "error.sigquit", "error.scheduler_dead",
-                          "error.child_died", "error.init_failed", "error.killed", "http.startup_failed",
-                          "error.engine_core", "error.port_in_use", "error.usage"})
-# Errors that end a startup only when no progress follows: the server declaring itself
-# stuck (a failed health generation, a watchdog), or a bare traceback.
-FATAL_IF_STUCK = frozenset({"error.health", "error.watchdog"})
 # Paths the server or probes request on their own; not a user's first request.
 PROBE_PATHS = ("/health", "/ready", "/get_model_info", "/model_info", "/v1/models", "/get_server_info",
                 "/server_info", "/metrics", "/freeze_gc", "/ping", "/version")
 
 # Access-log lines (one per HTTP request): runtime traffic, read for three milestones only.
-ACCESS = "http.access"
+ACCESS = HTTP_ACCESS
 
 
 def own_time_headers(fmt: Format | None) -> frozenset[str]:

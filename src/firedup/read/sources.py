@@ -72,7 +72,7 @@ _LOCAL_STAMP = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)"
 )
 # What follows a local stamp when the stamp is really an engine's header whose "[" a paste cut
-# (corpus 008: "2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit ..."): rank tags closing a
+# ("2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit ..." from a paste): rank tags closing a
 # bracket never opened. No collector content starts that way, so the stamp is left in place
 # for the header to read, and the line stays on the server's clock instead of the host's.
 _CUT_HEADER_CLOSE = re.compile(r"(?:[A-Z][A-Z_]{0,15}\d{1,6} ){0,8}[A-Z][A-Z_]{0,15}\d{1,6}\] ")

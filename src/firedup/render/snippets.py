@@ -3,8 +3,8 @@
 What differs between engines is data, all of it in the engine's format: the endpoint and
 what it answers while starting and once ready come from `Format.health` (the semantics
 `wait` and `replay` use); the port, how long one probe may take and which log lines mean
-the server died from `Format.probing`. The templates are shared. Facts: section 3 of
-shared/formats/<engine>.md (an engine's /health may answer with an EMPTY body: connection
+the server died from `Format.probing`. The templates are shared. Facts: "Health and readiness"
+in docs/engines/<engine>.md (an engine's /health may answer with an EMPTY body: connection
 refused while loading, 503 while warming up, 200 when ready; so `curl -s .../health |
 grep -q ok` never matches).
 """
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from firedup.core.health import REFUSED, HealthSemantics
 from firedup.core.safe import visible
 from firedup.formats.base import Format, Probing
+from firedup.formats.vocab import READY
 
 if TYPE_CHECKING:
     from firedup.tables.budget import Budget
@@ -273,7 +274,7 @@ def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[
         pitfall = "\n# " + _comment_wrap(f"Older versions: {probe.pitfall}.")
     if facts.grep_trap:
         pitfall += "\n# So `curl -s ... | grep -q ok` can never match, not even when ready."
-    ready_lines = [lit for r in (fmt.rules if fmt is not None else ()) if r.name == "ready" for lit in r.literals]
+    ready_lines = [lit for r in (fmt.rules if fmt is not None else ()) if r.name == READY for lit in r.literals]
     seconds = budget.budget_seconds
     period = timeouts.period if timeouts is not None else (5 if seconds <= 300 else 10)
     threshold = timeouts.threshold if timeouts is not None else math.ceil(seconds / period)

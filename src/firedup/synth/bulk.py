@@ -2,7 +2,7 @@
 
 `write_long_log` streams: each startup comes from `generate` (a few hundred kB), and the
 runtime traffic between startups (`Prefill batch` / `Decode batch` lines, access-log lines,
-health probes; shared/formats/sglang.md §6) is written in 1 MB chunks with plain string
+health probes; docs/engines/sglang.md, "Runtime lines") is written in 1 MB chunks with plain string
 formatting, so a 1 GiB file never sits in memory. `write_many` writes a folder of varied
 startup logs (about one in five a vLLM one), each padded with post-ready traffic to about
 `target_bytes`.

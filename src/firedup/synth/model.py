@@ -92,9 +92,9 @@ class RunSpec:
     compile_cache: bool = False
     # Kernel JIT caches (Triton, FlashInfer, sgl-kernel; ~/.cache) are empty, as on a fresh machine:
     # the first warm-up compiles kernels and prints nothing meanwhile. SGLang: inside the server's
-    # warm-up request (realgpu: 88 s); vLLM: at the end of `init engine`, after the FlashInfer
-    # autotune cache miss on 0.26 (realgpu: 130 s). False: warm, the warm-up takes seconds
-    # (realgpu: 1-3 s). None keeps the generator's usual timings.
+    # warm-up request (88 s on a fresh H200); vLLM: at the end of `init engine`, after the
+    # FlashInfer autotune cache miss on 0.26 (130 s). False: warm, the warm-up takes seconds
+    # (1-3 s; docs/silences-and-caches.md). None keeps the generator's usual timings.
     cold_caches: bool | None = None
 
     @property

@@ -48,7 +48,7 @@ QWEN3_32B_TP2 = ModelSpec(
     kv_bytes_per_token=64 * 4 * 128 * 2 * 2, compile_s=62.0, capture_scale=0.2,
 )
 
-# Qwen3-8B (36 layers, 8 KV heads of 128) in bf16 on one GPU: shared/realgpu's shape (15.28 GB).
+# Qwen3-8B (36 layers, 8 KV heads of 128) in bf16 on one GPU, as on a real H200 start-up (15.28 GB).
 QWEN3_8B = ModelSpec(
     path="Qwen/Qwen3-8B", arch="Qwen3ForCausalLM", weight_gb=15.28, shards=5, load_s=3.0, context_len=40960,
     kv_bytes_per_token=36 * 8 * 128 * 2 * 2, compile_s=30.0,
@@ -140,7 +140,7 @@ def sample_scenarios(seed: int = 7) -> dict[str, Scenario]:
             collector="kubectl")
     # The same config started twice, on a fresh machine (kernel JIT caches empty; vLLM: torch.compile
     # cache empty too) and again (caches warm): what `compare` explains in cache terms. Like
-    # shared/realgpu's SGLang `nograph` pair (88 s of silent warm-up request, then 1-3 s). Own streams.
+    # a real H200 pair of SGLang starts without graphs (88 s of silent warm-up request, then 1-3 s). Own streams.
     crng = random.Random(f"samples-cold-warm:{seed}")
     for stem, cold in (("sglang-cold-start", True), ("sglang-warm-start", False)):
         start = datetime(2026, 11, 12, 9, 0, 0) + timedelta(hours=crng.uniform(0, 6), seconds=crng.randrange(60))

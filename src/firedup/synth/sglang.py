@@ -1,4 +1,4 @@
-"""SGLang startups written the way SGLang prints them (shared/formats/sglang.md).
+"""SGLang startups written the way SGLang prints them (docs/engines/sglang.md).
 
 Two versions are written: 0.5.23 (era C, the current format: `server_args={...}` dict,
 `Init parallel`, per-stage `Capture target/draft ... CUDA graph` lines, `Engine startup
@@ -615,10 +615,10 @@ class _Run:
         self.s.access(t, f"127.0.0.1:{self.r.randint(33000, 60999)}", "GET", info, 200)
         warm = self.u(6.5, 11.0) if spec.cuda_graph else self.u(13.0, 20.0)
         jit = 0.0
-        if spec.cold_caches:  # the request waits on kernels JIT-compiling, silently (realgpu: 88 s)
+        if spec.cold_caches:  # the request waits on kernels JIT-compiling, silently (88 s on a fresh H200)
             jit = self.u(70.0, 95.0)
         elif spec.cold_caches is False:
-            warm *= 0.15  # warm caches: the request is answered in seconds (realgpu: 1-3 s)
+            warm *= 0.15  # warm caches: the request is answered in seconds (1-3 s)
         t_prefill = t + jit + warm * self.r.uniform(0.6, 0.9)
         self.log(t_prefill, self.prefill_line(self.warm_tokens, cuda_graph=spec.cuda_graph, throughput=0.0),
                  self.ranks[0])

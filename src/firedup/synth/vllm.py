@@ -1,4 +1,4 @@
-"""vLLM startups written the way vLLM 0.13 prints them (shared/formats/vllm.md).
+"""vLLM startups written the way vLLM 0.13 prints them (docs/engines/vllm.md).
 
 The V1 engine in three kinds of process: the API server (`vllm serve`, PID 1 in a
 container), the EngineCore, and with tensor parallelism one worker per GPU (at TP1 the

@@ -23,6 +23,7 @@ import polars as pl
 from firedup.core.config import SAME_CONFIG_FLAGS
 from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
+from firedup.formats.vocab import READY as READY_MILESTONE
 from firedup.tables.frames import Runs
 from firedup.tables.risk import Budget, budget_for, pct
 
@@ -159,7 +160,7 @@ def _evidence(runs: Runs, run_id: str, measure: str) -> str:
     texts = {r["line"]: r["text"] for r in runs.milestones.filter(pl.col("run_id") == run_id)
              .select("line", "text").iter_rows(named=True)}
     if measure == READY:
-        ready = runs.milestones.filter((pl.col("run_id") == run_id) & (pl.col("name") == "ready"))
+        ready = runs.milestones.filter((pl.col("run_id") == run_id) & (pl.col("name") == READY_MILESTONE))
         line = ready["line"][0] if ready.height else None
     else:
         ends = runs.phases.filter((pl.col("run_id") == run_id) & (pl.col("phase") == measure)

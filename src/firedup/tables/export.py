@@ -27,6 +27,7 @@ import polars as pl
 
 from firedup.core.safe import csv_cell, json_text, visible
 from firedup.errors import OutputError, UsageError, writing
+from firedup.formats.vocab import CRASH, READY
 from firedup.tables.frames import Runs
 
 FORMATS = ("chrome-trace", "prometheus", "otlp-json", "csv", "parquet", "json")
@@ -125,8 +126,8 @@ def chrome_trace(runs: Runs) -> dict[str, Any]:
                 continue
             ts = _us(m["offset"] - origin)
             tid = tids.get(str(m["rank"]), 0) if m["rank"] else 0
-            if m["name"] in ("ready", "crash"):
-                scope = "p" if m["name"] == "ready" or not m["rank"] else "t"
+            if m["name"] in (READY, CRASH):
+                scope = "p" if m["name"] == READY or not m["rank"] else "t"
                 events.append({"ph": "i", "pid": pid, "tid": tid, "name": m["name"], "cat": "outcome", "ts": ts,
                                "s": scope, "args": {"line": m["line"], "text": m["text"], "file": run["source"]}})
             if m["avail_mem_gb"] is not None:

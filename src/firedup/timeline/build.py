@@ -19,6 +19,37 @@ from firedup.core.config import COMMON_FLAGS, checked_flags, read_server_args
 from firedup.core.health import REFUSED
 from firedup.formats import Format, all_formats, get_format
 from firedup.formats.base import DROPPED
+from firedup.formats.vocab import (
+    CONFIG_STATED,
+    CRASH,
+    CUDA_GRAPH_BEGIN,
+    CUDA_GRAPH_END,
+    DRAFT_KV_CACHE_ALLOCATED,
+    DRAFT_PREFIX,
+    ENGINE_TIMINGS,
+    ERROR_FRAME,
+    ERROR_PREFIX,
+    ERROR_TRACEBACK,
+    HEALTH_FIRST,
+    HTTP_FIRST_REQUEST,
+    HTTP_PREFIX,
+    HTTP_RUNNING,
+    HTTP_SHUTDOWN,
+    HTTP_STARTED,
+    HTTP_STARTUP_FAILED,
+    KV_CACHE_ALLOCATED,
+    LOAD_WEIGHT_BEGIN,
+    LOAD_WEIGHT_END,
+    LOAD_WEIGHT_TOOK,
+    MEMORY_POOL_END,
+    READY,
+    REQUEST_FIRST,
+    RUN_BANNER,
+    SCHEDULER_READY,
+    SERVER_ARGS,
+    SHARED,
+    Vocabulary,
+)
 from firedup.read.clock import Stamp
 from firedup.read.engine import (
     CLOCK_EVENTS,
@@ -32,8 +63,6 @@ from firedup.read.engine import (
 )
 from firedup.read.events import (
     ACCESS,
-    FATAL_EVENTS,
-    FATAL_IF_STUCK,
     PROBE_PATHS,
     access_time_counts,
     own_time_headers,
@@ -41,38 +70,13 @@ from firedup.read.events import (
 from firedup.timeline.crash import diagnose_error, is_exception_line
 from firedup.timeline.silence import CacheVerdict, Silence, UnknownSpan, explain
 
-# Milestone names of shared/CONTRACT.md, plus the draft names that extend them; a format
-# adds its own (`Format.milestones`).
-MILESTONES = frozenset({
-    "server_args", "dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
-    "draft.load_weight.begin", "draft.load_weight.end", "kv_cache.allocated", "memory_pool.end",
-    "cuda_graph.begin", "cuda_graph.end", "draft.cuda_graph.begin", "draft.cuda_graph.end",
-    "scheduler.ready", "engine.timings", "http.started", "http.running", "http.first_request", "health.first",
-    "request.first", "ready", "crash", "load_weight.commit",
-})
+# The shared milestone names (the contract's, plus the draft names that extend them); a
+# format adds its own (`Format.vocab.milestones`).
+MILESTONES = SHARED.milestones
 
-# Events whose second occurrence on a rank belongs to the draft model.
-_PER_MODEL = ("dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
-              "kv_cache.allocated", "memory_pool.end")
-# Per-model events the contract names apart for the draft (`draft.load_weight.begin`).
-_DRAFT_NAMED = frozenset({"load_weight.begin", "load_weight.end", "cuda_graph.begin", "cuda_graph.end"})
-
-# The stage a run is in right after a milestone: how a crash or a cut-off log is placed.
-# A format adds or overrides entries (`Format.stage_after`).
-_STAGE_AFTER = {
-    "server_args": "launch", "dist_init.begin": "dist_init", "dist_init.end": "load_weights",
-    "load_weight.begin": "load_weights", "load_weight.end": "kv_cache", "load_weight.took": "kv_cache",
-    # After a memory pool the next stage is unknown (the draft's pool, or a capture, or the
-    # scheduler's ready): a capture is entered on its own begin line.
-    "kv_cache.allocated": "kv_cache", "memory_pool.end": "kv_cache",
-    "draft.dist_init.begin": "draft.dist_init", "draft.dist_init.end": "draft.load_weights",
-    "draft.load_weight.begin": "draft.load_weights", "draft.load_weight.end": "draft.kv_cache",
-    "draft.kv_cache.allocated": "draft.kv_cache", "draft.memory_pool.end": "draft.kv_cache",
-    "cuda_graph.begin": "cuda_graph", "cuda_graph.end": "http_start",
-    "draft.cuda_graph.begin": "draft.cuda_graph", "draft.cuda_graph.end": "http_start",
-    "scheduler.ready": "http_start", "engine.timings": "http_start", "http.started": "http_start",
-    "http.running": "http_start", "http.first_request": "http_start", "ready": "serving",
-}
+# The stage a run is in right after a milestone (`Kind.stage_after`): how a crash or a cut-off
+# log is placed. A format adds or overrides entries (`Format.stage_after`).
+_STAGE_AFTER = dict(SHARED.stage_after)
 
 # A stage the run's config turned off is skipped (overridden per format by `Format.stage_skips`).
 _STAGE_SKIPS: dict[str, tuple[str, Any, str]] = {"cuda_graph": ("disable_cuda_graph", True, "http_start")}
@@ -87,13 +91,9 @@ def format_of(run: Run) -> Format | None:
         return None
 
 
-# Per-rank phases: (name, begin event, end events). Ends are paired with the latest open
-# begin of the same model and detail on the same rank.
-PAIRED_PHASES = (
-    ("dist_init", "dist_init.begin", "dist_init.end"),
-    ("load_weights", "load_weight.begin", "load_weight.end"),
-    ("cuda_graph", "cuda_graph.begin", "cuda_graph.end"),
-)
+# Per-rank phases: (name, begin event, end event) (`Kind.phase`). Ends are paired with the
+# latest open begin of the same model and detail on the same rank.
+PAIRED_PHASES = SHARED.paired_phases
 
 # A rank is a straggler in a phase when it takes this much longer than the median rank:
 # at least STRAGGLER_SECONDS and STRAGGLER_SHARE of the median. Every view uses this rule.
@@ -184,8 +184,8 @@ class Milestone:
         The contract names only load_weight and cuda_graph separately for the draft; its
         dist_init, kv_cache and memory_pool lines keep their plain names and say `model`.
         """
-        if self.model == "draft" and not self.name.startswith("draft."):
-            return "draft." + self.name
+        if self.model == "draft" and not self.name.startswith(DRAFT_PREFIX):
+            return DRAFT_PREFIX + self.name
         return self.name
 
     def as_contract(self) -> dict[str, Any]:
@@ -375,7 +375,8 @@ class Run:
 
 def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
     """Cut the event stream where a new startup begins."""
-    milestones = MILESTONES | fmt.milestones
+    vocab = fmt.vocab
+    milestones, fatal, restarts = vocab.milestones, vocab.fatal, vocab.watch_on
     segments: list[list[Event]] = [[]]
     ended = False
     substantive = False
@@ -388,7 +389,7 @@ def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
         starts = None if event.fields.get("repeated") else event.fields.get("starts_run")
         # A rank that starts distributed init again after the run ended is a new process.
         begins_after_end = starts == "after_end" or (
-            event.name == "dist_init.begin" and ended and event.rank in dist_ranks
+            event.name in restarts and ended and event.rank in dist_ranks
             and not event.fields.get("repeated"))
         if substantive and (starts == "always" or (begins_after_end and ended)):
             current = segments[-1]
@@ -401,11 +402,11 @@ def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
             substantive = False
             dist_ranks = set()
         segments[-1].append(event)
-        if event.name == "dist_init.begin":
+        if event.name in restarts:
             dist_ranks.add(event.rank)
-        if event.name in milestones or event.name in FATAL_EVENTS:
+        if event.name in milestones or event.name in fatal:
             substantive = True  # a banner or a warning alone does not make a startup
-        if event.name == "ready" or event.name in FATAL_EVENTS:
+        if event.name == READY or event.name in fatal:
             ended = True
     return [s for s in segments if any(e.name not in CLOCK_EVENTS for e in s)]
 
@@ -475,7 +476,7 @@ def split_engines(events: Sequence[Event], fmt: Format) -> Engines:
 
 
 def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: dict[str | None, int],
-              draft_types: re.Pattern[str] | None) -> str:
+              draft_types: re.Pattern[str] | None, vocab: Vocabulary) -> str:
     """'target' or 'draft' for a per-model event on its rank."""
     explicit = event.fields.get("model")
     if explicit in ("target", "draft"):
@@ -486,18 +487,18 @@ def _model_of(event: Event, counts: dict[tuple[str | None, str], int], loads: di
         # Ray's "[repeated Nx across cluster]" restates what other processes (often other
         # engines, whose ranks have the same names) printed: never this rank's second model
         return "target"
-    if name in _PER_MODEL:
+    if name in vocab.per_model_repeat:
         key = (rank, name)
         counts[key] = counts.get(key, 0) + 1
-        if name == "load_weight.begin":
+        if name == LOAD_WEIGHT_BEGIN:
             loads[rank] = counts[key]
-        if (name == "load_weight.end" and draft_types is not None
+        if (name == LOAD_WEIGHT_END and draft_types is not None
                 and draft_types.search(str(event.fields.get("model_type", "")))):
             return "draft"
-        if name == "load_weight.end" and loads.get(rank):
+        if name == LOAD_WEIGHT_END and loads.get(rank):
             return "draft" if loads[rank] >= 2 else "target"
         return "draft" if counts[key] >= 2 else "target"
-    if name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
+    if name in vocab.per_model_load:
         return "draft" if loads.get(rank, 0) >= 2 else "target"
     return "target"
 
@@ -575,7 +576,7 @@ def _note_excerpt(run: Run, events: Sequence[Event], fmt: Format) -> None:
     if any(e.fields.get("starts_run") for e in events if e.name not in CLOCK_EVENTS):
         return
     first = run.milestones[0]
-    if first.key in ("server_args", "dist_init.begin", "load_weight.begin", *fmt.runner_opens):
+    if first.key == SERVER_ARGS or first.key in fmt.vocab.opens_runner or first.key in fmt.runner_opens:
         return
     run.begins_mid_startup = True
     where = f" (its first milestone is {first.key}, at line {first.line})"
@@ -596,7 +597,7 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any],
         if isinstance(from_line, dict):  # a milestone line that also states flags (engine config, version)
             for key, value in from_line.items():
                 stated.setdefault(key, value)
-        if event.name == "server_args" and not run.all_config:
+        if event.name == SERVER_ARGS and not run.all_config:
             text = str(event.fields.get("args", ""))
             if fmt.read_args is not None:
                 dump = fmt.read_args(text)
@@ -609,8 +610,6 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any],
             run.config_complete = complete
             if not complete:
                 run.warnings.append(f"line {event.line}: the args dump is cut short; flags after the cut are unknown")
-        elif event.name == "config.args" and not run.all_config:
-            run.all_config = dict(event.fields.get("args") or {})
         elif isinstance(event.fields.get("argv"), dict):  # an echoed launch command
             argv = event.fields["argv"]
             for key, value in argv.items():
@@ -619,7 +618,7 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any],
                 if key not in argv and key not in stated:
                     stated[key] = value
                     run.config_inferred[key] = f"default: the launch command on line {event.line} does not set it"
-        elif event.name == "config.stated":
+        elif event.name == CONFIG_STATED:
             for key, value in event.fields.items():
                 if key not in ("level", "starts_run", "repeated"):
                     stated.setdefault(key, value)
@@ -665,11 +664,14 @@ def _note_dropped(run: Run, events: Sequence[Event]) -> None:
 def _collect_milestones(run: Run, events: Sequence[Event], fmt: Format) -> None:
     counts: dict[tuple[str | None, str], int] = {}
     loads: dict[str | None, int] = {}
-    ready_line = next((e.line for e in events if e.name == "ready"), None)
+    ready_line = next((e.line for e in events if e.name == READY), None)
     seen_access = seen_health = seen_request = False
     draft_by_repeat = fmt.draft_by_repeat
     draft_types = re.compile(fmt.draft_model_types) if fmt.draft_model_types else None
-    milestones = MILESTONES | fmt.milestones
+    vocab = fmt.vocab
+    milestones, per_model, draft_only, draft_twin = (vocab.milestones, vocab.per_model, vocab.draft_only,
+                                                     vocab.draft_twin)
+    crashy, if_stuck, if_bare = vocab.fatal, vocab.fatal_if_stuck, vocab.fatal_if_bare
     # Begins still open per (rank, name) -> the line that opened them: an engine that names no
     # draft by repeats may announce one begin with two different lines (the 0.9-0.11 runner's
     # "Starting to load model" then "Loading model from scratch"); the second is no new milestone.
@@ -684,36 +686,36 @@ def _collect_milestones(run: Run, events: Sequence[Event], fmt: Format) -> None:
             open_begins[(event.rank, name)] = event.text
         elif not draft_by_repeat and name.endswith(".end"):
             open_begins.pop((event.rank, name[:-len(".end")] + ".begin"), None)
-        if name in _PER_MODEL or name in ("cuda_graph.begin", "cuda_graph.end", "load_weight.took"):
+        if name in per_model:
             # an engine whose repeats are the same model on another process names no draft by count
-            model = _model_of(event, counts, loads, draft_types) if draft_by_repeat else "target"
-            if model == "draft" and name in _DRAFT_NAMED:
-                name = "draft." + name
+            model = _model_of(event, counts, loads, draft_types, vocab) if draft_by_repeat else "target"
+            if model == "draft" and name in draft_twin:
+                name = draft_twin[name]
             event.fields["_model"] = model
-        elif name.startswith("draft."):
+        elif name in draft_only:
             model = event.fields["_model"] = "draft"
         if name == ACCESS:
             path = str(event.fields.get("path", ""))
             if not seen_access:
-                run.milestones.append(Milestone("http.first_request", event.ts, event.rank, event.line, event.fields, event.text))
+                run.milestones.append(Milestone(HTTP_FIRST_REQUEST, event.ts, event.rank, event.line, event.fields, event.text))
                 seen_access = True
             if not seen_health and path.startswith("/health"):
-                run.milestones.append(Milestone("health.first", event.ts, event.rank, event.line, event.fields, event.text))
+                run.milestones.append(Milestone(HEALTH_FIRST, event.ts, event.rank, event.line, event.fields, event.text))
                 seen_health = True
             if (not seen_request and ready_line is not None and event.line > ready_line
                     and not path.startswith(PROBE_PATHS)):
-                run.milestones.append(Milestone("request.first", event.ts, event.rank, event.line, event.fields, event.text))
+                run.milestones.append(Milestone(REQUEST_FIRST, event.ts, event.rank, event.line, event.fields, event.text))
                 seen_request = True
             continue
-        if name in FATAL_EVENTS or name in FATAL_IF_STUCK or (name == "error.traceback" and event.header == "bare"):
+        if name in crashy or name in if_stuck or (name in if_bare and event.header == "bare"):
             # Kept only if the run turns out to have crashed (see _decide_outcome).
-            run.milestones.append(Milestone("crash", event.ts, event.rank, event.line, event.fields, event.text))
+            run.milestones.append(Milestone(CRASH, event.ts, event.rank, event.line, event.fields, event.text))
             continue
         if name in milestones:
             run.milestones.append(Milestone(name, event.ts, event.rank, event.line, event.fields, event.text, model))
-            if name == "engine.timings":
+            if name == ENGINE_TIMINGS:
                 run.engine_timings = event.fields.get("timings")
-            if name == "http.running" and event.fields.get("url"):
+            if name == HTTP_RUNNING and event.fields.get("url"):
                 run.health_url = str(event.fields["url"])
     run.milestones.sort(key=lambda m: m.line)
 
@@ -773,30 +775,31 @@ def _stage_at(run: Run, line: int, fmt: Format) -> str | None:
 
 def _engine_only(events: Sequence[Event], fmt: Format) -> bool:
     """bench_one_batch / offline Engine: a model runner with no HTTP server to wait for."""
-    if any(e.name.startswith("http.") or e.name == "ready" for e in events):
+    if any(e.name.startswith(HTTP_PREFIX) or e.name == READY for e in events):
         return False
-    if any(e.name == "bench.marker" for e in events):
+    offline = fmt.vocab.offline
+    if any(e.name in offline for e in events):
         return True
-    args = next((e for e in events if e.name == "server_args"), None)
+    args = next((e for e in events if e.name == SERVER_ARGS), None)
     if args is not None:
         return args.header in fmt.offline_headers  # an offline engine's own log layout
     if fmt.offline_ready is not None:
         # no args line and no server banner: an engine used as a library
         return (any(e.name == fmt.offline_ready for e in events)
-                and not any(e.name == "run.banner" for e in events))
+                and not any(e.name == RUN_BANNER for e in events))
     # bench prints its summary with print(), so the line has no header at all
-    return any(e.name == "scheduler.ready" and e.header == "bare" for e in events)
+    return any(e.name == SCHEDULER_READY and e.header == "bare" for e in events)
 
 
 def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
-    ready = run.milestone("ready")
-    failed_http = next((e for e in events if e.name == "http.startup_failed"), None)
+    ready = run.milestone(READY)
+    failed_http = next((e for e in events if e.name == HTTP_STARTUP_FAILED), None)
     ready_line: int | None = None
     if ready is not None and (failed_http is None or failed_http.line > ready.line):
         run.outcome, run.ready_ts, run.ready_kind = "ready", ready.ts, "server"
         ready_line = ready.line
     elif _engine_only(events, fmt):
-        engine_ready = [m for m in run.milestones if m.name in ("scheduler.ready", fmt.offline_ready)]
+        engine_ready = [m for m in run.milestones if m.name in (SCHEDULER_READY, fmt.offline_ready)]
         if engine_ready:
             run.outcome, run.ready_ts, run.ready_kind = "ready", engine_ready[-1].ts, "engine"
             ready_line = engine_ready[-1].line
@@ -821,7 +824,7 @@ def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
         run.stopped_in = _stage_at(run, run.last_line or 0, fmt)
     # The contract's crash milestone: the first line of each fatal error.
     if run.crash is None:
-        run.milestones = [m for m in run.milestones if m.name != "crash"]
+        run.milestones = [m for m in run.milestones if m.name != CRASH]
 
 
 def _health_ready(events: Sequence[Event], fmt: Format) -> Event | None:
@@ -847,13 +850,14 @@ def _health_ready(events: Sequence[Event], fmt: Format) -> Event | None:
 
 
 def _fatal_index(events: Sequence[Event], ready_line: int | None, fmt: Format) -> int | None:
-    milestones = MILESTONES | fmt.milestones
+    vocab = fmt.vocab
+    milestones = vocab.milestones
     for i, event in enumerate(events):
-        if event.name == "http.shutdown" and ready_line is not None and event.line > ready_line:
+        if event.name == HTTP_SHUTDOWN and ready_line is not None and event.line > ready_line:
             return None  # asked to stop once ready: what dies after that is the shutdown, not a crash
-        if event.name in FATAL_EVENTS:
+        if event.name in vocab.fatal:
             return i
-        stuck = event.name in FATAL_IF_STUCK or (event.name == "error.traceback" and event.header == "bare")
+        stuck = event.name in vocab.fatal_if_stuck or (event.name in vocab.fatal_if_bare and event.header == "bare")
         if (stuck and (ready_line is None or event.line < ready_line)
                 and not any(e.name in milestones for e in events[i + 1:])):
             return i  # the startup made no progress after this error
@@ -876,7 +880,7 @@ def _traceback_of(events: Sequence[Event], index: int) -> tuple[list[Event], lis
     for i, event in enumerate(rest):
         # "During handling of the above exception, another exception occurred:" prints a new
         # bare traceback from the same process; another process's traceback is not the chain.
-        chained = event.name == "error.traceback" and event.header == "bare" and event.proc == last.proc
+        chained = event.name == ERROR_TRACEBACK and event.header == "bare" and event.proc == last.proc
         if ended and not chained:
             end = i
             break
@@ -891,7 +895,7 @@ def _traceback_of(events: Sequence[Event], index: int) -> tuple[list[Event], lis
         for event in reversed(events[:index]):
             if event.name in CLOCK_EVENTS:
                 continue
-            if event.header != "bare" or not event.name.startswith("error."):
+            if event.header != "bare" or not event.name.startswith(ERROR_PREFIX):
                 break
             before.insert(0, event)
         if any(is_exception_line(e.text) for e in before):
@@ -902,11 +906,11 @@ def _traceback_of(events: Sequence[Event], index: int) -> tuple[list[Event], lis
 def _stage_from_frames(traceback: Sequence[Event], stage: str | None, fmt: Format) -> str | None:
     """The phase the traceback's deepest recognised frame belongs to (`Format.frame_stages`), else `stage`."""
     for event in reversed(traceback):
-        if event.name != "error.frame":
+        if event.name != ERROR_FRAME:
             continue
         for phase, pattern in fmt.frame_stages:
             if re.search(pattern, event.text):
-                return ("draft." + phase) if stage and stage.startswith("draft.") else phase
+                return (DRAFT_PREFIX + phase) if stage and stage.startswith(DRAFT_PREFIX) else phase
     return stage
 
 
@@ -923,8 +927,8 @@ def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None, fmt: 
     message = exceptions[-1] if exceptions else first.text
     stage = _stage_from_frames(traceback, _stage_at(run, first.line, fmt), fmt)
     diagnosis = diagnose_error(message, first.text, [e.text for e in traceback],
-                               [e.text for e in aftermath if e.name.startswith("error.")], stage,
-                               has_exception=bool(exceptions), warmup=first.name == "error.warmup",
+                               [e.text for e in aftermath if e.name.startswith(ERROR_PREFIX)], stage,
+                               has_exception=bool(exceptions), warmup=first.name in fmt.vocab.warmup_failed,
                                fmt=fmt, flags=run.all_config)
     ts = first.ts or next((e.ts for e in traceback + aftermath if e.ts is not None), None)
     first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
@@ -938,7 +942,7 @@ def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
     for m in ms:
         by_rank[m.rank].append(m)
 
-    took = [e for e in events if e.name in ("load_weight.took", "draft.load_weight.took")]
+    took = [e for e in events if e.name == LOAD_WEIGHT_TOOK]
     # A phase still open when the run crashed lasted until the crash, not zero seconds.
     cutoff = run.crash.ts if run.outcome == "crashed" and run.crash is not None else None
     stage_table, _ = _stage_rules(fmt)
@@ -952,7 +956,7 @@ def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
 def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event], stage_table: Mapping[str, str],
                  reported: Mapping[str, str], cutoff: Stamp | None = None) -> list[Phase]:
     out: list[Phase] = []
-    for model_prefix in ("", "draft."):
+    for model_prefix in ("", DRAFT_PREFIX):
         for name, begin_name, end_name in PAIRED_PHASES:
             bname, ename = model_prefix + begin_name, model_prefix + end_name
             open_begins: dict[str | None, list[Milestone]] = defaultdict(list)
@@ -975,10 +979,9 @@ def _rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event], 
                                      open=nxt is None))
         # kv_cache: from the milestone before the pool's end to the pool's end.
         for m in rms:
-            if m.key != model_prefix + "memory_pool.end":
+            if m.key != model_prefix + MEMORY_POOL_END:
                 continue
-            before = [p for p in rms if p.line < m.line and p.key not in ("kv_cache.allocated",
-                                                                                "draft.kv_cache.allocated")]
+            before = [p for p in rms if p.line < m.line and p.key not in (KV_CACHE_ALLOCATED, DRAFT_KV_CACHE_ALLOCATED)]
             prev = before[-1] if before else None
             if prev is None or prev.ts is None or m.ts is None:
                 continue
@@ -1055,27 +1058,26 @@ def _run_level(run: Run, rank_phases: Sequence[Phase], fmt: Format) -> list[Phas
                          open=any(p.open for p in ps)))
 
     ms = run.milestones
-    # the format's own milestones are all model-runner lines (`Format.milestones`)
-    scheduler_names = {"dist_init.begin", "load_weight.begin", "load_weight.end", "memory_pool.end",
-                       "cuda_graph.begin", "kv_cache.allocated", "dist_init.end", "cuda_graph.end"} | fmt.milestones
-    first_sched = next((m for m in ms if m.key in scheduler_names or m.key.startswith("draft.")), None)
+    # the model runner's lines (`Kind.runner`; the draft's too, and the format's own milestones)
+    vocab = fmt.vocab
+    runner = vocab.runner
+    first_sched = next((m for m in ms if m.key in runner), None)
     # Launch is only seen when the log shows the process start (args) or the first
     # scheduler line opens a phase; an excerpt that begins later never saw it.
-    saw_start = run.milestone("server_args") is not None or (
-        first_sched is not None and first_sched.key in ("dist_init.begin", "load_weight.begin", *fmt.runner_opens))
+    saw_start = run.milestone(SERVER_ARGS) is not None or (
+        first_sched is not None and (first_sched.key in vocab.opens_runner or first_sched.key in fmt.runner_opens))
     if (run.first_ts is not None and first_sched is not None and first_sched.ts is not None and saw_start
             and first_sched.line > (run.first_line or 0)):
         out.append(_span("launch", run.first_ts, first_sched.ts, first_sched.line))
-    sched_end_names = {"scheduler.ready", "cuda_graph.end", "draft.cuda_graph.end", "memory_pool.end",
-                       "draft.memory_pool.end", "engine.timings"}
+    sched_end_names = set(vocab.runner_last)
     if fmt.offline_ready is not None:
         sched_end_names.add(fmt.offline_ready)
-    http = next((m for m in ms if m.name == "http.running"), None) or next(
-        (m for m in ms if m.name == "http.started"), None)
+    http = next((m for m in ms if m.name == HTTP_RUNNING), None) or next(
+        (m for m in ms if m.name == HTTP_STARTED), None)
     sched_done = [m for m in ms if m.key in sched_end_names and (http is None or m.line < http.line)]
     if http is not None and http.ts is not None and sched_done and sched_done[-1].ts is not None:
         out.append(_span("http_start", sched_done[-1].ts, http.ts, http.line))
-    ready = run.milestone("ready")
+    ready = run.milestone(READY)
     after_http = fmt.after_http_phase
     if http is not None and http.ts is not None and ready is not None and ready.ts is not None \
             and run.ready_kind == "server":
@@ -1120,16 +1122,13 @@ def _gaps(first: Stamp, end: Stamp, phases: Iterable[Phase]) -> list[Phase]:
     return [g for g in gaps if (g.seconds or 0) > 0]
 
 
-_SCHEDULER_LINES = frozenset({"dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
-                              "kv_cache.allocated", "memory_pool.end", "cuda_graph.begin", "cuda_graph.end",
-                              "scheduler.ready"})
 def _every_rank_era(run: Run, events: Sequence[Event], fmt: Format) -> bool:
     """True when the scheduler finished in a log whose every rank prints every per-rank line.
 
     In the versions (and bench runs) of an engine that tags ranks only when parallel where
     every rank prints the scheduler's ready line, that line has no `available_gpu_mem`.
     """
-    ready = [e for e in events if e.name == "scheduler.ready"]
+    ready = [e for e in events if e.name == SCHEDULER_READY]
     if not ready:
         return False
     return _engine_only(events, fmt) or all("available_gpu_mem_gb" not in e.fields for e in ready)
@@ -1138,23 +1137,26 @@ def _every_rank_era(run: Run, events: Sequence[Event], fmt: Format) -> bool:
 def _infer_config(run: Run, events: Sequence[Event], fmt: Format) -> None:
     """Fill flags the log proves without stating them, and say what proved them."""
     names = {m.name for m in run.milestones}
-    if run.config.get("enable_torch_compile") is None and "torch_compile.end" in names:
-        run.config["enable_torch_compile"] = True
-        run.config_inferred["enable_torch_compile"] = "the log shows torch.compile finishing"
+    for kind in fmt.vocab.implying:  # lines that prove flags (`Kind.implies`)
+        if kind.name in names:
+            for flag, value in kind.implies.items():
+                if run.config.get(flag) is None:
+                    run.config[flag] = value
+                    run.config_inferred[flag] = kind.implies_why
     if run.config.get("tp_size") is None and not fmt.rank_tags_only_when_parallel:
         _infer_tp_from_processes(run, events, fmt)
     if run.config.get("disable_cuda_graph") is None:
         traced = fmt.capture_trace is not None and any(
-            e.name.startswith("error.") and re.search(fmt.capture_trace, e.text) for e in events)
-        if names & {"cuda_graph.begin", "cuda_graph.end"}:
+            e.name.startswith(ERROR_PREFIX) and re.search(fmt.capture_trace, e.text) for e in events)
+        if names & {CUDA_GRAPH_BEGIN, CUDA_GRAPH_END}:
             run.config["disable_cuda_graph"] = False
             run.config_inferred["disable_cuda_graph"] = "the log shows a CUDA graph capture"
         elif traced:
             run.config["disable_cuda_graph"] = False
             run.config_inferred["disable_cuda_graph"] = "the crash happened inside CUDA graph capture"
         else:
-            pool = next((m for m in run.milestones if m.key == "memory_pool.end"), None)
-            after = {"scheduler.ready", "http.started", "http.running", "ready", "engine.timings"}
+            pool = next((m for m in run.milestones if m.key == MEMORY_POOL_END), None)
+            after = fmt.vocab.past_capture
             if pool is not None and any(m.name in after and m.line > pool.line for m in run.milestones):
                 run.config["disable_cuda_graph"] = True
                 run.config_inferred["disable_cuda_graph"] = "the scheduler became ready without capturing a graph"
@@ -1164,7 +1166,8 @@ def _infer_config(run: Run, events: Sequence[Event], fmt: Format) -> None:
         served = [e for e in events if e.name != ACCESS]
         skip = {"bare"} | {h.name for h in fmt.headers if h.clock == "foreign"}
         own = [e for e in served if e.header not in skip and e.ts is not None and not e.inherited]
-        sched = [e for e in own if e.name in _SCHEDULER_LINES]
+        scheduler = fmt.vocab.scheduler
+        sched = [e for e in own if e.name in scheduler]
         # "[gpu_id=N]" (the oldest versions) numbers the tensor-parallel ranks the same way.
         tps = sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for e in (own or served) if e.rank
                       for t in e.rank.split() if (t[:2] == "TP" and t[2:].isdigit()) or (t[:3] == "GPU" and t[3:].isdigit())})

@@ -49,7 +49,7 @@ class ParseResult:
     sources: list[SourceReport] = field(default_factory=list)
 
     def as_contract(self) -> dict[str, Any]:
-        """The JSON object of shared/CONTRACT.md (plus added keys)."""
+        """The JSON object of the `parse --json` contract (docs/contract.md), with its added keys."""
         return {
             "runs": [run.as_contract() for run in self.runs],
             "errors": self.as_contract_errors(),
