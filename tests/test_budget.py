@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from firedup.formats import get_format
 from firedup.render.budget import budget_json, budget_text
 from firedup.tables.budget import budget_for, budgets, prediction_bound, round_up, runs_needed
 from firedup.tables.frames import load
-from firedup.tables.risk import BOUND, FLOOR, MIN_MARGIN, THUMB, student_t_quantile
+from firedup.tables.risk import BOUND, CAPPED, FLOOR, MIN_MARGIN, THUMB, student_t_quantile
 from logmaker import fleet, ready_seconds_by_regex
 
 # Student's t upper quantiles as printed in tables (NIST/SEMATECH e-Handbook 1.3.6.7.2, three decimals)
@@ -48,11 +49,18 @@ def test_prediction_bound_on_a_hand_computed_sample() -> None:
     assert fit.sigma == pytest.approx(0.555548, abs=1e-6)
     assert fit.factor == pytest.approx(8.041976, abs=1e-5)
     assert fit.bound == pytest.approx(15846, rel=1e-3)
+    # 15846 s is 53 x the slowest run: three runs this spread out are too few to bound 1 %
     b = budget_for([100.0, 200.0, 300.0], 0.01)
+    assert b.method == CAPPED and b.raw_seconds == pytest.approx(330.0) and b.model == fit
+    assert "4 h 23 min" in b.statement and b.beside == "the bound would be 4 h 23 min"
+    # closer runs: the bound is the budget
+    times = [100.0, 120.0, 140.0, 110.0, 130.0]
+    fit = prediction_bound(times, 0.01)
+    b = budget_for(times, 0.01)
     assert b.method == BOUND and b.raw_seconds == pytest.approx(fit.bound)
-    assert b.distribution_free_risk == pytest.approx(1 / 4)
-    assert "Student-t with 2 df" in b.statement and "1/4" in b.statement and "99 runs" in b.statement
-    assert b.risk_label == "risk 1 % if log-normal; ≤ 25 % without that assumption"
+    assert b.distribution_free_risk == pytest.approx(1 / 6)
+    assert "Student-t with 4 df" in b.statement and "1/6" in b.statement and "99 runs" in b.statement
+    assert b.risk_label == "risk 1 % if log-normal; ≤ 16.67 % without that assumption"
 
 
 def test_runs_needed_for_a_risk() -> None:
@@ -120,16 +128,25 @@ def test_the_same_evidence_seen_more_often_never_raises_the_budget(times: list[f
     # k copies of the runs: same mean, same (slightly smaller) spread, same slowest, k times the n
     fewer, more = budget_for(times, risk), budget_for(times * k, risk)
     assert fewer.raw_seconds is not None and more.raw_seconds is not None
-    assert fewer.raw_seconds >= more.raw_seconds * (1 - 1e-9)
+    if fewer.method == CAPPED:  # too few for their spread: the floor, risk unknown, the bound beside it
+        assert fewer.raw_seconds == pytest.approx(max(times) * (1 + MIN_MARGIN)) and "risk unknown" in fewer.risk_label
+        assert fewer.model is not None and fewer.model.bound >= more.raw_seconds * (1 - 1e-9)
+    else:
+        assert fewer.raw_seconds >= more.raw_seconds * (1 - 1e-9)
 
 
 def test_fewer_runs_give_a_larger_budget_on_average() -> None:
     rng = np.random.default_rng(11)
     means = []
-    for n in (2, 3, 5, 10, 30):
+    for n in (3, 5, 10, 30):
         draws = np.exp(rng.normal(6.5, 0.15, size=(2000, n)))
         means.append(float(np.mean([budget_for(list(row), 0.01).raw_seconds for row in draws])))
     assert all(a > b for a, b in itertools.pairwise(means)), means
+    # two runs are too few to bound 1 % at this spread: the slowest + the margin, risk unknown
+    two = [budget_for(list(row), 0.01) for row in np.exp(rng.normal(6.5, 0.15, size=(200, 2)))]
+    assert sum(b.method == CAPPED for b in two) > 100
+    assert all("risk unknown" in b.risk_label and b.beside is not None and "the bound would be" in b.beside
+               for b in two if b.method == CAPPED)
 
 
 # --- coverage by simulation ---------------------------------------------------------------------
@@ -163,7 +180,10 @@ def _exceedance(name: str, n: int, risk: float, trials: int, seed: int) -> tuple
     samples = draw(rng, (trials, n))
     found = [budget_for(list(row), risk) for row in samples]
     bounds = np.array([b.model.bound if b.model else np.inf for b in found], dtype=float)
-    budget = np.array([b.raw_seconds for b in found], dtype=float)
+    # the budgets that state the risk (too few runs for their spread say "risk unknown": their
+    # figure is the bound, shown beside the budget)
+    budget = np.array([b.raw_seconds if b.method != CAPPED else b.model.bound if b.model else np.inf
+                       for b in found], dtype=float)
     if survival is not None:  # the exact chance per trial, averaged
         return float(np.mean(survival(bounds))), float(np.mean(survival(budget)))
     nxt = draw(rng, (trials, 200))
@@ -223,6 +243,11 @@ def test_fleet_budget_covers_every_production_run(tmp_path: Path) -> None:
     observed = [t for t in prod if t is not None]
     assert len(observed) == 5
     b = by_key[False]
+    # counted from launch: each run's first line -> ready plus the allowance before its first line
+    # (no line states these launches: the top of SGLang's usual gap, docs/launch.md)
+    gap = get_format("sglang").launch_gap
+    assert gap is not None
+    observed = [t + gap.high for t in observed]
     assert b.n == 5 and b.slowest == max(observed)
     assert b.budget_seconds is not None and b.budget_seconds >= max(observed) * 1.1
     logs = [math.log(t) for t in observed]
@@ -237,3 +262,14 @@ def test_fleet_budget_covers_every_production_run(tmp_path: Path) -> None:
     assert b.risk_label in text and b.method_label in text
     data = budget_json(report)
     assert {"key", "n", "budget_seconds", "risk", "method", "method_label", "risk_label"} <= set(data["groups"][0])
+
+
+def test_too_few_runs_for_their_spread_give_the_slowest_plus_the_margin_never_24_h() -> None:
+    """Issue 27: a cold and a warm start of one config (2 min 32 s and 1 min 20 s from launch) gave
+    `budget 24 h 00 min (86400 s), capped`: now the slowest + 10 %, risk unknown, the bound beside it."""
+    b = budget_for([152.0, 80.0], 0.01)
+    assert b.method == CAPPED and b.raw_seconds == pytest.approx(152.0 * 1.1)
+    assert b.budget_seconds == 170 and b.budget_seconds < 3600
+    assert b.risk_label.startswith("risk unknown") and "%" in b.risk_label
+    assert b.model is not None and b.beside == f"the bound would be {b.model.bound:.3g} s"
+    assert "risk is unknown" in b.statement and "cold and warm" in b.statement

@@ -64,9 +64,11 @@ def _check(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_steady_run_passes(history: Path) -> None:
     out = _check(str(NEW), "--history", str(history))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.startswith("rule: a run regresses when")
-    assert "PASS" in out.stdout and "4 history runs of this config" in out.stdout
-    assert "all 1 run within the history's spread" in out.stdout
+    assert out.stdout.startswith(f"PASS {NEW}: ")  # the answer first
+    assert "from launch" in out.stdout.splitlines()[0]
+    assert "4 history runs of this config" in out.stdout
+    verbose = _check(str(NEW), "--history", str(history), "-v")
+    assert "rule: a run regresses when" in verbose.stdout
 
 
 def test_a_slower_weight_load_fails_with_the_phase_and_the_evidence(history: Path, tmp_path: Path) -> None:
@@ -75,14 +77,14 @@ def test_a_slower_weight_load_fails_with_the_phase_and_the_evidence(history: Pat
     assert out.returncode == 1, out.stdout + out.stderr
     assert "FAIL" in out.stdout
     assert re.search(r"load_weights: \d+ min \d\d s REGRESSED: history of 4 runs", out.stdout), out.stdout
-    assert re.search(r"time to ready: \d+ min \d\d s REGRESSED", out.stdout)
+    assert re.search(r"time to ready from launch: \d+ min \d\d s REGRESSED", out.stdout)
     assert "evidence: line " in out.stdout and "Load weight end" in out.stdout
     # the debug runs are another config: never mixed in
     data = firedup.check([slow], [history]).as_json()
     (run,) = data["runs"]
     assert run["history_n"] == 4 and run["failed"]
     regressed = {f["measure"] for f in run["findings"] if f["regressed"]}
-    assert {"load_weights", "time to ready"} <= regressed
+    assert {"load_weights", "time to ready from launch"} <= regressed
     assert "cuda_graph" not in regressed and "draft.load_weights" not in regressed
 
 
@@ -105,13 +107,44 @@ def test_without_history_it_is_a_usage_error() -> None:
     assert out.returncode == 2 and "give the history" in out.stderr
 
 
-def test_a_config_with_one_history_run_is_said_not_failed(tmp_path: Path) -> None:
+def test_a_config_with_one_history_run_cannot_be_judged_and_never_passes(tmp_path: Path) -> None:
     folder = tmp_path / "h"
     folder.mkdir()
     shutil.copy(SAMPLE_LOGS / "prod-tp8-eagle3-01.log", folder)
     out = _check(str(_slower_load(tmp_path, 240)), "--history", str(folder))
-    assert out.returncode == 0
-    assert "1 history run of this config: no spread to judge by" in out.stdout
+    assert out.returncode == 6, out.stdout + out.stderr
+    assert out.stdout.startswith("CANNOT JUDGE ")
+    assert "1 history run of this config: too few to judge it by" in out.stdout
+
+
+def test_an_empty_store_or_another_configs_history_cannot_judge(tmp_path: Path) -> None:
+    """Issue 27: `check NEW --store EMPTY_OR_OTHER_CONFIG` printed PASS and exited 0."""
+    empty = tmp_path / "empty-store"
+    empty.mkdir()
+    out = _check(str(NEW), "--store", str(empty))
+    assert out.returncode == 6 and out.stdout.startswith("CANNOT JUDGE"), out.stdout + out.stderr
+    assert "PASS" not in out.stdout
+    other = tmp_path / "debug"
+    other.mkdir()
+    for i in range(1, 4):
+        shutil.copy(SAMPLE_LOGS / f"debug-tp8-eagle3-0{i}.log", other)
+    out = _check(str(NEW), "--history", str(other))
+    assert out.returncode == 6 and out.stdout.startswith("CANNOT JUDGE")
+    assert "nearest configs in the history: disable_cuda_graph=True (3 runs)" in " ".join(out.stdout.split())
+    report = firedup.check([NEW], [other])
+    assert report.verdict == "CANNOT JUDGE" and not report.failed
+    # a failure outweighs it: exit 1
+    both = _check(str(NEW), str(SAMPLE_LOGS / "oom-in-cuda-graph.log"), "--history", str(other))
+    assert both.returncode == 1 and both.stdout.startswith("CANNOT JUDGE") and "\nFAIL " in both.stdout
+
+
+def test_the_limit_is_the_budget_of_the_same_runs(history: Path) -> None:
+    """One number per fact: `check`'s limit on time to ready is the budget `budget` gives its history
+    (it said 16 min 48 s where budget said 16 min 50 s for the same rule)."""
+    data = firedup.check([NEW], [history]).as_json()
+    limit = next(f["limit_seconds"] for f in data["runs"][0]["findings"] if f["measure"] == "time to ready from launch")
+    prod = [str(history / f"prod-tp8-eagle3-0{i}.log") for i in range(1, 5)]
+    assert limit == firedup.budgets(firedup.load(prod)).budgets[0].budget_seconds
 
 
 def test_the_rule_on_numbers() -> None:

@@ -64,7 +64,8 @@ def test_left_out_says_why(fleet_logs: Path) -> None:
     assert reasons["prod-oom.log"].startswith("crashed (oom in cuda_graph)")
     assert "other model" in reasons["small-tp1.log"] and "Qwen2.5-0.5B" in reasons["small-tp1.log"]
     text = comparison_text(cmp)
-    assert "left out of the timing (2):" in text
+    assert "left out of the timing (2 runs; -v lists each with its reason):" in text
+    assert "  1 crashed: prod-oom.log" in text and "  1 of another model: small-tp1.log" in text
 
 
 def test_without_by_groups_by_the_flags_that_vary(fleet_logs: Path) -> None:
@@ -368,7 +369,8 @@ def test_by_engine_when_no_model_ran_on_both_says_why_one_engine_is_missing(one_
     text = comparison_text(cmp)
     assert ("note: engine=vllm: 4 ready runs, none of model_path=Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 (left out "
             "below)") in text
-    assert "vllm-tp2-eager.log: other model (model_path=Qwen/Qwen3-32B)" in text
+    assert "of another model: " in text  # one line per reason
+    assert "vllm-tp2-eager.log: other model (model_path=Qwen/Qwen3-32B)" in comparison_text(cmp, verbose=True)
 
 
 def test_the_demo_headline_is_the_sglang_story_with_the_vllm_runs_left_out() -> None:

@@ -44,7 +44,7 @@ def test_budget_is_the_one_firedup_budget_gives_with_its_risk(tmp_path: Path) ->
     assert budget.slowest == slowest
     # Two runs: `firedup budget`'s log-normal prediction bound (Student-t, 1 df), never below the
     # slowest + 10 %, rounded up to whole seconds (to 10 s past a minute). 36 s and 96 s are too far
-    # apart for two runs to bound a 1 % risk: the budget is capped and says so.
+    # apart for two runs to bound a 1 % risk: the slowest + 10 %, risk unknown, and it says so.
     from firedup.tables.risk import budget_for
 
     same = budget_for([slowest, seconds_to_ready(NEW_READY)], 0.01)
@@ -53,7 +53,7 @@ def test_budget_is_the_one_firedup_budget_gives_with_its_risk(tmp_path: Path) ->
     assert budget.seconds == (math.ceil(raw) if raw <= 60 else math.ceil(raw / 10) * 10)
     assert "the budget of `firedup budget` over 2 history runs" in budget.method
     assert same.method_label in budget.method and same.risk_label in budget.method
-    assert "risk not bounded" in budget.method
+    assert "risk unknown" in budget.method
     assert history.median_ready() == pytest.approx((slowest + seconds_to_ready(NEW_READY)) / 2)
 
 

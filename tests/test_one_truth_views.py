@@ -47,6 +47,7 @@ REALGPU = SHARED / "realgpu"
 #   crash_after     the time from the first line to the crash, as printed (None without a crash)
 #   crash_line      the crash's first line number (None without a crash)
 #   phases          the run-level phase names with a duration, `total` aside
+#   from_launch     the time from the launch to end_ts as printed (`~58 s`: estimated), None unknown
 Facts = dict[str, Any]
 ViewFacts = dict[tuple[str, int], Facts]
 
@@ -98,6 +99,12 @@ def _invoke(*args: str) -> str:
 # --- one helper per view ---------------------------------------------------------------------
 
 
+def _from_launch(seconds: float | None, source: str | None) -> str | None:
+    if seconds is None or source in (None, "unknown"):
+        return None
+    return ("" if source in ("measured", "log", "given") else "~") + fmt_duration(seconds)
+
+
 def contract_facts(runs: list[dict[str, Any]]) -> ViewFacts:
     """Facts of `parse --json` runs (the contract's dicts)."""
     out: ViewFacts = {}
@@ -113,6 +120,7 @@ def contract_facts(runs: list[dict[str, Any]]) -> ViewFacts:
             "crash_after": fmt_duration(crash["offset"]) if crash else None,
             "crash_line": crash["line"] if crash else None,
             "phases": frozenset(phases),
+            "from_launch": _from_launch(r["launch"]["seconds_to_end"], r["launch"]["source"]),
         }
     return out
 
@@ -135,6 +143,7 @@ def run_facts(runs: list[Run]) -> ViewFacts:
             "crash_after": fmt_duration(crash.offset) if crash else None,
             "crash_line": crash.line if crash else None,
             "phases": frozenset(p.name for p in run.run_phases() if p.name != "total" and p.seconds is not None),
+            "from_launch": _from_launch(run.launch_to_end, run.launch.source if run.launch else None),
         }
     return out
 
@@ -146,7 +155,7 @@ def timeline_data_facts(path: Path) -> ViewFacts:
 _OUTCOME_LINE = re.compile(
     rf"^  (?:(?P<ready>READY) in|(?P<crashed>CRASHED) \(.*?\)(?: in \S+)? after"
     rf"|(?P<incomplete>INCOMPLETE): the log stops(?: in \S+)? after) (?P<least>at least )?(?P<time>{_DURATION})"
-    r"(?: \(engine ready; no HTTP server\))?$")
+    rf"(?: \(engine ready; no HTTP server\))?(?:, (?P<launch>~?{_DURATION}) from launch)?$")
 _SPAN_LINE = re.compile(r"^  from (\d{4}-\d\d-\d\dT\S+) to (\d{4}-\d\d-\d\dT\S+)")
 _CRASH_LINE = re.compile(r"^  crash: .*, line (\d+)$")
 _PHASE_LABEL = slice(33, 61)  # `timeline_text`'s phase column: 2+12+2+6+2+7+2 characters in, 28 wide
@@ -169,6 +178,9 @@ def timeline_text_facts(path: Path) -> ViewFacts:
             if m := _OUTCOME_LINE.match(line):
                 facts["outcome"] = next(k for k in ("ready", "crashed", "incomplete") if m.group(k))
                 facts["to_end"], facts["lower_bound"] = m.group("time"), bool(m.group("least"))
+                facts["from_launch"] = m.group("launch")
+            elif line.startswith("  ~") and line.endswith(" from launch"):  # on a line of its own
+                facts["from_launch"] = line.strip().removesuffix(" from launch")
             elif m := _SPAN_LINE.match(line):
                 facts["first_ts"], facts["end_ts"] = _ts(m.group(1)), _ts(m.group(2))
             elif m := _CRASH_LINE.match(line):
@@ -185,14 +197,17 @@ def timeline_text_facts(path: Path) -> ViewFacts:
     return out
 
 
-_SUMMARY_ROW = re.compile(rf"^(?P<outcome>ready|crashed|incomplete)\s+\(?(?P<least>≥ )?(?P<time>{_DURATION})\)?\s")
+_SUMMARY_ROW = re.compile(rf"^(?P<outcome>ready|crashed|incomplete)\s+\(?(?P<least>≥ )?(?P<time>{_DURATION})\)?\s+"
+                          rf"(?P<launch>~?{_DURATION})\s")
 
 
 def parse_summary_facts(path: Path) -> ViewFacts:
     """`firedup parse PATH` without --json: one row per run, in run order."""
     rows = [m for line in _invoke("parse", str(path)).splitlines() if (m := _SUMMARY_ROW.match(line))]
     return {(path.name, i): {"outcome": m.group("outcome"), "to_end": m.group("time"),
-                             "lower_bound": bool(m.group("least"))} for i, m in enumerate(rows)}
+                             "lower_bound": bool(m.group("least")),
+                             "from_launch": None if m.group("launch") == "?" else m.group("launch")}
+            for i, m in enumerate(rows)}
 
 
 def _unmd(text: str) -> str:

@@ -149,8 +149,9 @@ def test_parse_summary_fits_the_width_and_says_the_shared_folder_once(width: int
     lines = summary_text(runs, width=width).splitlines()
     assert all(len(line) <= width for line in lines), width
     assert lines[-1] == f"(sources in {SAMPLE_LOGS}/)"
+    assert lines[-2] == "(~: launch estimated, see docs/launch.md)"  # the second clock's note
     at = lines[0].index("source")
-    for row, run in zip(lines[1:-1], runs, strict=True):
+    for row, run in zip(lines[1:-2], runs, strict=True):
         where = f"#{run.run_index + 1} " if run.run_index else ""
         assert row.split()[0] == run.outcome
         assert row[at:].startswith(where) and _name_kept(row[at + len(where):], Path(run.source).name), row
@@ -168,7 +169,7 @@ def test_parse_summary_cuts_long_corpus_names_in_the_middle() -> None:
     lines = summary_text(runs, width=80).splitlines()
     assert all(len(line) <= 80 for line in lines)
     assert lines[-1] == f"(sources in {logs[0].parent}/)"
-    cells = [row[lines[0].index("source"):] for row in lines[1:-1]]
+    cells = [row[lines[0].index("source"):] for row in lines[1:1 + len(runs)]]
     assert all(_name_kept(cell.removeprefix(f"#{run.run_index + 1} " if run.run_index else ""), Path(run.source).name)
                for cell, run in zip(cells, runs, strict=True))
     assert sum("…" in cell for cell in cells) > len(runs) / 2

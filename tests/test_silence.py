@@ -105,10 +105,14 @@ def test_compare_of_the_cold_and_warm_start_explains_the_difference_by_cold_cach
 
 
 @needs_realgpu
-def test_budget_says_the_history_holds_cold_and_warm_starts_and_splits_them_on_request() -> None:
+def test_budget_keeps_cold_and_warm_starts_apart_and_splits_them_by_verdict_on_request() -> None:
     runs = load([str(REALGPU / "sglang_nograph.log"), str(REALGPU / "sglang_nograph-warm.log")])
     report = budgets(runs)
-    assert any("1 cold-cache and 1 warm-cache starts" in n and "--by cache_start" in n for n in report.grouping.notes)
+    [apart] = report.splits
+    assert apart is not None
+    names = dict(zip(runs.runs["run_id"].to_list(), runs.runs["source"].to_list(), strict=True))
+    assert [Path(names[r]).name for r in apart[0].cold] == ["sglang_nograph.log"]
+    assert "cold kernel_jit caches" in apart[0].reasons[apart[0].cold[0]]
     split = budgets(runs, ["cache_start"])
     assert sorted(b.label for b in split.budgets) == ["cold start (cache_start=cold)", "warm start (cache_start=warm)"]
     assert not any("cold-cache and" in n for n in split.grouping.notes)

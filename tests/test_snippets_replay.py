@@ -160,3 +160,74 @@ def test_the_route_comes_from_the_formats_readiness_table(monkeypatch: pytest.Mo
     assert "URL=http://127.0.0.1:8000/ping " in texts["bash"]
     assert "path: /ping" in texts["kubernetes"] and "a made-up slow probe" in texts["kubernetes"]
     assert "timeoutSeconds: 7  # above one probe's 2 s" in texts["kubernetes"]
+
+
+def _short_runs(folder: Path) -> dict[str, Path]:
+    """Five short debug starts (17-21 s first line -> ready), a production one (another group) and
+    an OOM in graph capture: logmaker's shapes, seconds long, so that the replay is quick."""
+    from datetime import datetime, timedelta
+
+    from logmaker import Spec, write
+
+    folder.mkdir(parents=True, exist_ok=True)
+    base = datetime(2026, 12, 5, 9, 0, 0)
+    small = {"tp": 1, "launch": 3, "dist_init": 1, "kv_cache": 1, "draft_load": 1, "http_start": 1, "warmup": 2}
+    paths = {}
+    for i, load in enumerate((10, 8, 9, 11, 12)):  # debug-0, replayed, is not the slowest
+        paths[f"debug-{i}"] = folder / f"debug-{i}.log"
+        write(paths[f"debug-{i}"], Spec(base + timedelta(hours=i), disable_cuda_graph=True, load_weights=load, **small))
+    paths["prod-0"] = folder / "prod-0.log"
+    write(paths["prod-0"], Spec(base + timedelta(days=1), load_weights=10, cuda_graph=20, draft_graph=5, **small))
+    paths["oom"] = folder / "oom.log"
+    write(paths["oom"], Spec(base + timedelta(days=2), load_weights=6, cuda_graph=8, crash_in="cuda_graph", **small))
+    return paths
+
+
+def test_a_script_started_with_the_server_outlasts_its_imports(tmp_path: Path) -> None:
+    """Issue 27: `budget --group` over the other debug runs writes a script that, started together
+    with `replay --launch-delay N` of a debug run (N the gap the budget allows before the first
+    line), exits 0 when it gets ready and 3 on an OOM; with the budget counted from the first line
+    (what firedup gave before) the same start times out (124)."""
+    import json
+    import math
+
+    from firedup.tables.risk import budget_for
+
+    runs = _short_runs(tmp_path / "logs")
+    history = [str(runs[k]) for k in ("debug-1", "debug-2", "debug-3", "debug-4", "prod-0")]
+    # two groups: a snippet needs --group, and without it says which there are (exit 2)
+    refused = subprocess.run(firedup("budget", *history, "--snippet", "bash"), capture_output=True, text=True,
+                             env=env(), timeout=60, check=False)
+    assert refused.returncode == 2 and "disable_cuda_graph=True" in refused.stderr and "--group" in refused.stderr
+    made = subprocess.run(firedup("budget", *history, "--snippet", "bash", "--group", "disable_cuda_graph=True"),
+                          capture_output=True, text=True, env=env(), timeout=60, check=False)
+    assert made.returncode == 0, made.stderr
+    script = tmp_path / "wait.sh"
+    script.write_text(made.stdout)
+    assert "Counted from the server's launch" in made.stdout
+    data = json.loads(subprocess.run(firedup("budget", *history, "--json", "--group", "disable_cuda_graph=True"),
+                                     capture_output=True, text=True, env=env(), timeout=60, check=True).stdout)
+    [group] = data["groups"]
+    budget = group["budget_seconds"]
+    assert f'BUDGET="${{BUDGET:-{budget}}}"' in made.stdout
+    parsed = json.loads(subprocess.run(firedup("parse", *history[:4], "--json"), capture_output=True, text=True,
+                                       env=env(), timeout=60, check=True).stdout)["runs"]
+    delay = max(r["launch"]["range"][1] for r in parsed)  # the gap the budget allows: the top of the range
+    first_line = budget_for([r["total_seconds"] for r in parsed], 0.01).budget_seconds  # counted from the first line
+    assert first_line is not None and budget >= max(r["total_seconds"] for r in parsed) + delay
+    speed = 2.0
+
+    def start(log: Path, wall_budget: float) -> subprocess.CompletedProcess[str]:
+        port, out = free_port(), tmp_path / f"{log.stem}-{wall_budget:g}.out"
+        with replaying(log, out, port, speed, "--hold", "60", "--launch-delay", f"{delay:g}") as replay:
+            return _run(script, timeout=120, URL=f"http://127.0.0.1:{port}/health", SERVER_LOG=str(out),
+                        SERVER_PID=str(replay.pid), BUDGET=str(math.ceil(wall_budget)))
+
+    ready = start(runs["debug-0"], budget / speed)
+    assert ready.returncode == 0, (ready.stdout, ready.stderr)
+    crashed = start(runs["oom"], budget / speed)
+    assert crashed.returncode == 3, (crashed.stdout, crashed.stderr)
+    assert "out of memory" in crashed.stderr or "hit an exception" in crashed.stderr
+    # the budget counted from the first line stops the same healthy start
+    too_short = start(runs["debug-0"], first_line / speed)
+    assert too_short.returncode == 124, (too_short.stdout, too_short.stderr)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date as _date
 from datetime import datetime as _datetime
+from datetime import time as _time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, TypeAlias
 
@@ -134,30 +135,33 @@ def _count(value: object, what: str) -> int | None:
 
 
 def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None, all_files: bool = False,
-          progress: FileProgress | None = None, jobs: int | None = None) -> ParseResult:
+          progress: FileProgress | None = None, jobs: int | None = None,
+          launched_at: _datetime | _time | None = None) -> ParseResult:
     """Files, folders, globs or "-" (stdin) -> `ParseResult`: runs (each with milestones, phases
     and its crash), the inputs that could not be read (`.errors`) and what each source held.
 
     `engine` forces a format (a name from `firedup.formats.known_engines()`) instead of sniffing it; `date` dates logs that
     print only times; `all_files` reads every file of a folder, not only *.log/.txt/.out/.gz.
     Raises UnknownEngineError for an engine no format knows (before reading anything).
+    `launched_at`: when the server was launched, on the log's clock (a time of day takes the first
+    line's date): each source's first run counts from it (`Run.launch`, source "given").
     """
     from firedup.timeline.pipeline import parse_paths
 
     return parse_paths(_paths(paths), engine=_engine(engine), default_date=_day(date), all_files=all_files,
-                       progress=progress, jobs=_count(jobs, "jobs"))
+                       progress=progress, jobs=_count(jobs, "jobs"), launched_at=launched_at)
 
 
 def write_parse_json(paths: Paths, out: IO[str], *, engine: str | None = None, date: _date | None = None,
                      all_files: bool = False, progress: FileProgress | None = None,
-                     jobs: int | None = None) -> StreamedParse:
+                     jobs: int | None = None, launched_at: _datetime | _time | None = None) -> StreamedParse:
     """`parse` written to `out` as the contract's JSON (docs/contract.md), streamed run by run (what
     `firedup parse --json` prints): the same text as `write_contract_json(parse(...))`, without
     holding every run in memory. Returns the errors, the sources and the count of runs."""
     from firedup.timeline.pipeline import write_parse_json as write
 
     return write(_paths(paths), out, engine=_engine(engine), default_date=_day(date), all_files=all_files,
-                 progress=progress, jobs=_count(jobs, "jobs"))
+                 progress=progress, jobs=_count(jobs, "jobs"), launched_at=launched_at)
 
 
 def open_store(store: StoreArg = True) -> Store:

@@ -147,6 +147,25 @@ def _closed_stdin() -> bool:
     return False
 
 
+def _parse_launched_at(ctx: click.Context, param: click.Parameter, value: str | None) -> _dt.datetime | _dt.time | None:
+    """`--launched-at`: a time of day (`22:46:34`) or a date and time, on the log's clock."""
+    if value is None:
+        return None
+    try:
+        if len(value) <= 15 and ":" in value and "-" not in value and "T" not in value:
+            return _dt.time.fromisoformat(value)
+        when = _dt.datetime.fromisoformat(value.replace(" ", "T", 1))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a time like 22:46:34 or 2026-12-05T22:46:34") from None
+    if when.tzinfo is not None:
+        raise click.BadParameter(f"{value!r} has a time zone: give the time as the log's own lines show it")
+    return when
+
+
+LAUNCHED_AT_HELP = ("When the server process was launched, on the log's clock (22:46:34, or with its date): "
+                    "times from launch count from it instead of an estimate.")
+
+
 def input_options(func: F) -> F:
     """PATH... plus the options every command that reads logs shares."""
     return click.argument("paths", nargs=-1, required=True, metavar="PATH...")(_reading_options(func))
@@ -172,9 +191,11 @@ def _reading_options(func: F) -> F:
                         help=ENGINE_HELP)(func)
 
 
-def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> ParseResult:
+def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
+          launched_at: _dt.datetime | _dt.time | None = None) -> ParseResult:
     """Parse inputs, report unreadable ones on stderr as `file: reason`."""
-    result = api.parse(paths, engine=engine, date=default_date, all_files=all_files, progress=_progress_bar())
+    result = api.parse(paths, engine=engine, date=default_date, all_files=all_files, progress=_progress_bar(),
+                       launched_at=launched_at)
     _say_unread(result)
     return result
 
@@ -184,7 +205,9 @@ def _say_unread(result: ParseResult) -> None:
     for err in result.errors:
         echo(f"firedup: {err}", err=True)
     for report in result.sources:
-        if report.engine is None:  # readable, but no engine firedup knows wrote it
+        if report.engine is None and report.skipped:  # a format matched a line, but it is no server's log
+            echo(f"firedup: {report.source}: {report.skipped}", err=True)
+        elif report.engine is None:  # readable, but no engine firedup knows wrote it
             from firedup.formats import no_known_engine
 
             echo(f"firedup: {report.source}: {no_known_engine(report.looks_like)}", err=True)
@@ -235,7 +258,8 @@ def cli() -> None:
     Exit codes: 0 all inputs parsed, 1 some inputs unreadable (the rest is
     still printed), 2 usage error, 5 no server startup in the inputs (or
     nothing to draw); `wait` adds 3 (crashed), 124 (timed out) and 4 (timed
-    out while the server sat idle: stuck); `check` exits 1 when a run regressed.
+    out while the server sat idle: stuck); `check` exits 1 when a run regressed,
+    6 when its history cannot judge it.
     """
 
 
@@ -253,8 +277,9 @@ _with_engine_titles(cli)
 @cli.command()
 @input_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: every run, milestone, phase and crash (the contract scripts rely on).")
+@click.option("--launched-at", callback=_parse_launched_at, metavar="TIME", help=LAUNCHED_AT_HELP)
 def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
-          as_json: bool) -> None:
+          as_json: bool, launched_at: _dt.datetime | _dt.time | None) -> None:
     """Parse logs into runs, milestones and phases.
 
     The text summary fits the terminal (80 columns when not a terminal, $COLUMNS to choose):
@@ -266,10 +291,10 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     if as_json:  # streamed: each run written as it is parsed, memory flat over any number of files
         streamed = api.write_parse_json(paths, _SafeStream(sys.stdout, json_text=True),  # type: ignore[arg-type]
                                         engine=engine, date=default_date, all_files=all_files,
-                                        progress=_progress_bar())
+                                        progress=_progress_bar(), launched_at=launched_at)
         _say_unread(streamed)
         _exit(len(streamed.errors), streamed.run_count)
-    result = _read(paths, engine, default_date, all_files)
+    result = _read(paths, engine, default_date, all_files, launched_at)
     if result.runs:
         echo(_fitted(summary_text(result.runs, width=_columns())))
     _exit(len(result.errors), len(result.runs))
@@ -277,11 +302,13 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
 
 @cli.command()
 @input_options
-def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool) -> None:
+@click.option("--launched-at", callback=_parse_launched_at, metavar="TIME", help=LAUNCHED_AT_HELP)
+def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
+             launched_at: _dt.datetime | _dt.time | None) -> None:
     """Show each run's phases, longest first, with per-rank spread and the crash."""
     from firedup.render.text import timelines_text
 
-    result = _read(paths, engine, default_date, all_files)
+    result = _read(paths, engine, default_date, all_files, launched_at)
     color = _use_color()
     if result.runs:
         echo(_fitted(timelines_text(result.runs, _style(color), width=_columns())), color=color)
@@ -312,6 +339,8 @@ def _load(paths: tuple[str, ...], store: str | None, engine: str | None, default
                     progress=_progress_bar())
     for err in runs.errors:
         echo(f"firedup: {err}", err=True)
+    for skipped in runs.skipped:
+        echo(f"firedup: {skipped}", err=True)
     if store is not None and not paths and not len(runs):
         echo(f"firedup: the store {api.open_store(store).root} holds no runs yet; add some with "
                    "`firedup ingest PATH...`", err=True)
@@ -357,9 +386,10 @@ by_option = click.option("--by", "by", multiple=True, metavar="FLAG[,FLAG...]", 
 @cli.command(short_help="Compare groups of runs by flags: which phase makes the difference.")
 @many_inputs
 @by_option
+@click.option("-v", "--verbose", is_flag=True, help="List every run left out with its reason.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, deltas, ...).")
 def compare(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
-            all_files: bool, by: tuple[str, ...], as_json: bool) -> None:
+            all_files: bool, by: tuple[str, ...], verbose: bool, as_json: bool) -> None:
     """Compare groups of runs: time to ready, phases, and what explains the difference.
 
     Runs of one engine and model are compared; without --by, those with the most ready runs,
@@ -370,7 +400,7 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
     runs = _load(paths, store, engine, default_date, all_files)
     result = api.compare(runs, by)
     echo(json_text(result.as_json(), indent=1) if as_json
-         else _fitted(comparison_text(result, width=_columns())))
+         else _fitted(comparison_text(result, width=_columns(), verbose=verbose)))
     _exit_runs(runs)
 
 
@@ -393,25 +423,31 @@ def risk_option(help_text: str = "Accepted chance that a healthy start takes lon
 @risk_option()
 @click.option("--snippet", "snippets",
               type=click.Choice(["all", "timeouts", "bash", "kubernetes", "compose", "none"]), multiple=True,
-              default=("all",), show_default=True,
-              help="What to print after the budgets: every layer's timeout, or one ready-to-paste snippet. "
-                   "A single snippet prints it alone, so `--snippet bash > wait.sh` is a script.")
+              help="Print after the budgets every layer's timeout, or one ready-to-paste snippet. A single "
+                   "snippet prints it alone, so `--snippet bash --group KEY=VALUE > wait.sh` is a script.")
+@click.option("--group", "group", default=None, metavar="KEY=VALUE[,...]",
+              help="Only this group (as the first lines name it), e.g. disable_cuda_graph=False: what a "
+                   "snippet is for when there are several groups.")
+@click.option("-v", "--verbose", is_flag=True, help="Every budget's derivation, every run left out, every snippet.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: groups, ...).")
 def budget(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
-           all_files: bool, by: tuple[str, ...], risk: float, snippets: tuple[str, ...], as_json: bool) -> None:
-    """Recommended start-up timeouts per group, with their risk, and wait loops/probes to paste."""
-    from firedup.render.budget import budget_json, budget_text, snippet_only
+           all_files: bool, by: tuple[str, ...], risk: float, snippets: tuple[str, ...], group: str | None,
+           verbose: bool, as_json: bool) -> None:
+    """Recommended start-up timeouts per group, counted from the server's launch, with their risk,
+    and wait loops/probes to paste. The first lines are the answer: a budget per group."""
+    from firedup.render.budget import budget_json, budget_text, select_group, snippet_only
 
     runs = _load(paths, store, engine, default_date, all_files)
-    report = api.budgets(runs, by, risk)
-    kinds: tuple[str, ...] = ("timeouts", "bash", "kubernetes", "compose") if "all" in snippets else tuple(
+    report = select_group(api.budgets(runs, by, risk), group)
+    every = ("timeouts", "bash", "kubernetes", "compose")
+    kinds: tuple[str, ...] = every if "all" in snippets or (verbose and not snippets) else tuple(
         k for k in snippets if k != "none")
     if as_json:
         echo(json_text(budget_json(report), indent=1))
     elif len(kinds) == 1 and kinds[0] != "timeouts":
         echo(snippet_only(report, kinds[0]), nl=False)
     else:
-        echo(budget_text(report, kinds, width=_columns()))
+        echo(budget_text(report, kinds, width=_columns(), verbose=verbose))
     _exit_runs(runs)
 
 
@@ -423,19 +459,26 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
               help="Also judge by the history store: bare --store for the default one, or --store=DIR (or a "
                    "bucket URL).")
 @risk_option("Chance that a healthy run is called a regression, per measure, if times are log-normal.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: rule, failed, runs, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: verdict, rule, failed, runs, ...).")
+@click.option("-v", "--verbose", is_flag=True, help="Also print the rule.")
 @_reading_options
 def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, risk: float, as_json: bool,
-          engine: str | None, default_date: _dt.date | None, all_files: bool) -> None:
-    """Fail (exit 1) when a new run's time to ready or any phase regressed beyond the history's
-    spread for the same config, or it did not get ready; exit 0 otherwise, 5 when NEW holds no
-    server startup (like pytest). The rule is printed first."""
+          verbose: bool, engine: str | None, default_date: _dt.date | None, all_files: bool) -> None:
+    """Fail (exit 1) when a new run's time to ready from launch or any phase regressed beyond the
+    history's spread for the same config, or it did not get ready; CANNOT JUDGE (exit 6) when the
+    history holds fewer than 2 runs of its config; exit 0 otherwise, 5 when NEW holds no server
+    startup (like pytest). The first lines are the verdicts."""
+    from firedup.errors import EXIT_CANNOT_JUDGE
+    from firedup.tables.check import CANNOT_JUDGE
+
     report = api.check(paths, history, store=store, risk=risk, engine=engine, date=default_date,
                        all_files=all_files)
     for err in report.errors:
         echo(f"firedup: {err}", err=True)
-    echo(json_text(report.as_json(), indent=1) if as_json else _fitted(report.text()))
-    sys.exit(EXIT_REGRESSED if report.failed or report.errors else EXIT_OK)
+    echo(json_text(report.as_json(), indent=1) if as_json else _fitted(report.text(verbose)))
+    if report.failed or report.errors:
+        sys.exit(EXIT_REGRESSED)
+    sys.exit(EXIT_CANNOT_JUDGE if report.verdict == CANNOT_JUDGE else EXIT_OK)
 
 
 @cli.command(short_help="Add runs to the history store (a log already there is skipped).")
@@ -741,9 +784,12 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
               help="The engine version whose HTTP semantics to serve (default: read from the log's shape).")
 @click.option("--hold", default=None, metavar="DURATION",
               help="After the last line, keep serving this long (90, 90s, 15min; default: until interrupted).")
+@click.option("--launch-delay", default=None, metavar="DURATION",
+              help="Hold the log back this long after starting (log time: divided by --speed), as a real "
+                   "server's imports do (20-30 s): a wait loop started with the replay counts from the launch.")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: str | None,
-           engine: str | None) -> None:
+           launch_delay: str | None, engine: str | None) -> None:
     """Re-enact a recorded startup: write its log at pace and serve its HTTP answers.
 
     \b
@@ -759,8 +805,9 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     from firedup.live.wait import parse_duration
 
     held = parse_duration(hold, "--hold") if hold is not None else None
+    delay = parse_duration(launch_delay, "--launch-delay") if launch_delay is not None else 0.0
     check_replay_args(Path(log), Path(out), speed, held)
-    sys.exit(run_replay(Path(log), Path(out), speed, port, held, engine, server_version))
+    sys.exit(run_replay(Path(log), Path(out), speed, port, held, engine, server_version, launch_delay=delay))
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ EXIT_REGRESSED = 1  # `check`: a run regressed against its history (or did not g
 EXIT_CRASHED = 3  # `wait`: the server died before it was ready
 EXIT_TIMEOUT_STUCK = 4  # `wait`: timed out while the server's process tree sat idle (stuck, or waiting on a peer)
 EXIT_NO_DATA = 5  # like pytest's "no tests collected": no server startup (or none to draw) in the inputs
+EXIT_CANNOT_JUDGE = 6  # `check`: a run has too little history of its config to be judged (never a pass)
 EXIT_TIMEOUT = 124  # `wait`: like GNU timeout (timed out while the server was busy, or not inspected)
 
 EXIT_OTHER = 1
@@ -140,6 +141,6 @@ def exit_code_for(errors: int, runs: int) -> int:
     return EXIT_OK if runs else EXIT_NO_DATA
 
 
-__all__ = ["EXIT_CRASHED", "EXIT_NO_DATA", "EXIT_OK", "EXIT_OTHER", "EXIT_REGRESSED", "EXIT_SOME_INPUTS_BAD", "EXIT_TIMEOUT",
+__all__ = ["EXIT_CANNOT_JUDGE", "EXIT_CRASHED", "EXIT_NO_DATA", "EXIT_OK", "EXIT_OTHER", "EXIT_REGRESSED", "EXIT_SOME_INPUTS_BAD", "EXIT_TIMEOUT",
            "EXIT_TIMEOUT_STUCK", "EXIT_USAGE", "ClusterError", "DataError", "FiredupError", "FollowError", "InputError", "NoStartupError", "OutputError",
            "StoreError", "UnknownEngineError", "UnknownFlagError", "UsageError", "exit_code_for", "writing"]

@@ -274,6 +274,23 @@ class EngineClock:
 
 
 @dataclass(frozen=True)
+class LaunchGap:
+    """Seconds from launching the server process to its first timestamped line, where nothing
+    in the log states the launch: imports print nothing with a time. `typical` is the estimate
+    a run carries; `low`-`high` the range seen, whose top budgets allow for; `basis` says where
+    the figures come from (docs/launch.md)."""
+
+    low: float
+    typical: float
+    high: float
+    basis: str
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.low <= self.typical <= self.high:
+            raise ValueError(f"launch gap: need 0 <= low <= typical <= high, got {self.low}, {self.typical}, {self.high}")
+
+
+@dataclass(frozen=True)
 class Format:
     """An engine's line layout and rules, plus how to recognise its logs.
 
@@ -397,6 +414,10 @@ class Format:
     # a long silence there suggests, or None): names the probable work of a silence. A phase
     # listed with a kind also proves that kind warm when it is short (`WARM_SECONDS`).
     silent_work: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
+    # --- the launch (timeline.launch) ---
+    # Seconds between launching the process and its first timestamped line, where no line states
+    # the launch; None: not known for this engine (its runs' launch is then `unknown`).
+    launch_gap: LaunchGap | None = None
     # Every kind this format's events may have, the shared ones and its own: the sets the
     # reader and the timeline use are derived from it (`Vocabulary`). Set when built.
     vocab: Vocabulary = field(init=False, repr=False, compare=False)

@@ -31,6 +31,7 @@ from firedup.formats.base import (
     Example,
     Format,
     Header,
+    LaunchGap,
     Probing,
     Rule,
     to_float,
@@ -286,6 +287,12 @@ def _stated(key: str, conv: Any = None) -> Any:
     return convert
 
 
+def _compile_cache_key(path: str) -> str:
+    """`.../torch_compile_cache/d3eb35d1f0/rank_0_0/backbone` -> `d3eb35d1f0` (the folder's key)."""
+    _, marker, rest = path.partition("torch_compile_cache/")
+    return rest.split("/", 1)[0] if marker else path
+
+
 def _int_commas(text: str) -> int:
     return int(text.replace(",", ""))
 
@@ -294,7 +301,6 @@ def _int_commas(text: str) -> int:
 
 KINDS = (
     Kind("run.boot", "journald's mark of a machine's boot"),
-    Kind("run.service", "systemd started the server's unit"),
     Kind("engine.init", "the engine begins (its version and config)", milestone=True, runner=True, opens_runner=True,
          stage_after="dist_init"),
     Kind("load_weight.download", "how long downloading the weights took"),
@@ -305,6 +311,8 @@ KINDS = (
     Kind("torch_compile.dynamo", "Dynamo's bytecode transform is done"),
     Kind("torch_compile.cache_hit", "a compiled graph is loaded from the cache"),
     Kind("torch_compile.inductor", "Inductor compiles a graph (the cache missed)"),
+    Kind("torch_compile.cache_dir", "the folder of torch.compile's cache, named by its key",
+         cache_key="torch_compile"),
     Kind("torch_compile.cache_store", "a graph compiled now is stored for later use"),
     Kind("torch_compile.aot_saved", "an ahead-of-time compiled function is saved"),
     Kind("kernel.autotune_cache_miss", "FlashInfer's autotune cache had nothing for this model and GPU"),
@@ -330,9 +338,8 @@ RULES = (
     # --- process start: a journald boot, a systemd (re)start, the API server's banner ---
     Rule("run.boot", r"^-- Boot [0-9a-f]+ --$", "-- Boot", starts_run="always",
          examples=("-- Boot 45b35623d291431fa703c9232d2ea952 --",)),
-    Rule("run.service", r"^Started (?P<unit>[\w@.:-]+\.service)", ("Started ",), starts_run="after_end",
-         examples=(Example("Feb 22 06:34:42 gpu-host systemd[1]: Started vllm.service - vLLM OpenAI Server.",
-                           {"unit": "vllm.service"}),)),
+    _common.SERVICE,
+    _common.CONTAINER_START,
     Rule("run.banner", r"^vLLM API server version (?P<config_stated>\S+)", "vLLM API server version",
          fields={"config_stated": _stated("version")}, starts_run="always",
          examples=(Example("(APIServer pid=1) INFO 03-18 06:54:54 [api_server.py:1354] vLLM API server "
@@ -442,6 +449,13 @@ RULES = (
          examples=(Example("(EngineCore pid=805) INFO 12-03 21:00:55 [backends.py:393] Compiling a graph "
                            "for compile range (1, 8192) takes 14.68 s",
                            {"inductor_s": 14.68, "config_stated": {"compile_cache": "miss"}}),)),
+    # the compile cache's folder, named by a hash of what the compiled graphs depend on: another
+    # key than the last start's means a cold start (vllm#47573): `Kind.cache_key`, Run.cache_keys
+    Rule("torch_compile.cache_dir", r"Using cache directory: (?P<cache_key>\S+) for vLLM's torch\.compile",
+         "Using cache directory: ", fields={"cache_key": _compile_cache_key},
+         examples=(Example("(EngineCore_DP0 pid=254) INFO 11-13 09:37:51 [backends.py:643] Using cache directory: "
+                           "/root/.cache/vllm/torch_compile_cache/d3eb35d1f0/rank_0_0/backbone for vLLM's "
+                           "torch.compile", {"cache_key": "d3eb35d1f0"}),)),
     # cache evidence (`cache_lines`): the graph compiled now is stored, an AOT function saved
     Rule("torch_compile.cache_store",
          rf"^{_TAG}Cache the graph (?:of shape \S+|for dynamic shape|of compile range [^\n]*?) for later use",
@@ -792,4 +806,7 @@ FORMAT = Format(
     hints=HINTS,
     version_text=VERSION_TEXT,
     releases=RELEASES,
+    # docs/launch.md: the first timestamped line came 21-28 s after the launch in two real vLLM
+    # 0.26.0 start-ups on one H200 (imports of torch and vllm print no time)
+    launch_gap=LaunchGap(21.0, 24.0, 28.0, "vLLM's imports print no time: its first timed line comes"),
 )

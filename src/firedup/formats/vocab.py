@@ -88,6 +88,11 @@ class Kind:
     reports: str | None = None  # the phase whose duration the line states (it ends that phase)
     implies: Mapping[str, Any] = field(default_factory=dict)  # flags the line proves, with `implies_why`
     implies_why: str = ""
+    # the line, with its own time, states when the server process was launched (timeline.launch)
+    launch: bool = False
+    # the cache kind (a `Format.cache_kinds` key) whose storage key the line names in its `cache_key`
+    # field: two starts under different keys cannot share that cache (timeline: Run.cache_keys)
+    cache_key: str | None = None
 
     def __post_init__(self) -> None:
         where = f"event kind {self.name!r}"
@@ -261,6 +266,16 @@ class Vocabulary:
         return {k.name: k.reports for k in self._kinds.values() if k.reports is not None}
 
     @cached_property
+    def launch(self) -> frozenset[str]:
+        """Lines that state the server's launch with their own time."""
+        return self._names(lambda k: k.launch)
+
+    @cached_property
+    def cache_keys(self) -> Mapping[str, str]:
+        """Kinds whose line names the key a cache is stored under -> that cache's kind."""
+        return {k.name: k.cache_key for k in self._kinds.values() if k.cache_key is not None}
+
+    @cached_property
     def implying(self) -> tuple[Kind, ...]:
         """Kinds whose line proves flags of the run's config (`Kind.implies`)."""
         return tuple(k for k in self._kinds.values() if k.implies)
@@ -287,6 +302,9 @@ CLOCK_OUTER_FIRST: Final = _shared(Kind(
 
 # Process start and configuration.
 RUN_BANNER: Final = _shared(Kind("run.banner", "the server's banner (its process starts)"))
+RUN_SERVICE: Final = _shared(Kind("run.service", "systemd starts the server's unit", launch=True))
+RUN_CONTAINER: Final = _shared(Kind("run.container", "a container runtime starts the server's container",
+                                    launch=True))
 SERVER_ARGS: Final = _shared(Kind("server_args", "the engine's arguments, dumped as it starts", milestone=True,
                                   stage_after="launch"))
 CONFIG_STATED: Final = _shared(Kind("config.stated", "a line that states flags of the run (in its fields)"))

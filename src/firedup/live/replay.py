@@ -447,8 +447,12 @@ def _rewrite_port(raw: bytes, port: int) -> bytes:
 
 
 def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = None, hold: float | None = None,
-           err: TextIO = sys.stderr, stop: threading.Event | None = None) -> int:
+           err: TextIO = sys.stderr, stop: threading.Event | None = None, launch_delay: float = 0.0) -> int:
     """Write the script to `out` and serve its HTTP answers; return the server's exit status.
+
+    `launch_delay`: seconds (of the log's time, so divided by `speed`) before the first line, as
+    a real server's imports print nothing for 20-30 s after its launch: a wait script started
+    with the replay is then tested as it runs in life, its clock starting at the launch.
 
     A crash ends the replay with the status the server had (137 when the engine kills its
     process tree, `Format.kills_tree_on`; the CLI then kills itself with SIGKILL so that
@@ -459,6 +463,8 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
         raise UsageError(f"--speed {speed:g}: give a finite number greater than 0")
     if hold is not None and (not math.isfinite(hold) or hold < 0):
         raise UsageError(f"--hold {hold:g}: give a finite number of seconds, 0 or more")
+    if not math.isfinite(launch_delay) or launch_delay < 0:
+        raise UsageError(f"--launch-delay {launch_delay:g}: give a finite number of seconds, 0 or more")
     stop = stop or threading.Event()
     health = script.fmt.health
     default_port = script.fmt.probing.default_port if script.fmt.probing is not None else 8000
@@ -492,6 +498,14 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
         print(f"replay: {script.fmt.name} {version.describe()}; {_health_summary(script, health)}",
               file=err, flush=True)
     crashed = False
+    if launch_delay:  # the imports: no line, nothing listening
+        say(f"launched; the log begins in {launch_delay:g} s of log time ({launch_delay / speed:.1f} s), as a "
+            "server's first line comes after its imports")
+        if not _wait_until(started + launch_delay / speed, stop):
+            say("stopped before the log began")
+            writer.close()
+            return 143
+        started += launch_delay / speed
     try:
         for index, line in enumerate(script.lines):
             pieces = line.pieces or [(line.raw, line.at)]
@@ -575,7 +589,7 @@ def _health_summary(script: Script, health: HealthSemantics) -> str:
 
 
 def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float | None, engine: str | None,
-               server_version: str | None, err: TextIO = sys.stderr) -> int:
+               server_version: str | None, err: TextIO = sys.stderr, launch_delay: float = 0.0) -> int:
     """The CLI's entry: SIGTERM ends the replay cleanly; a crash exits as the server did."""
     check_replay_args(log, out, speed, hold)
     script = load_script(log, engine=engine, server_version=server_version)
@@ -586,7 +600,7 @@ def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        code = replay(script, out, speed=speed, port=port, hold=hold, err=err, stop=stop)
+        code = replay(script, out, speed=speed, port=port, hold=hold, err=err, stop=stop, launch_delay=launch_delay)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if code == 137:

@@ -27,27 +27,63 @@ def _timeouts(report: BudgetReport, index: int) -> LayerTimeouts | None:
     return report.timeouts[index] if index < len(report.timeouts) else None
 
 
-def budget_text(report: BudgetReport, snippets: Sequence[str] = ("timeouts", "bash", "kubernetes", "compose"),
-                width: int | None = None) -> str:
-    """The budgets, then the snippets. With a `width` (the terminal's) the prose is fitted to it;
-    the snippets are not: they are code to paste, and a wrapped line would no longer run."""
+def _seconds(seconds: int) -> str:
+    """`17 min 20 s (1040 s)`, `57 s`: a budget as people read it and as it is pasted."""
+    return f"{fmt_duration(seconds)} ({seconds} s)" if seconds >= 60 else fmt_duration(seconds)
+
+
+def answer_line(report: BudgetReport, index: int) -> str:
+    """One group's answer: `production (...): 17 min 20 s (1040 s) from launch; risk < 1 % ...`."""
+    b = report.budgets[index]
+    if b.budget_seconds is None:
+        return f"{b.label}: no budget (no ready run with a time to ready)"
+    split = report.splits[index] if index < len(report.splits) else None
+    text = f"{b.label}: budget {_seconds(b.budget_seconds)} from launch"
+    if split is not None:
+        warm = split[2].budget
+        text += (f" for a cold start; warm start {_seconds(warm.budget_seconds)}"
+                 if warm.budget_seconds is not None else " for a cold start")
+    return f"{text}; {b.risk_label.split(';')[0]}"
+
+
+def budget_text(report: BudgetReport, snippets: Sequence[str] = (), width: int | None = None,
+                verbose: bool = False) -> str:
+    """The answer first (a line per group: its budget from launch), then how each was made, what
+    was left out, and the snippets asked for. With a `width` (the terminal's) the prose is fitted
+    to it; the snippets are not: they are code to paste, and a wrapped line would no longer run.
+    `verbose` adds each budget's whole derivation and lists every run left out."""
     g = report.grouping
     if not g.groups:
         return "\n".join(["no server startup found in the input",
                           *(f"  {visible(lo.source, one_line=True)}: {lo.reason}" for lo in g.left_out)])
-    lines: list[str] = []
+    lines = [answer_line(report, i) for i in range(len(report.budgets))]
+    lines.append("")
     if g.population:
         lines.append("runs of " + population_label(g.population))
     lines.extend(f"note: {n}" for n in g.notes)
-    for b in report.budgets:
-        lines.append("")
+    for i, b in enumerate(report.budgets):
         if b.budget_seconds is None:
-            lines.append(f"{b.label}: no budget ({b.statement})")
             continue
-        lines.append(f"{b.label}: budget {fmt_duration(b.budget_seconds)} ({b.budget_seconds} s), "
-                     f"{b.method_label}; {b.risk_label}")
-        lines.append(f"  {b.statement}")
-    lines.extend(left_out_lines(g.left_out, "left out"))
+        lines.append(f"{b.label}: {b.method_label}; {b.risk_label}" + (f"; {b.beside}" if b.beside else ""))
+        clock = report.clocks[i] if i < len(report.clocks) else None
+        if clock is not None:
+            lines.append(f"  {clock.text}")
+        split = report.splits[i] if i < len(report.splits) else None
+        if split is not None:
+            apart, _, warm = split
+            lines.append(f"  cold and warm starts apart: {len(apart.cold)} cold, {len(apart.warm)} warm "
+                         f"(warm: {warm.budget.method_label}; {warm.budget.risk_label})")
+            for rid in apart.cold:
+                lines.append(f"    cold: {apart.sources.get(rid, rid)}: {apart.reasons[rid]}")
+            lines.extend(f"    warm: {apart.sources.get(rid, rid)}" for rid in apart.warm)
+        if verbose:
+            lines.append(f"  {b.statement}")
+    lines.extend(left_out_lines(g.left_out, "left out", verbose))
+    shown = [i for i, b in enumerate(report.budgets) if b.budget_seconds is not None]
+    if not snippets and shown:
+        lines.append("")
+        lines.append("snippets to paste: --snippet timeouts|bash|kubernetes|compose" + (
+            " with --group KEY=VALUE (one group's)" if len(shown) > 1 else "") + "; -v shows every one")
     lines = [fit_lines("\n".join(lines), width)]
     for index, b in enumerate(report.budgets):
         if b.budget_seconds is None or not snippets:
@@ -63,22 +99,45 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = ("timeouts", "ba
     return "\n".join(lines)
 
 
+def group_labels(report: BudgetReport) -> list[str]:
+    """`KEY=VALUE[,KEY=VALUE]` of each group with a budget: what `--group` takes."""
+    return [",".join(f"{k}={v}" for k, v in b.key.items()) or "all" for b in report.budgets
+            if b.budget_seconds is not None]
+
+
+def select_group(report: BudgetReport, group: str | None) -> BudgetReport:
+    """The report cut to the group `--group KEY=VALUE[,...]` names (None: unchanged). Raises
+    UsageError naming the groups when none matches."""
+    from firedup.errors import UsageError
+
+    if group is None:
+        return report
+    wanted = dict(part.split("=", 1) for part in group.split(",") if "=" in part)
+    if not wanted:
+        raise UsageError(f"--group {group!r}: give KEY=VALUE, one of: {'; '.join(group_labels(report)) or 'none'}")
+    keep = [i for i, b in enumerate(report.budgets)
+            if set(wanted) <= set(b.key) and all(str(b.key[k]).lower() == v.strip().lower() for k, v in wanted.items())]
+    if not keep:
+        raise UsageError(f"--group {group}: no such group; the groups are: {'; '.join(group_labels(report)) or 'none'}")
+
+    def pick(items: list[Any]) -> list[Any]:
+        return [items[i] for i in keep if i < len(items)]
+
+    return BudgetReport(report.grouping, pick(report.budgets), pick(report.timeouts), pick(report.clocks),
+                        pick(report.splits))
+
+
 def snippet_only(report: BudgetReport, kind: str) -> str:
     """One kind of snippet and nothing else, so that `firedup budget --snippet bash > wait.sh` is a
-    script: the first group's with a budget (the others follow as comments, for YAML as
-    separate documents). No budget at all: a comment saying why."""
-    parts: list[str] = []
-    for index, b in enumerate(report.budgets):
-        if b.budget_seconds is None:
-            continue
-        text = snippets_for(b, _timeouts(report, index))[kind]
-        if not parts:
-            parts.append(text)
-        elif kind == "bash":
-            parts.append("# ---- another group: " + b.label.replace("\n", " ") + " ----\n"
-                         + "".join("# " + line + "\n" for line in text.splitlines()))
-        else:
-            parts.append("---\n" + text)
-    if not parts:
+    script holding one budget. Several groups with a budget: a UsageError naming them (choose one
+    with --group), never the first one silently. No budget at all: a comment saying why."""
+    from firedup.errors import UsageError
+
+    with_budget = [i for i, b in enumerate(report.budgets) if b.budget_seconds is not None]
+    if not with_budget:
         return "# no budget: no run reached ready in the input\n"
-    return "".join(parts)
+    if len(with_budget) > 1:
+        raise UsageError(f"--snippet {kind} writes one group's budget, and there are {len(with_budget)}: "
+                         f"choose one with --group ({'; '.join(group_labels(report))})")
+    index = with_budget[0]
+    return snippets_for(report.budgets[index], _timeouts(report, index))[kind]

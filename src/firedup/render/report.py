@@ -33,7 +33,7 @@ from firedup import __version__
 from firedup.core.safe import visible
 from firedup.core.units import fmt_duration, fmt_offset
 from firedup.errors import DataError, UsageError, writing
-from firedup.render.text import flag_summary, outcome_line, ranks_text
+from firedup.render.text import flag_summary, launch_line, outcome_line, ranks_text
 from firedup.timeline.build import spans_note
 
 if TYPE_CHECKING:
@@ -304,7 +304,8 @@ def _appendix(runs: Sequence[Run], names: Mapping[str, str], ids: Mapping[tuple[
             "seconds_to_end": run.seconds_to_end, "lower_bound": run.lower_bound,
             "phase_names": list(dict.fromkeys(p.name for p in run.run_phases())),
             "model": run.config.get("model_path") or "unknown (no args line)",
-            "flags": flag_summary(run) or "-", "outcome": outcome_line(run),
+            "flags": flag_summary(run) or "-", "outcome": outcome_line(run, launch=False),
+            "launch": launch_line(run) or "",
             "span": f"{run.first_ts.iso if run.first_ts else '?'} to {end.iso if end else '?'}",
             "phases": phases,
             "ranks": "\n".join(line[2:] for line in ranks_text(run)),

@@ -94,6 +94,7 @@ BASH = """\
 #!/usr/bin/env bash
 # Wait for @NAME@ to be ready: budget @BUDGET@ s for @LABEL@
 #   (@N@; @METHOD@; @RISK_LABEL@; from `firedup budget`).
+# @CLOCK@
 # Usage, with a URL, a log, or both (the log adds crash lines and the exact ready line):
 #   URL=http://127.0.0.1:@PORT@@ROUTE@ SERVER_LOG=server.log [SERVER_PID=1234] bash wait.sh
 # Exit 0 ready, 3 the server crashed or its process exited, 124 not ready within BUDGET s,
@@ -174,10 +175,11 @@ done
 
 KUBERNETES = """\
 # @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; @METHOD@; @RISK_LABEL@).
+# @CLOCK@
 # The kubelet restarts the container after failureThreshold x periodSeconds = @THRESHOLD@ x @PERIOD@ s
 # = @ALLOWANCE@ s without a success. HTTP probes count 200-399 as success, so 503 and
 # connection refused are failures. @ROUTE@ means ready @ON_VERSIONS@.@PITFALL@
-# timeoutSeconds: @PROBE_WHY@; the default of 1 s would flap.
+# timeoutSeconds @PROBE_TIMEOUT@, not the default 1: @PROBE_WHY@.
 startupProbe:
   httpGet:
     path: @ROUTE@
@@ -197,6 +199,7 @@ readinessProbe:
 
 COMPOSE = """\
 # @NAME@ start-up budget @BUDGET@ s for @LABEL@ (@N@; @METHOD@; @RISK_LABEL@).
+# @CLOCK@
 # curl -f fails on 503 and on connection refused, so only the status code decides;
 # @ROUTE@ means ready @ON_VERSIONS@. Failures during start_period do not count.@PITFALL@
 # Use it with `depends_on: {server: {condition: service_healthy}}`. The image needs curl.
@@ -247,6 +250,15 @@ def timeouts_text(timeouts: LayerTimeouts) -> str:
     return "\n".join(lines) + "\n"
 
 
+def clock_sentence(budget: Budget) -> str:
+    """Where the budget counts from, for a snippet's comment: start it with the server."""
+    text = ("Counted from the server's launch: start this with the server, not when its log begins "
+            f"({budget.clock or 'counted from launch'}).")
+    if budget.side is not None:
+        text += f" {budget.side}"
+    return text
+
+
 def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[str, str]:
     """{"bash": ..., "kubernetes": ..., "compose": ...[, "timeouts": ...]} for a budget (which must have seconds).
 
@@ -295,6 +307,7 @@ def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[
         "MARKER_LIST": "".join(f"\n#   {m}" for m in facts.crash_markers),
         "PERIOD": str(period), "THRESHOLD": str(threshold), "ALLOWANCE": str(threshold * period),
         "READINESS_TIMEOUT": str(readiness_timeout), "COMPOSE_TIMEOUT": str(probe_timeout * 2),
+        "CLOCK": _comment_wrap(clock_sentence(budget)),
     }
     # Controls escaped everywhere, and what comes from logs (the group's flags) on one line: a
     # flag value holding a newline must not become a line of a snippet pasted into a shell.

@@ -18,6 +18,7 @@ from firedup.core.units import (
     Style,
     cut_end,
     cut_middle,
+    fit_lines,
     fmt_duration,
     fmt_offset,
     fmt_time_to_end,
@@ -54,9 +55,47 @@ def flag_summary(run: Run) -> str:
     return " ".join(parts)
 
 
-def outcome_line(run: Run, style: Style = plain) -> str:
-    """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows.
-    HUNG is a crash of category `hang`: the server said it is stuck and did not die."""
+def from_launch(run: Run) -> str:
+    """`~58 s` from the launch to the run's end (`~`: the launch is estimated), or "?"."""
+    seconds = run.launch_to_end
+    if seconds is None or run.launch is None:
+        return "?"
+    return ("" if run.launch.known else "~") + fmt_duration(seconds)
+
+
+def _launch_clause(run: Run) -> str:
+    """`, ~58 s from launch`: the second clock, where a launch is known or estimated."""
+    if run.launch is None or run.launch_to_end is None or run.lower_bound or (run.launch.gap or 0.0) < 1.0:
+        return ""  # the two clocks agree
+    return f", {from_launch(run)} from launch"
+
+
+def launch_line(run: Run) -> str | None:
+    """How the launch was found, in one line: `launch: ~22:46:34, 21 s before the first line
+    (estimated: 19-27 s is typical)`; the whole basis is in the JSON (`launch.basis`)."""
+    launch = run.launch
+    if launch is None:
+        return None
+    if launch.ts is None or launch.gap is None:
+        return f"launch: unknown ({launch.basis})"
+    when = shown_stamp(launch.ts, run.date_source)
+    if launch.known:
+        how = f"{launch.source}: {launch.basis}"
+    elif launch.low is not None and launch.high is not None:
+        how = f"estimated: {launch.low:.0f}-{launch.high:.0f} s is usual, see docs/launch.md"
+    else:
+        how = "estimated"
+    before = "at the first line" if launch.gap < 1.0 else f"{fmt_duration(launch.gap)} before the first line"
+    return f"launch: {'' if launch.known else '~'}{when}, {before} ({how})"
+
+
+def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
+    """READY / CRASHED / HUNG / INCOMPLETE with `Run.seconds_to_end`, the one time every view shows,
+    counted from the first line, then (`launch`) from the launch (`Run.launch_to_end`) where it
+    differs. HUNG is a crash of category `hang`: the server said it is stuck and did not die."""
+    if launch:
+        clause = _launch_clause(run)
+        return outcome_line(run, style, launch=False) + clause
     total = fmt_duration(run.seconds_to_end)
     unknown = run.lower_bound and (run.seconds_to_end is None or run.seconds_to_end < 1.0)
     if run.lower_bound:
@@ -122,7 +161,15 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80) -> str:
         lines.extend(_wrap_items("  flags: ", flags.split(" "), width, sep=" ", indent=" " * 9))
     if run.config_inferred:
         lines.append("         (~ = read from the log's shape, not from an args line)")
-    lines.append("  " + outcome_line(run, style))
+    clause = _launch_clause(run)
+    if len(outcome_line(run)) + 2 <= width:
+        lines.append("  " + outcome_line(run, style))
+    else:  # the second clock on a line of its own
+        lines.append("  " + outcome_line(run, style, launch=False))
+        lines.append("  " + clause.lstrip(", "))
+    launched = launch_line(run)
+    if launched is not None:
+        lines.extend(fit_lines("  " + visible(launched), width).split("\n"))
     if run.first_ts is not None:
         end = run.end_ts
         lines.append(f"  from {shown_stamp(run.first_ts, run.date_source)} to "
@@ -323,11 +370,12 @@ def timelines_text(runs: Sequence[Run], style: Style = plain, width: int = 80) -
 def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
     """One line per run: what `firedup parse` prints without --json.
 
-    With a `width` (the terminal's), lines that would be wider are fitted to it: the folder all
-    sources share is said once below, then long names are cut in the middle (down to
-    MIN_SOURCE_WIDTH), then the biggest phase is cut at its end.
+    Two clocks: `to ready` from the log's first line, `from launch` from the process's launch
+    (`~`: estimated, see docs/launch.md). With a `width` (the terminal's), lines that would be
+    wider are fitted to it: the folder all sources share is said once below, then long names
+    are cut in the middle (down to MIN_SOURCE_WIDTH), then the biggest phase is cut at its end.
     """
-    rows: list[tuple[str, str, str]] = []
+    rows: list[tuple[str, str, str, str]] = []
     for run in runs:
         # Graph kinds (prefill, decode, verify) add up: the phase is what a reader compares.
         seconds = run.phase_seconds()
@@ -336,14 +384,18 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         top = max(named, key=lambda name: named[name], default=None)
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
         total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
-        rows.append((run.outcome, total if run.outcome == "ready" else f"({total})", big))
+        launched = "?" if run.lower_bound else from_launch(run)
+        ready = run.outcome == "ready"
+        rows.append((run.outcome, total if ready else f"({total})", launched, big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [visible(run.source, one_line=True) for run in runs]  # a newline in a name would forge a row
-    # outcome, to ready, biggest phase: fixed widths, so that one run's line reads like another's
-    widths, notes = [10, 14, PHASE_WIDTH], []
+    heads = ("outcome", "to ready", "from launch", "biggest phase")
+    # outcome, the two times, biggest phase: fixed widths, so that one run's line reads like another's
+    widths = [10, 14, max(13, *(len(row[2]) for row in rows)) if rows else 13, PHASE_WIDTH]
+    notes: list[str] = []
 
     def fixed() -> int:  # the columns before the source, and the spaces between them
-        return sum(widths) + 4
+        return sum(widths) + 2 * len([w for w in widths if w]) - 2
 
     def widest() -> int:
         return max((len(w) + len(n) for w, n in zip(wheres, names, strict=True)), default=0)
@@ -352,14 +404,35 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         names, folder_note = without_common_folder(names)
         notes = [folder_note] if folder_note else []
         if fixed() + widest() > width:  # as wide as the cells are, then long names cut in the middle
-            widths = [max(len(head), *(len(row[i]) for row in rows)) for i, head in
-                      enumerate(("outcome", "to ready", "biggest phase"))]
-            widths[2] = min(widths[2] + 1, PHASE_WIDTH)  # a space more: the phase is not the name's start
+            widths = [max(len(head), *(len(row[i]) for row in rows)) for i, head in enumerate(heads)]
+            widths[3] = min(widths[3] + 1, PHASE_WIDTH)  # a space more: the phase is not the name's start
+            # long names are cut in the middle first, then the biggest phase gives way (to nothing
+            # where even its shortest leaves the names too little room)
+            if fixed() + widest() > width:  # the biggest phase's name without its time
+                widths[3] = max(len(heads[3]), *(len(_cut_phase(row[3], 0)) for row in rows)) + 1
             cap = max(width - fixed(), MIN_SOURCE_WIDTH)
             names = [cut_middle(n, cap - len(w)) for w, n in zip(wheres, names, strict=True)]
-            widths[2] = max(widths[2] - max(fixed() + widest() - width, 0), MIN_PHASE_WIDTH)
-    w_out, w_total, w_big = widths
-    out = [f"{'outcome':<{w_out}} {'to ready':>{w_total}}  {cut_end('biggest phase', w_big):<{w_big}} source"]
-    for (outcome, total, big), where, name in zip(rows, wheres, names, strict=True):
-        out.append(f"{outcome:<{w_out}} {total:>{w_total}}  {cut_end(big, w_big):<{w_big}} {where}{name}")
+            widths[3] = max(widths[3] - max(fixed() + widest() - width, 0), MIN_PHASE_WIDTH)
+            if fixed() + widest() > width:
+                widths[3] = 0
+    w_out, w_total, w_launch, w_big = widths
+
+    def line(outcome: str, total: str, launched: str, big: str, source: str) -> str:
+        phase = f"{_cut_phase(big, w_big):<{w_big}} " if w_big else ""
+        return f"{outcome:<{w_out}} {total:>{w_total}} {launched:>{w_launch}}  {phase}{source}"
+
+    out = [line("outcome", "to ready", "from launch", "biggest phase", "source")]
+    for (outcome, total, launched, big), where, name in zip(rows, wheres, names, strict=True):
+        out.append(line(outcome, total, launched, big, where + name))
+    if any(row[2].lstrip("(").startswith("~") for row in rows):
+        notes.insert(0, "(~: launch estimated, see docs/launch.md)")
     return "\n".join(out + notes)
+
+
+def _cut_phase(cell: str, width: int) -> str:
+    """A biggest-phase cell in `width`: whole, else the phase's name alone (a cut time would
+    read as another number), else its name cut at the end."""
+    if len(cell) <= width:
+        return cell
+    name = cell.split(" ", 1)[0]
+    return name if len(name) <= width or width == 0 else cut_end(name, width)

@@ -8,13 +8,16 @@ the distribution-free risk 1/(n+1) beside it); this module groups the runs as `c
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 from firedup.core.health import VersionGuess, combine_guesses
+from firedup.core.units import fmt_duration
 from firedup.formats.base import Format
+from firedup.tables.coldwarm import ColdWarm, key_changes, split
 from firedup.tables.compare import Group, Grouping, group_runs
 from firedup.tables.frames import Runs
 from firedup.tables.risk import (
@@ -30,10 +33,41 @@ from firedup.tables.timeouts import LayerTimeouts, layer_timeouts
 
 
 @dataclass
+class Clock:
+    """Where a group's times count from, and how each run's launch was known (docs/launch.md)."""
+
+    kinds: dict[str, int]  # measured | log | given | estimated | first line -> runs
+    text: str  # one line of the budget's derivation
+    slowest_first_line: float | None  # the slowest run by the log's own clock (first line -> ready)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"from": "launch", "runs_by_launch_source": self.kinds, "basis": self.text,
+                "slowest_first_line_seconds": None if self.slowest_first_line is None
+                else round(self.slowest_first_line, 3)}
+
+
+@dataclass
+class Side:
+    """The cold or the warm starts of a group split by `coldwarm.split`: their own budget."""
+
+    kind: str  # "cold" | "warm"
+    budget: Budget
+    run_ids: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "budget_seconds": self.budget.budget_seconds, "n": self.budget.n,
+                "method_label": self.budget.method_label, "risk_label": self.budget.risk_label,
+                "slowest_seconds": self.budget.slowest, "runs": self.run_ids}
+
+
+@dataclass
 class BudgetReport:
     grouping: Grouping
     budgets: list[Budget]
     timeouts: list[LayerTimeouts | None] = field(default_factory=list)  # per budget: every layer's timeout
+    clocks: list[Clock | None] = field(default_factory=list)  # per budget: where its times count from
+    # per budget: its cold and warm starts apart (None: not both there); the budget is the cold side's
+    splits: list[tuple[ColdWarm, Side, Side] | None] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The budgets as data; `firedup.render.budget.budget_json` adds the snippets."""
@@ -45,6 +79,11 @@ class BudgetReport:
             item["version"] = ({"low": b.version.low, "high": b.version.high, "evidence": list(b.version.evidence)}
                                if b.version is not None else None)
             item["timeouts"] = t.as_json() if t is not None else None
+            clock = self.clocks[i] if i < len(self.clocks) else None
+            item["clock"] = clock.as_json() if clock is not None else None
+            split_ = self.splits[i] if i < len(self.splits) else None
+            item["cold_warm"] = ({**split_[0].as_json(), "cold_budget": split_[1].as_json(),
+                                  "warm_budget": split_[2].as_json()} if split_ is not None else None)
             groups.append(item)
         return {"by": g.by, "by_auto": g.by_auto, "population": g.population, "groups": groups,
                 "left_out": [lo.as_json() for lo in g.left_out], "notes": g.notes}
@@ -108,12 +147,28 @@ def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> 
     from firedup.formats import all_formats
 
     grouping = group_runs(runs, by)
-    if "cache_start" not in grouping.by:
-        grouping.notes.extend(mixed_cache_notes(runs, grouping))
     out = []
     timeouts: list[LayerTimeouts | None] = []
+    clocks: list[Clock | None] = []
+    splits: list[tuple[ColdWarm, Side, Side] | None] = []
     for group in grouping.groups:
-        b = budget_for(group.ready_seconds, risk, group.key, group.label)
+        grouping.notes.extend(key_changes(runs, group.run_ids, group.label))
+        apart = split(runs, group.run_ids) if "cache_start" not in grouping.by else None
+        by_id = dict(zip(group.run_ids, group.launch_seconds, strict=True))
+        if apart is not None:  # never pooled: the budget is the cold starts', the warm one beside it
+            cold = Side("cold", budget_for([by_id[r] for r in apart.cold], risk, group.key, group.label), apart.cold)
+            warm = Side("warm", budget_for([by_id[r] for r in apart.warm], risk, group.key, group.label), apart.warm)
+            b = cold.budget
+            b.side = (f"The budget of the {_n(len(apart.cold), 'cold start')} of this configuration; its "
+                      f"{_n(len(apart.warm), 'warm start')} need {fmt_duration(warm.budget.budget_seconds)} "
+                      f"({warm.budget.method_label}).")
+            splits.append((apart, cold, warm))
+        else:
+            b = budget_for(group.launch_seconds, risk, group.key, group.label)
+            splits.append(None)
+        clock = clock_of(runs, group) if group.run_ids else None
+        b.clock = clock.text if clock is not None else None
+        clocks.append(clock)
         b.engine, b.port = _engine_and_port(runs, group) if group.run_ids else (None, None)
         if b.engine is None and grouping.population.get("engine"):
             b.engine = str(grouping.population["engine"])
@@ -122,7 +177,43 @@ def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> 
         probe = ready_probe(fmt.readiness, b.version) if fmt is not None else None
         out.append(b)
         timeouts.append(layer_timeouts(runs, b, group.run_ids, fmt, probe))
-    return BudgetReport(grouping, out, timeouts)
+    return BudgetReport(grouping, out, timeouts, clocks, splits)
+
+
+def _allowance_phrase(row: dict[str, Any]) -> str:
+    """`first line + 27 s, the top of the usual 19-27 s (docs/launch.md)` for an estimated launch."""
+    high = row["launch_high"] if row["launch_high"] is not None else row["launch_gap"]
+    low = row["launch_low"] if row["launch_low"] is not None else high
+    where = "the history's measured launches" if "measured" in (row["launch_basis"] or "") else "docs/launch.md"
+    return f"first line + {high:.0f} s, the top of the usual {low:.0f}-{high:.0f} s ({where})"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def clock_of(runs: Runs, group: Group) -> Clock:
+    """How a group's times count from launch: a line of the budget's derivation."""
+    import polars as pl
+
+    kinds = Counter(group.launch_kinds)
+    parts = [f"{kinds[k]} {k}" for k in ("measured", "log", "given") if kinds[k]]
+    estimated = kinds["estimated"]
+    if estimated:
+        ids = [r for r, k in zip(group.run_ids, group.launch_kinds, strict=True) if k == "estimated"]
+        frame = runs.runs.filter(pl.col("run_id").is_in(pl.Series(ids, dtype=pl.Utf8).implode()))
+        allowances = Counter(_allowance_phrase(row) for row in frame.select(
+            "launch_high", "launch_low", "launch_gap", "launch_basis").to_dicts())
+        (phrase, _), *others = allowances.most_common()
+        more = f" (and {len(others)} other allowance{'s' if len(others) > 1 else ''})" if others else ""
+        parts.append(f"{estimated} estimated: {phrase}{more}")
+    if kinds["first line"]:
+        parts.append(f"{kinds['first line']} with no launch known, counted from the first line (short by the "
+                     "imports before it)")
+    names = {"measured": "measured (wait --pid)", "log": "stated by a line", "given": "given (--launched-at)"}
+    text = "counted from launch: " + "; ".join(
+        (f"{p.split(' ', 1)[0]} {names[p.split(' ', 1)[1]]}" if p.split(" ", 1)[1] in names else p) for p in parts)
+    return Clock(dict(kinds), text, max(group.ready_seconds) if group.ready_seconds else None)
 
 
 __all__ = [

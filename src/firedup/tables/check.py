@@ -3,11 +3,13 @@
 The rule, one for time to ready and for every phase: a new run regresses when its value is
 above the history's upper prediction bound at the risk (`firedup.tables.risk.budget_for` over the
 history's values of that measure: log-normal Student-t for their number, never below the
-slowest + 10 %), and at least `MIN_SECONDS` above the slowest history value (log timestamps
-have 1 s resolution). So a healthy run is called a regression with chance at most `risk` per
-measure when the history's times are log-normal. The history is the ready runs with the same
-config (the flags of `SAME_CONFIG_FLAGS` and the engine); fewer than two such runs have no
-spread to judge by, and are said so rather than failed. A new run that did not get ready
+slowest + 10 %, rounded up as `budget` rounds it: one limit for one rule), and at least
+`MIN_SECONDS` above the slowest history value (log timestamps have 1 s resolution). So a healthy
+run is called a regression with chance at most `risk` per measure when the history's times are
+log-normal. Time to ready counts from each run's launch, as budgets do (tables.launches). The
+history is the ready runs with the same config (the flags of `SAME_CONFIG_FLAGS` and the
+engine); fewer than two such runs cannot judge the run: its verdict is CANNOT JUDGE (exit 6,
+never a pass), naming the nearest configs the history has. A new run that did not get ready
 fails the gate.
 """
 
@@ -25,11 +27,13 @@ from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.formats.vocab import READY as READY_MILESTONE
 from firedup.tables.frames import Runs
+from firedup.tables.launches import from_launch
 from firedup.tables.risk import Budget, budget_for, pct
 
 MIN_SECONDS = 1.0
 MIN_HISTORY = 2
-READY = "time to ready"
+READY = "time to ready from launch"
+PASS, FAIL, CANNOT_JUDGE = "PASS", "FAIL", "CANNOT JUDGE"
 
 
 @dataclass
@@ -51,14 +55,21 @@ class Finding:
         verdict = "REGRESSED" if self.regressed else "ok"
         return (f"{self.measure}: {fmt_duration(self.seconds)} {verdict}: history of {len(h)} runs median "
                 f"{fmt_duration(statistics.median(h))}, slowest {fmt_duration(max(h))}, limit "
-                f"{fmt_duration(self.bound.raw_seconds)} ({self.bound.method_label}; {self.bound.risk_label})")
+                f"{fmt_duration(self.limit)} ({self.bound.method_label}; {self.bound.risk_label})")
+
+    @property
+    def limit(self) -> float | None:
+        """The limit as `budget` states it for the same runs and risk (rounded up)."""
+        if self.bound is None:
+            return None
+        return float(self.bound.budget_seconds) if self.bound.budget_seconds is not None else self.bound.raw_seconds
 
     def as_json(self) -> dict[str, Any]:
         return {"measure": self.measure, "seconds": round(self.seconds, 3), "regressed": self.regressed,
                 "history_n": len(self.history),
                 "history_median": round(statistics.median(self.history), 3) if self.history else None,
                 "history_slowest": round(max(self.history), 3) if self.history else None,
-                "limit_seconds": round(self.bound.raw_seconds, 3) if self.bound and self.bound.raw_seconds else None,
+                "limit_seconds": round(self.limit, 3) if self.limit is not None else None,
                 "method": self.bound.method_label if self.bound else None, "evidence": self.evidence,
                 "caches": self.caches}
 
@@ -74,15 +85,24 @@ class RunCheck:
     findings: list[Finding] = field(default_factory=list)
     failure: str | None = None  # not ready: why
     note: str | None = None
+    nearest: list[str] = field(default_factory=list)  # without history of its config: the closest ones there are
 
     @property
     def failed(self) -> bool:
         return self.failure is not None or any(f.regressed for f in self.findings)
 
+    @property
+    def verdict(self) -> str:
+        """FAIL (regressed or not ready), CANNOT JUDGE (too little history of its config), or PASS."""
+        if self.failed:
+            return FAIL
+        return CANNOT_JUDGE if self.history_n < MIN_HISTORY else PASS
+
     def as_json(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "source": self.source, "run_index": self.run_index, "outcome": self.outcome,
-                "config": self.config, "history_n": self.history_n, "failed": self.failed, "failure": self.failure,
-                "note": self.note, "findings": [f.as_json() for f in self.findings]}
+                "config": self.config, "history_n": self.history_n, "failed": self.failed, "verdict": self.verdict,
+                "failure": self.failure, "note": self.note, "nearest_configs": self.nearest,
+                "findings": [f.as_json() for f in self.findings]}
 
 
 @dataclass
@@ -96,21 +116,40 @@ class CheckReport:
     def failed(self) -> bool:
         return any(r.failed for r in self.runs)
 
-    def as_json(self) -> dict[str, Any]:
-        return {"risk": self.risk, "rule": self.rule, "failed": self.failed, "runs": [r.as_json() for r in self.runs],
-                "errors": self.errors}
+    @property
+    def verdict(self) -> str:
+        """The gate's: FAIL if any run failed, else CANNOT JUDGE if any could not be judged, else PASS."""
+        verdicts = {r.verdict for r in self.runs}
+        return FAIL if FAIL in verdicts else CANNOT_JUDGE if CANNOT_JUDGE in verdicts else PASS
 
-    def text(self) -> str:
-        lines = [f"rule: {self.rule}"]
+    def as_json(self) -> dict[str, Any]:
+        return {"risk": self.risk, "rule": self.rule, "failed": self.failed, "verdict": self.verdict,
+                "runs": [r.as_json() for r in self.runs], "errors": self.errors}
+
+    def text(self, verbose: bool = False) -> str:
+        """The verdicts first (one line per run), then why, then the rule."""
+        lines = []
+        for r in self.runs:
+            where = r.source + (f" #{r.run_index + 1}" if r.run_index else "")
+            ready = next((f for f in r.findings if f.measure == READY), None)
+            said = f": {fmt_duration(ready.seconds)} from launch" if ready is not None else ""
+            if r.verdict == CANNOT_JUDGE:
+                said += f"; {r.history_n} history run{'s' if r.history_n != 1 else ''} of its config"
+            elif r.failure:
+                said = f": {r.failure}"
+            elif r.failed:
+                said += f"; regressed: {', '.join(f.measure for f in r.findings if f.regressed)}"
+            lines.append(f"{r.verdict} {where}{said}")
         for r in self.runs:
             where = visible(r.source, one_line=True) + (f" #{r.run_index + 1}" if r.run_index else "")
-            verdict = "FAIL" if r.failed else "PASS"
             lines.append("")
-            lines.append(f"{verdict} {where} ({r.config}; {r.history_n} history runs of this config)")
+            lines.append(f"{where} ({r.config}; {r.history_n} history runs of this config)")
             if r.failure:
                 lines.append(f"  {r.failure}")
             if r.note:
-                lines.append(f"  note: {r.note}")
+                lines.append(f"  {r.note}")
+            if r.nearest:
+                lines.append("  nearest configs in the history: " + "; ".join(r.nearest))
             for f in sorted(r.findings, key=lambda f: (not f.regressed, f.measure != READY)):
                 if f.regressed or f.measure == READY:
                     lines.append(f"  {f.describe()}")
@@ -118,20 +157,19 @@ class CheckReport:
                         lines.append(f"    evidence: {f.evidence}")
                     if f.regressed and f.caches:
                         lines.append(f"    caches: {f.caches}")
-            ok = [f.measure for f in r.findings if not f.regressed and f.measure != READY]
+            ok = [f.measure for f in r.findings if not f.regressed and f.measure != READY and f.bound is not None]
             if ok:
                 lines.append(f"  within the history's spread: {', '.join(ok)}")
-        failed = sum(r.failed for r in self.runs)
         lines.append("")
-        lines.append(f"{failed} of {len(self.runs)} run{'s' if len(self.runs) != 1 else ''} failed" if failed
-                     else f"all {len(self.runs)} run{'s' if len(self.runs) != 1 else ''} within the history's spread")
+        lines.append(f"rule: {self.rule}" if verbose else "(-v prints the rule)")
         return "\n".join(lines)
 
 
 RULE = ("a run regresses when time to ready or a phase is above the history's upper prediction bound "
         "for the same config at risk {risk} (log-normal, Student-t for the number of history runs, never below "
         "the slowest + 10 %) and at least 1 s above the slowest history run; a run that did not get ready fails; "
-        "fewer than 2 history runs of a config cannot judge it")
+        "fewer than 2 history runs of a config cannot judge it (CANNOT JUDGE, exit 6); time to ready counts from "
+        "each run's launch")
 
 
 def config_of(row: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -196,14 +234,16 @@ def judge(value: float, history: list[float], risk: float) -> tuple[Budget | Non
         return None, False
     bound = budget_for(history, risk)
     assert bound.raw_seconds is not None
-    return bound, value > bound.raw_seconds and value >= max(history) + MIN_SECONDS
+    limit = float(bound.budget_seconds) if bound.budget_seconds is not None else bound.raw_seconds
+    return bound, value > limit and value >= max(history) + MIN_SECONDS
 
 
 def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
     """Each new run against the ready history runs of its config (new runs are never their own history)."""
     new_hashes = set(new.runs["content_hash"].drop_nulls().to_list())
     hist_rows = [r for r in history.runs.filter(pl.col("outcome") == "ready").iter_rows(named=True)
-                 if r["content_hash"] not in new_hashes and r["ready_seconds"] is not None]
+                 if r["content_hash"] not in new_hashes and r["ready_seconds"] is not None
+                 and not r.get("begins_mid_startup")]
     new_phases = _phase_seconds(new)
     hist_phases = _phase_seconds(history)
     out = []
@@ -218,11 +258,12 @@ def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
             out.append(rc)
             continue
         if len(same) < MIN_HISTORY:
-            rc.note = (f"{len(same)} history run{'s' if len(same) != 1 else ''} of this config: no spread to judge "
-                       "by (ingest more runs, or point --history at earlier logs of this config)")
-        measures = {READY: float(row["ready_seconds"]), **new_phases.get(row["run_id"], {})}
+            rc.note = (f"{len(same)} history run{'s' if len(same) != 1 else ''} of this config: too few to judge "
+                       "it by (ingest more runs of it, or point --history at earlier logs of this config)")
+            rc.nearest = _nearest(key, hist_rows)
+        measures = {READY: _from_launch(row), **new_phases.get(row["run_id"], {})}
         for measure, seconds in measures.items():
-            values = [float(h["ready_seconds"]) for h in same] if measure == READY else [
+            values = [_from_launch(h) for h in same] if measure == READY else [
                 hist_phases[h["run_id"]][measure] for h in same if measure in hist_phases.get(h["run_id"], {})]
             bound, regressed = judge(seconds, values, risk)
             finding = Finding(measure, seconds, values, bound, regressed)
@@ -234,4 +275,26 @@ def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
     return CheckReport(risk, out, RULE.format(risk=pct(risk)))
 
 
-__all__ = ["MIN_HISTORY", "MIN_SECONDS", "RULE", "CheckReport", "Finding", "RunCheck", "check", "judge"]
+def _from_launch(row: dict[str, Any]) -> float:
+    counted = from_launch(row)
+    assert counted is not None  # a ready run
+    return counted[0]
+
+
+def _nearest(key: tuple[tuple[str, str], ...], rows: list[dict[str, Any]], most: int = 3) -> list[str]:
+    """The history's configs closest to `key` (fewest flags apart), each with its runs and what differs."""
+    counts: dict[tuple[tuple[str, str], ...], int] = {}
+    for row in rows:
+        other = config_of(row)
+        counts[other] = counts.get(other, 0) + 1
+    mine = dict(key)
+
+    def apart(other: tuple[tuple[str, str], ...]) -> list[str]:
+        return [f"{flag}={value.strip(chr(39))}" for flag, value in other if mine.get(flag) != value]
+
+    ranked = sorted(counts.items(), key=lambda kv: (len(apart(kv[0])), -kv[1]))
+    return [f"{', '.join(apart(other)) or 'the same flags'} ({n} run{'s' if n != 1 else ''})"
+            for other, n in ranked[:most]]
+
+
+__all__ = ["CANNOT_JUDGE", "FAIL", "MIN_HISTORY", "MIN_SECONDS", "PASS", "RULE", "CheckReport", "Finding", "RunCheck", "check", "judge"]

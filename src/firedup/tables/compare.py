@@ -25,13 +25,16 @@ import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from firedup.core.safe import visible
 from firedup.errors import UnknownFlagError
+from firedup.tables.coldwarm import ColdWarm, key_changes, split
 from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds, shown_flag
+from firedup.tables.launches import from_launch
 from firedup.timeline.build import spanned, umbrella_phases
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
@@ -120,6 +123,9 @@ class Group:
     ready_seconds: list[float]
     not_timed: list[LeftOut] = field(default_factory=list)  # same flags, but crashed or incomplete
     phases: dict[str, float] = field(default_factory=dict)  # phase -> median seconds
+    # per timed run, its time from launch as a budget counts it and how (tables.launches.from_launch)
+    launch_seconds: list[float] = field(default_factory=list)
+    launch_kinds: list[str] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -221,6 +227,8 @@ class Comparison:
     deltas: list[Delta]
     headline: str
     caches: list[CacheDifference] = field(default_factory=list)
+    # group label -> its cold and warm starts apart (tables.coldwarm), never pooled silently
+    splits: dict[str, ColdWarm] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         g = self.grouping
@@ -230,9 +238,20 @@ class Comparison:
             "deltas": [d.as_json() for d in self.deltas],
             "headline": self.headline,
             "cache_differences": [c.as_json() for c in self.caches],
+            "cold_warm": {label: {**split_.as_json(), **self.split_figures(label)}
+                          for label, split_ in self.splits.items()},
             "left_out": [lo.as_json() for lo in g.left_out],
             "notes": g.notes,
         }
+
+
+    def split_figures(self, label: str) -> dict[str, Any]:
+        """Median seconds to ready (first line -> ready) of a split group's cold and warm starts."""
+        group = next(g for g in self.grouping.groups if g.label == label)
+        apart = self.splits[label]
+        seconds = dict(zip(group.run_ids, group.ready_seconds, strict=True))
+        return {"cold_median_seconds": _r(quantile([seconds[r] for r in apart.cold], 0.5)),
+                "warm_median_seconds": _r(quantile([seconds[r] for r in apart.warm], 0.5))}
 
 
 def _r(value: float | None) -> float | None:
@@ -531,6 +550,10 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
         elif row["outcome"] == "ready" and row["ready_seconds"] is not None:
             group.run_ids.append(row["run_id"])
             group.ready_seconds.append(float(row["ready_seconds"]))
+            counted = from_launch(row)
+            assert counted is not None  # a ready run with a time to ready
+            group.launch_seconds.append(counted[0])
+            group.launch_kinds.append(counted[1])
         else:
             lo = LeftOut(row["run_id"], row["source"], row["run_index"], _why_not_timed(row),
                          _kind_not_timed(row))
@@ -690,14 +713,31 @@ def compare(runs: Runs, by: Sequence[str] | None = None) -> Comparison:
                                         d.base.run_ids + d.other.run_ids, cold_within=d.other.run_ids))
         caches.extend(cache_differences(runs, f"{d.base.label} vs {d.other.label}",
                                         d.base.run_ids + d.other.run_ids, cold_within=d.base.run_ids))
+    splits = {g.label: apart for g in timed if (apart := split(runs, g.run_ids)) is not None}
+    for g in timed:
+        grouping.notes.extend(key_changes(runs, g.run_ids, g.label))
     text = headline(grouping, deltas)
+    if len(timed) == 1 and timed[0].label in splits:  # one config: the answer is its cold and warm starts
+        text = _split_headline(timed[0], splits[timed[0].label])
     if within:
         c = within[0]
         if c.seconds is not None and c.phase is not None:
             from firedup.core.units import fmt_duration as dur
 
             text += f"; cold {c.kind} caches: +{dur(c.seconds)} in {c.phase}"
-    return Comparison(grouping, deltas, text, caches)
+    return Comparison(grouping, deltas, text, caches, splits)
+
+
+def _split_headline(group: Group, apart: ColdWarm) -> str:
+    from firedup.core.units import fmt_duration as dur
+
+    seconds = dict(zip(group.run_ids, group.ready_seconds, strict=True))
+    cold = quantile([seconds[r] for r in apart.cold], 0.5)
+    warm = quantile([seconds[r] for r in apart.warm], 0.5)
+    what = "a median of " if len(apart.cold) > 1 else ""
+    return (f"{group.label}: cold starts ready in {what}{dur(cold)} ({len(apart.cold)}), warm starts in "
+            f"{'a median of ' if len(apart.warm) > 1 else ''}{dur(warm)} ({len(apart.warm)}); never pooled: see "
+            "cold and warm starts below")
 
 
 def headline(grouping: Grouping, deltas: Sequence[Delta]) -> str:
@@ -729,8 +769,9 @@ def headline(grouping: Grouping, deltas: Sequence[Delta]) -> str:
     return text
 
 
-def comparison_text(cmp: Comparison, width: int = 100) -> str:
-    """The human view: headline, one block per group, deltas, and what was left out."""
+def comparison_text(cmp: Comparison, width: int = 100, verbose: bool = False) -> str:
+    """The human view: headline, one block per group, deltas, and what was left out (`verbose`:
+    each run left out with its whole reason)."""
     from firedup.core.units import fmt_duration as dur
 
     g = cmp.grouping
@@ -770,6 +811,9 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
         else:
             lines.extend([line, " " * (w_i + 2) + extra.strip()] if extra else [line])
     timed = [grp for grp in g.groups if grp.n]
+    launch_note = _launch_note(g)
+    if launch_note:
+        lines.append(launch_note)
     if shown and timed:
         lines.append("")
         lines.append("median per phase:")
@@ -806,24 +850,67 @@ def comparison_text(cmp: Comparison, width: int = 100) -> str:
             lines.append("  flags that differ: " + "; ".join(
                 f"{shown_flag(flag)} {'/'.join(map(fmt_value, a))} -> {'/'.join(map(fmt_value, b))}"
                 for flag, (a, b) in d.flags_differ.items()))
+    for label, apart in cmp.splits.items():
+        figures = cmp.split_figures(label)
+        lines.append("")
+        lines.append(f"cold and warm starts of {label} (the median above pools them):")
+        lines.append(f"  cold: {len(apart.cold)}, median {dur(figures['cold_median_seconds'])}; "
+                     f"warm: {len(apart.warm)}, median {dur(figures['warm_median_seconds'])}")
+        for rid in apart.cold:
+            lines.extend(textwrap.wrap(f"cold: {apart.sources.get(rid, rid)}: {apart.reasons[rid]}", text_width,
+                                       initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False))
+        lines.extend(f"  warm: {apart.sources.get(rid, rid)}" for rid in apart.warm)
     if cmp.caches:
         lines.append("")
         lines.append("cold vs warm caches:")
         for c in cmp.caches:
             lines.extend(textwrap.wrap(f"{c.group}: {c.text()}", text_width, initial_indent="  ",
                                        subsequent_indent="    ", break_on_hyphens=False))
-    lines.extend(left_out_lines(g.left_out, "left out of the timing"))
+    lines.extend(left_out_lines(g.left_out, "left out of the timing", verbose))
     return "\n".join(lines)
 
 
-def left_out_lines(left_out: Sequence[LeftOut], title: str) -> list[str]:
-    """The runs a computation did not use, each with its reason (nothing when none)."""
+def _launch_note(grouping: Grouping) -> str | None:
+    """The second clock under the groups' table: how much earlier the timed runs were launched."""
+    from firedup.core.units import fmt_duration as dur
+
+    ids = [rid for grp in grouping.groups for rid in grp.run_ids]
+    if not ids:
+        return None
+    frame = grouping.runs.runs.filter(pl.col("run_id").is_in(pl.Series(ids, dtype=pl.Utf8).implode()))
+    gaps = frame.filter(pl.col("launch_gap").is_not_null())
+    if gaps.is_empty():
+        return "(times from each log's first line; when the servers were launched is not known)"
+    low, high = float(gaps["launch_gap"].min()), float(gaps["launch_gap"].max())  # type: ignore[arg-type]
+    sources = sorted(set(gaps["launch_source"].to_list()))
+    how = "estimated, docs/launch.md" if sources == ["estimated"] else ", ".join(sources)
+    span = dur(low) if abs(high - low) < 1.0 else f"{dur(low)}-{dur(high)}"
+    unknown = frame.height - gaps.height
+    return (f"(times from each log's first line; the servers were launched {'~' if 'estimated' in sources else ''}"
+            f"{span} before it ({how}){f'; {unknown} launch(es) unknown' if unknown else ''}: `budget` counts "
+            "from launch)")
+
+
+def left_out_lines(left_out: Sequence[LeftOut], title: str, verbose: bool = False) -> list[str]:
+    """The runs a computation did not use: one line per reason with a count and the first files
+    (each run with its whole reason under `verbose`); nothing when none."""
     if not left_out:
         return []
-    lines = ["", f"{title} ({len(left_out)}):"]
+    if verbose:
+        lines = ["", f"{title} ({len(left_out)}):"]
+        for lo in left_out:
+            where = f" #{lo.run_index + 1}" if lo.run_index else ""
+            lines.append(f"  {visible(lo.source, one_line=True)}{where}: {lo.reason}")
+        return lines
+    by_kind: dict[str, list[LeftOut]] = {}
     for lo in left_out:
-        where = f" #{lo.run_index + 1}" if lo.run_index else ""
-        lines.append(f"  {visible(lo.source, one_line=True)}{where}: {lo.reason}")
+        by_kind.setdefault(lo.kind, []).append(lo)
+    lines = ["", f"{title} ({_n(len(left_out), 'run')}; -v lists each with its reason):"]
+    for kind, items in sorted(by_kind.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        names = [visible(Path(lo.source).name, one_line=True) + (f" #{lo.run_index + 1}" if lo.run_index else "")
+                 for lo in items]
+        shown = ", ".join(names[:2]) + (f", {len(names) - 2} more" if len(names) > 2 else "")
+        lines.append(f"  {len(items)} {kind}: {shown}")
     return lines
 
 

@@ -36,6 +36,7 @@ from firedup.core.numbers import INT64_MAX, INT64_MIN
 from firedup.core.safe import finite, valid_text, visible
 from firedup.core.units import MIN_SOURCE_WIDTH, cut_end, cut_middle, fmt_time_to_end, without_common_folder
 from firedup.read.sources import InputError
+from firedup.tables.launches import settle_launches
 from firedup.timeline.build import PHASE_ORDER, Run, spanned
 
 if TYPE_CHECKING:
@@ -88,6 +89,17 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "caches_json": pl.Utf8(),  # {kind: {verdict, basis, reason, phase, seconds, evidence}}
     "silent_seconds": pl.Float64(),  # the silences' seconds together
     "silences_json": pl.Utf8(),  # [the contract's silences]
+    # The launch (timeline.launch): where a wait loop's clock starts. `launch_gap` is the seconds
+    # before the first line, `launch_low`/`launch_high` its range where estimated
+    "launch_ts": pl.Datetime("us"),
+    "launch_source": pl.Utf8(),  # measured | log | given | estimated | unknown
+    "launch_gap": pl.Float64(),
+    "launch_low": pl.Float64(),
+    "launch_high": pl.Float64(),
+    "launch_basis": pl.Utf8(),
+    "launch_to_ready": pl.Float64(),  # Run.launch_to_ready: launch -> ready
+    "launch_to_end": pl.Float64(),  # Run.launch_to_end: launch -> ready, the crash or the log's end
+    "cache_keys_json": pl.Utf8(),  # {cache kind: the key its cache was stored under} (Run.cache_keys)
     **FLAG_TYPES,
 }
 
@@ -145,6 +157,8 @@ class Runs:
     phases: pl.DataFrame
     milestones: pl.DataFrame
     errors: list[InputError] = field(default_factory=list)
+    # inputs read fine that hold no server's log (`source: why`): no runs, said once, not errors
+    skipped: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return self.runs.height
@@ -159,7 +173,8 @@ class Runs:
         ids = pl.Series(list(run_ids), dtype=pl.Utf8)
         return Runs(self.runs.filter(pl.col("run_id").is_in(ids.implode())),
                     self.phases.filter(pl.col("run_id").is_in(ids.implode())),
-                    self.milestones.filter(pl.col("run_id").is_in(ids.implode())), list(self.errors))
+                    self.milestones.filter(pl.col("run_id").is_in(ids.implode())), list(self.errors),
+                    list(self.skipped))
 
 
 # --- building the frames from parsed runs ------------------------------------------------
@@ -246,10 +261,21 @@ def _run_row(run: Run, chash: str, source: str) -> dict[str, Any]:
         "cache_start": cache_start(run), "caches_json": _json({k: v.as_contract() for k, v in run.caches.items()}),
         "silent_seconds": sum(x.seconds for x in run.silences),
         "silences_json": _json([x.as_contract(run.first_ts) for x in run.silences]),
+        **_launch_cells(run),
+        "cache_keys_json": _json(run.cache_keys),
     }
     for flag, dtype in FLAG_TYPES.items():
         row[flag] = _coerce(run.config.get(flag), dtype)
     return row
+
+
+def _launch_cells(run: Run) -> dict[str, Any]:
+    launch = run.launch
+    if launch is None:
+        return {"launch_source": "unknown"}
+    return {"launch_ts": launch.ts.dt if launch.ts else None, "launch_source": launch.source,
+            "launch_gap": launch.gap, "launch_low": launch.low, "launch_high": launch.high,
+            "launch_basis": launch.basis, "launch_to_ready": run.launch_to_ready, "launch_to_end": run.launch_to_end}
 
 
 def _phase_rows(run: Run, run_id: str, source: str) -> list[dict[str, Any]]:
@@ -380,6 +406,8 @@ def finish(runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame,
     runs = runs.with_columns(pl.col("seconds_to_end").fill_null(pl.col("total_seconds")),
                              pl.col("end_ts").fill_null(pl.coalesce("ready_ts", "last_ts")),
                              pl.col("lower_bound").fill_null(pl.col("begins_mid_startup")))
+    # the launch as budgets read it: estimates from the measured launches at hand (tables.launches)
+    runs = settle_launches(runs)
     # the same log under two paths (or in a store and on disk): keep the rows of the kept copy
     kept = runs.select("run_id", "source")
     phases = phases.join(kept, on=["run_id", "source"], how="semi", maintain_order="left")
@@ -434,17 +462,25 @@ def load(
 
     frames: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
     errors: list[InputError] = []
+    skipped: list[str] = []
     if paths:
+        from firedup.formats import no_known_engine
+
         result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
                              progress=progress, content_hash=True)
         frames.append(base_frames(result.runs))
         errors.extend(result.errors)
+        skipped = [f"{s.source}: {s.skipped or no_known_engine(s.looks_like)}" for s in result.sources
+                   if s.engine is None]
     for st in stores:
         frames.append(st.read())
     if not frames:
-        return finish(empty(RUN_SCHEMA), empty(PHASE_SCHEMA), empty(MILESTONE_SCHEMA), errors)
-    runs_f, phases_f, milestones_f = (pl.concat([f[i] for f in frames], how="diagonal_relaxed") for i in range(3))
-    return finish(runs_f, phases_f, milestones_f, errors)
+        out = finish(empty(RUN_SCHEMA), empty(PHASE_SCHEMA), empty(MILESTONE_SCHEMA), errors)
+    else:
+        runs_f, phases_f, milestones_f = (pl.concat([f[i] for f in frames], how="diagonal_relaxed") for i in range(3))
+        out = finish(runs_f, phases_f, milestones_f, errors)
+    out.skipped = skipped
+    return out
 
 
 # --- views over the frames ----------------------------------------------------------------
@@ -498,7 +534,7 @@ def summary(runs: Runs) -> pl.DataFrame:
     base = runs.runs.select(
         "run_id", "source", "run_index", "engine", "outcome", "ready_seconds", "total_seconds",
         "stopped_in", "crash_category", "crash_phase", "first_ts", "end_ts", "seconds_to_end", "lower_bound",
-        "crash_ts", "crash_offset", *flags)
+        "crash_ts", "crash_offset", "launch_source", "launch_to_end", *flags)
     wide = phase_seconds(runs)
     renamed = wide.rename({c: f"{c}_s" for c in wide.columns if c != "run_id"})
     return base.join(renamed, on="run_id", how="left", maintain_order="left")
@@ -591,6 +627,7 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
         fitted, notes = _fit(names, wheres, columns[len(when) + 1:len(when) + 3], phases, top, flag_columns,
                              width - (_table_width(when) + 2 if when else 0))
         columns = [*when, *fitted]
+    notes.insert(0, _launch_note(frame))
     phases_shown = len(columns) > 3 + len(when) and columns[3 + len(when)].head.startswith("biggest phase")
     heads = {visible(f, one_line=True): f for f in flags}
     shown = [heads[c.head] for c in columns if c.head in heads]
@@ -604,6 +641,21 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
     if any(t.startswith("(") for t in to_ready):
         lines.append("(time in parentheses: to the crash or the end of the log, not to ready)")
     return "\n".join(lines)
+
+
+def _launch_note(frame: pl.DataFrame) -> str:
+    """The second clock under a table of times from each log's first line: how much earlier the
+    servers were launched (`launch_to_end` in --format csv/json/parquet has each run's)."""
+    from firedup.core.units import fmt_duration
+
+    gaps = (frame["launch_to_end"] - frame["seconds_to_end"]).drop_nulls()
+    if gaps.is_empty():
+        return "(times from each log's first line; launches not known)"
+    low, high = float(gaps.min()), float(gaps.max())  # type: ignore[arg-type]
+    estimated = "estimated" in frame["launch_source"].to_list()
+    span = fmt_duration(low) if high - low < 1.0 else (
+        f"{low:.0f}-{high:.0f} s" if high < 60 else f"{fmt_duration(low)}-{fmt_duration(high)}")
+    return f"(from launch add {'~' if estimated else ''}{span}{', estimated' if estimated else ''}: docs/launch.md)"
 
 
 def _fit(names: list[str], wheres: list[str], outcome_and_time: list[_Column], phases: Callable[[int], _Column],

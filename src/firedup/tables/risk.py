@@ -12,6 +12,9 @@ The budget is an upper prediction bound for the NEXT run's time to ready, and th
 * the slowest run plus a stated minimum margin (10 %): a budget is never
   below a run that happened, and never so close to it that a start a little slower restarts.
 
+Too few runs for their spread (the bound past 10 x the slowest run): the budget is the slowest
+run plus the margin, its risk unknown, the bound shown beside it; never a useless number.
+
 Distribution-free, whatever the times' distribution (exchangeable runs): the next run is
 slower than the slowest of n with probability 1/(n+1), so the budget's risk is at most
 1/(n+1); once n >= 1/r - 1 that alone guarantees the asked risk, no model needed.
@@ -37,9 +40,9 @@ from firedup.errors import UsageError
 
 RULE_OF_THUMB = 2.0  # one run: twice it, a rule of thumb (no spread is known)
 MIN_MARGIN = 0.10  # the budget is at least the slowest run plus 10 %
-# A bound past max(a day, 10 x the slowest run) says only that these runs disagree too much to
-# bound the risk: the budget stops there and says the risk claim does not hold.
-CAP_SECONDS = 86400.0
+# A bound past this many times the slowest run says only that the runs are too few for their
+# spread: no one would set such a timeout, so the budget is the slowest run plus the margin, its
+# risk unknown, and the bound is shown beside it (never "24 h").
 CAP_FACTOR = 10.0
 # The smallest risk asked for: below it 1 - risk rounds to 1.0 in floating point and no
 # quantile exists (1e-9 is one timeout in a billion starts). Checked at the boundary.
@@ -50,7 +53,7 @@ MIN_SECONDS = 0.001
 
 # method names (Budget.method)
 NO_DATA = "no data"
-CAPPED = "capped: too few runs for this spread"
+CAPPED = "too few runs for this spread: slowest run + minimum margin"
 THUMB = "rule of thumb"
 BOUND = "log-normal prediction bound"
 FLOOR = "slowest run + minimum margin"
@@ -138,6 +141,11 @@ def prediction_bound(times: Sequence[float], risk: float) -> PredictionBound:
     return PredictionBound(mu, sigma, n, t, factor, math.exp(min(mu + factor * sigma, 700.0)))
 
 
+def _big_duration(seconds: float) -> str:
+    """A duration that may be absurd (a bound of 10^40 s) as a readable figure."""
+    return fmt_duration(seconds) if seconds < 1e7 else f"{seconds:.3g} s"
+
+
 def minimum_floor(slowest: float) -> float:
     """The slowest run plus the minimum margin."""
     return slowest * (1.0 + MIN_MARGIN)
@@ -179,6 +187,8 @@ class Budget:
     port: int | None = None
     floor_seconds: float | None = None
     version: VersionGuess | None = None  # the engine versions the runs may be (their probes differ)
+    clock: str | None = None  # where its times count from (tables.budget.Clock.text)
+    side: str | None = None  # of a group split into cold and warm starts: which side, and the other's figure
 
     @property
     def risk_holds_without_model(self) -> bool:
@@ -192,12 +202,19 @@ class Budget:
         if self.method == THUMB:
             return "rule of thumb: risk unknown"
         if self.method == CAPPED:
-            return f"risk not bounded: {self.n} runs too spread out for {pct(self.risk)}"
+            return f"risk unknown (too few runs to bound {pct(self.risk)})"
         df = self.distribution_free_risk or 0.0
         if self.risk_holds_without_model:
             return f"risk ≤ {pct(self.risk)} (distribution-free, {self.n} runs)"
         model = f"risk {pct(self.risk)}" if self.method == BOUND else f"risk < {pct(self.risk)}"
         return f"{model} if log-normal; ≤ {pct(df)} without that assumption"
+
+    @property
+    def beside(self) -> str | None:
+        """The statistical bound a budget of too few runs is shown with: `the bound would be 4 h 23 min`."""
+        if self.method != CAPPED or self.model is None:
+            return None
+        return f"the bound would be {_big_duration(self.model.bound)}"
 
     @property
     def method_label(self) -> str:
@@ -207,7 +224,7 @@ class Budget:
         if self.method == BOUND:
             return f"log-normal prediction bound (Student-t, {self.n} runs)"
         if self.method == CAPPED:
-            return f"capped at max(24 h, {CAP_FACTOR:g} x the slowest run)"
+            return f"slowest run + {pct(MIN_MARGIN)} (too few runs for a bound)"
         if self.method == FLOOR:
             return f"slowest run + {pct(MIN_MARGIN)} (minimum margin)"
         return self.method
@@ -224,7 +241,8 @@ class Budget:
             else round(self.distribution_free_risk, 6),
             "runs_needed_for_risk": self.needed,
             "model": self.model.as_json() if self.model else None,
-            "statement": self.statement, "engine": self.engine,
+            "statement": self.statement, "engine": self.engine, "clock": self.clock, "side": self.side,
+            "beside": self.beside,
         }
 
 
@@ -253,14 +271,13 @@ def budget_for(times: Sequence[float], risk: float, key: dict[str, Any] | None =
         return Budget(key, label, n, risk, round_up(raw), raw, THUMB, slowest, df_risk, needed, None, statement,
                       floor_seconds=floor)
     fit = prediction_bound(times, risk)
-    cap = max(CAP_SECONDS, CAP_FACTOR * slowest)
-    if fit.bound > cap:
+    if fit.bound > CAP_FACTOR * slowest:
         statement = (f"{n} runs, slowest {fmt_duration(slowest)}; their spread (sigma={fit.sigma:.3f} of ln t) is too "
                      f"wide for {n} runs to bound a {pct(risk)} risk: the log-normal prediction bound would be "
-                     f"{fmt_duration(fit.bound) if fit.bound < 1e9 else f'{fit.bound:.3g} s'}; the budget stops at "
-                     f"{fmt_duration(cap)} and carries no stated risk. Run more starts of this config, or split the "
-                     f"runs by the flag that makes them differ (--by)")
-        return Budget(key, label, n, risk, round_up(cap), cap, CAPPED, slowest, df_risk, needed, fit, statement,
+                     f"{_big_duration(fit.bound)}, past {CAP_FACTOR:g} x the slowest run; the budget is the slowest "
+                     f"run + {pct(MIN_MARGIN)} ({fmt_duration(floor)}) and its risk is unknown. Run more starts of "
+                     f"this config, or split the runs by what makes them differ (--by, or cold and warm starts)")
+        return Budget(key, label, n, risk, round_up(floor), floor, CAPPED, slowest, df_risk, needed, fit, statement,
                       floor_seconds=floor)
     if fit.bound >= floor:
         raw, method = fit.bound, BOUND

@@ -68,6 +68,7 @@ from firedup.read.events import (
     own_time_headers,
 )
 from firedup.timeline.crash import diagnose_error, is_exception_line
+from firedup.timeline.launch import Launch, estimate, stated_launch
 from firedup.timeline.silence import CacheVerdict, Silence, UnknownSpan, explain
 
 # The shared milestone names (the contract's, plus the draft names that extend them); a
@@ -278,6 +279,11 @@ class Run:
     silences: list[Silence] = field(default_factory=list)
     caches: dict[str, CacheVerdict] = field(default_factory=dict)
     unknown: list[UnknownSpan] = field(default_factory=list)
+    # When the server process was launched (timeline.launch): measured, stated by a line, given,
+    # or estimated with its basis. None only for a run built outside `build_timeline`.
+    launch: Launch | None = None
+    # cache kind -> the key its cache was stored under at this start (`formats.vocab.Kind.cache_key`)
+    cache_keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float | None:
@@ -310,6 +316,22 @@ class Run:
         # an excerpt: the phases its lines report reach back before its first line, and that
         # much is known of the time before it
         return max(0.0, end.minus(self.first_ts)) + self.excerpt_lead
+
+    @property
+    def launch_to_ready(self) -> float | None:
+        """Seconds from the launch to ready: what a wait loop started with the server waits.
+        The launch's gap plus `total_seconds`, the one sum every view shows."""
+        if self.launch is None or self.launch.gap is None or self.outcome != "ready":
+            return None
+        total = self.total_seconds
+        return None if total is None else self.launch.gap + total
+
+    @property
+    def launch_to_end(self) -> float | None:
+        """Seconds from the launch to `end_ts` (ready, the crash, the log's end)."""
+        if self.launch is None or self.launch.gap is None or self.seconds_to_end is None:
+            return None
+        return self.launch.gap + self.seconds_to_end
 
     @property
     def lower_bound(self) -> bool:
@@ -367,6 +389,9 @@ class Run:
             "silences": [x.as_contract(self.first_ts) for x in self.silences],
             "caches": {kind: v.as_contract() for kind, v in self.caches.items()},
             "unknown_lines": [u.as_contract() for u in self.unknown],
+            "launch": (self.launch.as_contract(self.launch_to_ready, self.launch_to_end) if self.launch is not None
+                       else None),
+            "cache_keys": self.cache_keys,
         }
 
 
@@ -535,6 +560,9 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     _note_excerpt(run, events, fmt)
     _infer_config(run, events, fmt)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
+    keyed = fmt.vocab.cache_keys
+    run.cache_keys = {keyed[e.name]: str(e.fields["cache_key"]) for e in events
+                      if e.name in keyed and e.fields.get("cache_key")}
     explain(run, events, gaps, unmatched, fmt)
     return run
 
@@ -1242,11 +1270,26 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
                            [u for u in unmatched if own(i, u.line)], pid))
     pieces.sort(key=lambda piece: piece[0])  # stable: one engine's runs keep their order
     runs = []
+    last_of: dict[int | None, Stamp | None] = {}  # the previous run's last line, per engine
     for i, (_, seg, run_gaps, run_unmatched, pid) in enumerate(pieces):
         run = build_run(seg, source, i, fmt, date_source, config_defaults, run_gaps, run_unmatched)
+        run.launch = _launch_of(run, seg, fmt, last_of.get(pid) if pid in last_of else None, pid in last_of)
+        last_of[pid] = run.last_ts
         if several:
             others = ", ".join(str(p) for p in engines.pids if p != pid)
             run.warnings.append(f"this log holds {len(engines.pids)} engines told apart by their process tags: "
                                 f"this run is the one of pid {pid} (the others: pid {others})")
         runs.append(run)
     return runs
+
+
+def _launch_of(run: Run, events: Sequence[Event], fmt: Format, previous_end: Stamp | None, restart: bool) -> Launch:
+    """The run's launch as its own lines show it: a line that states it, else the format's
+    estimate (capped, for a restart, by the previous run's last line)."""
+    if run.first_ts is not None:
+        stated = stated_launch(events, run.first_ts, fmt)
+        if stated is not None:
+            return stated
+    launch = estimate(run.first_ts, fmt.launch_gap, fmt.display, previous_end if restart else None,
+                      run.begins_mid_startup)
+    return launch

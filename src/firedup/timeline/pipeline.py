@@ -23,6 +23,7 @@ from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
 from firedup.read.sources import InputError, Line, Source, bom_encoding, expand_inputs, file_date, read_lines
 from firedup.timeline.build import Run, build_timeline
+from firedup.timeline.launch import LaunchedAt, give_launch
 
 SNIFF_LINES = 2000
 DEBUG_ENV = "FIREDUP_DEBUG"  # set: a bug while reading a file raises, with its traceback
@@ -40,6 +41,9 @@ class SourceReport:
     cut_short: InputError | None = None
     content_hash: str | None = None  # sha256 of the file's bytes, when asked for (see parse_source)
     looks_like: str | None = None  # engine None: the engine firedup does not read that it looks like
+    # engine None: why the input is not a server log although a format matched a line of it (a
+    # poller's record quoting the launch command): listed once as skipped, never a run
+    skipped: str | None = None
 
 
 @dataclass
@@ -61,7 +65,8 @@ class ParseResult:
 
     def as_contract_sources(self) -> list[dict[str, Any]]:
         return [{"source": s.source, "engine": s.engine, "runs": s.runs, "lines": s.lines,
-                 "date_source": s.date_source, "looks_like": s.looks_like} for s in self.sources]
+                 "date_source": s.date_source, "looks_like": s.looks_like, "skipped": s.skipped}
+                for s in self.sources]
 
 
 def write_contract_json(result: ParseResult, out: IO[str]) -> None:
@@ -121,13 +126,14 @@ class StreamedParse(ParseResult):
 
 def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = None, default_date: date | None = None,
                      all_files: bool = False, progress: Callable[[int, int, str], None] | None = None,
-                     jobs: int | None = None) -> StreamedParse:
+                     jobs: int | None = None, launched_at: LaunchedAt = None) -> StreamedParse:
     """`parse_paths` then `write_contract_json`, the same bytes, streamed: each run is encoded
     by the process that parsed it and written as soon as its turn comes. Over a folder of
     thousands of logs the main process no longer unpickles every run (45 kB each) and encodes
     it alone while the workers wait, and memory stays flat however many files there are."""
     result = StreamedParse()
-    encoded = _parsed(paths, engine, default_date, all_files, progress, "auto", jobs, False, result, encode=True)
+    encoded = _parsed(paths, engine, default_date, all_files, progress, "auto", jobs, False, result, encode=True,
+                      launched_at=launched_at)
 
     def runs() -> Iterator[str]:
         for items in encoded:
@@ -393,7 +399,8 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def parse_source(source: Source, engine: str | None = None, default_date: date | None = None,
-                 scanner: str = "auto", content_hash: bool = False) -> tuple[list[Run], SourceReport]:
+                 scanner: str = "auto", content_hash: bool = False,
+                 launched_at: LaunchedAt = None) -> tuple[list[Run], SourceReport]:
     """All runs of one source. Raises InputError when the source cannot be read at all;
     when it breaks part-way, `SourceReport.cut_short` says why.
 
@@ -409,6 +416,9 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     the report and every run (`Run.content_hash`): what tables and the store identify runs by,
     so a run keeps its id whatever name a view later gives its source. Off by default: `parse`
     and `timeline` need no ids, and hashing costs about as much as reading a big file.
+
+    `launched_at`: when the server of the source's first run was launched, on the log's clock (a
+    time of day takes the first line's date): that run's launch is `given` (timeline.launch).
     """
     # an object in object storage is hashed as it streams by: it is fetched once
     digest = hashlib.sha256() if content_hash and source.url is not None else None
@@ -440,6 +450,13 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     assert fmt is not None
     events, stats, clock = result
     runs = log.build(events, clock, stats)
+    if runs and not any(r.milestones or r.crash or r.first_ts for r in runs):
+        # lines a format matched (a launch command quoted in a README or a poller's record) but
+        # no milestone, no error and no time of the server's: not a server log, not a run
+        report = SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
+        report.skipped = (f"not a server log: no line of it is a {fmt.display} server's own (no timestamped line, "
+                          "milestone or error); skipped")
+        return [], report
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
     if content_hash and source.path is not None:
         with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)
@@ -452,6 +469,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     if reader.error is not None:
         for run in runs:
             run.warnings.append(f"the input stops early: {reader.error}")
+    if launched_at is not None and runs:
+        give_launch(runs[0], launched_at)
     return runs, report
 
 
@@ -464,22 +483,25 @@ def parse_paths(
     scanner: str = "auto",
     jobs: int | None = None,
     content_hash: bool = False,
+    launched_at: LaunchedAt = None,
 ) -> ParseResult:
     """Parse files, directories, globs and "-" (stdin).
 
     `jobs`: how many processes parse files at once; None chooses one per core for
     `POOL_FROM_FILES` files or more (see `_pool_size`), 1 parses them here, one by one.
-    Runs, errors and their order are the same either way. `content_hash`: see `parse_source`.
+    Runs, errors and their order are the same either way. `content_hash`, `launched_at`: see
+    `parse_source`.
     """
     result = ParseResult()
-    for runs in _parsed(paths, engine, default_date, all_files, progress, scanner, jobs, content_hash, result):
+    for runs in _parsed(paths, engine, default_date, all_files, progress, scanner, jobs, content_hash, result,
+                        launched_at=launched_at):
         result.runs.extend(runs)
     return result
 
 
 def _parsed(paths: Iterable[str], engine: str | None, default_date: date | None, all_files: bool,
             progress: Callable[[int, int, str], None] | None, scanner: str, jobs: int | None, content_hash: bool,
-            result: ParseResult, encode: bool = False) -> Iterator[list[Any]]:
+            result: ParseResult, encode: bool = False, launched_at: LaunchedAt = None) -> Iterator[list[Any]]:
     """The runs of each source in order (each run's contract JSON with `encode`), while its
     errors and reports go into `result`: the one loop behind `parse_paths` and `write_parse_json`.
     An unknown engine raises here, before anything is read or written."""
@@ -490,7 +512,7 @@ def _parsed(paths: Iterable[str], engine: str | None, default_date: date | None,
     if scanner == "auto" and _total_size(sources) >= _BATCH_FROM:
         scanner = "batch"  # its one-off set-up (imports, compiling the scan) pays off over the lot
     job = functools.partial(_parse_one_encoded if encode else _parse_one, engine=engine, default_date=default_date,
-                            scanner=scanner, content_hash=content_hash)
+                            scanner=scanner, content_hash=content_hash, launched_at=launched_at)
     return _outcomes(job, sources, _pool_size(sources, jobs), progress, result)
 
 
@@ -512,10 +534,11 @@ def _outcomes(job: Callable[[Source], _Outcome], sources: list[Source], jobs: in
 
 
 def _parse_one(source: Source, engine: str | None, default_date: date | None,
-               scanner: str, content_hash: bool = False) -> tuple[list[Run], SourceReport] | InputError:
+               scanner: str, content_hash: bool = False,
+               launched_at: LaunchedAt = None) -> tuple[list[Run], SourceReport] | InputError:
     """`parse_source`, with any failure as the source's error (for a pool's worker too)."""
     try:
-        return parse_source(source, engine, default_date, scanner, content_hash)
+        return parse_source(source, engine, default_date, scanner, content_hash, launched_at)
     except InputError as exc:
         return exc
     except Exception as exc:  # a bug must not cost the user the rest of the batch
@@ -527,9 +550,10 @@ def _parse_one(source: Source, engine: str | None, default_date: date | None,
 
 
 def _parse_one_encoded(source: Source, engine: str | None, default_date: date | None,
-                       scanner: str, content_hash: bool = False) -> tuple[list[str], SourceReport] | InputError:
+                       scanner: str, content_hash: bool = False,
+                       launched_at: LaunchedAt = None) -> tuple[list[str], SourceReport] | InputError:
     """`_parse_one`, each run as its contract's JSON text (encoded in the worker: see write_parse_json)."""
-    outcome = _parse_one(source, engine, default_date, scanner, content_hash)
+    outcome = _parse_one(source, engine, default_date, scanner, content_hash, launched_at)
     if isinstance(outcome, InputError):
         return outcome
     runs, report = outcome

@@ -1,0 +1,150 @@
+"""Launches over many runs: estimates from the history's measured launches, and the allowance
+a budget adds before each run's first line.
+
+A run whose log states no launch carries its engine's documented gap (timeline.launch). Where
+the runs at hand (logs and the history store together) hold launches that were measured, stated
+by a line or given, those are better evidence of this machine's imports: the gap of the other
+runs of the same engine (and the same configuration, where it has some) is re-estimated from
+them, and the basis says so. Budgets count from launch: a run's time to ready plus its allowance
+(the gap where known, else the top of its range: see docs/launch.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+import polars as pl
+
+from firedup.timeline.launch import KNOWN
+
+# The flags that make "the same configuration" for measured launches (imports differ with the
+# engine, the model and the parallelism; they do not with a port).
+_CONFIG = ("model_path", "tp_size", "pp_size", "dp_size")
+
+
+@dataclass(frozen=True)
+class MeasuredGaps:
+    """Known gaps before the first line in the runs at hand: (low, typical, high) and how many."""
+
+    low: float
+    typical: float
+    high: float
+    n: int
+    scope: str  # "engine" | "config"
+
+    def basis(self, engine: str) -> str:
+        where = "this configuration's" if self.scope == "config" else f"{engine}'s"
+        runs = "launch" if self.n == 1 else "launches"
+        return (f"no line states the launch; {self.n} measured {runs} of {where} runs at hand (measured by wait "
+                f"--pid, stated by a line or given) put the first line {self.low:.0f}-{self.high:.0f} s after the "
+                f"launch (typically {self.typical:.0f} s)")
+
+
+def _gaps(rows: list[dict[str, Any]]) -> MeasuredGaps | None:
+    values = sorted(float(r["launch_gap"]) for r in rows)
+    if not values:
+        return None
+    return MeasuredGaps(values[0], float(median(values)), values[-1], len(values), "engine")
+
+
+def _config_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row.get(flag) for flag in _CONFIG)
+
+
+def settle_launches(runs: pl.DataFrame) -> pl.DataFrame:
+    """Every row's launch as budgets read it: rows of a store written before runs carried one get
+    their engine's estimate; estimated ones are re-estimated from the measured launches at hand."""
+    return with_measured_estimates(_with_format_estimates(runs))
+
+
+def _with_format_estimates(runs: pl.DataFrame) -> pl.DataFrame:
+    """Rows with no launch at all (a store from before launches): the engine's documented gap."""
+    if runs.is_empty() or runs["launch_source"].null_count() == 0:
+        return runs
+    from firedup.formats import all_formats
+    from firedup.timeline.launch import launch_gap_text
+
+    formats = all_formats()
+    updated = []
+    for row in runs.to_dicts():
+        if row["launch_source"] is None:
+            gap = formats[row["engine"]].launch_gap if row["engine"] in formats else None
+            if gap is None or row["first_ts"] is None or row["begins_mid_startup"]:
+                row = {**row, "launch_source": "unknown",
+                       "launch_basis": "no launch recorded with this run, and none can be estimated"}
+            else:
+                row = _re_estimated(row, MeasuredGaps(gap.low, gap.typical, gap.high, 0, "engine"))
+                row["launch_source"] = "estimated"
+                row["launch_basis"] = f"no line states the launch; {gap.basis} {launch_gap_text(gap)} (docs/launch.md)"
+        updated.append(row)
+    return pl.DataFrame(updated, schema=runs.schema, orient="row")
+
+
+def with_measured_estimates(runs: pl.DataFrame) -> pl.DataFrame:
+    """`runs` with each estimated launch re-estimated from the known launches of the same engine
+    (of the same configuration where it has some), where there are any; the rest unchanged."""
+    if runs.is_empty() or "launch_source" not in runs.columns:
+        return runs
+    known = runs.filter(pl.col("launch_source").is_in(list(KNOWN)) & pl.col("launch_gap").is_not_null())
+    if known.is_empty():
+        return runs
+    rows = known.select("engine", "launch_gap", *(c for c in _CONFIG if c in known.columns)).to_dicts()
+    by_engine: dict[str, list[dict[str, Any]]] = {}
+    by_config: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        by_engine.setdefault(row["engine"], []).append(row)
+        by_config.setdefault((row["engine"], *_config_key(row)), []).append(row)
+    updated = []
+    for row in runs.to_dicts():
+        if row["launch_source"] == "estimated" and row["first_ts"] is not None:
+            same = by_config.get((row["engine"], *_config_key(row)))
+            gaps = _gaps(same) if same else _gaps(by_engine.get(row["engine"], []))
+            if gaps is not None and same:
+                gaps = MeasuredGaps(gaps.low, gaps.typical, gaps.high, gaps.n, "config")
+            if gaps is not None:
+                row = _re_estimated(row, gaps)
+        updated.append(row)
+    return pl.DataFrame(updated, schema=runs.schema, orient="row")
+
+
+def _re_estimated(row: dict[str, Any], gaps: MeasuredGaps) -> dict[str, Any]:
+    from datetime import timedelta
+
+    row = dict(row)
+    row["launch_gap"], row["launch_low"], row["launch_high"] = gaps.typical, gaps.low, gaps.high
+    row["launch_basis"] = gaps.basis(row["engine"])
+    row["launch_ts"] = row["first_ts"] - timedelta(seconds=gaps.typical)
+    row["launch_to_ready"] = None if row["ready_seconds"] is None else row["ready_seconds"] + gaps.typical
+    row["launch_to_end"] = None if row["seconds_to_end"] is None else row["seconds_to_end"] + gaps.typical
+    return row
+
+
+def allowance(row: dict[str, Any]) -> float | None:
+    """Seconds a budget allows before this run's first line: its gap where the launch is known,
+    else the top of its estimated range; None where nothing is known (an engine with no typical
+    gap, a log without times)."""
+    source = row.get("launch_source")
+    if source in KNOWN:
+        return row.get("launch_gap")
+    if source == "estimated":
+        high = row.get("launch_high")
+        return high if high is not None else row.get("launch_gap")
+    return None
+
+
+def from_launch(row: dict[str, Any]) -> tuple[float, str] | None:
+    """A ready run's time from launch as a budget counts it, and how: `measured`, `log`, `given`,
+    `estimated` (first line to ready plus the allowance) or `first line` (no launch known: the
+    log's own time, an undercount the derivation names). None when it has no time to ready."""
+    ready = row.get("ready_seconds")
+    if ready is None:
+        return None
+    extra = allowance(row)
+    if extra is None:
+        return float(ready), "first line"
+    return float(ready) + float(extra), str(row["launch_source"])
+
+
+__all__ = ["MeasuredGaps", "allowance", "from_launch", "settle_launches", "with_measured_estimates"]

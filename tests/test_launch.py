@@ -1,0 +1,184 @@
+"""The launch of every run (timeline.launch): stated by a line, given, estimated, unknown; and
+held against what an outside poller saw of real start-ups (../shared/realgpu)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SHARED, run_cli
+from firedup.formats import get_format
+from firedup.timeline.build import Run
+from firedup.timeline.launch import Launch, estimate
+from firedup.timeline.pipeline import parse_paths
+
+READY = """\
+[2026-12-05 22:46:55] server_args=ServerArgs(model_path='/m', tp_size=1, disable_cuda_graph=True)
+[2026-12-05 22:47:25 TP0] Load weight begin. avail mem=78.64 GB
+[2026-12-05 22:47:26 TP0] Load weight end. elapsed=0.16 s, type=Qwen3ForCausalLM, avail mem=60.00 GB, mem usage=18.00 GB.
+[2026-12-05 22:47:28] Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)
+[2026-12-05 22:47:32] The server is fired up and ready to roll!
+"""
+
+
+def _runs(tmp_path: Path, text: str, **kw: object) -> list[Run]:
+    path = tmp_path / "server.log"
+    path.write_text(text)
+    result = parse_paths([str(path)], **kw)  # type: ignore[arg-type]
+    assert not result.errors, result.errors
+    return result.runs
+
+
+def test_a_log_that_states_no_launch_carries_the_engines_typical_gap_never_zero(tmp_path: Path) -> None:
+    [run] = _runs(tmp_path, READY)
+    gap = get_format("sglang").launch_gap
+    assert gap is not None and gap.typical > 0
+    launch = run.launch
+    assert launch is not None and launch.source == "estimated"
+    assert launch.gap == gap.typical and (launch.low, launch.high) == (gap.low, gap.high)
+    assert run.total_seconds == 37.0
+    assert run.launch_to_ready == 37.0 + gap.typical
+    assert launch.ts is not None and run.first_ts is not None and run.first_ts.minus(launch.ts) == gap.typical
+    assert launch.allowance == gap.high  # a budget allows the top of the range
+    out = run.as_contract()["launch"]
+    # the contract's keys, exact
+    assert {"ts", "source", "seconds_before_first_line", "seconds_to_ready", "basis"} <= set(out)
+    assert out["seconds_to_ready"] == 37.0 + gap.typical and "docs/launch.md" in out["basis"]
+
+
+def test_a_journald_service_start_is_the_launch(tmp_path: Path) -> None:
+    text = (
+        "Dec 05 22:46:30 gpu1 systemd[1]: Starting sglang.service - SGLang...\n"
+        "Dec 05 22:46:31 gpu1 systemd[1]: Started sglang.service - SGLang.\n"
+        + "".join(f"Dec 05 {line[12:20]} gpu1 python[77]: {line}\n" for line in READY.splitlines())
+    )
+    [run] = _runs(tmp_path, text, default_date=datetime(2026, 12, 5).date())
+    assert run.launch is not None and run.launch.source == "log", run.launch
+    assert run.launch.line == 2 and run.launch.ts is not None and run.launch.ts.iso.endswith("22:46:31")
+    assert run.launch_to_ready == pytest.approx(61.0)  # 22:46:31 -> 22:47:32
+
+
+def test_launched_at_gives_the_launch_and_a_time_after_the_first_line_is_refused(tmp_path: Path) -> None:
+    [run] = _runs(tmp_path, READY, launched_at=time(22, 46, 34))
+    assert run.launch is not None and run.launch.source == "given" and run.launch.gap == 21.0
+    assert run.launch_to_ready == 58.0
+    [late] = _runs(tmp_path, READY, launched_at=datetime(2026, 12, 5, 22, 50))
+    assert late.launch is not None and late.launch.source == "estimated"
+    assert any("--launched-at" in w and "after the log's first line" in w for w in late.warnings)
+
+
+def test_launched_at_on_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.log").write_text(READY)
+    code, out, err = run_cli(["parse", str(tmp_path / "a.log"), "--json", "--launched-at", "22:46:34"],
+                             monkeypatch, capsys)
+    assert code == 0, err
+    launch = json.loads(out)["runs"][0]["launch"]
+    assert (launch["source"], launch["seconds_to_ready"]) == ("given", 58.0)
+    code, _, err = run_cli(["parse", str(tmp_path / "a.log"), "--launched-at", "yesterday"], monkeypatch, capsys)
+    assert code == 2 and "not a time like" in err
+
+
+def test_a_restart_is_launched_after_the_previous_starts_last_line(tmp_path: Path) -> None:
+    crash = ("[2026-12-05 22:40:00] server_args=ServerArgs(model_path='/m', tp_size=1)\n"
+             "[2026-12-05 22:40:05 TP0] Init torch distributed begin.\n"
+             "[2026-12-05 22:40:09] Received sigquit from a child process. It usually means the child failed.\n")
+    restarted = READY.replace("22:46:55", "22:40:19")  # 10 s after the crash's last line
+    first, second = _runs(tmp_path, crash + restarted)
+    assert first.launch is not None and first.launch.source == "estimated"
+    assert second.launch is not None and second.launch.source == "estimated"
+    assert second.launch.high == 10.0 and second.launch.gap == 10.0
+    assert "previous start's last line" in second.launch.basis
+
+
+def test_an_excerpt_or_a_log_without_times_has_no_launch_to_estimate() -> None:
+    fmt = get_format("sglang")
+    assert estimate(None, fmt.launch_gap, "SGLang").source == "unknown"
+    from firedup.read.clock import Stamp
+
+    first = Stamp(datetime(2026, 12, 5, 22, 46, 55), "2026-12-05T22:46:55")
+    assert estimate(first, fmt.launch_gap, "SGLang", begins_mid_startup=True).source == "unknown"
+    assert estimate(first, None, "X").source == "unknown"
+    with pytest.raises(ValueError):
+        Launch("guessed", "no such source")
+
+
+def test_the_views_show_both_clocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.log").write_text(READY)
+    code, out, _ = run_cli(["timeline", str(tmp_path / "a.log")], monkeypatch, capsys)
+    assert code == 0
+    assert "READY in 37 s, ~58 s from launch" in out
+    assert "launch: ~2026-12-05T22:46:34, 21 s before the first line (estimated" in out
+    code, out, _ = run_cli(["parse", str(tmp_path / "a.log")], monkeypatch, capsys)
+    assert "from launch" in out.splitlines()[0] and "~58 s" in out
+
+
+@pytest.mark.skipif(not (SHARED / "tools" / "check_realgpu.py").is_file(), reason="../shared is absent")
+def test_time_from_launch_holds_against_the_outside_pollers_first_200() -> None:
+    """../shared/tools/check_realgpu.py: every real ready run's launch -> ready within
+    max(8 s, 15 %) of the poller's launch -> first HTTP 200."""
+    proc = subprocess.run([sys.executable, str(SHARED / "tools" / "check_realgpu.py"), str(SHARED / "realgpu"),
+                           "--cmd", f"{sys.executable} -m firedup"], capture_output=True, text=True, timeout=600,
+                          cwd=ROOT, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " 0 failed to parse" in proc.stdout
+
+
+def test_estimates_and_budgets_use_the_known_launches_at_hand(tmp_path: Path) -> None:
+    """A known launch of the same engine and config (here given; `wait --pid` measures them) beats
+    the documented gap: the other runs' estimates and the budget's allowance come from it."""
+    import firedup
+    from firedup.tables.frames import from_runs
+
+    (tmp_path / "a.log").write_text(READY)
+    (tmp_path / "b.log").write_text(READY.replace("22:47:32", "22:47:40"))
+    [known] = parse_paths([str(tmp_path / "a.log")], launched_at=time(22, 46, 15)).runs  # 40 s before the first line
+    [other] = parse_paths([str(tmp_path / "b.log")]).runs
+    assert other.launch is not None and other.launch.gap == 21.0  # alone: the documented gap
+    runs = from_runs([known, other])
+    row = runs.runs.filter(runs.runs["source"] == str(tmp_path / "b.log")).to_dicts()[0]
+    assert (row["launch_source"], row["launch_gap"], row["launch_high"]) == ("estimated", 40.0, 40.0)
+    assert "1 measured launch of this configuration's runs" in row["launch_basis"]
+    assert row["launch_to_ready"] == 45.0 + 40.0
+    report = firedup.budgets(runs)
+    clock = report.clocks[0]
+    assert clock is not None and clock.kinds == {"given": 1, "estimated": 1}
+    assert "first line + 40 s" in clock.text and "the history's measured launches" in clock.text
+    assert report.budgets[0].slowest == 85.0  # b: 45 s by its log + 40 s before it
+
+
+def test_a_file_no_format_reads_as_a_servers_is_skipped_not_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: a poller's `.health.txt` beside the logs (it quotes the launch command) became an
+    INCOMPLETE SGLang run, and budgets counted it ("3 ready, of 6 runs")."""
+    (tmp_path / "run.log").write_text(READY)
+    (tmp_path / "run.health.txt").write_text(
+        "22:46:33 CUDA_HOME=/usr/local/cuda CMD: python3 -m sglang.launch_server --model-path /m --port 30000\n"
+        "--- start (t=0 is poller start, server pid 2175)\n    0.00 22:46:34 refused\n   58.58 22:47:33 200\n")
+    result = parse_paths([str(tmp_path)], all_files=True)
+    assert [Path(r.source).name for r in result.runs] == ["run.log"]
+    [skipped] = [s for s in result.sources if s.source.endswith("run.health.txt")]
+    assert skipped.engine is None and skipped.skipped is not None and "not a server log" in skipped.skipped
+    code, out, err = run_cli(["budget", str(tmp_path), "--all"], monkeypatch, capsys)
+    assert code == 0 and "run.health.txt: not a server log" in err and err.count("run.health.txt") == 1
+    assert "incomplete" not in out
+
+
+@pytest.mark.parametrize("first_line, what", [
+    ("2026-12-05T22:46:20.500000000Z container start 3f2a6b9c0d1e2f3a4b5c (image=lmsysorg/sglang, name=sglang)",
+     "a container runtime starts"),
+    ("2026-12-05 22:46:20 python3 -m sglang.launch_server --model-path /m --port 30000", "a shell echoes the launch command"),
+])
+def test_a_launchers_own_stamped_line_is_the_launch(tmp_path: Path, first_line: str, what: str) -> None:
+    """`docker events` beside `docker logs -t`, or a launcher that stamps the command it runs."""
+    stamped = "".join(f"2026-12-05T{line[12:20]}.100000000Z {line}\n" for line in READY.splitlines())
+    [run] = _runs(tmp_path, first_line + "\n" + stamped)
+    assert run.launch is not None and run.launch.source == "log" and run.launch.line == 1, run.launch
+    assert what in run.launch.basis
+    assert run.launch_to_ready == pytest.approx(72.0, abs=1.0)  # 22:46:20 -> 22:47:32
