@@ -228,7 +228,12 @@ def check_report(folder: Path, cls: str, case: str) -> None:
                 TALLY.add("injections", cls, case, "report", f"index.html: a link {m.group(0)[:80]!r}")
 
 
-def outcome(cls: str, case: str, command: str, res: Result, ok_codes: tuple[int, ...] = (0, 1, 5)) -> str | None:
+# The exit codes of a command that read what it was given: 0, 1 (some input unreadable, or `check`
+# found a regression), 5 (no start-up in it), 6 (`check` cannot judge: no history of the config).
+READ_CODES = (0, 1, 5, 6)
+
+
+def outcome(cls: str, case: str, command: str, res: Result, ok_codes: tuple[int, ...] = READ_CODES) -> str | None:
     """Count the run's hang or traceback; its stdout as text (checked for raw characters), or None."""
     TALLY.commands[cls] += 1
     if res.hung:
@@ -312,7 +317,7 @@ def through_charts(cls: str, case: str, folder: Path, work: Path) -> None:
         check_report(out, cls, case)
     for kind in ("timeline", "compare", "distribution", "ranks"):
         outcome(cls, case, f"plot {kind}", invoke(["plot", kind, str(folder), "-o", str(work / f"{kind}.png")],
-                                                  timeout=300), ok_codes=(0, 1, 5))
+                                                  timeout=300))
 
 
 # --- class 1: numbers ------------------------------------------------------------------------------
@@ -497,7 +502,7 @@ def sweep_flags(work: Path, rng: random.Random, quick: bool) -> None:
         through_commands(cls, case, folder, work / f"fw{i}", len(runs), own_columns_intact)
         key = next(iter(runs[0]), None)
         if key is not None:
-            outcome(cls, case, "compare --by KEY", invoke(["compare", str(folder), "--by", key]), ok_codes=(0, 1, 2, 5))
+            outcome(cls, case, "compare --by KEY", invoke(["compare", str(folder), "--by", key]), ok_codes=(*READ_CODES, 2))
         out = work / f"fw{i}.parquet"
         outcome(cls, case, "runs --format parquet", invoke(["runs", "--format", "parquet", "-o", str(out), str(folder)]))
     if not quick:

@@ -329,7 +329,7 @@ def test_a_terminal_of_one_to_six_columns_gets_the_narrowest_view(command: list[
     for columns in range(1, 7):
         monkeypatch.setenv("COLUMNS", str(columns))
         code, out, err = firedup([*command, str(GOOD), vllm], monkeypatch, capsys)
-        assert code in (0, 1), (columns, err)
+        assert code in (0, 1, 6), (columns, err)  # 6: check cannot judge (no history of this config)
         assert out.strip() and "Traceback" not in err, columns
 
 
