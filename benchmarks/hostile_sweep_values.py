@@ -74,7 +74,7 @@ class Tally:
     findings: list[Finding] = field(default_factory=list)
 
     def add(self, kind: str, cls: str, case: str, command: str, detail: str) -> None:
-        self.findings.append(Finding(kind, cls, case, command, detail[:300]))
+        self.findings.append(Finding(kind, cls, case, command, " ".join(detail.split())[:300]))
 
 
 TALLY = Tally()
@@ -763,13 +763,13 @@ def main() -> int:
                 print(f"class {key}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     counts = {cls: Counter(f.kind for f in TALLY.findings if f.cls == cls) for cls in TALLY.inputs}
     print(f"firedup from {src}  ({time.perf_counter() - started:.0f} s)")
-    head = f"{'class':<12}{'inputs':>7}{'commands':>9}" + "".join(f"{k.split()[0]:>10}" for k in KINDS)
+    head = f"{'class':<12}{'inputs':>7}{'commands':>9}" + "".join(f"{k.split()[0]:>12}" for k in KINDS)
     print(head)
     for cls in sorted(TALLY.inputs):
-        print(f"{cls:<12}{TALLY.inputs[cls]:>7}{TALLY.commands[cls]:>9}" + "".join(f"{counts[cls][k]:>10}" for k in KINDS))
+        print(f"{cls:<12}{TALLY.inputs[cls]:>7}{TALLY.commands[cls]:>9}" + "".join(f"{counts[cls][k]:>12}" for k in KINDS))
     total = Counter(f.kind for f in TALLY.findings)
     print(f"{'all':<12}{sum(TALLY.inputs.values()):>7}{sum(TALLY.commands.values()):>9}"
-          + "".join(f"{total[k]:>10}" for k in KINDS))
+          + "".join(f"{total[k]:>12}" for k in KINDS))
     print("(columns: hangs, tracebacks, injections, wrong answers, runs lost or doubled)")
     shown: Counter[tuple[str, str]] = Counter()
     for f in TALLY.findings:

@@ -63,7 +63,7 @@ def test_hostile_sweep_runs_quick_and_counts(tmp_path: Path) -> None:
                           check=False)
     figures = json.loads(out.read_text())
     assert figures["inputs"]["2 flags"] > 10 and figures["inputs"]["9 library"] > 10
-    assert "class        inputs commands" in proc.stdout
+    assert "class        inputs commands       hangs" in proc.stdout
     assert proc.returncode == 0 and figures["findings"] == [], proc.stdout[-3000:]
 
 
