@@ -12,11 +12,16 @@ Cases:
 - idle log + URL: the same, probing a loopback URL that answers 503 once a second;
 - growing log: a line every second (a chatty startup);
 - idle log + --pid: the same idle log, with the server's process tree (a parent and 8
-  children, like a TP8 server) inspected through /proc every 2 s of the silence
-  (`--stall-after 1` starts the inspection after 1 s instead of 10 s).
+  children, like a TP8 server, each holding 200 open files as a server holds sockets, pipes
+  and devices) inspected through /proc every 2 s of the silence (`--stall-after 1` starts the
+  inspection after 1 s instead of 10 s);
+- the same with NVML: a stand-in `pynvml` module on the path that reports the tree's 9
+  processes on 8 GPUs, so what `wait` does with NVML's answers every 2 s is measured (the
+  driver's own cost is not: it needs a GPU).
 
-    python benchmarks/wait_cpu.py            # 62 s per case (about 4 minutes)
+    python benchmarks/wait_cpu.py            # 62 s per case (about 6 minutes)
     python benchmarks/wait_cpu.py --short    # 6 s per case, for a CI smoke check
+    python benchmarks/wait_cpu.py --src OLD/src   # another checkout's code (a baseline)
 """
 
 from __future__ import annotations
@@ -55,17 +60,34 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def env() -> dict[str, str]:
+SRC = ROOT / "src"
+# A stand-in for nvidia-ml-py: 8 GPUs, the watched tree's pids on them (FAKE_NVML_PIDS).
+FAKE_NVML = """import os
+from types import SimpleNamespace as N
+class NVMLError(Exception): pass
+PIDS = [int(p) for p in os.environ.get("FAKE_NVML_PIDS", "").split(",") if p]
+def nvmlInit(): pass
+def nvmlDeviceGetCount(): return 8
+def nvmlDeviceGetHandleByIndex(i): return i
+def nvmlDeviceGetMinorNumber(h): return h
+def nvmlDeviceGetComputeRunningProcesses(h): return [N(pid=p, usedGpuMemory=2 << 30) for p in PIDS[h::8]]
+def nvmlDeviceGetUtilizationRates(h): return N(gpu=0, memory=0)
+def nvmlDeviceGetMemoryInfo(h): return N(used=3 << 30, total=80 << 30, free=77 << 30)
+"""
+
+
+def env(*extra: str) -> dict[str, str]:
     out = dict(os.environ)
-    out["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + out.get("PYTHONPATH", "")
+    out["PYTHONPATH"] = os.pathsep.join([*extra, str(SRC), out.get("PYTHONPATH", "")])
     return out
 
 
 def measure(argv: list[str], seconds: float, settle: float,
-            during: Callable[[float], None] | None = None) -> tuple[float, float, float]:
+            during: Callable[[float], None] | None = None, environ: dict[str, str] | None = None,
+            ) -> tuple[float, float, float]:
     """(whole-run CPU from getrusage, CPU at `settle` s, CPU just before the end) of one child run."""
     before = children_cpu()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env())
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environ or env())
     worker = threading.Thread(target=during, args=(seconds,), daemon=True) if during else None
     if worker:
         worker.start()
@@ -100,8 +122,13 @@ class _Starting(http.server.BaseHTTPRequestHandler):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--short", action="store_true", help="6 s runs (CI smoke) instead of 62 s")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the firedup code to run (another checkout's src/)")
+    parser.add_argument("--only", default="", help="run only the cases whose name holds this text")
+    parser.add_argument("--seconds", type=float, default=None, help="seconds per case (default 62; --short 6)")
     args = parser.parse_args()
-    seconds = 6.0 if args.short else 62.0
+    seconds = args.seconds or (6.0 if args.short else 62.0)
+    global SRC
+    SRC = args.src.resolve()
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Starting)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -124,33 +151,43 @@ def main() -> None:
                 with open(log, "a") as f:
                     f.write(f"[2026-01-10 10:00:{6 + n % 50:02d} TP0] Using model weights format ['*.safetensors'] #{n}\n")
 
-        # a stand-in for a TP8 server: a parent and 8 sleeping children
+        # a stand-in for a TP8 server: a parent and 8 sleeping children, each with 200 files open
+        hold = "import os, time; files = [open(os.devnull) for _ in range(200)]; time.sleep(3600)"
         tree = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
-                                 "kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)']) "
-                                 "for _ in range(8)]\ntime.sleep(3600)"])
-        cases: list[tuple[str, Callable[[float], list[str]], Callable[[float], None] | None]] = [
-            ("sleep (baseline)", lambda s: ["sleep", f"{s:g}"], None),
-            ("wait: idle log", lambda s: wait_argv(s), None),
-            ("wait: idle log + URL probe 1/s", lambda s: wait_argv(s, "--url", url), None),
-            ("wait: log grows 1 line/s", lambda s: wait_argv(s), grow),
-            ("wait: idle log + --pid tree of 9", lambda s: wait_argv(s, "--pid", str(tree.pid), "--stall-after", "1"),
-             None),
+                                 f"kids = [subprocess.Popen([sys.executable, '-c', {hold!r}]) "
+                                 f"for _ in range(8)]\n{hold}"])
+        time.sleep(1.0)
+        nvml = Path(tmp) / "nvml"
+        nvml.mkdir()
+        (nvml / "pynvml.py").write_text(FAKE_NVML)
+        with_nvml = {**env(str(nvml)), "FAKE_NVML_PIDS": ",".join(str(p) for p in _tree(tree.pid))}
+        watch = ["--pid", str(tree.pid), "--stall-after", "1"]
+        cases: list[tuple[str, Callable[[float], list[str]], Callable[[float], None] | None,
+                          dict[str, str] | None]] = [
+            ("sleep (baseline)", lambda s: ["sleep", f"{s:g}"], None, None),
+            ("wait: idle log", lambda s: wait_argv(s), None, None),
+            ("wait: idle log + URL probe 1/s", lambda s: wait_argv(s, "--url", url), None, None),
+            ("wait: log grows 1 line/s", lambda s: wait_argv(s), grow, None),
+            ("wait: idle log + --pid tree of 9", lambda s: wait_argv(s, *watch), None, None),
+            ("wait: idle log + --pid tree of 9 + NVML", lambda s: wait_argv(s, *watch), None, with_nvml),
         ]
+        cases = [c for c in cases if args.only in c[0]]
         settle = 1.5
+        print(f"code: {SRC}")
         print(f"each case runs {seconds:g} s; the steady cost is the process's CPU (from /proc) between "
               f"{settle:g} s and {seconds - 0.5:g} s, scaled to a minute")
-        print(f"{'case':<34} {'whole run':>10} {'start-up':>9} {'s CPU/min':>10} {'% core':>7}")
+        print(f"{'case':<40} {'whole run':>10} {'start-up':>9} {'s CPU/min':>10} {'% core':>7}")
         results = {}
-        for name, argv, during in cases:
-            whole, at_settle, at_end = measure(argv(seconds), seconds, settle, during)
+        for name, argv, during, environ in cases:
+            whole, at_settle, at_end = measure(argv(seconds), seconds, settle, during, environ)
             per_min = (at_end - at_settle) / (seconds - 0.5 - settle) * 60
             results[name] = per_min
-            print(f"{name:<34} {whole:>9.3f}s {at_settle:>8.2f}s {per_min:>10.4f} {per_min / 60 * 100:>6.3f}%")
+            print(f"{name:<40} {whole:>9.3f}s {at_settle:>8.2f}s {per_min:>10.4f} {per_min / 60 * 100:>6.3f}%")
         for pid in _tree(tree.pid):
             os.kill(pid, 9)
         tree.wait()
     server.shutdown()
-    base = results["sleep (baseline)"]
+    base = results.get("sleep (baseline)", 0.0)
     worst = max(v for k, v in results.items() if k.startswith("wait"))
     print(f"\nworst steady cost of wait: {worst:.4f} CPU s per minute of waiting "
           f"({worst / 60 * 100:.3f}% of one core; sleep: {base:.4f} s/min)")

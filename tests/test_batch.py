@@ -195,6 +195,15 @@ def _render(template: str, moment: float, rng: random.Random) -> str:
     return template.replace("{d}", date_text).replace("{t}", time_text).replace("{md}", md)
 
 
+# An unknown harness re-logging each line of one of two servers behind its own prefix
+# (`formats.base.Format.layout`): its stamp is shaped like SGLang's own header.
+_WRAPPER = "[{d} {t}] [harness.server_manager] [INFO] [worker_{n}] "
+
+
+def _wrapped(line: str, moment: float, rng: random.Random) -> str:
+    return _render(_WRAPPER.replace("{n}", str(rng.randint(0, 1))), moment, rng) + line
+
+
 def _collected(line: str, moment: float, offset: float, rng: random.Random) -> str:
     """`line` behind `kubectl logs --timestamps`, whose clock runs `offset` s from the server's
     and stamps a line a little after the server wrote it."""
@@ -215,6 +224,7 @@ def _soups(draw: Any) -> list[str]:
     backwards = draw(st.booleans())  # clocks that step back now and then
     # a collector's stamp on (nearly) every line: its clock minus the server's, in seconds
     collector = draw(st.sampled_from([None, None, 0.0, 0.0, 7200.0, -3600.0]))
+    wrapped = draw(st.sampled_from([False, False, True]))  # a harness's prefix on (nearly) every line
     lines: list[str] = []
     moment = 1_790_000_000.0 + rng.random() * 1e6
     for _block in range(draw(st.integers(1, 6))):
@@ -231,6 +241,8 @@ def _soups(draw: Any) -> list[str]:
             if i < untimed or (collector is not None and rng.random() < 0.02):
                 pool = _UNTIMED
             line = _render(rng.choice(pool), moment, rng)
+            if wrapped and rng.random() < 0.95:
+                line = _wrapped(line, moment, rng)
             if collector is not None and rng.random() < 0.95:
                 line = _collected(line, moment, collector, rng)
             lines.append(line)
@@ -335,6 +347,7 @@ def _vllm_soups(draw: Any) -> list[str]:
     odd_rate = draw(st.sampled_from([0.0, 0.01, 0.05]))
     collector = draw(st.sampled_from([None, 0.0, 0.0, 0.0, 7200.0, -3600.0]))
     backwards = draw(st.booleans())
+    wrapped = draw(st.sampled_from([False, False, True]))
     lines: list[str] = []
     moment = 1_790_000_000.0 + rng.random() * 3e7
     for _block in range(draw(st.integers(1, 6))):
@@ -354,6 +367,8 @@ def _vllm_soups(draw: Any) -> list[str]:
             if i < untimed or (collector is not None and rng.random() < 0.02):
                 template = rng.choice(_UNTIMED)
             line = _tagged(_render(template, moment, rng), rng)
+            if wrapped and rng.random() < 0.95:
+                line = _wrapped(line, moment, rng)
             if collector is not None and rng.random() < 0.95:
                 line = _collected(line, moment, collector, rng)
             lines.append(line)
@@ -822,3 +837,39 @@ def test_newlines_are_counted_alike_in_short_and_long_ranges(tmp_path_factory: A
         counted = counter.count(start, stop)
         del counter  # its numpy view holds the map open
     assert counted == data[start - base: stop - base].count(b"\n")
+
+
+# --- an unknown wrapper ------------------------------------------------------------------------
+
+WRAPPED = Path(__file__).resolve().parent / "fixtures" / "wrapped"
+
+
+@pytest.mark.parametrize("name", ["two_servers.log", "two_vllm_servers.log"])
+def test_same_events_and_runs_behind_an_unknown_wrapper(name: str) -> None:
+    """Two servers behind a harness's prefix: both engines find the engine's header behind it,
+    tag each event with the wrapper's source, and parse the same two runs."""
+    path = WRAPPED / name
+    fmt = _format_of(path)
+    assert _assert_same(path, fmt) is not None, "handed back"
+    events, _, _ = _batch(path, fmt)
+    assert {e.wrapper for e in events if e.name == "server_args"} == {"worker_0", "worker_1"}
+    runs = {scanner: parse_paths([str(path)], scanner=scanner).as_contract()["runs"]
+            for scanner in ("batch", "incremental")}
+    assert runs["batch"] == runs["incremental"] and len(runs["batch"]) == 2
+
+
+def test_a_time_only_header_behind_a_wrapper_is_read_in_order(tmp_path: Path) -> None:
+    """A stamp without a date behind a wrapper depends on the dated lines before it: the scan
+    marks it wherever it starts, so the batch engine never skips it (or hands the file back)."""
+    lines = ["[2026-11-01 23:59:58 TP0] Load weight begin. avail mem=70 GB"]
+    lines += [f"[2026-11-01 23:59:59] [harness] [INFO] [worker_0] [23:59:{59 if i < 5 else 58}] plain line {i}"
+              for i in range(10)]
+    lines += ["[00:00:01] [harness] [INFO] [worker_0] [00:00:01 TP0] Load weight end. avail mem=60 GB"]
+    path = tmp_path / "wrapped-time-only.log"
+    path.write_text("\n".join(lines) + "\n")
+    _assert_same(path, get_format("sglang"))  # the same events, or handed back (NeedExact): never different
+    import mmap
+
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        scan = batch._scan_window(mm, batch.prefilter(get_format("sglang")), 0, len(mm))
+    assert len(scan.candidates) == len(lines), "every wrapped time-only line is a candidate"

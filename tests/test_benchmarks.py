@@ -72,3 +72,13 @@ def test_flags_benchmark_runs_at_a_tiny_size() -> None:
                            "--runs", "1"], capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert [line.split()[0] for line in proc.stdout.splitlines()[1:]] == ["0", "100", "200"]
+
+
+def test_wait_cpu_script_runs_its_nvml_case() -> None:
+    """benchmarks/wait_cpu.py --short, the one case with the tree of 9 and the stand-in NVML: it
+    runs and reports."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "wait_cpu.py"), "--short", "--only", "NVML"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "wait: idle log + --pid tree of 9 + NVML" in proc.stdout and "sleep (baseline)" not in proc.stdout
+    assert "worst steady cost of wait:" in proc.stdout

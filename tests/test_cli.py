@@ -340,3 +340,40 @@ def test_an_empty_path_is_a_usage_error_not_the_current_folder(monkeypatch: pyte
         code, out, err = firedup(command, monkeypatch, capsys)
         assert code == 2 and not out, (command, out[:200])
         assert "an empty path names no file" in err and err.count("\n") == 1
+
+
+# --- an unknown wrapper: a harness re-logging two servers ------------------------------------
+
+WRAPPED = Path(__file__).resolve().parent / "fixtures" / "wrapped"
+# Every milestone each server of the wrapped fixtures prints, in the order of its lines.
+WRAPPED_MILESTONES = {
+    "two_servers.log": ["server_args", "dist_init.begin", "dist_init.end", "load_weight.begin", "load_weight.end",
+                        "kv_cache.allocated", "memory_pool.end", "cuda_graph.begin", "cuda_graph.end",
+                        "scheduler.ready", "http.started", "http.running", "http.first_request", "ready",
+                        "health.first", "request.first"],
+    "two_vllm_servers.log": ["server_args", "engine.init", "dist_init.end", "load_weight.begin", "load_weight.end",
+                             "model_loading.end", "torch_compile.end", "kv_cache.allocated", "kv_cache.allocated",
+                             "cuda_graph.end", "engine.ready", "http.running", "http.started", "ready",
+                             "http.first_request", "health.first", "request.first"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPED_MILESTONES))
+def test_two_servers_behind_one_harness_are_two_runs_with_every_milestone(
+        name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`[ts] [harness.server_manager] [INFO] [worker_N] ` before every line of two servers
+    started 2-3 s apart: the engine's own header is found behind it, and the wrapper's tag
+    keeps the servers apart (two runs, each with every milestone, on its own lines)."""
+    path = WRAPPED / name
+    code, out, err = firedup(["parse", str(path), "--json"], monkeypatch, capsys)
+    assert (code, err) == (0, "")
+    runs = json.loads(out)["runs"]
+    assert len(runs) == 2
+    lines = path.read_text().splitlines()
+    for worker, run in enumerate(runs):
+        assert run["outcome"] == "ready" and run["ready_kind"] == "server"
+        assert [m["name"] for m in run["milestones"]] == WRAPPED_MILESTONES[name]
+        assert all(f"[worker_{worker}]" in lines[m["line"] - 1] for m in run["milestones"])
+        ready = next(m for m in run["milestones"] if m["name"] == "ready")
+        assert ready["ts"] == run["ready_ts"] and run["total_seconds"] in (45.0, 59.0)
+        assert f"this run is the one of [worker_{worker}]" in " ".join(run["warnings"])

@@ -277,11 +277,13 @@ def test_a_log_cut_mid_phase_is_incomplete_and_names_the_phase(tmp_path: Path, l
     assert (run.outcome, run.stopped_in, run.crash) == ("incomplete", phase, None)
 
 
-def test_bench_one_batch_is_ready_when_the_model_runner_finished() -> None:
+def test_bench_one_batch_is_engine_ready_when_the_model_runner_finished() -> None:
+    """A benchmark serves nothing: its engine is ready (the run ends there), the run is not."""
     run = only_run(CRASH / "bench_one_batch.log")
-    assert (run.outcome, run.ready_kind) == ("ready", "engine")
+    assert (run.outcome, run.ready_kind, run.ready_ts) == ("incomplete", "engine", None)
     # "max_total_num_tokens=4096" is printed without a timestamp: the last stamp before it
-    assert run.ready_ts is not None and run.ready_ts.iso == "2025-09-28T17:07:13"
+    assert run.end_ts is not None and run.end_ts.iso == "2025-09-28T17:07:13"
+    assert run.ready_evidence is not None and run.ready_evidence.endswith("no server in this log")
     assert run.milestone("http.running") is None
 
 
@@ -313,3 +315,18 @@ def test_a_sigterm_after_ready_is_a_shutdown_not_a_crash() -> None:
     run = only_run(LOGS_2026 / "sglang_sigterm_after_ready.log")
     assert run.outcome == "ready" and run.crash is None
     assert not [m for m in run.milestones if m.name == "crash"]
+
+
+def test_a_bare_traceback_takes_the_time_of_the_first_stamped_line_of_its_error() -> None:
+    """The traceback's own line has no stamp: the last stamp before it (8 s earlier) is not its
+    time. The crash's time is the first stamped line of that error (the sigquit, 02:04:19), and
+    its line stays the traceback's first."""
+    path = CRASH / "bare_traceback_time.log"
+    run = only_run(path)
+    assert run.outcome == "crashed" and run.crash is not None
+    assert run.crash.line == line_number(path, "Traceback (most recent call last):")
+    assert run.crash.first_line == "Traceback (most recent call last):"
+    assert run.crash.ts is not None and run.crash.ts.iso == "2025-07-25T02:04:19"
+    assert run.end_ts is not None and run.end_ts.iso == "2025-07-25T02:04:19" and run.seconds_to_end == 19.0
+    graph = next(p for p in run.run_phases() if p.name == "cuda_graph")
+    assert graph.seconds == 8.0  # open until the crash, not until the traceback's borrowed time

@@ -79,7 +79,6 @@ TOY = Format(
         _common.ACCESS,
         *_common.PYTHON_ERRORS,
     ),
-    sniff_literals={"toyserve": 10.0},
     milestones=frozenset({"compile.end"}),
     stage_after={"compile.end": "kv_cache"},
     reported_phases={"compile.end": "torch_compile"},

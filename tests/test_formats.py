@@ -101,7 +101,7 @@ def test_a_registered_format_is_found_and_can_be_removed_again() -> None:
 
     try:
         assert register(TOY) is TOY
-        assert get_format("toyserve") is TOY and sniff("[x] toyserve INFO hello") is TOY
+        assert get_format("toyserve") is TOY and sniff("[2026-03-01 10:00:30.000] toyserve INFO ready to serve") is TOY
     finally:
         unregister("toyserve")
     assert "toyserve" not in all_formats()
@@ -146,12 +146,27 @@ def test_a_format_names_and_describes_itself(fmt: Format) -> None:
 
 
 @pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
-def test_a_format_sniffs_its_own_literals_and_no_other_format_wins_them(fmt: Format) -> None:
-    assert fmt.sniff_literals and all(w > 0 for w in fmt.sniff_literals.values())
-    sample = "\n".join(fmt.sniff_literals)
-    scores = {other.name: other.sniff(sample) for other in _FORMATS}
-    assert max(scores, key=lambda name: scores[name]) == fmt.name, scores
+def test_a_format_sniffs_from_its_own_rules(fmt: Format) -> None:
+    """One source: the literals a sniff looks for are those of the rules that are evidence,
+    and a literal is no evidence until its rule matches the line that holds it."""
+    evidence = [rule for rule in fmt.rules if rule.evidence > 0]
+    assert evidence and fmt.sniff_most == sum(rule.evidence for rule in evidence)
+    assert set(fmt.sniff_literals) == {literal for rule in evidence for literal in rule.literals}
     assert fmt.sniff("nothing any engine prints\n") == 0
+    assert fmt.sniff("\n".join(fmt.sniff_literals)) < fmt.sniff_most
+
+
+def test_lines_other_programs_print_are_no_evidence_of_an_engine() -> None:
+    """uvicorn's, Python's, a progress bar's, a shell's: read by the rules, weighed by none."""
+    text = ("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)\n"
+            "INFO:     Application startup complete.\n"
+            "Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3.11/runpy.py", line 198, in _run_module_as_main\n'
+            "RuntimeError: CUDA error: out of memory\n"
+            " 50%|#####     | 2/4 [00:01<00:01,  1.99it/s]\n"
+            "./run.sh: line 3: 4242 Killed                  python3 train.py\n")
+    assert sniff(text) is None
+    assert all(fmt.sniff(text) == 0 for fmt in all_formats().values())
 
 
 @pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
@@ -273,3 +288,78 @@ def test_field_converters_refuse_numbers_that_do_not_fit_and_say_so() -> None:
     convert_field(to_float, "elapsed_s", "9" * 400, fields)
     convert_field(to_float, "mem_gb", "7.7", fields)
     assert fields == {"mem_gb": 7.7, DROPPED: ["elapsed_s=999999999999…999999999999 (400 characters)"]}
+
+
+# --- an unknown wrapper in front of the engine's own lines -------------------------------------
+
+HARNESS = "[2025-07-25 02:04:12] [harness.server_manager] [INFO] [worker_0] "
+
+
+def test_the_engines_own_header_is_found_behind_an_unknown_wrapper() -> None:
+    """The harness's stamp looks like SGLang's own header: the header behind it is the engine's,
+    and the message is the server's (its rules anchor on it)."""
+    fmt = get_format("sglang")
+    laid = fmt.layout(HARNESS + "[2025-07-25 02:04:12 TP1] Load weight begin. avail mem=78.64 GB")
+    assert laid.header is not None and laid.header.name == "sglang"
+    assert (laid.msg, laid.groups["ranks"], laid.wrapper) == ("Load weight begin. avail mem=78.64 GB", " TP1", "worker_0")
+    # the same line unwrapped: no wrapper, as before
+    plain = fmt.layout("[2025-07-25 02:04:12 TP1] Load weight begin. avail mem=78.64 GB")
+    assert (plain.msg, plain.wrapper) == (laid.msg, None)
+    # a message that mentions a bracket or a number is no wrapper
+    assert fmt.layout("[2025-07-25 02:04:12] Capture cuda graph bs [1, 2, 4]").msg == "Capture cuda graph bs [1, 2, 4]"
+
+
+def test_a_wrapper_ending_with_a_process_tag_gives_the_line_its_process_and_header() -> None:
+    fmt = get_format("vllm")
+    laid = fmt.layout(HARNESS + "(EngineCore_DP0 pid=311) INFO 07-25 02:04:12 [core.py:1] Starting to load model m...")
+    assert (laid.msg, laid.proc, laid.pid, laid.wrapper) == ("Starting to load model m...", "EngineCore_DP0", 311,
+                                                             "worker_0")
+    # uvicorn's lines carry no time: only behind a process tag is their header looked for
+    laid = fmt.layout(HARNESS + "(APIServer pid=1) INFO:     Application startup complete.")
+    assert laid.header is not None and (laid.header.name, laid.msg, laid.pid) == ("uvicorn",
+                                                                                  "Application startup complete.", 1)
+
+
+def test_a_header_is_looked_for_only_in_a_lines_first_characters() -> None:
+    """Bounded: a stamp in the middle of a long message is not a wrapped header."""
+    from firedup.formats.base import WRAPPER_CHARS
+
+    fmt = get_format("sglang")
+    far = "x" * WRAPPER_CHARS + " [2025-07-25 02:04:12] Load weight begin."
+    assert fmt.layout(far).header is None and fmt.layout(far).msg == far
+
+
+@pytest.mark.parametrize(("wrapper", "tag"), [
+    (HARNESS, "worker_0"),
+    ("[2025-07-25 02:04:12,123] [worker_1:stderr] ", "worker_1"),
+    ("2025-07-25 02:04:12,123 - harness - INFO - ", None),
+    ("[harness.py:123] [node-3] WARNING ", "node-3"),
+    ("    15\t", None),  # a line number (`cat -n`) names no source
+])
+def test_a_wrappers_tag_is_the_words_that_number_its_source(wrapper: str, tag: str | None) -> None:
+    from firedup.formats.base import wrapper_tag
+
+    assert wrapper_tag(wrapper) == tag
+
+
+# --- excerpts that start with the error: every rule is evidence ----------------------------------
+
+EXCERPTS = Path(__file__).resolve().parent / "fixtures" / "excerpts"
+
+
+@pytest.mark.parametrize(("name", "outcome", "milestones"), [
+    # a pasted crash: the exception first, SGLang's own lines about the dead scheduler after it
+    ("pasted_crash.log", "crashed", ["crash", "crash"]),
+    # a 2024 log of "[gpu_id=N]" lines only: its distributed init is SGLang's
+    ("gpu_id_2024.log", "incomplete", ["dist_init.begin", "dist_init.begin"]),
+])
+def test_an_excerpt_is_recognised_by_any_line_a_rule_of_the_engine_knows(name: str, outcome: str,
+                                                                          milestones: list[str]) -> None:
+    """No args line, no ready line, none of the lines a sniff list of the old kind held: the
+    lines the rules know (`Rank 0 scheduler is dead`, `Init nccl begin.`) name the engine."""
+    path = EXCERPTS / name
+    assert sniff(path.read_text()) is get_format("sglang")
+    result = parse_paths([str(path)])
+    (run,) = result.runs
+    assert (result.sources[0].engine, run.outcome) == ("sglang", outcome)
+    assert [m.name for m in run.milestones] == milestones

@@ -21,7 +21,7 @@ import pytest
 from firedup.core import config, safe
 from firedup.core.config import parse_args_repr
 from firedup.formats import _common as common
-from firedup.formats import all_formats, sglang, vllm
+from firedup.formats import all_formats, base, sglang, vllm
 from firedup.read import sources
 from firedup.read.sources import normalise
 from firedup.render.report import md_text
@@ -77,6 +77,9 @@ def _regexes() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
         if fmt.compiled_level is not None:
             out.append((f"{fmt.name} level", fmt.compiled_level, ("",)))
     out += [(f"sources {n}", v, ("",)) for n, v in vars(sources).items() if isinstance(v, re.Pattern)]
+    out += [(f"formats.base {n}", v, ("",)) for n, v in vars(base).items() if isinstance(v, re.Pattern)]
+    out += [(f"{fmt.name} wrapped header start", fmt._wrapped_start, (" ",)) for fmt in all_formats().values()
+            if fmt._wrapped_start is not None]
     out += [(f"frame stage {s}", re.compile(p), ("in ",)) for s, p in common.FRAME_STAGES]
     out.append(("capture trace", re.compile(common.CAPTURE_TRACE), ("",)))
     near = ("KV cache memory", "Free memory on device", "port ", "connect to ")
@@ -148,6 +151,14 @@ NAMED: list[tuple[str, Callable[[str], Any], str]] = [
     ("a URL's credentials: many ://", lambda t: safe.without_credentials(t + "@"), "a://b"),
     ("invisible characters", safe.visible, "a\u200b"),
     ("Markdown text: URL-ish words", md_text, "http://a www.b c@d "),
+    # an unknown wrapper: the engine's header looked for behind blanks (`Format.layout`)
+    ("sglang layout: wrapped stamps", sglang.FORMAT.layout, " [2025-07-25 02:04:1"),
+    ("sglang layout: wrapped stamps, a header first", lambda t: sglang.FORMAT.layout("[2025-07-25 02:04:12] " + t),
+     " [2025-07-25 02:04:12 TP"),
+    ("sglang layout: wrapper words", lambda t: sglang.FORMAT.layout("[2025-07-25 02:04:12] " + t), "[worker_0] "),
+    ("vllm layout: wrapped stamps", vllm.FORMAT.layout, " INFO 07-25 02:04:1"),
+    ("vllm layout: wrapped process tags", vllm.FORMAT.layout, " (Worker_TP1 pid=1"),
+    ("wrapper tag", base.wrapper_tag, "[worker_0:stdout] 02:04:12,1 "),
 ]
 
 

@@ -334,3 +334,68 @@ def test_a_failed_warm_up_is_the_warmup_phase_the_crash_names() -> None:
     [warmup] = [p for p in run.run_phases() if p.name == "warmup"]
     assert warmup.seconds == pytest.approx(121.0)  # 12:34:50 Uvicorn running -> 12:36:51 the failure
     assert not [p for p in run.run_phases() if p.name == "unattributed" and (p.seconds or 0) > 1]
+
+
+# --- flags the log implies ----------------------------------------------------------------
+
+IMPLIED = Path(__file__).resolve().parent / "fixtures" / "implied"
+
+
+@pytest.mark.parametrize("scanner", ["incremental", "batch"])
+def test_an_excerpt_without_args_gets_tp_from_its_rank_tags_and_graphs_from_the_capture(scanner: str) -> None:
+    """No args line: every rank TP0..TP7 tags its lines (none of them a line a rule knows), and
+    the capture shows only as its sizes line and progress bar."""
+    result = parse_paths([str(IMPLIED / "tp8_capture_excerpt.log")], scanner=scanner)
+    (run,) = result.runs
+    assert run.config["tp_size"] == 8
+    assert run.config_inferred["tp_size"].startswith("inferred from rank tags")
+    assert run.config["disable_cuda_graph"] is False
+    assert run.config_inferred["disable_cuda_graph"].startswith("inferred from graph capture")
+
+
+def test_graphs_captured_in_a_vllm_excerpt_are_inferred_from_the_capture_bar() -> None:
+    (run,) = parse_paths([str(IMPLIED / "vllm_capture_bars_excerpt.log")]).runs
+    assert run.config["disable_cuda_graph"] is False
+    assert run.config_inferred["disable_cuda_graph"].startswith("inferred from graph capture")
+
+
+def test_a_stated_flag_is_never_overridden_by_what_the_log_implies() -> None:
+    """The args line says tp_size=16 (two nodes); this node's ranks TP0..TP7 do not change it."""
+    (run,) = parse_paths([str(IMPLIED / "tp16_stated_node0.log")]).runs
+    assert run.config["tp_size"] == 16 and run.config["disable_cuda_graph"] is False
+    assert "tp_size" not in run.config_inferred and "disable_cuda_graph" not in run.config_inferred
+
+
+# --- ready only where something serves -----------------------------------------------------
+
+
+def test_a_disaggregated_worker_without_a_server_is_engine_ready_not_ready() -> None:
+    """A decode worker another process serves (NVIDIA Dynamo): the engine initialised
+    (`init engine ... took`), no HTTP server in the log. Not `ready`: what the log shows."""
+    from firedup.render.text import outcome_line
+
+    path = Path(__file__).resolve().parent / "fixtures" / "engine_only" / "dynamo_decode_worker.log"
+    (run,) = parse_paths([str(path)]).runs
+    assert (run.outcome, run.ready_ts, run.ready_kind) == ("incomplete", None, "engine")
+    assert run.ready_evidence == "line 11: the engine's own ready line; no server in this log"
+    assert run.end_ts is not None and run.end_ts.iso == "2025-07-25T02:04:44" and run.seconds_to_end == 39.0
+    assert run.as_contract()["outcome"] == "incomplete" and run.as_contract()["ready_ts"] is None
+    assert outcome_line(run, launch=False) == "ENGINE READY in 39 s: no server in this log"
+    # the second clock: vLLM's typical 24 s from launch to the first timed line (issue 27)
+    assert outcome_line(run) == "ENGINE READY in 39 s: no server in this log, ~1 min 03 s from launch"
+
+
+@pytest.mark.parametrize("scanner", ["incremental", "batch"])
+def test_a_line_numbered_copy_of_a_log_is_the_same_runs(tmp_path: Path, scanner: str) -> None:
+    """`cat -n` (or a report quoting a log with its line numbers) puts a number before each
+    line: the engine's header is found behind it (an unknown wrapper), but a line number names
+    no source, so the restart log stays two runs, not one engine per line."""
+    source = Path(__file__).resolve().parent.parent / "sample_logs" / "crash-then-restart.log"
+    numbered = tmp_path / "numbered.log"
+    numbered.write_text("".join(f"{i:6d}\t{line}" for i, line in
+                                enumerate(source.read_text().splitlines(keepends=True), 1)))
+    plain = parse_paths([str(source)], scanner=scanner).runs
+    runs = parse_paths([str(numbered)], scanner=scanner).runs
+    assert [(r.outcome, r.seconds_to_end, [m.name for m in r.milestones]) for r in runs] == [
+        (r.outcome, r.seconds_to_end, [m.name for m in r.milestones]) for r in plain]
+    assert not any("engines told apart" in w for r in runs for w in r.warnings)

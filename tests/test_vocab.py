@@ -138,6 +138,11 @@ def test_every_set_is_derived_from_the_declarations() -> None:
     assert [phase for phase, _, _ in SHARED.paired_phases] == ["dist_init", "load_weights", "cuda_graph"]
     assert vocab.draft_twin == {name: "draft." + name for name in
                                 ("load_weight.begin", "load_weight.end", "cuda_graph.begin", "cuda_graph.end")}
+    # lines that prove graphs were captured (issue 29's implied disable_cuda_graph): the shared
+    # capture lines and bar, and SGLang's own batch-size line, which vLLM does not print
+    assert vocab.graph_capture == {"cuda_graph.begin", "cuda_graph.end", "draft.cuda_graph.begin",
+                                   "draft.cuda_graph.end", "progress.cuda_graph", "cuda_graph.sizes"}
+    assert all_formats()["vllm"].vocab.graph_capture == vocab.graph_capture - {"cuda_graph.sizes"}
 
 
 def test_a_typo_in_a_name_fails_loudly() -> None:
@@ -184,7 +189,7 @@ def test_a_format_given_milestones_by_name_declares_them() -> None:
     each becomes a milestone kind of its model runner."""
     fmt = all_formats()["sglang"]
     toy = Format(name="toy", headers=fmt.headers, rules=(Rule("compile.end", r"^compiled", "compiled"),),
-                 sniff_literals={"toy": 1.0}, milestones=frozenset({"compile.end"}))
+                 milestones=frozenset({"compile.end"}))
     kind = toy.vocab.kind("compile.end")
     assert kind.milestone and kind.runner and "compile.end" in toy.vocab.runner
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import http.server
 import io
+import json
 import os
 import re
 import signal
@@ -22,7 +23,9 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -993,7 +996,8 @@ def test_a_silence_with_a_stopped_tree_is_stuck_and_exits_4(outcomes: dict[str, 
     record = json.loads((o.out.parent / "record.json").read_text())
     assert record["exit_code"] == 4 and record["pid"] == o.other
     assert record["process_tree"] == {"pid": o.other, "kind": "stuck", "busy": False,
-                                      "text": "stopped: 1 process suspended (SIGSTOP, a debugger, a frozen cgroup)"}
+                                      "text": "stopped: 1 process suspended (SIGSTOP, a debugger, a frozen cgroup)",
+                                      "evidence": ["state T (stopped) in every process of the tree"]}
     assert record["run"]["outcome"] == "incomplete"
 
 
@@ -1159,3 +1163,375 @@ def test_wait_fits_80_columns_when_piped(tmp_path: Path) -> None:
     assert out[0].startswith("CRASHED (oom) in cuda_graph")
     assert [line for line in out[1:] + proc.stderr.splitlines() if len(line) > 80] == []
     assert "error: Exception: Capture cuda graph failed: CUDA out of memory" in " ".join(proc.stdout.split())
+
+
+# --- what the machine shows while the log is silent, and where the clock starts (issue 28) --------
+
+
+class _Timed:
+    """A fake clock whose sleeps append log chunks and run actions when their time has come."""
+
+    def __init__(self, path: Path, events: list[tuple[float, str | Callable[[], None]]]) -> None:
+        self.path, self.events, self.t = path, sorted(events, key=lambda e: e[0]), 0.0
+        self.seen: list[str] = []
+        self.waiter: Waiter | None = None
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        if self.waiter is not None:
+            self.seen.append(self.waiter.status(self.t))
+        self.t += seconds
+        while self.events and self.events[0][0] <= self.t:
+            _, what = self.events.pop(0)
+            if callable(what):
+                what()
+            else:
+                with open(self.path, "a") as f:
+                    f.write(what)
+
+
+def _fake_tree(tmp: Path, started: float) -> Any:
+    """A fake /proc holding the server's process 100, launched at `started` (seconds since the epoch)."""
+    from test_proc import BTIME, FakeProc
+
+    root = tmp / "proc"
+    root.mkdir()
+    fake = FakeProc(root)
+    fake.add(100, 1, "python3", ["/usr/bin/python3", "-m", "server"],
+             start=round((started - BTIME) * os.sysconf("SC_CLK_TCK")))
+    return fake
+
+
+def _stamped(wall: float, zone: timedelta = timedelta(0)) -> str:
+    return (datetime.fromtimestamp(wall) + zone).strftime("[%Y-%m-%d %H:%M:%S]")
+
+
+def _timed_waiter(log: Path, fake: Any, script: _Timed, **options: Any) -> tuple[Waiter, io.StringIO, io.StringIO]:
+    out, err = io.StringIO(), io.StringIO()
+    opts = WaitOptions(log, **{"timeout": 120, "auto_timeout": False, "pid": 100, **options})
+    waiter = Waiter(opts, out, err, tty=False, now=script.now, sleep=script.sleep, procfs=ProcFS(fake.root),
+                    gpu=lambda: None)
+    script.waiter = waiter
+    return waiter, out, err
+
+
+PRELOG = ("/tmp/site/torchao/quantization/quant_api.py:1731: SyntaxWarning: invalid escape sequence '\\.'\n"
+          '  """Configuration class for applying different quantization configs to modules or parameters.\n'
+          "\x1b[1;33m'--cuda-graph-max-bs' is deprecated and will be removed in a future release.\x1b[0m\n")
+
+
+def test_no_engine_alarm_before_the_server_log_begins(tmp_path: Path) -> None:
+    """realgpu: `note: ... no known engine: none of sglang, vllm recognises its first lines` while
+    only Python's warnings had come, before the server's first stamped line; the wait says it
+    waits for that line, and counts from the measured launch."""
+    log = tmp_path / "server.log"
+    fake = _fake_tree(tmp_path, time.time() - 3)
+    events: list[tuple[float, str | Callable[[], None]]] = [(0.5, PRELOG)]
+    script = _Timed(log, events)
+    waiter, _, err = _timed_waiter(log, fake, script, timeout=40)
+    w0 = waiter.wall_at_start
+    events += [(12.0, f"{_stamped(w0 + 12)} Attention backend not specified. Use fa3 backend by default.\n"),
+               (16.0, f"{_stamped(w0 + 16)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
+                      f"{_stamped(w0 + 16)} Init torch distributed begin.\n")]
+    script.events = sorted(events, key=lambda e: e[0])
+    assert waiter.run_loop() == 4  # the fake tree sits idle: stuck
+    assert "no known engine" not in err.getvalue()
+    before = [s for s in script.seen if s.startswith("waiting for the server's first log line (launched ")]
+    assert before[0] in ("waiting for the server's first log line (launched 3.0 s ago)",  # the log appeared at 0.5 s
+                         "waiting for the server's first log line (launched 4.0 s ago)"), before
+    assert before[-1] in ("waiting for the server's first log line (launched 14 s ago)",
+                          "waiting for the server's first log line (launched 15 s ago)"), before
+    assert any(s.startswith("the log has begun; waiting for a line that shows its engine (launched 1") for s in script.seen)
+    assert re.search(r"^note: pid 100 was launched (14|15) s before the log's first line", err.getvalue(), re.M)
+
+
+def test_lines_no_format_reads_do_raise_the_alarm(tmp_path: Path) -> None:
+    """A stamped line in a layout no format reads is a log of another engine: said, once the log pauses."""
+    log = tmp_path / "server.log"
+    script = _Timed(log, [(0.5, "22:38:01 worker 0 starting\n22:38:02 worker 0 listening on :9000\n")])
+    out, err = io.StringIO(), io.StringIO()
+    waiter = Waiter(WaitOptions(log, timeout=8, auto_timeout=False), out, err, tty=False, now=script.now,
+                    sleep=script.sleep)
+    assert waiter.run_loop() == 124
+    assert "no known engine: none of" in err.getvalue()
+
+
+def test_the_pid_start_is_the_measured_launch_on_the_log_clock(tmp_path: Path) -> None:
+    """The server prints in another zone than this machine's (a container printing UTC): the
+    launch, taken from /proc, is put on the log's clock by the quarter hours between them."""
+    log = tmp_path / "server.log"
+    zone = timedelta(hours=5, minutes=30)
+    fake = _fake_tree(tmp_path, time.time() - 20)
+    script = _Timed(log, [])
+    record = tmp_path / "record.json"
+    waiter, out, _ = _timed_waiter(log, fake, script, record=record)
+    w0 = waiter.wall_at_start
+    body = ("{s0} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
+            "{s0} Load weight begin. avail mem=78.50 GB\n{s1} Load weight end. type=M, avail mem=60.00 GB\n"
+            "{s1} Memory pool end. avail mem=10.00 GB\n"
+            "{s2} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+            "{s3} The server is fired up and ready to roll!\n")
+    script.events = [(2.0, body.format(s0=_stamped(w0 + 2, zone), s1=_stamped(w0 + 4, zone),
+                                       s2=_stamped(w0 + 6, zone), s3=_stamped(w0 + 8, zone)))]
+    assert waiter.run_loop() == 0
+    run = waiter.run
+    assert run is not None and run.launch is not None and run.launch.source == "measured"
+    assert waiter.launch_wall is not None and abs(waiter.launch_wall - (w0 - 20)) < 1  # the fake's start, to 10 ms
+    launched = datetime.fromtimestamp(waiter.launch_wall) + zone  # on the log's clock
+    expected = (datetime.fromtimestamp(w0 + 2) + zone).replace(microsecond=0) - launched
+    assert run.launch.gap == pytest.approx(expected.total_seconds(), abs=0.01)
+    assert run.launch.ts is not None and abs((run.launch.ts.dt - launched).total_seconds()) < 0.01
+    assert "the log's clock runs 5 h 30 min ahead of this machine's" in run.launch.basis
+    headline = out.getvalue().splitlines()[0]
+    assert re.match(r"READY in 6\.0 s by the log's clock \(line 6\), (27|28) s from launch \((21|22) s before the "
+                    r"log's first line\); waited ", headline), headline
+    saved = json.loads(record.read_text())
+    assert saved["run"]["launch"]["source"] == "measured"
+    assert saved["run"]["launch"]["seconds_before_first_line"] == pytest.approx(expected.total_seconds(), abs=0.05)
+
+
+def test_a_pid_reused_after_the_server_died_is_a_death(tmp_path: Path) -> None:
+    """The server died and the kernel gave its pid to a new process: the signal test sees a live
+    pid; the start time in /proc is another process's."""
+    log = tmp_path / "server.log"
+    log.write_text("[2026-01-10 10:00:00] server_args={'model_path': 'm', 'tp_size': 1}\n"
+                   "[2026-01-10 10:00:01] Load weight begin. avail mem=78.50 GB\n")
+    fake = _fake_tree(tmp_path, time.time() - 5)
+    script = _Timed(log, [(3.0, lambda: fake.set(100, start=fake.procs[100]["start"] + 500))])
+    waiter, out, _ = _timed_waiter(log, fake, script, timeout=30)
+    assert waiter.run_loop() == 3
+    assert out.getvalue().startswith("DIED: process 100 is gone (its pid now belongs to another process) before the "
+                                     "server was ready; the log stops in load_weights")
+
+
+def _free_pid() -> int:
+    taken = {int(p) for p in os.listdir("/proc") if p.isdigit()}
+    return next(p for p in range(max(taken) + 5000, 10**7) if p not in taken and not pid_alive(p))
+
+
+@pytest.mark.parametrize("pid", ["free", "99999999999"])
+def test_a_pid_that_is_not_running_is_a_usage_error_not_a_death(pid: str) -> None:
+    number = str(_free_pid()) if pid == "free" else pid
+    result = run_wait("--pid", number, "--url", "http://127.0.0.1:1/health", "--timeout", "5")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"--pid {number}: no such process is running" in result.stderr
+    assert "OOM" not in result.stdout + result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_pid_not_running_beside_a_log_says_so(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("[2026-01-10 10:00:00] server_args={'model_path': 'm', 'tp_size': 1}\n")
+    pid = _free_pid()
+    result = run_wait("--log", str(log), "--pid", str(pid), "--timeout", "5")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert result.stdout.startswith(f"NO PROCESS: pid {pid} was not running when the wait began")
+    assert "OOM" not in result.stdout
+
+
+def test_compilers_seen_in_graph_capture_make_the_kernel_jit_cold(tmp_path: Path) -> None:
+    """realgpu, cold EAGLE-3: the tree showed cc1plus/cicc/nvcc in graph capture, the verdict said
+    `kernel_jit warm ... nothing slow was compiled`. What `wait --pid` saw now joins the verdict."""
+    log = tmp_path / "server.log"
+    fake = _fake_tree(tmp_path, time.time() - 5)
+    record = tmp_path / "record.json"
+    script = _Timed(log, [])
+    waiter, out, err = _timed_waiter(log, fake, script, record=record)
+    w0 = waiter.wall_at_start
+    s = [_stamped(w0 + t) for t in (1, 2, 40, 41, 43)]
+    script.events = [
+        (1.0, f"{s[0]} server_args={{'model_path': 'm', 'tp_size': 1}}\n{s[0]} Load weight begin. avail mem=78.5 GB\n"
+              f"{s[0]} Load weight end. type=M, avail mem=60.00 GB\n{s[0]} Memory pool end. avail mem=10.00 GB\n"
+              f"{s[1]} Capture target decode CUDA graph begin. backend=full, avail mem=9.0 GB\n"),
+        (15.0, lambda: fake.add(101, 100, "nvcc", ["/usr/local/cuda/bin/nvcc", "jit.cu"])),
+        (17.0, lambda: fake.add(102, 101, "cicc", ["/usr/local/cuda/nvvm/bin/cicc", "jit.cu"])),
+        (25.0, lambda: (fake.remove(102), fake.remove(101))),
+        (40.0, f"{s[2]} Capture target decode CUDA graph end. elapsed=38.00 s, avail mem=8.0 GB.\n"
+               f"{s[3]} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+               f"{s[4]} The server is fired up and ready to roll!\n"),
+    ]
+    assert waiter.run_loop() == 0
+    assert re.search(r"^note: no log output for 1\d s in cuda_graph; process tree of pid 100: compiling kernels "
+                     r"\(nvcc\)", err.getvalue(), re.M), err.getvalue()
+    summary = " ".join(out.getvalue().split())
+    assert "kernel_jit cold: compilers ran in the server's process tree in cuda_graph (cicc, nvcc; seen by wait " \
+           "--pid for about" in summary, summary
+    saved = json.loads(record.read_text())
+    verdict = saved["run"]["caches"]["kernel_jit"]
+    assert verdict["verdict"] == "cold" and verdict["basis"] == "process" and verdict["phase"] == "cuda_graph"
+    compiling = [x for x in saved["process_timeline"] if x["kind"] == "compiling"]
+    assert compiling and compiling[0]["phase"] == "cuda_graph" and compiling[0]["compilers"] == ["cicc", "nvcc"]
+    assert s[1][1:] <= compiling[0]["since"].replace("T", " ") <= s[2][1:]
+    assert any(e.startswith("compiler processes: nvcc (pid 101)") for e in compiling[0]["evidence"])
+
+
+def test_a_busy_gpu_in_graph_capture_through_nvml(tmp_path: Path) -> None:
+    """A real `firedup wait` with `nvidia-ml-py` importable (a fake `pynvml` module that answers
+    for the watched pid): the silent tree in graph capture is `GPU busy (capturing graphs ...)`."""
+    fakes = tmp_path / "site"
+    fakes.mkdir()
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    (fakes / "pynvml.py").write_text(
+        "from types import SimpleNamespace as N\nclass NVMLError(Exception): pass\n"
+        "def nvmlInit(): pass\ndef nvmlDeviceGetCount(): return 1\ndef nvmlDeviceGetHandleByIndex(i): return i\n"
+        "def nvmlDeviceGetMinorNumber(h): return 0\n"
+        f"def nvmlDeviceGetComputeRunningProcesses(h): return [N(pid={server.pid}, usedGpuMemory=30 << 30)]\n"
+        "def nvmlDeviceGetUtilizationRates(h): return N(gpu=85, memory=40)\n"
+        "def nvmlDeviceGetMemoryInfo(h): return N(used=31 << 30, total=80 << 30, free=49 << 30)\n")
+    try:
+        stuck = _stuck_log(tmp_path)
+        record = tmp_path / "record.json"
+        result = subprocess.run(firedup("wait", "--log", str(stuck), "--pid", str(server.pid), "--timeout", "5",
+                                        "--stall-after", "1", "--record", str(record)),
+                                capture_output=True, text=True, timeout=60,
+                                env={**env(), "PYTHONPATH": f"{fakes}{os.pathsep}{env()['PYTHONPATH']}"})
+    finally:
+        server.kill()
+        server.wait()
+    assert result.returncode == 124, result.stdout + result.stderr
+    assert result.stdout.startswith("TIMED OUT while busy")
+    assert f"process tree of pid {server.pid}: GPU busy (capturing graphs: 85% on GPU 0, 30.0 GB)" in result.stdout
+    saved = json.loads(record.read_text())
+    assert saved["gpu"] == {"source": "NVML", "off": None}
+
+
+CHILD = """
+import sys, time
+from datetime import datetime, timedelta
+log, shard = sys.argv[1], sys.argv[2]
+for name in ("numpy", "yaml", "PIL.Image", "pyarrow", "polars", "duckdb", "matplotlib.pyplot", "hyperscan"):
+    try:
+        __import__(name)  # each maps its shared libraries
+    except ImportError:
+        pass
+    time.sleep(0.5)
+def stamp():  # the server prints in a zone two hours from this machine's
+    return (datetime.now() + timedelta(hours=2)).strftime("[%Y-%m-%d %H:%M:%S]")
+with open(log, "a") as f:
+    f.write(f"{stamp()} server_args=ServerArgs(model_path='{shard.rsplit('/', 1)[0]}', tp_size=1)\\n")
+    f.write(f"{stamp()} Load weight begin. avail mem=78.50 GB\\n")
+with open(shard, "rb") as f:
+    while f.read(4 << 20):
+        time.sleep(0.12)
+time.sleep(600)
+"""
+
+
+def test_a_real_server_stand_in_imports_reads_weights_then_idles(tmp_path: Path) -> None:
+    """`firedup wait --pid` beside a real Python child that imports modules, then reads a 200 MB
+    `.safetensors` file slowly, then sits idle: importing, reading weights and idle, in that
+    order; the launch measured from /proc, its gap to the log's first line right."""
+    model = tmp_path / "model"
+    model.mkdir()
+    shard = model / "model-00001-of-00001.safetensors"
+    block = os.urandom(1 << 20)
+    with open(shard, "wb") as f:
+        for _ in range(200):
+            f.write(block)
+    log, record = tmp_path / "server.log", tmp_path / "record.json"
+    before = time.time()
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(log), str(shard)], env=env())
+    try:
+        result = subprocess.run(firedup("wait", "--log", str(log), "--pid", str(child.pid), "--timeout", "26",
+                                        "--stall-after", "1", "--record", str(record)),
+                                capture_output=True, text=True, timeout=90, env=env())
+    finally:
+        child.kill()
+        child.wait()
+    assert result.returncode == 4, result.stdout + result.stderr
+    saved = json.loads(record.read_text())
+    kinds = [x["kind"] for x in saved["process_timeline"]]
+    order = [k for k in kinds if k in ("importing", "reading", "stuck")]
+    assert [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k] == ["importing", "reading", "stuck"], kinds
+    reading = next(x for x in saved["process_timeline"] if x["kind"] == "reading")
+    assert "model-00001-of-00001.safetensors" in reading["text"] and reading["phase"] == "load_weights"
+    importing = next(x for x in saved["process_timeline"] if x["kind"] == "importing")
+    assert importing["phase"] is None and importing["since"] is not None  # before the first line, on the log's clock
+    assert re.search(r"^note: waiting for the server's first log line \(launched [\d.]+ s ago\); process tree of pid "
+                     rf"{child.pid}: importing \(", result.stderr, re.M), result.stderr
+    # the launch: measured, and its gap is the first line's stamp (two hours ahead) minus the start
+    launch = saved["run"]["launch"]
+    first = datetime.strptime(log.read_text()[1:20], "%Y-%m-%d %H:%M:%S") - timedelta(hours=2)
+    assert launch["source"] == "measured"
+    assert abs(launch["seconds_before_first_line"] - (first.timestamp() - before)) <= 1.5, launch
+    assert "process tree of pid" in result.stdout and "idle: no CPU" in result.stdout
+
+
+def test_ingest_keeps_the_measured_launch_in_the_history(tmp_path: Path) -> None:
+    """`wait --pid ... --ingest` stores the start-up with the launch it measured: the history's
+    runs (what `--timeout auto` and budgets read) count from it."""
+    from firedup.live.history import store_runs
+
+    store = tmp_path / "history"
+    store.mkdir()
+    log = tmp_path / "server.log"
+    before = time.time()
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(1.5)
+        now = time.time()
+        log.write_text(f"{_stamped(now)} server_args={{'model_path': 'm', 'tp_size': 1}}\n"
+                       f"{_stamped(now)} Load weight begin. avail mem=78.50 GB\n"
+                       f"{_stamped(now)} Load weight end. type=M, avail mem=60.00 GB\n"
+                       f"{_stamped(now)} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+                       f"{_stamped(now)} The server is fired up and ready to roll!\n")
+        result = run_wait("--log", str(log), "--pid", str(server.pid), f"--store={store}", "--ingest",
+                          "--timeout", "20")
+    finally:
+        server.kill()
+        server.wait()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"note: --ingest: 1 start-up of {log} stored in {store} (launch measured)" in result.stderr
+    [run] = store_runs(str(store))
+    assert run.launch is not None and run.launch.source == "measured" and run.launch.gap is not None
+    first = datetime.strptime(log.read_text()[1:20], "%Y-%m-%d %H:%M:%S").timestamp()
+    assert abs(run.launch.gap - (first - before)) <= 1.0
+    again = run_wait("--log", str(log), "--pid", str(os.getpid()), f"--store={store}", "--ingest", "--timeout", "20")
+    assert "already holds these bytes" in again.stderr
+
+
+def test_a_log_whose_stamps_are_not_this_clock_gets_no_measured_launch(tmp_path: Path) -> None:
+    """An old log replayed or copied: its stamps are days (or odd minutes) from this machine's clock,
+    so the pid's start cannot be put on them; the run keeps its estimated launch, and says why."""
+    log = tmp_path / "server.log"
+    fake = _fake_tree(tmp_path, time.time() - 5)
+    script = _Timed(log, [(1.0, NEW_READY.read_text())])
+    waiter, _, err = _timed_waiter(log, fake, script, timeout=20)
+    assert waiter.run_loop() == 0
+    assert waiter.run is not None and waiter.run.launch is not None and waiter.run.launch.source == "estimated"
+    assert "note: the log's stamps do not follow this machine's clock (its newest, 2026-10-30T10:00:36, is " \
+           in err.getvalue()
+    # a clock seven minutes off: no zone is that far from a quarter hour
+    (tmp_path / "skewed").mkdir()
+    skewed = tmp_path / "skewed" / "server.log"
+    odd = _Timed(skewed, [(1.0, f"{_stamped(time.time() + 7 * 60)} server_args={{'model_path': 'm'}}\n")])
+    waiter, _, err = _timed_waiter(skewed, _fake_tree(tmp_path / "skewed", time.time() - 5), odd, timeout=3)
+    waiter.run_loop()
+    assert waiter.run is not None and waiter.run.launch is not None and waiter.run.launch.source != "measured"
+    assert re.search(r"is (6 min 5\d|7 min 0\d) s from now, not whole quarter hours", err.getvalue()), err.getvalue()
+
+
+def test_wait_needs_neither_polars_nor_matplotlib(tmp_path: Path) -> None:
+    """`wait` runs beside a real server on a machine where firedup's heavy dependencies may be
+    missing: with `polars` and `matplotlib` unimportable it follows a log, watches a pid (its
+    tree, its launch) and writes its record."""
+    log, record = tmp_path / "server.log", tmp_path / "record.json"
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(1.2)
+        now = time.time()
+        log.write_text(f"{_stamped(now)} server_args={{'model_path': 'm', 'tp_size': 1}}\n"
+                       f"{_stamped(now)} Load weight begin. avail mem=78.50 GB\n")
+        code = ("import sys\nfor name in ('polars', 'matplotlib', 'numpy', 'jinja2'):\n    sys.modules[name] = None\n"
+                "from firedup.cli import main\nsys.argv = ['firedup', *sys.argv[1:]]\nmain()")
+        result = subprocess.run([sys.executable, "-c", code, "wait", "--log", str(log), "--pid", str(server.pid),
+                                 "--timeout", "4", "--stall-after", "1", "--record", str(record)],
+                                capture_output=True, text=True, env=env(), timeout=60)
+    finally:
+        server.kill()
+        server.wait()
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    saved = json.loads(record.read_text())
+    assert saved["run"]["launch"]["source"] == "measured" and saved["process_timeline"][-1]["kind"] == "stuck"

@@ -698,8 +698,9 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
 @click.option("--url", default=None, metavar="URL",
               help="Probe this URL's status code once a second: 200 is ready (e.g. http://127.0.0.1:30000/health).")
 @click.option("--pid", type=int, default=None, metavar="PID",
-              help="The server's process: its death ends the wait (exit 3); during a silence its process tree "
-                   "tells compiling, reading weights, allocating and stuck apart.")
+              help="The server's process: its start is the run's launch (measured), its death ends the wait "
+                   "(exit 3); during a silence its process tree and GPUs tell importing, reading weights, compiling, "
+                   "GPU busy, allocating and idle apart.")
 @click.option("--timeout", "timeout", default="auto", show_default=True, metavar="DURATION|auto|never",
               help="Give up after this long (900, 90s, 1m30s, 15min, 1h); 0 checks once, as kubectl wait; "
                    "never: no limit. auto: the budget from history runs of the same config, else 30 min.")
@@ -719,13 +720,16 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
               help="Ignore what the log already holds: wait for a startup that begins after now "
                    "(for a log appended across restarts).")
 @click.option("--quiet", "-q", is_flag=True, help="No status line or phase lines; warnings and the verdict only.")
-@click.option("--no-inspect", is_flag=True, help="Never look at the server's process tree (/proc, nvidia-smi).")
+@click.option("--no-inspect", is_flag=True, help="Never look at the server's process tree (/proc, NVML, nvidia-smi).")
 @click.option("--record", default=None, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="Also write the outcome as JSON: exit code, headline, the run (as parse --json), the engine's "
-                   "own start-up figures and what they agree with, the process tree's last state.")
+                   "own start-up figures and what they agree with, the process tree's last state and what it did.")
+@click.option("--ingest", is_flag=True,
+              help="When the wait ends, add the log's start-ups to the history store (--store's, else the default "
+                   "one), with the launch --pid measured: budgets from that history count from measured launches.")
 def wait(log: str | None, url: str | None, pid: int | None, timeout: str, history: tuple[str, ...],
          store: str | None, stall_after: float | None, url_grace: float, engine: str | None, from_end: bool,
-         quiet: bool, no_inspect: bool, record: str | None) -> None:
+         quiet: bool, no_inspect: bool, record: str | None, ingest: bool) -> None:
     """Wait until a server is ready, reading its log (and URL, and process) as it starts.
 
     \b
@@ -765,7 +769,8 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
     opts = WaitOptions(None if stream or log is None else Path(log), url=url, pid=pid, timeout=seconds,
                        auto_timeout=auto, history_loader=loader, quiet=quiet, from_end=from_end, engine=engine,
                        stall_after=stall_after, url_grace=url_grace, log_stream=sys.stdin.fileno() if stream else None,
-                       inspect=not no_inspect, record=Path(record) if record else None)
+                       inspect=not no_inspect, record=Path(record) if record else None,
+                       ingest=(store or "") if ingest else None)
     color = _use_color(sys.stderr)
     sys.exit(run_wait(opts, _SafeStream(sys.stdout), _SafeStream(sys.stderr),  # type: ignore[arg-type]
                         style=_style(color and _use_color())))

@@ -63,23 +63,52 @@ def get_format(name: str) -> Format:
 
 
 def sniff(sample: str, found: Container[str] | None = None) -> Format | None:
-    """The format whose sniff literals best explain `sample`; None when no format sees any
-    of its literals (an input of no known engine is never read as some default engine).
-    `found`: the sniff literals a caller already found in `sample` (the batch engine's scan),
-    foreign engines' (`sniff_literals`) included."""
+    """The format whose rules best explain `sample` (`Format.sniff`: every rule that matches one
+    of its lines is evidence); None when no format's rule does (an input of no known engine is
+    never read as some default engine), or when a foreign engine's literals weigh more (another
+    engine's log quoting a line of ours is not ours to read). `found`: the sniff literals a
+    caller already found in `sample` (the batch engine's scan), foreign engines' included.
+
+    Lines are read only until the answer is certain: rules are tried heaviest first (across
+    formats), each format's score kept between what its rules tried so far give and what its
+    untried ones could add; an SGLang head is decided by its args and ready lines and the
+    absence of vLLM's heavy ones, not by looking for every rule's literal."""
     formats = all_formats()
-    scored = sorted(((fmt.sniff(sample, found), name) for name, fmt in formats.items()), reverse=True)
-    if not scored or scored[0][0] <= 0:
-        return None
     other = looks_like(sample, found)
-    if other is not None and other[1] > scored[0][0]:
-        return None  # another engine's log quoting a line of ours: not ours to read
+    foreign = other[1] if other is not None else 0.0
+    low = dict.fromkeys(formats, 0.0)
+    high = {name: fmt.sniff_most for name, fmt in formats.items()}
+    queue = sorted(((rule.evidence, name, rule) for name, fmt in formats.items() for rule in fmt.sniff_rules),
+                   key=lambda item: -item[0])
+    for weight, name, rule in queue:
+        decided = _decided(low, high, foreign)
+        if decided is not None:
+            return formats[decided] if decided else None
+        if formats[name].recognises(rule, sample, found):
+            low[name] += weight
+        else:
+            high[name] -= weight
+    scored = sorted(((score, name) for name, score in low.items()), reverse=True)
+    if not scored or scored[0][0] <= 0 or foreign > scored[0][0]:
+        return None
     return formats[scored[0][1]]
 
 
+def _decided(low: dict[str, float], high: dict[str, float], foreign: float) -> str | None:
+    """The format `sniff` gives whatever the rules not tried yet show ("" for none), or None
+    while they could still change it."""
+    if max(high.values(), default=0.0) <= 0 or foreign > max(high.values(), default=0.0):
+        return ""
+    for name, score in low.items():
+        if score > 0 and score >= foreign and all(score > high[other] for other in high if other != name):
+            return name
+    return None
+
+
 def sniff_literals() -> frozenset[str]:
-    """Every literal `sniff` weighs: the registered formats' and the foreign engines'. A caller
-    that finds them in one pass passes what it found as `sniff(sample, found)`."""
+    """Every literal `sniff` looks for: those of the registered formats' rules that are evidence,
+    and the foreign engines'. A caller that finds them in one pass passes what it found as
+    `sniff(sample, found)`."""
     return frozenset(lit for fmt in all_formats().values() for lit in fmt.sniff_literals) | _foreign_literals()
 
 

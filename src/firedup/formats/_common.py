@@ -11,28 +11,28 @@ from firedup.formats.base import Example, Rule, to_int
 # What launched the server, with the launcher's own time (timeline.launch; `Kind.launch`):
 # systemd starting a unit (journald), a container runtime's start event (`docker events`).
 SERVICE = Rule("run.service", r"^Start(?:ed|ing) (?P<unit>[\w@.:-]+\.service)", ("Started ", "Starting "),
-               starts_run="after_end",
+               starts_run="after_end", evidence=0,
                examples=(Example("Feb 22 06:34:42 gpu-host systemd[1]: Started vllm.service - vLLM OpenAI Server.",
                                  {"unit": "vllm.service"}),
                          "Dec 05 22:46:30 gpu1 systemd[1]: Starting sglang.service - SGLang..."))
 CONTAINER_START = Rule("run.container", r"^container start (?P<container>[0-9a-f]{12,64})(?:\s|$)", "container start ",
-                       examples=(Example("2026-12-05T22:46:20.500000000Z container start 3f2a6b9c0d1e2f3a4b5c "
+                       evidence=0, examples=(Example("2026-12-05T22:46:20.500000000Z container start 3f2a6b9c0d1e2f3a4b5c "
                                          "(image=lmsysorg/sglang:v0.5.16, name=sglang)",
                                          {"container": "3f2a6b9c0d1e2f3a4b5c"}),))
 
-STARTED = Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process",
+STARTED = Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process", evidence=0,
                examples=("INFO:     Started server process [3604]",))
-STARTUP_FAILED = Rule("http.startup_failed", r"Application startup failed", "Application startup failed",
+STARTUP_FAILED = Rule("http.startup_failed", r"Application startup failed", "Application startup failed", evidence=0,
                       examples=("ERROR:    Application startup failed. Exiting.",))
 ACCESS = Rule("http.access",
               r"^(?P<client>\S+) - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})",
-              "HTTP/", fields={"status": to_int},
+              "HTTP/", fields={"status": to_int}, evidence=0,
               examples=('INFO:     127.0.0.1:47550 - "GET /health HTTP/1.1" 200 OK',
                         Example('INFO:     10.0.0.7:51012 - "POST /v1/chat/completions HTTP/1.1" 503 '
                                 "Service Unavailable",
                                 {"method": "POST", "path": "/v1/chat/completions", "status": 503})))
 SHUTDOWN = Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Waiting for application shutdown)",
-                ("Shutting down", "Finished server process", "application shutdown"),
+                ("Shutting down", "Finished server process", "application shutdown"), evidence=0,
                 examples=("INFO:     Shutting down",
                           "INFO:     Waiting for application shutdown.",
                           "INFO:     Finished server process [3604]"))
@@ -41,7 +41,7 @@ SHUTDOWN = Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Wa
 PYTHON_ERRORS = (
     Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError"
                        r"|ncclUnhandledCudaError|Watchdog caught collective operation timeout)",
-         ("NCCL", "nccl", "collective operation timeout"),
+         ("NCCL", "nccl", "collective operation timeout"), evidence=0,
          examples=("gpu-node-6:1180824:1180824 [3] os/linux.cc:200 NCCL WARN ncclOsSocketPollConnect: "
                    "connect to 10.0.0.49<58525> returned Connection refused, exceeded error retry count "
                    "after 35 attempts",
@@ -50,17 +50,17 @@ PYTHON_ERRORS = (
                    "Timeout(ms)=600000) ran for 600012 milliseconds before timing out.")),
     # NCCL's "Last error:" detail, printed raw after the exception that it explains.
     Rule("error.detail", r"^(?:Error while (?:creating|attaching to) shared memory segment|.*No space left on device)",
-         ("shared memory segment", "No space left on device"),
+         ("shared memory segment", "No space left on device"), evidence=0,
          examples=("Error while creating shared memory segment /dev/shm/nccl-TL2C5S (size 9637888), error: "
                    "No space left on device (28)",)),
-    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "',
+    Rule("error.frame", r'^File "(?P<file>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', 'File "', evidence=0,
          examples=(Example('File "/usr/lib/python3.12/site-packages/torch/cuda/graphs.py", line 186, in '
                            "capture_end",
                            {"file": "/usr/lib/python3.12/site-packages/torch/cuda/graphs.py", "lineno": "186",
                             "func": "capture_end"}),)),
     Rule("error.exception",
          r"^(?P<exc_type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit|Failure|Invalid))(?:: (?P<exc_msg>.*))?$",
-         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid"),
+         ("Error", "Exception", "Interrupt", "Exit", "Failure", "Invalid"), evidence=0,
          examples=(Example("ValueError: FlashInfer allreduce fusion requires SM90 or SM10X NVIDIA GPUs.",
                            {"exc_type": "ValueError",
                             "exc_msg": "FlashInfer allreduce fusion requires SM90 or SM10X NVIDIA GPUs."}),
@@ -68,7 +68,7 @@ PYTHON_ERRORS = (
                    "total capacity of 79.19 GiB of which 301.94 MiB is free.",
                    "KeyboardInterrupt")),
     Rule("error.cuda", r"(?:CUDA out of memory|CUDA error: |torch\.OutOfMemoryError|HIP out of memory)",
-         ("out of memory", "CUDA error", "OutOfMemoryError"),
+         ("out of memory", "CUDA error", "OutOfMemoryError"), evidence=0,
          examples=("[2026-03-02 09:14:07 TP3] CUDA error: an illegal memory access was encountered",)),
 )
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from firedup.core.health import REFUSED
 from firedup.core.numbers import MAX_MEASURE, measure_ok, shown_number
+from firedup.core.safe import valid_text
 from firedup.formats.vocab import ERROR_KILLED, HTTP_RUNNING, READY, RULE, SHARED, Kind, Vocabulary
 
 if TYPE_CHECKING:
@@ -128,6 +129,131 @@ class Header:
         if self.decode not in (None, "json"):
             raise ValueError(f"header {self.name!r}: decode must be None or 'json'")
 
+    @cached_property
+    def start(self) -> str:
+        """The pattern's start, which every line of this header matches: up to its clock group
+        (time, else month-day) when that group sits at the top level, else up to the message,
+        without the leading `^` (callers anchor it where they look: a line's start after
+        indentation, or after a wrapper's blank). Short, so cheap to look for everywhere."""
+        cut = self.pattern.find("(?P<msg>")
+        head = self.pattern[:cut] if cut > 0 else self.pattern
+        for group in ("(?P<time>", "(?P<md>"):
+            end = _top_level_group_end(head, head.find(group))
+            if end is not None:
+                head = head[:end]
+                break
+        return head[1:] if head.startswith("^") else head
+
+    @cached_property
+    def inner(self) -> re.Pattern[str]:
+        """The header found anywhere (`match` at a position), not only at a line's start."""
+        return re.compile(self.pattern[1:] if self.pattern.startswith("^") else self.pattern)
+
+    @property
+    def own_timed(self) -> bool:
+        """Whether this is the engine's own layout with its own clock: a line of the engine that
+        a wrapper may precede (a clockless header, such as uvicorn's `INFO:`, says too little
+        to be found in the middle of a line)."""
+        return self.clock == "own" and self.decode is None and "time" in self.regex.groupindex
+
+
+def _top_level_group_end(pattern: str, at: int) -> int | None:
+    """Where the group opening at `at` closes, if it is not nested in another group and the
+    pattern has no top-level alternation (so the pattern cut there still matches a prefix
+    of every line the whole pattern matches)."""
+    if at < 0:
+        return None
+    depth = 0
+    in_class = escaped = False
+    end: int | None = None
+    for i, ch in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            if i == at and depth:
+                return None
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and i > at and end is None:
+                end = i + 1
+        elif ch == "|" and depth == 0:
+            return None
+    return end
+
+
+# --- wrappers: a prefix an unknown harness writes before each line of the engine ----------------
+# ("[2025-07-25 02:04:12] [harness.server_manager] [INFO] [worker_0] " before the server's own
+# "[2025-07-25 02:04:12] Load weight begin."). The engine's own header is looked for in the
+# first WRAPPER_CHARS characters of a line only: a long line costs no more than a short one.
+WRAPPER_CHARS = 256
+# Lines holding a rule's literal that `Format.sniff` reads before it gives up on that rule.
+SNIFF_TRIES = 20
+# What every header with a time holds ("02:04:12"): a literal first, so `re` scans for it fast.
+_TIME_COLONS = re.compile(r":\d\d:")
+# A process tag at the end of a wrapper, "(EngineCore_DP0 pid=311) " (`sources._PROC`, inside a line).
+_PROC_INSIDE = re.compile(r"[ \t]\((?P<proc>[A-Za-z_][\w-]{0,64}(?: rank=\d{1,9}| [A-Z]{1,16}\d{1,9}(?:_[A-Z]{1,16}\d{1,9}){0,8})?)"
+                          r" pid=(?P<pid>\d{1,9})(?:, ip=[\d.:a-fA-F]{1,64})?\) ?")
+# A wrapper's words, and those that do not name its source: a date or time, a level, a file
+# position ("server_manager.py:123"), a stream name ("worker_0:stdout" is worker_0's).
+_WORD = re.compile(r"[^\s\[\]()|]+")
+_STAMP_WORD = re.compile(r"\d{1,4}[-/:.T]\d{1,2}")
+_LEVEL_WORDS = frozenset({"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL"})
+_FILE_POSITION = re.compile(r"\.\w{1,8}:\d{1,9}$")
+_STREAM = re.compile(r"[:._-]?(?:stdout|stderr)$")
+
+
+def wrapper_tag(wrapper: str) -> str | None:
+    """What names a wrapper's source: its words that number something (`[worker_0]`,
+    `node-3`), without stamps, levels, file positions and stream names, nor a bare number (a
+    line number, as `cat -n` or a report quoting a log puts there: it names no source); None
+    when no word does (one source). Two servers behind one harness differ by it."""
+    words: list[str] = []
+    for word in _WORD.findall(wrapper):
+        word = word.strip(":-")
+        if word.upper() in _LEVEL_WORDS or _STAMP_WORD.match(word) or _FILE_POSITION.search(word):
+            continue
+        word = _STREAM.sub("", word)
+        if any(ch.isdigit() for ch in word) and not word.isdigit():
+            words.append(word)
+    return " ".join(words) or None
+
+
+def _json_unescape(body: str) -> str:
+    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid.
+    A lone surrogate (`\\ud800`, which JSON allows and no UTF-8 output can hold) stays written as
+    its escape (`core.safe.valid_text`)."""
+    if "\\" not in body:
+        return body
+    import json  # JSON-lines logs only
+
+    try:
+        text = json.loads(f'"{body}"')
+    except ValueError:
+        return body
+    return valid_text(text) if isinstance(text, str) else body
+
+
+@dataclass(slots=True)
+class Layout:
+    """A line as a format's headers read it: the header (None: none, a bare line), its groups,
+    the message the rules see and its level; and, when an unknown wrapper came first, the
+    wrapper's source tag (`wrapper_tag`) and a process tag it ended with."""
+
+    header: Header | None
+    groups: Mapping[str, Any]
+    msg: str
+    level: str | None = None
+    wrapper: str | None = None
+    proc: str | None = None
+    pid: int | None = None
+
 
 @dataclass(frozen=True)
 class Example:
@@ -159,6 +285,13 @@ class Rule:
     right after this line, overriding the format's table) and `detail`.
     A group named `config_stated` whose converter returns a dict adds those flags to the
     run's config, below what the args dump says.
+    `evidence` is what a line the rule matches says of the log's engine (`Format.sniff`): every
+    rule is evidence of its format, 0.5 by default (its wording may turn up in another log now
+    and then), more for the lines every start of this engine prints and no other program does
+    (its args dump, its ready line: on the scale of the foreign engines' literals, `_foreign`),
+    0 for lines other programs print too (uvicorn's, Python's, a progress bar's, a shell's).
+    The defaults keep the most one engine's rules can add up to below what a start of the other
+    shows in its first lines, so a head can settle early (`read.batch.settled_format`).
     """
 
     name: str
@@ -169,6 +302,7 @@ class Rule:
     starts_run: str | None = None
     rank: str | None = None
     examples: Sequence[str | Example] = ()
+    evidence: float = 0.5
     literals: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     @cached_property
@@ -182,6 +316,8 @@ class Rule:
         object.__setattr__(self, "literals", lits)
         if self.starts_run not in (None, "always", "after_end"):
             raise ValueError(f"rule {self.name!r}: starts_run must be None, 'always' or 'after_end'")
+        if self.evidence < 0:
+            raise ValueError(f"rule {self.name!r}: evidence must not be negative")
         object.__setattr__(self, "examples", tuple(self.examples))
 
     @property
@@ -294,8 +430,9 @@ class LaunchGap:
 class Format:
     """An engine's line layout and rules, plus how to recognise its logs.
 
-    `sniff_literals` maps a substring to a weight; `sniff` adds the weights of the
-    literals it sees in a sample of the file. The registry picks the highest score.
+    `sniff` weighs a sample of a file by its own rules: each rule that matches one of the
+    sample's lines adds its `evidence` (one source: no second list of sniff strings to keep in
+    step with the rules). The registry picks the highest score.
     `runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
     that the engines may skip without running any rule.
 
@@ -307,7 +444,6 @@ class Format:
     name: str
     headers: Sequence[Header]
     rules: Sequence[Rule]
-    sniff_literals: Mapping[str, float]
     runtime_literals: Sequence[str] = ()
     # Patterns with one named group each, searched in the message of every matched line
     # to pick up values that many lines share (`avail mem=`, `mem usage=`).
@@ -442,6 +578,92 @@ class Format:
     def compiled_proc_ranks(self) -> tuple[tuple[re.Pattern[str], str], ...]:
         return tuple((re.compile(p), t) for p, t in self.proc_ranks)
 
+    @cached_property
+    def _own_timed_headers(self) -> tuple[Header, ...]:
+        return tuple(h for h in self.headers if h.own_timed)
+
+    @cached_property
+    def _wrapped_start(self) -> re.Pattern[str] | None:
+        """Where the engine's own header may begin behind a wrapper: a blank, then the start of
+        one of its own timed headers (`Header.start`, groups unnamed to share one pattern)."""
+        starts = [re.sub(r"\(\?P<\w+>", "(?:", h.start) for h in self._own_timed_headers]
+        return re.compile(r"[ \t](?:" + "|".join(starts) + ")") if starts else None
+
+    def layout(self, text: str) -> Layout:
+        """How this format reads a line: its header at the line's start, as a rule; or behind an
+        unknown wrapper (a harness's own prefix): the engine's own timed header found after a
+        blank in the line's first WRAPPER_CHARS characters, whatever precedes it the wrapper
+        (where the line also opens with a header, such as the wrapper's own stamp, the one
+        behind it is the engine's); or, with no header of the engine's own there, after a
+        wrapper that ends with a process tag (`(APIServer pid=1) INFO:     ...`); else bare."""
+        for header in self.headers:
+            m = header.regex.match(text)
+            if m is not None:
+                inner = self._behind_wrapper(text, m.start("msg"))
+                if inner is None:
+                    return self._read(header, m)
+                break
+        else:
+            inner = self._behind_wrapper(text, 0)
+        if inner is not None:
+            at, header, found = inner
+            return self._read(header, found, *self._wrapper(text[:at]))
+        tag = _PROC_INSIDE.search(text, 0, WRAPPER_CHARS)
+        if tag is not None:
+            rest = text[tag.end():]
+            wrapper = wrapper_tag(text[:tag.start()])
+            proc, pid = tag["proc"], int(tag["pid"])
+            for header in self.headers:
+                after = header.regex.match(rest)
+                if after is not None:
+                    return self._read(header, after, wrapper, proc, pid)
+            return Layout(None, {}, rest, None, wrapper, proc, pid)
+        return Layout(None, {}, text)
+
+    def _behind_wrapper(self, text: str, low: int) -> tuple[int, Header, re.Match[str]] | None:
+        """The first place behind a blank, from `low` (a header's message, or the line's start)
+        to the line's WRAPPER_CHARS-th character, where one of the engine's own timed headers
+        matches. Linear: each place tried fails within a header's start, so a line costs the
+        same however long it is."""
+        start = self._wrapped_start
+        pos = max(low - 1, 0)
+        if start is None or _TIME_COLONS.search(text, pos, WRAPPER_CHARS) is None:
+            return None  # every such header holds a time: the one cheap test nearly every line fails
+        while True:
+            m = start.search(text, pos, WRAPPER_CHARS)
+            if m is None:
+                return None
+            at = m.start() + 1
+            for header in self._own_timed_headers:
+                found = header.inner.match(text, at)
+                if found is not None:
+                    return at, header, found
+            pos = at
+
+    @staticmethod
+    def _wrapper(prefix: str) -> tuple[str | None, str | None, int | None]:
+        """A wrapper's source tag, and the process tag it ends with (if any)."""
+        tag = _PROC_INSIDE.search(prefix, max(0, len(prefix) - WRAPPER_CHARS))
+        if tag is not None and tag.end() == len(prefix):
+            return wrapper_tag(prefix[:tag.start()]), tag["proc"], int(tag["pid"])
+        return wrapper_tag(prefix), None, None
+
+    def _read(self, header: Header, m: re.Match[str], wrapper: str | None = None, proc: str | None = None,
+              pid: int | None = None) -> Layout:
+        g = m.groupdict()
+        msg = g["msg"] or ""
+        if header.decode == "json":
+            msg = _json_unescape(msg)
+            if g.get("exc"):
+                msg = f"{msg}\n{_json_unescape(g['exc'])}"
+        level = g.get("level")
+        if self.compiled_level is not None:
+            lm = self.compiled_level.match(msg)
+            if lm:
+                level = lm.groupdict().get("level") or level
+                msg = msg[lm.end():]
+        return Layout(header, g, msg, level, wrapper, proc, pid)
+
     def __post_init__(self) -> None:
         if not self.rules:
             raise ValueError(f"format {self.name!r} has no rules")
@@ -504,11 +726,63 @@ class Format:
                 return template.format(pid=pid, **groups)
         return None
 
+    @cached_property
+    def sniff_rules(self) -> tuple[Rule, ...]:
+        """The rules that are evidence of this format (`Rule.evidence`), the heaviest first."""
+        return tuple(sorted((rule for rule in self.rules if rule.evidence > 0), key=lambda r: -r.evidence))
+
+    @cached_property
+    def sniff_literals(self) -> Mapping[str, float]:
+        """The literals of the rules that are evidence, each with the most its rules add: what a
+        caller's scan looks for in a sample before `sniff` reads the lines that hold them."""
+        out: dict[str, float] = {}
+        for rule in self.sniff_rules:
+            for literal in rule.literals:
+                out[literal] = max(out.get(literal, 0.0), rule.evidence)
+        return out
+
+    @cached_property
+    def sniff_most(self) -> float:
+        """The most `sniff` can give: every rule that is evidence matching a line."""
+        return sum(rule.evidence for rule in self.sniff_rules)
+
     def sniff(self, sample: str, found: Container[str] | None = None) -> float:
-        """The weight of the sniff literals in `sample` (or in `found`, the ones a caller
-        already found in it)."""
+        """How much `sample` (a log's first lines) says it is this format's: the `evidence` of
+        each rule that matches one of its lines, as the engines read them (`layout`). `found`:
+        the literals a caller's scan already found in `sample` (`sniff_literals`)."""
+        return sum(rule.evidence for rule in self.evidence(sample, found))
+
+    def evidence(self, sample: str, found: Container[str] | None = None) -> list[Rule]:
+        """The rules that match one of `sample`'s lines (`recognises`)."""
+        return [rule for rule in self.candidates(sample, found) if self.recognises(rule, sample, found)]
+
+    def candidates(self, sample: str, found: Container[str] | None = None) -> list[Rule]:
+        """The rules that are evidence and whose literal `sample` holds, heaviest first: the
+        most `sniff` can give on it, before a line is read."""
         present = sample if found is None else found
-        return sum(weight for literal, weight in self.sniff_literals.items() if literal in present)
+        return [rule for rule in self.sniff_rules if any(literal in present for literal in rule.literals)]
+
+    def recognises(self, rule: Rule, sample: str, found: Container[str] | None = None) -> bool:
+        """Whether `rule` matches one of `sample`'s lines. It is tried on the first SNIFF_TRIES
+        lines holding one of its literals: a rule whose literal is a common word costs no more
+        on a long sample, and a longer sample beginning with this one never gives less (what
+        `read.batch.settled_format` relies on). `found`: as for `sniff`."""
+        return any(self._recognised(rule, literal, sample) for literal in rule.literals
+                   if found is None or literal in found)
+
+    def _recognised(self, rule: Rule, literal: str, sample: str) -> bool:
+        at = sample.find(literal)
+        for _ in range(SNIFF_TRIES):
+            if at < 0:
+                return False
+            start = sample.rfind("\n", 0, at) + 1
+            end = sample.find("\n", at)
+            end = len(sample) if end < 0 else end
+            msg = self.layout(sample[start:end]).msg
+            if literal in msg and rule.regex.search(msg):
+                return True
+            at = sample.find(literal, end)
+        return False
 
     def release_hint(self, sample: str) -> tuple[str, str] | None:
         """When the engine version that wrote `sample` (a log's first lines) was released, and

@@ -150,7 +150,7 @@ KINDS = (
     Kind("config.command", "a shell echoes the launch command (`argv`: its flags)", launch=True),
     Kind("load_weight.commit", "0.5.14+: the real weights are committed after graph capture", milestone=True),
     Kind("kv_cache.other", "another pool of the KV cache (Mamba, SWA, a sparse attention's)"),
-    Kind("cuda_graph.sizes", "the batch sizes graph capture will capture (`bs`)"),
+    Kind("cuda_graph.sizes", "the batch sizes graph capture will capture (`bs`)", graph_capture=True),
     Kind("cuda_graph.disabled", "piecewise graphs are turned off, and why"),
     Kind("progress.download", "a progress bar of the weights' download", progress="files"),
     Kind("progress.jit", "a progress bar of DeepGEMM's kernel warm-up", progress="DeepGEMM warmup"),
@@ -176,6 +176,7 @@ KINDS = (
 RULES = (
     # process start and configuration
     Rule("server_args", r"^server_args=(?P<args>(?:ServerArgs\(|\{).*)$", "server_args=", starts_run="always",
+         evidence=10,
          examples=("[2025-01-23 19:34:55] "
                    "server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', "
                    "tokenizer_path='meta-llama/Llama-3.1-8B-Instruct', tp_size=1, port=30000, "
@@ -206,7 +207,7 @@ RULES = (
     Rule("config.command",
          r"^(?:.{0,300}\s)?(?:python[\d.]{0,8} -m sglang\.(?:launch_server|bench_one_batch|bench_latency"
          r"|bench_offline_throughput)|sglang serve) (?P<argv>--[^<>]*)$",
-         ("sglang.launch_server", "sglang serve", "sglang.bench"), fields={"argv": parse_argv},
+         ("sglang.launch_server", "sglang serve", "sglang.bench"), fields={"argv": parse_argv}, evidence=2,
          examples=(Example("+ python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
                            "--tp-size 4 --port 30000",
                            {"argv": {"model_path": "meta-llama/Llama-3.1-8B-Instruct", "tp_size": 4, "port": 30000}}),
@@ -222,7 +223,7 @@ RULES = (
                            "Use '--cuda-graph-backend-{decode,prefill}=disabled' instead.",
                            {"disable_cuda_graph": True}),)),
     # distributed init
-    Rule("dist_init.begin", r"^Init (?:torch distributed|parallel|nccl) begin\.", "Init ",
+    Rule("dist_init.begin", r"^Init (?:torch distributed|parallel|nccl) begin\.", "Init ", evidence=2,
          examples=("[2025-01-23 19:35:14 TP0] Init torch distributed begin.",
                    "[12:00:01 TP0] Init nccl begin.",
                    "[2026-10-01 12:00:01 TP1] Init parallel begin.")),
@@ -233,7 +234,7 @@ RULES = (
                            {"elapsed_s": 0.65, "mem_usage_gb": 0.19}),
                    "[2025-09-28 17:07:09 TP0] Init torch distributed ends. mem usage=0.00 GB")),
     # weights
-    Rule("load_weight.begin", r"^Load weight begin\.", "Load weight begin",
+    Rule("load_weight.begin", r"^Load weight begin\.", "Load weight begin", evidence=5,
          examples=(Example("[2025-01-23 19:35:15 TP0] Load weight begin. avail mem=78.81 GB",
                            {"avail_mem_gb": 78.81}),
                    "[gpu_id=0] Load weight begin. avail mem=78.12 GB")),
@@ -255,7 +256,7 @@ RULES = (
                            "mem=11.06 GB, mem usage=2.16 GB.",
                            {"elapsed_s": 0.95}))),
     Rule("load_weight.took", r"^Loading weights took (?P<elapsed_s>[\d.]+) seconds", "Loading weights took",
-         fields={"elapsed_s": to_float},
+         fields={"elapsed_s": to_float}, evidence=0,
          examples=(Example("[2026-02-09 03:51:01] Loading weights took 3.03 seconds",
                            {"elapsed_s": 3.03}),)),
     # KV cache and memory pool
@@ -270,7 +271,7 @@ RULES = (
          ("Mamba Cache", "KV Cache VA", "SWAKVPool", "TokenToKVPool"),
          examples=("[2026-04-14 16:08:49 TP0] Mamba Cache is allocated. max_mamba_cache_size: 186, "
                    "conv_state size: 0.10GB, ssm_state size: 4.38GB",)),
-    Rule("memory_pool.end", r"^Memory pool end\.", "Memory pool end",
+    Rule("memory_pool.end", r"^Memory pool end\.", "Memory pool end", evidence=5,
          examples=(Example("[2025-01-23 19:35:20 TP0] Memory pool end. avail mem=8.34 GB",
                            {"avail_mem_gb": 8.34}),)),
     # graph capture: 0.5.14+ names the role (target/draft) and the stage
@@ -348,7 +349,7 @@ RULES = (
                            "mem usage=2.32 GB. avail mem=21.22 GB.",
                            {"detail": "piecewise", "elapsed_s": 17.62}),)),
     # the classic decode graph (0.2-0.5.13); the word is cuda, cpu or npu
-    Rule("cuda_graph.begin", r"^Capture (?P<device>\w+) graph begin\.", "graph begin",
+    Rule("cuda_graph.begin", r"^Capture (?P<device>\w+) graph begin\.", "graph begin", evidence=4,
          examples=("[2025-01-23 19:35:20 TP0] Capture cuda graph begin. This can take up to several "
                    "minutes.",
                    Example("[2026-03-01 10:00:00 TP0] Capture npu graph begin. This can take up to several "
@@ -378,34 +379,35 @@ RULES = (
          r"|Loading safetensors using [\w ]{1,60})"
          r":\s+(?P<pct>\d+)% Completed \| (?P<n>\d+)/(?P<total>\d+) \[(?P<bar_elapsed>[\d:]+)",
          ("shards", "Loading safetensors using"), fields={"pct": to_int, "n": to_int, "total": to_int},
+         evidence=0,
          examples=(Example("Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:00<00:02,  "
                            "1.08it/s]",
                            {"pct": 25, "n": 1, "total": 4}),)),
     Rule("progress.download", r"Fetching (?P<total>\d+) files:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/",
-         "Fetching ", fields={"pct": to_int, "n": to_int, "total": to_int},
+         "Fetching ", fields={"pct": to_int, "n": to_int, "total": to_int}, evidence=0,
          examples=(Example("Fetching 4 files: 100%|██████████| 4/4 [00:00<00:00, 10727.12it/s]",
                            {"pct": 100, "n": 4, "total": 4}),)),
     Rule("progress.jit", r"DeepGEMM warmup:\s+(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+)", "DeepGEMM warmup",
-         fields={"pct": to_int, "n": to_int, "total": to_int},
+         fields={"pct": to_int, "n": to_int, "total": to_int}, evidence=0,
          examples=(Example("DeepGEMM warmup:   0%|          | 11/16384 [00:00<02:29, 109.38it/s]",
                            {"n": 11, "total": 16384}),)),
     Rule("progress.bar", r"^(?P<pct>\d+)%\|[^|]*\|\s*(?P<n>\d+)/(?P<total>\d+) \[", "%|",
-         fields={"pct": to_int, "n": to_int, "total": to_int},
+         fields={"pct": to_int, "n": to_int, "total": to_int}, evidence=0,
          examples=(Example("25%|██▌       | 1/4 [00:01<00:03,  1.14s/it]",
                            {"pct": 25, "n": 1, "total": 4}),)),
     # slow things that print no duration of their own
     Rule("jit.begin", r"^(?:Entering DeepGEMM JIT|Try DeepGEMM JIT Compiling|DeepGEMM JIT Compiling|Running FlashInfer autotune)",
-         ("DeepGEMM JIT", "FlashInfer autotune"),
+         ("DeepGEMM JIT", "FlashInfer autotune"), evidence=0,
          examples=("[2026-11-07 12:07:41 TP0] Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16> N=1152, "
                    "K=4096, num_groups=1 with all Ms. It only takes a little time (typically 1 sec) if you "
                    "have run `python3 -m sglang.compile_deep_gemm`.",
                    "[2026-03-01 10:01:02 TP0] Running FlashInfer autotune with cache: "
                    "/root/.cache/flashinfer/autotune.json")),
-    Rule("jit.end", r"^FlashInfer autotune completed", "autotune completed",
+    Rule("jit.end", r"^FlashInfer autotune completed", "autotune completed", evidence=0,
          examples=("[2026-03-01 10:02:11 TP0] FlashInfer autotune completed.",)),
     # the scheduler is up
     Rule("scheduler.ready", r"^max_total_num_tokens=(?P<max_total_num_tokens>\d+)", "max_total_num_tokens=",
-         fields={"max_total_num_tokens": to_int},
+         fields={"max_total_num_tokens": to_int}, evidence=3,
          examples=(Example("[2025-01-23 19:35:27 TP0] max_total_num_tokens=444500, "
                            "max_prefill_tokens=16384, max_running_requests=2049, context_len=131072",
                            {"max_total_num_tokens": 444500, "context_len": 131072}),)),
@@ -422,13 +424,15 @@ RULES = (
     # HTTP server
     _common.STARTED,
     Rule("http.startup_complete", r"^Application startup complete", "Application startup complete",
+         evidence=0,
          examples=("[2025-01-23 19:35:27] INFO:     Application startup complete.",)),
     _common.STARTUP_FAILED,
-    Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on", fields={"url": to_url},
+    Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on", fields={"url": to_url}, evidence=0,
          examples=(Example("[2025-01-23 19:35:27] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press "
                            "CTRL+C to quit)",
                            {"url": "http://0.0.0.0:30000"}),)),
     Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian", fields={"url": to_url},
+         evidence=0,
          examples=(Example("[2026-06-01 10:00:00] Starting embedded Granian HTTP/2 server on 0.0.0.0:30000",
                            {"url": "0.0.0.0:30000"}),)),
     _common.ACCESS,
@@ -442,7 +446,7 @@ RULES = (
          examples=("[2026-09-22 09:24:44] End of disaggregation warmup",
                    "[2026-02-01 10:00:00] Disaggregation warmup requests completed.")),
     # ready
-    Rule("ready", r"The server is fired up and ready to roll", "fired up and ready",
+    Rule("ready", r"The server is fired up and ready to roll", "fired up and ready", evidence=10,
          examples=("[2025-01-23 19:35:33] The server is fired up and ready to roll!",)),
     # failures
     Rule("error.warmup", r"^Initialization failed\. warmup error", "warmup error",
@@ -453,7 +457,7 @@ RULES = (
          examples=(Example("[2026-04-07 13:03:55] Scheduler hit an exception: Traceback (most recent call "
                            "last):",
                            {"process": "Scheduler"}),)),
-    Rule("error.traceback", r"^Traceback \(most recent call last\)", "Traceback",
+    Rule("error.traceback", r"^Traceback \(most recent call last\)", "Traceback", evidence=0,
          examples=("Traceback (most recent call last):",)),
     Rule("error.sigquit", r"(?:Received sigquit from a child process|SIGQUIT received\. signum=)",
          ("sigquit", "SIGQUIT"),
@@ -501,23 +505,32 @@ RULES = (
          examples=("[2025-10-06 11:30:00] Health check failed. Server couldn't get a response from "
                    "detokenizer for last 20 seconds. tic start time: 11:29:40. last_heartbeat time: "
                    "11:20:02",)),
-    Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed",
+    Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed", evidence=0,
          examples=("Killed",)),
+    # a traceback frame in the engine's own code: the same event as any frame, and evidence of the engine
+    Rule("error.frame", r'^File "(?P<file>[^"]*/sglang/[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', "/sglang/",
+         examples=(Example('  File "/sgl-workspace/sglang/python/sglang/srt/model_executor/cuda_graph_runner.py", '
+                           "line 383, in capture",
+                           {"file": "/sgl-workspace/sglang/python/sglang/srt/model_executor/cuda_graph_runner.py",
+                            "lineno": "383", "func": "capture"}),)),
     *_common.PYTHON_ERRORS,
     # uvicorn cannot bind the port: "ERROR:    [Errno 98] error while attempting to bind on
     # address ('0.0.0.0', 30000): address already in use". Only uvicorn's own line: torch's
     # c10d warns "... failed to bind ... Address already in use" and carries on.
     Rule("error.port_in_use", r"^\[Errno \d+\] error while attempting to bind on address .*: (?P<exc_msg>.+)$",
-         "error while attempting to bind",
+         "error while attempting to bind", evidence=0,
          examples=(Example("[2025-10-06 10:01:03] ERROR:    [Errno 98] error while attempting to bind on "
                            "address ('0.0.0.0', 30000): address already in use",
                            {"exc_msg": "address already in use"}),)),
     # argparse rejects the command line: "launch_server.py: error: unrecognized arguments: ..."
-    # (exit status 2, usually the only line the server prints)
-    Rule("error.usage", r"^(?:[\w.-]+\.py|sglang(?: serve)?): error: (?P<exc_msg>.+)$", ": error: ",
+    # (exit status 2, usually the only line the server prints); any other script's the same way
+    Rule("error.usage", r"^(?:launch_server\.py|sglang(?: serve)?): error: (?P<exc_msg>.+)$", ": error: ", evidence=2,
          examples=("launch_server.py: error: ambiguous option: --cuda-graph-max-bs could match "
                    "--cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill",
                    "sglang serve: error: the following arguments are required: --model-path")),
+    Rule("error.usage", r"^(?:[\w.-]+\.py|sglang(?: serve)?): error: (?P<exc_msg>.+)$", ": error: ", evidence=0,
+         examples=(Example("bench_one_batch.py: error: unrecognized arguments: --batch 1",
+                           {"exc_msg": "unrecognized arguments: --batch 1"}),)),
 )
 
 # --- what the rest of firedup needs to know about SGLang -----------------------------------
@@ -712,20 +725,6 @@ FORMAT = Format(
     headers=HEADERS,
     rules=RULES,
     kinds=KINDS,
-    sniff_literals={
-        "server_args=ServerArgs(": 10.0,
-        "server_args={": 6.0,
-        "fired up and ready to roll": 10.0,
-        "Load weight begin. avail mem=": 5.0,
-        "Memory pool end. avail mem=": 5.0,
-        "Capture cuda graph begin": 4.0,
-        "max_total_num_tokens=": 3.0,
-        "sglang": 2.0,
-        " TP0] ": 2.0,
-        "Init torch distributed begin": 2.0,
-        # argparse's prefix when the launch command is rejected (often the only line there is)
-        "launch_server.py: error:": 2.0,
-    },
     runtime_literals=("Prefill batch", "Decode batch"),
     field_patterns=(
         (rf"avail mem={_GB.replace('(', '(?P<avail_mem_gb>', 1)}", to_float),

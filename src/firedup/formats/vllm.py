@@ -336,30 +336,32 @@ _TAG = r"(?:\[(?P<tag>[\w.]+)\] )?"  # 0.32+ names the compiled module: "[backbo
 
 RULES = (
     # --- process start: a journald boot, a systemd (re)start, the API server's banner ---
-    Rule("run.boot", r"^-- Boot [0-9a-f]+ --$", "-- Boot", starts_run="always",
+    Rule("run.boot", r"^-- Boot [0-9a-f]+ --$", "-- Boot", starts_run="always", evidence=0,
          examples=("-- Boot 45b35623d291431fa703c9232d2ea952 --",)),
     _common.SERVICE,
     _common.CONTAINER_START,
     Rule("run.banner", r"^vLLM API server version (?P<config_stated>\S+)", "vLLM API server version",
-         fields={"config_stated": _stated("version")}, starts_run="always",
+         fields={"config_stated": _stated("version")}, starts_run="always", evidence=10,
          examples=(Example("(APIServer pid=1) INFO 03-18 06:54:54 [api_server.py:1354] vLLM API server "
                            "version 0.13.0",
                            {"config_stated": {"version": "0.13.0"}}),)),
     Rule("run.banner", r"^vLLM server version (?P<config_stated>\S+), serving model", "vLLM server version",
-         fields={"config_stated": _stated("version")}, starts_run="always",
+         fields={"config_stated": _stated("version")}, starts_run="always", evidence=10,
          examples=(Example("(APIServer pid=88) INFO 02-10 11:04:55 [utils.py:325] vLLM server version "
                            "0.15.0, serving model Qwen/Qwen3-8B",
                            {"config_stated": {"version": "0.15.0"}}),)),
     # 0.15+ logo: one record over six lines; the version is on the third
     Rule("run.banner", r"█ +version +(?P<config_stated>\S+)", "version ",
-         fields={"config_stated": _stated("version")}, starts_run="always",
+         fields={"config_stated": _stated("version")}, starts_run="always", evidence=4,
          examples=(Example("(APIServer pid=672) INFO 12-03 20:59:41 [api_utils.py:345]  ▄▄ ▄█ █     █     █ "
                            "▀▄▀ █  version 0.26.0",
                            {"config_stated": {"version": "0.26.0"}}),)),
     Rule("server_args", r"^args: (?P<args>Namespace\(.*)$", "args: Namespace(", starts_run="always",
+         evidence=6,
          examples=("INFO 06-03 10:12:01 api_server.py:178] args: Namespace(host=None, port=8000, "
                    "model='Qwen/Qwen2-7B-Instruct', tensor_parallel_size=1, enforce_eager=False)",)),
     Rule("server_args", r"^non-default args: (?P<args>\{.*)$", "non-default args:", starts_run="always",
+         evidence=8,
          examples=("(APIServer pid=1) INFO 03-18 06:54:54 [utils.py:253] non-default args: {'model_tag': "
                    "'Qwen/Qwen3-8B', 'host': '0.0.0.0', 'model': 'Qwen/Qwen3-8B', 'max_model_len': 8192}",)),
     Rule("config.stated", r"^Cudagraph is disabled under eager mode", "Cudagraph is disabled",
@@ -369,7 +371,7 @@ RULES = (
                            {"enforce_eager": True}),)),
     # --- engine ---
     Rule("engine.init", r"^Initializing an? (?:V[01] )?LLM engine (?P<config_stated>\(v.*)$", "LLM engine (v",
-         fields={"config_stated": engine_config}, starts_run="after_end",
+         fields={"config_stated": engine_config}, starts_run="after_end", evidence=10,
          examples=(Example("(EngineCore_DP0 pid=165) INFO 03-18 06:55:03 [core.py:93] Initializing a V1 LLM "
                            "engine (v0.13.0) with config: model='Qwen/Qwen3-8B', speculative_config=None, "
                            "tokenizer='Qwen/Qwen3-8B', tensor_parallel_size=1, enforce_eager=False",
@@ -391,19 +393,21 @@ RULES = (
          r"^rank (?P<global_rank>\d+) in world size (?P<config_stated>\d+) is assigned as DP rank (?P<dp>\d+), "
          r"PP rank (?P<pp>\d+), (?:PCP rank \d+, )?TP rank (?P<tp>\d+)",
          "is assigned as DP rank", fields={"config_stated": _stated("world_size", int)}, rank="TP{tp}",
+         evidence=3,
          examples=(Example("(Worker_TP1 pid=307) INFO 02-12 19:46:44 [parallel_state.py:1411] rank 1 in "
                            "world size 2 is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 1, EP "
                            "rank 1",
                            {"config_stated": {"world_size": 2}, "tp": "1"}),)),
     # --- weights: "Starting to load model" (V1 runner, V0) ... "Loading weights took X seconds" ---
     Rule("load_weight.begin", r"^Starting to load model (?P<model>.+?)\.\.\.", "Starting to load model",
+         evidence=4,
          examples=(Example("(Worker_TP0 pid=306) INFO 02-12 19:46:45 [gpu_model_runner.py:3562] Starting to "
                            "load model /models...",
                            {"model": "/models"}),)),
     # Model Runner V2 (0.12+, the default for supported configs from 0.29, the only runner in
     # 0.34) prints this instead; the V1 runner of 0.9.1-0.11.0 printed it right after the
     # line above, a restatement of the same begin that the timeline does not count twice.
-    Rule("load_weight.begin", r"^Loading model from scratch\.\.\.", "Loading model from scratch",
+    Rule("load_weight.begin", r"^Loading model from scratch\.\.\.", "Loading model from scratch", evidence=4,
          examples=("(EngineCore pid=805) INFO 12-03 21:00:28 [model_runner.py:284] Loading model from "
                    "scratch...",)),
     Rule("load_weight.download", r"^Time spent downloading weights for (?P<model>.+): (?P<download_s>[\d.]+) seconds",
@@ -418,12 +422,12 @@ RULES = (
                            {"elapsed_s": 11.92}),)),
     # up to 0.7.3 the end of the load says memory, not time; profiling comes next
     Rule("load_weight.end", r"^Loading model weights took (?P<weights_gb>[\d.]+) Gi?B", "Loading model weights took",
-         fields={"weights_gb": to_float}, const={"next_stage": "kv_cache"},
+         fields={"weights_gb": to_float}, const={"next_stage": "kv_cache"}, evidence=3,
          examples=(Example("INFO 10-08 07:17:03 model_runner.py:692] Loading model weights took 7.5122 GB",
                            {"weights_gb": 7.5122, "next_stage": "kv_cache"}),)),
     Rule("model_loading.end",
          r"^Model loading took (?P<weights_gb>[\d.]+) Gi?B(?: memory)? and (?P<elapsed_s>[\d.]+) seconds",
-         "Model loading took", fields={"weights_gb": to_float, "elapsed_s": to_float},
+         "Model loading took", fields={"weights_gb": to_float, "elapsed_s": to_float}, evidence=6,
          examples=(Example("(VllmWorker rank=0 pid=164) INFO 11-19 18:27:57 [gpu_model_runner.py:1892] "
                            "Model loading took 11.9642 GiB and 13.051931 seconds",
                            {"weights_gb": 11.9642, "elapsed_s": 13.051931}),)),
@@ -474,6 +478,7 @@ RULES = (
          rf"^{_TAG}torch\.compile (?P<detail>and initial profiling/warmup run together )?(?:takes|took) "
          r"(?P<elapsed_s>[\d.]+) s in total",
          "torch.compile ", fields={"elapsed_s": to_float, "detail": lambda t: "with warmup" if t else None},
+         evidence=4,
          examples=(Example("(EngineCore_DP0 pid=165) INFO 03-18 06:57:23 [monitor.py:34] torch.compile "
                            "takes 92.20 s in total",
                            {"elapsed_s": 92.2}),
@@ -481,19 +486,19 @@ RULES = (
                            "torch.compile and initial profiling/warmup run together took 41.07 s in total",
                            {"detail": "with warmup", "elapsed_s": 41.07}))),
     Rule("torch_compile.warmup", rf"^{_TAG}Initial profiling/warmup run took (?P<warmup_s>[\d.]+) s",
-         "Initial profiling/warmup", fields={"warmup_s": to_float},
+         "Initial profiling/warmup", fields={"warmup_s": to_float}, evidence=4,
          examples=(Example("(EngineCore pid=240) INFO 02-26 14:46:31 [monitor.py:81] [backbone] Initial "
                            "profiling/warmup run took 0.61 s",
                            {"warmup_s": 0.61, "tag": "backbone"}),)),
     # 0.24+: the encoder's warm-up of a multi-modal model, inside `init engine ... took`
     Rule("engine.mm_warmup", r"^Multi-modal warmup completed in (?P<warmup_s>[\d.]+) ?s", "Multi-modal warmup",
-         fields={"warmup_s": to_float},
+         fields={"warmup_s": to_float}, evidence=4,
          examples=(Example("(EngineCore pid=240) INFO 02-26 14:46:44 [gpu_model_runner.py:5120] Multi-modal "
                            "warmup completed in 2.95 s",
                            {"warmup_s": 2.95}),)),
     # --- KV cache: the profile sizes it ("Available ..."), then it is allocated ("... size:") ---
     Rule("kv_cache.allocated", r"^Available KV cache memory: (?P<kv_gib>[\d.]+) GiB", "Available KV cache memory",
-         fields={"kv_gib": to_float}, const={"next_stage": "kv_cache"},
+         fields={"kv_gib": to_float}, const={"next_stage": "kv_cache"}, evidence=5,
          examples=(Example("(EngineCore_DP0 pid=165) INFO 03-18 06:57:25 [gpu_worker.py:375] Available KV "
                            "cache memory: 11.15 GiB",
                            {"kv_gib": 11.15, "next_stage": "kv_cache"}),)),
@@ -505,7 +510,7 @@ RULES = (
                            "kv_cache_memory_bytes config and skipped memory profiling.",
                            {"kv_gib": 20.0}),)),
     Rule("kv_cache.allocated", r"^(?P<pool>[A-Z]+(?: \+ host)?) KV cache size: (?P<tokens>[\d,]+) tokens",
-         "KV cache size:", fields={"tokens": _int_commas}, const={"next_stage": "cuda_graph"},
+         "KV cache size:", fields={"tokens": _int_commas}, const={"next_stage": "cuda_graph"}, evidence=5,
          examples=(Example("(EngineCore_DP0 pid=241) INFO 02-12 19:50:09 [kv_cache_utils.py:1291] GPU KV "
                            "cache size: 767,552 tokens",
                            {"pool": "GPU", "tokens": 767552, "next_stage": "cuda_graph"}),)),
@@ -529,14 +534,14 @@ RULES = (
                            {"desc": "decode, FULL", "pct": 100, "n": 4, "total": 4}),)),
     Rule("cuda_graph.end",
          r"^Graph capturing finished in (?P<elapsed_s>\d+) secs(?:, took (?P<graph_gib>-?[\d.]+) GiB)?",
-         "Graph capturing finished", fields={"elapsed_s": to_float, "graph_gib": to_float},
+         "Graph capturing finished", fields={"elapsed_s": to_float, "graph_gib": to_float}, evidence=6,
          examples=(Example("(EngineCore_DP0 pid=165) INFO 03-18 06:57:57 [gpu_model_runner.py:4587] Graph "
                            "capturing finished in 24 secs, took 1.00 GiB",
                            {"elapsed_s": 24.0, "graph_gib": 1.0}),)),
     Rule("progress.weights",
          r"(?P<desc>Loading [\w ]{0,60}checkpoint shards(?: \(eager\))?|Multi-thread loading[\w ]{0,60}shards)"
          r":\s+(?P<pct>\d+)% (?:Completed )?\|? ?(?P<n>\d+)/(?P<total>\d+)",
-         "shards", fields={"pct": to_int, "n": to_int, "total": to_int},
+         "shards", fields={"pct": to_int, "n": to_int, "total": to_int}, evidence=0,
          examples=(Example("Loading safetensors checkpoint shards:  40% Completed | 2/5 [00:04<00:07,  "
                            "2.35s/it]",
                            {"pct": 40, "n": 2, "total": 5}),)),
@@ -544,7 +549,7 @@ RULES = (
     Rule("engine.ready",
          r"^init engine \(profile, create kv cache, warmup model\) took (?P<elapsed_s>[\d.]+) (?:seconds|s)"
          r"(?: \(compilation: (?P<compile_s>[\d.]+) s)?",
-         "init engine (profile", fields={"elapsed_s": to_float, "compile_s": to_float},
+         "init engine (profile", fields={"elapsed_s": to_float, "compile_s": to_float}, evidence=8,
          examples=(Example("(EngineCore_DP0 pid=241) INFO 02-12 19:50:13 [core.py:259] init engine "
                            "(profile, create kv cache, warmup model) took 143.64 seconds",
                            {"elapsed_s": 143.64}),
@@ -553,16 +558,17 @@ RULES = (
                            {"elapsed_s": 60.12, "compile_s": 41.07}))),
     # --- HTTP server ---
     Rule("http.running", r"^Starting vLLM (?:API )?server (?:\d+ )?on (?P<url>\S+)", "Starting vLLM ", fields={"url": to_url},
+         evidence=8,
          examples=(Example("(APIServer pid=1) INFO 03-18 06:57:59 [api_server.py:1428] Starting vLLM API "
                            "server 0 on http://0.0.0.0:8000",
                            {"url": "http://0.0.0.0:8000"}),)),
     Rule("http.routes", r"^Available routes are:", "Available routes",
          examples=("(APIServer pid=1) INFO 03-18 06:57:59 [launcher.py:38] Available routes are:",)),
     _common.STARTED,
-    Rule("ready", r"^Application startup complete\.", "Application startup complete",
+    Rule("ready", r"^Application startup complete\.", "Application startup complete", evidence=0,
          examples=("(APIServer pid=1) INFO:     Application startup complete.",)),
     _common.STARTUP_FAILED,
-    Rule("http.running", r"^Uvicorn running on (?P<url>\S+)", "Uvicorn running on", fields={"url": to_url},
+    Rule("http.running", r"^Uvicorn running on (?P<url>\S+)", "Uvicorn running on", fields={"url": to_url}, evidence=0,
          examples=(Example("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
                            {"url": "http://0.0.0.0:8000"}),)),
     _common.ACCESS,
@@ -592,18 +598,24 @@ RULES = (
                    "server process")),
     Rule("error.child_died",
          r"^\S+\.service: Main process exited, code=(?P<code>\w+), status=(?P<status>\d+/(?:FAILURE|KILL|ABRT|SEGV|BUS|ILL|FPE|SYS))",
-         "Main process exited",
+         "Main process exited", evidence=0,
          examples=(Example("Feb 22 06:35:29 gpu-host systemd[1]: vllm.service: Main process exited, "
                            "code=exited, status=1/FAILURE",
                            {"code": "exited", "status": "1/FAILURE"}),)),
-    Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed",
+    Rule("error.killed", r"(?:^|\s)Killed(?:\s+\S|$)", "Killed", evidence=0,
          examples=("/opt/vllm/start.sh: line 3:  4121 Killed                  vllm serve Qwen/Qwen3-8B "
                    "--port 8000",)),
-    Rule("error.traceback", r"^Traceback \(most recent call last\)", "Traceback",
+    Rule("error.traceback", r"^Traceback \(most recent call last\)", "Traceback", evidence=0,
          examples=("(EngineCore_DP0 pid=2827) Traceback (most recent call last):",)),
-    Rule("error.process", r"^Process (?P<proc_name>\S+):$", "Process ",
+    Rule("error.process", r"^Process (?P<proc_name>\S+):$", "Process ", evidence=0,
          examples=(Example("(EngineCore_DP0 pid=2827) Process EngineCore_DP0:",
                            {"proc_name": "EngineCore_DP0"}),)),
+    # a traceback frame in the engine's own code: the same event as any frame, and evidence of the engine
+    Rule("error.frame", r'^File "(?P<file>[^"]*/vllm/[^"]+)", line (?P<lineno>\d+), in (?P<func>\S+)', "/vllm/",
+         examples=(Example('(EngineCore_DP0 pid=2827)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/'
+                           'core.py", line 691, in run_engine_core',
+                           {"file": "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py",
+                            "lineno": "691", "func": "run_engine_core"}),)),
     *_common.PYTHON_ERRORS,
 )
 
@@ -722,33 +734,6 @@ FORMAT = Format(
     headers=HEADERS,
     rules=RULES,
     kinds=KINDS,
-    sniff_literals={
-        "vLLM API server version": 10.0,
-        "Initializing a V1 LLM engine": 10.0,
-        "Initializing a V0 LLM engine": 10.0,
-        "Initializing an LLM engine (v": 10.0,
-        "non-default args: {": 8.0,
-        "args: Namespace(": 6.0,
-        "init engine (profile, create kv cache, warmup model)": 8.0,
-        "Model loading took": 6.0,
-        "Graph capturing finished in": 6.0,
-        "Starting vLLM API server": 8.0,
-        "Starting vLLM server on": 8.0,
-        "GPU KV cache size:": 5.0,
-        "Available KV cache memory:": 5.0,
-        "Starting to load model": 4.0,
-        "Loading model from scratch...": 4.0,
-        "Using V2 Model Runner": 6.0,
-        "Initial profiling/warmup run took": 4.0,
-        "Multi-modal warmup completed in": 4.0,
-        "is assigned as DP rank": 3.0,
-        "torch.compile takes": 4.0,
-        "torch.compile took": 4.0,
-        "Loading model weights took": 3.0,
-        "Maximum concurrency for": 3.0,
-        "█▄█▀": 4.0,
-        '"processName": "': 3.0,
-    },
     runtime_literals=("Avg prompt throughput", "Received request", "Added request", "Finished request"),
     level_prefix=None,
     # Process tags -> ranks. EngineCore hosts the TP=1 worker, so it is the data-parallel rank.

@@ -79,6 +79,9 @@ class Kind:
     runner_last: bool = False  # may be the runner's last start-up line: the HTTP server's start counts from it
     # comes after graph capture would have: seen after a memory pool and no capture, graphs were off
     past_capture: bool = False
+    # shows graphs being captured (a capture's begin or end, its batch sizes, its progress bar):
+    # graphs were on, where no line states `disable_cuda_graph`
+    graph_capture: bool = False
     watch: str | None = None  # ON | OFF
     access: bool = False  # one HTTP request of an access log (runtime traffic)
     offline: bool = False  # printed only by an engine run without an HTTP server (a benchmark)
@@ -233,6 +236,11 @@ class Vocabulary:
         return self._names(lambda k: k.past_capture)
 
     @cached_property
+    def graph_capture(self) -> frozenset[str]:
+        """Lines that prove graphs were captured (`Kind.graph_capture`)."""
+        return self._names(lambda k: k.graph_capture)
+
+    @cached_property
     def watch_on(self) -> frozenset[str]:
         return self._names(lambda k: k.watch == ON)
 
@@ -335,12 +343,14 @@ MEMORY_POOL_END: Final = _shared(Kind(
     runner=True, scheduler=True, runner_last=True))
 CUDA_GRAPH_BEGIN: Final = _shared(Kind(
     "cuda_graph.begin", "graph capture begins (CUDA or another device's)", milestone=True, model=LOAD,
-    draft_named=True, stage_after="cuda_graph", runner=True, scheduler=True, phase=("begin", "cuda_graph")))
+    draft_named=True, stage_after="cuda_graph", runner=True, scheduler=True, phase=("begin", "cuda_graph"),
+    graph_capture=True))
 CUDA_GRAPH_END: Final = _shared(Kind(
     "cuda_graph.end", "graph capture ends", milestone=True, model=LOAD, draft_named=True, stage_after="http_start",
-    runner=True, scheduler=True, runner_last=True, phase=("end", "cuda_graph")))
+    runner=True, scheduler=True, runner_last=True, phase=("end", "cuda_graph"), graph_capture=True))
 PROGRESS_WEIGHTS: Final = _shared(Kind("progress.weights", "a progress bar of the weight load", progress="shards"))
-PROGRESS_CUDA_GRAPH: Final = _shared(Kind("progress.cuda_graph", "a progress bar of graph capture", progress=""))
+PROGRESS_CUDA_GRAPH: Final = _shared(Kind("progress.cuda_graph", "a progress bar of graph capture", progress="",
+                                          graph_capture=True))
 
 # The draft model's lines: the runner's repeated for the draft, named apart by the timeline
 # (only load_weight and cuda_graph in `parse --json`; the others are the `key` of a milestone
@@ -365,10 +375,10 @@ DRAFT_MEMORY_POOL_END: Final = _shared(Kind(
     stage_after="draft.kv_cache", runner=True, runner_last=True))
 DRAFT_CUDA_GRAPH_BEGIN: Final = _shared(Kind(
     "draft.cuda_graph.begin", "the draft model's graph capture begins", milestone=True, model=DRAFT,
-    stage_after="draft.cuda_graph", runner=True))
+    stage_after="draft.cuda_graph", runner=True, graph_capture=True))
 DRAFT_CUDA_GRAPH_END: Final = _shared(Kind(
     "draft.cuda_graph.end", "the draft model's graph capture ends", milestone=True, model=DRAFT,
-    stage_after="http_start", runner=True, runner_last=True))
+    stage_after="http_start", runner=True, runner_last=True, graph_capture=True))
 
 # The scheduler is up; the engine's own account of its start-up.
 SCHEDULER_READY: Final = _shared(Kind(

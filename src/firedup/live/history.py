@@ -200,10 +200,11 @@ def store_runs(store: str) -> list[Run]:
 
 def runs_from_tables(tables: Any) -> list[Run]:
     """`firedup.tables.frames.Runs` frames -> the `Run` objects `History` reads (only what it needs:
-    outcome, times, config, run-level phases and milestones)."""
+    outcome, times, config, run-level phases and milestones, the launch)."""
     import json
 
     from firedup.timeline.build import Milestone, Phase
+    from firedup.timeline.launch import SOURCES, Launch
 
     def stamp(value: Any) -> Stamp | None:
         return None if value is None else Stamp(value, value.isoformat())
@@ -229,6 +230,9 @@ def runs_from_tables(tables: Any) -> list[Run]:
                   begins_mid_startup=bool(row.get("begins_mid_startup")))
         run.milestones = sorted(milestones.get(row["run_id"], []), key=lambda m: m.line)
         run.phases = phases.get(row["run_id"], [])
+        if row.get("launch_source") in SOURCES:  # a launch `wait --pid` measured stays measured
+            run.launch = Launch(row["launch_source"], row.get("launch_basis") or "", stamp(row.get("launch_ts")),
+                                row.get("launch_gap"), row.get("launch_low"), row.get("launch_high"))
         runs.append(run)
     return runs
 

@@ -37,7 +37,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -62,7 +62,7 @@ from firedup.live.history import (
     config_key,
     select_history,
 )
-from firedup.live.proc import Activity, ProcFS, TreeWatch, looks_like_server
+from firedup.live.proc import Activity, GpuWatch, ProcFS, TreeWatch, looks_like_server
 from firedup.live.telemetry import Telemetry, TelemetryReader
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event, Scanner
@@ -70,7 +70,9 @@ from firedup.read.follow import Follower, RawLine, StreamFollower
 from firedup.read.sources import Line, Source, normalise
 from firedup.render.text import timeline_text
 from firedup.timeline.build import Run, spanned, stage_changes
+from firedup.timeline.launch import MAX_STATED_GAP, Launch, measured_launch
 from firedup.timeline.pipeline import DatePolicy, LogReader
+from firedup.timeline.silence import Observed, observed_caches
 
 DEFAULT_TIMEOUT_S = 30 * 60.0  # --timeout auto without history
 DEFAULT_STALL_S = 180.0  # silence that earns a warning without history
@@ -90,6 +92,12 @@ TELEMETRY_WAIT_S = 3.0  # at the verdict, how long the engine's figures may stil
 STREAM_PAUSE_S = 0.3  # `--timeout 0` on a stream: a pause this long ends the one read
 SNIFF_NOTE_LINES = 200  # lines that show no engine before `wait` says so (it keeps looking)
 SNIFF_KEEP_LINES = 2000  # lines of a log of no known engine kept in case one shows up later
+ZONE_STEP_S = 900.0  # a log's stamps and this machine's clock differ by whole quarter hours (time zones)
+LAUNCH_SLACK_S = 1.5  # a launch up to this long after the first line: whole-second stamps, not a later start
+STALE_LOG_S = 60.0  # a log written longer ago than this dates its newest line by its modification time
+ZONE_MAX_S = 26 * 3600.0  # two zones differ by at most this much (UTC-12 and UTC+14)
+ZONE_SLACK_S = 90.0  # a live line's stamp is at most this far from the quarter hour (its lag, a skewed clock)
+OBSERVED_GAP_S = 6.0  # looks further apart than this start a new stretch
 MAX_EVENTS = 50_000
 LAST_LINES = 12
 REENTRY_S = 5.0  # a stage entered again is news once it lasts this long (log time)
@@ -111,6 +119,7 @@ STALL_CULPRITS: dict[str, str] = {
 }
 _DEFAULT_CULPRITS = "JIT compilation, an NCCL rendezvous, or a network filesystem"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_STAMPED = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}")
 
 
 # --- probing ----------------------------------------------------------------------------------
@@ -270,7 +279,7 @@ def pid_alive(pid: int) -> bool:
     """False once the process is gone, zombies included (their parent has not reaped them)."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
         return False
     except PermissionError:
         return True
@@ -308,6 +317,7 @@ class WaitOptions:
     inspect_after: float = INSPECT_AFTER_S  # the silence after which the process tree is looked at
     telemetry: bool = True  # read the engine's own start-up figures from the URL's server
     record: Path | None = None  # also write the outcome there as JSON
+    ingest: str | None = None  # add the log's runs to this history store at the end ("": the default store)
 
     @property
     def log_name(self) -> str | None:
@@ -417,13 +427,30 @@ def _progress_of(event: Event, units: Mapping[str, str]) -> Progress | None:
     return Progress(label, n, total)
 
 
+@dataclass
+class _Stretch:
+    """A stretch of time in which the process tree did one thing (`live.proc.classify`), with
+    what showed it: the classification timeline `--record` keeps and the cache verdicts read."""
+
+    kind: str
+    text: str
+    since: float  # seconds since the epoch (this machine's clock)
+    until: float
+    phase: str | None
+    evidence: list[str] = field(default_factory=list)
+    compilers: list[str] = field(default_factory=list)
+
+
 class Waiter:
     """The wait loop and everything it says. `run()` returns the exit code."""
 
     def __init__(self, opts: WaitOptions, out: TextIO, err: TextIO, tty: bool,
                  style: Callable[..., str] = plain, now: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep, width: int | None = None) -> None:
+                 sleep: Callable[[float], None] = time.sleep, width: int | None = None,
+                 procfs: ProcFS | None = None, gpu: Callable[[], GpuWatch | None] | None = None) -> None:
         self.opts = opts
+        self.procfs = procfs or ProcFS()  # a fake tree in tests
+        self.make_gpu = gpu if gpu is not None else GpuWatch  # the GPUs, read off this thread
         self.width = width  # the terminal's, lines are fitted to it; None: as they are
         self.out = out
         self.err = err
@@ -467,6 +494,9 @@ class Waiter:
         self.announced_upto = 0
         self.announce_pending = False
         self.unknown_engine_said = False
+        self.pending_looked = 0  # lines of reader.pending `_unread_lines` has looked at
+        self.stray_stamp = False  # a stamped line no format's header reads has come
+        self.log_began = False  # a line some format's header reads has come
         self.last_announced: str | None = None
         self.status_text = ""
         self.status_at = 0.0
@@ -479,6 +509,22 @@ class Waiter:
         self.last_ts_at = self.started
         self.pid_checked = 0.0
         self.pid_dead = False
+        # The --pid process: its start is the run's launch (measured), and with its pid, its
+        # identity (a pid reused by another process is not the server still running).
+        self.wall_at_start = time.time()
+        self.pid_identity: int | None = None
+        self.pid_reused = False
+        self.launch_wall: float | None = None  # when --pid started, seconds since the epoch
+        if opts.pid is not None:
+            self.pid_identity = self.procfs.start_ticks(opts.pid)
+            self.launch_wall = self.procfs.start_time(opts.pid)
+        # without /proc (another OS) the signal test alone says the pid ran when the wait began
+        self.pid_ran = opts.pid is not None and (self.pid_identity is not None or pid_alive(opts.pid))
+        self.zone: timedelta | None = None  # the log's clock minus this machine's local clock
+        self.launch_run: tuple[str, int | None] | None = None  # the run the pid's start launched
+        self.launch_said = False
+        self.launch_value: Launch | None = None
+        self.observed: list[_Stretch] = []  # what the process tree did, stretch by stretch (--record)
         self.partial_key = 0
         self.partial_progress: Progress | None = None
 
@@ -522,7 +568,44 @@ class Waiter:
         code = self._run_loop()
         if self.opts.record is not None:
             self._write_record(code)
+        if self.opts.ingest is not None:
+            self._ingest()
         return code
+
+    def _ingest(self) -> None:
+        """The log's runs into the history store, the followed one with the launch this wait
+        measured: budgets and `--timeout auto` from that history then count from measured
+        launches. Never a reason to fail the wait: a problem is a note."""
+        self._apply_observed()
+        runs = self.reader.runs() if self.run is not None else []
+        if self.opts.log is None or self.opts.log_stream is not None or not runs:
+            self.say("note: --ingest: nothing stored (it stores a log file's start-ups; "
+                     + ("this wait read no start-up)" if not runs else "this log is not a file)"))
+            return
+        if self.run is not None:
+            runs[-1] = self.run  # the run followed, with what the process tree showed
+        for run in runs:  # the run the pid launched (a restart after it keeps its own launch)
+            if self.launch_value is not None and self.launch_run == (run.source, run.first_line):
+                run.launch = self.launch_value
+        try:
+            from firedup.errors import FiredupError
+            from firedup.tables.store import open_store
+
+            store = open_store(self.opts.ingest or None)
+            store.prepare()
+            status, added = store.add(runs)
+        except ImportError as exc:  # the store needs polars: a wait installed without it still waits
+            self.say(f"note: --ingest: nothing stored ({exc})")
+            return
+        except (FiredupError, OSError) as exc:
+            self.say(f"note: --ingest: nothing stored ({exc})")
+            return
+        launch = self.run.launch.source if self.run is not None and self.run.launch is not None else "unknown"
+        if status == "added":
+            self.say(f"note: --ingest: {added} start-up{'s' if added != 1 else ''} of {self.log_name} stored in "
+                     f"{store.location} (launch {launch})")
+        else:
+            self.say(f"note: --ingest: {store.location} already holds these bytes of {self.log_name}; nothing stored")
 
     def _write_record(self, code: int) -> None:
         """The outcome as JSON, for CI and for keeping beside the log: the exit code and
@@ -531,6 +614,7 @@ class Waiter:
         from firedup.core.safe import json_text, without_credentials
 
         assert self.opts.record is not None
+        self._apply_observed()
         run, found = self.run, self.telemetry
         telemetry: dict[str, Any] | None = None
         if found is not None:
@@ -549,10 +633,30 @@ class Waiter:
             "telemetry": telemetry,
             "process_tree": None if self.activity is None else {
                 "pid": self.watch_pid, "kind": self.activity.kind, "text": self.activity.text,
-                "busy": self.activity.busy},
+                "busy": self.activity.busy, "evidence": list(self.activity.evidence)},
+            "process_timeline": [self._stretch_json(s) for s in self.observed],
+            "gpu": self._gpu_json(),
         }
         with writing(self.opts.record):
             self.opts.record.write_text(without_credentials(json_text(record, indent=1)) + "\n", encoding="utf-8")
+
+    def _stretch_json(self, s: _Stretch) -> dict[str, Any]:
+        """One stretch of the classification timeline: on the log's clock where it is known
+        (beside the run's phases), and in seconds from the launch where that was measured."""
+        since, until = self._on_log_clock(s.since), self._on_log_clock(s.until)
+        launched = self.launch_wall
+        return {"kind": s.kind, "text": s.text, "phase": s.phase,
+                "since": _stamp(since).iso if since else None, "until": _stamp(until).iso if until else None,
+                "since_wall": datetime.fromtimestamp(s.since).astimezone().isoformat(timespec="seconds"),
+                "seconds": round(s.until - s.since, 3),
+                "since_launch_s": round(s.since - launched, 3) if launched is not None else None,
+                "evidence": s.evidence, "compilers": s.compilers}
+
+    def _gpu_json(self) -> dict[str, Any] | None:
+        gpu = self.watch.gpu if self.watch is not None else None
+        if gpu is None:
+            return None
+        return {"source": gpu.source.name if gpu.source is not None else None, "off": gpu.off}
 
     def _run_loop(self) -> int:
         self._set_deadline(initial=True)
@@ -632,8 +736,10 @@ class Waiter:
 
     def _take(self, lines: list[RawLine], now: float) -> None:
         self._feed(lines)
-        if self.fmt is None and len(self.reader.pending) >= SNIFF_NOTE_LINES:
-            self._choose_format(force=True)  # says once that no engine shows yet
+        if self.fmt is None:
+            self._look_at_pending()
+            if len(self.reader.pending) >= SNIFF_NOTE_LINES:
+                self._choose_format(force=True)  # says once that no engine shows yet
 
     def _choose_format(self, force: bool) -> None:
         """The format of the log once its lines show one (the pipeline's `choose_format`). When
@@ -642,11 +748,35 @@ class Waiter:
         if self.reader.feed([], force=force):
             self.dirty = True
         if self.reader.fmt is None:
-            if force and not self.unknown_engine_said:
+            if force and not self.unknown_engine_said and self._unread_lines():
                 self.unknown_engine_said = True
                 self.say(f"note: {self.log_name}: {no_known_engine(foreign_engine(self._pending_text()))} (until its lines show one, the URL and "
                          "the process decide)")
+            kept = len(self.reader.pending)
             del self.reader.pending[:-SNIFF_KEEP_LINES]
+            self.pending_looked = max(0, self.pending_looked - (kept - len(self.reader.pending)))
+
+    def _unread_lines(self) -> bool:
+        """Lines have come that no format reads: a line stamped in a layout no format's header
+        takes, a line of an engine firedup does not read, or SNIFF_NOTE_LINES lines with no
+        engine's. What a server prints before its logging starts (Python's warnings, a
+        deprecation notice) is none of these: the log has simply not begun."""
+        if len(self.reader.pending) >= SNIFF_NOTE_LINES:
+            return True
+        self._look_at_pending()
+        return self.stray_stamp or foreign_engine(self._pending_text()) is not None
+
+    def _look_at_pending(self) -> None:
+        """Whether the lines read while no engine shows hold a line some format's header reads
+        (the log has begun) or a stamped line none reads; each line looked at once."""
+        pending = self.reader.pending
+        for line in pending[self.pending_looked:]:
+            self.pending_looked += 1
+            if _STAMPED.search(line.text[:80]):
+                if _readable(line.text):
+                    self.log_began = True
+                else:
+                    self.stray_stamp = True
 
     def _pending_text(self) -> str:
         """The lines read while no engine shows, for what they look like."""
@@ -686,6 +816,106 @@ class Waiter:
         if self.run is not None and self.run.last_ts != self.last_ts:
             self.last_ts = self.run.last_ts
             self.last_ts_at = now
+        self._apply_launch(now)
+        self._apply_observed()
+
+    # -- the launch: the --pid process's start, on the log's clock ----------------------------
+
+    def _wall(self, now: float) -> float:
+        """This machine's clock (seconds since the epoch) at the loop's `now`."""
+        return self.wall_at_start + (now - self.started)
+
+    def since_launch(self, now: float) -> float | None:
+        """Seconds since the --pid process was launched (None: not measured)."""
+        return None if self.launch_wall is None else max(0.0, self._wall(now) - self.launch_wall)
+
+    def _set_zone(self, now: float) -> None:
+        """The log's clock against this machine's: its newest stamp against the wall clock when
+        that line was written (now, as lines come; the file's modification time for a log
+        written before the wait), rounded to whole quarter hours: the time zone the server
+        prints in (a container often prints UTC), not the seconds the line took to come."""
+        run = self.run
+        if self.zone is not None or run is None or run.last_ts is None:
+            return
+        written = self._wall(now)
+        if self.opts.log is not None and self.opts.log_stream is None:
+            with contextlib.suppress(OSError):
+                mtime = self.opts.log.stat().st_mtime
+                if written - mtime > STALE_LOG_S:
+                    written = mtime
+        difference = (run.last_ts.dt - datetime.fromtimestamp(written)).total_seconds()
+        zone = round(difference / ZONE_STEP_S) * ZONE_STEP_S
+        if abs(zone) > ZONE_MAX_S or abs(difference - zone) > ZONE_SLACK_S:
+            # not a clock of this moment: an old log copied or replayed, a skewed clock
+            self.zone = None
+            if self.launch_wall is not None and "zone" not in self.warned:
+                self.warned.add("zone")
+                self.say(f"note: the log's stamps do not follow this machine's clock (its newest, {run.last_ts.iso}, "
+                         f"is {fmt_duration(abs(difference))} from now, not whole quarter hours): pid "
+                         f"{self.opts.pid}'s start is not put on the log's clock; the launch stays "
+                         f"{run.launch.source if run.launch else 'unknown'}")
+            return
+        self.zone = timedelta(seconds=zone)
+
+    def _on_log_clock(self, wall: float) -> datetime | None:
+        """A moment of this machine's clock on the log's clock (None until a stamped line came)."""
+        return None if self.zone is None else datetime.fromtimestamp(wall) + self.zone
+
+    def _zone_text(self) -> str:
+        if not self.zone:
+            return "the log's clock is this machine's"
+        hours = self.zone.total_seconds() / 3600
+        return (f"the log's clock runs {fmt_duration(abs(self.zone.total_seconds()))} "
+                f"{'ahead of' if hours > 0 else 'behind'} this machine's (its time zone)")
+
+    def _apply_launch(self, now: float) -> None:
+        """The --pid process's start is the launch of the run it started (measured): the first
+        run of the log whose first line comes after it (a restart later in the log was launched
+        by another process). A pid that started long before the first line, or after it, did
+        not launch this start: said once, and the run keeps its own launch."""
+        run = self.run
+        if run is None or run.first_ts is None or self.launch_wall is None:
+            return
+        self._set_zone(now)
+        launched = self._on_log_clock(self.launch_wall)
+        if launched is None:
+            return
+        key = (run.source, run.first_line)
+        gap = (run.first_ts.dt - launched).total_seconds()
+        if self.launch_run is None:
+            self.launch_run = key
+            if not -LAUNCH_SLACK_S <= gap <= MAX_STATED_GAP:
+                self.launch_run = ("", -1)
+                when = "after" if gap < 0 else "before"
+                self.say(f"note: pid {self.opts.pid} started {fmt_duration(abs(gap))} {when} the log's first line "
+                         f"(line {run.first_line}): not this start's launch, which stays "
+                         f"{run.launch.source if run.launch else 'unknown'}")
+                return
+        if key != self.launch_run:
+            return
+        at = launched if gap >= 0 else run.first_ts.dt  # whole-second stamps: the same second
+        basis = (f"pid {self.opts.pid} started at {datetime.fromtimestamp(self.launch_wall).strftime('%H:%M:%S.%f')[:-4]}"
+                 f" by this machine's clock (/proc: its start time after boot); {self._zone_text()}")
+        run.launch = self.launch_value = measured_launch(at, run.first_ts, basis)
+        if not self.launch_said:
+            self.launch_said = True
+            if not self.opts.quiet:
+                self.say(f"note: pid {self.opts.pid} was launched {self._gap_text(run)} (measured: its start "
+                         "time in /proc)")
+
+    def _gap_text(self, run: Run) -> str:
+        """`20 s before the log's first line`."""
+        gap = run.launch.gap if run.launch is not None else None
+        if gap is None:
+            return "at an unknown time"
+        return "at the log's first line" if gap < 1 else f"{fmt_duration(gap)} before the log's first line"
+
+    @property
+    def measured(self) -> bool:
+        """Whether the run followed carries the launch this wait measured."""
+        run = self.run
+        return run is not None and run.launch is not None and run.launch.source == "measured" \
+            and self.launch_run == (run.source, run.first_line)
 
     # -- what the run is doing ----------------------------------------------------------------
 
@@ -897,7 +1127,7 @@ class Waiter:
         run = self.run
         if self.opts.pid is not None and now - self.pid_checked >= 0.5:
             self.pid_checked = now
-            if not pid_alive(self.opts.pid):
+            if not self._pid_alive():
                 self._final_drain(now)
                 return self._died()
         crash_code = self._crash_settled(now)
@@ -942,10 +1172,25 @@ class Waiter:
             return self._timed_out(now, probe, counts)
         return None
 
+    def _pid_alive(self) -> bool:
+        """The --pid process still runs: not a zombie, and the same process (a pid the kernel gave
+        to another process since is not the server still running: their start times differ)."""
+        pid = self.opts.pid
+        assert pid is not None
+        if self.pid_identity is None:  # not running when the wait began, or no /proc: the signal test
+            return pid_alive(pid)
+        found = self.procfs.state(pid)
+        if found is None or found[0] in ("Z", "X"):
+            return False
+        if found[1] != self.pid_identity:
+            self.pid_reused = True
+            return False
+        return True
+
     # -- the process tree and the engine's own figures -------------------------------------------
 
     def _watch(self, pid: int, source: str) -> None:
-        self.watch = TreeWatch(pid, ProcFS())
+        self.watch = TreeWatch(pid, self.procfs, self.make_gpu())
         self.watch_pid = pid
         if source != f"pid {pid}" and not self.opts.quiet:
             self.say(f"note: looking at the process tree of pid {pid} during silences ({source})")
@@ -971,17 +1216,73 @@ class Waiter:
             return None
         if force or now - self.watch_at >= INSPECT_EVERY_S:
             self.watch_at = now
+            watch.phase = self.current_stage()
+            model = self.run.config.get("model_path") if self.run is not None else None
+            watch.model_dirs = (str(model),) if isinstance(model, str) and model.startswith("/") else ()
             watch.sample(now)
             self.activity = watch.activity()
+            self._observe(now, self.activity)
+            if watch.gpu is not None and watch.gpu.off is not None and watch.gpu.source is not None \
+                    and "gpu-off" not in self.warned:
+                self.warned.add("gpu-off")  # it answered before: a wedged driver, worth saying
+                self.say(f"note: {watch.gpu.off}; the GPUs are no longer consulted")
         activity = self.activity
         if activity is not None and activity.kind != self.activity_said and not force:
             self.activity_said = activity.kind
             if not self.opts.quiet and not self.tty and activity.kind != "gone":
-                stage = self.current_stage()
-                where = f" in {stage}" if stage and self.log_name else ""
-                quiet = f"no log output for {_whole(silent)}{where}" if self.log_name else f"after {_whole(silent)}"
-                self.say(f"note: {quiet}; process tree of pid {self.watch_pid}: {activity}")
+                self.say(f"note: {self._silence_text(now, silent)}; process tree of pid {self.watch_pid}: {activity}")
         return activity
+
+    def _silence_text(self, now: float, silent: float) -> str:
+        """`no log output for 12 s in cuda_graph`; before the log's first line, `waiting for the
+        server's first log line (launched 12 s ago)`."""
+        if self.log_name is None:
+            return f"after {_whole(silent)}"
+        if self.run is None:
+            return self._first_line_text(now)
+        stage = self.current_stage()
+        return f"no log output for {_whole(silent)}" + (f" in {stage}" if stage else "")
+
+    def _first_line_text(self, now: float) -> str:
+        launched = self.since_launch(now)
+        ago = f"launched {_whole(launched)} ago" if launched is not None else f"waited {_whole(now - self.started)}"
+        if self.log_began:
+            return f"the log has begun; waiting for a line that shows its engine ({ago})"
+        return f"waiting for the server's first log line ({ago})"
+
+    def _observe(self, now: float, activity: Activity | None) -> None:
+        """Adds a look's verdict to the classification timeline: the stretch it continues (same
+        class, same phase, looks close together), else a new one."""
+        if activity is None or activity.kind == "gone":
+            return
+        wall = self._wall(now)
+        phase = self.current_stage() if self.run is not None else None
+        last = self.observed[-1] if self.observed else None
+        if last is not None and last.kind == activity.kind and last.phase == phase \
+                and wall - last.until <= OBSERVED_GAP_S:
+            last.until = wall
+            last.compilers = sorted({*last.compilers, *activity.compilers})
+            for item in activity.evidence:
+                if item not in last.evidence and len(last.evidence) < 6:
+                    last.evidence.append(item)
+            return
+        self.observed.append(_Stretch(activity.kind, activity.text, wall, wall, phase, list(activity.evidence),
+                                      list(activity.compilers)))
+        del self.observed[:-500]  # a wait of hours keeps its newest stretches
+
+    def _observed_on_log_clock(self) -> list[Observed]:
+        out = []
+        for s in self.observed:
+            since, until = self._on_log_clock(s.since), self._on_log_clock(s.until)
+            if since is not None and until is not None:
+                out.append(Observed(s.kind, _stamp(since), _stamp(until), s.text, tuple(s.compilers)))
+        return out
+
+    def _apply_observed(self) -> None:
+        """What the process tree did joins the run's cache verdicts (compilers inside graph
+        capture: a cold kernel JIT there)."""
+        if self.run is not None and self.fmt is not None and self.observed and self.zone is not None:
+            observed_caches(self.run, self._observed_on_log_clock(), self.fmt)
 
     def _pid_from_log(self) -> None:
         """The server pid a local log names (uvicorn's `Started server process [N]`), when no
@@ -1109,6 +1410,7 @@ class Waiter:
     # -- endings ------------------------------------------------------------------------------------
 
     def _ready(self, url_note: ProbeResult | None, url_only: bool = False) -> int:
+        self._apply_observed()
         run = self.run
         waited = fmt_duration(self.now() - self.started)
         if url_only:
@@ -1125,13 +1427,17 @@ class Waiter:
         ready = run.milestone(READY)
         line = f" (line {ready.line})" if ready else ""
         url = f"; {self.opts.url} answered 200" if url_note is not None else ""
-        self.report(self.style(f"READY in {total} by the log's clock{line}{url}; waited {waited}", fg="green",
+        launch = ""
+        if self.measured and run.launch_to_ready is not None:
+            launch = f", {fmt_duration(run.launch_to_ready)} from launch ({self._gap_text(run)})"
+        self.report(self.style(f"READY in {total} by the log's clock{line}{launch}{url}; waited {waited}", fg="green",
                                bold=True))
         self.report(timeline_text(run, self.style))
         self._report_telemetry()
         return EXIT_OK
 
     def _crashed(self, gone: str = "") -> int:
+        self._apply_observed()
         run = self.run
         assert run is not None and run.crash is not None
         crash = run.crash
@@ -1146,6 +1452,7 @@ class Waiter:
         return EXIT_CRASHED
 
     def _died(self) -> int:
+        self._apply_observed()
         run = self.run
         pid = self.opts.pid
         if run is not None and run.crash is not None and (run.outcome == "crashed" or run.crash.after_ready):
@@ -1161,17 +1468,32 @@ class Waiter:
         stage = self.current_stage() if run is not None else None
         where = (f"the log stops in {stage} after {fmt_duration(run.total_seconds)}" if run is not None
                  else f"the log {self.log_name} shows no startup" if self.log_name else "no log given")
-        self.report(self.style(f"DIED: process {pid} is gone before the server was ready; {where}, "
+        if not self.pid_ran:
+            self.report(self.style(f"NO PROCESS: pid {pid} was not running when the wait began (a wrong pid, or it "
+                                   f"exited before); {where}", fg="red", bold=True))
+            self.report("  hint:  give the server's own pid: `$!` right after starting it in the background")
+            self._report_last_lines()
+            return EXIT_CRASHED
+        reused = " (its pid now belongs to another process)" if self.pid_reused else ""
+        self.report(self.style(f"DIED: process {pid} is gone{reused} before the server was ready; {where}, "
                                "with no error line", fg="red", bold=True))
+        launched = self.since_launch(self.now())
+        if launched is not None:
+            self.report(f"  launched {fmt_duration(launched)} ago" + (
+                f", {self._gap_text(run)}" if run is not None and self.measured else ""))
         self.report("  hint:  killed by a signal? The OS OOM killer leaves no log line: check "
                     "`dmesg -T | grep -i oom` and the container's exit code (137 = SIGKILL)")
         self._report_last_lines()
+        if run is not None:  # the phases it went through, as `firedup timeline` shows them
+            self.report("")
+            self.report(timeline_text(run, self.style))
         return EXIT_CRASHED
 
     def _timed_out(self, now: float, probe: ProbeResult | None, counts: collections.Counter[str]) -> int:
         run = self.run
         waited = now - self.started
         activity = self._inspect(now, force=True)
+        self._apply_observed()
         # only a process the user named decides the exit code: a pid read from the log may be reused
         judged = activity is not None and self.opts.pid is not None and self.watch_pid == self.opts.pid
         busy = not judged or activity is None or activity.busy or activity.kind == "gone"
@@ -1185,7 +1507,9 @@ class Waiter:
             pass
         elif run is None:
             state = "has not appeared" if not self.follower.exists else "shows no server startup"
-            self.report(f"  the log {state}")
+            launched = self.since_launch(now)
+            self.report(f"  the log {state}" + (f" (pid {self.opts.pid} was launched {fmt_duration(launched)} ago)"
+                                                 if launched is not None else ""))
         else:
             stage = self.current_stage()
             progress = self.progress()
@@ -1196,7 +1520,11 @@ class Waiter:
             usual_text = f"; it usually takes {fmt_duration(usual)}" if usual is not None else ""
             self.report(f"  phase reached: {stage}{detail}{since}{usual_text}")
             elapsed = self.elapsed_log(now)
-            if elapsed is not None:
+            launched = self.since_launch(now)
+            if elapsed is not None and launched is not None and self.measured:
+                self.report(f"  elapsed: {fmt_duration(launched)} since launch ({self._gap_text(run)}), "
+                            f"{fmt_duration(elapsed)} since the log's first line")
+            elif elapsed is not None:
                 self.report(f"  elapsed: {fmt_duration(elapsed)} since the log's first line")
         if self.budget is not None:
             verdict = "over" if (self.elapsed_log(now) or waited) > self.budget.slowest else "within"
@@ -1361,10 +1689,12 @@ class Waiter:
         run = self.run
         if self.log_name is None:
             return self._status_without_log(now)
+        launched = self.since_launch(now)
         if not self.follower.exists:
-            return f"waiting for {self.log_name} to appear · {_whole(now - self.started)}"
+            return f"waiting for {self.log_name} to appear · {_whole(now - self.started)}" + (
+                f" · launched {_whole(launched)} ago" if launched is not None else "")
         if run is None:
-            return f"reading {self.log_name} (no startup yet) · {_whole(now - self.started)}"
+            return " · ".join([self._first_line_text(now), *([str(self.activity)] if self.activity else [])])
         if run.outcome == "ready" and self.prober is not None and self.ready_seen_at is not None:
             probe = self.prober.last
             return (f"the log says ready; {self.opts.url}: {probe.describe() if probe else '…'} · "
@@ -1375,7 +1705,9 @@ class Waiter:
         if progress:
             parts[0] += f" {progress}"
         elapsed = self.elapsed_log(now)
-        if elapsed is not None:
+        if elapsed is not None and launched is not None and self.measured:
+            parts.append(f"{fmt_offset(launched)} from launch (log {fmt_offset(elapsed)})")
+        elif elapsed is not None:
             parts.append(fmt_offset(elapsed))
         in_stage = self._in_stage(now, stage)
         if self.history.n and in_stage is not None and elapsed is not None:
@@ -1399,7 +1731,8 @@ class Waiter:
             probe = self.prober.last
             parts.append(f"{self.prober.url}: {probe.describe() if probe else '…'}")
         if self.opts.pid is not None:
-            parts.append(f"pid {self.opts.pid}")
+            launched = self.since_launch(now)
+            parts.append(f"pid {self.opts.pid}" + (f", launched {_whole(launched)} ago" if launched is not None else ""))
         if self.activity is not None:
             parts.append(str(self.activity))
         return " · ".join(parts)
@@ -1434,9 +1767,33 @@ def _early_200_story(engine: str, health: HealthSemantics | None, guess: str) ->
             f"ready line; {instead}.")
 
 
+def _readable(text: str) -> bool:
+    """Some format's header, with a time, takes this line: the server's log has begun, even
+    before a line shows which engine writes it."""
+    for fmt in all_formats().values():
+        for header in fmt.headers:
+            if "time" in header.regex.groupindex:
+                m = header.regex.match(text)
+                if m is not None and m.group("time"):
+                    return True
+    return False
+
+
+def _stamp(when: datetime) -> Stamp:
+    return Stamp(when, when.isoformat(timespec="milliseconds" if when.microsecond else "seconds"))
+
+
 def _whole(seconds: float) -> str:
     """A duration for a line that redraws: whole seconds, so it does not flicker."""
     return fmt_duration(float(max(0, round(seconds))) or 0.0) if seconds >= 1 else "0 s"
+
+
+def _has_lines(opts: WaitOptions) -> bool:
+    """A log file with something in it (stdin cannot be looked at without reading it)."""
+    try:
+        return opts.log is not None and opts.log_stream is None and opts.log.is_file() and opts.log.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
@@ -1446,6 +1803,10 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
         check_url(opts.url)
     if opts.pid is not None and not 0 < opts.pid <= PID_MAX:
         raise UsageError(f"--pid must be a positive process id, at most {PID_MAX} (the most Linux allows)")
+    if opts.pid is not None and not pid_alive(opts.pid) and not _has_lines(opts):
+        # nothing to diagnose: a wrong pid, not a death (with a log, the log may say what happened)
+        raise UsageError(f"--pid {opts.pid}: no such process is running (a wrong pid, or it already exited); give "
+                         "the server's own pid, e.g. `$!` right after starting it in the background")
     if opts.record is not None and not opts.record.parent.is_dir():
         raise UsageError(f"--record {opts.record}: no such directory {opts.record.parent}")
     if opts.log is None and opts.log_stream is None and not opts.url and opts.pid is None:

@@ -99,6 +99,9 @@ _PREFIX_STARTS = (
     r"\[rank\d+\]:",  # torch.distributed's rank prefix on stderr lines
     _PROC_START,
 )
+# A process tag behind a wrapper, as `formats.base._PROC_INSIDE` finds it; not one behind
+# kubectl's stamp (its `Z`), which `sources` strips with the stamp.
+_PROC_BEHIND = r"[^Z \t\r\f\v\x1b\n][ \t]\([A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)? pid=\d"
 # The decorations a format whose unread lines carry no clock may leave unread (`_decorated_markers`).
 _DECORATION_STARTS = frozenset({_RFC3339_START, _PROC_START})
 _LINE_START = r"^[ \t\r\f\v]*"  # normalise() strips indentation before reading prefixes
@@ -234,7 +237,12 @@ def _markers(fmt: Format) -> list[str]:
         out, start = _decorated_markers(), _MESSAGE_START
     else:
         out, start = _normalising_markers(), _LINE_START
-    out += [start + _hyperscan_safe(header.pattern) for header in fmt.headers if _read_in_order(header)]
+    out += [start + header.start for header in fmt.headers if _read_in_order(header)]
+    # a line behind an unknown wrapper (`Format.layout`): the engine's own header after a blank,
+    # or a process tag after a blank that does not end a collector's stamp. Every event behind a
+    # wrapper then comes from a line the scan marks, which `compact` relies on (its point 5).
+    out += [r"[ \t]" + header.start for header in fmt.headers if header.own_timed]
+    out.append(_PROC_BEHIND)
     return out
 
 
@@ -324,53 +332,6 @@ def _decorated_markers() -> list[str]:
         *(_LINE_START + p for p in _PREFIX_STARTS if p not in _DECORATION_STARTS),
         rf"[ \t\r\f\v):|{_ODD_SPACE}]{_JOURNALD_START}",
     ]
-
-
-def _hyperscan_safe(pattern: str) -> str:
-    """A header pattern's start, which every line of that header matches: up to its clock
-    group (time, else month-day) when that group sits at the top level, else up to the
-    message (`(?P<msg>.*)$`), and no leading `^` (the caller anchors it after indentation).
-    The shorter the pattern, the cheaper Hyperscan runs it on every line start (a time-only
-    `[12:00:00` header cut after the time costs half as much as with its ranks and `] `)."""
-    cut = pattern.find("(?P<msg>")
-    head = pattern[:cut] if cut > 0 else pattern
-    for group in ("(?P<time>", "(?P<md>"):
-        end = _top_level_group_end(head, head.find(group))
-        if end is not None:
-            head = head[:end]
-            break
-    return head[1:] if head.startswith("^") else head
-
-
-def _top_level_group_end(pattern: str, at: int) -> int | None:
-    """Where the group opening at `at` closes, if it is not nested in another group and the
-    pattern has no top-level alternation (so the pattern cut there still matches a prefix
-    of every line the whole pattern matches)."""
-    if at < 0:
-        return None
-    depth = 0
-    in_class = escaped = False
-    end: int | None = None
-    for i, ch in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            if i == at and depth:
-                return None
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0 and i > at and end is None:
-                end = i + 1
-        elif ch == "|" and depth == 0:
-            return None
-    return end
 
 
 def _to_line_end(pattern: str) -> str:
@@ -482,7 +443,8 @@ def _decorations_skipped(text: bytes) -> bool:
     lines: a wrong one costs time, not correctness."""
     found = _sniff_found(text)
     formats = _formats()
-    weight, best = max(((fmt.sniff("", found), i) for i, fmt in enumerate(formats)), default=(0.0, -1))
+    weight, best = max(((sum(w for literal, w in fmt.sniff_literals.items() if literal in found), i)
+                        for i, fmt in enumerate(formats)), default=(0.0, -1))
     return weight > 0 and skips_decorations(formats[best])
 
 
@@ -578,37 +540,45 @@ def _formats() -> list[Format]:
 
 def _settle_bars(fmt: Format) -> tuple[float, float] | None:
     """What `fmt`'s sniff score must reach to lead for good: more than the most any other
-    registered format's literals add up to, and at least the most any foreign engine's do;
-    None when its own literals cannot get there (its sniff never settles early)."""
+    registered format's rules add up to (`Format.sniff_most`), and at least the most any
+    foreign engine's literals do; None when its own rules cannot get there (its sniff never
+    settles early)."""
     from firedup.formats._foreign import FOREIGN
 
-    others = max((sum(other.sniff_literals.values()) for other in _formats() if other is not fmt), default=0.0)
+    others = max((other.sniff_most for other in _formats() if other is not fmt), default=0.0)
     foreign = max((sum(engine.literals.values()) for engine in FOREIGN), default=0.0)
-    most = sum(fmt.sniff_literals.values())
+    most = fmt.sniff_most
     return (others, foreign) if most > others and most >= foreign else None
 
 
 def settled_format(sample: str) -> Format | None:
     """The format `formats.sniff` gives on `sample` and on any longer text that begins with
     it, whose release hint (`Format.release_hint`) no later line can change either; None when
-    later lines could still change one of them. A score only grows as lines come, so a format
-    leads for good once its score passes the most any other format could reach (all its
-    literals), and no foreign engine can outweigh it once it reaches the most one of those
-    could: a shorter sample then decides exactly as the whole head would."""
+    later lines could still change one of them. A score only grows as lines come (a rule once
+    matched stays matched, `Format.evidence`), so a format leads for good once its score passes
+    the most any other format could reach (all its rules), and no foreign engine can outweigh
+    it once it reaches the most one of those could: a shorter sample then decides exactly as
+    the whole head would."""
     return _settled(_sniff_found(sample), [sample])
 
 
 def _settled(found: set[str], texts: list[str]) -> Format | None:
     """`settled_format` of the lines `texts`, whose sniff literals are `found`."""
     formats = _formats()
-    scores = [fmt.sniff("", found) for fmt in formats]
+    sample = "\n".join(texts)
+    # the most each score can be before a line is read: a head no format's could settle (that
+    # of a format whose rules weigh less than another's could) is not read for its rules
+    if not any((bars := _settle_bars(fmt)) is not None and sum(rule.evidence for rule in fmt.candidates(sample, found))
+               > bars[0] for fmt in formats):
+        return None
+    scores = [fmt.sniff(sample, found) for fmt in formats]
     best = max(range(len(formats)), key=scores.__getitem__, default=None)
     if best is None or scores[best] <= 0:
         return None
     bars = _settle_bars(formats[best])
     if bars is None or scores[best] <= bars[0] or scores[best] < bars[1]:
         return None
-    return formats[best] if formats[best].release_hint_settled("\n".join(texts)) else None
+    return formats[best] if formats[best].release_hint_settled(sample) else None
 
 
 # The registered formats (a format may join later: `formats.register`) -> their sniff scan.

@@ -14,7 +14,11 @@ each startup; every one is an access event (`vocab.HTTP_ACCESS`). The timeline
    reader looks that far);
 4. of each stretch of consecutive access events, the first with the earliest and the first
    with the latest time among those whose time counts for a run's span
-   (`timeline.access_time_counts`: a collector's stamp; the engine's own clock does not).
+   (`timeline.access_time_counts`: a collector's stamp; the engine's own clock does not);
+5. every access event from the first event behind an unknown wrapper on (`Event.wrapper`):
+   one harness may re-log several servers, and which server a line belongs to is only known
+   once the whole log is read (`timeline.split_engines`). The batch engine reads every line
+   such an event may come from (its scan marks them), so both engines keep the same.
 
 Nothing else of them is read: not their ranks, not their own-clock stamps. Runs are cut by
 `timeline.split_runs` from the whole stream, so here the needs of (1) start again at every
@@ -48,7 +52,7 @@ __all__ = ["ACCESS", "CRASH_WINDOW", "AccessNeeds", "compact"]
 
 
 class AccessNeeds:
-    """Which access events to come the timeline may still read (points 1 and 3 above).
+    """Which access events to come the timeline may still read (points 1, 3 and 5 above).
 
     `step` takes every event in stream order and says whether an access event must be kept
     for those reasons. While `every_line` is true any access line may be needed; while
@@ -61,17 +65,20 @@ class AccessNeeds:
         # the kinds that open a crash window (any that can end a start-up), restart the needs
         # of a run (with a `starts_run` line) and make a first request worth reading again
         self._crashy, self._restart, self._ready = vocab.crashy, vocab.watch_on, vocab.watch_off
+        self.wrapped = False  # an event behind an unknown wrapper came (point 5)
 
     @property
     def every_line(self) -> bool:
-        return self.first or self.request or self.window > 0
+        return self.first or self.request or self.window > 0 or self.wrapped
 
     def step(self, event: Event) -> bool:
         in_window = self.window > 0
         if in_window:
             self.window -= 1
+        if event.wrapper is not None:
+            self.wrapped = True
         if event.name == ACCESS:
-            keep = in_window or self.first
+            keep = in_window or self.first or self.wrapped
             self.first = False
             path = str(event.fields.get("path", ""))
             if self.health and path.startswith(HEALTH_PATH):

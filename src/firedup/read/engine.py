@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from firedup.core.safe import valid_text
 from firedup.formats.base import Format, Header, Rule, convert_field
 from firedup.formats.vocab import CLOCK_FIRST as CLOCK_FIRST
 from firedup.formats.vocab import CLOCK_LAST as CLOCK_LAST
@@ -57,11 +56,15 @@ class Event:
     # launcher such as Ray, one log holds several engines, told apart only by it
     # (timeline.split_engines).
     pid: int | None = None
+    # The source tag of an unknown wrapper in front of the line ("[worker_0]": `formats.base.
+    # wrapper_tag`): one harness may re-log several servers, told apart by it.
+    wrapper: str | None = None
 
     def key(self) -> tuple[Any, ...]:
         """What two engines must agree on."""
         return (self.name, self.line, self.ts.iso if self.ts else None, self.inherited, self.rank,
-                sorted((k, repr(v)) for k, v in self.fields.items()), self.text, self.header, self.pid)
+                sorted((k, repr(v)) for k, v in self.fields.items()), self.text, self.header, self.pid,
+                self.wrapper)
 
 
 @dataclass(slots=True, frozen=True)
@@ -76,9 +79,11 @@ class Gap:
     since_text: str = ""  # the two lines' messages (cut to UNMATCHED_CHARS)
     text: str = ""
     pid: int | None = None  # in `LineStats.process_gaps`: the process tag both lines carry
+    wrapper: str | None = None  # ... or the wrapper's source tag (`Event.wrapper`), which comes first
 
     def key(self) -> tuple[Any, ...]:
-        return (self.since_line, self.since.iso, self.line, self.ts.iso, self.since_text, self.text, self.pid)
+        return (self.since_line, self.since.iso, self.line, self.ts.iso, self.since_text, self.text, self.pid,
+                self.wrapper)
 
 
 @dataclass(slots=True, frozen=True)
@@ -90,6 +95,7 @@ class Unmatched:
     text: str
     ts: Stamp | None
     own: bool
+    rank: str | None = None  # the line's rank tag: an excerpt's ranks show on lines no rule knows
 
 
 @dataclass(slots=True)
@@ -109,9 +115,10 @@ class LineStats:
     # Not counts: what the timeline needs to find silences and mine unknown lines, recorded
     # while a start-up runs (until `ready`; again from a line that may start a run).
     gaps: list[Gap] = field(default_factory=list)
-    # The same between consecutive lines of one process tag (`Line.pid`, a Ray actor's): in a
-    # log of several engines (`timeline.build.split_engines`) each engine's silences come from
-    # these, since another engine's lines would end a silence of its own in `gaps`.
+    # The same between consecutive lines of one source: a wrapper's tag (`Event.wrapper`), else
+    # a process tag (`Line.pid`, a Ray actor's): in a log of several engines
+    # (`timeline.build.split_engines`) each engine's silences come from these, since another
+    # engine's lines would end a silence of its own in `gaps`.
     process_gaps: list[Gap] = field(default_factory=list)
     unmatched: list[Unmatched] = field(default_factory=list)
     unmatched_dropped: int = 0  # lines past UNMATCHED_LIMIT, counted only
@@ -134,21 +141,14 @@ class Parsed:
     own_clock: bool
     rank: str | None
     level: str | None
+    proc: str | None = None  # the line's process tag, or one a wrapper ended with
+    pid: int | None = None
+    wrapper: str | None = None  # a wrapper's source tag (`Event.wrapper`)
 
-
-def _json_unescape(body: str) -> str:
-    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid.
-    A lone surrogate (`\\ud800`, which JSON allows and no UTF-8 output can hold) stays written as
-    its escape (`core.safe.valid_text`)."""
-    if "\\" not in body:
-        return body
-    import json  # JSON-lines logs only
-
-    try:
-        text = json.loads(f'"{body}"')
-    except ValueError:
-        return body
-    return valid_text(text) if isinstance(text, str) else body
+    @property
+    def source(self) -> tuple[int | None, str | None]:
+        """Whose line this is, for silences per source: a wrapper's tag, else a process tag."""
+        return (None, self.wrapper) if self.wrapper is not None else (self.pid, None)
 
 
 def _fraction_digits(stamp: Stamp) -> int:
@@ -248,7 +248,8 @@ class Scanner:
         self.last_stamp: tuple[Stamp, bool] | None = None
         # the last own-clock line that is not an access line: its time, number and message
         self._last_active: tuple[Stamp, int, str] | None = None
-        self._last_active_of: dict[int, tuple[Stamp, int, str]] = {}  # the same, per process tag
+        # the same, per source (`Parsed.source`: a wrapper's tag, else a process tag)
+        self._last_active_of: dict[tuple[int | None, str | None], tuple[Stamp, int, str]] = {}
         self.watching = True  # recording gaps and unmatched lines (a start-up is under way)
         # the kinds that restart and stop that recording (`Kind.watch`): only a start-up's time
         # is explained, and after ready a server's log is runtime traffic
@@ -257,25 +258,10 @@ class Scanner:
 
     # -- header layer ------------------------------------------------------------------
     def _layout(self, text: str) -> tuple[Header, dict[str, Any], str, str | None] | None:
-        """The header a line has, its groups, its message and level (no clock involved)."""
-        for header in self.fmt.headers:
-            m = header.regex.match(text)
-            if m is None:
-                continue
-            g = m.groupdict()
-            msg = g["msg"] or ""
-            if header.decode == "json":
-                msg = _json_unescape(msg)
-                if g.get("exc"):
-                    msg = f"{msg}\n{_json_unescape(g['exc'])}"
-            level = g.get("level")
-            if self.fmt.compiled_level is not None:
-                lm = self.fmt.compiled_level.match(msg)
-                if lm:
-                    level = lm.groupdict().get("level") or level
-                    msg = msg[lm.end():]
-            return header, g, msg, level
-        return None
+        """The header a line has (`Format.layout`: behind a wrapper too), its groups, its message
+        and level (no clock involved)."""
+        laid = self.fmt.layout(text)
+        return None if laid.header is None else (laid.header, dict(laid.groups), laid.msg, laid.level)
 
     def layout(self, text: str) -> tuple[Header, dict[str, Any], str, str | None] | None:
         """`_layout`, for readers that need a line's shape without touching the clock."""
@@ -284,33 +270,34 @@ class Scanner:
     def makes_event(self, text: str, rules: Sequence[Rule]) -> bool:
         """Whether `feed` would make an event of this line with these rules, without
         touching the clock or any other state (the batch engine looks before it feeds)."""
-        laid = self._layout(text)
-        msg = laid[2] if laid is not None else text
+        msg = self.fmt.layout(text).msg
         if any(lit in msg for lit in self.fmt.runtime_literals):
             return False
         return any(any(lit in msg for lit in rule.literals) and rule.regex.search(msg) for rule in rules)
 
     def split(self, line: Line) -> Parsed:
-        laid = self._layout(line.text)
-        if laid is not None:
-            header, g, msg, level = laid
-            ts = None
-            if g.get("time"):
-                ts = self.clock.resolve(date_text=g.get("date"), month_day=g.get("md"), time_text=g["time"],
-                                        frac=g.get("frac") or "", outer=line.outer,
-                                        foreign=header.clock != "own")
-            rank = _normalise_ranks(g.get("ranks"))
-            if rank is None and g.get("gpu") is not None:
-                rank = f"GPU{g['gpu']}"
-            if rank is None and g.get("rank") is not None:
-                rank = g["rank"]
-            if rank is None:
-                proc, pid = (g["proc"], int(g["pid"]) if g.get("pid") else None) if g.get("proc") \
-                    else (line.proc, line.pid)
-                rank = self.fmt.rank_from_proc(proc, pid)
-            return Parsed(header, msg, ts, header.clock == "own" and ts is not None, rank, level)
-        rank = self.fmt.rank_from_proc(line.proc, line.pid)
-        return Parsed(None, line.text, None, False, rank, None)
+        laid = self.fmt.layout(line.text)
+        # the line's own process tag; else one its wrapper ended with
+        proc, pid = (line.proc, line.pid) if line.proc is not None or line.pid is not None else (laid.proc, laid.pid)
+        header, g = laid.header, laid.groups
+        if header is None:
+            return Parsed(None, laid.msg, None, False, self.fmt.rank_from_proc(proc, pid), None, proc, pid,
+                          laid.wrapper)
+        ts = None
+        if g.get("time"):
+            ts = self.clock.resolve(date_text=g.get("date"), month_day=g.get("md"), time_text=g["time"],
+                                    frac=g.get("frac") or "", outer=line.outer,
+                                    foreign=header.clock != "own")
+        rank = _normalise_ranks(g.get("ranks"))
+        if rank is None and g.get("gpu") is not None:
+            rank = f"GPU{g['gpu']}"
+        if rank is None and g.get("rank") is not None:
+            rank = g["rank"]
+        if rank is None:
+            tag_proc, tag_pid = (g["proc"], int(g["pid"]) if g.get("pid") else None) if g.get("proc") else (proc, pid)
+            rank = self.fmt.rank_from_proc(tag_proc, tag_pid)
+        return Parsed(header, laid.msg, ts, header.clock == "own" and ts is not None, rank, laid.level, proc, pid,
+                      laid.wrapper)
 
     # -- rule layer --------------------------------------------------------------------
     def feed(self, line: Line, rules: Sequence[Rule] | None = None) -> list[Event]:
@@ -340,7 +327,7 @@ class Scanner:
             stats.runtime += 1
             if own:
                 assert parsed.ts is not None
-                self._active(parsed.ts, line.number, parsed.msg, line.pid)
+                self._active(parsed.ts, line.number, parsed.msg, parsed.source)
             if self.keep_stamps:
                 self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
             self._mark_start(out, parsed, line)
@@ -355,16 +342,16 @@ class Scanner:
             if own:
                 stats.timestamped += 1
                 assert parsed.ts is not None
-                self._active(parsed.ts, line.number, parsed.msg, line.pid)
+                self._active(parsed.ts, line.number, parsed.msg, parsed.source)
             else:
                 stats.other += 1
-            self._keep_unmatched(line.number, msg, parsed.ts if own else None)
+            self._keep_unmatched(line.number, msg, parsed.ts if own else None, parsed.rank)
             self._mark_start(out, parsed, line)
             return out
         stats.matched += 1
         if own and event.name != HTTP_ACCESS:
             assert parsed.ts is not None
-            self._active(parsed.ts, line.number, parsed.msg, line.pid)
+            self._active(parsed.ts, line.number, parsed.msg, parsed.source)
         self._watch(event, own)
         starts_run = bool(event.fields.get("starts_run"))
         if starts_run and previous_own is not None:
@@ -404,23 +391,23 @@ class Scanner:
         return ts, inherited
 
     # -- silences and unmatched lines -----------------------------------------------------
-    def _active(self, ts: Stamp, number: int, msg: str, pid: int | None = None) -> None:
+    def _active(self, ts: Stamp, number: int, msg: str, source: tuple[int | None, str | None] = (None, None)) -> None:
         """A line of the engine's own with its own time: the end of any silence before it, in
-        the whole log and among the lines of its process tag."""
+        the whole log and among the lines of its source (`Parsed.source`)."""
         here = (ts, number, msg[:UNMATCHED_CHARS])
-        self._end_silence(self._last_active, here, self.stats.gaps, None)
+        self._end_silence(self._last_active, here, self.stats.gaps, (None, None))
         self._last_active = here
-        if pid is not None:
-            self._end_silence(self._last_active_of.get(pid), here, self.stats.process_gaps, pid)
-            self._last_active_of[pid] = here
+        if source != (None, None):
+            self._end_silence(self._last_active_of.get(source), here, self.stats.process_gaps, source)
+            self._last_active_of[source] = here
 
     def _end_silence(self, last: tuple[Stamp, int, str] | None, here: tuple[Stamp, int, str], gaps: list[Gap],
-                     pid: int | None) -> None:
+                     source: tuple[int | None, str | None]) -> None:
         """Record the gap from the active line `last` to `here` while watching, if long enough."""
         if self.watching and last is not None and here[0].minus(last[0]) >= GAP_SECONDS:
-            gaps.append(Gap(last[1], last[0], here[1], here[0], last[2], here[2], pid))
+            gaps.append(Gap(last[1], last[0], here[1], here[0], last[2], here[2], *source))
 
-    def _keep_unmatched(self, number: int, msg: str, own_ts: Stamp | None) -> None:
+    def _keep_unmatched(self, number: int, msg: str, own_ts: Stamp | None, rank: str | None = None) -> None:
         if not self.watching or not msg.strip():
             return
         stats = self.stats
@@ -428,7 +415,7 @@ class Scanner:
             stats.unmatched_dropped += 1
             return
         ts = own_ts if own_ts is not None else (self._last_own[0] if self._last_own is not None else None)
-        stats.unmatched.append(Unmatched(number, msg[:UNMATCHED_CHARS], ts, own_ts is not None))
+        stats.unmatched.append(Unmatched(number, msg[:UNMATCHED_CHARS], ts, own_ts is not None, rank))
 
     def _watch_limit(self, number: int) -> None:
         if self.watching and number > self._watch_until:
@@ -442,8 +429,9 @@ class Scanner:
                 # a silence of this start-up is measured from here
                 self._last_active = ((event.ts, event.line, event.text[:UNMATCHED_CHARS])
                                      if own and event.ts is not None else None)
-                self._last_active_of = ({event.pid: self._last_active}
-                                        if self._last_active is not None and event.pid is not None else {})
+                source = (None, event.wrapper) if event.wrapper is not None else (event.pid, None)
+                self._last_active_of = ({source: self._last_active}
+                                        if self._last_active is not None and source != (None, None) else {})
             self.watching = True
         elif event.name in self._watch_off:
             self.watching = False
@@ -471,9 +459,9 @@ class Scanner:
             return out  # an access line: the outside world's, neither activity nor unknown
         if own:
             assert parsed.ts is not None
-            self._active(parsed.ts, line.number, parsed.msg, line.pid)
+            self._active(parsed.ts, line.number, parsed.msg, parsed.source)
         if not runtime:
-            self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None)
+            self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None, parsed.rank)
         return out
 
     @property
@@ -517,7 +505,8 @@ class Scanner:
         if not own and line.outer is not None and self._want_first and self._outer_first is None:
             self._outer_first = (line.number, line.outer)
         if self._want_first and own:
-            out.append(Event(CLOCK_FIRST, line.number, parsed.ts, parsed.rank, header="clock", pid=line.pid))
+            out.append(Event(CLOCK_FIRST, line.number, parsed.ts, parsed.rank, header="clock", pid=parsed.pid,
+                             wrapper=parsed.wrapper))
             self._want_first = False
 
     def skip(self, count: int, last_number: int, first_own: tuple[Line, Parsed] | None,
@@ -599,7 +588,8 @@ class Scanner:
                 except (KeyError, IndexError):
                     rank = None
             header = parsed.header.name if parsed.header else "bare"
-            return Event(rule.name, line.number, ts, rank, fields, msg, inherited, header, line.proc, line.pid)
+            return Event(rule.name, line.number, ts, rank, fields, msg, inherited, header, parsed.proc, parsed.pid,
+                         parsed.wrapper)
         return None
 
     def finish(self) -> list[Event]:

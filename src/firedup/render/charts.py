@@ -245,6 +245,8 @@ def _status(row: dict[str, Any]) -> tuple[str, float | None, str]:
         what = row["crash_category"] or "unknown"
         where = f" in {row['crash_phase']}" if row["crash_phase"] else ""
         return "crash", total, f"crash ({what}{where}) {fmt_time_to_end(total, bool(row['lower_bound']))}"
+    if row.get("ready_kind") == "engine":
+        return "end", total, f"engine ready {fmt_duration(total)}, no server"
     where = f" in {row['stopped_in']}" if row["stopped_in"] else ""
     return "end", total, f"log ends{where} {fmt_duration(total)}"
 
@@ -808,8 +810,9 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
         ax.set_title(_ellipsize(f"{g['group']}: {g['n']} run{'s' if g['n'] != 1 else ''} ready{extra}", 110),
                      loc="left", fontsize=10, fontweight="bold")
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
+    # the label is centred under a panel that the legends beside it narrow: wrapped to fit there
     axes[-1].set_xlabel(with_coverage("time to ready (minutes:seconds); each panel has its own scale", data.coverage,
-                                      80))
+                                      60))
     fig.suptitle(f"Time to ready per group, and the budget asked for a {_pct(risk)} risk (legends: the risk it carries)",
                  x=0.01, ha="left", fontsize=12, fontweight="bold")
     return fig

@@ -109,7 +109,7 @@ def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
             what = "HUNG" if cat == "hang" else f"CRASHED ({cat})"
             return style(f"{what}{where} (an excerpt: time unknown)", fg="red", bold=True)
     if run.outcome == "ready":
-        kind = " (engine ready; no HTTP server)" if run.ready_kind == "engine" else ""
+        kind = ""
         if run.ready_kind == "health":
             kind = f" (no ready line; {run.ready_evidence})"
         return style(f"READY in {total}{kind}", fg="green", bold=True)
@@ -119,6 +119,8 @@ def outcome_line(run: Run, style: Style = plain, launch: bool = True) -> str:
         if cat == "hang":  # the server declared itself stuck: alive, not dead
             return style(f"HUNG{where}: no progress, stuck after {total}", fg="red", bold=True)
         return style(f"CRASHED ({cat}){where} after {total}", fg="red", bold=True)
+    if run.ready_kind == "engine":  # the engine initialised; nothing in this log serves
+        return style(f"ENGINE READY in {total}: no server in this log", fg="yellow", bold=True)
     where = f" in {run.stopped_in}" if run.stopped_in else ""
     return style(f"INCOMPLETE: the log stops{where} after {total}", fg="yellow", bold=True)
 
@@ -385,8 +387,8 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
         total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
         launched = "?" if run.lower_bound else from_launch(run)
-        ready = run.outcome == "ready"
-        rows.append((run.outcome, total if ready else f"({total})", launched, big))
+        outcome = "engine" if run.ready_kind == "engine" else run.outcome  # engine ready, no server
+        rows.append((outcome, total if run.outcome == "ready" else f"({total})", launched, big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
     names = [visible(run.source, one_line=True) for run in runs]  # a newline in a name would forge a row
     heads = ("outcome", "to ready", "from launch", "biggest phase")

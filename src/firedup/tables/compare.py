@@ -402,6 +402,8 @@ def _why_not_timed(row: dict[str, Any]) -> str:
     if row["outcome"] == "crashed":
         where = f" in {row['crash_phase']}" if row.get("crash_phase") else ""
         return f"crashed ({row.get('crash_category') or 'unknown'}{where}): no time to ready"
+    if row.get("ready_kind") == "engine":
+        return "the engine is ready but no server is in the log: no time to ready"
     where = f" in {row['stopped_in']}" if row.get("stopped_in") else ""
     return f"incomplete (the log stops{where}): no time to ready"
 

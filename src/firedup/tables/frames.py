@@ -59,7 +59,7 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "run_index": pl.Int64(),  # 0 for the first startup in the source, 1 after a restart, ...
     "engine": pl.Utf8(),
     "outcome": pl.Utf8(),  # ready | crashed | incomplete
-    "ready_kind": pl.Utf8(),  # server (the ready line) | engine (offline/bench, no HTTP)
+    "ready_kind": pl.Utf8(),  # server (the ready line) | health | engine (engine up, no server: not ready)
     "ready_seconds": pl.Float64(),  # time to ready; null unless outcome == ready
     "total_seconds": pl.Float64(),  # first line to ready, or to the last line
     "begins_mid_startup": pl.Boolean(),  # the log starts late: total_seconds is only a lower bound
@@ -533,8 +533,8 @@ def summary(runs: Runs) -> pl.DataFrame:
     flags = varying_flags(runs.runs, runs.flag_columns)
     base = runs.runs.select(
         "run_id", "source", "run_index", "engine", "outcome", "ready_seconds", "total_seconds",
-        "stopped_in", "crash_category", "crash_phase", "first_ts", "end_ts", "seconds_to_end", "lower_bound",
-        "crash_ts", "crash_offset", "launch_source", "launch_to_end", *flags)
+        "stopped_in", "ready_kind", "crash_category", "crash_phase", "first_ts", "end_ts", "seconds_to_end",
+        "lower_bound", "crash_ts", "crash_offset", "launch_source", "launch_to_end", *flags)
     wide = phase_seconds(runs)
     renamed = wide.rename({c: f"{c}_s" for c in wide.columns if c != "run_id"})
     return base.join(renamed, on="run_id", how="left", maintain_order="left")
@@ -601,6 +601,8 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
         state = row["outcome"]
         if row["outcome"] == "crashed":
             state += f": {row['crash_category'] or 'unknown'}" + (f" in {row['crash_phase']}" if row["crash_phase"] else "")
+        elif row["ready_kind"] == "engine":
+            state = "engine ready"  # no server in the log: not ready
         elif row["outcome"] == "incomplete" and row["stopped_in"]:
             state += f" in {row['stopped_in']}"
         states.append(state)

@@ -22,8 +22,6 @@ from firedup.formats.base import DROPPED
 from firedup.formats.vocab import (
     CONFIG_STATED,
     CRASH,
-    CUDA_GRAPH_BEGIN,
-    CUDA_GRAPH_END,
     DRAFT_KV_CACHE_ALLOCATED,
     DRAFT_PREFIX,
     ENGINE_TIMINGS,
@@ -258,10 +256,13 @@ class Run:
     phases: list[Phase] = field(default_factory=list)
     crash: Crash | None = None
     stopped_in: str | None = None  # for incomplete runs: the phase the log stops in
-    # "server" (the ready line) | "engine" (bench/offline, no HTTP) | "health" (no ready line, but
-    # the health endpoint answered its ready status: `ready_evidence` says which line)
+    # "server" (the ready line) | "health" (no ready line, but the health endpoint answered its
+    # ready status: `ready_evidence` says which line) | "engine" (the engine's own ready line and
+    # no server in the log: an offline engine, a benchmark, a worker another process serves; the
+    # outcome stays "incomplete", as nothing serves, and the run ends at `engine_ready_ts`)
     ready_kind: str | None = None
     ready_evidence: str | None = None
+    engine_ready_ts: Stamp | None = None
     ranks: list[str] = field(default_factory=list)
     engine_timings: dict[str, Any] | None = None
     date_source: str | None = None
@@ -302,6 +303,8 @@ class Run:
             return self.ready_ts
         if self.outcome == "crashed" and self.crash is not None and self.crash.ts is not None:
             return self.crash.ts
+        if self.ready_kind == "engine" and self.engine_ready_ts is not None:
+            return self.engine_ready_ts  # the engine initialised: its start-up ends there
         return self.last_ts
 
     @property
@@ -439,6 +442,11 @@ def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
 # --- telling engines apart ---------------------------------------------------------------
 
 
+# Whose engine a line is, when one log holds several: (process id, None) for a launcher's
+# process tag, (None, tag) for a wrapper's source tag (`Event.wrapper`).
+EngineKey = tuple[int | None, str | None]
+
+
 @dataclass(frozen=True)
 class Engines:
     """The engines one source holds: the events of each, and whose every line is.
@@ -447,54 +455,94 @@ class Engines:
     it) prints all their lines in one log, each behind the tag of the process that printed
     it (`(WorkerDict pid=26107) `). Each engine numbers its ranks from TP0, so the same
     rank under two process tags is two engines, and each such process is an engine of its
-    own. Lines of other processes, or without a tag, belong to the engine whose line came
-    last before them (the first engine before any): a launcher's own lines, the job's
-    start, other workers' notices.
+    own. A harness that re-logs several servers behind its own prefix tags each line with
+    its server (`[worker_0]`, `Event.wrapper`): the same milestone of the same rank under two
+    such tags is two servers. Lines of other processes, or without a tag, belong to the
+    engine whose line came last before them (the first engine before any): a launcher's own
+    lines, the job's start, other workers' notices.
     """
 
     events: list[list[Event]]
-    pids: list[int | None]  # the process of each engine (None: one engine, not told apart)
+    keys: list[EngineKey | None]  # the source of each engine (None: one engine, not told apart)
     owners: list[tuple[int, int]]  # (line, engine) of the lines the engines' processes printed
 
     def owner(self, line: int) -> int:
         """The engine that a line with no process of an engine belongs to (see above)."""
-        at = bisect.bisect_right(self.owners, (line, len(self.pids))) - 1
+        at = bisect.bisect_right(self.owners, (line, len(self.keys))) - 1
         return self.owners[at][1] if at >= 0 else 0
+
+    def note(self, k: int) -> str:
+        """What a run of engine `k` says of the others (several engines only)."""
+        wrapped = any(key is not None and key[1] is not None for key in self.keys)
+        names = [f"[{key[1]}]" if wrapped else str(key[0]) for key in self.keys if key is not None]
+        told = "the tags of the wrapper in front of their lines" if wrapped else "their process tags"
+        mine, others = names[k], ", ".join(n for j, n in enumerate(names) if j != k)
+        if not wrapped:
+            mine, others = f"pid {mine}", f"pid {others}"
+        return (f"this log holds {len(self.keys)} engines told apart by {told}: this run is the one of {mine} "
+                f"(the others: {others})")
 
 
 def split_engines(events: Sequence[Event], fmt: Format) -> Engines:
-    """The engines of a source (`Engines`): one, unless two processes print the same rank.
+    """The engines of a source (`Engines`): one, unless two sources print the same rank.
 
-    Only a process tag the format does not read as one of its own processes counts (a
-    launcher's, such as Ray's actor tag: an engine's own `(EngineCore_DP1 pid=N)` is a rank of one
-    engine), and only lines the process printed itself: Ray's "[repeated Nx across
-    cluster]" summarises lines of several processes under the tag of one of them.
+    A wrapper's tag counts when two tags print the same milestone on the same rank (a rank
+    tag or none). A process tag counts when the format does not read it as one of its own
+    processes (a launcher's, such as Ray's actor tag: an engine's own `(EngineCore_DP1 pid=N)`
+    is a rank of one engine), by the ranks of the lines the process printed itself: Ray's
+    "[repeated Nx across cluster]" summarises lines of several processes under the tag of one
+    of them.
     """
-    ranks_of: dict[int, set[str]] = {}
+    milestones = fmt.vocab.milestones
+    marks_of: dict[EngineKey, set[tuple[str, str | None]]] = {}
+    ranks_of: dict[EngineKey, set[str]] = {}
     for event in events:
-        if (event.pid is not None and event.rank is not None and not event.fields.get("repeated")
-                and event.name not in CLOCK_EVENTS and fmt.rank_from_proc(event.proc, event.pid) is None):
-            ranks_of.setdefault(event.pid, set()).add(event.rank)
-    seen: set[str] = set()
-    shared = False
-    for ranks in ranks_of.values():
-        shared = shared or bool(seen & ranks)
-        seen |= ranks
-    if not shared:
-        return Engines([list(events)], [None], [])
-    pids: list[int | None] = list(ranks_of)  # in the order of their first ranked line
-    index = {pid: k for k, pid in enumerate(pids)}
-    split: list[list[Event]] = [[] for _ in pids]
+        if event.fields.get("repeated") or event.name in CLOCK_EVENTS:
+            continue
+        if event.wrapper is not None:
+            if event.name in milestones:
+                marks_of.setdefault((None, event.wrapper), set()).add((event.name, event.rank))
+        elif (event.pid is not None and event.rank is not None
+              and fmt.rank_from_proc(event.proc, event.pid) is None):
+            ranks_of.setdefault((event.pid, None), set()).add(event.rank)
+    for found in (marks_of, ranks_of):
+        if _shared(found):
+            return _split_by(events, list(found))
+    return Engines([list(events)], [None], [])
+
+
+def _shared(found: Mapping[EngineKey, set[Any]]) -> bool:
+    """Whether two sources have something in common (the same rank, the same milestone)."""
+    seen: set[Any] = set()
+    for items in found.values():
+        if seen & items:
+            return True
+        seen |= items
+    return False
+
+
+def _source_key(event: Event) -> EngineKey | None:
+    if event.wrapper is not None:
+        return (None, event.wrapper)
+    return (event.pid, None) if event.pid is not None else None
+
+
+def _split_by(events: Sequence[Event], keys: list[EngineKey]) -> Engines:
+    """The events of each source of `keys` (in the order of their first telling line), and the
+    others with the engine whose line came last before them."""
+    index = {key: k for k, key in enumerate(keys)}
+    split: list[list[Event]] = [[] for _ in keys]
     owners: list[tuple[int, int]] = []
     current = 0
     for event in events:
-        k = index.get(event.pid) if event.pid is not None else None
+        key = _source_key(event)
+        k = index.get(key) if key is not None else None
         if k is not None:
             current = k
             if not owners or owners[-1] != (event.line, k):
                 owners.append((event.line, k))
         split[current].append(event)
-    return Engines(split, pids, owners)
+    return Engines(split, list(keys), owners)
 
 
 # --- building one run --------------------------------------------------------------------
@@ -558,7 +606,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     _build_phases(run, events, fmt)
     _note_late_start(run)
     _note_excerpt(run, events, fmt)
-    _infer_config(run, events, fmt)
+    _infer_config(run, events, fmt, unmatched)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=_rank_sort_key)
     keyed = fmt.vocab.cache_keys
     run.cache_keys = {keyed[e.name]: str(e.fields["cache_key"]) for e in events
@@ -829,8 +877,12 @@ def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
     elif _engine_only(events, fmt):
         engine_ready = [m for m in run.milestones if m.name in (SCHEDULER_READY, fmt.offline_ready)]
         if engine_ready:
-            run.outcome, run.ready_ts, run.ready_kind = "ready", engine_ready[-1].ts, "engine"
-            ready_line = engine_ready[-1].line
+            # The engine initialised, but nothing in this log serves (an offline engine, a
+            # benchmark, a disaggregated worker another process serves): not "ready".
+            last = engine_ready[-1]
+            run.ready_kind, run.engine_ready_ts = "engine", last.ts
+            run.ready_evidence = f"line {last.line}: the engine's own ready line; no server in this log"
+            ready_line = last.line
     if run.outcome != "ready" and failed_http is None:
         probe = _health_ready(events, fmt)
         if probe is not None:
@@ -844,6 +896,8 @@ def _decide_outcome(run: Run, events: Sequence[Event], fmt: Format) -> None:
         if ready_line is not None and crash.line > ready_line:
             crash.after_ready = True
         elif run.outcome != "ready" or crash.line < (ready_line or 0):
+            if run.ready_kind == "engine":
+                run.engine_ready_ts = run.ready_evidence = None
             run.outcome, run.ready_ts, run.ready_kind = "crashed", None, None
         if crash.ts is not None and run.first_ts is not None:
             crash.offset = max(0.0, crash.ts.minus(run.first_ts))
@@ -958,9 +1012,27 @@ def _find_crash(run: Run, events: Sequence[Event], ready_line: int | None, fmt: 
                                [e.text for e in aftermath if e.name.startswith(ERROR_PREFIX)], stage,
                                has_exception=bool(exceptions), warmup=first.name in fmt.vocab.warmup_failed,
                                fmt=fmt, flags=run.all_config)
-    ts = first.ts or next((e.ts for e in traceback + aftermath if e.ts is not None), None)
+    ts = _crash_time(first, traceback, aftermath, fmt.vocab.milestones)
     first_text = first.text.strip().splitlines()[0] if first.text.strip() else ""
     return Crash(diagnosis.category, ts, first.line, message.strip(), stage, diagnosis.hint, first_text)
+
+
+def _crash_time(first: Event, traceback: Sequence[Event], aftermath: Sequence[Event],
+                milestones: frozenset[str]) -> Stamp | None:
+    """The crash's own time: its first line's stamp, or, when that line has none of its own (a
+    bare `Traceback` borrows the last stamp before it, often seconds earlier), the first
+    stamped line of the same error: its traceback, then the error lines after it up to the
+    next milestone. The borrowed time only when none of them has a stamp."""
+    if first.ts is not None and not first.inherited:
+        return first.ts
+    after: list[Event] = []
+    for event in aftermath:
+        if event.name in milestones:
+            break
+        if event.name.startswith(ERROR_PREFIX):
+            after.append(event)
+    own = next((e.ts for e in (*traceback, *after) if e.ts is not None and not e.inherited), None)
+    return own or first.ts or next((e.ts for e in (*traceback, *aftermath) if e.ts is not None), None)
 
 
 def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
@@ -1122,7 +1194,7 @@ def _run_level(run: Run, rank_phases: Sequence[Phase], fmt: Format) -> list[Phas
             and crash.line > http.line and not any(p.name == after_http for p in out)):
         # the phase the crash names ran from the HTTP server's start to the crash (a failed warm-up)
         out.append(_span(after_http, http.ts, crash.ts, crash.line))
-    end = run.ready_ts if run.ready_ts is not None else run.last_ts
+    end = run.ready_ts or (run.engine_ready_ts if run.ready_kind == "engine" else None) or run.last_ts
     if run.first_ts is not None and end is not None:
         out.extend(_gaps(run.first_ts, end, out))
         out.append(Phase("total", None, run.first_ts, end, max(0.0, end.minus(run.first_ts)), "timestamps",
@@ -1162,8 +1234,22 @@ def _every_rank_era(run: Run, events: Sequence[Event], fmt: Format) -> bool:
     return _engine_only(events, fmt) or all("available_gpu_mem_gb" not in e.fields for e in ready)
 
 
-def _infer_config(run: Run, events: Sequence[Event], fmt: Format) -> None:
-    """Fill flags the log proves without stating them, and say what proved them."""
+# What `config_inferred` says a flag was read from, when no line states it.
+RANK_TAGS = "inferred from rank tags"
+GRAPH_CAPTURE = "inferred from graph capture"
+
+
+def _tp_numbers(ranks: Iterable[str | None]) -> list[int]:
+    """The tensor-parallel ranks among rank tags (`DP0 TP3` -> 3); "[gpu_id=N]" (the oldest
+    versions) numbers them the same way."""
+    return sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for rank in ranks if rank for t in rank.split()
+                   if (t[:2] == "TP" and t[2:].isdigit()) or (t[:3] == "GPU" and t[3:].isdigit())})
+
+
+def _infer_config(run: Run, events: Sequence[Event], fmt: Format, unmatched: Sequence[Unmatched] = ()) -> None:
+    """Fill flags the log proves without stating them, and say what proved them. A flag any
+    line states is never changed. Rank tags count on every line of the run, those no rule
+    knows too (`unmatched`): an excerpt's ranks often show only there."""
     names = {m.name for m in run.milestones}
     for kind in fmt.vocab.implying:  # lines that prove flags (`Kind.implies`)
         if kind.name in names:
@@ -1172,16 +1258,16 @@ def _infer_config(run: Run, events: Sequence[Event], fmt: Format) -> None:
                     run.config[flag] = value
                     run.config_inferred[flag] = kind.implies_why
     if run.config.get("tp_size") is None and not fmt.rank_tags_only_when_parallel:
-        _infer_tp_from_processes(run, events, fmt)
+        _infer_tp_from_processes(run, events, fmt, unmatched)
     if run.config.get("disable_cuda_graph") is None:
         traced = fmt.capture_trace is not None and any(
             e.name.startswith(ERROR_PREFIX) and re.search(fmt.capture_trace, e.text) for e in events)
-        if names & {CUDA_GRAPH_BEGIN, CUDA_GRAPH_END}:
+        if any(e.name in fmt.vocab.graph_capture for e in events):
             run.config["disable_cuda_graph"] = False
-            run.config_inferred["disable_cuda_graph"] = "the log shows a CUDA graph capture"
+            run.config_inferred["disable_cuda_graph"] = f"{GRAPH_CAPTURE}: the log shows a CUDA graph capture"
         elif traced:
             run.config["disable_cuda_graph"] = False
-            run.config_inferred["disable_cuda_graph"] = "the crash happened inside CUDA graph capture"
+            run.config_inferred["disable_cuda_graph"] = f"{GRAPH_CAPTURE}: the crash happened inside CUDA graph capture"
         else:
             pool = next((m for m in run.milestones if m.key == MEMORY_POOL_END), None)
             after = fmt.vocab.past_capture
@@ -1196,31 +1282,28 @@ def _infer_config(run: Run, events: Sequence[Event], fmt: Format) -> None:
         own = [e for e in served if e.header not in skip and e.ts is not None and not e.inherited]
         scheduler = fmt.vocab.scheduler
         sched = [e for e in own if e.name in scheduler]
-        # "[gpu_id=N]" (the oldest versions) numbers the tensor-parallel ranks the same way.
-        tps = sorted({int(t[3:] if t.startswith("GPU") else t[2:]) for e in (own or served) if e.rank
-                      for t in e.rank.split() if (t[:2] == "TP" and t[2:].isdigit()) or (t[:3] == "GPU" and t[3:].isdigit())})
+        tps = _tp_numbers([*(e.rank for e in (own or served)), *(u.rank for u in unmatched if u.own or not own)])
         if sched and not tps and not any(e.rank for e in sched):
             run.config["tp_size"] = 1
-            run.config_inferred["tp_size"] = (f"scheduler lines carry no TP tag, which {fmt.display} prints only "
-                                              "when tp_size > 1")
+            run.config_inferred["tp_size"] = (f"{RANK_TAGS}: scheduler lines carry no TP tag, which {fmt.display} "
+                                              "prints only when tp_size > 1")
         elif len(tps) >= 2 and tps == list(range(len(tps))):
             run.config["tp_size"] = len(tps)
-            run.config_inferred["tp_size"] = (f"ranks TP0..TP{len(tps) - 1} print lines (on a multi-node "
-                                              "run this counts this node's ranks only)")
+            run.config_inferred["tp_size"] = (f"{RANK_TAGS}: ranks TP0..TP{len(tps) - 1} print lines (on a "
+                                              "multi-node run this counts this node's ranks only)")
         elif tps == [0] and _every_rank_era(run, events, fmt):
             run.config["tp_size"] = 1
-            run.config_inferred["tp_size"] = ("only TP0 prints the per-rank lines of a complete startup, "
-                                              "in a version where every rank prints them")
+            run.config_inferred["tp_size"] = (f"{RANK_TAGS}: only TP0 prints the per-rank lines of a complete "
+                                              "startup, in a version where every rank prints them")
 
 
-def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> None:
+def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format, unmatched: Sequence[Unmatched] = ()) -> None:
     """tp_size from the processes that print per-rank lines, for engines whose lines always
     carry a process tag: ranks TP0..TPn-1, or n processes printing a line every rank prints."""
-    tps = sorted({int(tag[2:]) for e in events if e.rank and e.name != ACCESS for tag in e.rank.split()
-                  if tag.startswith("TP") and tag[2:].isdigit()})
+    tps = _tp_numbers([*(e.rank for e in events if e.name != ACCESS), *(u.rank for u in unmatched)])
     if len(tps) >= 2 and tps == list(range(len(tps))):
         run.config["tp_size"] = len(tps)
-        run.config_inferred["tp_size"] = f"processes of ranks TP0..TP{len(tps) - 1} print lines"
+        run.config_inferred["tp_size"] = f"{RANK_TAGS}: processes of ranks TP0..TP{len(tps) - 1} print lines"
         return
     for name in fmt.every_rank_prints:
         # data-parallel engine cores (`DP1`) are replicas, not tensor-parallel ranks
@@ -1232,12 +1315,12 @@ def _infer_tp_from_processes(run: Run, events: Sequence[Event], fmt: Format) -> 
             return
 
 
-def _engine_gaps(gaps: Sequence[Gap], process_gaps: Sequence[Gap], pid: int | None) -> list[Gap]:
+def _engine_gaps(gaps: Sequence[Gap], process_gaps: Sequence[Gap], key: EngineKey | None) -> list[Gap]:
     """The silences of one engine among several: a time no line at all came is silent for it
     too (`gaps`, each kept by the engine whose line ended it), and so is a time its own
-    process printed nothing while another engine did (`process_gaps` of its pid), which
+    source printed nothing while another engine did (`process_gaps` of its source), which
     holds the first where both end on the same line."""
-    own = [g for g in process_gaps if g.pid == pid]
+    own = [g for g in process_gaps if (g.pid, g.wrapper) == key]
     ends = {g.line for g in own}
     return sorted([*own, *(g for g in gaps if g.line not in ends)], key=lambda g: (g.line, g.since_line))
 
@@ -1255,8 +1338,8 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
     process_gaps = stats.process_gaps if stats is not None else []
     unmatched = stats.unmatched if stats is not None else []
     several = len(engines.events) > 1
-    pieces: list[tuple[int, list[Event], list[Gap], list[Unmatched], int | None]] = []
-    for k, (engine_events, pid) in enumerate(zip(engines.events, engines.pids, strict=True)):
+    pieces: list[tuple[int, list[Event], list[Gap], list[Unmatched], int]] = []
+    for k, (engine_events, key) in enumerate(zip(engines.events, engines.keys, strict=True)):
         segments = split_runs(engine_events, fmt)
         starts = [min((e.line for e in seg if e.name != CLOCK_OUTER_FIRST), default=0) for seg in segments]
 
@@ -1264,21 +1347,19 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
             return ((not several or engines.owner(line) == k)
                     and (i == 0 or line >= starts[i]) and (i + 1 >= len(starts) or line < starts[i + 1]))
 
-        engine_gaps = _engine_gaps(gaps, process_gaps, pid) if several else gaps
+        engine_gaps = _engine_gaps(gaps, process_gaps, key) if several else gaps
         for i, seg in enumerate(segments):
             pieces.append((starts[i], seg, [g for g in engine_gaps if own(i, g.line)],
-                           [u for u in unmatched if own(i, u.line)], pid))
+                           [u for u in unmatched if own(i, u.line)], k))
     pieces.sort(key=lambda piece: piece[0])  # stable: one engine's runs keep their order
     runs = []
-    last_of: dict[int | None, Stamp | None] = {}  # the previous run's last line, per engine
-    for i, (_, seg, run_gaps, run_unmatched, pid) in enumerate(pieces):
+    last_of: dict[int, Stamp | None] = {}  # the previous run's last line, per engine
+    for i, (_, seg, run_gaps, run_unmatched, k) in enumerate(pieces):
         run = build_run(seg, source, i, fmt, date_source, config_defaults, run_gaps, run_unmatched)
-        run.launch = _launch_of(run, seg, fmt, last_of.get(pid) if pid in last_of else None, pid in last_of)
-        last_of[pid] = run.last_ts
+        run.launch = _launch_of(run, seg, fmt, last_of.get(k), k in last_of)
+        last_of[k] = run.last_ts
         if several:
-            others = ", ".join(str(p) for p in engines.pids if p != pid)
-            run.warnings.append(f"this log holds {len(engines.pids)} engines told apart by their process tags: "
-                                f"this run is the one of pid {pid} (the others: pid {others})")
+            run.warnings.append(engines.note(k))
         runs.append(run)
     return runs
 

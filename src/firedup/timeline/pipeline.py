@@ -183,9 +183,10 @@ class DatePolicy:
 
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
-    """The one sniff policy: `engine` when given, else the format whose sniff literals best
-    explain the first `SNIFF_LINES` lines. A reader that cannot wait for that many (a live
-    log) decides as soon as one format's literal shows (`final=False`), or when forced."""
+    """The one sniff policy: `engine` when given, else the format whose rules best explain the
+    first `SNIFF_LINES` lines (`Format.sniff`). A reader that cannot wait for that many (a live
+    log) decides as soon as one format's rule that is evidence matches a line (`final=False`),
+    or when forced."""
     if engine is not None:
         return get_format(engine)
     sample = "\n".join(texts[:SNIFF_LINES])

@@ -317,6 +317,56 @@ def _from_silence(run: Run, kind: str, fmt: Format) -> CacheVerdict | None:
     return None
 
 
+# --- what the process tree showed (wait --pid) ---------------------------------------------
+
+# The cache kind whose cold start compiler processes prove, where the format declares it, and
+# the phases where a cold one compiles: graph capture, and the phases whose silent work it is.
+PROCESS_JIT = "kernel_jit"
+JIT_PHASES = frozenset({"cuda_graph", "draft.cuda_graph"})
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A stretch of time in which `wait --pid` saw the server's process tree do one thing
+    (`live.proc`), on the log's clock: `compilers` are the compiler processes it saw."""
+
+    kind: str
+    start: Stamp
+    end: Stamp
+    text: str
+    compilers: tuple[str, ...] = ()
+
+
+def observed_caches(run: Run, observed: Sequence[Observed], fmt: Format) -> None:
+    """Compiler processes seen in the server's tree during graph capture (or a phase whose
+    silent work is the kernel JIT) make the run's kernel JIT verdict cold: a warm cache
+    compiles nothing. Only a line saying the cache was cold already says more."""
+    if PROCESS_JIT not in fmt.cache_kinds:
+        return
+    phases = JIT_PHASES | {name for name, (_, kind) in fmt.silent_work.items() if kind == PROCESS_JIT}
+    found: list[tuple[str, int | None, float, Observed]] = []
+    for p in run.run_phases():
+        if p.name not in phases or p.start is None:
+            continue
+        end = p.end or run.last_ts or p.start
+        for o in observed:
+            if o.compilers and o.start <= end and o.end >= p.start:
+                found.append((p.name, p.line, _overlap(o.start, o.end, p.start, end), o))
+    current = run.caches.get(PROCESS_JIT)
+    if not found or (current is not None and current.verdict == "cold" and current.basis == "line"):
+        return
+    phase, line, _, first = found[0]
+    names = sorted({c for *_, o in found for c in o.compilers})
+    seconds = sum(s for _, _, s, _ in found)
+    seen = (f"for about {fmt_duration(seconds)} from {first.start.iso[11:19]}" if seconds >= 1
+            else f"at {first.start.iso[11:19]}")
+    text = next((m.text for m in run.milestones if m.line == line), "") if line is not None else ""
+    run.caches[PROCESS_JIT] = CacheVerdict(
+        PROCESS_JIT, "cold", "process",
+        f"compilers ran in the server's process tree in {phase} ({', '.join(names)}; seen by wait --pid {seen}): "
+        "a warm cache compiles nothing", [(line, _cut(text))] if line is not None else [], seconds or None, phase)
+
+
 # --- unknown lines -----------------------------------------------------------------------
 
 
