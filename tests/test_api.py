@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -202,3 +203,56 @@ def test_a_library_error_through_click_s_own_runner_is_one_line_too() -> None:
     result = CliRunner().invoke(cli, ["parse", "--engine", "tgi", str(READY)])
     assert result.exit_code == 2
     assert result.output.startswith("firedup: unknown engine 'tgi' (known: ") and result.output.count("\n") == 1
+
+
+# --- the library's own errors (issue 33): a designed check at the boundary, never a foreign TypeError ----
+
+LOG = str(SAMPLE_LOGS / "small-tp1.log")
+WRONG_CALLS = [
+    ("parse(123)", lambda tmp: firedup.parse(123)),  # 'int' object is not iterable
+    ("parse(None)", lambda tmp: firedup.parse(None)),
+    ("parse(b'x')", lambda tmp: firedup.parse(b"x.log")),
+    ("parse([1])", lambda tmp: firedup.parse([1])),
+    ("parse({'a': 1})", lambda tmp: firedup.parse({"a.log": 1})),
+    ("parse('')", lambda tmp: firedup.parse("")),  # read the whole current folder
+    ("parse([''])", lambda tmp: firedup.parse([""])),
+    ("parse(engine=['sglang'])", lambda tmp: firedup.parse(LOG, engine=["sglang"])),
+    ("parse(date=20260101)", lambda tmp: firedup.parse(LOG, date=20260101)),
+    ("parse(jobs='2')", lambda tmp: firedup.parse(LOG, jobs="2")),
+    ("load(store=123)", lambda tmp: firedup.load(LOG, store=123)),
+    ("load(store=[1])", lambda tmp: firedup.load(LOG, store=[1])),
+    ("compare(by=5)", lambda tmp: firedup.compare(LOG, by=5)),
+    ("compare(by=[5])", lambda tmp: firedup.compare(LOG, by=[5])),
+    ("budgets(risk='0.1')", lambda tmp: firedup.budgets(LOG, risk="0.1")),
+    ("budgets(risk=nan)", lambda tmp: firedup.budgets(LOG, risk=float("nan"))),
+    ("budgets(risk=None)", lambda tmp: firedup.budgets(LOG, risk=None)),
+    ("check(risk='0.1')", lambda tmp: firedup.check(LOG, LOG, risk="0.1")),
+    ("plot(out=5)", lambda tmp: firedup.plot("timeline", LOG, 5)),
+    ("plot(run=5)", lambda tmp: firedup.plot("timeline", LOG, tmp / "t.png", run=5)),
+    ("report(out_dir=5)", lambda tmp: firedup.report(LOG, 5)),
+    ("export(out=None)", lambda tmp: firedup.export(LOG, "csv", None)),
+    ("summary(width='80')", lambda tmp: firedup.summary(LOG, width="80")),
+    ("ingest(workers='2')", lambda tmp: firedup.ingest(LOG, store=tmp / "store", workers="2")),
+]
+
+
+@pytest.mark.parametrize("call", [c for _, c in WRONG_CALLS], ids=[name for name, _ in WRONG_CALLS])
+def test_a_wrong_argument_is_firedups_own_usage_error(call: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(SAMPLE_LOGS)  # where `parse("")` read every log
+    with pytest.raises(firedup.UsageError) as caught:
+        call(tmp_path)
+    message = str(caught.value)
+    assert message and "\n" not in message and "Traceback" not in message
+
+
+def test_plot_takes_one_run_name_as_a_str(tmp_path: Path) -> None:
+    """`run="base.log"` was iterated: runs "b", "a", "s", ..."""
+    other = str(SAMPLE_LOGS / "vllm-warm-start.log")
+    chart = firedup.plot("timeline", [LOG, other], tmp_path / "one.svg", run="small-tp1.log")
+    svg = chart.path.read_text()
+    assert "small-tp1.log" in svg and "vllm-warm-start.log" not in svg
+
+
+def test_a_narrow_width_is_the_narrowest_view() -> None:
+    text = firedup.summary(LOG, width=1)
+    assert text is not None and "small-tp1.log" in text.replace("\n", "")

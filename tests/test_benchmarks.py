@@ -54,6 +54,26 @@ def test_fleet_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
     assert "s3     s3     ray         2     12" in proc.stdout
 
 
+def test_hostile_sweep_runs_quick_and_counts(tmp_path: Path) -> None:
+    """benchmarks/hostile_sweep_values.py --quick, two classes: it tries inputs and prints its
+    table; its counts are read by people (the issue's closing note), zero on this code."""
+    out = tmp_path / "sweep.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "hostile_sweep_values.py"), "--quick",
+                           "--classes", "2,9", "--json", str(out)], capture_output=True, text=True, timeout=600,
+                          check=False)
+    figures = json.loads(out.read_text())
+    assert figures["inputs"]["2 flags"] > 10 and figures["inputs"]["9 library"] > 10
+    assert "class        inputs commands       hangs" in proc.stdout
+    assert proc.returncode == 0 and figures["findings"] == [], proc.stdout[-3000:]
+
+
+def test_flags_benchmark_runs_at_a_tiny_size() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_flags.py"), "--counts", "100,200",
+                           "--runs", "1"], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert [line.split()[0] for line in proc.stdout.splitlines()[1:]] == ["0", "100", "200"]
+
+
 def test_wait_cpu_script_runs_its_nvml_case() -> None:
     """benchmarks/wait_cpu.py --short, the one case with the tree of 9 and the stand-in NVML: it
     runs and reports."""

@@ -491,3 +491,19 @@ def test_ranks_heatmap_blames_the_last_rank_in_at_a_barrier() -> None:
     assert kv.filter(pl.col("rank") == "TP0")["late"][0] == pytest.approx(8.0)
     caption = worst_rank_text(data)
     assert "TP0" in caption and "TP1" not in caption
+
+
+def test_dollars_in_names_and_flag_values_are_shown_as_written(tmp_path: Path) -> None:
+    """matplotlib read `$...$` in a label as math: `$x^$` raised, `$\\frac{1}{2}$` typeset a fraction."""
+    from firedup import api
+
+    args = "{'model_tag': 'Qwen/Qwen3-14B', 'host': '0.0.0.0', 'model': 'Qwen/Qwen3-14B'}"
+    text = (SAMPLE_LOGS / "vllm-warm-start.log").read_text()
+    for i, value in enumerate(["$x^$", "$\\frac{1}{2}$"]):
+        (tmp_path / f"run{i}-$x^$.log").write_text(text.replace(args, args[:-1] + f", 'knob': {value!r}}}"))
+    runs = api.load([str(tmp_path)])
+    for kind in ("timeline", "compare", "distribution"):
+        out = tmp_path / f"{kind}.svg"
+        api.plot(kind, runs, out, by="knob")
+        svg = out.read_text()
+        assert "$x^$" in svg or (kind == "distribution" and "$\\frac{1}{2}$" in svg), kind

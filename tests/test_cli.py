@@ -318,6 +318,31 @@ def test_import_and_help_do_not_load_heavy_libraries(code: str) -> None:
 
 
 
+# --- the library's own errors, through the CLI (issue 33) ---------------------------------------
+
+
+@pytest.mark.parametrize("command", [["parse"], ["timeline"], ["runs"], ["compare"], ["budget"],
+                                     ["check", "--history", str(GOOD)]], ids=lambda c: c[0])
+def test_a_terminal_of_one_to_six_columns_gets_the_narrowest_view(command: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`COLUMNS=1` to `6` gave `ValueError: invalid width -3` (textwrap) and other tracebacks."""
+    vllm = str(ROOT / "sample_logs" / "vllm-warm-start.log")
+    for columns in range(1, 7):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        code, out, err = firedup([*command, str(GOOD), vllm], monkeypatch, capsys)
+        assert code in (0, 1, 6), (columns, err)  # 6: check cannot judge (no history of this config)
+        assert out.strip() and "Traceback" not in err, columns
+
+
+def test_an_empty_path_is_a_usage_error_not_the_current_folder(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(ROOT / "sample_logs")
+    for command in (["parse", ""], ["parse", "--json", ""], ["runs", ""], ["timeline", ""]):
+        code, out, err = firedup(command, monkeypatch, capsys)
+        assert code == 2 and not out, (command, out[:200])
+        assert "an empty path names no file" in err and err.count("\n") == 1
+
+
 # --- an unknown wrapper: a harness re-logging two servers ------------------------------------
 
 WRAPPED = Path(__file__).resolve().parent / "fixtures" / "wrapped"

@@ -49,3 +49,27 @@ def test_file_year_alone_still_works() -> None:
     clock = Clock(file_year=2024)
     assert _first(clock, "07-01") == "2024-07-01T23:59:50"
     assert clock.date_source == "mtime"
+
+
+def test_a_date_outside_the_years_a_log_may_have_is_ignored_its_time_kept() -> None:
+    """9999-12-31 and 0001-01-01 overflowed the date arithmetic (an OverflowError, "internal error")."""
+    from firedup.read.clock import MAX_YEAR, MIN_YEAR
+
+    clock = Clock()
+    for text in ("9999-12-31", "0001-01-01", f"{MAX_YEAR + 1}-01-01", f"{MIN_YEAR - 1}-12-31"):
+        stamp = clock.resolve(date_text=text, time_text="23:59:59")
+        assert stamp is not None and stamp.iso.endswith("T23:59:59") and MIN_YEAR <= stamp.dt.year <= MAX_YEAR
+    assert clock.refused == 4 and clock.refused_first == "9999-12-31"
+    assert "the date of 4 stamps ignored" in (clock.refused_note() or "")
+    assert Clock(default_date=date(9999, 12, 31)).default_date is None  # no evidence either
+
+
+def test_midnight_wraps_stop_at_the_last_year() -> None:
+    """A time-only log whose clock goes back every line: each wrap adds a day, up to MAX_YEAR (on to 9999, an OverflowError)."""
+    from firedup.read.clock import MAX_YEAR
+
+    clock = Clock(default_date=date(MAX_YEAR, 12, 30))
+    for _ in range(6):
+        for time_text in ("13:00:00", "00:00:00"):
+            stamp = clock.resolve(time_text=time_text)
+            assert stamp is not None and stamp.dt.year <= MAX_YEAR

@@ -104,11 +104,13 @@ def test_auto_grouping_passes_over_seeds_ports_paths_among_the_other_flags(tmp_p
             "schedule_conservativeness": 1.0 if i < 3 else 0.5, "chunk_budget": 1000 + i}
         write(tmp_path / f"run-{i}.log", Spec(datetime(2026, 1, 5, 8 + i), extra_flags=extra))
     grouping = compare(load([str(tmp_path)])).grouping
-    assert grouping.by == ["schedule_policy"] and [g.n for g in grouping.groups] == [3, 3]
+    assert grouping.by == ["flag.schedule_policy"] and [g.n for g in grouping.groups] == [3, 3]
     [note] = [n for n in grouping.notes if "not grouped by" in n]
+    # prose names a flag by its key, as the log states it (the tables' column is `flag.KEY`)
     for expected in ("sampling_seed (a seed)", "metrics_port (a port or address)", "schedule_conservativeness (float",
                      "chunk_budget (most runs have a value of their own)"):
         assert expected in note
+    assert "flag." not in note
     assert "dump_dir, weights_source (a path)" in note or "weights_source, dump_dir (a path)" in note
 
 

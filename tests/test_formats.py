@@ -269,6 +269,27 @@ def test_a_known_engine_log_mentioning_a_foreign_library_stays_known() -> None:
     assert fmt is not None and fmt.name == "sglang"
 
 
+def test_field_converters_refuse_numbers_that_do_not_fit_and_say_so() -> None:
+    """A converter that refused kept the text in the number's place; `float()` took 400 nines as inf."""
+    from firedup.formats.base import DROPPED, convert_field, to_float, to_int, to_list, to_url
+
+    assert to_float("4.52") == 4.52 and to_int("428608") == 428608 and to_list("[1, 2, 4]") == [1, 2, 4]
+    for text in ("9" * 400, "1e999", "inf", "nan", "1e10", "٣٠"):
+        with pytest.raises(ValueError):
+            to_float(text)
+    for text in ("9" * 30, "9" * 5000, "³⁰", "٣٠", "３０"):
+        with pytest.raises(ValueError):
+            to_int(text)
+    assert to_url("http://127.0.0.1:30000") == "http://127.0.0.1:30000" and to_url("0.0.0.0:30000") == "0.0.0.0:30000"
+    for text in ("http://127.0.0.1:³⁰⁰⁰⁰", "http://h:99999", "http://h:0", "ftp://h/", "http://:1"):
+        with pytest.raises(ValueError):
+            to_url(text)
+    fields: dict[str, object] = {}
+    convert_field(to_float, "elapsed_s", "9" * 400, fields)
+    convert_field(to_float, "mem_gb", "7.7", fields)
+    assert fields == {"mem_gb": 7.7, DROPPED: ["elapsed_s=999999999999…999999999999 (400 characters)"]}
+
+
 # --- an unknown wrapper in front of the engine's own lines -------------------------------------
 
 HARNESS = "[2025-07-25 02:04:12] [harness.server_manager] [INFO] [worker_0] "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import stat
@@ -342,3 +343,159 @@ def test_the_history_budget_of_wait_survives_zero_second_runs(zero_second_runs: 
 def test_absurd_risks_are_usage_errors(zero_second_runs: Path, risk: str) -> None:
     proc = run(["budget", str(zero_second_runs), "--risk", risk])
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--risk" in proc.stderr, proc.stderr
+
+
+# --- round two (issue 33): text that reaches people, numbers that do not fit ---------------------
+
+# What may never reach a person raw: controls, format and invisible characters, separators,
+# variation selectors, tag characters; a surrogate cannot even be written as UTF-8.
+RAW_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u180b-\u180f\u200b-\u200f"
+                      "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\U000e0000-\U000e0fff\ud800-\udfff]")
+VLLM_ARGS = "{'model_tag': 'Qwen/Qwen3-14B', 'host': '0.0.0.0', 'model': 'Qwen/Qwen3-14B'}"
+VLLM_LOG = (SAMPLE_LOGS / "vllm-warm-start.log").read_text()
+SGLANG_LOG = (SAMPLE_LOGS / "small-tp1.log").read_text()
+
+
+def invoke(args: list[str]) -> tuple[int, str, str]:
+    """`firedup ARGS` in this process (click's runner): exit code, stdout, stderr, both checked to be
+    UTF-8 without a raw control or invisible character, and no traceback."""
+    from click.testing import CliRunner
+
+    from firedup.cli import cli
+
+    result = CliRunner().invoke(cli, args, env={"COLUMNS": "80", "NO_COLOR": "1"}, catch_exceptions=True)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    out, err = result.stdout_bytes.decode("utf-8"), result.stderr_bytes.decode("utf-8")
+    for name, text in (("stdout", out), ("stderr", err)):
+        m = RAW_TEXT.search(text)
+        assert m is None, f"{' '.join(args[:3])}: raw {m.group(0)!r} on {name}"
+    assert "internal error" not in err and "Traceback" not in err, err[-1000:]
+    return result.exit_code, out, err
+
+
+def strict_json(text: str) -> Any:
+    def refuse(token: str) -> Any:
+        raise AssertionError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+# any character a file name and a repr can hold, with what breaks views drawn more often
+NAME_TEXT = st.text(alphabet=st.one_of(
+    st.characters(codec="utf-8", exclude_characters="\x00/'\\\n\r"),
+    st.sampled_from(list("\u200b\u200e\u200f\u2060\ufeff\u00ad\U000e0041\u202e\x1b\x07\x9b$=+@|`<&"))),
+    min_size=1, max_size=12)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(model=NAME_TEXT, key=NAME_TEXT, value=NAME_TEXT, name=NAME_TEXT)
+def test_random_unicode_in_names_keys_and_values_reaches_no_output_raw(tmp_path_factory: pytest.TempPathFactory,
+                                                                       model: str, key: str, value: str,
+                                                                       name: str) -> None:
+    """Random Unicode in the file name, the model name, a flag's key and its value, through parse,
+    --json, runs csv, export and report: every output valid UTF-8 (JSON strict, CSV without formula
+    cells), no raw control or invisible character, both runs there."""
+    folder = tmp_path_factory.mktemp("names")
+    args = VLLM_ARGS.replace("'Qwen/Qwen3-14B'}", f"{model!r}}}")
+    for i in range(2):
+        text = VLLM_LOG.replace(VLLM_ARGS, args[:-1] + f", {key!r}: {value + str(i)!r}}}")
+        (folder / f"{name}{i}.log").write_text(text, encoding="utf-8")
+    code, out, _ = invoke(["parse", "--json", str(folder)])
+    assert code == 0 and len(strict_json(out)["runs"]) == 2
+    code, out, _ = invoke(["runs", "--format", "csv", str(folder)])
+    rows = list(csv.reader(io.StringIO(out)))
+    assert code == 0 and len(rows) == 3
+    cells = [c for row in rows for c in row]
+    assert not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r") or (c[:1] == "-" and not _number(c))]
+    for fmt in ("json", "chrome-trace", "otlp-json"):
+        code, out, _ = invoke(["export", "--format", fmt, "--table", "runs", "-o", "-", str(folder)])
+        strict_json(out)
+    code, out, _ = invoke(["export", "--format", "prometheus", "-o", "-", str(folder)])
+    assert code == 0 and out.endswith("# EOF\n")
+    for args_ in (["parse"], ["runs"], ["timeline"], ["compare"]):
+        assert invoke([*args_, str(folder)])[0] == 0
+    report = folder.parent / f"{folder.name}-report"
+    assert invoke(["report", str(folder), "-o", str(report)])[0] == 0
+    for page in ("report.md", "index.html"):
+        text = (report / page).read_text(encoding="utf-8")
+        assert RAW_TEXT.search(text) is None, page
+
+
+def test_two_model_names_that_differ_by_an_invisible_character_look_different(tmp_path: Path) -> None:
+    """A zero-width space, U+200E and tag characters passed the sanitiser: on screen and in the
+    Prometheus labels the two models looked the same."""
+    for i, model in enumerate(["Qwen/m", "Qwen\u200b/m", "Qwen\u200e/m", "Qwen\U000e0041/m"]):
+        (tmp_path / f"r{i}.log").write_text(SGLANG_LOG.replace("model_path='Qwen/Qwen3-4B-Instruct-2507'",
+                                                               f"model_path={model!r}"))
+    _, out, _ = invoke(["export", "--format", "prometheus", "-o", "-", str(tmp_path)])
+    models = {m for m in re.findall(r'model="([^"]*)"', out)}
+    assert models == {"Qwen/m", "Qwen\\\\u200b/m", "Qwen\\\\u200e/m", "Qwen\\\\U000e0041/m"}, models
+    _, out, _ = invoke(["compare", str(tmp_path), "--by", "model_path"])
+    assert "Qwen\\u200b/m" in out and "Qwen\\U000e0041/m" in out
+
+
+def test_a_file_name_with_a_newline_forges_no_row(tmp_path: Path) -> None:
+    (tmp_path / "a.log\nready       1 min 14 s  cuda_graph 51 s      FORGED.log").write_text(SGLANG_LOG)
+    for command in (["parse"], ["runs"], ["timeline"]):
+        _, out, _ = invoke([*command, str(tmp_path)])
+        assert "FORGED" in out, command
+        # the name on its own row, escaped (a long one wraps, indented, in the timeline's heading)
+        assert all("\\n" in line or line.startswith(" ") for line in out.splitlines() if "FORGED" in line), out
+
+
+def test_an_undecodable_byte_in_a_file_name_costs_no_other_log(tmp_path: Path) -> None:
+    """Every command but plain parse ended in a traceback (so the good log beside it was lost too),
+    and --json wrote invalid UTF-8."""
+    (tmp_path / "good.log").write_text(VLLM_LOG)
+    with open(os.path.join(os.fsencode(tmp_path), b"bad\xff\xfe.log"), "w", encoding="utf-8") as fh:
+        fh.write(SGLANG_LOG)
+    code, out, _ = invoke(["parse", "--json", str(tmp_path)])
+    runs = strict_json(out)["runs"]
+    assert code == 0 and sorted(os.path.basename(r["source"]) for r in runs) == ["bad\udcff\udcfe.log", "good.log"]
+    _, out, _ = invoke(["runs", str(tmp_path)])
+    assert "bad\\xff\\xfe.log" in out and "good.log" in out
+    for command in (["timeline"], ["compare", "--json"], ["runs", "--format", "csv"],
+                    ["export", "--format", "otlp-json", "-o", "-"], ["ingest", "--store", str(tmp_path / "st")]):
+        assert invoke([*command, str(tmp_path)])[0] == 0, command
+    code, out, _ = invoke(["runs", "--store", str(tmp_path / "st"), "--format", "json"])
+    assert code == 0 and len(strict_json(out)) == 2
+    assert invoke(["report", str(tmp_path), "-o", str(tmp_path / "report")])[0] == 0
+
+
+def test_a_lone_surrogate_in_a_json_lines_log_crashes_no_command(tmp_path: Path) -> None:
+    """vLLM's JSON formatter may write `\\ud800`; decoded, it crashed every command but plain parse."""
+    records = [{"asctime": "2026-02-26 14:45:40,100", "levelname": "INFO", "name": "vllm", "processName": "MainProcess",
+                "process": 1, "message": "non-default args: {'model': 'm\\ud800'}"},
+               {"asctime": "2026-02-26 14:45:50,000", "levelname": "INFO", "name": "vllm",
+                "processName": "EngineCore_DP0", "process": 2, "message": "Starting to load model m\ud800..."},
+               {"asctime": "2026-02-26 14:46:00,000", "levelname": "INFO", "name": "vllm",
+                "processName": "EngineCore_DP0", "process": 2, "message": "Loading weights took 3.07 seconds"}]
+    text = "".join(json.dumps(r) + "\n" for r in records).replace("\\\\ud800", "\\ud800")
+    (tmp_path / "json.log").write_text(text)
+    for command in (["parse"], ["timeline"], ["runs"], ["compare"], ["budget"], ["runs", "--format", "csv"],
+                    ["export", "--format", "json", "--table", "milestones", "-o", "-"]):
+        assert invoke([*command, str(tmp_path)])[0] in (0, 1), command
+    _, out, _ = invoke(["parse", "--json", str(tmp_path)])
+    (run,) = strict_json(out)["runs"]
+    assert run["config"]["model_path"] == "m\\ud800"  # written as the log wrote it
+
+
+def test_a_store_is_never_poisoned_by_a_number_that_does_not_fit(tmp_path: Path) -> None:
+    """An ingested run with `elapsed=9…9` (inf) or a 30-digit port made every later read of the store fail."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "inf.log").write_text(SGLANG_LOG.replace("Load weight end. elapsed=4.52 s", f"Load weight end. elapsed={'9' * 400} s"))
+    (logs / "port.log").write_text(SGLANG_LOG.replace("port=30000,", f"port={'1' * 30},"))
+    (logs / "tp.log").write_text(SGLANG_LOG.replace("tp_size=1,", f"tp_size={'1' * 30},"))
+    store = tmp_path / "store"
+    code, _, err = invoke(["ingest", "--store", str(store), str(logs)])
+    assert code == 0, err
+    code, out, _ = invoke(["runs", "--store", str(store), "--format", "json"])
+    assert code == 0 and len(strict_json(out)) == 3
+    for command in (["runs"], ["compare", "--json"], ["budget", "--json"], ["export", "--format", "chrome-trace", "-o", "-"],
+                    ["export", "--format", "otlp-json", "-o", "-"]):
+        code, out, _ = invoke([*command, "--store", str(store)])
+        assert code == 0, command
+        if "--json" in command or "-o" in command:
+            strict_json(out)

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
-from firedup.core import config
+from firedup.core import config, safe
 from firedup.core.config import parse_args_repr
 from firedup.formats import _common as common
 from firedup.formats import all_formats, base, sglang, vllm
 from firedup.read import sources
 from firedup.read.sources import normalise
+from firedup.render.report import md_text
 from firedup.timeline import crash
 
 SMALL, MID, BIG = 10_000, 100_000, 1_000_000
@@ -145,6 +146,11 @@ NAMED: list[tuple[str, Callable[[str], Any], str]] = [
     ("args dump, fast path: a long list", lambda t: config._simple_fields("A(a=[" + t + "1])"), "1, "),
     ("args dump, fast path: an open quote", lambda t: config._simple_fields("A(a='" + t), "a"),
     ("args dump, fast path: many fields", lambda t: config._simple_fields("A(" + t + "z=1)"), "a=1, "),
+    ("args dump: endless numbers", lambda t: config._without_endless_numbers(t + "x" * 5000), "1" * 3999 + "x"),
+    ("a URL's credentials: schemes cut short", lambda t: safe.without_credentials("x://@" + t + "@"), "a.a:/"),
+    ("a URL's credentials: many ://", lambda t: safe.without_credentials(t + "@"), "a://b"),
+    ("invisible characters", safe.visible, "a\u200b"),
+    ("Markdown text: URL-ish words", md_text, "http://a www.b c@d "),
     # an unknown wrapper: the engine's header looked for behind blanks (`Format.layout`)
     ("sglang layout: wrapped stamps", sglang.FORMAT.layout, " [2025-07-25 02:04:1"),
     ("sglang layout: wrapped stamps, a header first", lambda t: sglang.FORMAT.layout("[2025-07-25 02:04:12] " + t),

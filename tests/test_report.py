@@ -455,3 +455,22 @@ def test_the_report_leaves_runs_alone_and_names_them_by_their_ids(tmp_path: Path
     assert shown == ["logs/crash-then-restart.log", "logs/crash-then-restart.log #2"]  # a display name...
     expected = load([str(log)]).runs["run_id"].to_list()
     assert [entry["run_id"] for entry in context["appendix"]] == expected  # ...and the run's own id
+
+
+def test_a_url_from_a_log_is_never_a_live_link(tmp_path: Path) -> None:
+    """A URL in a flag value became a link in report.md (GitHub links bare URLs, `www.` and
+    e-mail addresses)."""
+    args = "{'model_tag': 'Qwen/Qwen3-14B', 'host': '0.0.0.0', 'model': 'Qwen/Qwen3-14B'}"
+    text = (SAMPLES / "vllm-warm-start.log").read_text()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i, value in enumerate(["http://evil.example/a www.evil.example", "mail@evil.example"]):
+        (logs / f"run{i}.log").write_text(text.replace(args, args[:-1] + f", 'knob': {value!r}}}"))
+    result = build_report([str(logs)], tmp_path / "out", by=["knob"])
+    assert result.runs == 2
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "evil.example" in md
+    outside_code = re.sub(r"(`+).*?\1", "", re.sub(r"```.*?```", "", md, flags=re.DOTALL))
+    assert "evil" not in outside_code, [line for line in outside_code.splitlines() if "evil" in line]
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert not re.search(r"<a\b[^>]*evil", page)

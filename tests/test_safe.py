@@ -8,7 +8,15 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from firedup.core.safe import csv_cell, json_visible, visible
+from firedup.core.safe import (
+    csv_cell,
+    json_text,
+    json_visible,
+    valid_text,
+    valid_values,
+    visible,
+    without_credentials,
+)
 
 ATTACKS = {
     "OSC title": "\x1b]0;PWNED\x07",
@@ -64,3 +72,74 @@ def test_no_raw_control_character_survives(text: str) -> None:
     assert not any((ord(ch) < 0x20 and ch not in "\t\n") or 0x7f <= ord(ch) <= 0x9f for ch in shown)
     one = visible(text, one_line=True)
     assert not any(ord(ch) < 0x20 or 0x7f <= ord(ch) <= 0x9f for ch in one)
+
+
+# --- round two (issue 33): what shows as nothing, surrogates, credentials -------------------------
+
+INVISIBLE = {
+    "zero-width space": "\u200b", "zero-width joiner": "\u200d", "left-to-right mark": "\u200e",
+    "right-to-left mark": "\u200f", "word joiner": "\u2060", "byte-order mark": "\ufeff", "soft hyphen": "\u00ad",
+    "tag characters": "\U000e0041\U000e0042", "variation selector": "\ufe0f", "Hangul filler": "\u3164",
+    "Arabic letter mark": "\u061c", "unassigned default-ignorable": "\u2065",
+}
+
+
+def test_what_shows_as_nothing_is_shown_escaped() -> None:
+    """Two model names that differ by a zero-width space looked the same, on screen and in Prometheus."""
+    for name, ch in INVISIBLE.items():
+        shown = visible(f"Qwen{ch}/m")
+        assert shown != "Qwen/m" and not any(c in shown for c in ch), name
+        assert shown.startswith("Qwen\\") and shown.endswith("/m"), name
+    assert visible("a\u200bb") == "a\\u200bb" and visible("\U000e0041") == "\\U000e0041"
+
+
+def test_lone_surrogates_become_escapes_everywhere() -> None:
+    """A `\\ud800` escape in a JSON-lines log, an undecodable byte of a file name (`\\udcff` once
+    decoded with surrogateescape): no UTF-8 output can hold them raw."""
+    assert visible("bad\udcff.log") == "bad\\xff.log" and visible("m\ud800") == "m\\ud800"
+    assert valid_text("bad\udcff\ud800") == "bad\\xff\\ud800" and valid_text("plain") == "plain"
+    assert valid_values({"k\ud800": ["v\udcfe", 1]}) == {"k\\ud800": ["v\\xfe", 1]}
+    text = json_visible(json.dumps({"m": "x\ud800\U000e0041"}, ensure_ascii=False))
+    text.encode("utf-8")  # valid UTF-8
+    assert json.loads(text) == {"m": "x\ud800\U000e0041"}  # the same value
+
+
+def test_json_text_writes_no_nan_or_infinity() -> None:
+    assert json.loads(json_text({"a": float("inf"), "b": [float("nan")], "c": 1.5})) == {"a": None, "b": [None], "c": 1.5}
+
+
+def test_credentials_of_a_url_are_never_shown() -> None:
+    assert without_credentials("probing http://alice:s3cr3t@127.0.0.1:30000/health") == \
+        "probing http://***@127.0.0.1:30000/health"
+    assert without_credentials("https://:tok@h/ and s3://key:secret@bucket/x") == "https://***@h/ and s3://***@bucket/x"
+    assert without_credentials("user@example.com, http://h/a@b") == "user@example.com, http://h/a@b"
+
+
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=())))
+def test_no_invisible_or_control_character_survives_any_text(text: str) -> None:
+    """Random Unicode, surrogates included: what `visible` returns has no control, format or
+    invisible character and encodes as UTF-8; `json_visible` keeps the value."""
+    import unicodedata
+
+    for one_line in (False, True):
+        shown = visible(text, one_line=one_line)
+        shown.encode("utf-8")
+        for ch in shown:
+            if ch in "\t\n" and not one_line:
+                continue
+            assert unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Zl", "Zp"), (ch, text)
+            assert not 0xFE00 <= ord(ch) <= 0xFE0F and not 0xE0000 <= ord(ch) <= 0xE0FFF, (ch, text)
+    encoded = json_visible(json.dumps(text, ensure_ascii=False))
+    encoded.encode("utf-8")
+    assert json.loads(encoded) == text
+
+
+def test_every_control_format_and_separator_character_of_unicode_is_escaped() -> None:
+    """Every code point of categories Cc, Cf, Cs, Zl and Zp (in this Python's Unicode), but tab and newline."""
+    import sys
+    import unicodedata
+
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1)
+                    if unicodedata.category(chr(c)) in ("Cc", "Cf", "Cs", "Zl", "Zp") and chr(c) not in "\t\n")
+    shown = visible(every)
+    assert not any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in shown)

@@ -70,11 +70,12 @@ def test_flags_are_columns_with_types(tmp_path: Path) -> None:
     write(tmp_path / "b.log", Spec(datetime(2026, 1, 6, 8), extra_flags={"chunked_prefill_size": 4096,
                                                                         "json_model_override_args": [1, 2]}))
     runs = load([str(tmp_path)])
-    assert runs.runs.schema["chunked_prefill_size"] == pl.Int64
-    assert sorted(runs.runs["chunked_prefill_size"].to_list()) == [4096, 8192]
+    # a flag that is no common flag lives in the `flag.` namespace: never one of firedup's own columns
+    assert runs.runs.schema["flag.chunked_prefill_size"] == pl.Int64
+    assert sorted(runs.runs["flag.chunked_prefill_size"].to_list()) == [4096, 8192]
     # mixed types across runs: kept as JSON text, never dropped
-    assert runs.runs.schema["json_model_override_args"] == pl.Utf8
-    assert sorted(runs.runs["json_model_override_args"].to_list()) == ["[1, 2]", "{}"]
+    assert runs.runs.schema["flag.json_model_override_args"] == pl.Utf8
+    assert sorted(runs.runs["flag.json_model_override_args"].to_list()) == ["[1, 2]", "{}"]
     assert runs.flag_columns[: len(FLAG_TYPES)] == list(FLAG_TYPES)
 
 
@@ -117,9 +118,9 @@ def test_a_flag_one_engine_does_not_have_does_not_differ_because_of_it() -> None
     before = set(varying_flags(alone.runs, alone.flag_columns))
     after = set(varying_flags(mixed.runs, mixed.flag_columns))
     assert {"ep_size", "attention_backend", "mem_fraction_static"}.isdisjoint(after)
-    assert {"tp_size", "disable_cuda_graph", "enable_torch_compile", "enforce_eager"} <= after
+    assert {"tp_size", "disable_cuda_graph", "enable_torch_compile", "flag.enforce_eager"} <= after
     # what differed between the SGLang runs still does (small-tp1 is 0.5.12: flags it lacks count)
-    assert before <= after and "attn_dp_size" in before
+    assert before <= after and "flag.attn_dp_size" in before
     # and `firedup runs` names the step, not vLLM's timer around it
     text = summary_text(mixed)
     [compiled] = [line for line in text.splitlines() if "vllm-tp2-compiled.log" in line]
@@ -242,3 +243,73 @@ def test_the_content_hash_is_the_bytes_read_whatever_the_source_is_called(tmp_pa
     assert tables.runs["run_id"].to_list() == [f"{expected[:16]}-0"]
     assert tables.runs["source"].to_list() == tables.phases["source"].unique().to_list() == ["shown/as/this.log"]
     assert result.runs[0].source == str(log)  # the run keeps its own name
+
+
+# --- flags that are not what a column expects (issue 33) ---------------------------------------------
+
+_VLLM_ARGS = "{'model_tag': 'Qwen/Qwen3-14B', 'host': '0.0.0.0', 'model': 'Qwen/Qwen3-14B'}"
+
+
+def _vllm_runs(folder: Path, *flags: dict[str, object]) -> Path:
+    from conftest import SAMPLE_LOGS
+
+    text = (SAMPLE_LOGS / "vllm-warm-start.log").read_text()
+    assert _VLLM_ARGS in text
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, extra in enumerate(flags):
+        stated = "".join(f", {k!r}: {v!r}" for k, v in extra.items())
+        (folder / f"r{i}.log").write_text(text.replace(_VLLM_ARGS, _VLLM_ARGS[:-1] + stated + "}"))
+    return folder
+
+
+def test_a_flag_named_like_one_of_firedups_columns_never_takes_its_place(tmp_path: Path) -> None:
+    """`load_weights_s=7` was shown as the load_weights phase, and the phase became `load_weights_s_right`;
+    `outcome` and `flag.outcome` (two keys, one dot apart) were one column and every view failed."""
+    from firedup.tables.frames import summary
+
+    folder = _vllm_runs(tmp_path / "runs", {"load_weights_s": 7, "warmup_s": 5, "outcome": "x", "flag.outcome": 1},
+                        {"load_weights_s": 8, "warmup_s": 6, "outcome": "y", "flag.outcome": 2})
+    runs = load([str(folder)])
+    table = summary(runs)
+    assert table["outcome"].to_list() == ["ready", "ready"]
+    assert table["load_weights_s"].to_list() == pytest.approx([5.89, 5.89], abs=0.5)  # the phase, not the flag
+    assert sorted(table["flag.load_weights_s"].to_list()) == [7, 8]
+    assert sorted(runs.runs["flag.outcome"].to_list()) == ["x", "y"]
+    assert sorted(runs.runs["flag.flag.outcome"].to_list()) == [1, 2]
+    assert not any(c.endswith("_right") for c in table.columns)
+
+
+def test_a_flag_is_typed_per_key_whatever_its_values(tmp_path: Path) -> None:
+    """A string where a number was, an integer beyond 64 bits, lists and dicts: one column each."""
+    folder = _vllm_runs(tmp_path / "runs", {"knob": 1, "big": 2, "mixed": [1]}, {"knob": "abc", "big": 10**30,
+                                                                                  "mixed": {"a": 1}})
+    (run0, run1) = sorted(load([str(folder)]).runs.iter_rows(named=True), key=lambda r: r["source"])
+    assert (run0["flag.knob"], run1["flag.knob"]) == ("1", "abc")
+    assert (run0["flag.big"], run1["flag.big"]) == (2, None)  # 10**30 is dropped where it is read, with a note
+    assert (run0["flag.mixed"], run1["flag.mixed"]) == ("[1]", '{"a": 1}')
+
+
+def test_a_key_written_as_a_formula_is_never_a_csv_header_formula(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    from firedup import api
+
+    folder = _vllm_runs(tmp_path / "runs", {'=HYPERLINK("http://evil.example","x")': 1, "@SUM(A1)": 1},
+                        {'=HYPERLINK("http://evil.example","x")': 2, "@SUM(A1)": 2})
+    text = api.summary(api.load([str(folder)]), "csv")
+    assert text is not None
+    header = next(csv.reader(io.StringIO(text)))
+    assert 'flag.=HYPERLINK("http://evil.example","x")' in header and "flag.@SUM(A1)" in header
+    assert not any(h.startswith(("=", "+", "-", "@")) for h in header)
+
+
+def test_many_flags_are_columns_gathered_in_one_pass(tmp_path: Path) -> None:
+    """20,000 flags took 40 s in `runs --format csv` (each flag looked up the list of columns);
+    benchmarks/bench_flags.py times it. Here: every flag is a column, each with its value."""
+    from firedup.tables.frames import summary
+
+    folder = _vllm_runs(tmp_path / "runs", {f"k{i}": i for i in range(3000)}, {f"k{i}": -i for i in range(3000)})
+    table = summary(load([str(folder)]))
+    assert sum(1 for c in table.columns if c.startswith("flag.k")) == 2999  # k0 is 0 in both: it does not differ
+    assert sorted(table["flag.k2999"].to_list()) == [-2999, 2999]

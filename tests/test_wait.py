@@ -522,12 +522,32 @@ def test_a_log_already_complete_is_judged_at_once() -> None:
     (["--url", "localhost:30000/health"], "give a full URL"),
     (["--store=/nonexistent/store"], "no such directory"),
     (["--pid", "0"], "--pid must be a positive"),
+    (["--url", "http://alice:s3cr3t@[::1:80/health"], "--url 'http://***@[::1:80/health'"),  # urlsplit raised
 ])
 def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     result = run_wait("--log", str(tmp_path / "x.log"), *args)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "Traceback" not in result.stderr and "s3cr3t" not in result.stderr
+
+
+def test_a_closed_stdin_is_a_one_line_error() -> None:
+    """`wait --log -` started with stdin closed (`<&-`): an AttributeError on `None.fileno` before."""
+    proc = subprocess.run([sys.executable, "-m", "firedup", "wait", "--log", "-", "--timeout", "5"], capture_output=True,
+                          text=True, env=env(), timeout=60, check=False, preexec_fn=lambda: os.close(0))
+    assert proc.returncode == 1 and proc.stderr.strip() == "firedup: -: stdin is closed: nothing to read"
+
+
+def test_the_password_of_the_url_is_never_printed_or_recorded(tmp_path: Path) -> None:
+    """`--url http://user:secret@...`: the status line, the verdict and the record showed the password."""
+    record = tmp_path / "record.json"
+    port = free_port()  # nothing listens: the wait times out, and says so with the URL
+    result = run_wait("--url", f"http://alice:s3cr3t@127.0.0.1:{port}/health", "--timeout", "2", "--no-inspect",
+                      "--record", str(record))
+    assert result.returncode == 124, result.stderr
+    assert f"http://***@127.0.0.1:{port}/health" in result.stdout and "http://***@" in result.stderr
+    assert "s3cr3t" not in result.stdout + result.stderr + record.read_text()
+    assert f"http://***@127.0.0.1:{port}/health" in record.read_text()
 
 
 def test_the_wait_itself_never_loads_polars() -> None:

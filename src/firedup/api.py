@@ -17,8 +17,9 @@ never costs the rest. polars and matplotlib load only when a function needs them
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date as _date
 from datetime import datetime as _datetime
@@ -46,18 +47,91 @@ PLOT_KINDS = ("timeline", "compare", "distribution", "ranks")
 SUMMARY_FORMATS = ("table", "csv", "json", "parquet")
 
 
-def _paths(paths: Paths | None) -> list[str]:
-    if paths is None:
+# --- the arguments as the functions take them: firedup's own UsageError for a wrong type, never a
+# TypeError from deep inside (`parse(123)` was "'int' object is not iterable") -------------------
+
+
+def _paths(paths: Paths | None, what: str = "paths", required: bool = True) -> list[str]:
+    """Paths as a list of str: one path (str or os.PathLike) or an iterable of them. An empty
+    path is an error, not the current folder (give "." for that); None is no paths where they
+    are optional (`required=False`)."""
+    if paths is None and not required:
         return []
     if isinstance(paths, (str, os.PathLike)):
-        return [os.fspath(paths)]
-    return [os.fspath(p) for p in paths]
+        items: list[object] = [paths]
+    elif isinstance(paths, (bytes, bytearray, Mapping)) or not isinstance(paths, Iterable):
+        raise UsageError(f"{what}: give a path or a list of paths (str or os.PathLike), not {_type(paths)}")
+    else:
+        items = list(paths)
+    out = []
+    for item in items:
+        text = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
+        if not isinstance(text, str):
+            raise UsageError(f"{what}: each path must be a str or os.PathLike of str, not {_type(item)}")
+        if not text:
+            raise UsageError(f"{what}: an empty path names no file (give . for the current folder)")
+        out.append(text)
+    return out
+
+
+def _type(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _path(path: object, what: str) -> str:
+    """One path to write to (str or os.PathLike of str, not empty)."""
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(text, str) or not text:
+        raise UsageError(f"{what}: give a file or folder path (str or os.PathLike), not {_type(path)}")
+    return text
 
 
 def _by(by: str | Sequence[str] | None) -> list[str]:
     """`--by` as the CLI takes it: a list, or comma-separated names."""
+    if by is not None and not isinstance(by, str) and (isinstance(by, Mapping) or not isinstance(by, Iterable)):
+        raise UsageError(f"by: give flag names (a str, comma-separated, or a list of str), not {_type(by)}")
     items = [by] if isinstance(by, str) else list(by or ())
+    if not all(isinstance(item, str) for item in items):
+        raise UsageError(f"by: each flag name must be a str, not {_type(next(i for i in items if not isinstance(i, str)))}")
     return [flag.strip() for item in items for flag in item.split(",") if flag.strip()]
+
+
+def _risk(risk: object) -> float:
+    """A risk as a float (0 < risk < 1 is checked where it is used)."""
+    if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not math.isfinite(risk):
+        raise UsageError(f"risk: give a number between 0 and 1, e.g. 0.01, not {_type(risk)}")
+    return float(risk)
+
+
+def _engine(engine: object) -> str | None:
+    if engine is not None and not isinstance(engine, str):
+        raise UsageError(f"engine: give an engine's name (a str, one of firedup.formats.known_engines()), not "
+                         f"{_type(engine)}")
+    return engine
+
+
+def _day(day: object) -> _date | None:
+    """A date (or its ISO text) within the years a log's dates may have (`read.clock.MIN_YEAR`)."""
+    from firedup.read.clock import MAX_YEAR, MIN_YEAR
+
+    if isinstance(day, str):
+        try:
+            day = _date.fromisoformat(day)
+        except ValueError:
+            raise UsageError(f"date: {day!r} is not a date like 2026-11-30") from None
+    if day is None:
+        return None
+    if not isinstance(day, _date) or isinstance(day, _datetime):
+        raise UsageError(f"date: give a datetime.date (or its ISO text), not {_type(day)}")
+    if not MIN_YEAR <= day.year <= MAX_YEAR:
+        raise UsageError(f"date: {day.isoformat()} is outside the years a log's dates may have ({MIN_YEAR}-{MAX_YEAR})")
+    return day
+
+
+def _count(value: object, what: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise UsageError(f"{what}: give a whole number of at least 1, not {_type(value)}")
+    return value
 
 
 def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None, all_files: bool = False,
@@ -74,8 +148,8 @@ def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None,
     """
     from firedup.timeline.pipeline import parse_paths
 
-    return parse_paths(_paths(paths), engine=engine, default_date=date, all_files=all_files, progress=progress,
-                       jobs=jobs, launched_at=launched_at)
+    return parse_paths(_paths(paths), engine=_engine(engine), default_date=_day(date), all_files=all_files,
+                       progress=progress, jobs=_count(jobs, "jobs"), launched_at=launched_at)
 
 
 def write_parse_json(paths: Paths, out: IO[str], *, engine: str | None = None, date: _date | None = None,
@@ -86,8 +160,8 @@ def write_parse_json(paths: Paths, out: IO[str], *, engine: str | None = None, d
     holding every run in memory. Returns the errors, the sources and the count of runs."""
     from firedup.timeline.pipeline import write_parse_json as write
 
-    return write(_paths(paths), out, engine=engine, default_date=date, all_files=all_files, progress=progress,
-                 jobs=jobs, launched_at=launched_at)
+    return write(_paths(paths), out, engine=_engine(engine), default_date=_day(date), all_files=all_files,
+                 progress=progress, jobs=_count(jobs, "jobs"), launched_at=launched_at)
 
 
 def open_store(store: StoreArg = True) -> Store:
@@ -97,6 +171,11 @@ def open_store(store: StoreArg = True) -> Store:
 
     if isinstance(store, Store):
         return store
+    if not isinstance(store, (str, os.PathLike, bool)) and store is not None:
+        raise UsageError(f"store: give a store folder or URL (str or os.PathLike), a Store, or True for the "
+                         f"default store, not {_type(store)}")
+    if isinstance(store, os.PathLike) and not isinstance(os.fspath(store), str):
+        raise UsageError(f"store: give a path of str, not {_type(store)}")
     return open_at(None if store is True or store is None or store is False else store)
 
 
@@ -110,11 +189,11 @@ def load(paths: Paths | None = None, *, store: StoreArg = None, engine: str | No
     """
     from firedup.tables.frames import load as load_frames
 
-    wanted = _paths(paths)
+    wanted = _paths(paths, required=False)
     if not wanted and (store is None or store is False):
         raise UsageError("give log paths, --store for the history, or both")
     return load_frames(wanted or None, store=None if store is None or store is False else open_store(store),
-                       engine=engine, default_date=date, all_files=all_files, progress=progress)
+                       engine=_engine(engine), default_date=_day(date), all_files=all_files, progress=progress)
 
 
 def _runs(runs: Runs | Paths) -> Runs:
@@ -138,7 +217,7 @@ def budgets(runs: Runs | Paths, by: str | Sequence[str] | None = None, risk: flo
     (`Budget.method_label`, `.risk_label`), and every layer's timeout (`.timeouts`)."""
     from firedup.tables.budget import budgets as budgets_of
 
-    return budgets_of(_runs(runs), _by(by), risk)
+    return budgets_of(_runs(runs), _by(by), _risk(risk))
 
 
 def check(new: Runs | Paths, history: Paths | None = None, *, store: StoreArg = None, risk: float = 0.01,
@@ -150,9 +229,9 @@ def check(new: Runs | Paths, history: Paths | None = None, *, store: StoreArg = 
     from firedup.tables.check import check as check_runs
     from firedup.tables.frames import Runs
 
-    if not 0.0 < risk < 1.0:
+    if not 0.0 < _risk(risk) < 1.0:
         raise UsageError(f"risk must be between 0 and 1 (exclusive), not {risk}")
-    wanted = _paths(history)
+    wanted = _paths(history, "history", required=False)
     if not wanted and (store is None or store is False):
         raise UsageError("give the history: --history PATH (earlier logs) and/or --store")
     fresh = new if isinstance(new, Runs) else load(new, engine=engine, date=date, all_files=all_files)
@@ -170,7 +249,7 @@ def pick_runs(runs: Runs, wanted: Iterable[str]) -> list[str]:
     rows = runs.runs.select("run_id", "source", "run_index").to_dicts()
     for text in wanted:
         name, _, nth = text.partition("#")
-        index = int(nth) - 1 if nth.isdigit() else 0
+        index = int(nth) - 1 if nth.isascii() and nth.isdigit() and len(nth) < 19 else 0
         match = [r["run_id"] for r in rows if r["run_id"] == text or (
             name in (r["source"], os.path.basename(r["source"])) and r["run_index"] == index)]
         if not match:
@@ -189,7 +268,7 @@ class Chart:
 
 
 def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str] | None = None,
-         run: Iterable[str] = (), ranks: bool = False, risk: float = 0.01) -> Chart:
+         run: str | Iterable[str] = (), ranks: bool = False, risk: float = 0.01) -> Chart:
     """Draw one chart and write it to `out` (.png or .svg; the same chart gives the same bytes).
 
     Returns the chart's path and, for compare and distribution, how many runs it draws of how
@@ -203,14 +282,21 @@ def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str
     """
     if kind not in PLOT_KINDS:
         raise UsageError(f"unknown chart kind {kind!r}; the kinds are {', '.join(PLOT_KINDS)}")
-    if not os.fspath(out).lower().endswith((".png", ".svg")):  # before the logs are read
-        raise UsageError(f"{os.fspath(out)}: write the chart to a .png or .svg file")
+    target = _path(out, "out")
+    if not target.lower().endswith((".png", ".svg")):  # before the logs are read
+        raise UsageError(f"{target}: write the chart to a .png or .svg file")
+    if not isinstance(run, (str, Iterable)) or isinstance(run, (bytes, Mapping)):
+        raise UsageError(f"run: give a run's file name or id, or a list of them, not {_type(run)}")
+    wanted = [run] if isinstance(run, str) else list(run)  # one name, not its characters
+    if not all(isinstance(name, str) for name in wanted):
+        raise UsageError(f"run: each run's name must be a str, not {_type(wanted)}")
+    by = _by(by)
     from firedup.render import charts
 
     table = _runs(runs)
     if not len(table):
         raise NoStartupError("no server startup found in the input: nothing to draw")
-    ids = pick_runs(table, run)
+    ids = pick_runs(table, wanted)
     drawn: Coverage | None = None
     if kind == "timeline":
         fig = charts.timeline(table, ids or None, ranks=ranks)
@@ -222,7 +308,7 @@ def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str
         comparison = compare(table, by)
         fig, drawn = charts.compare(table, comparison=comparison), charts.compare_data(comparison).coverage
     else:
-        report = budgets(table, by, risk=risk)
+        report = budgets(table, by, risk=_risk(risk))
         fig = charts.distribution(table, budget_report=report)
         drawn = charts.distribution_data(table, budget_report=report).coverage
     charts.save(fig, out)
@@ -235,8 +321,8 @@ def report(paths: Paths, out_dir: PathLike, *, by: str | Sequence[str] | None = 
     """Write `out_dir/index.html` (self-contained) and `out_dir/report.md` with its PNG charts."""
     from firedup.render.report import build_report
 
-    return build_report(_paths(paths), out_dir, by=_by(by), risk=risk, engine=engine, default_date=date,
-                        all_files=all_files, progress=progress)
+    return build_report(_paths(paths), _path(out_dir, "out_dir"), by=_by(by), risk=_risk(risk),
+                        engine=_engine(engine), default_date=_day(date), all_files=all_files, progress=progress)
 
 
 def export(runs: Runs | Paths, fmt: str, out: PathLike, *, table: str = "phases") -> None:
@@ -244,7 +330,7 @@ def export(runs: Runs | Paths, fmt: str, out: PathLike, *, table: str = "phases"
     "milestones") as "csv", "parquet" or "json", to `out` ("-" = stdout for text)."""
     from firedup.tables.export import export as export_runs
 
-    export_runs(_runs(runs), fmt, out, table)
+    export_runs(_runs(runs), fmt, _path(out, "out"), table)
 
 
 def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
@@ -256,7 +342,15 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(SUMMARY_FORMATS)}")
     if fmt == "parquet" and out is None:
         raise UsageError("Parquet is binary: give a file with -o")
-    from firedup.core.safe import json_visible
+    if out is not None:
+        out = _path(out, "out")
+    if width is not None:
+        if isinstance(width, bool) or not isinstance(width, int):
+            raise UsageError(f"width: give a number of columns (an int), not {_type(width)}")
+        from firedup.core.units import MIN_WIDTH
+
+        width = max(width, MIN_WIDTH)
+    from firedup.core.safe import json_text
     from firedup.tables.export import _atomic, csv_safe
     from firedup.tables.frames import summary as summary_frame
     from firedup.tables.frames import summary_text
@@ -272,9 +366,7 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
     elif fmt == "csv":
         text = csv_safe(summary_frame(table)).write_csv().rstrip("\n")
     else:
-        import json
-
-        text = json_visible(json.dumps(summary_frame(table).to_dicts(), indent=1, default=str, ensure_ascii=False))
+        text = json_text(summary_frame(table).to_dicts(), indent=1)
     if out is None:
         return text
     _atomic(Path(out), lambda path: path.write_text(text + "\n", encoding="utf-8"))
@@ -292,12 +384,14 @@ def ingest(paths: Paths, *, store: StoreArg = True, engine: str | None = None, d
     `firedup.tables.fleet`), each worker writing its files into the store; else processes on
     this machine. `workers`: how many files are parsed at once (default: one per core)."""
     target = open_store(store)
+    wanted = _paths(paths)
+    engine, date, workers = _engine(engine), _day(date), _count(workers, "workers")
     if ray is not None:
         from firedup.tables.fleet import ingest_on_ray
 
-        return ingest_on_ray(target, _paths(paths), ray, engine=engine, default_date=date, all_files=all_files,
+        return ingest_on_ray(target, wanted, ray, engine=engine, default_date=date, all_files=all_files,
                              force=force, workers=workers, progress=progress)
-    return target.ingest(_paths(paths), engine=engine, default_date=date, all_files=all_files,
+    return target.ingest(wanted, engine=engine, default_date=date, all_files=all_files,
                          force=force, jobs=workers, progress=progress)
 
 

@@ -9,7 +9,6 @@ errors keep click's `Usage:` form; anything else is a bug and keeps its tracebac
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import re
 import secrets
@@ -20,8 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from firedup import __version__, api
-from firedup.core.safe import json_visible, visible
-from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, exit_code_for
+from firedup.core.safe import json_text, json_visible, visible, without_credentials
+from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, InputError, exit_code_for
 
 if TYPE_CHECKING:
     from firedup.tables.frames import Runs
@@ -31,10 +30,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _columns() -> int:
-    """The width every text view fits: $COLUMNS, else the terminal's, else 80 (piped)."""
+    """The width every text view fits: $COLUMNS, else the terminal's, else 80 (piped); at least
+    `MIN_WIDTH` (`COLUMNS=1` gets the narrowest view, not a traceback)."""
     import shutil
 
-    return shutil.get_terminal_size().columns
+    from firedup.core.units import MIN_WIDTH
+
+    return max(shutil.get_terminal_size().columns, MIN_WIDTH)
 
 
 def _fitted(text: str) -> str:
@@ -53,7 +55,7 @@ class _Terminal:
     """The one gate between text (much of it from logs and file names) and a terminal.
 
     Everything printed goes through `clean`, which shows every control character escaped
-    (`firedup.core.safe.visible`): a log line holding an OSC title or hyperlink, BEL or a C1
+    (`firedup.core.safe.visible`) and no URL's password (`without_credentials`): a log line holding an OSC title or hyperlink, BEL or a C1
     CSI reaches the screen as `\\x1b]0;...`, never as an instruction. Colour is ours only:
     `style` puts a placeholder with a per-process nonce where its coloured text goes, and
     `clean` swaps the placeholders back after escaping, so no log text can pass as one.
@@ -74,7 +76,7 @@ class _Terminal:
         return style
 
     def clean(self, text: str) -> str:
-        out = visible(text)
+        out = visible(without_credentials(text))
         if self._styled and "\ue000" in out:
             out = self._slot.sub(lambda m: self._styled[int(m.group(1))], out)
         return out
@@ -110,7 +112,7 @@ class _SafeStream:
 
     def write(self, text: str) -> int:
         if self._json:
-            return int(self._stream.write(json_visible(text)))
+            return int(self._stream.write(json_visible(without_credentials(text))))
         lead = ""
         if text.startswith(self._CLEAR_LINE):
             lead, text = self._CLEAR_LINE, text[len(self._CLEAR_LINE):]
@@ -121,12 +123,28 @@ class _SafeStream:
 
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> _dt.date | None:
+    from firedup.read.clock import MAX_YEAR, MIN_YEAR
+
     if value is None:
         return None
     try:
-        return _dt.date.fromisoformat(value)
+        day = _dt.date.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a date like 2026-11-30") from None
+    if not MIN_YEAR <= day.year <= MAX_YEAR:
+        raise click.BadParameter(f"{value} is outside the years a log's dates may have ({MIN_YEAR}-{MAX_YEAR})")
+    return day
+
+
+def _closed_stdin() -> bool:
+    """Whether there is no standard input at all (`<&-`): Python then has no `sys.stdin`."""
+    if sys.stdin is None:
+        return True
+    try:
+        os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError):
+        return True
+    return False
 
 
 def _parse_launched_at(ctx: click.Context, param: click.Parameter, value: str | None) -> _dt.datetime | _dt.time | None:
@@ -267,7 +285,6 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     The text summary fits the terminal (80 columns when not a terminal, $COLUMNS to choose):
     the folder the sources share is said once, long names are cut in the middle.
     """
-    import shutil
 
     from firedup.render.text import summary_text
 
@@ -279,7 +296,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
         _exit(len(streamed.errors), streamed.run_count)
     result = _read(paths, engine, default_date, all_files, launched_at)
     if result.runs:
-        echo(_fitted(summary_text(result.runs, width=shutil.get_terminal_size().columns)))
+        echo(_fitted(summary_text(result.runs, width=_columns())))
     _exit(len(result.errors), len(result.runs))
 
 
@@ -347,7 +364,6 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     columns that do not fit are counted on one line; --format csv/json/parquet hold them all.
     With --store the rows are in the order the runs began, with their date.
     """
-    import shutil
 
     if fmt == "parquet" and (not out or out == "-"):
         raise click.UsageError("--format parquet needs -o FILE")
@@ -355,7 +371,7 @@ def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, defa
     runs = _load(paths, store, engine, default_date, all_files)
     # the terminal's width ($COLUMNS, else 80 when not a terminal); a file gets every column
     # from the store (many days, many machines) the rows are in the order the runs began, with the date
-    text = api.summary(runs, fmt, to_file, width=None if to_file else shutil.get_terminal_size().columns,
+    text = api.summary(runs, fmt, to_file, width=None if to_file else _columns(),
                        by_time=store is not None)
     if text is not None:
         echo(text if fmt != "table" or to_file else _fitted(text))
@@ -384,7 +400,7 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
 
     runs = _load(paths, store, engine, default_date, all_files)
     result = api.compare(runs, by)
-    echo(json_visible(json.dumps(result.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json
+    echo(json_text(result.as_json(), indent=1) if as_json
          else _fitted(comparison_text(result, width=_columns(), verbose=verbose)))
     _exit_runs(runs)
 
@@ -428,7 +444,7 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     kinds: tuple[str, ...] = every if "all" in snippets or (verbose and not snippets) else tuple(
         k for k in snippets if k != "none")
     if as_json:
-        echo(json_visible(json.dumps(budget_json(report), indent=1, default=str, ensure_ascii=False)))
+        echo(json_text(budget_json(report), indent=1))
     elif len(kinds) == 1 and kinds[0] != "timeouts":
         echo(snippet_only(report, kinds[0]), nl=False)
     else:
@@ -460,8 +476,7 @@ def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, r
                        all_files=all_files)
     for err in report.errors:
         echo(f"firedup: {err}", err=True)
-    echo(json_visible(json.dumps(report.as_json(), indent=1, default=str, ensure_ascii=False)) if as_json
-         else _fitted(report.text(verbose)))
+    echo(json_text(report.as_json(), indent=1) if as_json else _fitted(report.text(verbose)))
     if report.failed or report.errors:
         sys.exit(EXIT_REGRESSED)
     sys.exit(EXIT_CANNOT_JUDGE if report.verdict == CANNOT_JUDGE else EXIT_OK)
@@ -773,6 +788,8 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
     stream = log == "-"
     if stream and from_end:
         raise click.BadParameter("a stream has no end to start from; drop --from-end", param_hint="--from-end")
+    if stream and _closed_stdin():
+        raise InputError("-", "stdin is closed: nothing to read")
     opts = WaitOptions(None if stream or log is None else Path(log), url=url, pid=pid, timeout=seconds,
                        auto_timeout=auto, history_loader=loader, quiet=quiet, from_end=from_end, engine=engine,
                        stall_after=stall_after, url_grace=url_grace, log_stream=sys.stdin.fileno() if stream else None,

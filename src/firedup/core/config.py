@@ -21,6 +21,9 @@ COMMON_FLAGS = (
     "attention_backend", "load_format", "nnodes",
 )
 
+# The common flags that count something: a whole number (a table's Int64 column).
+WHOLE_NUMBER_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "cuda_graph_max_bs", "nnodes")
+
 # What the cut-and-retry reading of a truncated dump may parse in all (characters).
 PARSE_BUDGET_CHARS = 2_000_000
 
@@ -106,8 +109,33 @@ def parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
     `complete` is False when the dump was truncated and only a prefix could be read.
     The fields are a new dict each call (nested values are shared: read them, do not change them).
     """
-    fields, complete = _parse_args_repr(text.strip())
+    fields, complete = _parse_args_repr(_without_endless_numbers(text.strip()))
     return dict(fields), complete
+
+
+# Python reads no integer literal of more digits than this (`sys.get_int_max_str_digits`): one in
+# a dump would make `ast` refuse the whole dump from that field on.
+_MOST_DIGITS = 4000
+
+
+def _without_endless_numbers(text: str) -> str:
+    """A dump with every run of more than `_MOST_DIGITS` digits written `1e999`: a number no
+    flag can hold either way, which `checked_flags` then drops with a note, and the fields
+    after it are still read. One pass (`\\d+` resumes after each run): linear."""
+    if len(text) <= _MOST_DIGITS:
+        return text
+    runs = [m.span() for m in _DIGITS.finditer(text) if m.end() - m.start() > _MOST_DIGITS]
+    if not runs:
+        return text
+    out, at = [], 0
+    for start, end in runs:
+        out += [text[at:start], "1e999"]
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+_DIGITS = re.compile(r"[0-9]+")
 
 
 # A fleet restarts the same deployment over and over: most dumps in a folder of logs are
@@ -154,6 +182,46 @@ def derive(fields: dict[str, Any]) -> dict[str, Any]:
     if out.get("speculative_algorithm") in ("", "None"):
         out["speculative_algorithm"] = None
     return out
+
+
+def checked_flags(fields: dict[str, Any]) -> list[str]:
+    """Keep in `fields` only the flags every output can hold, and say which were dropped.
+
+    A value with an integer beyond 64 bits or a NaN or infinity in it (`tp_size=10**30`,
+    `'x': 1e999`: `core.numbers.value_ok`) is dropped, as is a count flag that is not a whole
+    number (`tp_size=1e29`; `2.0` becomes 2). Text that is no valid UTF-8 (a lone surrogate
+    written `\\ud800` in the dump) is kept with it escaped (`core.safe.valid_text`), in keys too.
+    Returns `key=value` of each flag dropped, for a note on the run."""
+    from firedup.core.numbers import INT64_MAX, shown_number, value_ok
+    from firedup.core.safe import valid_text, valid_values
+
+    dropped: list[str] = []
+    for key in list(fields):
+        value = fields[key]
+        ok = value_ok(value)
+        if ok and key in WHOLE_NUMBER_FLAGS and isinstance(value, float):
+            ok = value.is_integer() and abs(value) <= INT64_MAX
+            if ok:
+                fields[key] = value = int(value)
+        if not ok:
+            del fields[key]
+            dropped.append(f"{valid_text(key)}={shown_number(_repr(value), 40)}")
+            continue
+        clean = valid_values(value)
+        name = valid_text(key)
+        if name != key:
+            del fields[key]
+            fields.setdefault(name, clean)
+        elif clean is not value:
+            fields[key] = clean
+    return dropped
+
+
+def _repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except ValueError:  # an int of more digits than Python writes out
+        return "an integer of thousands of digits"
 
 
 def read_server_args(text: str) -> tuple[dict[str, Any], bool]:

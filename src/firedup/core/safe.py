@@ -7,20 +7,37 @@ pane, write an OSC 8 hyperlink or move the cursor; BEL, backspace and CR rewrite
 reader sees; C1 codes (U+0080-U+009F, CSI is U+009B) do the same on terminals that take
 them. So every such character is shown as a visible escape (`\\x1b`), never emitted.
 
+What shows as nothing (a zero-width space, U+200E/U+200F, tag characters) is escaped too: two
+different model names must not look the same.
+
 Three boundaries, three functions: `visible` for text (terminal, Markdown, HTML after its
-own escaping), `json_visible` for JSON text (only `\\uXXXX` escapes stay valid JSON), and
-`csv_cell` for a spreadsheet cell (OWASP's formula-injection rule).
+own escaping), `json_visible` for JSON text (only `\\uXXXX` escapes stay valid JSON; `json_text`
+writes a value so, without NaN or Infinity), and `csv_cell` for a spreadsheet cell (OWASP's
+formula-injection rule). Beside them: `valid_text` for text that is stored (a table, the store:
+only what UTF-8 cannot hold is escaped) and `without_credentials` for a URL's password.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Any
 
-# C0 but tab and newline, DEL, C1; plus the Unicode line and paragraph separators and the
-# bidirectional overrides and isolates, which reorder what a reader sees ("Trojan Source").
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0 but tab and newline, DEL, C1; the Unicode line and paragraph separators and the
+# bidirectional overrides and isolates, which reorder what a reader sees ("Trojan Source"); and
+# what shows as nothing at all, so that two different names look the same: every format
+# character (Unicode's Cf: zero-width space, joiners, U+200E/U+200F marks, the soft hyphen, the
+# word joiner, the byte-order mark, tag characters U+E0000-U+E007F), the variation selectors,
+# the combining grapheme joiner and the blank Hangul fillers; and lone surrogates, which no
+# UTF-8 output can hold (an undecodable byte of a file name, a `\ud800` escape in a log).
+_INVISIBLE = ("\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+              "\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff"
+              "\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+              "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff")
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
+_CONTROL_ONE_LINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -28,30 +45,109 @@ def _escape(m: re.Match[str]) -> str:
     named = _NAMED.get(ch)
     if named is not None:
         return named
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return _code(ord(ch))
+
+
+def _code(code: int) -> str:
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was no UTF-8 (surrogateescape): shown as that byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def visible(text: str, *, one_line: bool = False) -> str:
-    """`text` with every control character shown as an escape (`\\x1b`, `\\x9b`, `\\r`).
+    """`text` with every control and invisible character shown as an escape (`\\x1b`, `\\x9b`,
+    `\\r`, `\\u200b`), and an undecodable byte of a file name as `\\xff`.
 
-    Tab and newline stay unless `one_line` (a label, a flag value, a snippet comment: a
-    newline there would start a line of its own, in a shell snippet a command)."""
+    Tab and newline stay unless `one_line` (a label, a flag value, a file name in a table, a
+    snippet comment: a newline there would start a line of its own, in a shell snippet a command)."""
     pattern = _CONTROL_ONE_LINE if one_line else _CONTROL
     if pattern.search(text) is None:  # the common case costs one scan
         return text
     return pattern.sub(_escape, text)
 
 
-_JSON_RAW = re.compile(r"[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+def valid_text(text: str) -> str:
+    """`text` as UTF-8 can hold it: lone surrogates (an undecodable byte of a file name, a `\\ud800`
+    escape decoded from a log) written as escapes, everything else as it is. For values that are
+    stored (a table, Parquet, the store), where the other escapes wait for the view."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: _code(ord(m.group(0))), text)
+
+
+def valid_values(value: Any) -> Any:
+    """`value` with `valid_text` applied to every string in it (dict keys too); the same object
+    when nothing changes."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        items = [valid_values(v) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if isinstance(value, dict):
+        pairs = [(valid_text(k) if isinstance(k, str) else k, valid_values(v)) for k, v in value.items()]
+        changed = any(k2 is not k or v2 is not v for (k2, v2), (k, v) in zip(pairs, value.items(), strict=True))
+        return dict(pairs) if changed else value
+    return value
+
+
+_JSON_RAW = re.compile(f"[\\x7f-\\x9f{_INVISIBLE}]")
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON writes a character beyond the BMP as its UTF-16 pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def json_visible(text: str) -> str:
     """JSON text (from `json.dumps`, which escapes C0 already) with DEL, C1 and the other
-    characters `visible` escapes written as `\\uXXXX`: the same JSON value, no raw control."""
+    characters `visible` escapes written as `\\uXXXX`: the same JSON value, no raw control, no
+    invisible character, and valid UTF-8 (a lone surrogate becomes its escape)."""
     if _JSON_RAW.search(text) is None:
         return text
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return _JSON_RAW.sub(_json_escape, text)
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """`value` as JSON every reader takes: no `NaN` or `Infinity` (`allow_nan=False`; the rare
+    non-finite float that reaches here is written `null`), no raw control or invisible
+    character (`json_visible`); what is no JSON type is written as its text (`default=str`)."""
+    import json
+
+    try:
+        text = json.dumps(value, indent=indent, default=str, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a NaN or an infinity somewhere: the slow walk only then
+        text = json.dumps(finite(value), indent=indent, default=str, ensure_ascii=False, allow_nan=False)
+    return json_visible(text)
+
+
+def finite(value: Any) -> Any:
+    """`value` with every NaN and infinity in it (in lists and dicts too) as None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+# The user and password of a URL (`http://user:secret@host/`): the scheme at most 32 characters,
+# so a long run of letters and dots costs linear time, not a rescan from every letter.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^/?#@\s]*@")
+
+
+def without_credentials(text: str) -> str:
+    """`text` with the user and password of every URL in it shown as `***`
+    (`http://***@host:30000/health`): a `--url` with credentials is printed in the status line,
+    the verdict and errors, and recorded, but its password never is."""
+    if "@" not in text or "://" not in text:
+        return text
+    return _USERINFO.sub(r"\1***@", text)
 
 
 # OWASP "CSV Injection": a cell starting with one of these is a formula to Excel,
@@ -68,4 +164,5 @@ def csv_cell(value: str) -> str:
     return visible(value)
 
 
-__all__ = ["csv_cell", "json_visible", "visible"]
+__all__ = ["csv_cell", "finite", "json_text", "json_visible", "valid_text", "valid_values", "visible",
+           "without_credentials"]

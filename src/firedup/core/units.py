@@ -6,10 +6,14 @@ spelling of "4 min 02 s" without importing each other.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 
 Style = Callable[..., str]
+# The narrowest width a text view is fitted to: `COLUMNS=1` gets the 20-column view (a view's
+# indents and fixed columns need some room; narrower, nothing would fit).
+MIN_WIDTH = 20
 
 
 def plain(text: str, **_: object) -> str:
@@ -28,7 +32,7 @@ def fmt_time_to_end(seconds: float | None, lower_bound: bool) -> str:
 
 def fmt_duration(seconds: float | None) -> str:
     """Human durations: `850 ms`, `4.2 s`, `58 s`, `4 min 02 s`, `1 h 03 min`."""
-    if seconds is None:
+    if seconds is None or not math.isfinite(seconds):
         return "?"
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
@@ -44,6 +48,8 @@ def fmt_duration(seconds: float | None) -> str:
 
 def fmt_clock(seconds: float) -> str:
     """A clock reading: `0:00`, `4:30`, `-5:47`, `1:02:03` (hours only when needed)."""
+    if not math.isfinite(seconds):
+        return "?"
     total = round(seconds)
     sign = "-" if total < 0 else ""
     total = abs(total)
@@ -110,7 +116,7 @@ def fit_lines(text: str, width: int | None) -> str:
         return text
     import textwrap
 
-    width = max(width, 20)
+    width = max(width, MIN_WIDTH)
     out: list[str] = []
     for line in text.split("\n"):
         if len(line) <= width:

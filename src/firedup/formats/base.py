@@ -16,25 +16,77 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from firedup.core.health import REFUSED
+from firedup.core.numbers import MAX_MEASURE, measure_ok, shown_number
+from firedup.core.safe import valid_text
 from firedup.formats.vocab import ERROR_KILLED, HTTP_RUNNING, READY, RULE, SHARED, Kind, Vocabulary
 
 if TYPE_CHECKING:
     from firedup.core.health import HealthSemantics, ReadyProbe, VersionGuess
 
 Converter = Callable[[str], Any]
+# Where a converter refused a value, `convert` lists `key=text` under this key of the fields (the
+# timeline turns each into a note on its run); a field named with a leading `_` is never shown.
+DROPPED = "_dropped"
 
 
 def to_float(text: str) -> float:
-    return float(text)
+    """A measurement: ASCII digits, finite and at most `MAX_MEASURE` (`core.numbers`), else
+    ValueError (`elapsed=9…9 s` of 400 nines is `inf` to `float()`)."""
+    if not text.isascii():
+        raise ValueError(f"{text!r} is not written in ASCII digits")
+    value = float(text)
+    if not measure_ok(value):
+        raise ValueError(f"{text!r} is not a finite number of at most {MAX_MEASURE:g}")
+    return value
 
 
 def to_int(text: str) -> int:
-    return int(text)
+    """A count: ASCII digits within 64 bits (`int()` takes superscripts' neighbours, Arabic-Indic
+    and full-width digits; a log's numbers are ASCII)."""
+    if not text.strip().isascii():
+        raise ValueError(f"{text!r} is not written in ASCII digits")
+    value = int(text)
+    if not measure_ok(value):
+        raise ValueError(f"{text!r} does not fit in 64 bits")
+    return value
 
 
 def to_list(text: str) -> list[int]:
-    """`[1, 2, 4]` or `1, 2, 4` as printed for captured batch sizes."""
-    return [int(part) for part in re.findall(r"-?\d+", text)]
+    """`[1, 2, 4]` or `1, 2, 4` as printed for captured batch sizes (ASCII digits, 64 bits)."""
+    return [to_int(part) for part in re.findall(r"-?[0-9]{1,19}", text)]
+
+
+def to_url(text: str) -> str:
+    """A URL a server says it listens on (`host:port` alone is taken as http): http(s), a host,
+    and a port of 1-65535 in ASCII digits when it has one; else ValueError (`wait` and `budget`
+    read the port from it)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text if "://" in text else f"http://{text}")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{text!r} is not an http(s) URL with a host")
+    port = parts.port  # ValueError for a port out of range or not in ASCII digits
+    if port == 0:
+        raise ValueError(f"{text!r} names port 0")
+    return text
+
+
+def convert_field(conv: Converter, key: str, text: str, out: dict[str, Any]) -> None:
+    """`out[key]` = `conv(text)`, checked: a converter that refuses the text, or a number that is
+    not finite or not of a size firedup holds (`core.numbers.measure_ok`), leaves the field out
+    and lists it under `DROPPED`. The text is never kept in the number's place: every reader of
+    a field may then take its type for granted."""
+    try:
+        value = conv(text)
+    except (ArithmeticError, TypeError, ValueError, RecursionError):
+        value = _REFUSED
+    if value is _REFUSED or (isinstance(value, (int, float)) and not measure_ok(value)):
+        out.setdefault(DROPPED, []).append(f"{key}={shown_number(text)}")
+        return
+    out[key] = value
+
+
+_REFUSED = object()
 
 
 def to_bool(text: str) -> bool:
@@ -182,7 +234,9 @@ def wrapper_tag(wrapper: str) -> str | None:
 
 
 def _json_unescape(body: str) -> str:
-    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid."""
+    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid.
+    A lone surrogate (`\\ud800`, which JSON allows and no UTF-8 output can hold) stays written as
+    its escape (`core.safe.valid_text`)."""
     if "\\" not in body:
         return body
     import json  # JSON-lines logs only
@@ -191,7 +245,7 @@ def _json_unescape(body: str) -> str:
         text = json.loads(f'"{body}"')
     except ValueError:
         return body
-    return text if isinstance(text, str) else body
+    return valid_text(text) if isinstance(text, str) else body
 
 
 @dataclass(slots=True)
@@ -287,11 +341,8 @@ class Rule:
             conv = self.fields.get(key)
             if conv is None:
                 out[key] = value
-                continue
-            try:
-                out[key] = conv(value)
-            except (TypeError, ValueError):
-                out[key] = value
+            else:
+                convert_field(conv, key, value, out)
         return out
 
 

@@ -37,6 +37,7 @@ from firedup.formats.base import (
     to_float,
     to_int,
     to_list,
+    to_url,
 )
 from firedup.formats.vocab import ALWAYS, IF_STUCK, Kind
 
@@ -73,15 +74,16 @@ HEADERS = (
 
 
 def parse_timings(text: str) -> dict[str, Any]:
-    """`load_weight=1.2, kv_cache_allocation=0.3, cuda_graph={decode=4.5, ...}, ...` -> dict."""
+    """`load_weight=1.2, kv_cache_allocation=0.3, cuda_graph={decode=4.5, ...}, ...` -> dict; a
+    number that is not finite or too big (`to_float`) refuses the whole line's timings."""
     out: dict[str, Any] = {}
     # `\b` starts a key at a word's start only, and `[^{}]` stops at the next brace: a long
     # near-miss ("a={a={...", a word of a million letters) costs linear time, not quadratic.
     for key, nested, value in re.findall(r"\b(\w+)=(?:\{([^{}]*)\}|(-?[\d.]+))", text):
         if nested or not value:
-            out[key] = {k: float(v) for k, v in re.findall(r"\b(\w+)=(-?[\d.]+)", nested)}
+            out[key] = {k: to_float(v) for k, v in re.findall(r"\b(\w+)=(-?[\d.]+)", nested)}
         else:
-            out[key] = float(value)
+            out[key] = to_float(value)
     return out
 
 
@@ -449,11 +451,11 @@ RULES = (
          evidence=0,
          examples=("[2025-01-23 19:35:27] INFO:     Application startup complete.",)),
     _common.STARTUP_FAILED,
-    Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on", evidence=0,
+    Rule("http.running", r"^Uvicorn running on (?P<url>https?://\S+)", "Uvicorn running on", fields={"url": to_url}, evidence=0,
          examples=(Example("[2025-01-23 19:35:27] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press "
                            "CTRL+C to quit)",
                            {"url": "http://0.0.0.0:30000"}),)),
-    Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian",
+    Rule("http.running", r"^Starting (?:embedded )?Granian HTTP/2 server on (?P<url>\S+)", "Granian", fields={"url": to_url},
          evidence=0,
          examples=(Example("[2026-06-01 10:00:00] Starting embedded Granian HTTP/2 server on 0.0.0.0:30000",
                            {"url": "0.0.0.0:30000"}),)),

@@ -36,6 +36,7 @@ from firedup.formats.base import (
     Rule,
     to_float,
     to_int,
+    to_url,
 )
 from firedup.formats.vocab import ALWAYS, Kind
 
@@ -158,7 +159,7 @@ def _enum_name(value: Any, table: dict[Any, str]) -> str | None:
     m = _ENUM_REPR.match(text)
     if m:
         return m["name"].upper()
-    if text.isdigit():
+    if text.isascii() and text.isdigit() and len(text) < 19:
         return table.get(int(text))
     return text.upper() or None
 
@@ -556,7 +557,7 @@ RULES = (
                            "create kv cache, warmup model) took 60.12 s (compilation: 41.07 s)",
                            {"elapsed_s": 60.12, "compile_s": 41.07}))),
     # --- HTTP server ---
-    Rule("http.running", r"^Starting vLLM (?:API )?server (?:\d+ )?on (?P<url>\S+)", "Starting vLLM ",
+    Rule("http.running", r"^Starting vLLM (?:API )?server (?:\d+ )?on (?P<url>\S+)", "Starting vLLM ", fields={"url": to_url},
          evidence=8,
          examples=(Example("(APIServer pid=1) INFO 03-18 06:57:59 [api_server.py:1428] Starting vLLM API "
                            "server 0 on http://0.0.0.0:8000",
@@ -567,7 +568,7 @@ RULES = (
     Rule("ready", r"^Application startup complete\.", "Application startup complete", evidence=0,
          examples=("(APIServer pid=1) INFO:     Application startup complete.",)),
     _common.STARTUP_FAILED,
-    Rule("http.running", r"^Uvicorn running on (?P<url>\S+)", "Uvicorn running on", evidence=0,
+    Rule("http.running", r"^Uvicorn running on (?P<url>\S+)", "Uvicorn running on", fields={"url": to_url}, evidence=0,
          examples=(Example("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
                            {"url": "http://0.0.0.0:8000"}),)),
     _common.ACCESS,

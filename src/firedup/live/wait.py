@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from firedup.core.health import NOT_READINESS, HealthSemantics, advice, ready_probe
-from firedup.core.units import fmt_duration, fmt_offset, plain
+from firedup.core.units import MIN_WIDTH, fmt_duration, fmt_offset, plain
 from firedup.errors import (
     EXIT_CRASHED,
     EXIT_OK,
@@ -151,7 +151,10 @@ def _is_loopback(host: str) -> bool:
 
 
 def check_url(url: str) -> urllib.parse.SplitResult:
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:  # `http://[::1:80/`: an IPv6 host without its closing bracket
+        raise UsageError(f"--url {url!r}: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"--url {url!r}: give a full URL such as http://127.0.0.1:30000/health")
     try:
@@ -605,7 +608,7 @@ class Waiter:
         """The outcome as JSON, for CI and for keeping beside the log: the exit code and
         headline, the run as `parse --json` shows it, the engine's own start-up figures with
         what they agree and disagree with, and the process tree's last state."""
-        import json
+        from firedup.core.safe import json_text, without_credentials
 
         assert self.opts.record is not None
         self._apply_observed()
@@ -632,7 +635,7 @@ class Waiter:
             "gpu": self._gpu_json(),
         }
         with writing(self.opts.record):
-            self.opts.record.write_text(json.dumps(record, indent=1, default=str) + "\n")
+            self.opts.record.write_text(without_credentials(json_text(record, indent=1)) + "\n", encoding="utf-8")
 
     def _stretch_json(self, s: _Stretch) -> dict[str, Any]:
         """One stretch of the classification timeline: on the log's clock where it is known
@@ -1290,7 +1293,7 @@ class Waiter:
             return
         self.log_pid_line = started.line  # one look per line naming a pid
         pid = str(started.fields.get("pid", ""))
-        if pid.isdigit() and looks_like_server(ProcFS(), int(pid)):
+        if pid.isascii() and pid.isdigit() and len(pid) < 10 and looks_like_server(ProcFS(), int(pid)):
             self._watch(int(pid), f"named by the log, line {started.line}")
 
     def _read_telemetry(self, now: float, ready: bool) -> None:
@@ -1827,7 +1830,7 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
         tty = bool(getattr(err, "isatty", lambda: False)())
     import shutil
 
-    waiter = Waiter(opts, out, err, tty, style, width=shutil.get_terminal_size().columns)
+    waiter = Waiter(opts, out, err, tty, style, width=max(shutil.get_terminal_size().columns, MIN_WIDTH))
     with contextlib.suppress(KeyboardInterrupt):
         return waiter.run_loop()
     return 130

@@ -76,7 +76,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from firedup.formats.base import Format, Header, Rule
-from firedup.read.clock import Clock
+from firedup.read.clock import Clock, year_ok
 from firedup.read.compact import ACCESS, HEALTH_PATH, AccessNeeds
 from firedup.read.engine import Event, LineStats, Parsed, Scanner
 from firedup.read.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
@@ -894,7 +894,7 @@ def _valid_stamp(key: bytes) -> bool:
         datetime(int(key[0:4]), int(key[5:7]), int(key[8:10]), int(key[11:13]), int(key[14:16]), int(key[17:19]))
     except ValueError:
         return False
-    return True
+    return year_ok(int(key[0:4]))
 
 
 class _State:

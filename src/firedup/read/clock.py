@@ -19,6 +19,17 @@ ONE_DAY = timedelta(days=1)
 # Ranks print the same moment seconds apart, out of order; a line this far behind the
 # latest one just after midnight still belongs to the day before.
 STRAGGLER = timedelta(minutes=5)
+# The years a date read from a log may have: from the Unix epoch to the last whole year of
+# 64-bit nanoseconds since it (April 2262), which every output holds (OTLP's unsigned nanos,
+# Arrow and pandas timestamps) and which leaves a duration of `core.numbers.MAX_MEASURE`
+# seconds either side of any such date inside Python's calendar. The date of a line dated
+# 9999-12-31 or 0001-01-01 is ignored (its time of day counts as a time-only line's would),
+# with a note on its run (`Clock.refused`).
+MIN_YEAR, MAX_YEAR = 1970, 2261
+
+
+def year_ok(year: int) -> bool:
+    return MIN_YEAR <= year <= MAX_YEAR
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -72,10 +83,17 @@ def _day_of(date_text: str) -> date | None:
 
 
 def _safe_date(year: int, month: int, day: int) -> date | None:
+    """The day, or None: Feb 29 in a year that has none, a garbled field, a year out of range."""
+    if not year_ok(year):
+        return None
     try:
         return date(year, month, day)
-    except ValueError:  # Feb 29 in a year that has none, or a garbled field
+    except ValueError:
         return None
+
+
+def _in_range(day: date | None) -> date | None:
+    return day if day is not None and year_ok(day.year) else None
 
 
 def _year_of_date(month: int, anchor: date) -> int:
@@ -117,10 +135,16 @@ class Clock:
 
     def __init__(self, default_date: date | None = None, file_year: int | None = None,
                  file_date: date | None = None) -> None:
-        self.default_date = default_date
-        self.file_date = file_date
+        # a date from outside the log (--date, the file's) out of range is no evidence either
+        self.default_date = default_date = _in_range(default_date)
+        self.file_date = file_date = _in_range(file_date)
+        if file_year is not None and not year_ok(file_year):
+            file_year = None
         self.file_year = file_date.year if file_date is not None and file_year is None else file_year
         self.date_source: str | None = None
+        # stamps whose date no calendar has or lies outside MIN_YEAR-MAX_YEAR: how many, and the first
+        self.refused = 0
+        self.refused_first: str | None = None
         # In-log evidence (`Format.release_hint`): the date the log's engine version was
         # released, and why. A log is written on or after it; see `_year_for`.
         self.released: date | None = None
@@ -140,7 +164,23 @@ class Clock:
         if outer.year is None or not _time_ok(outer.time):
             return None
         day = _safe_date(outer.year, outer.month, outer.day)
-        return make_stamp(day, outer.time, outer.frac).dt if day else None
+        if day is None:
+            self._refuse(f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}")
+            return None
+        return make_stamp(day, outer.time, outer.frac).dt
+
+    def _refuse(self, text: str) -> None:
+        self.refused += 1
+        if self.refused_first is None:
+            self.refused_first = text
+
+    def refused_note(self) -> str | None:
+        """The note a run of this source gets when some of its stamps were left undated."""
+        if not self.refused:
+            return None
+        many = f"{self.refused} stamps" if self.refused > 1 else "a stamp"
+        return (f"the date of {many} ignored (no calendar has it, or it lies outside {MIN_YEAR}-{MAX_YEAR}; "
+                f"the first: {self.refused_first}): a line's own time of day still counts")
 
     def resolve(
         self,
@@ -176,10 +216,10 @@ class Clock:
             outer = None
         if time_text is None:
             return self._from_outer(outer) if outer else None
-        if date_text is not None:
-            day = _day_of(date_text)
-            if day is None:
-                return None
+        day = _day_of(date_text) if date_text is not None else None
+        if date_text is not None and day is None:
+            self._refuse(date_text)  # the time of day still counts: read as a line without a date
+        elif day is not None:
             self._note("log")
             stamp = make_stamp(day, time_text, frac)
             full_outer = self.outer_datetime(outer) if outer else None
@@ -233,8 +273,8 @@ class Clock:
                 self._day = date(1970, 1, 1)
                 self._note("default")
         candidate = make_stamp(self._day, time_text).dt
-        if self._last is not None and self._last - candidate > HALF_DAY:
-            self._day += ONE_DAY  # the clock wrapped past midnight
+        if self._last is not None and self._last - candidate > HALF_DAY and self._day.year < MAX_YEAR:
+            self._day += ONE_DAY  # the clock wrapped past midnight (a few million wraps stop at MAX_YEAR)
         elif self._last is not None and timedelta(0) <= self._last - (candidate - ONE_DAY) <= STRAGGLER:
             return self._day - ONE_DAY  # a rank's line from just before the wrap, printed late
         return self._day
@@ -297,6 +337,7 @@ class Clock:
         if outer.year is not None:
             day = _safe_date(outer.year, outer.month, outer.day)
             if day is None:
+                self._refuse(f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}")
                 return None
             self._note("outer")
             return make_stamp(day, outer.time, outer.frac)

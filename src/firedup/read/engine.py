@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from firedup.formats.base import Format, Header, Rule
+from firedup.formats.base import Format, Header, Rule, convert_field
 from firedup.formats.vocab import CLOCK_FIRST as CLOCK_FIRST
 from firedup.formats.vocab import CLOCK_LAST as CLOCK_LAST
 from firedup.formats.vocab import CLOCK_OUTER_FIRST as CLOCK_OUTER_FIRST
 from firedup.formats.vocab import HTTP_ACCESS
-from firedup.read.clock import Clock, Stamp
+from firedup.read.clock import Clock, Stamp, year_ok
 from firedup.read.sources import Line, OuterStamp
 
 # Events the engine itself emits (not from rules, `vocab.READER`): the first and the last line
@@ -190,6 +190,8 @@ def _outer_datetime(outer: OuterStamp, near: datetime) -> datetime | None:
     micro = int((outer.frac + "000000")[:6]) if outer.frac else 0
     best: datetime | None = None
     for year in [outer.year] if outer.year is not None else [near.year - 1, near.year, near.year + 1]:
+        if not year_ok(year):
+            continue
         try:
             dt = datetime(year, outer.month, outer.day, hh, mm, ss, micro)
         except ValueError:
@@ -572,10 +574,7 @@ class Scanner:
                 if fm:
                     for key, value in fm.groupdict().items():
                         if value is not None:
-                            try:
-                                fields[key] = conv(value)
-                            except (TypeError, ValueError):
-                                fields[key] = value
+                            convert_field(conv, key, value, fields)
             if parsed.level:
                 fields.setdefault("level", parsed.level)
             if line.repeated > 1:

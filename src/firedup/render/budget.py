@@ -55,7 +55,7 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = (), width: int |
     g = report.grouping
     if not g.groups:
         return "\n".join(["no server startup found in the input",
-                          *(f"  {lo.source}: {lo.reason}" for lo in g.left_out)])
+                          *(f"  {visible(lo.source, one_line=True)}: {lo.reason}" for lo in g.left_out)])
     lines = [answer_line(report, i) for i in range(len(report.budgets))]
     lines.append("")
     if g.population:

@@ -18,11 +18,12 @@ colour-blind-safe "muted" scheme); time axes read minutes:seconds.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import textwrap
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -558,7 +559,13 @@ STYLE: dict[str, Any] = {
     "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9, "axes.spines.top": False,
     "axes.spines.right": False, "svg.fonttype": "none", "svg.hashsalt": "firedup",
     "font.family": "DejaVu Sans", "hatch.linewidth": 0.6, "figure.dpi": 100,
+    # every label is a log's text (a file, model or flag name): `$x^2$` in it is shown as written,
+    # never read as mathtext (which raised on `$` alone) or TeX
+    "text.parse_math": False, "text.usetex": False,
 }
+# What the labels drawn while saving (ticks are made then) need as well.
+SAVE_STYLE: dict[str, Any] = {"svg.hashsalt": "firedup", "svg.fonttype": "none", "text.parse_math": False,
+                              "text.usetex": False}
 WIDTH = 11.0  # inches at 100 dpi: 1100 px, fits a report column and a laptop screen
 
 
@@ -992,7 +999,7 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: float = 100) -> None:
     if fmt not in ("png", "svg"):
         raise UsageError(f"{os.fspath(path)}: write charts as .png or .svg, not {Path(path).suffix or 'no suffix'}")
     metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None, "Creator": "firedup"}
-    with matplotlib.rc_context({"svg.hashsalt": "firedup", "svg.fonttype": "none"}), writing(path):
+    with matplotlib.rc_context(cast(Any, SAVE_STYLE)), writing(path), _no_glyph_warnings():
         fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
 
 
@@ -1004,9 +1011,20 @@ def to_bytes(fig: Figure, fmt: str = "png", dpi: float = 100) -> bytes:
 
     buffer = io.BytesIO()
     metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None, "Creator": "firedup"}
-    with matplotlib.rc_context({"svg.hashsalt": "firedup", "svg.fonttype": "none"}):
+    with matplotlib.rc_context(cast(Any, SAVE_STYLE)), _no_glyph_warnings():
         fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
     return buffer.getvalue()
+
+
+@contextlib.contextmanager
+def _no_glyph_warnings() -> Iterator[None]:
+    """A label holds what a log wrote, in any script: a character the font lacks is drawn as a
+    box, without a warning per character on stderr."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from", category=UserWarning)
+        yield
 
 
 __all__ = ["KINDS", "PHASE_COLOURS", "CompareData", "DistributionData", "RanksData", "TimelineData",

@@ -88,18 +88,28 @@ def display_paths(sources: Sequence[str], cwd: str | None = None) -> dict[str, s
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # what changes meaning anywhere in a line
 _MD_LINE_START = re.compile(r"^(#|[-+*] |\d+[.)] )")  # a heading or list marker at a line start
+# A word GitHub's Markdown (and others) would turn into a link by itself, an "autolink literal":
+# a URL with a scheme, `www.`, an e-mail address. Such a word goes in a code span, where no
+# renderer makes links.
+_MD_LINKISH = ("://", "www.", "@")
 
 
 def md_text(value: Any) -> str:
-    """Log text as literal Markdown on one line: HTML characters as entities, Markdown marks escaped."""
-    text = " ".join(str(value).split())
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    marker = _MD_LINE_START.match(text)
+    """Log text as literal Markdown on one line: HTML characters as entities, Markdown marks
+    escaped, and a URL or e-mail address in it a code span, never a live link."""
+    words = str(value).split()
+    out = [md_code(w) if any(mark in w.lower() for mark in _MD_LINKISH) else _md_word(w) for w in words]
+    text = " ".join(out)
+    marker = _MD_LINE_START.match(text) if out and not out[0].startswith("`") else None
     if marker is None:
         return text
     at = 0 if marker.group(1)[0] in "#-+*" else len(marker.group(1)) - 2  # before '#', '-', or the '.' of '1.'
     return text[:at] + "\\" + text[at:]
+
+
+def _md_word(word: str) -> str:
+    word = word.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", word)
 
 
 def md_fence(value: Any, lang: str = "text") -> str:
@@ -512,7 +522,7 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
                  risk: float = 0.01, engine: str | None = None, default_date: date | None = None,
                  all_files: bool = False, progress: Progress | None = None) -> ReportResult:
     """Parse `paths`, write `out_dir/index.html`, `out_dir/report.md` and the PNG charts."""
-    from firedup.tables.compare import check_by
+    from firedup.tables.compare import check_by, flag_names
     from firedup.tables.frames import from_runs
     from firedup.timeline.pipeline import parse_paths
 
@@ -524,7 +534,9 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
     result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
                          progress=parsing, content_hash=True)
     if by:
-        check_by(from_runs(result.runs, result.errors), by)  # a typo fails before anything is written
+        typed = from_runs(result.runs, result.errors)
+        by = flag_names(typed, by)  # `knob` names `flag.knob`, as in compare
+        check_by(typed, by)  # a typo fails before anything is written
     out = Path(out_dir)
     with writing(out):
         out.mkdir(parents=True, exist_ok=True)

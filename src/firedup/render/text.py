@@ -189,10 +189,11 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool
         else:  # the second clock on a line of its own
             lines.append(outcome_line(run, style, launch=False))
             lines.append("  " + clause.lstrip(", "))
-    head = f"{run.source}" + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
+    # a file or model name with a newline in it would start a line of its own: one line each
+    head = visible(run.source, one_line=True) + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
     lines.append("  " + style(head, bold=True) + f"  [{run.engine}]")
     model = run.config.get("model_path") or "model unknown (no args line)"
-    lines.append(f"  model: {model}")
+    lines.append(f"  model: {visible(str(model), one_line=True)}")
     flags = flag_summary(run)
     if flags:
         lines.extend(_wrap_items("  flags: ", flags.split(" "), width, sep=" ", indent=" " * 9))
@@ -456,7 +457,7 @@ def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
         word = outcome_word(run)  # ready, crashed, hung, incomplete, or engine: engine ready, no server
         rows.append((word, total if run.outcome == "ready" else f"({total})", launched, big))
     wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
-    names = [run.source for run in runs]
+    names = [visible(run.source, one_line=True) for run in runs]  # a newline in a name would forge a row
     heads = ("outcome", "to ready", "from launch", "biggest phase")
     # outcome, the two times, biggest phase: fixed widths, so that one run's line reads like another's
     widths = [10, 14, max(13, *(len(row[2]) for row in rows)) if rows else 13, PHASE_WIDTH]

@@ -97,7 +97,7 @@ def _engine_and_port(runs: Runs, group: Group) -> tuple[str | None, int | None]:
     ports = set()
     for url in frame["health_url"].drop_nulls().to_list():
         tail = str(url).rsplit(":", 1)[-1].split("/")[0]
-        if tail.isdigit():
+        if tail.isascii() and tail.isdigit() and 0 < int(tail[:6]) <= 65535:  # a store's row from before URLs were checked
             ports.add(int(tail))
     return (engines[0] if len(engines) == 1 else None), (ports.pop() if len(ports) == 1 else None)
 

@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from firedup.core.config import SAME_CONFIG_FLAGS
+from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.formats.vocab import READY as READY_MILESTONE
 from firedup.tables.frames import Runs
@@ -140,7 +141,7 @@ class CheckReport:
                 said += f"; regressed: {', '.join(f.measure for f in r.findings if f.regressed)}"
             lines.append(f"{r.verdict} {where}{said}")
         for r in self.runs:
-            where = r.source + (f" #{r.run_index + 1}" if r.run_index else "")
+            where = visible(r.source, one_line=True) + (f" #{r.run_index + 1}" if r.run_index else "")
             lines.append("")
             lines.append(f"{where} ({r.config}; {r.history_n} history runs of this config)")
             if r.failure:

@@ -35,7 +35,7 @@ from firedup.core.safe import visible
 from firedup.core.units import cut_end
 from firedup.errors import UnknownFlagError
 from firedup.tables.coldwarm import ColdWarm, key_changes, split
-from firedup.tables.frames import FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds
+from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds, shown_flag
 from firedup.tables.launches import from_launch
 from firedup.timeline.build import spanned, umbrella_phases
 
@@ -201,7 +201,7 @@ class CacheDifference:
         cold = "1 cold run" if len(self.cold) == 1 else f"{len(self.cold)} cold runs"
         lines = "; ".join(f"line {n} `{t if len(t) <= 60 else t[:59] + '…'}`" for n, t in self.evidence[:3])
         return (f"cold {self.kind} caches{amount} ({cold} vs {others}; {self.reason}; evidence in "
-                f"{self.source}: {lines})")
+                f"{visible(self.source, one_line=True)}: {lines})")
 
     def as_json(self) -> dict[str, Any]:
         return {"group": self.group, "kind": self.kind, "phase": self.phase, "seconds": _r(self.seconds),
@@ -278,7 +278,7 @@ def fmt_value(value: Any) -> str:
 
 
 def group_label(key: dict[str, Any]) -> str:
-    text = ", ".join(f"{k}={fmt_value(v)}" for k, v in key.items()) or "all runs"
+    text = ", ".join(f"{shown_flag(k)}={fmt_value(v)}" for k, v in key.items()) or "all runs"
     if len(key) == 1:
         ((flag, value),) = key.items()
         name = GROUP_NAMES.get((flag, value))
@@ -293,13 +293,16 @@ def grouping_keys(runs: Runs) -> list[str]:
 
 def flag_names(runs: Runs, by: Sequence[str]) -> list[str]:
     """`--by` names as users type them: a flag as spelled on the engine's command line
-    (`--disable-cuda-graph`, `disable-cuda-graph`) names the column `disable_cuda_graph`. A name
-    these runs state as typed is kept as it is."""
+    (`--disable-cuda-graph`, `disable-cuda-graph`) names the column `disable_cuda_graph`, and a
+    flag that is no common flag (`enforce_eager`) its column `flag.enforce_eager`. A name these
+    runs state as typed is kept as it is."""
     known = set(grouping_keys(runs))
     out = []
     for flag in by:
         spelled = flag.strip().removeprefix("--").replace("-", "_")
-        out.append(flag if flag in known or spelled not in known else spelled)
+        # a flag by its key as the log states it, or by its column (`flag.KEY`, frames.flag_column)
+        out.append(next((name for name in (flag, spelled, FLAG_PREFIX + flag, FLAG_PREFIX + spelled)
+                         if name in known), flag))
     return out
 
 
@@ -310,7 +313,7 @@ def check_by(runs: Runs, by: Sequence[str]) -> None:
     for flag in by:
         if flag in known:
             continue
-        close = _closest(flag, known)
+        close = _closest(flag.removeprefix(FLAG_PREFIX), [shown_flag(k) for k in known])
         hint = f"; did you mean {', '.join(close)}?" if close else "; no flag of these runs is close to it"
         raise UnknownFlagError(
             f"unknown flag {flag!r} in --by{hint} (these runs state {len(runs.flag_columns)} flags: "
@@ -340,7 +343,7 @@ def ungroupable(frame: pl.DataFrame, flag: str) -> str | None:
         return None
     if column.dtype.is_float():
         return "float values"
-    parts = set(flag.removeprefix("flag.").lower().split("_"))
+    parts = set(flag.removeprefix(FLAG_PREFIX).lower().split("_"))
     for kind, names in UNGROUPABLE_NAME_PARTS.items():
         if parts & names:
             return kind
@@ -359,10 +362,12 @@ def auto_flags(frame: pl.DataFrame, runs: Runs) -> tuple[list[str], dict[str, st
     flag), and those that differ but were left out, with why."""
     left_out: dict[str, str] = {}
 
+    columns = set(frame.columns)  # once: `frame.columns` builds a list each time
+
     def varying(cols: Sequence[str]) -> list[str]:
         out = []
         for col in cols:
-            if col not in frame.columns or col.removeprefix("flag.") in IDENTITY_FLAGS:
+            if col not in columns or col.removeprefix(FLAG_PREFIX) in IDENTITY_FLAGS:
                 continue
             if frame[col].drop_nulls().n_unique() > 1:
                 why = ungroupable(frame, col)
@@ -388,11 +393,11 @@ def _auto_left_out_note(left_out: dict[str, str], most: int = 10) -> str:
         shown = flags[:max(most - named, 0)]
         named += len(shown)
         if shown:
-            parts.append(f"{', '.join(shown)} ({why})")
+            parts.append(f"{', '.join(map(shown_flag, shown))} ({why})")
     more = f" and {len(left_out) - named} more" if len(left_out) > named else ""
     first = next(iter(left_out))
     return (f"differ too, but not grouped by (such flags give about one group per run): {'; '.join(parts)}{more}; "
-            f"`--by {first}` still groups by it")
+            f"`--by {shown_flag(first)}` still groups by it")
 
 
 def _kind_not_timed(row: dict[str, Any]) -> str:
@@ -528,7 +533,7 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     if by_auto:
         by, passed_over = auto_flags(ready, runs)
         if by:
-            notes.append(f"grouped by the flags that differ between the ready runs: {', '.join(by)}")
+            notes.append(f"grouped by the flags that differ between the ready runs: {', '.join(map(shown_flag, by))}")
         elif passed_over:
             notes.append("no flag that differs between the ready runs makes groups: one group")
         else:
@@ -601,7 +606,8 @@ def _groups_elsewhere(everything: pl.DataFrame, kept: pl.DataFrame, by: Sequence
             continue
         runs = "1 ready run" if row["n"] == 1 else f"{row['n']} ready runs"
         pop = ", ".join(f"{k}={fmt_value(v)}" for k, v in population.items())
-        notes.append(f"{group_label(key)}: {runs}, none of {pop} (left out below); to compare {', '.join(by)}, "
+        notes.append(f"{group_label(key)}: {runs}, none of {pop} (left out below); to compare "
+                     f"{', '.join(map(shown_flag, by))}, "
                      "give runs of one model")
     return notes
 
@@ -612,8 +618,9 @@ def _flags_differ(runs: Runs, a: Group, b: Group) -> dict[str, tuple[list[Any], 
     ids_a = pl.Series(a.run_ids).implode()
     ids_b = pl.Series(b.run_ids).implode()
     fa, fb = frame.filter(pl.col("run_id").is_in(ids_a)), frame.filter(pl.col("run_id").is_in(ids_b))
+    columns = set(frame.columns)
     for flag in grouping_keys(runs):
-        if flag.removeprefix("flag.") in IDENTITY_FLAGS or flag not in frame.columns or flag == "cache_start":
+        if flag.removeprefix(FLAG_PREFIX) in IDENTITY_FLAGS or flag not in columns or flag == "cache_start":
             continue  # cache_start is no flag: `caches` of the comparison says what differs
         va = sorted(set(fa[flag].drop_nulls().to_list()), key=str)
         vb = sorted(set(fb[flag].drop_nulls().to_list()), key=str)
@@ -780,9 +787,10 @@ def flag_changes(flags_differ: Mapping[str, tuple[list[Any], list[Any]]]) -> lis
         if len(a) == 1 and len(b) == 1:
             changes = value_changes(a[0], b[0])
             if changes:
-                out.extend((f"{flag}.{path}" if path else flag, x, y) for path, x, y in changes)
+                name = shown_flag(flag)
+                out.extend((f"{name}.{visible(path, one_line=True)}" if path else name, x, y) for path, x, y in changes)
                 continue
-        out.append((flag, "/".join(map(fmt_value, a)), "/".join(map(fmt_value, b))))
+        out.append((shown_flag(flag), "/".join(map(fmt_value, a)), "/".join(map(fmt_value, b))))
     return out
 
 
@@ -825,7 +833,7 @@ def comparison_text(cmp: Comparison, width: int = 100, verbose: bool = False) ->
     text_width = width
     if not g.groups:
         lines = ["no server startup found in the input"]
-        lines.extend(f"  {lo.source}: {lo.reason}" for lo in g.left_out)
+        lines.extend(f"  {visible(lo.source, one_line=True)}: {lo.reason}" for lo in g.left_out)
         return "\n".join(lines)
     lines = [cmp.headline, ""]
     if g.population:
@@ -946,14 +954,15 @@ def left_out_lines(left_out: Sequence[LeftOut], title: str, verbose: bool = Fals
         lines = ["", f"{title} ({len(left_out)}):"]
         for lo in left_out:
             where = f" #{lo.run_index + 1}" if lo.run_index else ""
-            lines.append(f"  {lo.source}{where}: {lo.reason}")
+            lines.append(f"  {visible(lo.source, one_line=True)}{where}: {lo.reason}")
         return lines
     by_kind: dict[str, list[LeftOut]] = {}
     for lo in left_out:
         by_kind.setdefault(lo.kind, []).append(lo)
     lines = ["", f"{title} ({_n(len(left_out), 'run')}; -v lists each with its reason):"]
     for kind, items in sorted(by_kind.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        names = [Path(lo.source).name + (f" #{lo.run_index + 1}" if lo.run_index else "") for lo in items]
+        names = [visible(Path(lo.source).name, one_line=True) + (f" #{lo.run_index + 1}" if lo.run_index else "")
+                 for lo in items]
         shown = ", ".join(names[:2]) + (f", {len(names) - 2} more" if len(names) > 2 else "")
         lines.append(f"  {len(items)} {kind}: {shown}")
     return lines

@@ -16,6 +16,7 @@ an extra lane of the same rank, named "TP0 (2)".
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import defaultdict
 from datetime import UTC
@@ -24,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from firedup.core.safe import csv_cell, json_visible, visible
+from firedup.core.safe import csv_cell, json_text, visible
 from firedup.errors import OutputError, UsageError, writing
 from firedup.formats.vocab import CRASH, READY
 from firedup.tables.frames import Runs
@@ -159,7 +160,13 @@ def _labels(items: dict[str, Any]) -> str:
 
 
 def _number(value: float) -> str:
-    return repr(round(float(value), 6))
+    """A sample's value as OpenMetrics writes it (`NaN`, `+Inf` for what no log should give)."""
+    value = float(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(round(value, 6))
 
 
 def openmetrics(runs: Runs) -> str:
@@ -206,10 +213,15 @@ def _hex_id(text: str, length: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
-def _nanos(ts: Any) -> str:
-    """A naive log timestamp (the log's own clock) as Unix nanoseconds, read as UTC."""
+MAX_NANOS = 2**64 - 1  # OTLP's fixed64
 
-    return str(int(ts.replace(tzinfo=UTC).timestamp() * 1_000_000) * 1000)
+
+def _nanos(ts: Any) -> str:
+    """A naive log timestamp (the log's own clock) as Unix nanoseconds, read as UTC: OTLP's
+    unsigned 64 bits, so never below 0 (a time-only log's placeholder day, 1970-01-01, less a
+    phase that reaches back before it, is written as the epoch)."""
+    nanos = int(ts.replace(tzinfo=UTC).timestamp() * 1_000_000) * 1000
+    return str(min(max(nanos, 0), MAX_NANOS))
 
 
 def _attr(key: str, value: Any) -> dict[str, Any]:
@@ -300,15 +312,15 @@ def export(runs: Runs, fmt: str, out: str | os.PathLike[str], table_name: str = 
     if fmt == "parquet" and to_stdout:
         raise UsageError("Parquet is binary: give a file with -o")
     if fmt == "chrome-trace":
-        text = json_visible(json.dumps(chrome_trace(runs), ensure_ascii=False, default=str))
+        text = json_text(chrome_trace(runs))
     elif fmt == "prometheus":
         text = openmetrics(runs)
     elif fmt == "otlp-json":
-        text = json_visible(json.dumps(otlp_json(runs), ensure_ascii=False))
+        text = json_text(otlp_json(runs))
     elif fmt == "csv":
         text = csv_safe(flat(table(runs, table_name))).write_csv()
     elif fmt == "json":
-        text = json_visible(json.dumps(table(runs, table_name).to_dicts(), ensure_ascii=False, default=str, indent=1))
+        text = json_text(table(runs, table_name).to_dicts(), indent=1)
     else:
         _atomic(Path(out), lambda path: table(runs, table_name).write_parquet(path))
         return
@@ -326,13 +338,23 @@ def flat(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
-    """Every text cell as a spreadsheet shows it safely (`firedup.core.safe.csv_cell`): a
-    model name or crash message written `=HYPERLINK(...)` stays text, not a formula."""
+    """Every text cell, and every column name (a flag's key is a log's text), as a spreadsheet
+    shows it safely (`firedup.core.safe.csv_cell`): a model name or crash message written
+    `=HYPERLINK(...)` stays text, not a formula."""
     text = [c for c, dt in frame.schema.items() if dt == pl.Utf8]
-    if not text:
-        return frame
-    return frame.with_columns([pl.col(c).map_elements(csv_cell, return_dtype=pl.Utf8, skip_nulls=True)
-                               for c in text])
+    if text:
+        frame = frame.with_columns([pl.col(c).map_elements(csv_cell, return_dtype=pl.Utf8, skip_nulls=True)
+                                    for c in text])
+    names: dict[str, str] = {}
+    taken = set(frame.columns)
+    for column in frame.columns:
+        safe = csv_cell(visible(column, one_line=True))
+        if safe != column:
+            while safe in taken:  # two keys that read the same once escaped stay two columns
+                safe += "_"
+            taken.add(safe)
+            names[column] = safe
+    return frame.rename(names) if names else frame
 
 
 def _atomic(path: Path, write: Any) -> None:

@@ -3,7 +3,9 @@
 `load()` parses logs (and/or reads a history store) into a `Runs` object holding three frames:
 
 * `runs`: one row per startup; identity, outcome, time to ready, crash, and the flags as
-  columns (the common flags with fixed types, then every other flag any run states);
+  columns (the common flags with fixed types, then every other flag any run states, each in
+  the `flag.` namespace: `flag.enforce_eager`, so no key a log states can be one of firedup's
+  own columns, such as `outcome` or a phase's `load_weights_s`);
 * `phases`: long form, one row per phase per rank, plus the run-level critical path
   (`scope == "run"`, `rank` null) that time-to-ready comparisons use;
 * `milestones`: one row per milestone line, with the available GPU memory where the line
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +41,8 @@ from firedup.core.units import (
     outcome_word,
     without_common_folder,
 )
+from firedup.core.numbers import INT64_MAX, INT64_MIN
+from firedup.core.safe import finite, valid_text, visible
 from firedup.read.sources import InputError
 from firedup.tables.launches import settle_launches
 from firedup.timeline.build import PHASE_ORDER, Run, spanned
@@ -139,6 +144,10 @@ MILESTONE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 MAX_TEXT = 2000
+# The namespace of the flags that are not common flags, in every table and export: a key a log
+# states (`outcome`, `load_weights_s`, `=HYPERLINK(...)`) is never one of firedup's own columns
+# and never starts a spreadsheet formula.
+FLAG_PREFIX = "flag."
 # Flags that identify a process rather than configure it: never a reason to group runs.
 IDENTITY_FLAGS = frozenset({
     "port", "host", "nccl_port", "random_seed", "dist_init_addr", "node_rank", "file_storage_path",
@@ -164,8 +173,8 @@ class Runs:
 
     @property
     def flag_columns(self) -> list[str]:
-        """Columns of `runs` that hold flags: the common ones first, then the rest by name."""
-        return [c for c in self.runs.columns if c not in RUN_SCHEMA or c in FLAG_TYPES]
+        """Columns of `runs` that hold flags: the common ones first, then the rest (`flag.KEY`) by name."""
+        return [c for c in self.runs.columns if c in FLAG_TYPES or c.startswith(FLAG_PREFIX)]
 
     def select(self, run_ids: Iterable[str]) -> Runs:
         """The same tables restricted to some runs."""
@@ -200,7 +209,8 @@ def _hash_of_source(source: str, runs: Sequence[Run]) -> str:
 
 
 def _coerce(value: Any, dtype: pl.DataType) -> Any:
-    """A flag value as its column type, or None when it is not of that type."""
+    """A flag value as its column type, or None when it is not of that type (an integer beyond
+    64 bits, a float that is not finite: `core.numbers`)."""
     if value is None:
         return None
     if dtype == pl.Boolean():
@@ -208,22 +218,24 @@ def _coerce(value: Any, dtype: pl.DataType) -> Any:
     if dtype == pl.Int64():
         if isinstance(value, bool):
             return None
-        if isinstance(value, int):
-            return value
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return int(value)
-        return None
+        if isinstance(value, str) and value.strip().lstrip("-").isdecimal() and value.isascii() and len(value) < 21:
+            value = int(value)
+        return value if isinstance(value, int) and INT64_MIN <= value <= INT64_MAX else None
     if dtype == pl.Float64():
-        if isinstance(value, bool):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None
-        if isinstance(value, (int, float)):
-            return float(value)
-        return None
-    return value if isinstance(value, str) else str(value)
+        number = float(value) if not isinstance(value, int) or abs(value) < 2**1023 else math.inf
+        return number if math.isfinite(number) else None
+    return valid_text(value if isinstance(value, str) else str(value))
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    """A value's JSON for a text column: valid UTF-8 (`valid_text`), no NaN or Infinity (`finite`)."""
+    try:
+        text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = json.dumps(finite(value), sort_keys=True, default=str, ensure_ascii=False, allow_nan=False)
+    return valid_text(text)
 
 
 def cache_start(run: Run) -> str:
@@ -322,7 +334,8 @@ def base_frames(runs: Sequence[Run], names: Mapping[str, str] | None = None
     named = names or {}
     run_rows, phase_rows, milestone_rows = [], [], []
     for run in runs:
-        source = named.get(run.source, run.source)
+        # a file name that is no UTF-8 (`\xff` in it): a table holds its bytes as escapes
+        source = valid_text(named.get(run.source) or run.source)
         row = _run_row(run, hashes[run.source], source)
         run_rows.append(row)
         phase_rows.extend(_phase_rows(run, row["run_id"], source))
@@ -336,40 +349,67 @@ def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
+def flag_column(key: str) -> str:
+    """The column of a flag a run states: a common flag's own, else `flag.KEY`."""
+    return key if key in FLAG_TYPES else FLAG_PREFIX + key
+
+
+def shown_flag(column: str) -> str:
+    """A flag's name as prose shows it (a group's label, a note, a report): the key the log
+    states, without the tables' `flag.` namespace, on one line."""
+    return visible(column.removeprefix(FLAG_PREFIX), one_line=True)
+
+
 def _column_type(values: list[Any]) -> pl.DataType:
+    """One type per flag across the runs: Boolean, Int64 (every value an int64), Float64 (every
+    value a finite number), else text (a value of another type written as its JSON)."""
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, bool) for v in present):
         return pl.Boolean()
-    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+    if present and all(isinstance(v, int) and not isinstance(v, bool) and INT64_MIN <= v <= INT64_MAX
+                       for v in present):
         return pl.Int64()
-    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) and _finite_number(v)
+                       for v in present):
         return pl.Float64()
     return pl.Utf8()
 
 
-def with_flag_columns(runs: pl.DataFrame) -> pl.DataFrame:
-    """Add a column for every flag in `config_json` that is not a common flag.
+def _finite_number(value: float) -> bool:
+    return abs(value) < 2**1023 if isinstance(value, int) else math.isfinite(value)
 
-    A flag whose values mix types across runs (or are lists) becomes a JSON text column.
-    A flag named like a fixed column is prefixed `flag.`.
-    """
+
+def with_flag_columns(runs: pl.DataFrame) -> pl.DataFrame:
+    """Add a column `flag.KEY` for every flag in `config_json` that is not a common flag, typed
+    per key (`_column_type`: values that mix types across runs, or lists, become JSON text).
+    Linear in the number of flags: each key's values are gathered in one pass over the runs."""
     configs = [json.loads(text) if text else {} for text in runs["config_json"].to_list()]
-    names = sorted({k for c in configs for k in c} - set(FLAG_TYPES))
+    by_key: dict[str, list[Any]] = {}
+    for i, config in enumerate(configs):
+        for key, value in config.items():
+            if key in FLAG_TYPES:
+                continue
+            values = by_key.get(key)
+            if values is None:
+                values = by_key[key] = [None] * len(configs)
+            values[i] = value
     columns = []
-    for name in names:
-        values = [c.get(name) for c in configs]
+    for key in sorted(by_key):
+        values = by_key[key]
         dtype = _column_type(values)
         if dtype == pl.Utf8():
-            values = [v if v is None or isinstance(v, str) else _json(v) for v in values]
-        column = f"flag.{name}" if name in RUN_SCHEMA else name
-        columns.append(pl.Series(column, values, dtype=dtype))
+            values = [v if v is None else valid_text(v) if isinstance(v, str) else _json(v) for v in values]
+        elif dtype == pl.Float64():
+            values = [None if v is None else float(v) for v in values]
+        columns.append(pl.Series(valid_text(flag_column(key)), values, dtype=dtype))
     return runs.with_columns(columns) if columns else runs
 
 
 def finish(runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame,
            errors: list[InputError]) -> Runs:
     """Frames with the fixed schemas -> a `Runs`, one row per run_id, flags expanded."""
-    runs = runs.unique(subset="run_id", keep="first", maintain_order=True)
+    runs = _finite_floats(runs.unique(subset="run_id", keep="first", maintain_order=True))
+    phases, milestones = _finite_floats(phases), _finite_floats(milestones)
     # rows of a store written before these columns: the log's end stands in for the startup's
     runs = runs.with_columns(pl.col("seconds_to_end").fill_null(pl.col("total_seconds")),
                              pl.col("end_ts").fill_null(pl.coalesce("ready_ts", "last_ts")),
@@ -381,6 +421,13 @@ def finish(runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame,
     phases = phases.join(kept, on=["run_id", "source"], how="semi", maintain_order="left")
     milestones = milestones.join(kept, on=["run_id", "source"], how="semi", maintain_order="left")
     return Runs(with_flag_columns(runs), phases, milestones, errors)
+
+
+def _finite_floats(frame: pl.DataFrame) -> pl.DataFrame:
+    """NaN and infinities as null: what a store written before the numbers were checked where
+    they are read may hold (`core.numbers`), so it poisons no view."""
+    floats = [c for c, dt in frame.schema.items() if dt == pl.Float64()]
+    return frame.with_columns(pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c) for c in floats) if floats else frame
 
 
 def from_runs(runs: Sequence[Run], errors: Sequence[InputError] = (), names: Mapping[str, str] | None = None) -> Runs:
@@ -474,9 +521,10 @@ def varying_flags(frame: pl.DataFrame, flags: Sequence[str]) -> list[str]:
     lacks it, say an older version, still counts).
     """
     out = []
-    by_engine = "engine" in frame.columns and frame["engine"].n_unique() > 1
+    columns = set(frame.columns)  # a set: `frame.columns` builds a list each time (quadratic in flags)
+    by_engine = "engine" in columns and frame["engine"].n_unique() > 1
     for flag in flags:
-        if flag not in frame.columns or flag.removeprefix("flag.") in IDENTITY_FLAGS:
+        if flag not in columns or flag.removeprefix(FLAG_PREFIX) in IDENTITY_FLAGS:
             continue
         rows = frame
         if by_engine:
@@ -574,7 +622,7 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
         # an umbrella (a phase spanning others, `umbrella_phases`) is not listed beside the steps it spans
         biggest.append(sorted(((row[c] or 0.0, c[:-2]) for c in phase_cols if not spanned(c[:-2], present)),
                               reverse=True)[:top])
-        names.append(row["source"])
+        names.append(visible(row["source"], one_line=True))
         wheres.append(f" #{row['run_index'] + 1}" if row["run_index"] else "")
 
     def phases(k: int) -> _Column:
@@ -582,7 +630,9 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
         return _Column(head, [", ".join(f"{name} {fmt_duration(sec)}" for sec, name in b[:k] if sec > 0) or "-"
                               for b in biggest])
 
-    flag_columns = [_Column(f, ["-" if v is None else str(v) for v in frame[f].to_list()]) for f in flags]
+    # a flag's key and value, and a file's name, each on its row's line (a newline would forge a row)
+    flag_columns = [_Column(visible(f, one_line=True), ["-" if v is None else visible(str(v), one_line=True)
+                                                        for v in frame[f].to_list()]) for f in flags]
     when = [_Column("started", started)] if by_time else []
     columns = [*when, _Column("source", [n + w for n, w in zip(names, wheres, strict=True)]),
                _Column("outcome", states), _Column("to ready", to_ready, right=True), phases(top), *flag_columns]
@@ -593,7 +643,8 @@ def summary_text(runs: Runs, top: int = 3, width: int | None = None, by_time: bo
         columns = [*when, *fitted]
     notes.insert(0, _launch_note(frame))
     phases_shown = len(columns) > 3 + len(when) and columns[3 + len(when)].head.startswith("biggest phase")
-    shown = [c.head for c in columns if c.head in flags]
+    heads = {visible(f, one_line=True): f for f in flags}
+    shown = [heads[c.head] for c in columns if c.head in heads]
     hidden = list(dict.fromkeys(f for f in [*flags, *every] if f not in shown))
     answer = count_line([("engine" if outcome_word(row["outcome"], None, row["ready_kind"]) == "engine"
                           else row["outcome"], row["crash_category"], row["seconds_to_end"], bool(row["lower_bound"]),

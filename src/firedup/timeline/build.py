@@ -15,9 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from firedup.core.config import COMMON_FLAGS, read_server_args
+from firedup.core.config import COMMON_FLAGS, checked_flags, read_server_args
 from firedup.core.health import REFUSED
 from firedup.formats import Format, all_formats, get_format
+from firedup.formats.base import DROPPED
 from firedup.formats.vocab import (
     CONFIG_STATED,
     CRASH,
@@ -599,6 +600,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     run.last_ts = max(candidates) if candidates else None
 
     _read_config(run, events, fmt.config_defaults if config_defaults is None else config_defaults, fmt)
+    _note_dropped(run, events)
     _collect_milestones(run, events, fmt)
     _decide_outcome(run, events, fmt)
     _build_phases(run, events, fmt)
@@ -707,12 +709,32 @@ def _read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any],
             if run.all_config.get(key) is None:
                 run.all_config[key] = value
                 run.config_inferred[key] = f"default: the args line {defaults_line} lists only non-default flags"
+    dropped = checked_flags(run.all_config)
+    if dropped:
+        run.warnings.append(_dropped_note("flag values", dropped, "not finite, beyond 64 bits or, for a count, not whole"))
     if fmt.derive_config is not None:
         fmt.derive_config(run.all_config, run.config_inferred)
     config = {flag: run.all_config.get(flag) for flag in COMMON_FLAGS}
     for key, value in run.all_config.items():
         config.setdefault(key, value)
     run.config = config
+
+
+DROPPED_SHOWN = 5  # values named in a note on values dropped; the rest are counted
+
+
+def _dropped_note(what: str, items: Sequence[str], why: str) -> str:
+    named = ", ".join(items[:DROPPED_SHOWN]) + (f" and {len(items) - DROPPED_SHOWN} more" if len(items) > DROPPED_SHOWN else "")
+    return f"{what} ignored ({why}): {named}"
+
+
+def _note_dropped(run: Run, events: Sequence[Event]) -> None:
+    """One note for the numbers the lines of this run held that were refused where they were
+    read (`formats.base.convert_field`: not finite, too big, not ASCII digits, a port out of range)."""
+    items = [f"line {e.line}: {item}" for e in events for item in e.fields.get(DROPPED, ())]
+    if items:
+        run.warnings.append(_dropped_note("values read from the log", items,
+                                          "a number not finite, too big or not in ASCII digits, or a port out of range"))
 
 
 def _collect_milestones(run: Run, events: Sequence[Event], fmt: Format) -> None:

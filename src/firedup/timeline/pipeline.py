@@ -82,10 +82,22 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
 
 @functools.cache
 def _encoder() -> Callable[[Any], str]:
-    """One JSON encoder per process (a worker encodes every run it parses)."""
+    """One JSON encoder per process (a worker encodes every run it parses): no NaN or Infinity
+    (`allow_nan=False`); a value that holds one after all is written through `core.safe.json_text`,
+    which writes it null."""
     import json  # not on the start-up path of `parse` without --json
 
-    return json.JSONEncoder(ensure_ascii=False).encode
+    from firedup.core.safe import json_text
+
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+    def checked(value: Any) -> str:
+        try:
+            return encode(value)
+        except ValueError:
+            return json_text(value)
+
+    return checked
 
 
 def _write_json(out: IO[str], runs: Iterable[str], result: ParseResult) -> None:
@@ -290,8 +302,13 @@ class LogReader:
 
     def build(self, events: list[Event], clock: Clock | None = None, stats: LineStats | None = None) -> list[Run]:
         assert self.fmt is not None
-        date_source = (clock or self._clock()).date_source
-        return build_timeline(events, self.name, self.fmt, date_source, stats=stats)
+        clock = clock or self._clock()
+        runs = build_timeline(events, self.name, self.fmt, clock.date_source, stats=stats)
+        note = clock.refused_note()
+        if note is not None:
+            for run in runs:
+                run.warnings.append(note)
+        return runs
 
     def _clock(self) -> Clock:
         assert self.scanner is not None
