@@ -142,6 +142,9 @@ class _Prefilter:
             rb"^(?:" + _KUBECTL_AT_START.pattern + rb")?[^\n]*(?:" + b"|".join(map(re.escape, self.access_literals))
             + rb")[^\n]*", re.MULTILINE) if self.access_literals else None
         self.access_rules: tuple[Rule, ...] = (self.access_rule,) if self.access_rule is not None else ()
+        # the access lines that may be a request (not a probe): the traffic after `ready` is
+        # probes for weeks, and the first request after it must be found without reading them
+        self.request_database = _request_database(self.access_rule, self.access_literals)
         literals = sorted({lit for rule in fmt.rules for lit in rule.literals} - unread)
         self.rules_of: list[tuple[Rule, ...]] = [
             tuple(rule for rule in fmt.rules if lit in rule.literals) for lit in literals]
@@ -181,6 +184,55 @@ class _Prefilter:
             found = tuple(sorted(chosen.values(), key=lambda rule: self._order[id(rule)]))
             self._with_access[key] = found
         return found
+
+
+def _not_prefixed(prefixes: tuple[str, ...]) -> str | None:
+    """A pattern of a non-blank token that starts with none of `prefixes`, without look-arounds
+    (Hyperscan has none): at each character of the prefixes' trie, the token may end, go on with a
+    character no prefix has there (then anything), or follow one that does. None when the empty
+    token is one of them. Linear: the alternatives differ in their first character."""
+    trie: dict[str, Any] = {}
+    for prefix in prefixes:
+        node = trie
+        for ch in prefix:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def below(node: dict[str, Any]) -> str | None:
+        if "" in node:
+            return None
+        chars = "".join(re.escape(ch) for ch in sorted(node))
+        alternatives = ["", rf"[^\s{chars}]\S*"]
+        alternatives += [re.escape(ch) + rest for ch in sorted(node) if (rest := below(node[ch])) is not None]
+        return "(?:" + "|".join(alternatives) + ")"
+
+    if "" in trie:
+        return None
+    chars = "".join(re.escape(ch) for ch in sorted(trie))
+    rest = [re.escape(ch) + tail for ch in sorted(trie) if (tail := below(trie[ch])) is not None]
+    return "(?:" + "|".join([rf"[^\s{chars}]\S*", *rest]) + ")"
+
+
+def _request_database(rule: Rule | None, literals: tuple[bytes, ...]) -> Any:
+    r"""A Hyperscan database of what every access line that is a request (its path no probe
+    path) holds: the path's token, then a space and an access literal. Only for an access
+    rule whose path is the one token before ` <literal>` (`(?P<path>\S+) HTTP/`); None
+    otherwise (every access line is then read). A line without a match cannot be a request
+    (a raw token that starts with a probe path still does once decorations and colour are
+    stripped); a match is only a line to read."""
+    from firedup.read.events import PROBE_PATHS
+
+    if rule is None or len(literals) != 1:
+        return None
+    literal = literals[0].decode()
+    if f"(?P<path>\\S+) {re.escape(literal)}" not in rule.pattern and f"(?P<path>\\S+) {literal}" not in rule.pattern:
+        return None
+    token = _not_prefixed(PROBE_PATHS)
+    if token is None:
+        return None
+    import hyperscan
+
+    return _database([f" {token} {re.escape(literal)}"], hyperscan.HS_FLAG_SINGLEMATCH)
 
 
 # What `sources.normalise` changes in a line besides its decorations (colour, collector
@@ -1043,16 +1095,17 @@ class _State:
             return  # its literal is in the scan: its lines are candidates like any other
         low = self._next
         while low < high:
-            if self.every_access or self.needs.every_line:
+            every = self._every_line()
+            if every:
                 at = self._find(low, high)
-            elif self.needs.health:
-                at = self._find_health(low, high)
+            elif self.needs.request or self.needs.health:
+                at = self._find_request_or_health(low, high)
             else:
                 break
             if at < 0:
                 break
             start, end = self._line_around(at)
-            if not (self.every_access or self.needs.every_line):
+            if not every:
                 self._spanning_access(low, start)  # the access lines before it stay unread
             self._full(start, end, pre.access_rules)
             low = self._next
@@ -1099,6 +1152,47 @@ class _State:
         if outer.year is None:  # never unflagged (see _decorated_markers); its year would need the clock
             raise NeedExact("a year-less collector stamp on an unread line")
         return _kubectl_key(f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}T{outer.time}".encode(), outer.frac.encode())
+
+    def _every_line(self) -> bool:
+        """Whether any access line may be kept now. Waiting only for the first request after
+        `ready` is not that where the scan can tell requests from probes (`request_database`):
+        a server probed every second for weeks logs millions of probes before it."""
+        needs = self.needs
+        if self.every_access or needs.first or needs.window > 0:
+            return True
+        return needs.request and self.pre.request_database is None
+
+    def _find_request_or_health(self, low: int, high: int) -> int:
+        """The first line in [low, high) that may be the request or the `/health` probe still
+        wanted; -1 when there is none."""
+        found = []
+        if self.needs.health:
+            found.append(self._find_health(low, high))
+        if self.needs.request:
+            found.append(self._find_request(low, high))
+        found = [at for at in found if at >= 0]
+        return min(found) if found else -1
+
+    def _find_request(self, low: int, high: int) -> int:
+        """Where in [low, high) the first line that may be a request (not a probe) is."""
+        import hyperscan
+
+        hit: list[int] = []
+
+        def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> bool:
+            hit.append(stop)
+            return True  # the first is enough
+
+        view = memoryview(self.mm)
+        piece = view[low:high]
+        try:
+            self.pre.request_database.scan(cast(bytes, piece), match_event_handler=on_match)
+        except hyperscan.ScanTerminated:
+            pass
+        finally:
+            piece.release()
+            view.release()
+        return low + max(hit[0] - 1, 0) if hit else -1
 
     def _find(self, low: int, high: int) -> int:
         found = [at for lit in self.pre.access_literals if (at := self.mm.find(lit, low, high)) >= 0]
