@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO, cast
+from typing import Any, BinaryIO, TextIO
 
 from firedup.core.health import (
     HealthSemantics,
@@ -417,9 +417,10 @@ class _Writer:
                 self._file.close()
                 self._file = None
         if self._file is None:
-            mode = "ab" if self._ident is not None else "wb"
+            from firedup.core.files import open_log
+
             try:
-                handle = cast(BinaryIO, open(self.path, mode))  # noqa: SIM115 - kept open while writing
+                handle = open_log(self.path, append=self._ident is not None)  # kept open while writing
             except OSError as exc:
                 raise OutputError(str(self.path), exc.strerror or str(exc)) from None
             st = os.fstat(handle.fileno())

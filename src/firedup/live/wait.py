@@ -50,7 +50,6 @@ from firedup.errors import (
     EXIT_TIMEOUT,
     EXIT_TIMEOUT_STUCK,
     UsageError,
-    writing,
 )
 from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine
 from firedup.live.history import (
@@ -547,8 +546,9 @@ class Waiter:
                 "pid": self.watch_pid, "kind": self.activity.kind, "text": self.activity.text,
                 "busy": self.activity.busy},
         }
-        with writing(self.opts.record):
-            self.opts.record.write_text(json.dumps(record, indent=1, default=str) + "\n")
+        from firedup.core.files import write_text
+
+        write_text(self.opts.record, json.dumps(record, indent=1, default=str) + "\n")
 
     def _run_loop(self) -> int:
         self._set_deadline(initial=True)

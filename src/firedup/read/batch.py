@@ -461,11 +461,12 @@ def _database(patterns: list[str], flags: int) -> Any:
     database = hyperscan.Database()
     database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
                      elements=len(patterns), flags=[flags] * len(patterns))
-    with contextlib.suppress(OSError, hyperscan.HyperscanError):
+    from firedup.core.files import write_bytes
+    from firedup.errors import OutputError
+
+    with contextlib.suppress(OSError, OutputError, hyperscan.HyperscanError):
         cache.parent.mkdir(parents=True, exist_ok=True)
-        partial = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        partial.write_bytes(hyperscan.dumpb(database))
-        partial.replace(cache)  # whole or not at all, even with parallel runs
+        write_bytes(cache, hyperscan.dumpb(database), named=False)  # whole or not at all, even with parallel runs
     return database
 
 

@@ -31,7 +31,7 @@ import polars as pl
 
 from firedup.core.safe import visible
 from firedup.core.units import fmt_clock, fmt_duration, fmt_time_to_end
-from firedup.errors import DataError, UsageError, writing
+from firedup.errors import DataError, UsageError
 from firedup.tables.frames import Runs
 from firedup.timeline.build import (
     NO_STRAGGLERS,
@@ -989,8 +989,10 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: float = 100) -> None:
     if fmt not in ("png", "svg"):
         raise UsageError(f"{os.fspath(path)}: write charts as .png or .svg, not {Path(path).suffix or 'no suffix'}")
     metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None, "Creator": "firedup"}
-    with matplotlib.rc_context({"svg.hashsalt": "firedup", "svg.fonttype": "none"}), writing(path):
-        fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
+    from firedup.core.files import write_file
+
+    with matplotlib.rc_context({"svg.hashsalt": "firedup", "svg.fonttype": "none"}):
+        write_file(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi, metadata=metadata, facecolor="white"))
 
 
 def to_bytes(fig: Figure, fmt: str = "png", dpi: float = 100) -> bytes:

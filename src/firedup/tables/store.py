@@ -148,7 +148,8 @@ class _Folder:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
-            with open(tmp, "wb") as fh:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+            with os.fdopen(os.open(tmp, flags, 0o666), "wb") as fh:  # never a link planted there
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
