@@ -6,6 +6,8 @@ servers on loopback."""
 from __future__ import annotations
 
 import base64
+import contextlib
+import json
 import os
 import re
 import subprocess
@@ -121,3 +123,147 @@ def test_two_reports_into_one_folder_at_once_leave_one_whole_report(tmp_path: Pa
         charts = _charts_of(html)
         on_disk = {p.stem: p.read_bytes() for p in out.glob("*.png")}
         assert charts == on_disk, "the charts on disk are not the page's"
+
+
+# --- 5. files that change under the reader: wait --------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["swapped", "appears"])
+def test_wait_never_hangs_on_a_log_that_is_or_becomes_a_fifo(tmp_path: Path, how: str) -> None:
+    """Opening a FIFO blocks until a writer comes: the wait hung forever, its --timeout never
+    looked at. Now the path is not opened while it is no regular file, and said once."""
+    log = tmp_path / "server.log"
+    if how == "swapped":
+        log.write_text(LOG.read_text().split("Load weight begin")[0])
+    proc = start(["wait", "--log", str(log), "--timeout", "6"])
+    time.sleep(1.5)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    os.replace(fifo, log)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 124, err
+    assert "server.log is a FIFO now, not a log file: not opened" in " ".join(err.split())
+    assert "Traceback" not in err
+
+
+# --- 6. servers and processes that lie -----------------------------------------------------------
+
+
+def test_wait_takes_no_answer_cut_off_mid_header_for_ready() -> None:
+    from _lying import lying_server, says
+
+    with lying_server(says(b"HTTP/1.1 200 OK\r\nContent-Ty")) as port:
+        proc = run(["wait", "--url", f"http://127.0.0.1:{port}/health", "--engine", "sglang", "--timeout", "0"])
+    assert proc.returncode != 0 and "READY" not in proc.stdout, proc.stdout
+    assert "cut off before its headers ended" in proc.stdout + proc.stderr
+
+
+def test_wait_timeout_0_against_a_trickling_server_checks_once_within_the_probe_deadline(tmp_path: Path) -> None:
+    """A byte a second made `--timeout 0` ("check once") take a minute."""
+    from _lying import lying_server, trickles
+
+    record = tmp_path / "r.json"
+    with lying_server(trickles(b"HTTP/1.1 200 OK\r\n" + b"X: y\r\n" * 40 + b"\r\n", every=0.5)) as port:
+        proc = run(["wait", "--url", f"http://127.0.0.1:{port}/health", "--engine", "sglang", "--timeout", "0",
+                    "--record", str(record)], timeout=120)
+    assert proc.returncode != 0 and "no answer within 5 s" in proc.stdout + proc.stderr, proc.stdout
+    waited = json.loads(record.read_text())["waited_s"]
+    assert waited < 15, waited
+
+
+def test_wait_with_credentials_in_the_url_probes_the_host() -> None:
+    """Was "cannot resolve 127.0.0.1": urllib took `user:secret@127.0.0.1` for the host."""
+    import base64 as b64
+
+    from _lying import lying_server
+
+    def answer(conn: Any, request: bytes) -> None:
+        ok = b"Authorization: Basic " + b64.b64encode(b"user:secret") in request
+        conn.sendall(b"HTTP/1.1 200 OK\r\n\r\n" if ok else b"HTTP/1.1 401 Unauthorized\r\n\r\n")
+
+    with lying_server(answer) as port:
+        proc = run(["wait", "--url", f"http://user:secret@127.0.0.1:{port}/health", "--engine", "sglang",
+                    "--timeout", "0"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "cannot resolve" not in proc.stdout + proc.stderr
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_wait_pid_of_a_process_that_does_not_exist_is_a_usage_error() -> None:
+    """Was "DIED: process N is gone ... (OOM killer?)" for a typo."""
+    pid = _dead_pid()
+    proc = run(["wait", "--pid", str(pid), "--timeout", "5"])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"--pid {pid}: no such process" in proc.stderr and "OOM" not in proc.stdout + proc.stderr
+
+
+def test_a_reused_pid_does_not_hide_the_death() -> None:
+    """The pid of the server, given to another process after the server died, looked alive:
+    its start time (/proc/PID/stat) tells them apart."""
+    import io
+
+    from firedup.live.wait import Waiter, WaitOptions, pid_alive, process_start
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        start_time = process_start(other.pid)
+        assert start_time is not None and pid_alive(other.pid, start_time)
+        assert not pid_alive(other.pid, start_time - 1)  # the pid now names a process started later
+        out, err = io.StringIO(), io.StringIO()
+        waiter = Waiter(WaitOptions(pid=other.pid, timeout=30, auto_timeout=False), out, err, tty=False)
+        waiter.pid_start = start_time - 1  # as if the server of that pid had died and the pid been reused
+        began = time.monotonic()
+        assert waiter.run_loop() == 3
+        assert time.monotonic() - began < 20 and "DIED" in out.getvalue()
+    finally:
+        other.kill()
+
+
+def _peak_rss_kb(proc: subprocess.Popen[Any]) -> int:
+    peak = 0
+    while proc.poll() is None:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    peak = max(peak, int(line.split()[1]))
+        time.sleep(0.05)
+    return peak
+
+
+def test_a_flood_on_stdin_keeps_memory_flat_and_the_timeout(tmp_path: Path) -> None:
+    """3.9 GB and 57 s for `--timeout 10`: every chunk was queued ahead of the reading."""
+    record = tmp_path / "r.json"
+    line = b'[2026-11-12 14:06:23] INFO:     127.0.0.1:40830 - "GET /health HTTP/1.1" 200 OK\n'
+    flood = subprocess.Popen([sys.executable, "-c",
+                              f"import sys\nb={line!r}*10000\nwhile True: sys.stdout.buffer.write(b)"],
+                             stdout=subprocess.PIPE)
+    try:
+        proc = start(["wait", "--log", "-", "--timeout", "6", "--record", str(record)], stdin=flood.stdout)
+        peak = _peak_rss_kb(proc)
+        proc.communicate(timeout=120)
+    finally:
+        flood.kill()
+    assert proc.returncode == 124
+    assert peak < 300_000, f"peak RSS {peak // 1024} MB"
+    assert json.loads(record.read_text())["waited_s"] < 6 + 2
+
+
+def test_a_big_log_does_not_carry_wait_past_its_timeout(tmp_path: Path) -> None:
+    """A poll read 8 MB of lines before the deadline was looked at again: seconds late."""
+    log = tmp_path / "big.log"
+    line = b'[2026-11-12 14:06:23] INFO:     127.0.0.1:40830 - "GET /health HTTP/1.1" 200 OK\n'
+    with open(log, "wb") as fh:
+        for _ in range(100):
+            fh.write(line * 20_000)  # 160 MB, no startup in it
+    record = tmp_path / "r.json"
+    proc = run(["wait", "--log", str(log), "--timeout", "2", "--record", str(record)], timeout=120)
+    assert proc.returncode == 124, proc.stderr
+    assert json.loads(record.read_text())["waited_s"] < 2 + 1.0

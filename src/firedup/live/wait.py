@@ -23,18 +23,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import http.client
 import ipaddress
 import math
 import os
 import re
 import shutil
-import socket
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
@@ -86,6 +82,7 @@ INSPECT_AFTER_S = 10.0  # a silence this long makes `wait` look at the process t
 INSPECT_EVERY_S = 2.0  # how often, while the silence lasts
 TELEMETRY_WAIT_S = 3.0  # at the verdict, how long the engine's figures may still take to come
 STREAM_PAUSE_S = 0.3  # `--timeout 0` on a stream: a pause this long ends the one read
+STREAM_ONCE_MAX_S = 10.0  # ... and this long at most (a flood never pauses)
 SNIFF_NOTE_LINES = 200  # lines that show no engine before `wait` says so (it keeps looking)
 SNIFF_KEEP_LINES = 2000  # lines of a log of no known engine kept in case one shows up later
 MAX_EVENTS = 50_000
@@ -150,53 +147,18 @@ def check_url(url: str) -> urllib.parse.SplitResult:
     return parts
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer, not a way to readiness: a login page or an ingress's
-    default backend answers 200 for any server, ready or not."""
+def probe(url: str, timeout: float = PROBE_TIMEOUT_S) -> tuple[int | None, str | None]:
+    """The status code of one GET, without reading the body, within `timeout` seconds in all
+    (`live.http`: an answer cut off mid-header is no answer, a trickling server cannot hold
+    the probe past its deadline, a redirect is an answer, never followed)."""
+    from firedup.live.http import HTTPFailure, get
 
-    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
-                         newurl: str) -> None:
-        return None
-
-
-def opener_for(url: str) -> urllib.request.OpenerDirector:
-    """Loopback URLs never go through a proxy (a proxy answering for localhost would lie);
-    redirects are never followed."""
-    host = urllib.parse.urlsplit(url).hostname or ""
-    handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
-    if _is_loopback(host):
-        handlers.append(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener(*handlers)
-
-
-def probe(url: str, timeout: float = PROBE_TIMEOUT_S,
-          opener: urllib.request.OpenerDirector | None = None) -> tuple[int | None, str | None]:
-    """The status code of one GET, without reading the body."""
-    host = urllib.parse.urlsplit(url).hostname or ""
-    opener = opener or opener_for(url)
-    request = urllib.request.Request(url, method="GET", headers={"User-Agent": "firedup-wait"})
     try:
-        with opener.open(request, timeout=timeout) as response:
-            return int(response.status), None
-    except urllib.error.HTTPError as exc:
-        location = exc.headers.get("Location") if 300 <= exc.code < 400 and exc.headers else None
-        exc.close()
-        return exc.code, (f"redirect to {location}" if location else None)
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, ConnectionRefusedError):
-            return None, "connection refused"
-        if isinstance(reason, TimeoutError):
-            return None, f"no answer within {timeout:g} s"
-        if isinstance(reason, socket.gaierror):
-            return None, f"cannot resolve {host}"
-        return None, str(reason)
-    except TimeoutError:
-        return None, f"no answer within {timeout:g} s"
-    except ConnectionResetError:
-        return None, "connection reset"
-    except (http.client.HTTPException, OSError) as exc:
-        return None, f"{type(exc).__name__}: {exc}"
+        answer = get(url, timeout)
+    except HTTPFailure as exc:
+        return None, str(exc)
+    location = answer.headers.get("location") if 300 <= answer.status < 400 else None
+    return answer.status, (f"redirect to {location}" if location else None)
 
 
 class Prober:
@@ -217,7 +179,6 @@ class Prober:
         self.notes: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._opener = opener_for(url)
         self._thread = threading.Thread(target=self._loop, name="firedup-probe", daemon=True)
 
     def start(self) -> None:
@@ -232,7 +193,7 @@ class Prober:
 
     def once(self) -> ProbeResult:
         """One probe now, recorded as the latest answer."""
-        status, error = probe(self.url, self.timeout, self._opener)
+        status, error = probe(self.url, self.timeout)
         result = ProbeResult(time.monotonic(), status, error)
         with self._lock:
             self.last = result
@@ -258,14 +219,38 @@ class Prober:
 # --- the process ------------------------------------------------------------------------------
 
 
-def pid_alive(pid: int) -> bool:
-    """False once the process is gone, zombies included (their parent has not reaped them)."""
+def process_start(pid: int) -> int | None:
+    """When process `pid` started (clock ticks after boot, field 22 of /proc/PID/stat): a pid the
+    kernel gave to another process since has another start. None where /proc cannot say."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def process_exists(pid: int) -> bool:
+    """Whether a process `pid` exists at all, a zombie too (`--pid` of one that never ran is a
+    usage error, not a death)."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except PermissionError:
+        return True
+    except (ProcessLookupError, OverflowError, ValueError):
+        return False
+    return True
+
+
+def pid_alive(pid: int, started: int | None = None) -> bool:
+    """False once the process is gone, zombies included (their parent has not reaped them),
+    and once its pid names another process (`started`: its `process_start` when first seen)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True
+    if started is not None and process_start(pid) not in (None, started):
+        return False  # the pid was reused: the process watched is gone
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         state = stat.rsplit(")", 1)[1].split()[0]
@@ -473,6 +458,7 @@ class Waiter:
         self.last_ts: Stamp | None = None
         self.last_ts_at = self.started
         self.pid_checked = 0.0
+        self.pid_start = process_start(opts.pid) if opts.pid is not None else None
         self.pid_dead = False
         self.partial_key = 0
         self.partial_progress: Progress | None = None
@@ -581,7 +567,8 @@ class Waiter:
                 if not self.opts.quiet and self.tty:
                     self._show_status(now)
                 interval = POLL_MIN_S if got else min(POLL_MAX_S, interval * 1.5)
-                self.sleep(interval)
+                if not self.follower.backlog:  # a backlog is read on at once, its deadline looked at between polls
+                    self.sleep(interval)
         finally:
             if self.prober is not None:
                 self.prober.stop()
@@ -592,10 +579,12 @@ class Waiter:
         """Everything the log holds now, its unfinished last line included (`--timeout 0`
         decides on it); a stream gets until it pauses for STREAM_PAUSE_S or ends."""
         stream = isinstance(self.follower, StreamFollower)
-        quiet_since = self.now()
+        quiet_since = began = self.now()
         while True:
             if self._read(self.now()):
                 quiet_since = self.now()
+                if stream and self.now() - began >= STREAM_ONCE_MAX_S:
+                    break
             elif not stream or self.follower.ended or self.now() - quiet_since >= STREAM_PAUSE_S:  # type: ignore[attr-defined]
                 break
             else:
@@ -891,7 +880,7 @@ class Waiter:
         run = self.run
         if self.opts.pid is not None and now - self.pid_checked >= 0.5:
             self.pid_checked = now
-            if not pid_alive(self.opts.pid):
+            if not pid_alive(self.opts.pid, self.pid_start):
                 self._final_drain(now)
                 return self._died()
         crash_code = self._crash_settled(now)
@@ -1439,6 +1428,8 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
         check_url(opts.url)
     if opts.pid is not None and opts.pid <= 0:
         raise UsageError("--pid must be a positive process id")
+    if opts.pid is not None and not process_exists(opts.pid):
+        raise UsageError(f"--pid {opts.pid}: no such process (it never ran, or it ended before the wait began)")
     if opts.record is not None and not opts.record.parent.is_dir():
         raise UsageError(f"--record {opts.record}: no such directory {opts.record.parent}")
     if opts.log is None and opts.log_stream is None and not opts.url and opts.pid is None:
@@ -1461,5 +1452,6 @@ def wait(opts: WaitOptions, out: TextIO, err: TextIO, tty: bool | None = None,
     return 130
 
 
-__all__ = ["Prober", "WaitOptions", "Waiter", "parse_duration", "parse_timeout", "pid_alive", "probe",
+__all__ = ["Prober", "WaitOptions", "Waiter", "parse_duration", "parse_timeout", "pid_alive", "probe", "process_exists",
+           "process_start",
            "readiness_paths", "wait"]

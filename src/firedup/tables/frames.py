@@ -394,6 +394,7 @@ def load(
         errors.extend(result.errors)
     for st in stores:
         frames.append(st.read())
+        errors.extend(st.notes)  # a stored file that cannot be read: named, the rest is read
     if not frames:
         return finish(empty(RUN_SCHEMA), empty(PHASE_SCHEMA), empty(MILESTONE_SCHEMA), errors)
     runs_f, phases_f, milestones_f = (pl.concat([f[i] for f in frames], how="diagonal_relaxed") for i in range(3))

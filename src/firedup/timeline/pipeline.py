@@ -249,6 +249,10 @@ class LogReader:
             starts = [i for i, e in enumerate(self.events) if e.fields.get("starts_run") == "always"]
             if starts and starts[-1] > 0:
                 del self.events[: starts[-1]]
+            if len(self.events) > self.max_events // 2:
+                # a flood of requests (a log probed every second for weeks, or a hostile stream)
+                # keeps only the access events a timeline reads (`compact`): memory stays flat
+                self.events = list(compact(self.events, self.fmt))
         return grew
 
     def _note_stamps(self, line: Line, events: list[Event]) -> None:
