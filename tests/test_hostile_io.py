@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, SAMPLE_LOGS
 
@@ -267,3 +270,157 @@ def test_a_big_log_does_not_carry_wait_past_its_timeout(tmp_path: Path) -> None:
     proc = run(["wait", "--log", str(log), "--timeout", "2", "--record", str(record)], timeout=120)
     assert proc.returncode == 124, proc.stderr
     assert json.loads(record.read_text())["waited_s"] < 2 + 1.0
+
+
+# --- 5. files that change under the reader: parse ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A start-up, then 1.5 M health probes (about 120 MB): parse reads it for a second or two."""
+    path = tmp_path_factory.mktemp("long") / "long.log"
+    head = LOG.read_text().split("The server is fired up and ready to roll!")[0]
+    line = '[2026-11-12 14:07:00] INFO:     10.0.0.1:40000 - "GET /v1/models HTTP/1.1" 200 OK\n'
+    with open(path, "w") as fh:
+        fh.write(head + "[2026-11-12 14:06:00] The server is fired up and ready to roll!\n")
+        for _ in range(150):
+            fh.write(line * 10_000)
+    return path
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(delay=st.floats(0.0, 2.0), keep=st.floats(0.0, 1.0), scanner=st.sampled_from(["batch", "incremental"]))
+def test_a_log_truncated_while_parse_reads_it_is_said_in_one_line(long_log: Path, tmp_path_factory: pytest.TempPathFactory,
+                                                                   delay: float, keep: float, scanner: str) -> None:
+    """logrotate's copytruncate while `parse` read a log: SIGBUS, exit 135, no message (the
+    file was mapped). Any moment, any new size: a clean exit, and a shrinking file is one
+    line that says so, with the runs read before it."""
+    log = tmp_path_factory.mktemp("trunc") / "server.log"
+    shutil.copyfile(long_log, log)
+    code = ("import sys\nfrom firedup.timeline.pipeline import parse_paths\n"
+            f"r = parse_paths([{str(log)!r}], scanner={scanner!r})\n"
+            "print(len(r.runs)); print(*(str(e) for e in r.errors), sep='\\n', file=sys.stderr)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(SRC)})
+    time.sleep(delay)
+    with open(log, "r+b") as fh:
+        fh.truncate(int(keep * log.stat().st_size))
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, (proc.returncode, err)  # never killed by a signal (SIGBUS: -7)
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if line.strip()]
+    assert len(errors) <= 1, err
+    if errors:
+        assert "server.log" in errors[0] and ("shrank while it was read" in errors[0] or "empty file" in errors[0]), err
+    if int(out.split()[0]) == 0:
+        assert errors, "no run and no word why"
+
+
+def test_a_worker_killed_mid_folder_is_that_files_error_and_the_rest_is_read(tmp_path: Path) -> None:
+    """A pool worker killed by the OOM killer hung `parse` of a folder forever. Here the
+    worker reading one file kills itself; that file's error line says so, the others are read."""
+    for i in range(40):
+        shutil.copyfile(LOG, tmp_path / f"f{i:02d}.log")
+    code = f"""
+import os, signal, sys
+from firedup.timeline import pipeline
+real = pipeline._parse_one
+def dying(source, *args, **kw):
+    if source.name.endswith("f13.log"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(source, *args, **kw)
+pipeline._parse_one = dying
+result = pipeline.parse_paths([{str(tmp_path)!r}], jobs=2)
+print(len(result.runs), [e.reason for e in result.errors], [e.source.rsplit("/", 1)[-1] for e in result.errors])
+"""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("39 ")
+    assert "killed by SIGKILL (the OOM killer?)" in proc.stdout and "['f13.log']" in proc.stdout
+
+
+# --- 7. inputs slow on purpose, or by nature ------------------------------------------------------
+
+
+def _gz(data: bytes, level: int = 6) -> bytes:
+    import gzip
+
+    return gzip.compress(data, level)
+
+
+def test_a_gz_with_a_bad_crc_or_trailing_garbage_keeps_what_reads(tmp_path: Path) -> None:
+    """The whole file was refused, losing a start-up that read fine."""
+    packed = _gz(LOG.read_bytes())
+    bad_crc = tmp_path / "crc.log.gz"
+    bad_crc.write_bytes(packed[:-8] + bytes([packed[-8] ^ 0xFF]) + packed[-7:])
+    trailing = tmp_path / "trailing.log.gz"
+    trailing.write_bytes(packed + b"not gzip at all\n")
+    for path, note in ((bad_crc, "gzip CRC check failed: the data may be damaged"),
+                       (trailing, "garbage after the gzip data, ignored")):
+        proc = run(["parse", str(path)])
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"{path.name}" in proc.stdout and "ready" in proc.stdout, proc.stdout  # the start-up is there
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and note in lines[0], proc.stderr
+
+
+def _bomb(tmp_path: Path) -> Path:
+    """A start-up, then 400 MB of one repeated line: about 1,000 times its compressed size."""
+    import gzip
+
+    path = tmp_path / "bomb.log.gz"
+    with gzip.open(path, "wb", compresslevel=9) as fh:
+        fh.write(LOG.read_bytes())
+        block = (b"A" * 199 + b"\n") * 50_000
+        for _ in range(40):
+            fh.write(block)
+    return path
+
+
+def test_a_gzip_bomb_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    """`replay` died with MemoryError and nothing else refused it."""
+    bomb = _bomb(tmp_path)
+    assert bomb.stat().st_size < 2_000_000
+    proc = run(["parse", str(bomb)])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "a gzip bomb?" in proc.stderr and "FIREDUP_GZIP_MAX_RATIO=0 reads it whole" in proc.stderr
+    assert "ready" in proc.stdout  # what came before stands
+    replay = run(["replay", str(bomb), "--out", str(tmp_path / "out.log"), "--port", "0", "--hold", "0"])
+    assert replay.returncode == 1 and "Traceback" not in replay.stderr and "MemoryError" not in replay.stderr
+    assert "a gzip bomb?" in replay.stderr, replay.stderr
+    allowed = run(["parse", str(bomb)], env={"FIREDUP_GZIP_MAX_RATIO": "0"})
+    assert allowed.returncode == 0, allowed.stderr  # the limit is the user's to lift
+
+
+def _ranks_log(path: Path, n: int) -> Path:
+    lines = [f"[2026-03-01 10:00:00] server_args=ServerArgs(model_path='m', tp_size={n})"]
+    lines += [f"[2026-03-01 10:00:01 TP{r}] Load weight begin. avail mem=70.00 GB" for r in range(n)]
+    lines += [f"[2026-03-01 10:00:{20 + r % 30:02d} TP{r}] Load weight end. type=X, dtype=torch.bfloat16, "
+              "avail mem=50.00 GB, mem usage=20.00 GB." for r in range(n)]
+    lines.append("[2026-03-01 10:01:30] The server is fired up and ready to roll!")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_two_thousand_ranks_draw_a_heatmap_of_bounded_height_that_says_so(tmp_path: Path) -> None:
+    """2,000 ranks made the ranks chart 72,220 px tall (3 GB, 28 s)."""
+    import struct
+
+    log = _ranks_log(tmp_path / "ranks.log", 2000)
+    out = tmp_path / "ranks.png"
+    proc = run(["plot", "ranks", str(log), "-o", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    _width, height = struct.unpack(">II", out.read_bytes()[16:24])
+    assert height < 4000, height
+    svg = tmp_path / "ranks.svg"
+    assert run(["plot", "ranks", str(log), "-o", str(svg)]).returncode == 0
+    assert "64 of 2,000 ranks shown" in " ".join(svg.read_text().split())
+
+
+def test_a_report_of_ten_thousand_ranks_is_written_whole(tmp_path: Path) -> None:
+    """10,000 ranks: MemoryError, and a report folder without index.html."""
+    log = _ranks_log(tmp_path / "ranks.log", 10_000)
+    proc = run(["report", str(log), "-o", str(tmp_path / "r")], timeout=600)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert (tmp_path / "r" / "index.html").is_file() and (tmp_path / "r" / "ranks.png").is_file()

@@ -2,7 +2,7 @@
 
 Runtime traffic (`Decode batch` lines, access lines) is nearly all of a long log, and no
 rule can match most of it. This engine lets one multi-literal scan (Hyperscan, over the
-memory-mapped file) find the candidate lines: those holding a rule literal of the format,
+file, read a window at a time) find the candidate lines: those holding a rule literal of the format,
 and those whose meaning a rule-free reading could get wrong (a collector prefix, ANSI codes,
 a `\\r` redraw, a progress bar, a header whose clock depends on earlier lines, JSON). Only
 candidates go through `sources.normalise` and `engine.Scanner.feed`, the very code the
@@ -36,7 +36,7 @@ the clock: such a format is never handed back for it.
 Access lines (`http.access`, one request each) are the rest of the traffic, and events, but
 the timeline reads few of them (compact.py states which). The scan leaves their literal out;
 this engine keeps an `AccessNeeds` fed with the events it emits and reads access lines
-(found with `mmap.find`) only while one may be kept: every one after a run starts until its
+(found with `bytes.find`) only while one may be kept: every one after a run starts until its
 first request after `ready`, the `/health` ones until the first, all those in a crash
 window, and the last before each candidate (`Scanner.makes_event` checks it first). The
 others stay unread and are counted as `skipped`; `compact` then keeps from this stream
@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import mmap
 import os
 import re
 import sys
@@ -131,7 +130,7 @@ class _Prefilter:
                 for lit in self.access_rule.literals):
             self.access_rule = None  # another rule's lines hold the same literal: read them all
         unread = set(self.access_rule.literals) if self.access_rule is not None else set()
-        # the access rule's literals, for `mmap.find`; its lines hold no other literal
+        # the access rule's literals, for `bytes.find`; its lines hold no other literal
         self.access_literals = tuple(sorted(lit.encode() for lit in unread))
         # an access line (one holding an access literal), with kubectl's stamp at its start if
         # it has one: what `_State._spanning_access` reads of each in one C-level search. The
@@ -735,12 +734,19 @@ def scan_file(path: str | os.PathLike[str], fmt: Format, default_date: date | No
 
 
 def iter_file(path: str | os.PathLike[str], scanner: Scanner,
-              normalised: dict[int, list[Line]] | None = None) -> Iterator[Event]:
+              normalised: dict[int, list[Line]] | None = None, cut: list[Truncated] | None = None) -> Iterator[Event]:
     """The events of a file, streamed, for `compact.compact`: every event it keeps, but
     without the access lines it would drop (left unread). `scanner` from `new_scanner`
-    holds stats and clock; `normalised` (from `read_head`) saves normalising lines again."""
-    for batch in _scan(path, scanner, every_access=False, normalised=normalised):
-        yield from batch
+    holds stats and clock; `normalised` (from `read_head`) saves normalising lines again.
+    `cut`: where a file that shrinks while it is read says so (the events of the windows
+    read before are kept); without it, Truncated is raised."""
+    try:
+        for batch in _scan(path, scanner, every_access=False, normalised=normalised):
+            yield from batch
+    except Truncated as exc:
+        if cut is None:
+            raise
+        cut.append(exc)
     yield from scanner.finish()
 
 
@@ -755,10 +761,30 @@ def _new_scanner(fmt: Format, default_date: date | None, file_year: int | None, 
     return scanner
 
 
-# Linux 5.14+: map a window's pages (already in the page cache) in one call, not a fault
-# per page as the scan first touches them (~0.5 s per GiB otherwise).
-_MADV_POPULATE_READ = 22
-_populate = [hasattr(mmap.mmap, "madvise")]
+class Truncated(Exception):
+    """The file got shorter while it was read (logrotate's copytruncate): the events of the
+    windows read before stand; `parse` says so in one line."""
+
+    def __init__(self, at: int, size: int) -> None:
+        super().__init__(f"the file shrank while it was read (rotated with copytruncate?): it ends at byte {at:,} "
+                         f"of the {size:,} it had; what was read before is kept")
+        self.at, self.size = at, size
+
+    def __reduce__(self) -> tuple[type, tuple[int, int]]:
+        return type(self), (self.at, self.size)
+
+
+def _read_at(fd: int, pos: int, size: int, whole: int) -> bytes:
+    """`size` bytes of the file at `pos`, read (not mapped: a mapped page that a truncation
+    removes is a SIGBUS, a read of it is short); Truncated when the file has fewer now.
+    `whole`: the file's size when reading began."""
+    data = os.pread(fd, size, pos)
+    while len(data) < size:
+        more = os.pread(fd, size - len(data), pos + len(data))
+        if not more:
+            raise Truncated(pos + len(data), whole)
+        data += more
+    return data
 
 
 def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool,
@@ -768,74 +794,81 @@ def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool,
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
             return
-        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        try:
-            state = _State(scanner, pre, mm, every_access, normalised or {})
-            for found in _scanned(mm, size, pre):
-                yield state.window(found)
-                # the pages stay in the page cache, but leave this process's resident set
-                with contextlib.suppress(AttributeError, OSError, ValueError):
-                    page = found.base - found.base % mmap.PAGESIZE
-                    mm.madvise(mmap.MADV_DONTNEED, page, found.end - page)
-        finally:
-            with contextlib.suppress(BufferError):  # a slice still alive in a traceback: the GC closes it
-                mm.close()
+        state = _State(scanner, pre, every_access, normalised or {})
+        for found, data in _scanned(fh.fileno(), size, pre):
+            yield state.window(found, data)
 
 
 class _Window:
-    """What the scan of one window found, before any engine state comes in: the candidate
-    lines and how many lines precede each (so the window can be scanned in another process)."""
+    """What the scan of one window [base, end) of the file found, before any engine state
+    comes in: the candidate lines and how many lines precede each (so the window can be
+    scanned in another process). Offsets inside it count from `base`."""
 
     __slots__ = ("base", "candidates", "end", "newlines")
 
     def __init__(self, base: int, end: int, candidates: list[tuple[int, int, int, list[int]]], newlines: int) -> None:
         self.base, self.end = base, end
-        self.candidates = candidates  # (line start, line end, newlines from `base` to the start, patterns)
+        self.candidates = candidates  # (line start, line end, newlines from the window's start, patterns)
         self.newlines = newlines  # in the whole window
 
 
 # From this size on, windows are scanned by a pool of forked processes, one per core, while
 # this one feeds the engine in order: the scan is nearly all of a long log's time.
 PARALLEL_FROM = 64 << 20
+_TAIL = 1 << 16  # bytes read back at a time to find a window's last line end
 
 
-def _scanned(mm: mmap.mmap, size: int, pre: _Prefilter) -> Iterator[_Window]:
+def _bounds(fd: int, size: int) -> list[tuple[int, int]]:
+    """The windows: `WINDOW` bytes each, cut after their last newline."""
     bounds: list[tuple[int, int]] = []
     pos = 0
     while pos < size:
         end = min(size, pos + WINDOW)
         if end < size:
-            cut = mm.rfind(b"\n", pos, end)
+            cut, high = -1, end
+            while cut < 0 and high > pos:
+                low = max(pos, high - _TAIL)
+                found = _read_at(fd, low, high - low, size).rfind(b"\n")
+                cut, high = (low + found if found >= 0 else -1), low
             if cut < 0:  # no line ends in a whole window: longer than any log line
                 raise NeedExact("a line longer than the scan window")
             end = cut + 1
         bounds.append((pos, end))
         pos = end
+    return bounds
+
+
+def _scanned(fd: int, size: int, pre: _Prefilter) -> Iterator[tuple[_Window, bytes]]:
+    """Each window's scan and its bytes, in order."""
+    bounds = _bounds(fd, size)
     jobs = _scan_jobs(size)
     if jobs <= 1:
         for pos, end in bounds:
-            yield _scan_window(mm, pre, pos, end)
+            data = _read_at(fd, pos, end - pos, size)
+            yield _scan_window(data, pre, pos), data
         return
-    import multiprocessing
+    from firedup.core.pool import ordered_map
 
-    _FORKED[:] = [(mm, pre)]  # what the forked workers scan with
+    _FORKED[:] = [(fd, size, pre)]  # what the forked workers scan with
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            yield from pool.imap(_scan_forked, bounds)
+        # a worker that dies scans nothing: its window is scanned here instead
+        for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here), strict=True):
+            yield found, _read_at(fd, pos, end - pos, size)
     finally:
         _FORKED.clear()
 
 
-_FORKED: list[tuple[mmap.mmap, _Prefilter]] = []
+_FORKED: list[tuple[int, int, _Prefilter]] = []
 
 
 def _scan_forked(bounds: tuple[int, int]) -> _Window:
-    mm, pre = _FORKED[0]
-    found = _scan_window(mm, pre, *bounds)
-    with contextlib.suppress(AttributeError, OSError, ValueError):
-        page = found.base - found.base % mmap.PAGESIZE
-        mm.madvise(mmap.MADV_DONTNEED, page, found.end - page)
-    return found
+    fd, size, pre = _FORKED[0]
+    pos, end = bounds
+    return _scan_window(_read_at(fd, pos, end - pos, size), pre, pos)
+
+
+def _scan_here(bounds: tuple[int, int], _why: str) -> _Window:
+    return _scan_forked(bounds)
 
 
 def _scan_jobs(size: int) -> int:
@@ -845,7 +878,9 @@ def _scan_jobs(size: int) -> int:
         return 1
     import multiprocessing
 
-    if multiprocessing.current_process().daemon:
+    from firedup.core.pool import in_worker
+
+    if multiprocessing.current_process().daemon or in_worker():
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
@@ -854,19 +889,15 @@ def _scan_jobs(size: int) -> int:
     return min(cores, 8)
 
 
-def _scan_window(mm: mmap.mmap, pre: _Prefilter, pos: int, end: int) -> _Window:
-    """Scan [pos, end) (whole lines): its candidate lines, and the line count up to each.
+def _scan_window(mm: bytes, pre: _Prefilter, base: int) -> _Window:
+    """Scan the window `mm` (whole lines, at `base` in the file): its candidate lines, and the
+    line count up to each.
 
     The window is scanned piece by piece (`_SCAN_PIECE`, cut at line ends), and each piece's
     newlines are counted right after its scan, while its bytes are still in the CPU cache:
     a tenth less time than scanning the whole window and then reading it again to count."""
 
-    page = pos - pos % mmap.PAGESIZE
-    if _populate[0]:
-        try:
-            mm.madvise(_MADV_POPULATE_READ, page, end - page)
-        except OSError:  # an older kernel: the pages fault in one by one
-            _populate[0] = False
+    pos, end = 0, len(mm)
     _check_line_lengths(mm, pos, end)
     hits: list[int] = []
     ids: list[int] = []
@@ -908,7 +939,7 @@ def _scan_window(mm: mmap.mmap, pre: _Prefilter, pos: int, end: int) -> _Window:
             counted = low = high
     finally:
         view.release()
-    return _Window(pos, end, candidates, newlines)
+    return _Window(base, base + end, candidates, newlines)
 
 
 # Bytes scanned at a time inside a window: small enough that counting its newlines right
@@ -923,7 +954,7 @@ class _NewlineCounter:
     copy of a few lines), a long one in pieces whose comparison stays in the CPU cache (a
     third faster than comparing a whole window at once)."""
 
-    def __init__(self, mm: mmap.mmap, base: int, end: int) -> None:
+    def __init__(self, mm: bytes, base: int, end: int) -> None:
         import numpy as np
 
         self.mm, self.base = mm, base
@@ -947,7 +978,7 @@ class _NewlineCounter:
 _COPY_COUNT = 4096  # bytes up to which a range's newlines are counted on a copy
 
 
-def _check_line_lengths(mm: mmap.mmap, pos: int, end: int) -> None:
+def _check_line_lengths(mm: bytes, pos: int, end: int) -> None:
     """NeedExact if a line of [pos, end) is longer than `MAX_LINE_BYTES` (the incremental
     engine reports it). Such a line holds a whole block of half that size with no newline,
     so only a window with such a block is measured line by line."""
@@ -986,22 +1017,24 @@ class _State:
     their numbers come from the newlines counted up to each candidate (`_Window`), and for
     the few other lines read, from the nearest line whose number is known."""
 
-    def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap, every_access: bool,
+    def __init__(self, scanner: Scanner, pre: _Prefilter, every_access: bool,
                  normalised: dict[int, list[Line]]) -> None:
         self.scanner = scanner
         self.normalised = normalised
         self.pre = pre
-        self.mm = mm
+        self.mm = b""  # the window being read
         self.clock = scanner.clock
         self.number = 1  # physical number of the next line not accounted for
         self.every_access = every_access
         self.needs = AccessNeeds()
 
-    def window(self, found: _Window) -> list[Event]:
-        """Events of one scanned window, which starts and ends at line boundaries."""
+    def window(self, found: _Window, data: bytes) -> list[Event]:
+        """Events of one scanned window (its bytes `data`), which starts and ends at line
+        boundaries; offsets below count from its start."""
 
         self._out: list[Event] = []
-        base, end = found.base, found.end
+        self.mm = data
+        base, end = 0, len(data)
         self._base, self._end = base, end
         self._counter = _NewlineCounter(self.mm, base, end)
         self._first = self.number  # the number of the window's first line
@@ -1015,6 +1048,7 @@ class _State:
         self._access_lines(end)
         self._skip_to(end)
         del self._counter
+        self.mm = b""
         return self._out
 
     # -- lines of the window ---------------------------------------------------------------

@@ -459,10 +459,24 @@ class RanksData:
     """Seconds per rank and phase, how far each is above the fastest rank, and the stragglers."""
 
     cells: pl.DataFrame  # rank, column, phase, seconds, excess, straggler, late (barrier phases)
-    ranks: list[str]  # rows, in rank order
+    ranks: list[str]  # rows, in rank order (at most RANKS_MAX_ROWS: those furthest above the fastest)
     columns: list[str]  # phase (detail) columns, in startup order
     run_id: str
     label: str
+    total_ranks: int = 0  # the run's ranks, drawn or not
+
+    @property
+    def shown_text(self) -> str:
+        """`64 of 2,000 ranks shown (those furthest above the fastest)`, or "" when all are."""
+        if self.total_ranks <= len(self.ranks):
+            return ""
+        return (f"{len(self.ranks)} of {self.total_ranks:,} ranks shown (those furthest above the fastest "
+                "or last in at a barrier)")
+
+
+# A rank heatmap taller than this many rows is no picture (2,000 ranks drew 72,220 px; 10,000
+# ran out of memory): the ranks furthest above the fastest are drawn, and it says how many.
+RANKS_MAX_ROWS = 64
 
 
 
@@ -527,6 +541,12 @@ def ranks_data(runs: Runs, run_id: str | None = None) -> RanksData:
     if cells.is_empty():
         raise DataError(f"run {run_id} has no per-rank phases")
     cells = _with_excess(cells)
+    total = cells["rank"].n_unique()
+    if total > RANKS_MAX_ROWS:
+        score = dict(cells.group_by("rank").agg(
+            pl.max_horizontal(pl.col("excess").max(), pl.col("late").max().fill_null(0))).iter_rows())
+        kept = sorted(score, key=lambda r: (-score[r], _rank_sort_key(r)))[:RANKS_MAX_ROWS]
+        cells = cells.filter(pl.col("rank").is_in(kept))
     ranks = sorted(set(cells["rank"].to_list()), key=_rank_sort_key)
     firsts = (runs.phases.filter((pl.col("run_id") == run_id) & (pl.col("scope") == "rank"))
               .group_by("phase", "detail").agg(pl.col("start_offset").min()))
@@ -546,7 +566,7 @@ def ranks_data(runs: Runs, run_id: str | None = None) -> RanksData:
     cells = cells.sort(pl.col("rank").replace_strict({r: i for i, r in enumerate(ranks)}, return_dtype=pl.Int64),
                        pl.col("column").replace_strict({c: i for i, c in enumerate(columns)}, return_dtype=pl.Int64))
     return RanksData(cells.select("rank", "column", "phase", "seconds", "excess", "straggler", "late"), ranks, columns,
-                     run_id, label)
+                     run_id, label, total)
 
 
 # --- drawing ------------------------------------------------------------------------------------
@@ -906,7 +926,9 @@ def ranks(runs: Runs, run_id: str | None = None) -> Figure:
     bar = fig.colorbar(image, ax=ax, location="right", shrink=0.9, pad=0.02)
     _time_axis(bar.ax.yaxis, 0, vmax, 6)
     bar.set_label("time above the phase's fastest rank (m:ss)")
-    ax.set_title(_wrap(f"Phase duration by rank: {data.label}. {worst_rank_text(data)}", 110, 2), loc="left")
+    shown = f" {data.shown_text}." if data.shown_text else ""
+    ax.set_title(_wrap(f"Phase duration by rank: {data.label}. {worst_rank_text(data)}{shown}", 110, 3 if shown else 2),
+                 loc="left")
     fig.legend(handles=[Patch(facecolor="white", edgecolor="black", linewidth=2.0,
                               label=f"straggler: ≥ {STRAGGLER_SECONDS:g} s and ≥ {STRAGGLER_SHARE:.0%} "
                                     "over the median rank"),

@@ -349,10 +349,15 @@ def _charts(runs: Runs, cmp: Comparison, budget_report: BudgetReport, progress: 
             progress("drawing charts", step, len(plan))
         try:
             fig = draw()
+            png = charts.to_bytes(fig, "png", dpi=CHART_DPI)
         except DataError as exc:  # e.g. no run with two ranks: say so instead of a chart
             notes.append(f"{title}: {exc}")
             continue
-        png = charts.to_bytes(fig, "png", dpi=CHART_DPI)
+        except (MemoryError, ValueError, OverflowError) as exc:  # matplotlib: an image past its limits
+            if os.environ.get("FIREDUP_DEBUG"):
+                raise
+            notes.append(f"{title}: not drawn ({type(exc).__name__}: {str(exc)[:200]}); the rest of the report stands")
+            continue
         width, height = (round(v) for v in fig.get_size_inches() * 100)
         made.append({"kind": kind, "title": title, "caption": caption, "file": CHART_FILES[kind],
                      "data_uri": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),

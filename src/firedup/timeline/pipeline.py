@@ -359,14 +359,14 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
     return batch.available()
 
 
-def _events_batch(source: Source, fmt: Format, dates: DatePolicy,
-                  normalised: dict[int, list[Line]] | None = None, sample: str = "") -> tuple[list[Event], LineStats, Clock]:
+def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: dict[int, list[Line]] | None = None,
+                  sample: str = "", cut: list[Any] | None = None) -> tuple[list[Event], LineStats, Clock]:
     from firedup.read import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, dates.given, file_date=dates.day_of_file())
     DatePolicy.hint(scanner, fmt, sample)
-    events = list(compact(batch.iter_file(source.path, scanner, normalised), fmt))
+    events = list(compact(batch.iter_file(source.path, scanner, normalised, cut), fmt))
     return events, scanner.stats, scanner.clock
 
 
@@ -404,6 +404,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     log = LogReader(source.name, engine, dates)
     result: tuple[list[Event], LineStats, Clock] | None = None
     fmt: Format | None = None
+    cut: list[Any] = []  # the batch engine's `Truncated`: the file shrank while it was read
     if _batch_worth_it(source, scanner):
         from firedup.read import batch
 
@@ -415,7 +416,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
             # `choose_format` on the same lines, in one Hyperscan pass
             fmt = get_format(engine) if engine is not None else batch.sniff(sample)
             if fmt is not None:  # else the incremental engine finds no engine either, and counts the lines
-                result = _events_batch(source, fmt, dates, normalised, sample)
+                result = _events_batch(source, fmt, dates, normalised, sample, cut)
                 log.fmt = fmt
         except batch.NeedExact:
             result = None
@@ -427,7 +428,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     assert fmt is not None
     events, stats, clock = result
     runs = log.build(events, clock, stats)
-    report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
+    stopped = reader.error or (InputError(source.name, str(cut[0])) if cut else None)
+    report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, stopped)
     if content_hash and source.path is not None:
         with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)
             report.content_hash = file_sha256(source.path)
@@ -436,9 +438,9 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     if report.content_hash is not None:
         for run in runs:
             run.content_hash = report.content_hash
-    if reader.error is not None:
+    if stopped is not None:
         for run in runs:
-            run.warnings.append(f"the input stops early: {reader.error}")
+            run.warnings.append(f"the input stops early: {stopped}")
     return runs, report
 
 
@@ -551,16 +553,21 @@ _Outcome = tuple[list[Any], SourceReport] | InputError
 
 
 def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -> Iterator[_Outcome]:
-    """`job` over `sources`, in order; by a pool of `jobs` forked processes when above 1."""
+    """`job` over `sources`, in order; by a pool of `jobs` forked processes when above 1. A
+    worker that dies (killed by the OOM killer, say) is the error of the file it was reading,
+    and the others are read (`core.pool`)."""
     if jobs <= 1 or any(source.is_stdin for source in sources):
         yield from map(job, sources)
         return
-    import multiprocessing
+    from firedup.core.pool import ordered_map
 
     all_formats()  # imported once here, not once per worker
     chunk = max(1, min(16, len(sources) // (jobs * 8)))
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        yield from pool.imap(job, sources, chunksize=chunk)
+    yield from ordered_map(job, sources, jobs, _worker_died, chunksize=chunk)
+
+
+def _worker_died(source: Source, why: str) -> InputError:
+    return InputError(source.name, f"the process reading it died ({why}); the other files were read")
 
 
 __all__ = ["DatePolicy", "LineStats", "LogReader", "ParseResult", "SourceReport", "StreamedParse", "choose_format",
