@@ -98,8 +98,13 @@ def ordered_map(fn: Callable[[T], R], items: Sequence[T], jobs: int, on_death: C
             flight: collections.deque[tuple[Sequence[T], concurrent.futures.Future[list[R]]]] = collections.deque()
             while todo or flight:
                 while todo and len(flight) < ahead:
-                    chunk = todo.popleft()
-                    flight.append((chunk, pool.submit(_run_chunk, fn, chunk)))
+                    try:
+                        future = pool.submit(_run_chunk, fn, todo[0])
+                    except BrokenProcessPool:  # a worker died: the tasks in flight say which
+                        break
+                    flight.append((todo.popleft(), future))
+                if not flight:
+                    break  # broken while no task ran (an idle worker killed): a fresh pool takes the rest
                 chunk, future = flight.popleft()
                 try:
                     results = future.result()

@@ -30,6 +30,8 @@ MAX_PARTIAL = 8 * READ_CHUNK
 # Bytes one poll hands out at most: a big backlog (a log of hundreds of MB, a flood on stdin)
 # is read over several polls, so the caller's deadline is looked at in between.
 POLL_BYTES = READ_CHUNK
+POLL_LINES = 20_000  # ... and lines (a megabyte of blank lines is a million of them)
+POLL_PIECE = 64 * 1024  # bytes read at a time within a poll
 # Bytes of a stream read ahead of the caller at most: a writer faster than the reading blocks
 # (as it would on a full pipe) instead of growing memory without bound.
 STREAM_AHEAD = 4 * READ_CHUNK
@@ -76,6 +78,7 @@ class Follower:
     # for a log that collects several startups, only a new one counts.
     from_end: bool = False
     max_bytes: int = POLL_BYTES
+    max_lines: int = POLL_LINES
     number: int = 0  # last line number handed out
     backlog: bool = False  # the last poll stopped at `max_bytes`: more is there to read
     notes: list[FollowNote] = field(default_factory=list)
@@ -236,8 +239,8 @@ class Follower:
         assert self._file is not None
         budget = self.max_bytes
         self.backlog = False
-        while budget > 0:
-            chunk = self._file.read(min(READ_CHUNK, budget))
+        while budget > 0 and len(out) < self.max_lines:
+            chunk = self._file.read(min(POLL_PIECE, budget))
             if not chunk:
                 return
             budget -= len(chunk)
@@ -310,12 +313,13 @@ class StreamFollower(Follower):
 
     def _read_available(self, out: list[RawLine], now: float) -> None:
         taken: list[bytes | None] = []
-        size = 0
+        size = lines = 0
         with self._lock:
-            while self._chunks and size < self.max_bytes:
+            while self._chunks and size < self.max_bytes and lines < self.max_lines:
                 chunk = self._chunks.popleft()
                 taken.append(chunk)
                 size += len(chunk or b"")
+                lines += chunk.count(b"\n") if chunk else 0
             self._buffered -= size
             self.backlog = bool(self._chunks)
             self._lock.notify_all()
