@@ -418,6 +418,23 @@ def gzip_max_ratio() -> float:
     return value if value >= 0 and value == value else GZIP_MAX_RATIO
 
 
+class _Counted(io.RawIOBase):
+    """A binary stream that counts the bytes read from it."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        data = self.raw.read(len(buffer))
+        buffer[: len(data)] = data
+        self.count += len(data)
+        return len(data)
+
+
 class _Inflated(io.RawIOBase):
     """A gzip stream read as far as it reads well. A member that ends in a bad CRC, garbage
     after the last member, a cut or corrupt stream: the bytes inflated before stand and the
@@ -430,7 +447,8 @@ class _Inflated(io.RawIOBase):
 
         self.name = name
         self.fileobj = raw  # the compressed stream, as GzipFile names it (`_finish_object`)
-        self.gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        self.packed = _Counted(raw)  # compressed bytes read so far (an object's stream may not `tell`)
+        self.gz = gzip.GzipFile(fileobj=self.packed, mode="rb")
         self.error: str | None = None
         self.inflated = 0
         self.lines_hint = 0
@@ -450,15 +468,9 @@ class _Inflated(io.RawIOBase):
         n = len(data)
         buffer[:n] = data
         self.inflated += n
-        if self.ratio and self.inflated > GZIP_RATIO_FROM:
-            try:
-                packed = max(self.fileobj.tell(), 1)
-            except (OSError, ValueError):
-                packed = 0
-            if packed and self.inflated > self.ratio * packed:
-                self.error = (f"inflates to more than {self.ratio:g} times its compressed size (a gzip bomb?), so "
-                              f"reading stopped after {self.inflated >> 20} MB ({GZIP_RATIO_ENV}=0 reads it whole)")
-                return n
+        if self.ratio and self.inflated > GZIP_RATIO_FROM and self.inflated > self.ratio * max(self.packed.count, 1):
+            self.error = (f"inflates to more than {self.ratio:g} times its compressed size (a gzip bomb?), so "
+                          f"reading stopped after {self.inflated >> 20} MB ({GZIP_RATIO_ENV}=0 reads it whole)")
         return n
 
     def read1(self, size: int = -1) -> bytes:
