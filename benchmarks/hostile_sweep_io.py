@@ -148,7 +148,7 @@ def sweep_writes(s: Sweep) -> None:
             if bad:
                 s.record(4, f"{name}: {how}", bad, (proc.stderr[-300:] if proc else "timed out"))
                 continue
-            changed = [rel for rel, v in victims.items() if (v.exists() and v.read_text() != "precious\n")
+            changed = [rel for rel, v in victims.items() if (v.exists() and v.read_bytes() != b"precious\n")
                        or (how == "dangling link" and v.exists())]
             replaced = all((d / rel).is_file() and not (d / rel).is_symlink() for rel in targets)
             if changed:

@@ -52,3 +52,16 @@ def test_fleet_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
                           for w in (1, 2)}
     assert all(c["files"] == 12 and c["runs_added"] == 12 and c["files_per_s"] > 0 for c in cases.values())
     assert "s3     s3     ray         2     12" in proc.stdout
+
+
+@pytest.mark.slow
+def test_the_hostile_io_sweep_runs_and_finds_nothing(tmp_path: Path) -> None:
+    """benchmarks/hostile_sweep_io.py, its lying servers and processes (class 6), quick: every
+    case ok on this checkout (the full sweep's counts are in benchmarks/README.md)."""
+    out = tmp_path / "cases.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "hostile_sweep_io.py"), "--quick", "--classes", "6",
+                           "--json", str(out)], capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    cases = json.loads(out.read_text())
+    assert len(cases) >= 30 and all(case["outcome"] == "ok" for case in cases)
+    assert "6 servers, processes that lie" in proc.stdout
