@@ -462,10 +462,7 @@ def test_decorations_alone_do_not_make_a_vllm_line_a_candidate(tmp_path: Path) -
     path = tmp_path / "decorated.log"
     path.write_bytes("\n".join(line for line, _ in _DECORATED).encode() + b"\n")
     pre = batch.prefilter(get_format("vllm"))
-    import mmap
-
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        found = batch._scan_window(mm, pre, 0, len(mm))
+    found = batch._scan_window(path.read_bytes(), pre, 0)
     read = {newlines + 1 for _start, _end, newlines, _patterns in found.candidates}
     for number, (line, want) in enumerate(_DECORATED, start=1):
         assert (number in read) == want, f"line {number} {'not ' if want else ''}read: {line!r}"
@@ -873,3 +870,49 @@ def test_a_time_only_header_behind_a_wrapper_is_read_in_order(tmp_path: Path) ->
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         scan = batch._scan_window(mm, batch.prefilter(get_format("sglang")), 0, len(mm))
     assert len(scan.candidates) == len(lines), "every wrapped time-only line is a candidate"
+
+
+# --- probes after ready: weeks of them, skipped unread --------------------------------------
+
+# Paths a probe or a request may have: probes (and paths that start with one), near misses
+# that are requests, tokens that hold a probe path later on
+_PATHS = ("/health", "/health", "/healthz", "/metrics", "/ready", "/v1/models", "/get_model_info?x=1",
+          "/healt", "/he", "/", "/v1/chat/completions", "/x/health", "/readyz-not", "/metricsX", "*",
+          "/v1/models2", "/he\u00e9alth", "/hea\x1b[0mlth")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), probes=st.integers(50, 2000), request_at=st.one_of(st.none(), st.floats(0, 1)),
+       kubectl=st.booleans())
+def test_probes_after_ready_stay_unread_and_the_first_request_is_found(
+        tmp_path: Path, seed: int, probes: int, request_at: float | None, kubectl: bool) -> None:
+    """Probed every second for weeks: 5 M `GET /health` lines after ready were each read (31 µs
+    a line, 400 MB past 120 s) while one request among them let the rest go unread. The scan
+    now tells requests from probes; both engines still give the same compacted events."""
+    rng = random.Random(seed)
+    moment = 1_790_000_000.0
+    lines = [_render(t, moment + i, rng) for i, t in enumerate(_STARTUP[:12])]
+    at = None if request_at is None else min(int(request_at * probes), probes - 1)
+    for i in range(probes):
+        moment += 1
+        path = rng.choice(_PATHS) if at is None or i != at else "/v1/chat/completions"
+        if at is not None and i < at and not path.startswith(("/health", "/metrics", "/ready", "/v1/models", "/get_")):
+            path = "/health"  # only probes before the request
+        if at is None and not path.startswith(("/health", "/metrics", "/ready", "/v1/models", "/get_")):
+            path = "/metrics"
+        line = _render(f'[{{d}} {{t}}] INFO:     10.0.0.1:{40000 + i} - "GET {path} HTTP/1.1" 200 OK', moment, rng)
+        lines.append(_collected(line, moment, 0.0, rng) if kubectl else line)
+    path = _write(tmp_path, lines, False)
+    fmt = get_format("sglang")
+    assert _assert_same(path, fmt) is not None
+    scanner = batch.new_scanner(fmt)
+    events = list(compact(batch.iter_file(path, scanner), fmt))
+    if not kubectl and (at is None or at > probes // 2):
+        # the probes before the request (or all of them) went unread (behind kubectl's stamps
+        # an SGLang log's every line is read: its collector prefix marks it)
+        assert scanner.stats.skipped >= probes // 2 - 5, (scanner.stats.skipped, probes)
+    runs = build_timeline(events, str(path), fmt, stats=scanner.stats)
+    first = runs[-1].milestone("request.first")
+    assert (first is None) == (at is None)
+    if at is not None:
+        assert first is not None and first.line == 12 + at + 1

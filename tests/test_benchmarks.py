@@ -82,3 +82,16 @@ def test_wait_cpu_script_runs_its_nvml_case() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "wait: idle log + --pid tree of 9 + NVML" in proc.stdout and "sleep (baseline)" not in proc.stdout
     assert "worst steady cost of wait:" in proc.stdout
+
+
+@pytest.mark.slow
+def test_the_hostile_io_sweep_runs_and_finds_nothing(tmp_path: Path) -> None:
+    """benchmarks/hostile_sweep_io.py, its lying servers and processes (class 6), quick: every
+    case ok on this checkout (the full sweep's counts are in benchmarks/README.md)."""
+    out = tmp_path / "cases.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "hostile_sweep_io.py"), "--quick", "--classes", "6",
+                           "--json", str(out)], capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    cases = json.loads(out.read_text())
+    assert len(cases) >= 30 and all(case["outcome"] == "ok" for case in cases)
+    assert "6 servers, processes that lie" in proc.stdout

@@ -163,3 +163,38 @@ def test_the_history_store_is_a_history_too(history: Path, tmp_path: Path) -> No
     assert not firedup.check([NEW], store=store).failed
     slow = firedup.check([_slower_load(tmp_path, 240)], store=store)
     assert slow.failed and slow.runs[0].history_n == 4
+
+
+def test_thousands_of_new_runs_are_judged_against_each_config_once(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """10,000 restarts in one file against a history of 4,000 took 694 s and 1.5 GB: every new
+    run read every history run's config and recomputed the same limits. Counted, not timed."""
+    from firedup.tables import check as check_module
+
+    def restarts(path: Path, n: int, shift: int) -> Path:
+        lines = []
+        for i in range(n):
+            s = f"2026-03-0{1 + shift} {i // 60:02d}:{i % 60:02d}:00"
+            e = f"2026-03-0{1 + shift} {i // 60:02d}:{i % 60:02d}:{20 + i % 7:02d}"
+            lines += [f"[{s}] server_args=ServerArgs(model_path='m', tp_size=1)",
+                      f"[{s}] Load weight begin. avail mem=70.00 GB",
+                      f"[{e}] Load weight end. type=X, dtype=torch.bfloat16, avail mem=50.00 GB, mem usage=20.00 GB.",
+                      f"[{e}] The server is fired up and ready to roll!"]
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    new = firedup.load([str(restarts(tmp_path / "new.log", 300, 1))])
+    history = firedup.load([str(restarts(tmp_path / "history.log", 200, 0))])
+    calls = {"config_of": 0, "budget_for": 0}
+    for name in calls:
+        real = getattr(check_module, name)
+
+        def counted(*args: object, _real: object = real, _name: str = name, **kw: object) -> object:
+            calls[_name] += 1
+            return _real(*args, **kw)  # type: ignore[operator]
+
+        monkeypatch.setattr(check_module, name, counted)
+    report = check_module.check(new, history)
+    assert len(report.runs) == 300 and all(r.findings for r in report.runs)
+    assert calls["config_of"] <= 300 + 200, calls
+    assert calls["budget_for"] <= 10, calls  # one config, a few measures

@@ -148,9 +148,10 @@ def test_an_unreadable_file_is_an_error_not_a_wait(tmp_path: Path, monkeypatch: 
     def denied(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("builtins.open", denied)  # root reads everything: simulate the mode bits
+    follower = Follower(path)
+    monkeypatch.setattr("os.open", denied)  # root reads everything: simulate the mode bits
     with pytest.raises(FollowError, match="cannot read it"):
-        Follower(path).poll(now=0.0)
+        follower.poll(now=0.0)
 
 
 def test_a_bar_redrawn_thousands_of_times_on_one_line_stays_cheap(tmp_path: Path) -> None:

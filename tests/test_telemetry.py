@@ -49,3 +49,42 @@ def test_figures_agree_exactly_with_the_logs_line_and_roughly_with_its_phases() 
     assert "load_weights 10 s" in agree  # within 5 s of the log's own phase
     nothing = dataclasses.replace(TELEMETRY, log_timings=False, log_phases=())
     assert same.compare(run, nothing) == ([], [])
+
+
+def test_a_model_name_cannot_inject_a_phase_into_a_metrics_page() -> None:
+    """A label value holding `}` ended the labels early, and what followed became the value:
+    `phase="load_weight",model_name="z} 999 "} 12.5` read as load_weight 999 s."""
+    page = "\n".join([
+        'sglang:startup_time_seconds{phase="load_weight",model_name="z} 999 "} 12.5',
+        'sglang:startup_time_seconds{model_name="a\\",phase=\\"total\\"} 888",phase="total"} 30.0',
+        'sglang:startup_time_seconds{phase="kv_cache",model_name="x"} 2.0 1700000000000',
+        'sglang:startup_time_seconds{phase="cuda_graph",model_name="x\n'
+        'sglang:startup_time_seconds{phase="cuda_graph"} 777',  # a raw newline: the broken sample is skipped
+        'sglang:startup_time_seconds{phase="warmup"} 3.0 trailing words',
+    ])
+    got = parse_metrics(page, TELEMETRY)
+    assert got["load_weight"] == 12.5 and got["total"] == 30.0 and got["kv_cache"] == 2.0
+    assert "warmup" not in got  # a line with more than a value and a timestamp is not a sample
+    assert got.get("cuda_graph") == 777  # the second line is a whole sample of its own
+
+
+def test_a_200k_deep_server_info_never_crashes_the_telemetry_thread() -> None:
+    """json.loads raised RecursionError in the thread, which died with a traceback on stderr."""
+    import threading
+
+    from _lying import lying_server, says
+    from firedup.live.telemetry import TelemetryReader
+
+    deep = b"[" * 200_000 + b"]" * 200_000
+    crashed: list[BaseException] = []
+    old, threading.excepthook = threading.excepthook, lambda args: crashed.append(args.exc_value)  # type: ignore[assignment]
+    try:
+        with lying_server(says(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(deep), deep))) as port:
+            reader = TelemetryReader(f"http://127.0.0.1:{port}/health", TELEMETRY, version="0.5.20",
+                                     config={"enable_metrics": False}, attempts=1, retry=0)
+            reader.start()
+            assert reader.result(wait=30) is None
+    finally:
+        threading.excepthook = old
+    assert not crashed, crashed
+    assert flatten({"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": {"j": 1.0}}}}}}}}}, "t": 2.0}) == {"t": 2.0}

@@ -399,3 +399,45 @@ def test_a_line_numbered_copy_of_a_log_is_the_same_runs(tmp_path: Path, scanner:
     assert [(r.outcome, r.seconds_to_end, [m.name for m in r.milestones]) for r in runs] == [
         (r.outcome, r.seconds_to_end, [m.name for m in r.milestones]) for r in plain]
     assert not any("engines told apart" in w for r in runs for w in r.warnings)
+
+
+def test_ten_thousand_restarts_share_out_gaps_and_unmatched_lines_linearly(tmp_path: Path) -> None:
+    """Each run took its gaps and unknown lines by a pass over all of them: 10,000 restarts in
+    one file were 10,000 passes over 10,000 (36 s). Counted, not timed: every item's line is
+    looked at a bounded number of times, and every run still gets exactly its own."""
+    from firedup.formats import get_format
+    from firedup.read.engine import Gap, Unmatched, scan
+    from firedup.read.sources import Source, read_lines
+    from firedup.timeline.build import build_timeline
+
+    lines = []
+    for i in range(400):
+        s, e = f"2026-03-01 {i // 60:02d}:{i % 60:02d}:00", f"2026-03-01 {i // 60:02d}:{i % 60:02d}:20"
+        lines += [f"[{s}] server_args=ServerArgs(model_path='m', tp_size=1)", f"[{s}] something unknown {i}",
+                  f"[{e}] Load weight begin. avail mem=70.00 GB", f"[{e}] The server is fired up and ready to roll!"]
+    path = tmp_path / "restarts.log"
+    path.write_text("\n".join(lines) + "\n")
+    fmt = get_format("sglang")
+    events, stats, _clock = scan(fmt, read_lines(Source(str(path), path)))
+    looked = [0]
+
+    class Counted:
+        def __init__(self, item: Gap | Unmatched) -> None:
+            self.item = item
+
+        @property
+        def line(self) -> int:
+            looked[0] += 1
+            return self.item.line
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.item, name)
+
+    want = build_timeline(events, str(path), fmt, stats=stats)
+    assert len(want) == 400 and len(stats.unmatched) >= 400
+    n = len(stats.gaps) + len(stats.unmatched)
+    stats.gaps = [Counted(g) for g in stats.gaps]  # type: ignore[misc]
+    stats.unmatched = [Counted(u) for u in stats.unmatched]  # type: ignore[misc]
+    got = build_timeline(events, str(path), fmt, stats=stats)
+    assert looked[0] <= 4 * n, f"{looked[0]} looks at {n} items' lines: quadratic in the runs"
+    assert [run.as_contract() for run in got] == [run.as_contract() for run in want]

@@ -359,7 +359,7 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
     if fmt == "parquet":
         assert out is not None
         frame = summary_frame(table)
-        _atomic(Path(out), lambda path: frame.write_parquet(path))
+        _atomic(Path(out), lambda fh: frame.write_parquet(fh))
         return None
     if fmt == "table":
         text = summary_text(table, width=width, by_time=by_time) if len(table) else "no server startup found in the input"
@@ -369,7 +369,7 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
         text = json_text(summary_frame(table).to_dicts(), indent=1)
     if out is None:
         return text
-    _atomic(Path(out), lambda path: path.write_text(text + "\n", encoding="utf-8"))
+    _atomic(Path(out), lambda fh: fh.write((text + "\n").encode("utf-8")))
     return None
 
 

@@ -12,7 +12,7 @@ process exits as the server did.
 from __future__ import annotations
 
 import contextlib
-import gzip
+import io
 import json
 import math
 import os
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO, cast
+from typing import Any, BinaryIO, TextIO
 
 from firedup.core.health import (
     HealthSemantics,
@@ -76,14 +76,26 @@ class Script:
     url_line: int | None  # the line that names it
     model: str
     exit_code: int  # 0 when the last run did not crash
+    notes: list[str] = field(default_factory=list)  # what reading the log had to say (a damaged .gz)
 
     @property
     def duration(self) -> float:
         return self.lines[-1].at if self.lines else 0.0
 
 
-def _read_bytes(path: Path) -> bytes:
+REPLAY_MAX_BYTES = 512 << 20  # replay holds every line in memory (with its moment): a start-up is a few MB
+
+
+def _read_bytes(path: Path, notes: list[str] | None = None) -> bytes:
+    """The log's bytes, inflated if gzipped (`sources`' rules: a damaged end keeps what reads
+    well, said in `notes`; a gzip bomb stops); at most `REPLAY_MAX_BYTES`."""
+    from firedup.read.sources import _Inflated
+
+    too_big = InputError(str(path), f"more than {REPLAY_MAX_BYTES >> 20} MB: replay holds the whole log in memory; "
+                                    "replay the start-up alone (cut it out with `sed -n` or `head`)")
     try:
+        if path.is_file() and path.stat().st_size > REPLAY_MAX_BYTES:
+            raise too_big
         data = path.read_bytes()
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
@@ -92,10 +104,19 @@ def _read_bytes(path: Path) -> bytes:
     except OSError as exc:
         raise InputError(str(path), exc.strerror or str(exc)) from None
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(str(path), f"not a readable gzip file ({exc})") from None
+        inflated = _Inflated(str(path), io.BufferedReader(io.BytesIO(data)))
+        parts, total = [], 0
+        while chunk := inflated.read(1 << 20):
+            parts.append(chunk)
+            total += len(chunk)
+            if total > REPLAY_MAX_BYTES:
+                raise too_big
+        data = b"".join(parts)
+        if inflated.error is not None:
+            if not data or "gzip bomb" in inflated.error:
+                raise InputError(str(path), inflated.error)
+            if notes is not None:
+                notes.append(f"{path}: {inflated.error}; replaying what reads")
     if not data.strip():
         raise InputError(str(path), "empty file")
     if b"\x00" in data[:65536]:
@@ -115,7 +136,15 @@ def _bar_seconds(text: str) -> tuple[str, float] | None:
 
 def load_script(path: Path, engine: str | None = None, server_version: str | None = None) -> Script:
     """Read a log and work out when each line was written and what the server was doing."""
-    data = _read_bytes(path)
+    notes: list[str] = []
+    try:
+        return _load_script(path, engine, server_version, notes)
+    except MemoryError:
+        raise InputError(str(path), "too big to replay in this machine's memory; replay the start-up alone") from None
+
+
+def _load_script(path: Path, engine: str | None, server_version: str | None, notes: list[str]) -> Script:
+    data = _read_bytes(path, notes)
     raws = data.split(b"\n")
     if raws and raws[-1] == b"":
         raws.pop()
@@ -167,7 +196,7 @@ def load_script(path: Path, engine: str | None = None, server_version: str | Non
     model = "default"
     if last is not None:
         model = str(last.all_config.get("served_model_name") or last.config.get("model_path") or "default")
-    return Script(str(path), fmt, lines, runs, actions, version, port, url_line, model, exit_code)
+    return Script(str(path), fmt, lines, runs, actions, version, port, url_line, model, exit_code, notes)
 
 
 _REDRAW = re.compile(rb"(?=\r)")
@@ -417,9 +446,10 @@ class _Writer:
                 self._file.close()
                 self._file = None
         if self._file is None:
-            mode = "ab" if self._ident is not None else "wb"
+            from firedup.core.files import open_log
+
             try:
-                handle = cast(BinaryIO, open(self.path, mode))  # noqa: SIM115 - kept open while writing
+                handle = open_log(self.path, append=self._ident is not None)  # kept open while writing
             except OSError as exc:
                 raise OutputError(str(self.path), exc.strerror or str(exc)) from None
             st = os.fstat(handle.fileno())
@@ -608,6 +638,8 @@ def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float
     """The CLI's entry: SIGTERM ends the replay cleanly; a crash exits as the server did."""
     check_replay_args(log, out, speed, hold)
     script = load_script(log, engine=engine, server_version=server_version)
+    for note in script.notes:
+        print(f"replay: note: {note}", file=err, flush=True)
     stop = threading.Event()
 
     def on_term(signum: int, frame: Any) -> None:

@@ -15,9 +15,7 @@ import json
 import math
 import re
 import threading
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,8 +31,13 @@ RETRY_S = 2.0
 EXACT_TOLERANCE_S = 0.05  # the log prints two decimals
 ROUGH_TOLERANCE = (5.0, 0.25)  # seconds, share: firedup's phases are measured between lines
 
-_SAMPLE = re.compile(r"^(?P<name>[A-Za-z_:][\w:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)")
-_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+# A sample line of the Prometheus text format, read whole: labels are `name="value"` pairs
+# whose values may hold `}`, `,` and escaped quotes (a model name chosen to look like
+# `x"} 999` stays inside its label), then the value and an optional timestamp, and nothing else.
+_PAIR = r'\s*[A-Za-z_]\w*\s*=\s*"(?:[^"\\\n]|\\.)*"\s*'
+_SAMPLE = re.compile(rf"^(?P<name>[A-Za-z_:][\w:]*)(?:\{{(?P<labels>(?:{_PAIR},)*(?:{_PAIR})?)\}})?"
+                     r"[ \t]+(?P<value>\S+)(?:[ \t]+-?\d+)?[ \t]*$")
+_LABEL = re.compile(r'([A-Za-z_]\w*)\s*=\s*"((?:[^"\\\n]|\\.)*)"')
 
 
 def parse_metrics(text: str, spec: StartupTelemetry) -> dict[str, float]:
@@ -63,12 +66,17 @@ def parse_metrics(text: str, spec: StartupTelemetry) -> dict[str, float]:
     return out
 
 
-def flatten(timings: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
-    """{phase: seconds} from a nested object (`cuda_graph: {decode: 8.05}` -> `cuda_graph.decode`)."""
+MAX_DEPTH = 8  # phases nest two or three deep; what is deeper is no phase
+
+
+def flatten(timings: Mapping[str, Any], prefix: str = "", depth: int = 0) -> dict[str, float]:
+    """{phase: seconds} from a nested object (`cuda_graph: {decode: 8.05}` -> `cuda_graph.decode`),
+    at most `MAX_DEPTH` deep."""
     out: dict[str, float] = {}
     for key, value in timings.items():
         if isinstance(value, Mapping):
-            out.update(flatten(value, f"{prefix}{key}."))
+            if depth < MAX_DEPTH:
+                out.update(flatten(value, f"{prefix}{key}.", depth + 1))
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             out[f"{prefix}{key}"] = float(value)
     return out
@@ -146,15 +154,16 @@ class TelemetryReader:
         return out
 
     def _run(self) -> None:
-        from firedup.live.wait import opener_for  # the same proxy and redirect rules as the probe
-
         parts = urllib.parse.urlsplit(self.url)
         base = f"{parts.scheme}://{parts.netloc}"
-        opener = opener_for(self.url)
         try:
             for attempt in range(self.attempts):
                 for path in self.paths():
-                    found = self._fetch(opener, base + path, path)
+                    try:
+                        found = self._fetch(base + path, path)
+                    except Exception as exc:  # whatever a server sends, the thread ends in a note, not a traceback
+                        self.errors.append(f"{base + path}: {type(exc).__name__}")
+                        found = None
                     if found is not None and found.phases:
                         self._found = found
                         return
@@ -163,21 +172,23 @@ class TelemetryReader:
         finally:
             self._done.set()
 
-    def _fetch(self, opener: urllib.request.OpenerDirector, url: str, path: str) -> Telemetry | None:
+    def _fetch(self, url: str, path: str) -> Telemetry | None:
+        """One page of figures (`live.http`: the probe's rules, a deadline for the whole fetch)."""
+        from firedup.live.http import HTTPFailure, get
+
         try:
-            with opener.open(urllib.request.Request(url, headers={"User-Agent": "firedup-wait"}),
-                             timeout=FETCH_TIMEOUT_S) as response:
-                if response.status != 200:
-                    return None
-                body = response.read(READ_BYTES).decode("utf-8", errors="replace")
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+            answer = get(url, FETCH_TIMEOUT_S, max_body=READ_BYTES)
+        except HTTPFailure as exc:
             self.errors.append(f"{url}: {exc}")
             return None
+        if answer.status != 200:
+            return None
+        body = answer.body.decode("utf-8", errors="replace")
         if path == self.spec.metrics_path:
             return Telemetry(url, parse_metrics(body, self.spec))
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # a 200,000-deep document is no server info
             return None
         value = data.get(self.spec.info_key) if isinstance(data, dict) and self.spec.info_key else None
         if isinstance(value, Mapping):

@@ -23,18 +23,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import http.client
 import ipaddress
 import math
 import os
 import re
 import shutil
-import socket
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -50,7 +46,6 @@ from firedup.errors import (
     EXIT_TIMEOUT,
     EXIT_TIMEOUT_STUCK,
     UsageError,
-    writing,
 )
 from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine
 from firedup.formats.base import opens_at
@@ -90,6 +85,7 @@ INSPECT_AFTER_S = 10.0  # a silence this long makes `wait` look at the process t
 INSPECT_EVERY_S = 2.0  # how often, while the silence lasts
 TELEMETRY_WAIT_S = 3.0  # at the verdict, how long the engine's figures may still take to come
 STREAM_PAUSE_S = 0.3  # `--timeout 0` on a stream: a pause this long ends the one read
+STREAM_ONCE_MAX_S = 10.0  # ... and this long at most (a flood never pauses)
 SNIFF_NOTE_LINES = 200  # lines that show no engine before `wait` says so (it keeps looking)
 SNIFF_KEEP_LINES = 2000  # lines of a log of no known engine kept in case one shows up later
 ZONE_STEP_S = 900.0  # a log's stamps and this machine's clock differ by whole quarter hours (time zones)
@@ -164,53 +160,18 @@ def check_url(url: str) -> urllib.parse.SplitResult:
     return parts
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer, not a way to readiness: a login page or an ingress's
-    default backend answers 200 for any server, ready or not."""
+def probe(url: str, timeout: float = PROBE_TIMEOUT_S) -> tuple[int | None, str | None]:
+    """The status code of one GET, without reading the body, within `timeout` seconds in all
+    (`live.http`: an answer cut off mid-header is no answer, a trickling server cannot hold
+    the probe past its deadline, a redirect is an answer, never followed)."""
+    from firedup.live.http import HTTPFailure, get
 
-    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
-                         newurl: str) -> None:
-        return None
-
-
-def opener_for(url: str) -> urllib.request.OpenerDirector:
-    """Loopback URLs never go through a proxy (a proxy answering for localhost would lie);
-    redirects are never followed."""
-    host = urllib.parse.urlsplit(url).hostname or ""
-    handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
-    if _is_loopback(host):
-        handlers.append(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener(*handlers)
-
-
-def probe(url: str, timeout: float = PROBE_TIMEOUT_S,
-          opener: urllib.request.OpenerDirector | None = None) -> tuple[int | None, str | None]:
-    """The status code of one GET, without reading the body."""
-    host = urllib.parse.urlsplit(url).hostname or ""
-    opener = opener or opener_for(url)
-    request = urllib.request.Request(url, method="GET", headers={"User-Agent": "firedup-wait"})
     try:
-        with opener.open(request, timeout=timeout) as response:
-            return int(response.status), None
-    except urllib.error.HTTPError as exc:
-        location = exc.headers.get("Location") if 300 <= exc.code < 400 and exc.headers else None
-        exc.close()
-        return exc.code, (f"redirect to {location}" if location else None)
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, ConnectionRefusedError):
-            return None, "connection refused"
-        if isinstance(reason, TimeoutError):
-            return None, f"no answer within {timeout:g} s"
-        if isinstance(reason, socket.gaierror):
-            return None, f"cannot resolve {host}"
-        return None, str(reason)
-    except TimeoutError:
-        return None, f"no answer within {timeout:g} s"
-    except ConnectionResetError:
-        return None, "connection reset"
-    except (http.client.HTTPException, OSError) as exc:
-        return None, f"{type(exc).__name__}: {exc}"
+        answer = get(url, timeout)
+    except HTTPFailure as exc:
+        return None, str(exc)
+    location = answer.headers.get("location") if 300 <= answer.status < 400 else None
+    return answer.status, (f"redirect to {location}" if location else None)
 
 
 class Prober:
@@ -231,7 +192,6 @@ class Prober:
         self.notes: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._opener = opener_for(url)
         self._thread = threading.Thread(target=self._loop, name="firedup-probe", daemon=True)
 
     def start(self) -> None:
@@ -246,7 +206,7 @@ class Prober:
 
     def once(self) -> ProbeResult:
         """One probe now, recorded as the latest answer."""
-        status, error = probe(self.url, self.timeout, self._opener)
+        status, error = probe(self.url, self.timeout)
         result = ProbeResult(time.monotonic(), status, error)
         with self._lock:
             self.last = result
@@ -276,7 +236,7 @@ def pid_alive(pid: int) -> bool:
     """False once the process is gone, zombies included (their parent has not reaped them)."""
     try:
         os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
+    except (ProcessLookupError, OverflowError, ValueError):  # OverflowError: no pid is that large
         return False
     except PermissionError:
         return True
@@ -634,8 +594,9 @@ class Waiter:
             "process_timeline": [self._stretch_json(s) for s in self.observed],
             "gpu": self._gpu_json(),
         }
-        with writing(self.opts.record):
-            self.opts.record.write_text(without_credentials(json_text(record, indent=1)) + "\n", encoding="utf-8")
+        from firedup.core.files import write_text
+
+        write_text(self.opts.record, without_credentials(json_text(record, indent=1)) + "\n")
 
     def _stretch_json(self, s: _Stretch) -> dict[str, Any]:
         """One stretch of the classification timeline: on the log's clock where it is known
@@ -686,7 +647,8 @@ class Waiter:
                 if not self.opts.quiet and self.tty:
                     self._show_status(now)
                 interval = POLL_MIN_S if got else min(POLL_MAX_S, interval * 1.5)
-                self.sleep(interval)
+                if not self.follower.backlog:  # a backlog is read on at once, its deadline looked at between polls
+                    self.sleep(interval)
         finally:
             if self.prober is not None:
                 self.prober.stop()
@@ -697,10 +659,12 @@ class Waiter:
         """Everything the log holds now, its unfinished last line included (`--timeout 0`
         decides on it); a stream gets until it pauses for STREAM_PAUSE_S or ends."""
         stream = isinstance(self.follower, StreamFollower)
-        quiet_since = self.now()
+        quiet_since = began = self.now()
         while True:
             if self._read(self.now()):
                 quiet_since = self.now()
+                if stream and self.now() - began >= STREAM_ONCE_MAX_S:
+                    break
             elif not stream or self.follower.ended or self.now() - quiet_since >= STREAM_PAUSE_S:  # type: ignore[attr-defined]
                 break
             else:

@@ -2,7 +2,7 @@
 
 Runtime traffic (`Decode batch` lines, access lines) is nearly all of a long log, and no
 rule can match most of it. This engine lets one multi-literal scan (Hyperscan, over the
-memory-mapped file) find the candidate lines: those holding a rule literal of the format,
+file, read a window at a time) find the candidate lines: those holding a rule literal of the format,
 and those whose meaning a rule-free reading could get wrong (a collector prefix, ANSI codes,
 a `\\r` redraw, a progress bar, a header whose clock depends on earlier lines, JSON). Only
 candidates go through `sources.normalise` and `engine.Scanner.feed`, the very code the
@@ -36,7 +36,7 @@ the clock: such a format is never handed back for it.
 Access lines (`http.access`, one request each) are the rest of the traffic, and events, but
 the timeline reads few of them (compact.py states which). The scan leaves their literal out;
 this engine keeps an `AccessNeeds` fed with the events it emits and reads access lines
-(found with `mmap.find`) only while one may be kept: every one after a run starts until its
+(found with `bytes.find`) only while one may be kept: every one after a run starts until its
 first request after `ready`, the `/health` ones until the first, all those in a crash
 window, and the last before each candidate (`Scanner.makes_event` checks it first). The
 others stay unread and are counted as `skipped`; `compact` then keeps from this stream
@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import mmap
 import os
 import re
 import sys
@@ -134,7 +133,7 @@ class _Prefilter:
                 for lit in self.access_rule.literals):
             self.access_rule = None  # another rule's lines hold the same literal: read them all
         unread = set(self.access_rule.literals) if self.access_rule is not None else set()
-        # the access rule's literals, for `mmap.find`; its lines hold no other literal
+        # the access rule's literals, for `bytes.find`; its lines hold no other literal
         self.access_literals = tuple(sorted(lit.encode() for lit in unread))
         # an access line (one holding an access literal), with kubectl's stamp at its start if
         # it has one: what `_State._spanning_access` reads of each in one C-level search. The
@@ -145,6 +144,9 @@ class _Prefilter:
             rb"^(?:" + _KUBECTL_AT_START.pattern + rb")?[^\n]*(?:" + b"|".join(map(re.escape, self.access_literals))
             + rb")[^\n]*", re.MULTILINE) if self.access_literals else None
         self.access_rules: tuple[Rule, ...] = (self.access_rule,) if self.access_rule is not None else ()
+        # the access lines that may be a request (not a probe): the traffic after `ready` is
+        # probes for weeks, and the first request after it must be found without reading them
+        self.request_database = _request_database(self.access_rule, self.access_literals)
         literals = sorted({lit for rule in fmt.rules for lit in rule.literals} - unread)
         self.rules_of: list[tuple[Rule, ...]] = [
             tuple(rule for rule in fmt.rules if lit in rule.literals) for lit in literals]
@@ -184,6 +186,55 @@ class _Prefilter:
             found = tuple(sorted(chosen.values(), key=lambda rule: self._order[id(rule)]))
             self._with_access[key] = found
         return found
+
+
+def _not_prefixed(prefixes: tuple[str, ...]) -> str | None:
+    """A pattern of a non-blank token that starts with none of `prefixes`, without look-arounds
+    (Hyperscan has none): at each character of the prefixes' trie, the token may end, go on with a
+    character no prefix has there (then anything), or follow one that does. None when the empty
+    token is one of them. Linear: the alternatives differ in their first character."""
+    trie: dict[str, Any] = {}
+    for prefix in prefixes:
+        node = trie
+        for ch in prefix:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def below(node: dict[str, Any]) -> str | None:
+        if "" in node:
+            return None
+        chars = "".join(re.escape(ch) for ch in sorted(node))
+        alternatives = ["", rf"[^\s{chars}]\S*"]
+        alternatives += [re.escape(ch) + rest for ch in sorted(node) if (rest := below(node[ch])) is not None]
+        return "(?:" + "|".join(alternatives) + ")"
+
+    if "" in trie:
+        return None
+    chars = "".join(re.escape(ch) for ch in sorted(trie))
+    rest = [re.escape(ch) + tail for ch in sorted(trie) if (tail := below(trie[ch])) is not None]
+    return "(?:" + "|".join([rf"[^\s{chars}]\S*", *rest]) + ")"
+
+
+def _request_database(rule: Rule | None, literals: tuple[bytes, ...]) -> Any:
+    r"""A Hyperscan database of what every access line that is a request (its path no probe
+    path) holds: the path's token, then a space and an access literal. Only for an access
+    rule whose path is the one token before ` <literal>` (`(?P<path>\S+) HTTP/`); None
+    otherwise (every access line is then read). A line without a match cannot be a request
+    (a raw token that starts with a probe path still does once decorations and colour are
+    stripped); a match is only a line to read."""
+    from firedup.read.events import PROBE_PATHS
+
+    if rule is None or len(literals) != 1:
+        return None
+    literal = literals[0].decode()
+    if f"(?P<path>\\S+) {re.escape(literal)}" not in rule.pattern and f"(?P<path>\\S+) {literal}" not in rule.pattern:
+        return None
+    token = _not_prefixed(PROBE_PATHS)
+    if token is None:
+        return None
+    import hyperscan
+
+    return _database([f" {token} {re.escape(literal)}"], hyperscan.HS_FLAG_SINGLEMATCH)
 
 
 # What `sources.normalise` changes in a line besides its decorations (colour, collector
@@ -370,11 +421,12 @@ def _database(patterns: list[str], flags: int) -> Any:
     database = hyperscan.Database()
     database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
                      elements=len(patterns), flags=[flags] * len(patterns))
-    with contextlib.suppress(OSError, hyperscan.HyperscanError):
+    from firedup.core.files import write_bytes
+    from firedup.errors import OutputError
+
+    with contextlib.suppress(OSError, OutputError, hyperscan.HyperscanError):
         cache.parent.mkdir(parents=True, exist_ok=True)
-        partial = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        partial.write_bytes(hyperscan.dumpb(database))
-        partial.replace(cache)  # whole or not at all, even with parallel runs
+        write_bytes(cache, hyperscan.dumpb(database), named=False)  # whole or not at all, even with parallel runs
     return database
 
 
@@ -652,12 +704,19 @@ def scan_file(path: str | os.PathLike[str], fmt: Format, default_date: date | No
 
 
 def iter_file(path: str | os.PathLike[str], scanner: Scanner,
-              normalised: dict[int, list[Line]] | None = None) -> Iterator[Event]:
+              normalised: dict[int, list[Line]] | None = None, cut: list[Truncated] | None = None) -> Iterator[Event]:
     """The events of a file, streamed, for `compact.compact`: every event it keeps, but
     without the access lines it would drop (left unread). `scanner` from `new_scanner`
-    holds stats and clock; `normalised` (from `read_head`) saves normalising lines again."""
-    for batch in _scan(path, scanner, every_access=False, normalised=normalised):
-        yield from batch
+    holds stats and clock; `normalised` (from `read_head`) saves normalising lines again.
+    `cut`: where a file that shrinks while it is read says so (the events of the windows
+    read before are kept); without it, Truncated is raised."""
+    try:
+        for batch in _scan(path, scanner, every_access=False, normalised=normalised):
+            yield from batch
+    except Truncated as exc:
+        if cut is None:
+            raise
+        cut.append(exc)
     yield from scanner.finish()
 
 
@@ -672,10 +731,30 @@ def _new_scanner(fmt: Format, default_date: date | None, file_year: int | None, 
     return scanner
 
 
-# Linux 5.14+: map a window's pages (already in the page cache) in one call, not a fault
-# per page as the scan first touches them (~0.5 s per GiB otherwise).
-_MADV_POPULATE_READ = 22
-_populate = [hasattr(mmap.mmap, "madvise")]
+class Truncated(Exception):
+    """The file got shorter while it was read (logrotate's copytruncate): the events of the
+    windows read before stand; `parse` says so in one line."""
+
+    def __init__(self, at: int, size: int) -> None:
+        super().__init__(f"the file shrank while it was read (rotated with copytruncate?): it ends at byte {at:,} "
+                         f"of the {size:,} it had; what was read before is kept")
+        self.at, self.size = at, size
+
+    def __reduce__(self) -> tuple[type, tuple[int, int]]:
+        return type(self), (self.at, self.size)
+
+
+def _read_at(fd: int, pos: int, size: int, whole: int) -> bytes:
+    """`size` bytes of the file at `pos`, read (not mapped: a mapped page that a truncation
+    removes is a SIGBUS, a read of it is short); Truncated when the file has fewer now.
+    `whole`: the file's size when reading began."""
+    data = os.pread(fd, size, pos)
+    while len(data) < size:
+        more = os.pread(fd, size - len(data), pos + len(data))
+        if not more:
+            raise Truncated(pos + len(data), whole)
+        data += more
+    return data
 
 
 def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool,
@@ -685,74 +764,81 @@ def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool,
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
             return
-        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        try:
-            state = _State(scanner, pre, mm, every_access, normalised or {})
-            for found in _scanned(mm, size, pre):
-                yield state.window(found)
-                # the pages stay in the page cache, but leave this process's resident set
-                with contextlib.suppress(AttributeError, OSError, ValueError):
-                    page = found.base - found.base % mmap.PAGESIZE
-                    mm.madvise(mmap.MADV_DONTNEED, page, found.end - page)
-        finally:
-            with contextlib.suppress(BufferError):  # a slice still alive in a traceback: the GC closes it
-                mm.close()
+        state = _State(scanner, pre, every_access, normalised or {})
+        for found, data in _scanned(fh.fileno(), size, pre):
+            yield state.window(found, data)
 
 
 class _Window:
-    """What the scan of one window found, before any engine state comes in: the candidate
-    lines and how many lines precede each (so the window can be scanned in another process)."""
+    """What the scan of one window [base, end) of the file found, before any engine state
+    comes in: the candidate lines and how many lines precede each (so the window can be
+    scanned in another process). Offsets inside it count from `base`."""
 
     __slots__ = ("base", "candidates", "end", "newlines")
 
     def __init__(self, base: int, end: int, candidates: list[tuple[int, int, int, list[int]]], newlines: int) -> None:
         self.base, self.end = base, end
-        self.candidates = candidates  # (line start, line end, newlines from `base` to the start, patterns)
+        self.candidates = candidates  # (line start, line end, newlines from the window's start, patterns)
         self.newlines = newlines  # in the whole window
 
 
 # From this size on, windows are scanned by a pool of forked processes, one per core, while
 # this one feeds the engine in order: the scan is nearly all of a long log's time.
 PARALLEL_FROM = 64 << 20
+_TAIL = 1 << 16  # bytes read back at a time to find a window's last line end
 
 
-def _scanned(mm: mmap.mmap, size: int, pre: _Prefilter) -> Iterator[_Window]:
+def _bounds(fd: int, size: int) -> list[tuple[int, int]]:
+    """The windows: `WINDOW` bytes each, cut after their last newline."""
     bounds: list[tuple[int, int]] = []
     pos = 0
     while pos < size:
         end = min(size, pos + WINDOW)
         if end < size:
-            cut = mm.rfind(b"\n", pos, end)
+            cut, high = -1, end
+            while cut < 0 and high > pos:
+                low = max(pos, high - _TAIL)
+                found = _read_at(fd, low, high - low, size).rfind(b"\n")
+                cut, high = (low + found if found >= 0 else -1), low
             if cut < 0:  # no line ends in a whole window: longer than any log line
                 raise NeedExact("a line longer than the scan window")
             end = cut + 1
         bounds.append((pos, end))
         pos = end
+    return bounds
+
+
+def _scanned(fd: int, size: int, pre: _Prefilter) -> Iterator[tuple[_Window, bytes]]:
+    """Each window's scan and its bytes, in order."""
+    bounds = _bounds(fd, size)
     jobs = _scan_jobs(size)
     if jobs <= 1:
         for pos, end in bounds:
-            yield _scan_window(mm, pre, pos, end)
+            data = _read_at(fd, pos, end - pos, size)
+            yield _scan_window(data, pre, pos), data
         return
-    import multiprocessing
+    from firedup.core.pool import ordered_map
 
-    _FORKED[:] = [(mm, pre)]  # what the forked workers scan with
+    _FORKED[:] = [(fd, size, pre)]  # what the forked workers scan with
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            yield from pool.imap(_scan_forked, bounds)
+        # a worker that dies scans nothing: its window is scanned here instead
+        for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here), strict=True):
+            yield found, _read_at(fd, pos, end - pos, size)
     finally:
         _FORKED.clear()
 
 
-_FORKED: list[tuple[mmap.mmap, _Prefilter]] = []
+_FORKED: list[tuple[int, int, _Prefilter]] = []
 
 
 def _scan_forked(bounds: tuple[int, int]) -> _Window:
-    mm, pre = _FORKED[0]
-    found = _scan_window(mm, pre, *bounds)
-    with contextlib.suppress(AttributeError, OSError, ValueError):
-        page = found.base - found.base % mmap.PAGESIZE
-        mm.madvise(mmap.MADV_DONTNEED, page, found.end - page)
-    return found
+    fd, size, pre = _FORKED[0]
+    pos, end = bounds
+    return _scan_window(_read_at(fd, pos, end - pos, size), pre, pos)
+
+
+def _scan_here(bounds: tuple[int, int], _why: str) -> _Window:
+    return _scan_forked(bounds)
 
 
 def _scan_jobs(size: int) -> int:
@@ -762,7 +848,9 @@ def _scan_jobs(size: int) -> int:
         return 1
     import multiprocessing
 
-    if multiprocessing.current_process().daemon:
+    from firedup.core.pool import in_worker
+
+    if multiprocessing.current_process().daemon or in_worker():
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
@@ -771,19 +859,15 @@ def _scan_jobs(size: int) -> int:
     return min(cores, 8)
 
 
-def _scan_window(mm: mmap.mmap, pre: _Prefilter, pos: int, end: int) -> _Window:
-    """Scan [pos, end) (whole lines): its candidate lines, and the line count up to each.
+def _scan_window(mm: bytes, pre: _Prefilter, base: int) -> _Window:
+    """Scan the window `mm` (whole lines, at `base` in the file): its candidate lines, and the
+    line count up to each.
 
     The window is scanned piece by piece (`_SCAN_PIECE`, cut at line ends), and each piece's
     newlines are counted right after its scan, while its bytes are still in the CPU cache:
     a tenth less time than scanning the whole window and then reading it again to count."""
 
-    page = pos - pos % mmap.PAGESIZE
-    if _populate[0]:
-        try:
-            mm.madvise(_MADV_POPULATE_READ, page, end - page)
-        except OSError:  # an older kernel: the pages fault in one by one
-            _populate[0] = False
+    pos, end = 0, len(mm)
     _check_line_lengths(mm, pos, end)
     hits: list[int] = []
     ids: list[int] = []
@@ -825,7 +909,7 @@ def _scan_window(mm: mmap.mmap, pre: _Prefilter, pos: int, end: int) -> _Window:
             counted = low = high
     finally:
         view.release()
-    return _Window(pos, end, candidates, newlines)
+    return _Window(base, base + end, candidates, newlines)
 
 
 # Bytes scanned at a time inside a window: small enough that counting its newlines right
@@ -840,7 +924,7 @@ class _NewlineCounter:
     copy of a few lines), a long one in pieces whose comparison stays in the CPU cache (a
     third faster than comparing a whole window at once)."""
 
-    def __init__(self, mm: mmap.mmap, base: int, end: int) -> None:
+    def __init__(self, mm: bytes, base: int, end: int) -> None:
         import numpy as np
 
         self.mm, self.base = mm, base
@@ -864,7 +948,7 @@ class _NewlineCounter:
 _COPY_COUNT = 4096  # bytes up to which a range's newlines are counted on a copy
 
 
-def _check_line_lengths(mm: mmap.mmap, pos: int, end: int) -> None:
+def _check_line_lengths(mm: bytes, pos: int, end: int) -> None:
     """NeedExact if a line of [pos, end) is longer than `MAX_LINE_BYTES` (the incremental
     engine reports it). Such a line holds a whole block of half that size with no newline,
     so only a window with such a block is measured line by line."""
@@ -903,22 +987,24 @@ class _State:
     their numbers come from the newlines counted up to each candidate (`_Window`), and for
     the few other lines read, from the nearest line whose number is known."""
 
-    def __init__(self, scanner: Scanner, pre: _Prefilter, mm: mmap.mmap, every_access: bool,
+    def __init__(self, scanner: Scanner, pre: _Prefilter, every_access: bool,
                  normalised: dict[int, list[Line]]) -> None:
         self.scanner = scanner
         self.normalised = normalised
         self.pre = pre
-        self.mm = mm
+        self.mm = b""  # the window being read
         self.clock = scanner.clock
         self.number = 1  # physical number of the next line not accounted for
         self.every_access = every_access
         self.needs = AccessNeeds(scanner.fmt.vocab)
 
-    def window(self, found: _Window) -> list[Event]:
-        """Events of one scanned window, which starts and ends at line boundaries."""
+    def window(self, found: _Window, data: bytes) -> list[Event]:
+        """Events of one scanned window (its bytes `data`), which starts and ends at line
+        boundaries; offsets below count from its start."""
 
         self._out: list[Event] = []
-        base, end = found.base, found.end
+        self.mm = data
+        base, end = 0, len(data)
         self._base, self._end = base, end
         self._counter = _NewlineCounter(self.mm, base, end)
         self._first = self.number  # the number of the window's first line
@@ -932,6 +1018,7 @@ class _State:
         self._access_lines(end)
         self._skip_to(end)
         del self._counter
+        self.mm = b""
         return self._out
 
     # -- lines of the window ---------------------------------------------------------------
@@ -1013,16 +1100,17 @@ class _State:
             return  # its literal is in the scan: its lines are candidates like any other
         low = self._next
         while low < high:
-            if self.every_access or self.needs.every_line:
+            every = self._every_line()
+            if every:
                 at = self._find(low, high)
-            elif self.needs.health:
-                at = self._find_health(low, high)
+            elif self.needs.request or self.needs.health:
+                at = self._find_request_or_health(low, high)
             else:
                 break
             if at < 0:
                 break
             start, end = self._line_around(at)
-            if not (self.every_access or self.needs.every_line):
+            if not every:
                 self._spanning_access(low, start)  # the access lines before it stay unread
             self._full(start, end, pre.access_rules)
             low = self._next
@@ -1069,6 +1157,47 @@ class _State:
         if outer.year is None:  # never unflagged (see _decorated_markers); its year would need the clock
             raise NeedExact("a year-less collector stamp on an unread line")
         return _kubectl_key(f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}T{outer.time}".encode(), outer.frac.encode())
+
+    def _every_line(self) -> bool:
+        """Whether any access line may be kept now. Waiting only for the first request after
+        `ready` is not that where the scan can tell requests from probes (`request_database`):
+        a server probed every second for weeks logs millions of probes before it."""
+        needs = self.needs
+        if self.every_access or needs.first or needs.window > 0:
+            return True
+        return needs.request and self.pre.request_database is None
+
+    def _find_request_or_health(self, low: int, high: int) -> int:
+        """The first line in [low, high) that may be the request or the `/health` probe still
+        wanted; -1 when there is none."""
+        found = []
+        if self.needs.health:
+            found.append(self._find_health(low, high))
+        if self.needs.request:
+            found.append(self._find_request(low, high))
+        found = [at for at in found if at >= 0]
+        return min(found) if found else -1
+
+    def _find_request(self, low: int, high: int) -> int:
+        """Where in [low, high) the first line that may be a request (not a probe) is."""
+        import hyperscan
+
+        hit: list[int] = []
+
+        def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> bool:
+            hit.append(stop)
+            return True  # the first is enough
+
+        view = memoryview(self.mm)
+        piece = view[low:high]
+        try:
+            self.pre.request_database.scan(cast(bytes, piece), match_event_handler=on_match)
+        except hyperscan.ScanTerminated:
+            pass
+        finally:
+            piece.release()
+            view.release()
+        return low + max(hit[0] - 1, 0) if hit else -1
 
     def _find(self, low: int, high: int) -> int:
         found = [at for lit in self.pre.access_literals if (at := self.mm.find(lit, low, high)) >= 0]

@@ -9,6 +9,7 @@ events stay in order, and never blocks: the caller decides how long to sleep.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from collections import deque
@@ -26,6 +27,14 @@ PEEK_BYTES = 4096
 # An unfinished line longer than this is no log line: keep only its newest part (a bar that
 # redraws itself without newlines for hours would otherwise grow without bound).
 MAX_PARTIAL = 8 * READ_CHUNK
+# Bytes one poll hands out at most: a big backlog (a log of hundreds of MB, a flood on stdin)
+# is read over several polls, so the caller's deadline is looked at in between.
+POLL_BYTES = READ_CHUNK
+POLL_LINES = 20_000  # ... and lines (a megabyte of blank lines is a million of them)
+POLL_PIECE = 64 * 1024  # bytes read at a time within a poll
+# Bytes of a stream read ahead of the caller at most: a writer faster than the reading blocks
+# (as it would on a full pipe) instead of growing memory without bound.
+STREAM_AHEAD = 4 * READ_CHUNK
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +65,11 @@ class Follower:
       restarts at offset 0 (like `tail -F`, a truncation followed by more writes than were
       read before the next poll cannot be told from growth);
     - a partial last line stays buffered until its newline arrives (or it has not grown for
-      `partial_grace` seconds, for logs whose last line has no newline).
+      `partial_grace` seconds, for logs whose last line has no newline);
+    - a path that is, or becomes, something other than a regular file (a FIFO swapped in) is
+      never opened, so a poll never blocks on it: it is said once and waited out like a
+      missing file;
+    - a poll hands out at most `max_bytes`; `backlog` says more was there.
     """
 
     path: Path
@@ -64,8 +77,10 @@ class Follower:
     # Skip what the file already holds when first opened (numbering its lines all the same):
     # for a log that collects several startups, only a new one counts.
     from_end: bool = False
-    max_bytes: int = 8 * READ_CHUNK
+    max_bytes: int = POLL_BYTES
+    max_lines: int = POLL_LINES
     number: int = 0  # last line number handed out
+    backlog: bool = False  # the last poll stopped at `max_bytes`: more is there to read
     notes: list[FollowNote] = field(default_factory=list)
     _file: BinaryIO | None = None
     _ident: tuple[int, int] | None = None  # (st_dev, st_ino) of the open file
@@ -75,6 +90,7 @@ class Follower:
     _flushed_partial: bool = False  # the partial was handed out; its rest continues it
     _ever_opened: bool = False
     _vanished: bool = False
+    _not_regular: bool = False  # said once: the path is not a regular file
     last_growth: float | None = None  # monotonic time any byte last arrived (for stall checks)
     bytes_read: int = 0
 
@@ -142,6 +158,16 @@ class Follower:
             return
         ident = (st.st_dev, st.st_ino)
         self._vanished = False
+        if not stat.S_ISREG(st.st_mode):
+            if self._file is not None and ident != self._ident:  # swapped for a FIFO: finish the old file
+                self._read_available(out, now)
+                if self._partial:
+                    out.append(self._emit(self._partial, continued=self._flushed_partial))
+                    self._partial, self._flushed_partial = bytearray(), False
+                self.close()
+            self._say_not_regular(st.st_mode)
+            return
+        self._not_regular = False
         if self._file is None:
             self._open(ident, now)
             return
@@ -167,14 +193,30 @@ class Follower:
             self._file.seek(0)
             self._offset = 0
 
+    def _say_not_regular(self, mode: int) -> None:
+        if not self._not_regular:
+            self._not_regular = True
+            what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else \
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+            self.notes.append(FollowNote("not-regular", f"{self.path} is {what} now, not a log file: not opened "
+                                                        "(pipe a stream to `--log -`); waiting for a regular file"))
+
     def _open(self, ident: tuple[int, int], now: float) -> None:
         try:
-            self._file = open(self.path, "rb")  # noqa: SIM115 - kept open while following
+            # O_NONBLOCK: a FIFO swapped in between the stat and this open must not block it
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
             return
         except OSError as exc:
             raise FollowError(f"{self.path}: cannot read it ({exc.strerror or exc})") from None
-        self._ident = (os.fstat(self._file.fileno()).st_dev, os.fstat(self._file.fileno()).st_ino)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            self._say_not_regular(st.st_mode)
+            return
+        os.set_blocking(fd, True)
+        self._file = os.fdopen(fd, "rb")
+        self._ident = (st.st_dev, st.st_ino)
         self._offset = 0
         if self.from_end and not self._ever_opened:
             self._skip_existing(now)
@@ -196,13 +238,15 @@ class Follower:
     def _read_available(self, out: list[RawLine], now: float) -> None:
         assert self._file is not None
         budget = self.max_bytes
-        while budget > 0:
-            chunk = self._file.read(min(READ_CHUNK, budget))
+        self.backlog = False
+        while budget > 0 and len(out) < self.max_lines:
+            chunk = self._file.read(min(POLL_PIECE, budget))
             if not chunk:
-                break
+                return
             budget -= len(chunk)
             self._offset += len(chunk)
             self._take(chunk, out, now)
+        self.backlog = True
 
     def _take(self, chunk: bytes, out: list[RawLine], now: float) -> None:
         """Cut newly read bytes into complete lines, keeping an unfinished last one."""
@@ -236,8 +280,10 @@ class StreamFollower(Follower):
 
     fd: int = 0
     ended: bool = False
+    ahead: int = STREAM_AHEAD  # bytes read ahead at most (the reader thread waits beyond)
     _chunks: deque[bytes | None] = field(default_factory=deque)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _buffered: int = 0
+    _lock: threading.Condition = field(default_factory=threading.Condition)
     _reader: threading.Thread | None = None
 
     @property
@@ -259,14 +305,25 @@ class StreamFollower(Follower):
                 chunk = b""
             with self._lock:
                 self._chunks.append(chunk or None)
+                self._buffered += len(chunk)
+                while self._buffered > self.ahead:  # the caller is behind: wait for it, as a full pipe would
+                    self._lock.wait()
             if not chunk:
                 return
 
     def _read_available(self, out: list[RawLine], now: float) -> None:
+        taken: list[bytes | None] = []
+        size = lines = 0
         with self._lock:
-            chunks = list(self._chunks)
-            self._chunks.clear()
-        for chunk in chunks:
+            while self._chunks and size < self.max_bytes and lines < self.max_lines:
+                chunk = self._chunks.popleft()
+                taken.append(chunk)
+                size += len(chunk or b"")
+                lines += chunk.count(b"\n") if chunk else 0
+            self._buffered -= size
+            self.backlog = bool(self._chunks)
+            self._lock.notify_all()
+        for chunk in taken:
             if chunk is None:
                 self.ended = True
             else:

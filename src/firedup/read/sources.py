@@ -399,10 +399,92 @@ def _open_binary(source: Source, digest: hashlib._Hash | None = None) -> BinaryI
     # The magic bytes decide, not the name: a plain log saved as .gz is still read.
     head = stream.peek(2)[:2] if hasattr(stream, "peek") else b""
     if head == b"\x1f\x8b":
+        return _Inflated(source.name, stream)  # type: ignore[return-value]
+    return stream
+
+
+GZIP_RATIO_ENV = "FIREDUP_GZIP_MAX_RATIO"
+GZIP_MAX_RATIO = 250  # real logs inflate 10-30 times (a log of blank lines ~1000: the most deflate does)
+GZIP_RATIO_FROM = 16 << 20  # inflated bytes before the ratio is looked at
+
+
+def gzip_max_ratio() -> float:
+    """`FIREDUP_GZIP_MAX_RATIO` (0: no limit), else `GZIP_MAX_RATIO`."""
+    text = os.environ.get(GZIP_RATIO_ENV, "").strip()
+    try:
+        value = float(text) if text else GZIP_MAX_RATIO
+    except ValueError:
+        value = GZIP_MAX_RATIO
+    return value if value >= 0 and value == value else GZIP_MAX_RATIO
+
+
+class _Counted(io.RawIOBase):
+    """A binary stream that counts the bytes read from it."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        data = self.raw.read(len(buffer))
+        buffer[: len(data)] = data
+        self.count += len(data)
+        return len(data)
+
+
+class _Inflated(io.RawIOBase):
+    """A gzip stream read as far as it reads well. A member that ends in a bad CRC, garbage
+    after the last member, a cut or corrupt stream: the bytes inflated before stand and the
+    stream ends there, with `error` saying why (`read_lines` turns it into the source's note).
+    A stream that inflates past `GZIP_MAX_RATIO` times the compressed bytes read so far (after
+    its first `GZIP_RATIO_FROM` bytes) is a gzip bomb: it ends there too, said so."""
+
+    def __init__(self, name: str, raw: BinaryIO) -> None:
         import gzip  # only for .gz inputs: not worth its import on every start
 
-        return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
-    return stream
+        self.name = name
+        self.fileobj = raw  # the compressed stream, as GzipFile names it (`_finish_object`)
+        self.packed = _Counted(raw)  # compressed bytes read so far (an object's stream may not `tell`)
+        self.gz = gzip.GzipFile(fileobj=self.packed, mode="rb")
+        self.error: str | None = None
+        self.inflated = 0
+        self.lines_hint = 0
+        self.ratio = gzip_max_ratio()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        if self.error is not None:
+            return 0
+        try:
+            data = self.gz.read1(len(buffer))
+        except (EOFError, OSError, zlib.error) as exc:
+            self.error = _gzip_reason(exc, -1)
+            return 0
+        n = len(data)
+        buffer[:n] = data
+        self.inflated += n
+        if self.ratio and self.inflated > GZIP_RATIO_FROM and self.inflated > self.ratio * max(self.packed.count, 1):
+            self.error = (f"inflates to more than {self.ratio:g} times its compressed size (a gzip bomb?), so "
+                          f"reading stopped after {self.inflated >> 20} MB ({GZIP_RATIO_ENV}=0 reads it whole)")
+        return n
+
+    def read1(self, size: int = -1) -> bytes:
+        buffer = bytearray(size if size > 0 else 1 << 16)
+        n = self.readinto(buffer)
+        return bytes(buffer[:n])
+
+    def peek(self, size: int = 0) -> bytes:
+        return b""
+
+    def close(self) -> None:
+        self.gz.close()
+        self.fileobj.close()
+        super().close()
 
 
 def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[Line]:
@@ -420,8 +502,15 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
             first = stream.read(SNIFF_BYTES)
         except (EOFError, OSError, zlib.error) as exc:
             raise InputError(source.name, _gzip_reason(exc, 0)) from None
+        inflated = stream if isinstance(stream, _Inflated) else None
+        while inflated is not None and first and len(first) < SNIFF_BYTES:  # a raw read gives one block
+            more = stream.read(SNIFF_BYTES - len(first))
+            if not more:
+                break
+            first += more
         if not first:
-            raise InputError(source.name, "empty file")
+            raise InputError(source.name, _after_lines(inflated.error, 0) if inflated is not None and inflated.error
+                             else "empty file")
         # UTF-16/32 text of a log always holds NULs (ASCII digits and spaces): two bytes that
         # happen to look like a BOM in front of a UTF-8 line are not one
         encoding = bom_encoding(first) if b"\x00" in first else None
@@ -435,13 +524,20 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
         if first.startswith(_UTF8_BOM):
             buffered.read(len(_UTF8_BOM))
         blank = _BLANK_LINES
+        size = _plain_size(source, stream)
         while True:
             try:
                 raw = buffered.readline(MAX_LINE_BYTES + 1)
             except (EOFError, OSError, zlib.error) as exc:
                 raise InputError(source.name, _gzip_reason(exc, number)) from None
             if not raw:
+                if size is not None:
+                    _check_whole(source, stream, size)
+                if inflated is not None and inflated.error is not None:
+                    raise InputError(source.name, _after_lines(inflated.error, number))
                 break
+            if inflated is not None and inflated.error is not None and not raw.endswith(b"\n"):
+                raise InputError(source.name, _after_lines(inflated.error, number))  # a line the break cut: unread
             number += 1
             if raw in blank:  # a blank line: the same Line every time, no decoding or normalising
                 yield Line(number, "")
@@ -455,6 +551,29 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
             _finish_object(stream, digest)
         elif source.path is not None:
             stream.close()
+
+
+def _plain_size(source: Source, stream: BinaryIO) -> int | None:
+    """The size of a plain file being read, when reading starts (to tell a truncation)."""
+    if source.path is None or source.url is not None or hasattr(stream, "fileobj"):  # stdin, an object, a .gz
+        return None
+    try:
+        return os.fstat(stream.fileno()).st_size
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _check_whole(source: Source, stream: BinaryIO, size: int) -> None:
+    """At the end of a plain file: InputError when it ended before the size it had when
+    reading began (logrotate's copytruncate emptied it under the reader); the lines read
+    before stand (`pipeline._UntilUnreadable`)."""
+    try:
+        at = stream.tell()
+    except (OSError, ValueError):
+        return
+    if at < size:
+        raise InputError(source.name, f"the file shrank while it was read (rotated with copytruncate?): it ends at "
+                                      f"byte {at:,} of the {size:,} it had; what was read before is kept")
 
 
 def _finish_object(stream: BinaryIO, digest: hashlib._Hash | None) -> None:
@@ -506,13 +625,28 @@ def _decoded_lines(source: Source, buffered: BinaryIO, encoding: str) -> Iterato
         yield from normalise(raw, number)
 
 
+def _after_lines(reason: str, lines_read: int) -> str:
+    """A gzip reason with where reading stopped (`_Inflated` does not know the lines)."""
+    if reason.startswith("truncated gzip"):
+        return f"truncated gzip: the stream ends after line {lines_read}" if lines_read else \
+            "truncated gzip: the stream ends before the first line"
+    return f"{reason}; read up to line {lines_read:,}" if lines_read else reason
+
+
 def _gzip_reason(exc: BaseException, lines_read: int) -> str:
     if isinstance(exc, EOFError):
+        if lines_read < 0:
+            return "truncated gzip"
         return f"truncated gzip: the stream ends after line {lines_read}" if lines_read else \
             "truncated gzip: the stream ends before the first line"
     import gzip
 
     if isinstance(exc, gzip.BadGzipFile):
+        text = str(exc)
+        if "CRC check failed" in text:
+            return "gzip CRC check failed: the data may be damaged"
+        if "Not a gzipped file" in text:
+            return "garbage after the gzip data, ignored"
         return f"not a valid gzip file ({exc})"
     if isinstance(exc, zlib.error):
         return f"corrupt gzip data ({str(exc).split(': ', 1)[-1]})"

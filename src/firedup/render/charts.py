@@ -32,7 +32,7 @@ import polars as pl
 
 from firedup.core.safe import visible
 from firedup.core.units import fmt_clock, fmt_duration, fmt_time_to_end
-from firedup.errors import DataError, UsageError, writing
+from firedup.errors import DataError, UsageError
 from firedup.tables.frames import Runs
 from firedup.timeline.build import (
     NO_STRAGGLERS,
@@ -462,10 +462,24 @@ class RanksData:
     """Seconds per rank and phase, how far each is above the fastest rank, and the stragglers."""
 
     cells: pl.DataFrame  # rank, column, phase, seconds, excess, straggler, late (barrier phases)
-    ranks: list[str]  # rows, in rank order
+    ranks: list[str]  # rows, in rank order (at most RANKS_MAX_ROWS: those furthest above the fastest)
     columns: list[str]  # phase (detail) columns, in startup order
     run_id: str
     label: str
+    total_ranks: int = 0  # the run's ranks, drawn or not
+
+    @property
+    def shown_text(self) -> str:
+        """`64 of 2,000 ranks shown (those furthest above the fastest)`, or "" when all are."""
+        if self.total_ranks <= len(self.ranks):
+            return ""
+        return (f"{len(self.ranks)} of {self.total_ranks:,} ranks shown (those furthest above the fastest "
+                "or last in at a barrier)")
+
+
+# A rank heatmap taller than this many rows is no picture (2,000 ranks drew 72,220 px; 10,000
+# ran out of memory): the ranks furthest above the fastest are drawn, and it says how many.
+RANKS_MAX_ROWS = 64
 
 
 
@@ -530,6 +544,12 @@ def ranks_data(runs: Runs, run_id: str | None = None) -> RanksData:
     if cells.is_empty():
         raise DataError(f"run {run_id} has no per-rank phases")
     cells = _with_excess(cells)
+    total = cells["rank"].n_unique()
+    if total > RANKS_MAX_ROWS:
+        score = dict(cells.group_by("rank").agg(
+            pl.max_horizontal(pl.col("excess").max(), pl.col("late").max().fill_null(0))).iter_rows())
+        kept = sorted(score, key=lambda r: (-score[r], _rank_sort_key(r)))[:RANKS_MAX_ROWS]
+        cells = cells.filter(pl.col("rank").is_in(kept))
     ranks = sorted(set(cells["rank"].to_list()), key=_rank_sort_key)
     firsts = (runs.phases.filter((pl.col("run_id") == run_id) & (pl.col("scope") == "rank"))
               .group_by("phase", "detail").agg(pl.col("start_offset").min()))
@@ -549,7 +569,7 @@ def ranks_data(runs: Runs, run_id: str | None = None) -> RanksData:
     cells = cells.sort(pl.col("rank").replace_strict({r: i for i, r in enumerate(ranks)}, return_dtype=pl.Int64),
                        pl.col("column").replace_strict({c: i for i, c in enumerate(columns)}, return_dtype=pl.Int64))
     return RanksData(cells.select("rank", "column", "phase", "seconds", "excess", "straggler", "late"), ranks, columns,
-                     run_id, label)
+                     run_id, label, total)
 
 
 # --- drawing ------------------------------------------------------------------------------------
@@ -916,7 +936,9 @@ def ranks(runs: Runs, run_id: str | None = None) -> Figure:
     bar = fig.colorbar(image, ax=ax, location="right", shrink=0.9, pad=0.02)
     _time_axis(bar.ax.yaxis, 0, vmax, 6)
     bar.set_label("time above the phase's fastest rank (m:ss)")
-    ax.set_title(_wrap(f"Phase duration by rank: {data.label}. {worst_rank_text(data)}", 110, 2), loc="left")
+    shown = f" {data.shown_text}." if data.shown_text else ""
+    ax.set_title(_wrap(f"Phase duration by rank: {data.label}. {worst_rank_text(data)}{shown}", 110, 3 if shown else 2),
+                 loc="left")
     fig.legend(handles=[Patch(facecolor="white", edgecolor="black", linewidth=2.0,
                               label=f"straggler: ≥ {STRAGGLER_SECONDS:g} s and ≥ {STRAGGLER_SHARE:.0%} "
                                     "over the median rank"),
@@ -999,8 +1021,10 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: float = 100) -> None:
     if fmt not in ("png", "svg"):
         raise UsageError(f"{os.fspath(path)}: write charts as .png or .svg, not {Path(path).suffix or 'no suffix'}")
     metadata: dict[str, Any] = {"Software": None} if fmt == "png" else {"Date": None, "Creator": "firedup"}
-    with matplotlib.rc_context(cast(Any, SAVE_STYLE)), writing(path), _no_glyph_warnings():
-        fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
+    from firedup.core.files import write_file
+
+    with matplotlib.rc_context(cast(Any, SAVE_STYLE)), _no_glyph_warnings():
+        write_file(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi, metadata=metadata, facecolor="white"))
 
 
 def to_bytes(fig: Figure, fmt: str = "png", dpi: float = 100) -> bytes:

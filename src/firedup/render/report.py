@@ -339,8 +339,7 @@ def _listed(runs: Sequence[Run]) -> tuple[dict[str, list[Run]], list[str]]:
             "crashes": slowest([r for r in runs if r.crash is not None], "the crash list")}, notes
 
 
-def _charts(runs: Runs, cmp: Comparison, budget_report: BudgetReport, out_dir: Path,
-            progress: Progress | None) -> tuple[list[dict[str, Any]], list[str]]:
+def _charts(runs: Runs, cmp: Comparison, budget_report: BudgetReport, progress: Progress | None) -> tuple[list[dict[str, Any]], list[str]]:
     from firedup.render import charts
 
     made: list[dict[str, Any]] = []
@@ -364,16 +363,19 @@ def _charts(runs: Runs, cmp: Comparison, budget_report: BudgetReport, out_dir: P
             progress("drawing charts", step, len(plan))
         try:
             fig = draw()
+            png = charts.to_bytes(fig, "png", dpi=CHART_DPI)
         except DataError as exc:  # e.g. no run with two ranks: say so instead of a chart
             notes.append(f"{title}: {exc}")
             continue
-        png = charts.to_bytes(fig, "png", dpi=CHART_DPI)
-        with writing(out_dir / CHART_FILES[kind]):
-            (out_dir / CHART_FILES[kind]).write_bytes(png)
+        except (MemoryError, ValueError, OverflowError) as exc:  # matplotlib: an image past its limits
+            if os.environ.get("FIREDUP_DEBUG"):
+                raise
+            notes.append(f"{title}: not drawn ({type(exc).__name__}: {str(exc)[:200]}); the rest of the report stands")
+            continue
         width, height = (round(v) for v in fig.get_size_inches() * 100)
         made.append({"kind": kind, "title": title, "caption": caption, "file": CHART_FILES[kind],
                      "data_uri": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),
-                     "width": width, "height": height})
+                     "width": width, "height": height, "png": png})
     if progress is not None:
         progress("drawing charts", len(plan), len(plan))
     return made, notes
@@ -445,7 +447,8 @@ def _unknown_lines(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[s
 def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, out_dir: Path,
                   inputs: Sequence[str], progress: Progress | None = None,
                   generated: _dt.datetime | None = None) -> dict[str, Any]:
-    """Everything the templates show, as plain values; charts are written to `out_dir`.
+    """Everything the templates show, as plain values; each chart's PNG is in its `png` (what
+    `build_report` writes into `out_dir`, the folder the charts' files are named for).
     `generated` defaults to `generation_time()`."""
     from firedup.read.sources import InputError
     from firedup.tables.budget import budgets
@@ -463,7 +466,7 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
            for row in tables.runs.select("source", "run_index", "run_id").iter_rows(named=True)}
     cmp = compare(tables, by)
     budget_report = budgets(tables, by, risk)
-    chart_list, chart_notes = _charts(tables, cmp, budget_report, out_dir, progress)
+    chart_list, chart_notes = _charts(tables, cmp, budget_report, progress)
     g = cmp.grouping
     listed, list_notes = _listed(runs_list)
     unattributed = _unattributed(runs_list, shown)
@@ -518,6 +521,21 @@ def render_markdown(context: dict[str, Any]) -> str:
     return str(_environment(markdown=True).get_template("report.md.j2").render(**context))
 
 
+def write_folder(out: Path, files: Mapping[str, bytes]) -> None:
+    """Write a report's files into `out` as one: under a lock on the folder (two reports into
+    one folder at once never leave one's text with the other's charts: the last to take the
+    lock writes all of its files), each file whole and never through a link planted there
+    (`core.files`), the charts of an earlier report that this one does not draw removed."""
+    from firedup.core.files import folder_lock, write_bytes
+
+    with folder_lock(out), writing(out):
+        for stale in CHART_FILES.values():  # a chart this report does not draw must not linger from the last one
+            if stale not in files:
+                (out / stale).unlink(missing_ok=True)
+        for name, data in files.items():
+            write_bytes(out / name, data, named=False)
+
+
 def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequence[str] | None = None,
                  risk: float = 0.01, engine: str | None = None, default_date: date | None = None,
                  all_files: bool = False, progress: Progress | None = None) -> ReportResult:
@@ -540,16 +558,13 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
     out = Path(out_dir)
     with writing(out):
         out.mkdir(parents=True, exist_ok=True)
-        for stale in CHART_FILES.values():  # a chart this report does not draw must not linger from the last one
-            (out / stale).unlink(missing_ok=True)
     context = build_context(result, by, risk, out, paths, progress, generated)
     if progress is not None:
         progress("writing report", 0, 1)
     # the boundary: whatever a template let through, no control character reaches the file
     html_text, md_text_out = visible(render_html(context)), visible(render_markdown(context))
-    for name, text in (("index.html", html_text), ("report.md", md_text_out)):
-        with writing(out / name):  # only the write: a missing template is a bug, with its traceback
-            (out / name).write_text(text, encoding="utf-8")
+    write_folder(out, {**{c["file"]: c["png"] for c in context["charts"]},
+                       "index.html": html_text.encode("utf-8"), "report.md": md_text_out.encode("utf-8")})
     if progress is not None:
         progress("writing report", 1, 1)
     files = [out / "index.html", out / "report.md", *(out / c["file"] for c in context["charts"])]

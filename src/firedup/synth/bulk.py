@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from firedup.core.files import write_file, write_text
 from firedup.errors import UsageError
 from firedup.synth import generate
 from firedup.synth._output import Clock, kubectl_stamp
@@ -194,7 +195,9 @@ def write_long_log(path: str | Path, startups: int = 4, target_bytes: int = 1 <<
     start = datetime(2026, 11, 10, 6, 0, 0)
     runs: list[dict[str, Any]] = []
     written = line_no = 0
-    with open(path, "wb") as fh:
+
+    def body(fh: BinaryIO) -> None:
+        nonlocal written, line_no, start
         for k in range(startups):
             log = generate(Scenario(f"long-{k + 1}", (spec,), start), seed * 1000 + k)
             data = log.text.encode("utf-8")
@@ -217,6 +220,8 @@ def write_long_log(path: str | Path, startups: int = 4, target_bytes: int = 1 <<
                 start = datetime(1970, 1, 1) + timedelta(seconds=int(t_end + rng.uniform(40, 120)))
             if progress is not None:
                 progress(written, target_bytes)
+
+    write_file(path, body, named=False)
     return {"path": str(path), "bytes": written, "lines": line_no, "seed": seed, "startups": startups,
             "runs": runs}
 
@@ -228,7 +233,7 @@ def write_long_sample(out_dir: str | Path, startups: int = 4, target_bytes: int 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "long.log"
     truth = write_long_log(path, startups=startups, target_bytes=target_bytes, seed=seed, progress=progress)
-    (out / "long.truth.json").write_text(json.dumps(truth, indent=1), encoding="utf-8")
+    write_text(out / "long.truth.json", json.dumps(truth, indent=1), named=False)
     return path, truth
 
 
@@ -329,7 +334,9 @@ def write_many(out_dir: str | Path, n: int = 2000, seed: int = 0, target_bytes: 
         log = generate(Scenario(name[:-4], runs, moment, collector="kubectl" if vllm else None),
                        seed * 100_003 + i)
         path = out / name
-        with open(path, "wb") as fh:
+
+        def body(fh: BinaryIO, log: Any = log, runs: tuple[RunSpec, ...] = runs, vllm: bool = vllm,
+                 moment: datetime = moment) -> None:
             data = log.text.encode("utf-8")
             fh.write(data)
             last = runs[-1]
@@ -338,11 +345,13 @@ def write_many(out_dir: str | Path, n: int = 2000, seed: int = 0, target_bytes: 
                     VllmTraffic(rng, moment, last.prober) if vllm else
                     Traffic(rng, "TP0" if last.tp_size > 1 else None, last.speculative, last.prober, last.cuda_graph))
                 filler.write(fh, _epoch(moment) + log.span_s, target_bytes - len(data))
+
+        write_file(path, body, named=False)
         truth[name] = {"runs": [r.as_dict() for r in log.runs]}
         paths.append(path)
         moment += timedelta(minutes=rng.randint(20, 600))
         if progress is not None:
             progress(i + 1, n)
-    (out / "truth.json").write_text(json.dumps({"generator": "firedup.synth.bulk.write_many", "seed": seed,
-                                                 "files": truth}) + "\n", encoding="utf-8")
+    write_text(out / "truth.json", json.dumps({"generator": "firedup.synth.bulk.write_many", "seed": seed,
+                                               "files": truth}) + "\n", named=False)
     return paths

@@ -177,9 +177,10 @@ class SyntheticLog:
 
     def write(self, path: str | Any) -> int:
         """Write the log as UTF-8 bytes; returns the byte count."""
+        from firedup.core.files import write_bytes
+
         data = self.text.encode("utf-8")
-        with open(path, "wb") as fh:
-            fh.write(data)
+        write_bytes(path, data, named=False)
         return len(data)
 
     def truth(self) -> dict[str, Any]:

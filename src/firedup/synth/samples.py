@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from firedup.core.files import write_text
 from firedup.errors import UsageError
 from firedup.synth import generate
 from firedup.synth.model import H100, H200, DraftSpec, ModelSpec, RunSpec, Scenario, SyntheticLog
@@ -200,9 +201,9 @@ def write_samples(out_dir: str | Path, seed: int = 7, names: list[str] | None = 
                  "physical lines.",
         "files": files,
     }
-    truth_path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    write_text(truth_path, json.dumps(manifest, indent=1) + "\n", named=False)
     if not names:  # the README describes the whole set
-        (out / "README.md").write_text(readme(logs, cmd), encoding="utf-8")
+        write_text(out / "README.md", readme(logs, cmd), named=False)
     return paths
 
 

@@ -228,11 +228,12 @@ def _cold_caches(row: dict[str, Any], measure: str) -> str:
     return "; ".join(parts)
 
 
-def judge(value: float, history: list[float], risk: float) -> tuple[Budget | None, bool]:
-    """The limit and whether `value` is above it (the module's rule)."""
+def judge(value: float, history: list[float], risk: float, bound: Budget | None = None) -> tuple[Budget | None, bool]:
+    """The limit and whether `value` is above it (the module's rule). `bound`: the history's
+    `budget_for`, when computed already (one per config and measure, however many runs)."""
     if len(history) < MIN_HISTORY:
         return None, False
-    bound = budget_for(history, risk)
+    bound = bound or budget_for(history, risk)
     assert bound.raw_seconds is not None
     limit = float(bound.budget_seconds) if bound.budget_seconds is not None else bound.raw_seconds
     return bound, value > limit and value >= max(history) + MIN_SECONDS
@@ -246,10 +247,14 @@ def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
                  and not r.get("begins_mid_startup")]
     new_phases = _phase_seconds(new)
     hist_phases = _phase_seconds(history)
+    by_config: dict[tuple[tuple[str, str], ...], list[dict[str, Any]]] = {}
+    for h in hist_rows:  # each history run's config once: 10,000 new runs were 10,000 passes over it
+        by_config.setdefault(config_of(h), []).append(h)
+    limits: dict[tuple[Any, str], tuple[list[float], Budget | None]] = {}
     out = []
     for row in new.runs.iter_rows(named=True):
         key = config_of(row)
-        same = [h for h in hist_rows if config_of(h) == key]
+        same = by_config.get(key, [])
         rc = RunCheck(row["run_id"], row["source"], row["run_index"], row["outcome"], _describe(key), len(same))
         if row["outcome"] != "ready" or row["ready_seconds"] is None:
             where = f" in {row['crash_phase'] or row['stopped_in'] or 'an unknown phase'}"
@@ -263,9 +268,12 @@ def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
             rc.nearest = _nearest(key, hist_rows)
         measures = {READY: _from_launch(row), **new_phases.get(row["run_id"], {})}
         for measure, seconds in measures.items():
-            values = [_from_launch(h) for h in same] if measure == READY else [
-                hist_phases[h["run_id"]][measure] for h in same if measure in hist_phases.get(h["run_id"], {})]
-            bound, regressed = judge(seconds, values, risk)
+            if (key, measure) not in limits:  # the history of a config and measure, and its limit: once
+                values = [_from_launch(h) for h in same] if measure == READY else [
+                    hist_phases[h["run_id"]][measure] for h in same if measure in hist_phases.get(h["run_id"], {})]
+                limits[key, measure] = values, budget_for(values, risk) if len(values) >= MIN_HISTORY else None
+            values, limit = limits[key, measure]
+            bound, regressed = judge(seconds, values, risk, limit)
             finding = Finding(measure, seconds, values, bound, regressed)
             if regressed:
                 finding.evidence = _evidence(new, row["run_id"], measure)

@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from firedup.core.safe import csv_cell, json_text, visible
-from firedup.errors import OutputError, UsageError, writing
+from firedup.errors import OutputError, UsageError
 from firedup.formats.vocab import CRASH, READY
 from firedup.tables.frames import Runs
 
@@ -322,12 +322,12 @@ def export(runs: Runs, fmt: str, out: str | os.PathLike[str], table_name: str = 
     elif fmt == "json":
         text = json_text(table(runs, table_name).to_dicts(), indent=1)
     else:
-        _atomic(Path(out), lambda path: table(runs, table_name).write_parquet(path))
+        _atomic(Path(out), lambda fh: table(runs, table_name).write_parquet(fh))
         return
     if to_stdout:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
-    _atomic(Path(out), lambda path: path.write_text(text, encoding="utf-8"))
+    _atomic(Path(out), lambda fh: fh.write(text.encode("utf-8")))
 
 
 def flat(frame: pl.DataFrame) -> pl.DataFrame:
@@ -358,23 +358,16 @@ def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _atomic(path: Path, write: Any) -> None:
-    """Write next to the target and rename, so a crash never leaves half a file. A target
-    that exists and is no regular file (/dev/stdout, /dev/full, a FIFO) is written into, not
-    replaced: a rename would put a regular file where the device was. A failed write (a
-    missing folder, a full disk; polars says so as a ComputeError) is one OutputError."""
-    with writing(path):
-        special = path.exists() and not path.is_file() and not path.is_dir()
-    tmp = path if special else path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write `path` whole (`core.files.write_file`: a temporary file renamed into place, never
+    through a link; a FIFO or device the user named is written into). `write` takes a binary
+    file object. A failed write (a missing folder, a full disk; polars says so as a
+    ComputeError) is one OutputError."""
+    from firedup.core.files import write_file
+
     try:
-        with writing(path):
-            write(tmp)
-            if not special:
-                os.replace(tmp, path)
+        write_file(path, write)
     except pl.exceptions.PolarsError as exc:
         raise OutputError(os.fspath(path), str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-    finally:
-        if not special:
-            tmp.unlink(missing_ok=True)
 
 
 __all__ = ["FORMATS", "TABLE_NAMES", "chrome_trace", "csv_safe", "export", "flat", "openmetrics", "otlp_json"]

@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from firedup.core.config import COMMON_FLAGS
+from firedup.core.numbers import INT64_MAX, INT64_MIN
+from firedup.core.safe import finite, valid_text, visible
 from firedup.core.units import (
     MIN_SOURCE_WIDTH,
     count_line,
@@ -41,8 +43,6 @@ from firedup.core.units import (
     outcome_word,
     without_common_folder,
 )
-from firedup.core.numbers import INT64_MAX, INT64_MIN
-from firedup.core.safe import finite, valid_text, visible
 from firedup.read.sources import InputError
 from firedup.tables.launches import settle_launches
 from firedup.timeline.build import PHASE_ORDER, Run, spanned
@@ -482,6 +482,7 @@ def load(
                    if s.engine is None]
     for st in stores:
         frames.append(st.read())
+        errors.extend(st.notes)  # a stored file that cannot be read: named, the rest is read
     if not frames:
         out = finish(empty(RUN_SCHEMA), empty(PHASE_SCHEMA), empty(MILESTONE_SCHEMA), errors)
     else:

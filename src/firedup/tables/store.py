@@ -61,7 +61,7 @@ LAYOUT_VERSION = 1
 TABLES = ("runs", "phases", "milestones")
 PARTITIONS = ("engine", "month")
 _SCHEMAS = {"runs": RUN_SCHEMA, "phases": PHASE_SCHEMA, "milestones": MILESTONE_SCHEMA}
-_HIVE = {"engine": pl.Utf8(), "month": pl.Utf8()}
+_FILE = "_firedup_file"  # a column read() adds: the stored file a row came from
 ENV = "FIREDUP_STORE"
 
 
@@ -148,7 +148,8 @@ class _Folder:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
-            with open(tmp, "wb") as fh:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+            with os.fdopen(os.open(tmp, flags, 0o666), "wb") as fh:  # never a link planted there
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -182,7 +183,7 @@ class _Folder:
             yield
             return
         try:
-            fd = os.open(self.root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.root / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         except OSError as exc:
             raise StoreError(f"{self.root}: cannot write the store ({exc.strerror or exc})") from None
         try:
@@ -192,11 +193,15 @@ class _Folder:
             os.close(fd)  # closing releases the lock
 
     def read(self, rels: list[str]) -> pl.DataFrame | None:
-        """The stored files that exist among `rels`, as one frame with the partition columns."""
-        files = [self.root / rel for rel in rels if (self.root / rel).is_file()]
-        if not files:
+        """The stored files that exist among `rels`, as one frame with each row's file (`_FILE`,
+        relative to the root). The paths are never globbed: a store folder named `st[1]` or
+        `st**` is read as it is."""
+        found = [str(self.root / rel) for rel in rels if (self.root / rel).is_file()]
+        if not found:
             return None
-        return pl.read_parquet(files, hive_partitioning=True, hive_schema=_HIVE, missing_columns="insert")
+        frame = pl.read_parquet(found, glob=False, missing_columns="insert", include_file_paths=_FILE)
+        root = len(str(self.root)) + 1
+        return frame.with_columns(pl.col(_FILE).str.slice(root))
 
 
 class _Bucket:
@@ -290,9 +295,7 @@ class _Bucket:
         fetched = self.fs.cat([self._full(rel) for rel in rels], on_error="omit")
         frames = []
         for full, data in sorted(fetched.items()):
-            parts = dict(part.split("=", 1) for part in self._rel(full).split("/")[1:-1] if "=" in part)
-            frames.append(pl.read_parquet(io.BytesIO(data)).with_columns(
-                [pl.lit(parts.get(name), dtype=dtype).alias(name) for name, dtype in _HIVE.items()]))
+            frames.append(pl.read_parquet(io.BytesIO(data)).with_columns(pl.lit(self._rel(full)).alias(_FILE)))
         return pl.concat(frames, how="diagonal_relaxed") if frames else None
 
 
@@ -323,6 +326,8 @@ class Store:
 
     root: Path | str
     _files: _Folder | _Bucket = field(init=False, repr=False, compare=False)
+    # what the last `read` left out: stored files that cannot be read, one InputError each
+    notes: list[InputError] = field(init=False, repr=False, compare=False, default_factory=list)
 
     def __post_init__(self) -> None:
         if isinstance(self.root, str) and is_url(self.root):
@@ -344,13 +349,15 @@ class Store:
             return self._files.exists(MARKER)
 
     def _copies(self) -> dict[str, list[str]]:
-        """Content hash -> its runs files, newest first (more than one only while a --force
-        ingest replaces a log, after one died between writing and removing, or in a bucket
-        when two writers dated one log into two months at once)."""
-        by_hash: dict[str, list[tuple[float, str]]] = {}
-        for rel, mtime in self._files.find("runs").items():
-            by_hash.setdefault(rel.rsplit("/", 1)[-1].removesuffix(".parquet"), []).append((mtime, rel))
-        return {chash: [rel for _, rel in sorted(found, reverse=True)] for chash, found in by_hash.items()}
+        """Content hash -> its runs files, the one readers take first: the greatest partition,
+        by engine then month (more than one only while a --force ingest moves a log to another
+        month, after one died between its two steps, or in a bucket when two writers dated one
+        log into two months at once). The rule DuckDB's query in docs/store.md follows too, so
+        firedup and DuckDB read the same copy; the next ingest into a folder keeps the newest."""
+        by_hash: dict[str, list[str]] = {}
+        for rel in self._files.find("runs"):
+            by_hash.setdefault(rel.rsplit("/", 1)[-1].removesuffix(".parquet"), []).append(rel)
+        return {chash: sorted(found, key=_partition_key, reverse=True) for chash, found in by_hash.items()}
 
     def hashes(self) -> set[str]:
         """Content hashes of the logs already stored (complete ingests only)."""
@@ -389,12 +396,39 @@ class Store:
                 raise StoreError(f"{self.location}: cannot write the store ({exc.strerror or exc})") from None
             with self._files.locked():
                 self._check(writing=True)  # again, under the lock: another process may have written since
-                if self._files.exists(MARKER):
-                    return
-                # the same bytes from every writer: whichever lands first is the marker
-                self._files.put(MARKER, json.dumps(
-                    {"layout_version": LAYOUT_VERSION, "tables": list(TABLES), "partitioning": list(PARTITIONS),
-                     "format": "parquet", "written_by": "firedup"}, indent=1).encode(), exclusive=True)
+                if not self._files.exists(MARKER):
+                    # the same bytes from every writer: whichever lands first is the marker
+                    self._files.put(MARKER, json.dumps(
+                        {"layout_version": LAYOUT_VERSION, "tables": list(TABLES), "partitioning": list(PARTITIONS),
+                         "format": "parquet", "written_by": "firedup"}, indent=1).encode(), exclusive=True)
+                if self._files.exclusive:
+                    self._sweep()
+
+    def _sweep(self) -> None:
+        """Under the folder's lock, where no other writer is at work: what writers killed
+        mid-write left goes. The phases and milestones files of a partition without the log's
+        runs file (never committed, or a copy half removed), older copies of a log committed in
+        two partitions (a --force move killed between its steps: the newest stays), and
+        temporary files. Readers never took any of them (docs/store.md); now they are gone."""
+        files = self._files
+        assert isinstance(files, _Folder)
+        by_hash: dict[str, list[tuple[float, str]]] = {}
+        for rel, mtime in files.find("runs").items():
+            by_hash.setdefault(rel.rsplit("/", 1)[-1].removesuffix(".parquet"), []).append((mtime, rel))
+        committed: set[str] = set()
+        for chash, found in by_hash.items():
+            found.sort(reverse=True)
+            committed.add(f"{_partition(found[0][1])}/{chash}")
+            for _, rel in found[1:]:
+                self._remove(chash, _partition(rel))
+        for table in ("phases", "milestones"):
+            for rel in files.find(table):
+                if rel.split("/", 1)[1].removesuffix(".parquet") not in committed:
+                    files.remove(rel)
+        for table in TABLES:
+            for tmp in (files.root / table).rglob(".*.tmp") if (files.root / table).is_dir() else ():
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
 
     def prepare(self) -> None:
         """Make the folder or prefix a store (marker) if it is not one yet; StoreError if it cannot be."""
@@ -486,31 +520,65 @@ class Store:
             raise StoreError(f"{self.location}: cannot write the store ({_reason(exc)}); {outcome}") from None
         return part
 
+    def _read_table(self, table: str, rels: list[str]) -> pl.DataFrame:
+        """The files `rels` of one table in its schema: all at once, and file by file only
+        when that fails, to leave out (and name) the files that cannot be read."""
+        schema = _SCHEMAS[table]
+        try:
+            frame = self._files.read(rels)
+            return empty(schema) if frame is None else self._conform(table, frame)
+        except (pl.exceptions.PolarsError, OSError, ValueError, TypeError):
+            pass
+        frames = []
+        for rel in rels:
+            try:
+                frame = self._files.read([rel])
+                if frame is not None:
+                    frames.append(self._conform(table, frame))
+            except (pl.exceptions.PolarsError, OSError, ValueError, TypeError) as exc:
+                self._note(rel, _reason(exc))
+        return pl.concat(frames, how="vertical") if frames else empty(schema)
+
+    def _conform(self, table: str, frame: pl.DataFrame) -> pl.DataFrame:
+        """Rows read from stored files, in the table's schema with the partition columns of their
+        paths. The rows of a file without the keys every firedup file has are left out and the
+        file named; a value of another type raises (the caller reads file by file then)."""
+        schema = _SCHEMAS[table]
+        parts = pl.col(_FILE).str.extract_groups(r"(?:^|/)engine=(?P<engine>[^/]*)/month=(?P<month>[^/]*)/[^/]*$")
+        frame = frame.with_columns(parts.struct.field("engine"), parts.struct.field("month"))
+        keys = ["run_id", "content_hash"] if table == "runs" else ["run_id"]
+        missing = [k for k in keys if k not in frame.columns]
+        bad = frame if missing else frame.filter(pl.any_horizontal(pl.col(k).is_null() for k in keys))
+        if bad.height:
+            for rel in sorted(set(bad[_FILE].to_list())):
+                self._note(rel, f"not a firedup {table} file (no {', '.join(missing or keys)})")
+            frame = frame.filter(~pl.col(_FILE).is_in(bad[_FILE].unique().implode()))
+        keep = [c for c in schema if c in frame.columns]
+        frame = frame.select(keep).with_columns(
+            [pl.lit(None, dtype=dtype).alias(c) for c, dtype in schema.items() if c not in frame.columns])
+        return frame.select(list(schema)).cast(dict(schema.items()))
+
+    def _note(self, rel: str, reason: str) -> None:
+        what = "its log is left out" if rel.startswith("runs/") else "left out"
+        self.notes.append(InputError(f"{self.location}/{rel}", f"unreadable store file ({reason[:200]}); {what}"))
+
     def _remove(self, chash: str, part: str) -> None:
         """Remove one stored copy of a log: runs first, so a reader never sees it half there."""
         for table in ("runs", "phases", "milestones"):
             self._files.remove(f"{table}/{part}/{chash}.parquet")
 
     def read(self) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-        """(runs, phases, milestones) of every complete ingest, with the tables' fixed schemas."""
+        """(runs, phases, milestones) of every complete ingest, with the tables' fixed schemas.
+        A stored file that cannot be read (cut short, empty, not Parquet, not firedup's, another
+        schema) is left out and named in `notes` (a runs file: its whole log); the rest is read."""
         self._check(writing=False)
+        self.notes = []
         frames = []
         with _storage_errors(self.location, "read"):
-            # one copy per content hash (the newest), and the phases and milestones beside it
+            # one copy per content hash (`_copies`), and the phases and milestones beside it
             chosen = sorted(paths[0] for paths in self._copies().values())
             for table in TABLES:
-                schema = _SCHEMAS[table]
-                try:
-                    frame = self._files.read([f"{table}/{rel.split('/', 1)[1]}" for rel in chosen])
-                except (pl.exceptions.PolarsError, OSError) as exc:
-                    raise StoreError(f"{self.location}/{table}: cannot read the store ({exc})") from None
-                if frame is None:
-                    frames.append(empty(schema))
-                    continue
-                keep = [c for c in schema if c in frame.columns]
-                frame = frame.select(keep).with_columns(
-                    [pl.lit(None, dtype=dtype).alias(c) for c, dtype in schema.items() if c not in frame.columns])
-                frames.append(frame.select(list(schema)).cast(dict(schema.items())))
+                frames.append(self._read_table(table, [f"{table}/{rel.split('/', 1)[1]}" for rel in chosen]))
         runs, phases, milestones = frames
         # a run's phases and milestones carry the name its runs file gives (in a bucket, two
         # writers of one log under two names may each have written one of its files)
@@ -521,6 +589,12 @@ class Store:
 def _beside(table: pl.DataFrame, ids: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """The rows of `table` whose run is in `ids`, with that run's source."""
     return table.drop("source").join(ids, on="run_id", how="inner", maintain_order="left").select(list(schema))
+
+
+def _partition_key(rel: str) -> tuple[str, str]:
+    """"runs/engine=x/month=y/h.parquet" -> ("x", "y"): the order readers choose copies by."""
+    parts = dict(p.split("=", 1) for p in rel.split("/")[1:-1] if "=" in p)
+    return parts.get("engine", ""), parts.get("month", "")
 
 
 def _partition(rel: str) -> str:

@@ -268,6 +268,10 @@ class LogReader:
             starts = [i for i, e in enumerate(self.events) if e.fields.get("starts_run") == "always"]
             if starts and starts[-1] > 0:
                 del self.events[: starts[-1]]
+            if len(self.events) > self.max_events // 2:
+                # a flood of requests (a log probed every second for weeks, or a hostile stream)
+                # keeps only the access events a timeline reads (`compact`): memory stays flat
+                self.events = list(compact(self.events, self.fmt))
         return grew
 
     def _note_stamps(self, line: Line, events: list[Event]) -> None:
@@ -379,14 +383,14 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
     return batch.available()
 
 
-def _events_batch(source: Source, fmt: Format, dates: DatePolicy,
-                  normalised: dict[int, list[Line]] | None = None, sample: str = "") -> tuple[list[Event], LineStats, Clock]:
+def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: dict[int, list[Line]] | None = None,
+                  sample: str = "", cut: list[Any] | None = None) -> tuple[list[Event], LineStats, Clock]:
     from firedup.read import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, dates.given, file_date=dates.day_of_file())
     DatePolicy.hint(scanner, fmt, sample)
-    events = list(compact(batch.iter_file(source.path, scanner, normalised), fmt))
+    events = list(compact(batch.iter_file(source.path, scanner, normalised, cut), fmt))
     return events, scanner.stats, scanner.clock
 
 
@@ -428,6 +432,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     log = LogReader(source.name, engine, dates)
     result: tuple[list[Event], LineStats, Clock] | None = None
     fmt: Format | None = None
+    cut: list[Any] = []  # the batch engine's `Truncated`: the file shrank while it was read
     if _batch_worth_it(source, scanner):
         from firedup.read import batch
 
@@ -439,7 +444,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
             # `choose_format` on the same lines, in one Hyperscan pass
             fmt = get_format(engine) if engine is not None else batch.sniff(sample)
             if fmt is not None:  # else the incremental engine finds no engine either, and counts the lines
-                result = _events_batch(source, fmt, dates, normalised, sample)
+                result = _events_batch(source, fmt, dates, normalised, sample, cut)
                 log.fmt = fmt
         except batch.NeedExact:
             result = None
@@ -451,14 +456,15 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     assert fmt is not None
     events, stats, clock = result
     runs = log.build(events, clock, stats)
+    stopped = reader.error or (InputError(source.name, str(cut[0])) if cut else None)
     if runs and not any(r.milestones or r.crash or r.first_ts for r in runs):
         # lines a format matched (a launch command quoted in a README or a poller's record) but
         # no milestone, no error and no time of the server's: not a server log, not a run
-        report = SourceReport(source.name, None, 0, stats.as_dict(), None, reader.error)
+        report = SourceReport(source.name, None, 0, stats.as_dict(), None, stopped)
         report.skipped = (f"not a server log: no line of it is a {fmt.display} server's own (no timestamped line, "
                           "milestone or error); skipped")
         return [], report
-    report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, reader.error)
+    report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, stopped)
     if content_hash and source.path is not None:
         with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)
             report.content_hash = file_sha256(source.path)
@@ -467,9 +473,9 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     if report.content_hash is not None:
         for run in runs:
             run.content_hash = report.content_hash
-    if reader.error is not None:
+    if stopped is not None:
         for run in runs:
-            run.warnings.append(f"the input stops early: {reader.error}")
+            run.warnings.append(f"the input stops early: {stopped}")
     if launched_at is not None and runs:
         give_launch(runs[0], launched_at)
     return runs, report
@@ -589,16 +595,21 @@ _Outcome = tuple[list[Any], SourceReport] | InputError
 
 
 def _each(job: Callable[[Source], _Outcome], sources: list[Source], jobs: int) -> Iterator[_Outcome]:
-    """`job` over `sources`, in order; by a pool of `jobs` forked processes when above 1."""
+    """`job` over `sources`, in order; by a pool of `jobs` forked processes when above 1. A
+    worker that dies (killed by the OOM killer, say) is the error of the file it was reading,
+    and the others are read (`core.pool`)."""
     if jobs <= 1 or any(source.is_stdin for source in sources):
         yield from map(job, sources)
         return
-    import multiprocessing
+    from firedup.core.pool import ordered_map
 
     all_formats()  # imported once here, not once per worker
     chunk = max(1, min(16, len(sources) // (jobs * 8)))
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        yield from pool.imap(job, sources, chunksize=chunk)
+    yield from ordered_map(job, sources, jobs, _worker_died, chunksize=chunk)
+
+
+def _worker_died(source: Source, why: str) -> InputError:
+    return InputError(source.name, f"the process reading it died ({why}); the other files were read")
 
 
 __all__ = ["DatePolicy", "LineStats", "LogReader", "ParseResult", "SourceReport", "StreamedParse", "choose_format",
