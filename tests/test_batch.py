@@ -865,10 +865,7 @@ def test_a_time_only_header_behind_a_wrapper_is_read_in_order(tmp_path: Path) ->
     path = tmp_path / "wrapped-time-only.log"
     path.write_text("\n".join(lines) + "\n")
     _assert_same(path, get_format("sglang"))  # the same events, or handed back (NeedExact): never different
-    import mmap
-
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        scan = batch._scan_window(mm, batch.prefilter(get_format("sglang")), 0, len(mm))
+    scan = batch._scan_window(path.read_bytes(), batch.prefilter(get_format("sglang")), 0)
     assert len(scan.candidates) == len(lines), "every wrapped time-only line is a candidate"
 
 
@@ -916,3 +913,21 @@ def test_probes_after_ready_stay_unread_and_the_first_request_is_found(
     assert (first is None) == (at is None)
     if at is not None:
         assert first is not None and first.line == 12 + at + 1
+
+
+def test_probes_behind_an_unknown_wrapper_are_kept_by_both_engines(tmp_path: Path) -> None:
+    """Issue 33's probe skip (access lines after ready left unread) missed issue 29's rule that
+    every access line is kept once a line came behind an unknown wrapper: the batch engine
+    dropped an unwrapped `/health` probe among wrapped lines that `compact` keeps."""
+    wrap = "[2027-07-11 19:04:{:02d}] [harness.server_manager] [INFO] [worker_{}] "
+    lines = [
+        wrap.format(16, 1) + '\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO:     10.42.0.1:44497 - "GET /health HTTP/1.1" 200 OK',
+        wrap.format(22, 0) + '(Worker_TP0 pid=290) INFO:     10.42.1.63:42738 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        wrap.format(28, 0) + "(Worker_TP0 pid=290) INFO 07-11 19:04:28 [loggers.py:236] Engine 000: Avg prompt "
+                             "throughput: 12.0 tokens/s, Avg generation throughput: 80.1 tokens/s, Running: 3 reqs",
+        '\x1b[1;36m(Worker_TP1 pid=291)\x1b[0;0m INFO:     10.42.0.1:44497 - "GET /health HTTP/1.1" 200 OK',
+        '(APIServer pid=1) INFO:     10.42.1.63:42738 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        wrap.format(36, 0) + '(EngineCore_DP0 pid=217) INFO:     10.42.0.1:44497 - "GET /health HTTP/1.1" 200 OK',
+    ]
+    path = _write(tmp_path, lines, False)
+    assert _assert_same(path, get_format("vllm")) is not None, "handed back"
