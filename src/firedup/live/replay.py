@@ -45,8 +45,8 @@ from firedup.live.telemetry import metrics_page
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event
 from firedup.read.sources import Source, normalise
-from firedup.timeline.build import Run
 from firedup.timeline.pipeline import DatePolicy, LogReader
+from firedup.timeline.run import Run
 
 _BAR_ELAPSED = re.compile(r"\d+/\d+ \[(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)<")
 _BAR_NAME = re.compile(r"^[^\d%|]*")

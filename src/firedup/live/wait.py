@@ -64,10 +64,12 @@ from firedup.read.engine import Event, Scanner
 from firedup.read.follow import Follower, RawLine, StreamFollower
 from firedup.read.sources import Line, Source, normalise
 from firedup.render.text import timeline_text
-from firedup.timeline.build import Run, spanned, stage_changes
 from firedup.timeline.launch import MAX_STATED_GAP, Launch, measured_launch
+from firedup.timeline.phases import spanned
 from firedup.timeline.pipeline import DatePolicy, LogReader
+from firedup.timeline.run import Run
 from firedup.timeline.silence import Observed, observed_caches
+from firedup.timeline.stages import stage_changes
 
 DEFAULT_TIMEOUT_S = 30 * 60.0  # --timeout auto without history
 DEFAULT_STALL_S = 180.0  # silence that earns a warning without history
