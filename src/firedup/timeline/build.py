@@ -36,8 +36,30 @@ from firedup.timeline.rank_phases import rank_phases, timestamp_phases
 from firedup.timeline.ranks import rank_sort_key
 from firedup.timeline.run import Milestone, Phase, Run
 from firedup.timeline.silence import explain
-from firedup.timeline.split import by_run, engine_gaps, split_engines, split_runs
+from firedup.timeline.split import split_source
 from firedup.timeline.stages import stage_rules
+
+
+def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_source: str | None = None,
+                   config_defaults: Mapping[str, Any] | None = None, stats: LineStats | None = None) -> list[Run]:
+    """The runs of one source read with `fmt`: everything engine-specific comes from it.
+    `config_defaults`: the flags a launch command leaves out (None: the format's). `stats`:
+    the reader's line accounting, whose gaps and unmatched lines each run takes from its own
+    lines (`split_source`). A source with several engines (`split_engines`) has the runs of
+    each, in the order of their first lines."""
+    engines, pieces = split_source(events, fmt, stats)
+    several = len(engines.events) > 1
+    runs = []
+    last_of: dict[int, Stamp | None] = {}  # the previous run's last line, per engine
+    for i, piece in enumerate(pieces):
+        k = piece.engine
+        run = build_run(piece.events, source, i, fmt, date_source, config_defaults, piece.gaps, piece.unmatched)
+        run.launch = _launch_of(run, piece.events, fmt, last_of.get(k), k in last_of)
+        last_of[k] = run.last_ts
+        if several:
+            run.warnings.append(engines.note(k))
+        runs.append(run)
+    return runs
 
 
 def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
@@ -130,6 +152,7 @@ def _note_excerpt(run: Run, events: Sequence[Event], fmt: Format) -> None:
 
 
 def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
+    """Each rank's phases, then the run's (its critical path over them)."""
     ms = run.milestones
     phases: list[Phase] = []
     by_rank: dict[str | None, list[Milestone]] = defaultdict(list)
@@ -145,41 +168,6 @@ def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
         phases.extend(timestamp_phases(rank, rms, fmt.timestamp_phases))
     phases.extend(run_level_phases(run, phases, fmt))
     run.phases = phases
-
-
-def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_source: str | None = None,
-                   config_defaults: Mapping[str, Any] | None = None, stats: LineStats | None = None) -> list[Run]:
-    """The runs of one source read with `fmt`: everything engine-specific comes from it.
-    `config_defaults`: the flags a launch command leaves out (None: the format's). `stats`:
-    the reader's line accounting, whose gaps and unmatched lines each run takes from its own
-    lines (from its first line to the next run's of the same engine; an engine among several,
-    the gaps between its own process's lines). A source with several
-    engines (`split_engines`) has the runs of each, in the order of their first lines."""
-    engines = split_engines(events, fmt)
-    gaps = stats.gaps if stats is not None else []
-    process_gaps = stats.process_gaps if stats is not None else []
-    unmatched = stats.unmatched if stats is not None else []
-    several = len(engines.events) > 1
-    pieces: list[tuple[int, list[Event], list[Gap], list[Unmatched], int]] = []
-    for k, (engine_events, key) in enumerate(zip(engines.events, engines.keys, strict=True)):
-        segments = split_runs(engine_events, fmt)
-        starts = [min((e.line for e in seg if e.name != CLOCK_OUTER_FIRST), default=0) for seg in segments]
-        own_gaps = engine_gaps(gaps, process_gaps, key) if several else gaps
-        mine = (lambda line, k=k: engines.owner(line) == k) if several else None
-        gaps_of, unmatched_of = by_run(own_gaps, starts, mine), by_run(unmatched, starts, mine)
-        for i, seg in enumerate(segments):
-            pieces.append((starts[i], seg, gaps_of[i], unmatched_of[i], k))
-    pieces.sort(key=lambda piece: piece[0])  # stable: one engine's runs keep their order
-    runs = []
-    last_of: dict[int, Stamp | None] = {}  # the previous run's last line, per engine
-    for i, (_, seg, run_gaps, run_unmatched, k) in enumerate(pieces):
-        run = build_run(seg, source, i, fmt, date_source, config_defaults, run_gaps, run_unmatched)
-        run.launch = _launch_of(run, seg, fmt, last_of.get(k), k in last_of)
-        last_of[k] = run.last_ts
-        if several:
-            run.warnings.append(engines.note(k))
-        runs.append(run)
-    return runs
 
 
 def _launch_of(run: Run, events: Sequence[Event], fmt: Format, previous_end: Stamp | None, restart: bool) -> Launch:

@@ -11,7 +11,7 @@ from typing import Any
 
 from firedup.formats import Format
 from firedup.formats.vocab import READY
-from firedup.read.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_OUTER_FIRST, Event, Gap
+from firedup.read.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_OUTER_FIRST, Event, Gap, LineStats, Unmatched
 
 # --- splitting a source into runs --------------------------------------------------------
 
@@ -57,8 +57,9 @@ def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
 # --- telling engines apart ---------------------------------------------------------------
 
 
-# Whose engine a line is, when one log holds several: (process id, None) for a launcher's
-# process tag, (None, tag) for a wrapper's source tag (`Event.wrapper`).
+# Which engine a line is of, when one log holds several, by where the line came from:
+# (process id, None) for a launcher's process tag, (None, tag) for a wrapper's source tag
+# (`Event.wrapper`).
 EngineKey = tuple[int | None, str | None]
 
 
@@ -69,8 +70,8 @@ class Engines:
     A launcher that runs several engines in one job (Ray, as verl and other RL trainers use
     it) prints all their lines in one log, each behind the tag of the process that printed
     it (`(WorkerDict pid=26107) `). Each engine numbers its ranks from TP0, so the same
-    rank under two process tags is two engines, and each such process is an engine of its
-    own. A harness that re-logs several servers behind its own prefix tags each line with
+    rank under two process tags is two engines, and each such process runs an engine of its
+    own (its key, `EngineKey`, is the process, not the engine's name). A harness that re-logs several servers behind its own prefix tags each line with
     its server (`[worker_0]`, `Event.wrapper`): the same milestone of the same rank under two
     such tags is two servers. Lines of other processes, or without a tag, belong to the
     engine whose line came last before them (the first engine before any): a launcher's own
@@ -160,7 +161,44 @@ def _split_by(events: Sequence[Event], keys: list[EngineKey]) -> Engines:
     return Engines(split, list(keys), owners)
 
 
-def engine_gaps(gaps: Sequence[Gap], process_gaps: Sequence[Gap], key: EngineKey | None) -> list[Gap]:
+# --- each run's pieces ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One run of a source before it is built: its events, the gaps and the lines no rule knows
+    among its lines (the reader's `LineStats`), and which engine of the source it is of."""
+
+    events: list[Event]
+    gaps: list[Gap]
+    unmatched: list[Unmatched]
+    engine: int  # the index of its engine in `Engines`
+
+
+def split_source(events: Sequence[Event], fmt: Format, stats: LineStats | None = None) -> tuple[Engines, list[Piece]]:
+    """The engines of a source (`split_engines`) and the runs of each (`split_runs`), in the order
+    of their first lines (one engine's runs keep their order). Each run takes the gaps and
+    unmatched lines from its first line to the next run's of the same engine; an engine among
+    several, the gaps between its own process's lines."""
+    engines = split_engines(events, fmt)
+    gaps = stats.gaps if stats is not None else []
+    process_gaps = stats.process_gaps if stats is not None else []
+    unmatched = stats.unmatched if stats is not None else []
+    several = len(engines.events) > 1
+    pieces: list[tuple[int, Piece]] = []
+    for k, (engine_events, key) in enumerate(zip(engines.events, engines.keys, strict=True)):
+        segments = split_runs(engine_events, fmt)
+        starts = [min((e.line for e in seg if e.name != CLOCK_OUTER_FIRST), default=0) for seg in segments]
+        own_gaps = _engine_gaps(gaps, process_gaps, key) if several else gaps
+        mine = (lambda line, k=k: engines.owner(line) == k) if several else None
+        gaps_of, unmatched_of = _by_run(own_gaps, starts, mine), _by_run(unmatched, starts, mine)
+        for i, seg in enumerate(segments):
+            pieces.append((starts[i], Piece(seg, gaps_of[i], unmatched_of[i], k)))
+    pieces.sort(key=lambda piece: piece[0])  # stable: one engine's runs keep their order
+    return engines, [piece for _, piece in pieces]
+
+
+def _engine_gaps(gaps: Sequence[Gap], process_gaps: Sequence[Gap], key: EngineKey | None) -> list[Gap]:
     """The silences of one engine among several: a time no line at all came is silent for it
     too (`gaps`, each kept by the engine whose line ended it), and so is a time its own
     source printed nothing while another engine did (`process_gaps` of its source), which
@@ -170,7 +208,7 @@ def engine_gaps(gaps: Sequence[Gap], process_gaps: Sequence[Gap], key: EngineKey
     return sorted([*own, *(g for g in gaps if g.line not in ends)], key=lambda g: (g.line, g.since_line))
 
 
-def by_run(items: Sequence[Any], starts: list[int], mine: Any) -> list[list[Any]]:
+def _by_run(items: Sequence[Any], starts: list[int], mine: Any) -> list[list[Any]]:
     """The items (gaps, unmatched lines: anything with a `line`) of each run whose first lines
     are `starts`: run i takes the lines from its first to the next run's (the first run, all
     before too), of this engine only where `mine` says. One bisection an item, so 10,000
