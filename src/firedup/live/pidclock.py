@@ -71,9 +71,9 @@ class PidClock:
             if self.launch_wall is not None and "zone" not in self.printer.warned:
                 self.printer.warned.add("zone")
                 self.printer.say(f"note: the log's stamps do not follow this machine's clock (its newest, {run.last_ts.iso}, "
-                         f"is {fmt_duration(abs(difference))} from now, not whole quarter hours): pid "
-                         f"{self.pid}'s start is not put on the log's clock; the launch stays "
-                         f"{run.launch.source if run.launch else 'unknown'}")
+                                 f"is {fmt_duration(abs(difference))} from now, not whole quarter hours): pid "
+                                 f"{self.pid}'s start is not put on the log's clock; the launch stays "
+                                 f"{run.launch.source if run.launch else 'unknown'}")
             return
         self.zone = timedelta(seconds=zone)
 
@@ -107,8 +107,8 @@ class PidClock:
                 self.launch_run = ("", -1)
                 when = "after" if gap < 0 else "before"
                 self.printer.say(f"note: pid {self.pid} started {fmt_duration(abs(gap))} {when} the log's first line "
-                         f"(line {run.first_line}): not this start's launch, which stays "
-                         f"{run.launch.source if run.launch else 'unknown'}")
+                                 f"(line {run.first_line}): not this start's launch, which stays "
+                                 f"{run.launch.source if run.launch else 'unknown'}")
                 return
         if key != self.launch_run:
             return
@@ -120,7 +120,7 @@ class PidClock:
             self.launch_said = True
             if not self.quiet:
                 self.printer.say(f"note: pid {self.pid} was launched {self.gap_text(run)} (measured: its start "
-                         "time in /proc)")
+                                 "time in /proc)")
 
     @staticmethod
     def gap_text(run: Run) -> str:

@@ -40,7 +40,7 @@ def ingest(w: Waiter) -> None:
     runs = w.reader.runs() if w.run is not None else []
     if w.opts.log is None or w.opts.log_stream is not None or not runs:
         w.printer.say("note: --ingest: nothing stored (it stores a log file's start-ups; "
-                 + ("this wait read no start-up)" if not runs else "this log is not a file)"))
+                      + ("this wait read no start-up)" if not runs else "this log is not a file)"))
         return
     if w.run is not None:
         runs[-1] = w.run  # the run followed, with what the process tree showed
@@ -63,7 +63,7 @@ def ingest(w: Waiter) -> None:
     launch = w.run.launch.source if w.run is not None and w.run.launch is not None else "unknown"
     if status == "added":
         w.printer.say(f"note: --ingest: {added} start-up{'s' if added != 1 else ''} of {w.log_name} stored in "
-                 f"{store.location} (launch {launch})")
+                      f"{store.location} (launch {launch})")
     else:
         w.printer.say(f"note: --ingest: {store.location} already holds these bytes of {w.log_name}; nothing stored")
 

@@ -284,7 +284,7 @@ class Waiter:
             if force and not self.unknown_engine_said and self._unread_lines():
                 self.unknown_engine_said = True
                 self.printer.say(f"note: {self.log_name}: {no_known_engine(foreign_engine(self._pending_text()))} (until its lines show one, the URL and "
-                         "the process decide)")
+                                 "the process decide)")
             kept = len(self.reader.pending)
             del self.reader.pending[:-SNIFF_KEEP_LINES]
             self.pending_looked = max(0, self.pending_looked - (kept - len(self.reader.pending)))
@@ -756,8 +756,9 @@ class Waiter:
         at = f" at {progress}" if progress else ""
         activity = self._inspect(now, force=self.watch is not None and not self.watch.samples)
         seen = f" Process tree of pid {self.watch_pid}: {activity}." if activity is not None else ""
-        self.printer.say(self.printer.style(f"warning: stall? no log output for {fmt_duration(silent)} in {stage}{at} ({why}). "
-                            f"Usual culprits in {stage}: {culprits}.{seen}", fg="yellow"))
+        say, style = self.printer.say, self.printer.style
+        say(style(f"warning: stall? no log output for {fmt_duration(silent)} in {stage}{at} ({why}). "
+                  f"Usual culprits in {stage}: {culprits}.{seen}", fg="yellow"))
 
 def _readable(text: str) -> bool:
     """Some format's header, with a time, takes this line: the server's log has begun, even
