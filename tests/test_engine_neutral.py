@@ -19,8 +19,9 @@ from firedup.core.health import HealthSemantics, Route
 from firedup.errors import FiredupError
 from firedup.formats import _common, all_formats, register, sniff, unregister
 from firedup.formats.base import Format, Header, Probing, Rule, to_float
+from firedup.live.options import WaitOptions
 from firedup.live.replay import load_script, replay
-from firedup.live.wait import Waiter, WaitOptions
+from firedup.live.wait import Waiter
 from firedup.timeline.crash import HINTS
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.stages import stage_changes

@@ -21,8 +21,9 @@ import pytest
 
 from _live import free_port, replaying
 from conftest import SAMPLE_LOGS, SHARED
+from firedup.live.options import WaitOptions
 from firedup.live.replay import load_script
-from firedup.live.wait import Waiter, WaitOptions
+from firedup.live.wait import Waiter
 from firedup.render.text import timeline_text
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.run import Run
