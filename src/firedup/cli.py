@@ -286,7 +286,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     the folder the sources share is said once, long names are cut in the middle.
     """
 
-    from firedup.render.text import summary_text
+    from firedup.render.text import runs_summary_text
 
     if as_json:  # streamed: each run written as it is parsed, memory flat over any number of files
         streamed = api.write_parse_json(paths, _SafeStream(sys.stdout, json_text=True),  # type: ignore[arg-type]
@@ -296,7 +296,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
         _exit(len(streamed.errors), streamed.run_count)
     result = _read(paths, engine, default_date, all_files, launched_at)
     if result.runs:
-        echo(_fitted(summary_text(result.runs, width=_columns())))
+        echo(_fitted(runs_summary_text(result.runs, width=_columns())))
     _exit(len(result.errors), len(result.runs))
 
 
