@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from firedup.core.safe import visible
+from firedup.core.safe import json_text, visible
 from firedup.core.units import fit_lines, fmt_duration
 from firedup.render.snippets import snippets_for
 from firedup.tables.budget import BudgetReport, LayerTimeouts
@@ -110,6 +110,23 @@ def _snippet_blocks(report: BudgetReport, snippets: Sequence[str], width: int | 
             text = texts[kind].rstrip("\n")  # the timeouts are prose; the rest is code to paste as is
             lines.append(fit_lines(text, width) if kind == "timeouts" else text)
     return lines
+
+
+SNIPPET_KINDS = ("timeouts", "bash", "kubernetes", "compose")
+
+
+def budget_output(report: BudgetReport, snippets: Sequence[str] = (), verbose: bool = False, as_json: bool = False,
+                  width: int | None = None) -> str:
+    """What `firedup budget` prints, to its last newline: the JSON, one snippet alone (a script
+    to redirect into a file), or the text with the snippets asked for (`all`: every kind, as
+    `verbose` without a choice; `none`: none)."""
+    if as_json:
+        return json_text(budget_json(report), indent=1) + "\n"
+    kinds = SNIPPET_KINDS if "all" in snippets or (verbose and not snippets) else tuple(
+        k for k in snippets if k != "none")
+    if len(kinds) == 1 and kinds[0] != "timeouts":
+        return snippet_only(report, kinds[0])
+    return budget_text(report, kinds, width=width, verbose=verbose) + "\n"
 
 
 def group_labels(report: BudgetReport) -> list[str]:
