@@ -157,13 +157,7 @@ def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool 
     for run in frame.iter_rows(named=True):
         rid = run["run_id"]
         run_end = float(run["seconds_to_end"] or 0.0)  # the phases tile the run, to its end (`Run.end_ts`)
-        mine = by_run.get(rid, phases.clear())
-        groups: list[tuple[str, pl.DataFrame]] = [(labels[rid], mine.filter(pl.col("scope") == "run"))]
-        if ranks:
-            per_rank = mine.filter(pl.col("scope") == "rank")
-            names = sorted({r for r in per_rank["rank"].to_list() if r is not None}, key=_rank_sort_key)
-            groups.extend((f"    {name}", per_rank.filter(pl.col("rank") == name)) for name in names)
-        for i, (label, part) in enumerate(groups):
+        for i, (label, part) in enumerate(_row_phases(labels[rid], by_run.get(rid, phases.clear()), ranks)):
             if len(rows) >= TIMELINE_MAX_ROWS:
                 break
             row = len(rows)
@@ -174,14 +168,32 @@ def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool 
                 kind, at, text = _status(run)
                 marks.append({"row": row, "run_id": rid, "kind": kind, "at": at, "label": text})
                 quiet.extend({"row": row, "run_id": rid, **span} for span in _silence_spans(run))
+    return TimelineData(_frame(bars, _BAR_SCHEMA), _frame(marks, _MARK_SCHEMA), rows,
+                        _title(labels, frame, given, ranks), coverage, _frame(quiet, _SILENCE_SCHEMA))
+
+
+def _row_phases(label: str, mine: pl.DataFrame, ranks: bool) -> list[tuple[str, pl.DataFrame]]:
+    """A run's rows and their phases: its critical path, then (`ranks`) one row per rank."""
+    groups: list[tuple[str, pl.DataFrame]] = [(label, mine.filter(pl.col("scope") == "run"))]
+    if ranks:
+        per_rank = mine.filter(pl.col("scope") == "rank")
+        names = sorted({r for r in per_rank["rank"].to_list() if r is not None}, key=_rank_sort_key)
+        groups.extend((f"    {name}", per_rank.filter(pl.col("rank") == name)) for name in names)
+    return groups
+
+
+def _title(labels: dict[str, str], frame: pl.DataFrame, given: int, ranks: bool) -> str:
+    """`Startup timelines of the 60 slowest of 1343 runs (critical path over ranks)` and the like."""
     what = "rows per rank" if ranks else "critical path over ranks"
-    title = (f"Startup timeline of {labels[frame['run_id'][0]]} ({what})" if frame.height == 1 and given == 1
-             else f"Startup timelines of {frame.height} runs ({what})" if given == frame.height
-             else f"Startup timelines of the {frame.height} slowest of {given} runs ({what})")
-    return TimelineData(pl.DataFrame(bars, schema=_BAR_SCHEMA) if bars else pl.DataFrame(schema=_BAR_SCHEMA),
-                        pl.DataFrame(marks, schema=_MARK_SCHEMA) if marks else pl.DataFrame(schema=_MARK_SCHEMA),
-                        rows, title, coverage,
-                        pl.DataFrame(quiet, schema=_SILENCE_SCHEMA) if quiet else pl.DataFrame(schema=_SILENCE_SCHEMA))
+    if frame.height == 1 and given == 1:
+        return f"Startup timeline of {labels[frame['run_id'][0]]} ({what})"
+    if given == frame.height:
+        return f"Startup timelines of {frame.height} runs ({what})"
+    return f"Startup timelines of the {frame.height} slowest of {given} runs ({what})"
+
+
+def _frame(rows: list[dict[str, Any]], schema: dict[str, Any]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
 
 
 @styled
