@@ -19,18 +19,18 @@ import polars as pl
 import pytest
 
 from conftest import ROOT, SAMPLE_LOGS, sample_truth
+from firedup.core.units import fmt_clock
 from firedup.render import charts
 from firedup.render.charts import (
     PHASE_COLOURS,
     compare_data,
     distribution_data,
-    fmt_clock,
     phase_colour,
     ranks_data,
     tick_step,
     timeline_data,
-    worst_rank_text,
 )
+from firedup.render.charts.heatmap import worst_rank_text
 from firedup.tables.compare import compare
 from firedup.tables.frames import Runs, load
 from firedup.timeline.phases import PHASE_ORDER

@@ -21,6 +21,7 @@ import click
 from firedup import __version__, api
 from firedup.core.safe import json_text, json_visible, visible, without_credentials
 from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, InputError, exit_code_for
+from firedup.render.answers import ingest_lines, n_runs, unread_lines
 
 if TYPE_CHECKING:
     from firedup.tables.frames import Runs
@@ -202,17 +203,8 @@ def _read(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
 
 def _say_unread(result: ParseResult) -> None:
     """The inputs that could not be read, or held no startup, on stderr as `file: reason`."""
-    for err in result.errors:
-        echo(f"firedup: {err}", err=True)
-    for report in result.sources:
-        if report.engine is None and report.skipped:  # a format matched a line, but it is no server's log
-            echo(f"firedup: {report.source}: {report.skipped}", err=True)
-        elif report.engine is None:  # readable, but no engine firedup knows wrote it
-            from firedup.formats import no_known_engine
-
-            echo(f"firedup: {report.source}: {no_known_engine(report.looks_like)}", err=True)
-        elif report.runs == 0:  # readable, but probably not the log the user meant
-            echo(f"firedup: {report.source}: no server startup found in it (read as {report.engine})", err=True)
+    for line in unread_lines(result):
+        echo(line, err=True)
 
 
 def _progress_bar() -> Callable[[int, int, str], None] | None:
@@ -286,7 +278,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     the folder the sources share is said once, long names are cut in the middle.
     """
 
-    from firedup.render.text import summary_text
+    from firedup.render.text import runs_summary_text
 
     if as_json:  # streamed: each run written as it is parsed, memory flat over any number of files
         streamed = api.write_parse_json(paths, _SafeStream(sys.stdout, json_text=True),  # type: ignore[arg-type]
@@ -296,7 +288,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
         _exit(len(streamed.errors), streamed.run_count)
     result = _read(paths, engine, default_date, all_files, launched_at)
     if result.runs:
-        echo(_fitted(summary_text(result.runs, width=_columns())))
+        echo(_fitted(runs_summary_text(result.runs, width=_columns())))
     _exit(len(result.errors), len(result.runs))
 
 
@@ -436,19 +428,11 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
            verbose: bool, as_json: bool) -> None:
     """Recommended start-up timeouts per group, counted from the server's launch, with their risk,
     and wait loops/probes to paste. The first lines are the answer: a budget per group."""
-    from firedup.render.budget import budget_json, budget_text, select_group, snippet_only
+    from firedup.render.budget import budget_output, select_group
 
     runs = _load(paths, store, engine, default_date, all_files)
     report = select_group(api.budgets(runs, by, risk), group)
-    every = ("timeouts", "bash", "kubernetes", "compose")
-    kinds: tuple[str, ...] = every if "all" in snippets or (verbose and not snippets) else tuple(
-        k for k in snippets if k != "none")
-    if as_json:
-        echo(json_text(budget_json(report), indent=1))
-    elif len(kinds) == 1 and kinds[0] != "timeouts":
-        echo(snippet_only(report, kinds[0]), nl=False)
-    else:
-        echo(budget_text(report, kinds, width=_columns(), verbose=verbose))
+    echo(budget_output(report, snippets, verbose, as_json, width=_columns()), nl=False)
     _exit_runs(runs)
 
 
@@ -510,31 +494,9 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
                         progress=_progress_bar(), ray=ray, workers=workers)
     for err in report.errors:
         echo(f"firedup: {err}", err=True)
-    echo(_fitted(ingest_answer(report, str(st.root))))
-    if verbose:
-        for source, n in report.added:
-            echo(_fitted(f"  added {_n_runs(n)} from {source}"))
-        for source in report.present:
-            echo(_fitted(f"  already in the store: {source}"))
-    for source in report.empty:  # probably not the log the user meant: always named
-        echo(_fitted(f"  no server startup found: {source}"))
-    if not verbose and (report.added or report.present):
-        echo("(-v lists each file)")
+    for line in ingest_lines(report, str(st.root), verbose):
+        echo(_fitted(line))
     _exit(len(report.errors), report.runs_added + len(report.present))
-
-
-def ingest_answer(report: Any, root: str) -> str:
-    """`22 runs added to ST from 21 files (3 files already in the store)`: ingest's answer."""
-    files = len(report.added)
-    text = f"{_n_runs(report.runs_added)} added to {root}"
-    if files:
-        text += f" from {files} file{'s' if files != 1 else ''}"
-    extra = []
-    if report.present:
-        extra.append(f"{len(report.present)} file{'s' if len(report.present) != 1 else ''} already in the store")
-    if report.empty:
-        extra.append(f"{len(report.empty)} with no server startup")
-    return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
 @cli.command(short_help="Export a trace (Perfetto, OTLP), metrics (OpenMetrics), or a table (CSV/Parquet/JSON).")
@@ -555,7 +517,7 @@ def export(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     api.export(runs, fmt, out, table=table_name)
     if out != "-":  # (to stdout the export itself is the output)
         what = f"the {table_name} table of " if fmt in ("csv", "parquet", "json") else ""
-        echo(f"wrote {what}{_n_runs(len(runs))} to {out} ({fmt})")
+        echo(f"wrote {what}{n_runs(len(runs))} to {out} ({fmt})")
     _exit_runs(runs)
 
 
@@ -665,14 +627,10 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
         raise click.BadParameter("write the chart to a .png or .svg file", param_hint="-o")
     runs = _load(paths, store, engine, default_date, all_files)
     chart = api.plot(kind, runs, out, by=by, run=run_names, ranks=per_rank, risk=risk)
-    echo(f"wrote the {kind} chart of {_n_runs(len(runs))} to {out}")  # the answer first, then what it leaves out
+    echo(f"wrote the {kind} chart of {n_runs(len(runs))} to {out}")  # the answer first, then what it leaves out
     if chart.coverage is not None and not chart.coverage.complete:
         echo(f"firedup: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)", err=True)
     _exit_runs(runs)
-
-
-def _n_runs(n: int) -> str:
-    return f"{n} run{'s' if n != 1 else ''}"
 
 
 def _stage_bar() -> Callable[[str, int, int], None] | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from firedup.core.safe import visible
+from firedup.core.safe import json_text, visible
 from firedup.core.units import fit_lines, fmt_duration
 from firedup.render.snippets import snippets_for
 from firedup.tables.budget import BudgetReport, LayerTimeouts
@@ -62,29 +62,42 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = (), width: int |
         lines.append("runs of " + population_label(g.population))
     lines.extend(f"note: {n}" for n in g.notes)
     for i, b in enumerate(report.budgets):
-        if b.budget_seconds is None:
-            continue
-        lines.append(f"{b.label}: {b.method_label}; {b.risk_label}" + (f"; {b.beside}" if b.beside else ""))
-        clock = report.clocks[i] if i < len(report.clocks) else None
-        if clock is not None:
-            lines.append(f"  {clock.text}")
-        split = report.splits[i] if i < len(report.splits) else None
-        if split is not None:
-            apart, _, warm = split
-            lines.append(f"  cold and warm starts apart: {len(apart.cold)} cold, {len(apart.warm)} warm "
-                         f"(warm: {warm.budget.method_label}; {warm.budget.risk_label})")
-            for rid in apart.cold:
-                lines.append(f"    cold: {apart.sources.get(rid, rid)}: {apart.reasons[rid]}")
-            lines.extend(f"    warm: {apart.sources.get(rid, rid)}" for rid in apart.warm)
-        if verbose:
-            lines.append(f"  {b.statement}")
+        if b.budget_seconds is not None:
+            lines.extend(_derivation_lines(report, i, verbose))
     lines.extend(left_out_lines(g.left_out, "left out", verbose))
     shown = [i for i, b in enumerate(report.budgets) if b.budget_seconds is not None]
     if not snippets and shown:
         lines.append("")
         lines.append("snippets to paste: --snippet timeouts|bash|kubernetes|compose" + (
             " with --group KEY=VALUE (one group's)" if len(shown) > 1 else "") + "; -v shows every one")
-    lines = [fit_lines("\n".join(lines), width)]
+    return "\n".join([fit_lines("\n".join(lines), width), *_snippet_blocks(report, snippets, width)])
+
+
+def _derivation_lines(report: BudgetReport, index: int, verbose: bool) -> list[str]:
+    """How one group's budget was made: its method and risk, its clock, its cold and warm starts
+    apart, and (`verbose`) its whole derivation."""
+    b = report.budgets[index]
+    lines = [f"{b.label}: {b.method_label}; {b.risk_label}" + (f"; {b.beside}" if b.beside else "")]
+    clock = report.clocks[index] if index < len(report.clocks) else None
+    if clock is not None:
+        lines.append(f"  {clock.text}")
+    split = report.splits[index] if index < len(report.splits) else None
+    if split is not None:
+        apart, _, warm = split
+        lines.append(f"  cold and warm starts apart: {len(apart.cold)} cold, {len(apart.warm)} warm "
+                     f"(warm: {warm.budget.method_label}; {warm.budget.risk_label})")
+        for rid in apart.cold:
+            lines.append(f"    cold: {apart.sources.get(rid, rid)}: {apart.reasons[rid]}")
+        lines.extend(f"    warm: {apart.sources.get(rid, rid)}" for rid in apart.warm)
+    if verbose:
+        lines.append(f"  {b.statement}")
+    return lines
+
+
+def _snippet_blocks(report: BudgetReport, snippets: Sequence[str], width: int | None) -> list[str]:
+    """The snippets asked for, each group's under a `# ---- kind: group ----` line: the timeouts
+    (prose) fitted to `width`, the code as it is, since a wrapped line would no longer run."""
+    lines: list[str] = []
     for index, b in enumerate(report.budgets):
         if b.budget_seconds is None or not snippets:
             continue
@@ -96,7 +109,24 @@ def budget_text(report: BudgetReport, snippets: Sequence[str] = (), width: int |
             lines.append(fit_lines(f"# ---- {kind}: {visible(b.label, one_line=True)} ----", width).replace("\n", "\n# "))
             text = texts[kind].rstrip("\n")  # the timeouts are prose; the rest is code to paste as is
             lines.append(fit_lines(text, width) if kind == "timeouts" else text)
-    return "\n".join(lines)
+    return lines
+
+
+SNIPPET_KINDS = ("timeouts", "bash", "kubernetes", "compose")
+
+
+def budget_output(report: BudgetReport, snippets: Sequence[str] = (), verbose: bool = False, as_json: bool = False,
+                  width: int | None = None) -> str:
+    """What `firedup budget` prints, to its last newline: the JSON, one snippet alone (a script
+    to redirect into a file), or the text with the snippets asked for (`all`: every kind, as
+    `verbose` without a choice; `none`: none)."""
+    if as_json:
+        return json_text(budget_json(report), indent=1) + "\n"
+    kinds = SNIPPET_KINDS if "all" in snippets or (verbose and not snippets) else tuple(
+        k for k in snippets if k != "none")
+    if len(kinds) == 1 and kinds[0] != "timeouts":
+        return snippet_only(report, kinds[0])
+    return budget_text(report, kinds, width=width, verbose=verbose) + "\n"
 
 
 def group_labels(report: BudgetReport) -> list[str]:

@@ -279,41 +279,49 @@ def _unattributed(runs: Sequence[Run], names: Mapping[str, str]) -> list[dict[st
 def _appendix(runs: Sequence[Run], names: Mapping[str, str], ids: Mapping[tuple[str, int], str]
               ) -> list[dict[str, Any]]:
     """Per run: its facts as the other views show them (`outcome_line`, `end_ts`), its phases."""
-    out = []
-    for i, run in enumerate(runs, start=1):
-        total = run.seconds_to_end or 0.0  # shares as `timeline` gives them: of the time to the run's end
-        phases = []
-        rows = [p for p in run.run_phases() if p.name != "total" and p.seconds is not None]
-        rows.sort(key=lambda p: (-(p.seconds or 0.0), p.start.dt if p.start else _dt.datetime.max))
-        present = [p.name for p in rows]
-        for p in rows:
-            secs = p.seconds or 0.0
-            phases.append({
-                "phase": p.name + (f" ({p.detail})" if p.detail else "") + spans_note(p.name, present),
-                "duration": "<1 s" if secs == 0 and p.source == "timestamps" else fmt_duration(secs),
-                "share": f"{100 * secs / total:.1f} %" if 0 < secs <= total and total else "-",
-                "start": fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else "",
-                "source": p.source + (", no end" if p.open else ""),
-                "line": p.line or "",
-            })
-        end = run.end_ts
-        name = names.get(run.source, run.source)
-        out.append({
-            "anchor": f"run-{i}", "title": _where(name, run.run_index), "engine": run.engine,
-            "run_id": ids.get((name, run.run_index)), "outcome_kind": run.outcome,
-            "first_ts": run.first_ts.iso if run.first_ts else None,
-            "seconds_to_end": run.seconds_to_end, "lower_bound": run.lower_bound,
-            "phase_names": list(dict.fromkeys(p.name for p in run.run_phases())),
-            "model": run.config.get("model_path") or "unknown (no args line)",
-            "flags": flag_summary(run) or "-", "outcome": outcome_line(run),
-            "launch": launch_line(run) or "",
-            "span": f"{run.first_ts.iso if run.first_ts else '?'} to {end.iso if end else '?'}",
-            "phases": phases,
-            "ranks": "\n".join(line[2:] for line in ranks_text(run)),
-            "crash": _crashes([run], names)[0] if run.crash else None,
-            "warnings": list(run.warnings),
+    return [_appendix_entry(i, run, names, ids) for i, run in enumerate(runs, start=1)]
+
+
+def _appendix_entry(i: int, run: Run, names: Mapping[str, str], ids: Mapping[tuple[str, int], str]
+                    ) -> dict[str, Any]:
+    """One run's section of the appendix: its facts, its phases, its ranks and crash."""
+    end = run.end_ts
+    name = names.get(run.source, run.source)
+    return {
+        "anchor": f"run-{i}", "title": _where(name, run.run_index), "engine": run.engine,
+        "run_id": ids.get((name, run.run_index)), "outcome_kind": run.outcome,
+        "first_ts": run.first_ts.iso if run.first_ts else None,
+        "seconds_to_end": run.seconds_to_end, "lower_bound": run.lower_bound,
+        "phase_names": list(dict.fromkeys(p.name for p in run.run_phases())),
+        "model": run.config.get("model_path") or "unknown (no args line)",
+        "flags": flag_summary(run) or "-", "outcome": outcome_line(run),
+        "launch": launch_line(run) or "",
+        "span": f"{run.first_ts.iso if run.first_ts else '?'} to {end.iso if end else '?'}",
+        "phases": _appendix_phases(run),
+        "ranks": "\n".join(line[2:] for line in ranks_text(run)),
+        "crash": _crashes([run], names)[0] if run.crash else None,
+        "warnings": list(run.warnings),
+    }
+
+
+def _appendix_phases(run: Run) -> list[dict[str, Any]]:
+    """A run's phases longest first, with shares as `timeline` gives them: of the time to its end."""
+    total = run.seconds_to_end or 0.0
+    rows = [p for p in run.run_phases() if p.name != "total" and p.seconds is not None]
+    rows.sort(key=lambda p: (-(p.seconds or 0.0), p.start.dt if p.start else _dt.datetime.max))
+    present = [p.name for p in rows]
+    phases = []
+    for p in rows:
+        secs = p.seconds or 0.0
+        phases.append({
+            "phase": p.name + (f" ({p.detail})" if p.detail else "") + spans_note(p.name, present),
+            "duration": "<1 s" if secs == 0 and p.source == "timestamps" else fmt_duration(secs),
+            "share": f"{100 * secs / total:.1f} %" if 0 < secs <= total and total else "-",
+            "start": fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else "",
+            "source": p.source + (", no end" if p.open else ""),
+            "line": p.line or "",
         })
-    return out
+    return phases
 
 
 # A report of thousands of runs stays readable and bounded: the per-run sections (the

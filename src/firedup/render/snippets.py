@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from firedup.core.health import REFUSED, HealthSemantics
+from firedup.core.health import REFUSED, HealthSemantics, ReadyProbe
 from firedup.core.safe import visible
 from firedup.formats.base import Format, Probing
 from firedup.formats.vocab import READY
@@ -259,6 +259,47 @@ def clock_sentence(budget: Budget) -> str:
     return text
 
 
+def _pitfall(probe: ReadyProbe | None, facts: Readiness) -> str:
+    """The comment lines under a probe that a 200 alone would mislead: warm-up that no route tells
+    from ready, an older version's trap, a body that `grep -q ok` never matches."""
+    pitfall = ""
+    if probe is not None and not probe.http_is_enough:
+        pitfall = "\n# " + _comment_wrap(
+            f"On these versions no route tells warm-up from ready: {probe.pitfall}. With only a URL "
+            f"a 200 may come seconds before the server serves; give the log too.")
+    elif probe is not None and probe.pitfall:
+        pitfall = "\n# " + _comment_wrap(f"Older versions: {probe.pitfall}.")
+    if facts.grep_trap:
+        pitfall += "\n# So `curl -s ... | grep -q ok` can never match, not even when ready."
+    return pitfall
+
+
+def _probe_timeout_line(probe_timeout: int, probe_s: float, why: str) -> str:
+    """Why the probe's timeoutSeconds: a route that takes a second needs more than the default 1 s;
+    one that answers at once does not, and 5 s only spares a busy host a failed probe."""
+    if probe_s >= 1.0:
+        return _comment_wrap(f"timeoutSeconds {probe_timeout}, not the default 1: {why}.")
+    return _comment_wrap(f"timeoutSeconds {probe_timeout}: {why}; the rest spares a busy host a failed probe.")
+
+
+def _probe_facts(probe: ReadyProbe | None, facts: Readiness) -> tuple[str, str, float, int, str]:
+    """(route, versions, seconds one probe takes, probe timeout, why that timeout): the version
+    table's probe where there is one, else the format's readiness facts."""
+    if probe is None:
+        return facts.endpoint, "every version", 1.0, max(facts.probe_timeout, 0), facts.probe_timeout_why
+    return (probe.route, probe.versions, probe.probe_seconds, max(facts.probe_timeout, probe.timeout_seconds),
+            probe.probe_seconds_why)
+
+
+def _cadence(seconds: int, timeouts: LayerTimeouts | None, probe_timeout: int, probe_s: float) -> tuple[int, int, int]:
+    """(period, failure threshold, readiness probe timeout): the layer timeouts' where computed,
+    else a probe every 5 s (10 s past 5 minutes) for the whole budget."""
+    if timeouts is not None:
+        return timeouts.period, timeouts.threshold, timeouts.readiness_timeout
+    period = 5 if seconds <= 300 else 10
+    return period, math.ceil(seconds / period), max(probe_timeout, math.ceil(probe_s * 3) + 1)
+
+
 def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[str, str]:
     """{"bash": ..., "kubernetes": ..., "compose": ...[, "timeouts": ...]} for a budget (which must have seconds).
 
@@ -273,41 +314,20 @@ def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[
     facts = readiness_of(fmt)
     probe = timeouts.probe if timeouts is not None else (
         ready_probe(fmt.readiness, budget.version) if fmt is not None else None)
-    route = probe.route if probe is not None else facts.endpoint
-    versions = probe.versions if probe is not None else "every version"
-    probe_s = probe.probe_seconds if probe is not None else 1.0
-    probe_timeout = max(facts.probe_timeout, probe.timeout_seconds if probe is not None else 0)
-    pitfall = ""
-    if probe is not None and not probe.http_is_enough:
-        pitfall = "\n# " + _comment_wrap(
-            f"On these versions no route tells warm-up from ready: {probe.pitfall}. With only a URL "
-            f"a 200 may come seconds before the server serves; give the log too.")
-    elif probe is not None and probe.pitfall:
-        pitfall = "\n# " + _comment_wrap(f"Older versions: {probe.pitfall}.")
-    if facts.grep_trap:
-        pitfall += "\n# So `curl -s ... | grep -q ok` can never match, not even when ready."
+    route, versions, probe_s, probe_timeout, probe_why = _probe_facts(probe, facts)
     ready_lines = [lit for r in (fmt.rules if fmt is not None else ()) if r.name == READY for lit in r.literals]
     seconds = budget.budget_seconds
-    period = timeouts.period if timeouts is not None else (5 if seconds <= 300 else 10)
-    threshold = timeouts.threshold if timeouts is not None else math.ceil(seconds / period)
-    readiness_timeout = timeouts.readiness_timeout if timeouts is not None else max(probe_timeout,
-                                                                                     math.ceil(probe_s * 3) + 1)
+    period, threshold, readiness_timeout = _cadence(seconds, timeouts, probe_timeout, probe_s)
     values = {
-        "NAME": facts.name, "ROUTE": route, "PITFALL": pitfall,
+        "NAME": facts.name, "ROUTE": route, "PITFALL": _pitfall(probe, facts),
         "ON_VERSIONS": f"on every {facts.name} version" if versions == "every version" else f"on {facts.name} {versions}",
         "PORT": str(budget.port or facts.default_port), "BUDGET": str(seconds),
         "LABEL": budget.label.replace("\n", " "), "METHOD": budget.method_label, "RISK_LABEL": budget.risk_label,
         "N": f"{budget.n} run" + ("" if budget.n == 1 else "s"),
         "WHEN_READY": facts.when_ready, "WHILE_STARTING": facts.while_starting,
         "PROBE_TIMEOUT": str(probe_timeout), "PROBE_SECONDS": f"{probe_s:g}",
-        "PROBE_WHY": probe.probe_seconds_why if probe is not None else facts.probe_timeout_why,
-        # a route that takes a second needs more than the default 1 s; one that answers at once does not,
-        # and 5 s only spares a busy host a failed probe: the sentence says which it is
-        "PROBE_TIMEOUT_LINE": _comment_wrap(
-            f"timeoutSeconds {probe_timeout}, not the default 1: "
-            f"{probe.probe_seconds_why if probe is not None else facts.probe_timeout_why}." if probe_s >= 1.0 else
-            f"timeoutSeconds {probe_timeout}: {probe.probe_seconds_why if probe is not None else facts.probe_timeout_why}"
-            "; the rest spares a busy host a failed probe."),
+        "PROBE_WHY": probe_why,
+        "PROBE_TIMEOUT_LINE": _probe_timeout_line(probe_timeout, probe_s, probe_why),
         "READY_LINE": ready_lines[0] if ready_lines else "ready",
         "HTTP_IS_ENOUGH": "1" if probe is None or probe.http_is_enough else "0",
         "MARKERS": "".join(f" -e '{m}'" for m in facts.crash_markers),

@@ -32,7 +32,7 @@ from firedup.formats.vocab import ENGINE_TIMINGS
 from firedup.read.clock import Stamp
 from firedup.timeline.phases import spanned, umbrella_phases
 from firedup.timeline.ranks import NO_STRAGGLERS, is_late, is_straggler, late_arrival
-from firedup.timeline.run import Phase, Run
+from firedup.timeline.run import Crash, Phase, Run
 from firedup.timeline.silence import CacheVerdict, Silence
 
 _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",
@@ -174,17 +174,36 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool
     came from, its launch, its phases longest first, its silences and caches, its ranks, its crash.
     `verdict=False` leaves the first line out and `crash=False` the crash's block (its error and
     hint), for a caller that has just said them (`wait`): each fact once."""
-    lines: list[str] = []
-    if verdict:
-        clause = _launch_clause(run)
-        if len(outcome_line(run)) <= width:
-            lines.append(outcome_line(run, style))
-        else:  # the second clock on a line of its own
-            lines.append(outcome_line(run, style, launch=False))
-            lines.append("  " + clause.lstrip(", "))
+    lines: list[str] = _verdict_lines(run, style, width) if verdict else []
+    lines.extend(_head_lines(run, style, width))
+    lines.extend(_clock_lines(run, width))
+    # each block after a blank line, where the run has one
+    blocks = [_phase_lines(run, style, width), silences_text(run, style, width),
+              engine_timings_lines(run, width) if run.engine_timings else [], ranks_text(run),
+              _crash_lines(run.crash, style, width) if run.crash is not None and crash else []]
+    for block in blocks:
+        if block:
+            lines.append("")
+            lines.extend(block)
+    for warning in run.warnings:
+        for i, text in enumerate(textwrap.wrap(warning, width - 8)):
+            lines.append(style(("  note: " if i == 0 else "        ") + text, dim=True))
+    return "\n".join(lines)
+
+
+def _verdict_lines(run: Run, style: Style, width: int) -> list[str]:
+    """The answer: the outcome and its two clocks, the second on a line of its own where one
+    line is too narrow for both."""
+    if len(outcome_line(run)) <= width:
+        return [outcome_line(run, style)]
+    return [outcome_line(run, style, launch=False), "  " + _launch_clause(run).lstrip(", ")]
+
+
+def _head_lines(run: Run, style: Style, width: int) -> list[str]:
+    """Where the run came from: its file and engine, its model, the flags that matter."""
     # a file or model name with a newline in it would start a line of its own: one line each
     head = visible(run.source, one_line=True) + (f"  (startup #{run.run_index + 1} in this file)" if run.run_index else "")
-    lines.append("  " + style(head, bold=True) + f"  [{run.engine}]")
+    lines = ["  " + style(head, bold=True) + f"  [{run.engine}]"]
     model = run.config.get("model_path") or "model unknown (no args line)"
     lines.append(f"  model: {visible(str(model), one_line=True)}")
     flags = flag_summary(run)
@@ -192,6 +211,12 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool
         lines.extend(_wrap_items("  flags: ", flags.split(" "), width, sep=" ", indent=" " * 9))
     if run.config_inferred:
         lines.append("         (~ = read from the log's shape, not from an args line)")
+    return lines
+
+
+def _clock_lines(run: Run, width: int) -> list[str]:
+    """When: the launch (how it was found), then the run's first and last stamps."""
+    lines: list[str] = []
     launched = launch_line(run)
     if launched is not None:
         lines.extend(fit_lines("  " + visible(launched), width).split("\n"))
@@ -199,60 +224,56 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool
         end = run.end_ts
         lines.append(f"  from {shown_stamp(run.first_ts, run.date_source)} to "
                      f"{shown_stamp(end, run.date_source) if end else '?'}" + _dates_note(run.date_source))
+    return lines
+
+
+def _phase_lines(run: Run, style: Style, width: int) -> list[str]:
+    """The phase table, longest first, an umbrella (a phase spanning others) starred and noted.
+    Shares are of the time the header shows (to ready, to the crash, or to the log's end; an
+    excerpt's from where its reported phases begin), not of the lines after a crash."""
     rows = _phase_rows(run)
-    # shares of the time the header shows (to ready, to the crash, or to the log's end; an
-    # excerpt's from where its reported phases begin), not of the lines after a crash
+    if not rows:
+        return []
     total = run.seconds_to_end or 0.0
     present = [p.name for _, _, p in rows]
     umbrellas = [name for name in dict.fromkeys(present) if spanned(name, present)]
-    if rows:
-        lines.append("")
-        lines.append(style(f"  {'duration':>12}  {'share':>6}  {'start':>7}  {'phase':<28} source", dim=True))
-        for label, secs, p in rows:
-            if p.name in umbrellas:
-                label += " *"
-            share = f"{100 * secs / total:5.1f}%" if 0 < secs <= total else (">100%" if secs > total else "-")
-            offset = fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else ""
-            src = "reported" if p.source == "reported" else "timestamps"
-            if p.open:
-                src += ", no end"  # fits 80 columns: the phase began and never ended
-            shown = "<1 s" if secs == 0 and p.source == "timestamps" else fmt_duration(secs)
-            text = f"  {shown:>12}  {share:>6}  {offset:>7}  {label[:28]:<28} {src}"
-            if p.name == "unattributed":
-                text = style(text, fg="yellow")
-            lines.append(text[:width] if len(text) > width else text)
-        if umbrellas:
-            spans = umbrella_phases()
-            note = "; ".join(f"{name} spans {', '.join(q for q in spans[name] if q in present)}"
-                             for name in umbrellas)
-            lines.extend(style(text, dim=True) for text in textwrap.wrap(
-                f"* {note}: timers around steps also listed here, so the shares overlap",
-                width - 4, initial_indent="  ", subsequent_indent="    "))
-    explained = silences_text(run, style, width)
-    if explained:
-        lines.append("")
-        lines.extend(explained)
-    if run.engine_timings:
-        lines.append("")
-        lines.extend(engine_timings_lines(run, width))
-    rank_table = ranks_text(run)
-    if rank_table:
-        lines.append("")
-        lines.extend(rank_table)
-    if run.crash is not None and crash:
-        lines.append("")
-        c = run.crash
-        when = "after ready" if c.after_ready else f"in {c.phase or 'an unknown phase'}"
-        lines.append(style(f"  crash: {c.category}, {when}, line {c.line}", fg="red", bold=True))
-        lines.extend(_labelled("first line", _clip(c.first_line, 3 * (width - 16)), width))
-        if c.message and c.message != c.first_line:
-            lines.extend(_labelled("error", _clip(c.message, 3 * (width - 16)), width))
-        if c.hint:
-            lines.extend(_labelled("hint", c.hint, width))
-    for warning in run.warnings:
-        for i, text in enumerate(textwrap.wrap(warning, width - 8)):
-            lines.append(style(("  note: " if i == 0 else "        ") + text, dim=True))
-    return "\n".join(lines)
+    lines = [style(f"  {'duration':>12}  {'share':>6}  {'start':>7}  {'phase':<28} source", dim=True)]
+    for label, secs, p in rows:
+        text = _phase_row(run, label + (" *" if p.name in umbrellas else ""), secs, p, total)
+        if p.name == "unattributed":
+            text = style(text, fg="yellow")
+        lines.append(text[:width] if len(text) > width else text)
+    if umbrellas:
+        spans = umbrella_phases()
+        note = "; ".join(f"{name} spans {', '.join(q for q in spans[name] if q in present)}"
+                         for name in umbrellas)
+        lines.extend(style(text, dim=True) for text in textwrap.wrap(
+            f"* {note}: timers around steps also listed here, so the shares overlap",
+            width - 4, initial_indent="  ", subsequent_indent="    "))
+    return lines
+
+
+def _phase_row(run: Run, label: str, secs: float, p: Phase, total: float) -> str:
+    """One row of the phase table: duration, share, start, phase, and where the time came from."""
+    share = f"{100 * secs / total:5.1f}%" if 0 < secs <= total else (">100%" if secs > total else "-")
+    offset = fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else ""
+    src = "reported" if p.source == "reported" else "timestamps"
+    if p.open:
+        src += ", no end"  # fits 80 columns: the phase began and never ended
+    shown = "<1 s" if secs == 0 and p.source == "timestamps" else fmt_duration(secs)
+    return f"  {shown:>12}  {share:>6}  {offset:>7}  {label[:28]:<28} {src}"
+
+
+def _crash_lines(c: Crash, style: Style, width: int) -> list[str]:
+    """The crash: its category, phase and line, its first line, its error and the hint."""
+    when = "after ready" if c.after_ready else f"in {c.phase or 'an unknown phase'}"
+    lines = [style(f"  crash: {c.category}, {when}, line {c.line}", fg="red", bold=True)]
+    lines.extend(_labelled("first line", _clip(c.first_line, 3 * (width - 16)), width))
+    if c.message and c.message != c.first_line:
+        lines.extend(_labelled("error", _clip(c.message, 3 * (width - 16)), width))
+    if c.hint:
+        lines.extend(_labelled("hint", c.hint, width))
+    return lines
 
 
 def silence_place(s: Silence) -> str:
@@ -272,32 +293,49 @@ def cache_summary(verdict: CacheVerdict) -> str:
 
 def silences_text(run: Run, style: Style = plain, width: int = 80) -> list[str]:
     """The run's silences, cache verdicts and mined unknown lines (timeline.silence)."""
-    out: list[str] = []
+    return [*_silence_lines(run, style, width), *_cache_lines(run, style, width), *_unknown_lines(run, width)]
+
+
+def _silence_lines(run: Run, style: Style, width: int) -> list[str]:
+    """Each silence: how long, where, its cause, and the lines on either side of it."""
+    if not run.silences:
+        return []
     ranks = {m.line: m.rank for m in run.milestones if m.rank} if len(run.ranks) > 1 else {}
-    if run.silences:
-        threshold = fmt_duration(run.silence_threshold)
-        out.append(style(f"  silences (no log line for {threshold} or more):", bold=True))
-        for s in run.silences:
-            offset = fmt_offset(s.start.minus(run.first_ts)) if run.first_ts else ""
-            out.extend(wrap(f"{fmt_duration(s.seconds)} at {offset} {silence_place(s)}", width - 4,
-                                     initial_indent="    ", subsequent_indent="      "))
-            if s.cause:
-                out.extend(style(t, fg="yellow") for t in wrap(
-                    s.cause, width - 6, initial_indent="      ", subsequent_indent="      "))
-            # the lines quoted are one rank's: its figures (`elapsed=187.20 s`) are that rank's, not the table's
-            since = f" ({ranks[s.since_line]})" if s.since_line in ranks else ""
-            until = f" ({ranks[s.line]})" if s.line in ranks else ""
-            out.append(style("      " + _clip(f"after line {s.since_line}{since}: {s.since_text}", width - 6), dim=True))
-            out.append(style("      " + _clip(f"until line {s.line}{until}: {s.text}", width - 6), dim=True))
+    threshold = fmt_duration(run.silence_threshold)
+    out = [style(f"  silences (no log line for {threshold} or more):", bold=True)]
+    for s in run.silences:
+        offset = fmt_offset(s.start.minus(run.first_ts)) if run.first_ts else ""
+        out.extend(wrap(f"{fmt_duration(s.seconds)} at {offset} {silence_place(s)}", width - 4,
+                                 initial_indent="    ", subsequent_indent="      "))
+        if s.cause:
+            out.extend(style(t, fg="yellow") for t in wrap(
+                s.cause, width - 6, initial_indent="      ", subsequent_indent="      "))
+        # the lines quoted are one rank's: its figures (`elapsed=187.20 s`) are that rank's, not the table's
+        since = f" ({ranks[s.since_line]})" if s.since_line in ranks else ""
+        until = f" ({ranks[s.line]})" if s.line in ranks else ""
+        out.append(style("      " + _clip(f"after line {s.since_line}{since}: {s.since_text}", width - 6), dim=True))
+        out.append(style("      " + _clip(f"until line {s.line}{until}: {s.text}", width - 6), dim=True))
+    return out
+
+
+def _cache_lines(run: Run, style: Style, width: int) -> list[str]:
+    """The cache verdicts some line supports, then the caches no line shows."""
     known = [v for v in run.caches.values() if v.verdict != "unknown" or v.basis != "none"]
-    if known:
-        out.append(style("  caches:", bold=True))
-        for v in known:
-            out.extend(wrap(cache_summary(v), width - 4, initial_indent="    ", subsequent_indent="      "))
-        rest = [v.kind for v in run.caches.values() if v not in known]
-        if rest:
-            out.extend(style(t, dim=True) for t in wrap(
-                f"no line shows: {', '.join(rest)}", width - 4, initial_indent="    ", subsequent_indent="      "))
+    if not known:
+        return []
+    out = [style("  caches:", bold=True)]
+    for v in known:
+        out.extend(wrap(cache_summary(v), width - 4, initial_indent="    ", subsequent_indent="      "))
+    rest = [v.kind for v in run.caches.values() if v not in known]
+    if rest:
+        out.extend(style(t, dim=True) for t in wrap(
+            f"no line shows: {', '.join(rest)}", width - 4, initial_indent="    ", subsequent_indent="      "))
+    return out
+
+
+def _unknown_lines(run: Run, width: int) -> list[str]:
+    """Unattributed stretches and the templates of the lines no rule knows in them."""
+    out: list[str] = []
     for u in run.unknown:
         head = (f"  {fmt_duration(u.seconds)} unattributed between {u.after or 'the start'} and "
                 f"{u.before or 'the end'}: {u.lines} line{'s' if u.lines != 1 else ''} no rule knows")
@@ -429,70 +467,94 @@ def timelines_text(runs: Sequence[Run], style: Style = plain, width: int = 80) -
     return "\n\n".join(timeline_text(run, style, width) for run in runs)
 
 
-def summary_text(runs: Sequence[Run], width: int | None = None) -> str:
+def runs_summary_text(runs: Sequence[Run], width: int | None = None) -> str:
     """One line per run: what `firedup parse` prints without --json.
 
     Two clocks: `to ready` from the log's first line, `from launch` from the process's launch
     (`~`: estimated, see docs/launch.md). With a `width` (the terminal's), lines that would be
-    wider are fitted to it: the folder all sources share is said once below, then long names
-    are cut in the middle (down to MIN_SOURCE_WIDTH), then the biggest phase is cut at its end.
+    wider are fitted to it (`_SummaryColumns.fit`).
     """
-    rows: list[tuple[str, str, str, str]] = []
-    for run in runs:
-        # Graph kinds (prefill, decode, verify) add up: the phase is what a reader compares.
-        seconds = run.phase_seconds()
-        # an umbrella (a phase spanning others) is never the answer when a step inside it is listed
-        named = {name: secs for name, secs in seconds.items() if name != "unattributed" and not spanned(name, seconds)}
-        top = max(named, key=lambda name: named[name], default=None)
-        big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
-        total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
-        launched = "?" if run.lower_bound else from_launch(run)
-        word = outcome_word(run)  # ready, crashed, hung, incomplete, or engine: engine ready, no server
-        rows.append((word, total if run.outcome == "ready" else f"({total})", launched, big))
-    wheres = [f"#{run.run_index + 1} " if run.run_index else "" for run in runs]
-    names = [visible(run.source, one_line=True) for run in runs]  # a newline in a name would forge a row
-    heads = ("outcome", "to ready", "from launch", "biggest phase")
-    # outcome, the two times, biggest phase: fixed widths, so that one run's line reads like another's
-    widths = [10, 14, max(13, *(len(row[2]) for row in rows)) if rows else 13, PHASE_WIDTH]
-    notes: list[str] = []
-
-    def fixed() -> int:  # the columns before the source, and the spaces between them
-        return sum(widths) + 2 * len([w for w in widths if w]) - 2
-
-    def widest() -> int:
-        return max((len(w) + len(n) for w, n in zip(wheres, names, strict=True)), default=0)
-
-    if width is not None and fixed() + widest() > width:
-        names, folder_note = without_common_folder(names)
-        notes = [folder_note] if folder_note else []
-        if fixed() + widest() > width:  # as wide as the cells are, then long names cut in the middle
-            widths = [max(len(head), *(len(row[i]) for row in rows)) for i, head in enumerate(heads)]
-            widths[3] = min(widths[3] + 1, PHASE_WIDTH)  # a space more: the phase is not the name's start
-            # long names are cut in the middle first, then the biggest phase gives way (to nothing
-            # where even its shortest leaves the names too little room)
-            if fixed() + widest() > width:  # the biggest phase's name without its time
-                widths[3] = max(len(heads[3]), *(len(_cut_phase(row[3], 0)) for row in rows)) + 1
-            cap = max(width - fixed(), MIN_SOURCE_WIDTH)
-            names = [cut_middle(n, cap - len(w)) for w, n in zip(wheres, names, strict=True)]
-            widths[3] = max(widths[3] - max(fixed() + widest() - width, 0), MIN_PHASE_WIDTH)
-            if fixed() + widest() > width:
-                widths[3] = 0
-    w_out, w_total, w_launch, w_big = widths
-
-    def line(outcome: str, total: str, launched: str, big: str, source: str) -> str:
-        phase = f"{_cut_phase(big, w_big):<{w_big}} " if w_big else ""
-        return f"{outcome:<{w_out}} {total:>{w_total}} {launched:>{w_launch}}  {phase}{source}"
-
+    rows = [_summary_row(run) for run in runs]
+    cols = _SummaryColumns(rows, [f"#{run.run_index + 1} " if run.run_index else "" for run in runs],
+                           [visible(run.source, one_line=True) for run in runs])  # a newline in a name would forge a row
+    if width is not None:
+        cols.fit(width)
     answer = count_line([("engine" if outcome_word(run) == "engine" else run.outcome,
                           run.crash.category if run.crash else None, run.seconds_to_end,
                           run.lower_bound, None if launched == "?" else launched)
                          for run, (_, _, launched, _) in zip(runs, rows, strict=True)], width)
-    out = [answer, line("outcome", "to ready", "from launch", "biggest phase", "source")]
-    for (outcome, total, launched, big), where, name in zip(rows, wheres, names, strict=True):
-        out.append(line(outcome, total, launched, big, where + name))
+    out = [answer, cols.line("outcome", "to ready", "from launch", "biggest phase", "source")]
+    for (outcome, total, launched, big), where, name in zip(rows, cols.wheres, cols.names, strict=True):
+        out.append(cols.line(outcome, total, launched, big, where + name))
+    notes = list(cols.notes)
     if any(row[2].lstrip("(").startswith("~") for row in rows):
         notes.insert(0, "(~: launch estimated, see docs/launch.md)")
     return "\n".join(out + notes)
+
+
+def _summary_row(run: Run) -> tuple[str, str, str, str]:
+    """(outcome, to ready, from launch, biggest phase) of one run."""
+    # Graph kinds (prefill, decode, verify) add up: the phase is what a reader compares.
+    seconds = run.phase_seconds()
+    # an umbrella (a phase spanning others) is never the answer when a step inside it is listed
+    named = {name: secs for name, secs in seconds.items() if name != "unattributed" and not spanned(name, seconds)}
+    top = max(named, key=lambda name: named[name], default=None)
+    big = f"{top} {fmt_duration(named[top])}" if top is not None else "-"
+    total = fmt_time_to_end(run.seconds_to_end, run.lower_bound)
+    launched = "?" if run.lower_bound else from_launch(run)
+    word = outcome_word(run)  # ready, crashed, hung, incomplete, or engine: engine ready, no server
+    return word, total if run.outcome == "ready" else f"({total})", launched, big
+
+
+_SUMMARY_HEADS = ("outcome", "to ready", "from launch", "biggest phase")
+
+
+class _SummaryColumns:
+    """The widths of the summary's columns and the source names they leave room for."""
+
+    def __init__(self, rows: list[tuple[str, str, str, str]], wheres: list[str], names: list[str]) -> None:
+        self.rows, self.wheres, self.names = rows, wheres, names
+        # outcome, the two times, biggest phase: fixed widths, so that one run's line reads like another's
+        self.widths = [10, 14, max(13, *(len(row[2]) for row in rows)) if rows else 13, PHASE_WIDTH]
+        self.notes: list[str] = []
+
+    def fixed(self) -> int:
+        """The columns before the source, and the spaces between them."""
+        return sum(self.widths) + 2 * len([w for w in self.widths if w]) - 2
+
+    def widest(self) -> int:
+        return max((len(w) + len(n) for w, n in zip(self.wheres, self.names, strict=True)), default=0)
+
+    def too_wide(self, width: int) -> bool:
+        return self.fixed() + self.widest() > width
+
+    def fit(self, width: int) -> None:
+        """Lines no wider than `width`: the folder all sources share said once below, then the
+        columns as wide as their cells, long names cut in the middle (down to MIN_SOURCE_WIDTH),
+        then the biggest phase cut at its end, or left out."""
+        if not self.too_wide(width):
+            return
+        self.names, folder_note = without_common_folder(self.names)
+        self.notes = [folder_note] if folder_note else []
+        if not self.too_wide(width):
+            return
+        rows, widths = self.rows, self.widths
+        widths[:] = [max(len(head), *(len(row[i]) for row in rows)) for i, head in enumerate(_SUMMARY_HEADS)]
+        widths[3] = min(widths[3] + 1, PHASE_WIDTH)  # a space more: the phase is not the name's start
+        # long names are cut in the middle first, then the biggest phase gives way (to nothing
+        # where even its shortest leaves the names too little room)
+        if self.too_wide(width):  # the biggest phase's name without its time
+            widths[3] = max(len(_SUMMARY_HEADS[3]), *(len(_cut_phase(row[3], 0)) for row in rows)) + 1
+        cap = max(width - self.fixed(), MIN_SOURCE_WIDTH)
+        self.names = [cut_middle(n, cap - len(w)) for w, n in zip(self.wheres, self.names, strict=True)]
+        widths[3] = max(widths[3] - max(self.fixed() + self.widest() - width, 0), MIN_PHASE_WIDTH)
+        if self.too_wide(width):
+            widths[3] = 0
+
+    def line(self, outcome: str, total: str, launched: str, big: str, source: str) -> str:
+        w_out, w_total, w_launch, w_big = self.widths
+        phase = f"{_cut_phase(big, w_big):<{w_big}} " if w_big else ""
+        return f"{outcome:<{w_out}} {total:>{w_total}} {launched:>{w_launch}}  {phase}{source}"
 
 
 def _cut_phase(cell: str, width: int) -> str:
