@@ -396,7 +396,7 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
     Runs of one engine and model are compared; without --by, those with the most ready runs,
     and a note names the others and how to compare them.
     """
-    from firedup.tables.compare import comparison_text
+    from firedup.tables.compare_text import comparison_text
 
     runs = _load(paths, store, engine, default_date, all_files)
     result = api.compare(runs, by)

@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from firedup.tables.budget import BudgetReport
-    from firedup.tables.compare import Comparison, Coverage
+    from firedup.tables.compare import Comparison
+    from firedup.tables.grouping import Coverage
 
 # --- colours: one table for every chart ------------------------------------------------------
 
@@ -286,7 +287,7 @@ def _slowest_first(frame: pl.DataFrame, ranks: bool, phases: pl.DataFrame) -> pl
 def _biggest_groups(groups: Sequence[Any], seen: Coverage) -> tuple[set[int], Coverage]:
     """The indexes of the `MAX_GROUPS` timed groups with most runs, and the coverage once the
     others are not drawn (their runs counted as left out, with why)."""
-    from firedup.tables.compare import Coverage
+    from firedup.tables.grouping import Coverage
 
     timed = [i for i, g in enumerate(groups) if g.n > 0]
     if len(timed) <= MAX_GROUPS:
@@ -301,7 +302,7 @@ def _biggest_groups(groups: Sequence[Any], seen: Coverage) -> tuple[set[int], Co
 def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = False) -> TimelineData:
     """Gantt rows: one per run (its critical path), plus one per rank when `ranks`; at most
     `TIMELINE_MAX_ROWS` rows (the slowest runs), `coverage` says how many of how many."""
-    from firedup.tables.compare import Coverage
+    from firedup.tables.grouping import Coverage
 
     frame = runs.runs if run_ids is None else runs.select(run_ids).runs
     if run_ids is not None:  # keep the caller's order
@@ -363,7 +364,7 @@ class CompareData:
 
 def compare_data(cmp: Comparison) -> CompareData:
     """Median phases per timed group, in startup order, stacked left to right."""
-    from firedup.tables.compare import coverage
+    from firedup.tables.grouping import coverage
 
     segments: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
@@ -423,7 +424,7 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
     """Points and budget lines of `budget_report` (the computed `tables.budget.budgets(runs, by, risk)`;
     computed here from `by` and `risk` when not given)."""
     from firedup.tables.budget import budgets
-    from firedup.tables.compare import coverage
+    from firedup.tables.grouping import coverage
 
     report = budget_report if budget_report is not None else budgets(runs, by, risk)
     risk = report.budgets[0].risk if report.budgets else risk
