@@ -14,9 +14,20 @@ from hypothesis import strategies as st
 
 from firedup.formats import get_format
 from firedup.render.budget import budget_json, budget_text
-from firedup.tables.budget import budget_for, budgets, prediction_bound, round_up, runs_needed
+from firedup.tables.budget import budgets
 from firedup.tables.frames import load
-from firedup.tables.risk import BOUND, CAPPED, FLOOR, MIN_MARGIN, THUMB, student_t_quantile
+from firedup.tables.risk import (
+    BOUND,
+    CAPPED,
+    FLOOR,
+    MIN_MARGIN,
+    THUMB,
+    budget_for,
+    prediction_bound,
+    round_up,
+    runs_needed,
+    student_t_quantile,
+)
 from logmaker import fleet, ready_seconds_by_regex
 
 # Student's t upper quantiles as printed in tables (NIST/SEMATECH e-Handbook 1.3.6.7.2, three decimals)

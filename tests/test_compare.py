@@ -11,8 +11,11 @@ import pytest
 
 from conftest import SAMPLE_LOGS, sample_truth
 from firedup.core.units import fmt_duration
-from firedup.tables.compare import UnknownFlagError, compare, comparison_text, quantile
+from firedup.errors import UnknownFlagError
+from firedup.tables.compare import compare
+from firedup.tables.compare_text import comparison_text
 from firedup.tables.frames import load
+from firedup.tables.grouping import quantile
 from logmaker import Spec, fleet, ready_seconds_by_regex, ready_times, write
 
 

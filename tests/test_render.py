@@ -113,12 +113,12 @@ def test_vllm_umbrella_timers_are_marked_and_never_the_biggest_phase() -> None:
 
     from conftest import SAMPLE_LOGS
     from firedup.core.units import fmt_duration
-    from firedup.render.text import runs_summary_text
+    from firedup.render.text import parse_table_text
 
     names = ("vllm-tp2-compiled.log", "vllm-tp2-eager.log")
     runs = parse_paths([str(SAMPLE_LOGS / n) for n in names]).runs
     truth = sample_truth()["files"]
-    summary = runs_summary_text(runs).splitlines()
+    summary = parse_table_text(runs).splitlines()
     # the biggest step, not vLLM's timer around it: compile in the default run, weights when eager
     compiled = truth["vllm-tp2-compiled.log"]["runs"][0]["reported"]["torch_compile"]["TP0"]
     eager = truth["vllm-tp2-eager.log"]["runs"][0]["reported"]["load_weights"]["TP0"]
@@ -144,11 +144,11 @@ def _name_kept(cell: str, name: str) -> bool:
 def test_parse_summary_fits_the_width_and_says_the_shared_folder_once(width: int) -> None:
     """sample_logs/ rows run to 94 columns with the folder: fitted, the folder is said once below."""
     from conftest import SAMPLE_LOGS
-    from firedup.render.text import runs_summary_text
+    from firedup.render.text import parse_table_text
 
     runs = parse_paths([str(SAMPLE_LOGS)]).runs
-    assert max(len(line) for line in runs_summary_text(runs).splitlines()) > width  # there is something to fit
-    lines = runs_summary_text(runs, width=width).splitlines()
+    assert max(len(line) for line in parse_table_text(runs).splitlines()) > width  # there is something to fit
+    lines = parse_table_text(runs, width=width).splitlines()
     assert all(len(line) <= width for line in lines), width
     assert lines[0].startswith(f"{len(runs)} runs: ")  # the answer first
     assert lines[-1] == f"(sources in {SAMPLE_LOGS}/)"
@@ -163,13 +163,13 @@ def test_parse_summary_fits_the_width_and_says_the_shared_folder_once(width: int
 def test_parse_summary_cuts_long_corpus_names_in_the_middle() -> None:
     """The corpus' names are up to 73 characters: at 80 columns each keeps its number and its end."""
     from conftest import corpus_logs
-    from firedup.render.text import runs_summary_text
+    from firedup.render.text import parse_table_text
 
     logs = corpus_logs("sglang")
     if not logs:
         pytest.skip("no corpus (../shared)")
     runs = parse_paths([str(p) for p in logs]).runs
-    lines = runs_summary_text(runs, width=80).splitlines()
+    lines = parse_table_text(runs, width=80).splitlines()
     assert all(len(line) <= 80 for line in lines)
     assert lines[-1] == f"(sources in {logs[0].parent}/)"
     cells = [row[lines[1].index("source"):] for row in lines[2:2 + len(runs)]]
@@ -177,8 +177,8 @@ def test_parse_summary_cuts_long_corpus_names_in_the_middle() -> None:
                for cell, run in zip(cells, runs, strict=True))
     assert sum("…" in cell for cell in cells) > len(runs) / 2
     # a width that holds every path: the lines are as they were, whole paths and no folder line
-    wide = runs_summary_text(runs, width=300)
-    assert wide == runs_summary_text(runs) and all(str(run.source) in wide for run in runs)
+    wide = parse_table_text(runs, width=300)
+    assert wide == parse_table_text(runs) and all(str(run.source) in wide for run in runs)
 
 
 def test_the_rank_slow_to_load_is_blamed_at_the_kv_barrier_not_the_ranks_that_waited() -> None:

@@ -18,7 +18,8 @@ from firedup.read.engine import GAP_SECONDS, scan
 from firedup.read.sources import Source, read_lines
 from firedup.render.text import timeline_text
 from firedup.tables.budget import budgets
-from firedup.tables.compare import compare, comparison_text
+from firedup.tables.compare import compare
+from firedup.tables.compare_text import comparison_text
 from firedup.tables.frames import load
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.run import Run

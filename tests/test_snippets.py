@@ -22,8 +22,9 @@ import pytest
 
 from conftest import SAMPLE_LOGS
 from firedup.render.snippets import READINESS, snippets_for
-from firedup.tables.budget import budget_for, budgets
+from firedup.tables.budget import budgets
 from firedup.tables.frames import load
+from firedup.tables.risk import budget_for
 
 FAKE_SERVER = textwrap.dedent('''
     import sys, time

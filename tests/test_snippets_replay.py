@@ -148,7 +148,7 @@ def test_the_route_comes_from_the_formats_readiness_table(monkeypatch: pytest.Mo
     from firedup.core.health import ReadyProbe
     from firedup.formats import all_formats, get_format
     from firedup.render.snippets import snippets_for
-    from firedup.tables.budget import budget_for
+    from firedup.tables.risk import budget_for
 
     vllm = get_format("vllm")
     changed = dataclasses.replace(vllm, readiness=(ReadyProbe(route="/ping", probe_seconds=2.0,

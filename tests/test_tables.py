@@ -109,7 +109,8 @@ def test_summary_has_phase_columns_and_varying_flags(fleet_logs: Path) -> None:
 def test_a_flag_one_engine_does_not_have_does_not_differ_because_of_it() -> None:
     """SGLang and vLLM in one folder: `ep_size` (SGLang's) is not a difference, tp_size is."""
     from conftest import SAMPLE_LOGS
-    from firedup.tables.frames import summary_text, varying_flags
+    from firedup.tables.frames import varying_flags
+    from firedup.tables.runs_text import runs_summary_text
 
     sglang = [str(SAMPLE_LOGS / f"{n}.log") for n in ("prod-tp8-eagle3-01", "debug-tp8-eagle3-01", "small-tp1")]
     vllm = [str(SAMPLE_LOGS / f"vllm-tp2-{n}.log") for n in ("eager", "compiled")]
@@ -122,7 +123,7 @@ def test_a_flag_one_engine_does_not_have_does_not_differ_because_of_it() -> None
     # what differed between the SGLang runs still does (small-tp1 is 0.5.12: flags it lacks count)
     assert before <= after and "flag.attn_dp_size" in before
     # and `firedup runs` names the step, not vLLM's timer around it
-    text = summary_text(mixed)
+    text = runs_summary_text(mixed)
     [compiled] = [line for line in text.splitlines() if "vllm-tp2-compiled.log" in line]
     import json
 
@@ -140,11 +141,12 @@ def test_runs_table_fits_the_terminal_width(width: int) -> None:
     and one line counts the flag columns left out and where they are."""
     from conftest import SAMPLE_LOGS
     from firedup.core.units import fmt_duration
-    from firedup.tables.frames import summary_text, varying_flags
+    from firedup.tables.frames import varying_flags
+    from firedup.tables.runs_text import runs_summary_text
 
     runs = load([str(SAMPLE_LOGS)])
-    assert len(summary_text(runs).splitlines()[1]) > 200
-    answer, *lines = summary_text(runs, width=width).splitlines()  # the answer first, then the table
+    assert len(runs_summary_text(runs).splitlines()[1]) > 200
+    answer, *lines = runs_summary_text(runs, width=width).splitlines()  # the answer first, then the table
     assert answer.startswith("22 runs: ") and len(answer) <= width
     assert all(len(line) <= width for line in lines), width
     frame = runs.runs
@@ -161,10 +163,10 @@ def test_runs_table_fits_the_terminal_width(width: int) -> None:
 
 def test_runs_table_puts_the_flags_that_split_the_runs_most_first() -> None:
     from conftest import SAMPLE_LOGS
-    from firedup.tables.frames import summary_text
+    from firedup.tables.runs_text import runs_summary_text
 
     runs = load([str(SAMPLE_LOGS)])
-    header = summary_text(runs).splitlines()[1].split()
+    header = runs_summary_text(runs).splitlines()[1].split()
     flags = [word for word in header if word in runs.flag_columns]
     switches = [f for f in flags if runs.runs[f].dtype == pl.Boolean()]
     assert flags[:len(switches)] == switches and "disable_cuda_graph" in switches  # on/off switches first
@@ -177,22 +179,22 @@ def test_runs_table_puts_the_flags_that_split_the_runs_most_first() -> None:
 def test_runs_table_at_80_columns_keeps_the_switch_the_runs_differ_by() -> None:
     """Regression: at 80 columns the table dropped every flag column, disable_cuda_graph included."""
     from conftest import SAMPLE_LOGS
-    from firedup.tables.frames import summary_text
+    from firedup.tables.runs_text import runs_summary_text
 
-    lines = summary_text(load([str(SAMPLE_LOGS)]), width=80).splitlines()[1:]  # after the answer
+    lines = runs_summary_text(load([str(SAMPLE_LOGS)]), width=80).splitlines()[1:]  # after the answer
     assert lines[0].split()[-1] == "disable_cuda_graph" and all(len(line) <= 80 for line in lines)
 
 
 def test_runs_table_cuts_long_names_in_the_middle() -> None:
     """The corpus' file names are up to 70 characters: at 80 columns each keeps its start and its end."""
     from conftest import corpus_logs
-    from firedup.tables.frames import summary_text
+    from firedup.tables.runs_text import runs_summary_text
 
     logs = corpus_logs("sglang")
     if not logs:
         pytest.skip("no corpus (../shared)")
     runs = load([str(p) for p in logs])
-    lines = summary_text(runs, width=80).splitlines()[1:]  # after the answer
+    lines = runs_summary_text(runs, width=80).splitlines()[1:]  # after the answer
     assert all(len(line) <= 80 for line in lines)
     assert f"(sources in {logs[0].parent}/)" in lines
     cut = 0

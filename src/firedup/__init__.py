@@ -47,8 +47,9 @@ if TYPE_CHECKING:
     from firedup.render.report import ReportResult
     from firedup.tables.budget import BudgetReport
     from firedup.tables.check import CheckReport
-    from firedup.tables.compare import Comparison, Coverage, Delta, Group
+    from firedup.tables.compare import Comparison, Delta
     from firedup.tables.frames import Runs
+    from firedup.tables.grouping import Coverage, Group
     from firedup.tables.risk import Budget
     from firedup.tables.store import IngestReport, Store
     from firedup.timeline.pipeline import ParseResult, SourceReport, parse_paths
@@ -66,7 +67,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Crash": ("firedup.timeline.run", "Crash"),
     "Runs": ("firedup.tables.frames", "Runs"),
     "Comparison": ("firedup.tables.compare", "Comparison"),
-    "Group": ("firedup.tables.compare", "Group"),
+    "Group": ("firedup.tables.grouping", "Group"),
     "Delta": ("firedup.tables.compare", "Delta"),
     "Budget": ("firedup.tables.risk", "Budget"),
     "BudgetReport": ("firedup.tables.budget", "BudgetReport"),
@@ -75,7 +76,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "IngestReport": ("firedup.tables.store", "IngestReport"),
     "ReportResult": ("firedup.render.report", "ReportResult"),
     "Chart": ("firedup.api", "Chart"),
-    "Coverage": ("firedup.tables.compare", "Coverage"),
+    "Coverage": ("firedup.tables.grouping", "Coverage"),
 }
 
 

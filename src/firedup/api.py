@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     from firedup.render.report import Progress, ReportResult
     from firedup.tables.budget import BudgetReport
     from firedup.tables.check import CheckReport
-    from firedup.tables.compare import Comparison, Coverage
+    from firedup.tables.compare import Comparison
     from firedup.tables.frames import Runs
+    from firedup.tables.grouping import Coverage
     from firedup.tables.store import IngestReport, Store
     from firedup.timeline.pipeline import ParseResult, StreamedParse
 
@@ -353,7 +354,7 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
     from firedup.core.safe import json_text
     from firedup.tables.export import _atomic, csv_safe
     from firedup.tables.frames import summary as summary_frame
-    from firedup.tables.frames import summary_text
+    from firedup.tables.runs_text import runs_summary_text
 
     table = _runs(runs)
     if fmt == "parquet":
@@ -362,7 +363,7 @@ def summary(runs: Runs | Paths, fmt: str = "table", out: PathLike | None = None,
         _atomic(Path(out), lambda fh: frame.write_parquet(fh))
         return None
     if fmt == "table":
-        text = summary_text(table, width=width, by_time=by_time) if len(table) else "no server startup found in the input"
+        text = runs_summary_text(table, width=width, by_time=by_time) if len(table) else "no server startup found in the input"
     elif fmt == "csv":
         text = csv_safe(summary_frame(table)).write_csv().rstrip("\n")
     else:

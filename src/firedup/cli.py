@@ -278,7 +278,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     the folder the sources share is said once, long names are cut in the middle.
     """
 
-    from firedup.render.text import runs_summary_text
+    from firedup.render.text import parse_table_text
 
     if as_json:  # streamed: each run written as it is parsed, memory flat over any number of files
         streamed = api.write_parse_json(paths, _SafeStream(sys.stdout, json_text=True),  # type: ignore[arg-type]
@@ -288,7 +288,7 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
         _exit(len(streamed.errors), streamed.run_count)
     result = _read(paths, engine, default_date, all_files, launched_at)
     if result.runs:
-        echo(_fitted(runs_summary_text(result.runs, width=_columns())))
+        echo(_fitted(parse_table_text(result.runs, width=_columns())))
     _exit(len(result.errors), len(result.runs))
 
 
@@ -388,7 +388,7 @@ def compare(paths: tuple[str, ...], store: str | None, engine: str | None, defau
     Runs of one engine and model are compared; without --by, those with the most ready runs,
     and a note names the others and how to compare them.
     """
-    from firedup.tables.compare import comparison_text
+    from firedup.tables.compare_text import comparison_text
 
     runs = _load(paths, store, engine, default_date, all_files)
     result = api.compare(runs, by)

@@ -11,8 +11,9 @@ from typing import Any
 from firedup.core.safe import json_text, visible
 from firedup.core.units import fit_lines, fmt_duration
 from firedup.render.snippets import snippets_for
-from firedup.tables.budget import BudgetReport, LayerTimeouts
-from firedup.tables.compare import left_out_lines, population_label
+from firedup.tables.budget import BudgetReport
+from firedup.tables.grouping import left_out_lines, population_label
+from firedup.tables.timeouts import LayerTimeouts
 
 
 def budget_json(report: BudgetReport) -> dict[str, Any]:

@@ -166,8 +166,8 @@ def _outcomes(runs: Sequence[Run]) -> list[dict[str, Any]]:
 
 def _group_tables(runs: Runs, cmp: Comparison) -> list[dict[str, Any]]:
     """Per group: n, median/p90/max, and per phase the median, fastest, slowest and share."""
-    from firedup.tables.compare import quantile
     from firedup.tables.frames import phase_seconds
+    from firedup.tables.grouping import quantile
 
     out = []
     for i, group in enumerate(cmp.grouping.groups, start=1):
@@ -196,7 +196,8 @@ def _group_tables(runs: Runs, cmp: Comparison) -> list[dict[str, Any]]:
 
 
 def _deltas(cmp: Comparison) -> list[dict[str, Any]]:
-    from firedup.tables.compare import flag_changes, fmt_value
+    from firedup.tables.compare import flag_changes
+    from firedup.tables.grouping import fmt_value
 
     out = []
     for d in cmp.deltas:
@@ -460,8 +461,9 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
     `generated` defaults to `generation_time()`."""
     from firedup.read.sources import InputError
     from firedup.tables.budget import budgets
-    from firedup.tables.compare import compare, population_label
+    from firedup.tables.compare import compare
     from firedup.tables.frames import from_runs
+    from firedup.tables.grouping import population_label
 
     # The report names files as shown, never by this machine's absolute path: by a display name
     # given to each view, never by rewriting the runs (their ids, hashes and sources stay theirs).
@@ -548,8 +550,8 @@ def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequ
                  risk: float = 0.01, engine: str | None = None, default_date: date | None = None,
                  all_files: bool = False, progress: Progress | None = None) -> ReportResult:
     """Parse `paths`, write `out_dir/index.html`, `out_dir/report.md` and the PNG charts."""
-    from firedup.tables.compare import check_by, flag_names
     from firedup.tables.frames import from_runs
+    from firedup.tables.grouping import check_by, flag_names
     from firedup.timeline.pipeline import parse_paths
 
     generated = generation_time()  # a bad SOURCE_DATE_EPOCH fails before anything is read or written

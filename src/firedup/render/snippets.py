@@ -21,7 +21,7 @@ from firedup.formats.base import Format, Probing
 from firedup.formats.vocab import READY
 
 if TYPE_CHECKING:
-    from firedup.tables.budget import Budget
+    from firedup.tables.risk import Budget
     from firedup.tables.timeouts import LayerTimeouts
 
 

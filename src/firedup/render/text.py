@@ -467,7 +467,7 @@ def timelines_text(runs: Sequence[Run], style: Style = plain, width: int = 80) -
     return "\n\n".join(timeline_text(run, style, width) for run in runs)
 
 
-def runs_summary_text(runs: Sequence[Run], width: int | None = None) -> str:
+def parse_table_text(runs: Sequence[Run], width: int | None = None) -> str:
     """One line per run: what `firedup parse` prints without --json.
 
     Two clocks: `to ready` from the log's first line, `from launch` from the process's launch

@@ -18,17 +18,9 @@ from firedup.core.health import VersionGuess, combine_guesses
 from firedup.core.units import fmt_duration
 from firedup.formats.base import Format
 from firedup.tables.coldwarm import ColdWarm, key_changes, split
-from firedup.tables.compare import Group, Grouping, group_runs
 from firedup.tables.frames import Runs
-from firedup.tables.risk import (
-    Budget,
-    LognormalFit,
-    PredictionBound,
-    budget_for,
-    prediction_bound,
-    round_up,
-    runs_needed,
-)
+from firedup.tables.grouping import Group, Grouping, group_runs
+from firedup.tables.risk import Budget, budget_for
 from firedup.tables.timeouts import LayerTimeouts, layer_timeouts
 
 
@@ -216,17 +208,4 @@ def clock_of(runs: Runs, group: Group) -> Clock:
     return Clock(dict(kinds), text, max(group.ready_seconds) if group.ready_seconds else None)
 
 
-__all__ = [
-    "Budget",
-    "BudgetReport",
-    "LayerTimeouts",
-    "LognormalFit",
-    "PredictionBound",
-    "budget_for",
-    "budgets",
-    "mixed_cache_notes",
-    "prediction_bound",
-    "round_up",
-    "runs_needed",
-    "version_of",
-]
+__all__ = ["BudgetReport", "Clock", "Side", "budgets", "clock_of", "mixed_cache_notes", "version_of"]

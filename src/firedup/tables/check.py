@@ -104,6 +104,42 @@ class RunCheck:
                 "failure": self.failure, "note": self.note, "nearest_configs": self.nearest,
                 "findings": [f.as_json() for f in self.findings]}
 
+    def verdict_line(self) -> str:
+        """`FAIL server.log: 4 min 2 s from launch; regressed: cuda_graph`: the answer for one run."""
+        where = self.source + (f" #{self.run_index + 1}" if self.run_index else "")
+        ready = next((f for f in self.findings if f.measure == READY), None)
+        said = f": {fmt_duration(ready.seconds)} from launch" if ready is not None else ""
+        if self.verdict == CANNOT_JUDGE:
+            said += f"; {self.history_n} history run{'s' if self.history_n != 1 else ''} of its config"
+        elif self.failure:
+            said = f": {self.failure}"
+        elif self.failed:
+            said += f"; regressed: {', '.join(f.measure for f in self.findings if f.regressed)}"
+        return f"{self.verdict} {where}{said}"
+
+    def detail_lines(self) -> list[str]:
+        """Why: the run's config and history, each regressed measure (and time to ready) against
+        its limit with the line that shows it, then the measures within the history's spread."""
+        where = visible(self.source, one_line=True) + (f" #{self.run_index + 1}" if self.run_index else "")
+        lines = [f"{where} ({self.config}; {self.history_n} history runs of this config)"]
+        if self.failure:
+            lines.append(f"  {self.failure}")
+        if self.note:
+            lines.append(f"  {self.note}")
+        if self.nearest:
+            lines.append("  nearest configs in the history: " + "; ".join(self.nearest))
+        for f in sorted(self.findings, key=lambda f: (not f.regressed, f.measure != READY)):
+            if f.regressed or f.measure == READY:
+                lines.append(f"  {f.describe()}")
+                if f.regressed and f.evidence:
+                    lines.append(f"    evidence: {f.evidence}")
+                if f.regressed and f.caches:
+                    lines.append(f"    caches: {f.caches}")
+        ok = [f.measure for f in self.findings if not f.regressed and f.measure != READY and f.bound is not None]
+        if ok:
+            lines.append(f"  within the history's spread: {', '.join(ok)}")
+        return lines
+
 
 @dataclass
 class CheckReport:
@@ -128,38 +164,10 @@ class CheckReport:
 
     def text(self, verbose: bool = False) -> str:
         """The verdicts first (one line per run), then why, then the rule."""
-        lines = []
+        lines = [r.verdict_line() for r in self.runs]
         for r in self.runs:
-            where = r.source + (f" #{r.run_index + 1}" if r.run_index else "")
-            ready = next((f for f in r.findings if f.measure == READY), None)
-            said = f": {fmt_duration(ready.seconds)} from launch" if ready is not None else ""
-            if r.verdict == CANNOT_JUDGE:
-                said += f"; {r.history_n} history run{'s' if r.history_n != 1 else ''} of its config"
-            elif r.failure:
-                said = f": {r.failure}"
-            elif r.failed:
-                said += f"; regressed: {', '.join(f.measure for f in r.findings if f.regressed)}"
-            lines.append(f"{r.verdict} {where}{said}")
-        for r in self.runs:
-            where = visible(r.source, one_line=True) + (f" #{r.run_index + 1}" if r.run_index else "")
             lines.append("")
-            lines.append(f"{where} ({r.config}; {r.history_n} history runs of this config)")
-            if r.failure:
-                lines.append(f"  {r.failure}")
-            if r.note:
-                lines.append(f"  {r.note}")
-            if r.nearest:
-                lines.append("  nearest configs in the history: " + "; ".join(r.nearest))
-            for f in sorted(r.findings, key=lambda f: (not f.regressed, f.measure != READY)):
-                if f.regressed or f.measure == READY:
-                    lines.append(f"  {f.describe()}")
-                    if f.regressed and f.evidence:
-                        lines.append(f"    evidence: {f.evidence}")
-                    if f.regressed and f.caches:
-                        lines.append(f"    caches: {f.caches}")
-            ok = [f.measure for f in r.findings if not f.regressed and f.measure != READY and f.bound is not None]
-            if ok:
-                lines.append(f"  within the history's spread: {', '.join(ok)}")
+            lines.extend(r.detail_lines())
         lines.append("")
         lines.append(f"rule: {self.rule}" if verbose else "(-v prints the rule)")
         return "\n".join(lines)

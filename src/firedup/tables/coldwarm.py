@@ -85,15 +85,9 @@ def split(runs: Runs, run_ids: list[str]) -> ColdWarm | None:
     rows = {r["run_id"]: r for r in frame.select("run_id", "source", "run_index", "cache_start", "caches_json",
                                                   "cache_keys_json").to_dicts()}
     sources = {rid: r["source"] + (f" #{r['run_index'] + 1}" if r["run_index"] else "") for rid, r in rows.items()}
-    # cold and warm are of one configuration: every flag that changes start-up time alike, not
-    # only those the runs were grouped by (`--by engine` puts debug and production runs together,
-    # and production's graph capture is no cache)
-    configs: dict[tuple[Any, ...], list[str]] = {}
-    for row in frame.select("run_id", "engine", *(f for f in SAME_CONFIG_FLAGS if f in frame.columns)).to_dicts():
-        configs.setdefault(tuple(row.get(f) for f in ("engine", *SAME_CONFIG_FLAGS)), []).append(row["run_id"])
     wide = phase_seconds(runs.select(run_ids))
     reasons: dict[str, str] = {}
-    for same in configs.values():
+    for same in _configs(frame).values():
         found = {rid: why for rid in same if (why := _cold_by_verdict(rows[rid])) is not None}
         for rid, why in _cold_by_twin(wide, same, sources).items():
             found.setdefault(rid, why)
@@ -103,14 +97,31 @@ def split(runs: Runs, run_ids: list[str]) -> ColdWarm | None:
     warm = [rid for rid in run_ids if rid not in reasons]
     if not cold or not warm:
         return None
+    _add_key_changes(reasons, cold, warm, rows)
+    return ColdWarm(cold, warm, reasons, sources)
+
+
+def _configs(frame: pl.DataFrame) -> dict[tuple[Any, ...], list[str]]:
+    """The runs of `frame` by configuration: every flag that changes start-up time alike, not only
+    those the runs were grouped by (`--by engine` puts debug and production runs together, and
+    production's graph capture is no cache), so cold and warm are of one configuration."""
+    configs: dict[tuple[Any, ...], list[str]] = {}
+    for row in frame.select("run_id", "engine", *(f for f in SAME_CONFIG_FLAGS if f in frame.columns)).to_dicts():
+        configs.setdefault(tuple(row.get(f) for f in ("engine", *SAME_CONFIG_FLAGS)), []).append(row["run_id"])
+    return configs
+
+
+def _add_key_changes(reasons: dict[str, str], cold: list[str], warm: list[str],
+                     rows: dict[str, dict[str, Any]]) -> None:
+    """To each cold start's reason, the cache key it stored that no warm start had: the reason a
+    start that should have been warm was cold."""
     keys = {rid: json.loads(r.get("cache_keys_json") or "{}") for rid, r in rows.items()}
-    for rid in cold:  # the reason a start that should have been warm was cold
+    for rid in cold:
         for kind, key in keys.get(rid, {}).items():
             theirs = {keys.get(w, {}).get(kind) for w in warm} - {None}
             if theirs and key not in theirs:
                 reasons[rid] += (f"; its {kind} cache key {key} is not the warm starts' ({', '.join(sorted(theirs))}):"
                                  " the key changed, so the cache could not be used")
-    return ColdWarm(cold, warm, reasons, sources)
 
 
 def key_changes(runs: Runs, run_ids: list[str], label: str) -> list[str]:

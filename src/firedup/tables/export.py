@@ -68,74 +68,110 @@ def chrome_trace(runs: Runs) -> dict[str, Any]:
     milestones_by_run = {key[0]: frame for key, frame in
                          runs.milestones.partition_by("run_id", as_dict=True).items()}
     for pid, run in enumerate(runs.runs.iter_rows(named=True), start=1):
-        run_id = run["run_id"]
-        first = run["first_ts"]
-        phases = phases_by_run.get(run_id, runs.phases.clear())
-        milestones = milestones_by_run.get(run_id, runs.milestones.clear())
-        # time 0 is the first line, or the start of a phase whose reported duration reaches
-        # back before it (a log that begins mid-startup): trace times must not be negative
-        offsets = [0.0, *phases["start_offset"].drop_nulls().to_list(), *milestones["offset"].drop_nulls().to_list()]
-        origin = min(offsets)
-        where = f" #{run['run_index'] + 1}" if run["run_index"] else ""
-        flags = ", ".join(f"{k}={run[k]}" for k in ("tp_size", "disable_cuda_graph", "speculative_algorithm")
-                          if run.get(k) is not None)
-        title = f"{Path(run['source']).name}{where} [{run['outcome']}]" + (f" ({flags})" if flags else "")
-        if first is not None:
-            title += f" started {first.isoformat(sep=' ')}"
-        if origin < 0:
-            title += f" (time 0 is {-origin:.1f} s before the first line)"
-        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": title}})
-        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index", "args": {"sort_index": pid}})
-        per_track: dict[str, list[tuple[int, int, dict[str, Any]]]] = defaultdict(list)
-        for p in phases.iter_rows(named=True):
-            if p["start_offset"] is None or p["start"] is None or p["end"] is None:
-                continue
-            start = _us(p["start_offset"] - origin)
-            dur = max(0, _us((p["end"] - p["start"]).total_seconds()))
-            track = RUN_LANE if p["scope"] == "run" else str(p["rank"] or "main")
-            name = p["phase"] + (f" ({p['detail']})" if p["detail"] else "")
-            args: dict[str, Any] = {"seconds": p["seconds"], "source": p["source_kind"], "file": run["source"]}
-            if p["line"] is not None:
-                args["line"] = p["line"]
-                text = texts.get((run_id, p["line"]))
-                if text:
-                    args["text"] = text
-            if p["open"]:
-                args["open"] = True
-            per_track[track].append((start, dur, {"ph": "X", "name": name, "cat": "phase", "ts": start,
-                                                  "dur": dur, "args": args}))
-        ranks = sorted({str(r) for r in milestones["rank"].drop_nulls().to_list()} | set(per_track) - {RUN_LANE},
-                       key=_rank_key)
-        tids: dict[str, int] = {}
-        next_tid = 0
-        for track in [RUN_LANE, *ranks]:
-            lanes = _lanes(per_track.get(track, [])) or [[]]
-            for lane_no, lane in enumerate(lanes):
-                tid = next_tid
-                next_tid += 1
-                if lane_no == 0:
-                    tids[track] = tid
-                label = track if lane_no == 0 else f"{track} ({lane_no + 1})"
-                events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": label}})
-                events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
-                               "args": {"sort_index": tid}})
-                for ev in lane:
-                    events.append({**ev, "pid": pid, "tid": tid})
-        for m in milestones.iter_rows(named=True):
-            if m["offset"] is None:
-                continue
-            ts = _us(m["offset"] - origin)
-            tid = tids.get(str(m["rank"]), 0) if m["rank"] else 0
-            if m["name"] in (READY, CRASH):
-                scope = "p" if m["name"] == READY or not m["rank"] else "t"
-                events.append({"ph": "i", "pid": pid, "tid": tid, "name": m["name"], "cat": "outcome", "ts": ts,
-                               "s": scope, "args": {"line": m["line"], "text": m["text"], "file": run["source"]}})
-            if m["avail_mem_gb"] is not None:
-                label = str(m["rank"] or "main")
-                events.append({"ph": "C", "pid": pid, "tid": tid, "name": f"avail_mem_gb {label}", "ts": ts,
-                               "args": {"GB": m["avail_mem_gb"]}})
+        phases = phases_by_run.get(run["run_id"], runs.phases.clear())
+        milestones = milestones_by_run.get(run["run_id"], runs.milestones.clear())
+        events.extend(_run_events(pid, run, phases, milestones, texts))
     return {"traceEvents": events, "displayTimeUnit": "ms",
             "otherData": {"generator": "firedup", "time_origin": "each run's first line"}}
+
+
+def _run_events(pid: int, run: dict[str, Any], phases: pl.DataFrame, milestones: pl.DataFrame,
+                 texts: dict[tuple[str, int], str]) -> list[dict[str, Any]]:
+    """One run as one process: its name, a thread per rank (and lane) with its phases, then the
+    ready and crash instants and the free-memory counters."""
+    # time 0 is the first line, or the start of a phase whose reported duration reaches
+    # back before it (a log that begins mid-startup): trace times must not be negative
+    offsets = [0.0, *phases["start_offset"].drop_nulls().to_list(), *milestones["offset"].drop_nulls().to_list()]
+    origin = min(offsets)
+    events = [{"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": _process_title(run, origin)}},
+              {"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index", "args": {"sort_index": pid}}]
+    per_track = _phase_tracks(run, phases, origin, texts)
+    ranks = sorted({str(r) for r in milestones["rank"].drop_nulls().to_list()} | set(per_track) - {RUN_LANE},
+                   key=_rank_key)
+    threads, tids = _thread_events(pid, per_track, [RUN_LANE, *ranks])
+    events.extend(threads)
+    events.extend(_milestone_events(pid, run, milestones, origin, tids))
+    return events
+
+
+def _process_title(run: dict[str, Any], origin: float) -> str:
+    """`server.log #2 [ready] (tp_size=2) started 2025-...`: the process's name in the trace."""
+    where = f" #{run['run_index'] + 1}" if run["run_index"] else ""
+    flags = ", ".join(f"{k}={run[k]}" for k in ("tp_size", "disable_cuda_graph", "speculative_algorithm")
+                      if run.get(k) is not None)
+    title = f"{Path(run['source']).name}{where} [{run['outcome']}]" + (f" ({flags})" if flags else "")
+    if run["first_ts"] is not None:
+        title += f" started {run['first_ts'].isoformat(sep=' ')}"
+    if origin < 0:
+        title += f" (time 0 is {-origin:.1f} s before the first line)"
+    return title
+
+
+def _phase_tracks(run: dict[str, Any], phases: pl.DataFrame, origin: float,
+                  texts: dict[tuple[str, int], str]) -> dict[str, list[tuple[int, int, dict[str, Any]]]]:
+    """Each timed phase as a complete (`X`) event, by track: the run's critical path or its rank."""
+    per_track: dict[str, list[tuple[int, int, dict[str, Any]]]] = defaultdict(list)
+    for p in phases.iter_rows(named=True):
+        if p["start_offset"] is None or p["start"] is None or p["end"] is None:
+            continue
+        start = _us(p["start_offset"] - origin)
+        dur = max(0, _us((p["end"] - p["start"]).total_seconds()))
+        track = RUN_LANE if p["scope"] == "run" else str(p["rank"] or "main")
+        name = p["phase"] + (f" ({p['detail']})" if p["detail"] else "")
+        args: dict[str, Any] = {"seconds": p["seconds"], "source": p["source_kind"], "file": run["source"]}
+        if p["line"] is not None:
+            args["line"] = p["line"]
+            text = texts.get((run["run_id"], p["line"]))
+            if text:
+                args["text"] = text
+        if p["open"]:
+            args["open"] = True
+        per_track[track].append((start, dur, {"ph": "X", "name": name, "cat": "phase", "ts": start,
+                                              "dur": dur, "args": args}))
+    return per_track
+
+
+def _thread_events(pid: int, per_track: dict[str, list[tuple[int, int, dict[str, Any]]]],
+                   tracks: list[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """A thread per lane of each track (`_lanes`: events on one thread must nest), named and in
+    order, with its events; and each track's first thread id, where its instants go."""
+    events: list[dict[str, Any]] = []
+    tids: dict[str, int] = {}
+    next_tid = 0
+    for track in tracks:
+        lanes = _lanes(per_track.get(track, [])) or [[]]
+        for lane_no, lane in enumerate(lanes):
+            tid = next_tid
+            next_tid += 1
+            if lane_no == 0:
+                tids[track] = tid
+            label = track if lane_no == 0 else f"{track} ({lane_no + 1})"
+            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": label}})
+            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
+                           "args": {"sort_index": tid}})
+            for ev in lane:
+                events.append({**ev, "pid": pid, "tid": tid})
+    return events, tids
+
+
+def _milestone_events(pid: int, run: dict[str, Any], milestones: pl.DataFrame, origin: float,
+                      tids: dict[str, int]) -> list[dict[str, Any]]:
+    """Ready and crash as instant (`i`) events, the free GPU memory a line states as a counter (`C`)."""
+    events: list[dict[str, Any]] = []
+    for m in milestones.iter_rows(named=True):
+        if m["offset"] is None:
+            continue
+        ts = _us(m["offset"] - origin)
+        tid = tids.get(str(m["rank"]), 0) if m["rank"] else 0
+        if m["name"] in (READY, CRASH):
+            scope = "p" if m["name"] == READY or not m["rank"] else "t"
+            events.append({"ph": "i", "pid": pid, "tid": tid, "name": m["name"], "cat": "outcome", "ts": ts,
+                           "s": scope, "args": {"line": m["line"], "text": m["text"], "file": run["source"]}})
+        if m["avail_mem_gb"] is not None:
+            label = str(m["rank"] or "main")
+            events.append({"ph": "C", "pid": pid, "tid": tid, "name": f"avail_mem_gb {label}", "ts": ts,
+                           "args": {"GB": m["avail_mem_gb"]}})
+    return events
 
 
 # --- metrics out: OpenMetrics text and OTLP/JSON traces --------------------------------------------
@@ -302,24 +338,24 @@ def table(runs: Runs, name: str) -> pl.DataFrame:
     return frame
 
 
-def export(runs: Runs, fmt: str, out: str | os.PathLike[str], table_name: str = "phases") -> None:
-    """Write `runs` as `fmt` to `out` ("-" = stdout for text formats)."""
+def export(runs: Runs, output_format: str, out: str | os.PathLike[str], table_name: str = "phases") -> None:
+    """Write `runs` as `output_format` (one of `FORMATS`) to `out` ("-" = stdout for text formats)."""
     import sys
 
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if output_format not in FORMATS:
+        raise UsageError(f"unknown format {output_format!r}; choose from {', '.join(FORMATS)}")
     to_stdout = os.fspath(out) == "-"
-    if fmt == "parquet" and to_stdout:
+    if output_format == "parquet" and to_stdout:
         raise UsageError("Parquet is binary: give a file with -o")
-    if fmt == "chrome-trace":
+    if output_format == "chrome-trace":
         text = json_text(chrome_trace(runs))
-    elif fmt == "prometheus":
+    elif output_format == "prometheus":
         text = openmetrics(runs)
-    elif fmt == "otlp-json":
+    elif output_format == "otlp-json":
         text = json_text(otlp_json(runs))
-    elif fmt == "csv":
+    elif output_format == "csv":
         text = csv_safe(flat(table(runs, table_name))).write_csv()
-    elif fmt == "json":
+    elif output_format == "json":
         text = json_text(table(runs, table_name).to_dicts(), indent=1)
     else:
         _atomic(Path(out), lambda fh: table(runs, table_name).write_parquet(fh))

@@ -28,7 +28,7 @@ from firedup.timeline.ranks import rank_sort_key
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from firedup.tables.compare import Coverage
+    from firedup.tables.grouping import Coverage
 
 # --- timeline -----------------------------------------------------------------------------------
 
@@ -136,7 +136,7 @@ def _slowest_first(frame: pl.DataFrame, ranks: bool, phases: pl.DataFrame) -> pl
 def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool = False) -> TimelineData:
     """Gantt rows: one per run (its critical path), plus one per rank when `ranks`; at most
     `TIMELINE_MAX_ROWS` rows (the slowest runs), `coverage` says how many of how many."""
-    from firedup.tables.compare import Coverage
+    from firedup.tables.grouping import Coverage
 
     frame = runs.runs if run_ids is None else runs.select(run_ids).runs
     if run_ids is not None:  # keep the caller's order

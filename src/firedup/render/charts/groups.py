@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from firedup.tables.budget import BudgetReport
-    from firedup.tables.compare import Comparison, Coverage
+    from firedup.tables.compare import Comparison
+    from firedup.tables.grouping import Coverage
 
 # A chart stays readable at any number of runs: at most this many groups in compare and
 # distribution (the groups with most runs); the chart says how many runs it leaves out.
@@ -42,7 +43,7 @@ MAX_GROUPS = 24
 def _biggest_groups(groups: Sequence[Any], seen: Coverage) -> tuple[set[int], Coverage]:
     """The indexes of the `MAX_GROUPS` timed groups with most runs, and the coverage once the
     others are not drawn (their runs counted as left out, with why)."""
-    from firedup.tables.compare import Coverage
+    from firedup.tables.grouping import Coverage
 
     timed = [i for i, g in enumerate(groups) if g.n > 0]
     if len(timed) <= MAX_GROUPS:
@@ -70,7 +71,7 @@ class CompareData:
 
 def compare_data(cmp: Comparison) -> CompareData:
     """Median phases per timed group, in startup order, stacked left to right."""
-    from firedup.tables.compare import coverage
+    from firedup.tables.grouping import coverage
 
     segments: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
@@ -130,7 +131,7 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
     """Points and budget lines of `budget_report` (the computed `tables.budget.budgets(runs, by, risk)`;
     computed here from `by` and `risk` when not given)."""
     from firedup.tables.budget import budgets
-    from firedup.tables.compare import coverage
+    from firedup.tables.grouping import coverage
 
     report = budget_report if budget_report is not None else budgets(runs, by, risk)
     risk = report.budgets[0].risk if report.budgets else risk

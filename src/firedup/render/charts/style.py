@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from firedup.tables.compare import Coverage
+    from firedup.tables.grouping import Coverage
 
 # --- colours: one table for every chart ------------------------------------------------------
 
