@@ -916,3 +916,19 @@ def test_probes_after_ready_stay_unread_and_the_first_request_is_found(
     assert (first is None) == (at is None)
     if at is not None:
         assert first is not None and first.line == 12 + at + 1
+
+
+def test_a_year_less_collector_stamp_gets_the_same_date_from_both_engines(tmp_path: Path) -> None:
+    """journald's stamps have no year: `Clock.outer_datetime` is the one conversion of them both
+    engines call. Across New Year the year nearest the engine's own stamp is the next one, so a
+    uvicorn line with no time of its own, behind "Jan  1 00:00:07", is dated 2026-01-01 (on the
+    engine's clock, 2 s behind the collector's), by the batch engine as by the incremental one."""
+    lines = ["Dec 31 23:59:58 host sglang[7]: [2025-12-31 23:59:56] server_args=ServerArgs(tp_size=1)",
+             "Jan  1 00:00:05 host sglang[7]: [2026-01-01 00:00:03] The server is fired up and ready to roll!",
+             'Jan  1 00:00:07 host sglang[7]: INFO:     10.0.0.7:41234 - "POST /v1/chat/completions HTTP/1.1" 200 OK']
+    path = _write(tmp_path, lines, False)
+    fmt = get_format("sglang")
+    (want, _, _), (got, _, _) = _incremental(path, fmt), _batch(path, fmt)
+    assert [e.key() for e in got] == [e.key() for e in want]
+    access = [e for e in got if e.name == "http.access"]
+    assert [e.ts.iso if e.ts else None for e in access] == ["2026-01-01T00:00:05"]

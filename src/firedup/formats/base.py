@@ -205,7 +205,7 @@ WRAPPER_CHARS = 256
 SNIFF_TRIES = 20
 # What every header with a time holds ("02:04:12"): a literal first, so `re` scans for it fast.
 _TIME_COLONS = re.compile(r":\d\d:")
-# A process tag at the end of a wrapper, "(EngineCore_DP0 pid=311) " (`sources._PROC`, inside a line).
+# A process tag at the end of a wrapper, "(EngineCore_DP0 pid=311) " (`collectors.COLLECTOR["process-tag"]`, inside a line).
 _PROC_INSIDE = re.compile(r"[ \t]\((?P<proc>[A-Za-z_][\w-]{0,64}(?: rank=\d{1,9}| [A-Z]{1,16}\d{1,9}(?:_[A-Z]{1,16}\d{1,9}){0,8})?)"
                           r" pid=(?P<pid>\d{1,9})(?:, ip=[\d.:a-fA-F]{1,64})?\) ?")
 # A wrapper's words, and those that do not name its source: a date or time, a level, a file

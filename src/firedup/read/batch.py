@@ -75,34 +75,24 @@ from pathlib import Path
 from typing import Any, cast
 
 from firedup.formats.base import Format, Header, Rule
-from firedup.read.clock import Clock, year_ok
+from firedup.read.clock import Clock, UnsureDate, year_ok
+from firedup.read.collectors import COLLECTOR, COLLECTORS
 from firedup.read.compact import ACCESS, HEALTH_PATH, AccessNeeds
 from firedup.read.engine import Event, LineStats, Parsed, Scanner
 from firedup.read.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
 
 WINDOW = 16 << 20  # bytes scanned per step; pages are released after each step
-# kubectl's stamp at a line's start, as `sources._strip_outer` reads it (`_Prefilter.access_line`)
+# kubectl's stamp at a line's start, as `sources.strip_outer` reads it (`_Prefilter.access_line`)
 _KUBECTL_AT_START = re.compile(rb"[ \t\r\f\v]*(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
 
-# Collector prefixes as `sources._strip_outer` reads them, reduced to what starts them
-# (Hyperscan has no look-arounds; a wider net only costs a few more candidates).
-_RFC3339_START = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"  # kubectl's, CloudWatch's
-_PROC_START = r"\("  # process tags (Ray's, an engine's worker processes)
-_JOURNALD_START = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}"
-_PREFIX_STARTS = (
-    _RFC3339_START,
-    r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}",  # Docker Desktop's local stamp
-    _JOURNALD_START,
-    r"[A-Za-z0-9][\w.-]*\s+\| ",  # docker compose
-    r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ",  # DJL serving
-    r"\[rank\d+\]:",  # torch.distributed's rank prefix on stderr lines
-    _PROC_START,
-)
+# Collector prefixes as `sources.strip_outer` reads them (`collectors.COLLECTORS`), reduced
+# to what starts them, in the table's order.
+_PREFIX_STARTS = tuple(collector.start for collector in COLLECTORS)
 # A process tag behind a wrapper, as `formats.base._PROC_INSIDE` finds it; not one behind
 # kubectl's stamp (its `Z`), which `sources` strips with the stamp.
 _PROC_BEHIND = r"[^Z \t\r\f\v\x1b\n][ \t]\([A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)? pid=\d"
 # The decorations a format whose unread lines carry no clock may leave unread (`_decorated_markers`).
-_DECORATION_STARTS = frozenset({_RFC3339_START, _PROC_START})
+_DECORATION_STARTS = frozenset(collector.start for collector in COLLECTORS if collector.decoration)
 _LINE_START = r"^[ \t\r\f\v]*"  # normalise() strips indentation before reading prefixes
 
 
@@ -357,7 +347,7 @@ def _decorated_markers() -> list[str]:
     before_first += _deviations(_LINE_START, _KUBECTL_STAMP)[1:]  # [0] would take a blank for the deviation
     before_first += [_LINE_START + stamp + tail for tail in (
         r"[^.Z\n]", r"\.[^\d\n]", r"\.\d{1,9}[^\dZ\n]", r"\.\d{10}", frac + r"Z[^ \n]", frac + r"Z [^\x1b\n]")]
-    # the first escape code opens a tag that `sources._PROC` reads and the second closes it
+    # the first escape code opens a tag that `sources.strip_outer` reads and the second closes it
     first = r"^[^\x1b\n]*" + _SGR
     name = first + r"\(" + _TAG_NAME
     pid = rf"{name} (?:rank=\d+ )?pid"
@@ -379,9 +369,9 @@ def _decorated_markers() -> list[str]:
         closed + rf"(?: [ \t\r\f\v{_ODD_SPACE}]|[\t\r\f\v{_ODD_SPACE}])",
         *(closed + " ?" + p for p in _PREFIX_STARTS),
         # collector prefixes, but kubectl's stamp and process tags; journald's stamp (it has no
-        # year) wherever `_strip_outer` may take it as a line's first stamp
+        # year) wherever `sources.strip_outer` may take it as a line's first stamp
         *(_LINE_START + p for p in _PREFIX_STARTS if p not in _DECORATION_STARTS),
-        rf"[ \t\r\f\v):|{_ODD_SPACE}]{_JOURNALD_START}",
+        rf"[ \t\r\f\v):|{_ODD_SPACE}]{COLLECTOR['journald'].start}",
     ]
 
 
@@ -675,28 +665,11 @@ def _sniff_scan() -> tuple[list[str], Any]:
     return _SNIFFING[key]
 
 
-class _GuardedClock(Clock):
-    """A clock that refuses to complete a stamp from history the batch engine may have skipped."""
-
-    unsure = False
-
-    def _running_day(self, time_text: str) -> date:
-        if self.unsure:
-            raise NeedExact("a time-only stamp after skipped dated lines")
-        return super()._running_day(time_text)
-
-    def _year_for(self, month: int, dom: int) -> int:
-        if self.unsure:
-            raise NeedExact("a year-less stamp after skipped dated lines")
-        return super()._year_for(month, dom)
-
-
-
 def scan_file(path: str | os.PathLike[str], fmt: Format, default_date: date | None = None,
               file_year: int | None = None, file_date: date | None = None) -> tuple[list[Event], LineStats, Clock]:
     """All events of a plain (uncompressed) log file, as `engine.scan` gives them."""
     events: list[Event] = []
-    scanner = _new_scanner(fmt, default_date, file_year, file_date)
+    scanner = Scanner(fmt, default_date, file_year, file_date)
     for batch in _scan(path, scanner, every_access=True):
         events.extend(batch)
     events.extend(scanner.finish())
@@ -722,13 +695,8 @@ def iter_file(path: str | os.PathLike[str], scanner: Scanner,
 
 def new_scanner(fmt: Format, default_date: date | None = None, file_year: int | None = None,
                 file_date: date | None = None) -> Scanner:
-    return _new_scanner(fmt, default_date, file_year, file_date)
-
-
-def _new_scanner(fmt: Format, default_date: date | None, file_year: int | None, file_date: date | None) -> Scanner:
-    scanner = Scanner(fmt, default_date, file_year, file_date)
-    scanner.clock = _GuardedClock(default_date, file_year, file_date)
-    return scanner
+    """The incremental engine's scanner, which this engine feeds (`iter_file`)."""
+    return Scanner(fmt, default_date, file_year, file_date)
 
 
 class Truncated(Exception):
@@ -766,7 +734,11 @@ def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool,
             return
         state = _State(scanner, pre, every_access, normalised or {})
         for found, data in _scanned(fh.fileno(), size, pre):
-            yield state.window(found, data)
+            try:
+                events = state.window(found, data)
+            except UnsureDate as exc:  # a stamp the clock would complete from skipped lines
+                raise NeedExact(str(exc)) from None
+            yield events
 
 
 class _Window:
@@ -1268,9 +1240,9 @@ class _State:
             parsed = scanner.split(line)
             if parsed.own_clock and parsed.ts is not None:
                 last_own = (parsed.ts, number)
-                if start > first and isinstance(self.clock, _GuardedClock):
+                if start > first:
                     # dated lines before it went unread: the clock's latest stamp is a guess now
-                    self.clock.unsure = True
+                    self.clock.history_skipped = True
                 break
             end, number = start - 1, number - 1
         self._emit(scanner.skip(count, self.number + count - 1, first_own, last_own))
@@ -1280,7 +1252,7 @@ class _State:
     def _skip_clockless(self, first: int, stop: int, count: int) -> None:
         """`_skip_to` for a format that `skips_decorations`: no unread line has a clock of the
         engine's own, so none moves the last own stamp (nothing to read back, no stamp of a
-        skipped line the clock would miss: `_GuardedClock` stays sure). Such a line changes
+        skipped line the clock would miss: `Clock.history_skipped` stays false). Such a line changes
         the engine's state only by a collector's stamp, and only while
         `Scanner.collector_stamps_count` (before any own-clock line, or until a run's first
         line is marked): then lines are read, in order, until it no longer does."""
