@@ -205,13 +205,14 @@ class Clock:
         """The one conversion of a collector's stamp to a point in time, for both engines.
 
         A stamp with a year is that day; a day no calendar has is None, and counted as refused
-        when the line is being read (no `near`). One without a year (journald's) takes, next to
-        a point in time `near` (a stamp of the engine's on the same line), the year that puts
-        it closest; read on its own it is None here: its year is this source's year-less
-        policy's (`_outer_anchor`, `_year_for`)."""
+        when the line is being read (no `near`). One without a year (journald's) takes the year
+        that puts it closest to `near` (the engine's stamp on the same line), else to the latest
+        stamp this clock dated; before any, it is None here, and the source's year policy
+        (`_year_for`) gives the year of what needs one."""
         if not _time_ok(outer.time):
             return None
         if outer.year is None:
+            near = near or self._last
             if near is None:
                 return None
             return _nearest(outer, (near.year - 1, near.year, near.year + 1), near)
@@ -315,7 +316,7 @@ class Clock:
         elif day is not None:
             self._note("log")
             stamp = make_stamp(day, time_text, frac)
-            full_outer = self.outer_datetime(outer) if outer else None
+            full_outer = self.outer_datetime(outer, stamp.dt if outer.year is None else None) if outer else None
             if full_outer is not None:
                 self._outer_offset = stamp.dt - full_outer
             self._remember(stamp)
@@ -335,9 +336,10 @@ class Clock:
         return stamp
 
     def _outer_anchor(self, outer: OuterStamp) -> datetime | None:
-        """The collector's stamp as a point in time; journald's, which has no year, takes the
-        year the other year-less stamps of this source use."""
-        if outer.year is not None:
+        """The collector's stamp as a point in time (`outer_datetime`); journald's, which has no
+        year, before any stamp is dated takes the year the other year-less stamps of this
+        source use."""
+        if outer.year is not None or self._last is not None:
             return self.outer_datetime(outer)
         day = _safe_date(self._year_for(outer.month, outer.day), outer.month, outer.day)
         return make_stamp(day, outer.time, outer.frac).dt if day else None
