@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from conftest import SAMPLE_LOGS, corpus_logs
 from firedup.formats import Format, get_format, sniff
-from firedup.read import batch
+from firedup.read import batch, prefilter, windows
 from firedup.read.compact import compact
 from firedup.read.engine import Event, LineStats, scan
 from firedup.read.sources import Source, file_date, read_lines
@@ -461,8 +461,8 @@ _DECORATED = [
 def test_decorations_alone_do_not_make_a_vllm_line_a_candidate(tmp_path: Path) -> None:
     path = tmp_path / "decorated.log"
     path.write_bytes("\n".join(line for line, _ in _DECORATED).encode() + b"\n")
-    pre = batch.prefilter(get_format("vllm"))
-    found = batch._scan_window(path.read_bytes(), pre, 0)
+    pre = prefilter.for_format(get_format("vllm"))
+    found = windows.scan_window(path.read_bytes(), pre, 0)
     read = {newlines + 1 for _start, _end, newlines, _patterns in found.candidates}
     for number, (line, want) in enumerate(_DECORATED, start=1):
         assert (number in read) == want, f"line {number} {'not ' if want else ''}read: {line!r}"
@@ -553,7 +553,7 @@ def test_an_overlong_last_line_is_left_to_the_incremental_engine(tmp_path: Path,
                                                                  jobs: int) -> None:
     """The incremental engine names the line in its error; the batch engine hands it over,
     also when a worker process finds the line."""
-    monkeypatch.setattr(batch, "_scan_jobs", lambda size: jobs)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: jobs)
     path = tmp_path / "tail.log"
     path.write_bytes(b"[2026-01-01 10:00:00] The server is fired up and ready to roll!\n" + b"y" * (9 << 20))
     with pytest.raises(batch.NeedExact):
@@ -602,8 +602,8 @@ def test_windows_scanned_in_worker_processes_give_the_same_events(tmp_path: Path
     """Big files are scanned window by window by forked processes while this one feeds the
     engine: small windows here make a generated log many of them."""
     path = _write(tmp_path, _startups_and_traffic(seed=7, blocks=12, startup_every=3, lines_per_block=300), False)
-    monkeypatch.setattr(batch, "WINDOW", 4096)
-    monkeypatch.setattr(batch, "_scan_jobs", lambda size: 2)
+    monkeypatch.setattr(windows, "WINDOW", 4096)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 2)
     assert path.stat().st_size > 40 * 4096
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
@@ -613,7 +613,7 @@ def test_windows_scanned_in_small_pieces_give_the_same_events(tmp_path: Path, mo
     """Each window is scanned piece by piece, cut at line ends (and a line longer than a
     piece is one piece): tiny pieces cut nearly every line apart from the next."""
     path = _write(tmp_path, _startups_and_traffic(seed=11, blocks=6, startup_every=2, lines_per_block=200), False)
-    monkeypatch.setattr(batch, "_SCAN_PIECE", 97)
+    monkeypatch.setattr(windows, "_SCAN_PIECE", 97)
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
 
@@ -667,7 +667,7 @@ def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path
     import hyperscan
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    patterns = [batch._to_line_end(p) for p in ("fired up", r"Load weight \w+")]
+    patterns = [prefilter.to_line_end(p) for p in ("fired up", r"Load weight \w+")]
     text = b"[x] Load weight begin\n[x] The server is fired up and ready to roll!\nnothing\n"
 
     def matches(database: object) -> list[tuple[int, int]]:
@@ -676,7 +676,7 @@ def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path
         return sorted(found)
 
     want = [(0, text.index(b"\nnothing")), (1, text.index(b"\n[x] The"))]  # each at its line's end
-    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    assert matches(prefilter.compile_database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
     (cached,) = (tmp_path / "firedup").glob("hyperscan-*.db")
     compile_for_real = hyperscan.Database
 
@@ -684,10 +684,10 @@ def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path
         raise AssertionError("compiled again instead of loading the cached database")
 
     monkeypatch.setattr(hyperscan, "Database", no_compiling)
-    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    assert matches(prefilter.compile_database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
     monkeypatch.setattr(hyperscan, "Database", compile_for_real)
     cached.write_bytes(b"not a database" * 100)
-    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    assert matches(prefilter.compile_database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
     assert cached.read_bytes() != b"not a database" * 100  # written again
 
 
@@ -795,7 +795,7 @@ def test_the_head_flags_the_lines_the_scan_marks_in_every_piece(tmp_path: Path) 
 def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() -> None:
     """`_spanning_access` reads each unread access line's stamp from this one search: kubectl's
     at the line's start from its groups, any other from the normalised line (`_stamp_key`)."""
-    pre = batch.prefilter(get_format("vllm"))
+    pre = prefilter.for_format(get_format("vllm"))
     assert pre.access_line is not None
     tag = "\x1b[1;36m(APIServer pid=1)\x1b[0;0m "
     access = 'INFO:     10.0.0.1:1 - "GET /health HTTP/1.1" 200 OK'
@@ -817,7 +817,7 @@ def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() ->
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.binary(min_size=1, max_size=3 * batch._COPY_COUNT).map(lambda b: b.replace(b"\x00", b"\n")),
+@given(st.binary(min_size=1, max_size=3 * windows._COPY_COUNT).map(lambda b: b.replace(b"\x00", b"\n")),
        st.integers(0, 100), st.data())
 def test_newlines_are_counted_alike_in_short_and_long_ranges(tmp_path_factory: Any, data: bytes, base: int,
                                                              draw: Any) -> None:
@@ -828,7 +828,7 @@ def test_newlines_are_counted_alike_in_short_and_long_ranges(tmp_path_factory: A
     path = tmp_path_factory.mktemp("count") / "window.bin"
     path.write_bytes(b"x" * base + data)
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        counter = batch._NewlineCounter(mm, base, base + len(data))
+        counter = windows.NewlineCounter(mm, base, base + len(data))
         start = draw.draw(st.integers(base, base + len(data)))
         stop = draw.draw(st.integers(start, base + len(data)))
         counted = counter.count(start, stop)
@@ -865,10 +865,7 @@ def test_a_time_only_header_behind_a_wrapper_is_read_in_order(tmp_path: Path) ->
     path = tmp_path / "wrapped-time-only.log"
     path.write_text("\n".join(lines) + "\n")
     _assert_same(path, get_format("sglang"))  # the same events, or handed back (NeedExact): never different
-    import mmap
-
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        scan = batch._scan_window(mm, batch.prefilter(get_format("sglang")), 0, len(mm))
+    scan = windows.scan_window(path.read_bytes(), prefilter.for_format(get_format("sglang")), 0)
     assert len(scan.candidates) == len(lines), "every wrapped time-only line is a candidate"
 
 

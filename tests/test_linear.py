@@ -107,9 +107,9 @@ def test_every_pattern_is_linear_on_near_misses(name: str, regex: re.Pattern[str
 
 def _access_line() -> re.Pattern[bytes]:
     """The batch engine's search for access lines (a format with access lines behind kubectl)."""
-    from firedup.read import batch
+    from firedup.read import prefilter
 
-    pattern = batch.prefilter(vllm.FORMAT).access_line
+    pattern = prefilter.for_format(vllm.FORMAT).access_line
     assert pattern is not None
     return pattern
 

@@ -55,7 +55,7 @@ class Collector:
     may start with. `kind`: "stamp" (it carries a collector's time: `stamp` reads it), "proc"
     (a process tag: its name and pid) or "drop" (only stripped). `accepts`: whether a match is
     really this prefix, given the line and the match's end. `decoration`: a prefix on every line
-    of a format whose batch engine may leave such lines unread (`batch.skips_decorations`)."""
+    of a format whose batch engine may leave such lines unread (`prefilter.skips_decorations`)."""
 
     name: str
     regex: re.Pattern[str]
