@@ -270,17 +270,9 @@ class Scanner:
         if own:
             assert parsed.ts is not None
             self._last_own = (parsed.ts, line.number)
-        out: list[Event] = []
         msg = parsed.msg
         if any(lit in msg for lit in self.fmt.runtime_literals):
-            stats.runtime += 1
-            if own:
-                assert parsed.ts is not None
-                self._active(parsed.ts, line.number, parsed.msg, parsed.source)
-            if self.keep_stamps:
-                self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
-            self._mark_start(out, parsed, line)
-            return out
+            return self._runtime_line(line, parsed, own)
         ts, inherited = self._time_of(line, parsed, own)
         if self.keep_stamps:
             # on the engine's clock: its own stamp, or a collector's moved by the offset
@@ -288,20 +280,43 @@ class Scanner:
             self.last_stamp = (ts, on_own) if ts is not None and not inherited else None
         event = self._match(msg, line, parsed, ts, inherited, self._rules_in(msg) if rules is None else rules)
         if event is None:
-            if own:
-                stats.timestamped += 1
-                assert parsed.ts is not None
-                self._active(parsed.ts, line.number, parsed.msg, parsed.source)
-            else:
-                stats.other += 1
-            self._keep_unmatched(line.number, msg, parsed.ts if own else None, parsed.rank)
-            self._mark_start(out, parsed, line)
-            return out
-        stats.matched += 1
+            return self._unmatched_line(line, parsed, own)
+        return self._matched_line(line, parsed, own, event, previous_own)
+
+    def _runtime_line(self, line: Line, parsed: Parsed, own: bool) -> list[Event]:
+        """`feed` of runtime traffic (a `runtime_literals` line): counted, no event of its own."""
+        self.stats.runtime += 1
+        if own:
+            assert parsed.ts is not None
+            self._active(parsed.ts, line.number, parsed.msg, parsed.source)
+        if self.keep_stamps:
+            self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
+        out: list[Event] = []
+        self._mark_start(out, parsed, line)
+        return out
+
+    def _unmatched_line(self, line: Line, parsed: Parsed, own: bool) -> list[Event]:
+        """`feed` of a line no rule matched: counted, and kept for mining while watching."""
+        if own:
+            self.stats.timestamped += 1
+            assert parsed.ts is not None
+            self._active(parsed.ts, line.number, parsed.msg, parsed.source)
+        else:
+            self.stats.other += 1
+        self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None, parsed.rank)
+        out: list[Event] = []
+        self._mark_start(out, parsed, line)
+        return out
+
+    def _matched_line(self, line: Line, parsed: Parsed, own: bool, event: Event,
+                      previous_own: tuple[Stamp, int] | None) -> list[Event]:
+        """`feed` of a line that made `event`: after the marks of where a run may end and start."""
+        self.stats.matched += 1
         if own and event.name != HTTP_ACCESS:
             assert parsed.ts is not None
             self._active(parsed.ts, line.number, parsed.msg, parsed.source)
         self._watch(event, own)
+        out: list[Event] = []
         starts_run = bool(event.fields.get("starts_run"))
         if starts_run and previous_own is not None:
             out.append(Event(CLOCK_LAST, previous_own[1], previous_own[0], header="clock"))

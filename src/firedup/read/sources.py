@@ -241,59 +241,56 @@ def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[So
     sources: list[Source] = []
     errors: list[InputError] = []
     seen: set[str] = set()
-
-    def add(path: Path) -> None:
-        key = str(path)
-        if key not in seen:
-            seen.add(key)
-            sources.append(Source(key, path))
-
     for arg in args:
-        if "://" in arg:
-            from firedup.read import remote
-
-            if remote.is_url(arg):
-                found_objects, failed = remote.expand_url(arg, all_files, LOG_SUFFIXES)
-                errors.extend(failed)
-                for source in found_objects:
-                    if source.name not in seen:
-                        seen.add(source.name)
-                        sources.append(source)
-                continue
-        if arg == "-":
-            if "-" not in seen:
-                seen.add("-")
-                sources.append(Source("-", None))
-            continue
-        path = Path(arg)
-        if path.is_dir():
-            found = sorted(
-                p for p in path.rglob("*")
-                if p.is_file() and (all_files or p.name.endswith(LOG_SUFFIXES))
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-            if not found:
-                errors.append(InputError(arg, "directory holds no log files (*.log, *.txt, *.out, *.gz; --all takes any file)"))
-            for p in found:
-                add(p)
-        elif path.exists() or path.is_symlink():
-            add(path)
-        elif _has_magic(arg):
-            import glob
-
-            matches = sorted(glob.glob(arg, recursive=True))
-            files = [Path(m) for m in matches if Path(m).is_file()]
-            if not matches:
-                errors.append(InputError(arg, "no file matches this pattern"))
-            elif not files:  # said, not silently dropped: the pattern meant files
-                errors.append(InputError(arg, f"the pattern matches {len(matches)} entr"
-                                         f"{'y' if len(matches) == 1 else 'ies'} but no regular file "
-                                         "(name the folders themselves to read the logs inside)"))
-            for mp in files:
-                add(mp)
-        else:
-            errors.append(InputError(arg, "no such file or directory"))
+        found, failed = _expand_one(arg, all_files)
+        errors.extend(failed)
+        for source in found:
+            if source.name not in seen:
+                seen.add(source.name)
+                sources.append(source)
     return sources, errors
+
+
+def _expand_one(arg: str, all_files: bool) -> tuple[list[Source], list[InputError]]:
+    """The sources one argument names: an object store URL, stdin, a directory, a file, a glob."""
+    if "://" in arg:
+        from firedup.read import remote
+
+        if remote.is_url(arg):
+            return remote.expand_url(arg, all_files, LOG_SUFFIXES)
+    if arg == "-":
+        return [Source("-", None)], []
+    path = Path(arg)
+    if path.is_dir():
+        found = sorted(
+            p for p in path.rglob("*")
+            if p.is_file() and (all_files or p.name.endswith(LOG_SUFFIXES))
+            and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        )
+        if not found:
+            return [], [InputError(arg, "directory holds no log files (*.log, *.txt, *.out, *.gz; --all takes any file)")]
+        return [Source(str(p), p) for p in found], []
+    if path.exists() or path.is_symlink():
+        return [Source(str(path), path)], []
+    if _has_magic(arg):
+        return _glob_sources(arg)
+    return [], [InputError(arg, "no such file or directory")]
+
+
+def _glob_sources(arg: str) -> tuple[list[Source], list[InputError]]:
+    """The regular files a glob matches; an error when it matches none."""
+    import glob
+
+    matches = sorted(glob.glob(arg, recursive=True))
+    files = [Path(m) for m in matches if Path(m).is_file()]
+    errors: list[InputError] = []
+    if not matches:
+        errors.append(InputError(arg, "no file matches this pattern"))
+    elif not files:  # said, not silently dropped: the pattern meant files
+        errors.append(InputError(arg, f"the pattern matches {len(matches)} entr"
+                                 f"{'y' if len(matches) == 1 else 'ies'} but no regular file "
+                                 "(name the folders themselves to read the logs inside)"))
+    return [Source(str(mp), mp) for mp in files], errors
 
 
 _NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
@@ -433,21 +430,9 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
     the rest too when reading stops early, so its id costs no second download.
     """
     stream = _open_binary(source, digest)
-    number = 0
     try:
-        try:
-            first = stream.read(SNIFF_BYTES)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise InputError(source.name, _gzip_reason(exc, 0)) from None
         inflated = stream if isinstance(stream, _Inflated) else None
-        while inflated is not None and first and len(first) < SNIFF_BYTES:  # a raw read gives one block
-            more = stream.read(SNIFF_BYTES - len(first))
-            if not more:
-                break
-            first += more
-        if not first:
-            raise InputError(source.name, _after_lines(inflated.error, 0) if inflated is not None and inflated.error
-                             else "empty file")
+        first = _first_block(source, stream, inflated)
         # UTF-16/32 text of a log always holds NULs (ASCII digits and spaces): two bytes that
         # happen to look like a BOM in front of a UTF-8 line are not one
         encoding = bom_encoding(first) if b"\x00" in first else None
@@ -460,34 +445,60 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
             return
         if first.startswith(_UTF8_BOM):
             buffered.read(len(_UTF8_BOM))
-        blank = _BLANK_LINES
-        size = _plain_size(source, stream)
-        while True:
-            try:
-                raw = buffered.readline(MAX_LINE_BYTES + 1)
-            except (EOFError, OSError, zlib.error) as exc:
-                raise InputError(source.name, _gzip_reason(exc, number)) from None
-            if not raw:
-                if size is not None:
-                    _check_whole(source, stream, size)
-                if inflated is not None and inflated.error is not None:
-                    raise InputError(source.name, _after_lines(inflated.error, number))
-                break
-            if inflated is not None and inflated.error is not None and not raw.endswith(b"\n"):
-                raise InputError(source.name, _after_lines(inflated.error, number))  # a line the break cut: unread
-            number += 1
-            if raw in blank:  # a blank line: the same Line every time, no decoding or normalising
-                yield Line(number, "")
-                continue
-            if len(raw) > MAX_LINE_BYTES:
-                mb = MAX_LINE_BYTES // (1024 * 1024)
-                raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
-            yield from normalise(raw.decode("utf-8", errors="replace"), number)
+        yield from _utf8_lines(source, stream, buffered, inflated)
     finally:
         if source.url is not None:
             _finish_object(stream, digest)
         elif source.path is not None:
             stream.close()
+
+
+def _first_block(source: Source, stream: BinaryIO, inflated: _Inflated | None) -> bytes:
+    """The first `SNIFF_BYTES` of a source (what tells text from binary and names a BOM);
+    InputError for an empty one or a gzip that breaks before it."""
+    try:
+        first = stream.read(SNIFF_BYTES)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise InputError(source.name, _gzip_reason(exc, 0)) from None
+    while inflated is not None and first and len(first) < SNIFF_BYTES:  # a raw read gives one block
+        more = stream.read(SNIFF_BYTES - len(first))
+        if not more:
+            break
+        first += more
+    if not first:
+        raise InputError(source.name, _after_lines(inflated.error, 0) if inflated is not None and inflated.error
+                         else "empty file")
+    return first
+
+
+def _utf8_lines(source: Source, stream: BinaryIO, buffered: BinaryIO,
+                inflated: _Inflated | None) -> Iterator[Line]:
+    """The lines of a UTF-8 input, each bounded by `MAX_LINE_BYTES`; a plain file that shrinks
+    or a gzip that breaks ends in InputError after the lines read before."""
+    number = 0
+    blank = _BLANK_LINES
+    size = _plain_size(source, stream)
+    while True:
+        try:
+            raw = buffered.readline(MAX_LINE_BYTES + 1)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InputError(source.name, _gzip_reason(exc, number)) from None
+        if not raw:
+            if size is not None:
+                _check_whole(source, stream, size)
+            if inflated is not None and inflated.error is not None:
+                raise InputError(source.name, _after_lines(inflated.error, number))
+            return
+        if inflated is not None and inflated.error is not None and not raw.endswith(b"\n"):
+            raise InputError(source.name, _after_lines(inflated.error, number))  # a line the break cut: unread
+        number += 1
+        if raw in blank:  # a blank line: the same Line every time, no decoding or normalising
+            yield Line(number, "")
+            continue
+        if len(raw) > MAX_LINE_BYTES:
+            mb = MAX_LINE_BYTES // (1024 * 1024)
+            raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
+        yield from normalise(raw.decode("utf-8", errors="replace"), number)
 
 
 def _plain_size(source: Source, stream: BinaryIO) -> int | None:
