@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import SAMPLE_LOGS, corpus_logs
-from firedup.formats import Format, get_format, sniff
+from firedup.formats import Format, get_format, sniff_format
 from firedup.read import batch, prefilter, windows
 from firedup.read.compact import compact
 from firedup.read.engine import Event, LineStats, scan
@@ -44,7 +44,7 @@ def _batch(path: Path, fmt: Format) -> tuple[list[Event], LineStats, str | None]
 
 def _format_of(path: Path) -> Format:
     head = itertools.islice(read_lines(Source(str(path), path)), 2000)
-    fmt = sniff("\n".join(line.text for line in head))
+    fmt = sniff_format("\n".join(line.text for line in head))
     assert fmt is not None, f"{path}: no known engine"
     return fmt
 
@@ -54,7 +54,7 @@ def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     head = itertools.islice(read_lines(Source(str(path), path)), 2000)
     sample = "\n".join(line.text for line in head)
     assert batch.head_sample(path) == sample, "parse sniffs from this"
-    assert batch.sniff(sample) is sniff(sample)
+    assert batch.sniff_format(sample) is sniff_format(sample)
     want, want_stats, want_dates = _incremental(path, fmt)
     try:
         got, got_stats, got_dates = _batch(path, fmt)
@@ -714,8 +714,8 @@ def test_a_head_read_until_settled_sniffs_and_dates_as_the_whole_head(path: Path
     whole, _ = batch.read_head(path, 2000)
     early, normalised = batch.read_head(path, 2000, until_settled=True)
     assert whole.startswith(early)
-    fmt = batch.sniff(whole)
-    assert batch.sniff(early) is fmt
+    fmt = batch.sniff_format(whole)
+    assert batch.sniff_format(early) is fmt
     if fmt is not None:
         assert fmt.release_hint(early) == fmt.release_hint(whole)
     assert all(number <= early.count("\n") + 1 for number in normalised)

@@ -267,7 +267,7 @@ def _settle_bars(fmt: Format) -> tuple[float, float] | None:
 
 
 def settled_format(sample: str) -> Format | None:
-    """The format `formats.sniff` gives on `sample` and on any longer text that begins with
+    """The format `formats.sniff_format` gives on `sample` and on any longer text that begins with
     it, whose release hint (`Format.release_hint`) no later line can change either; None when
     later lines could still change one of them. A score only grows as lines come (a rule once
     matched stays matched, `Format.evidence`), so a format leads for good once its score passes
@@ -286,7 +286,7 @@ def _settled(found: set[str], texts: list[str]) -> Format | None:
     if not any((bars := _settle_bars(fmt)) is not None and sum(rule.evidence for rule in fmt.candidates(sample, found))
                > bars[0] for fmt in formats):
         return None
-    scores = [fmt.sniff(sample, found) for fmt in formats]
+    scores = [fmt.sniff_score(sample, found) for fmt in formats]
     best = max(range(len(formats)), key=scores.__getitem__, default=None)
     if best is None or scores[best] <= 0:
         return None
@@ -300,13 +300,13 @@ def _settled(found: set[str], texts: list[str]) -> Format | None:
 _SNIFFING: dict[tuple[int, ...], tuple[list[str], Any]] = {}
 
 
-def sniff(sample: str) -> Format | None:
-    """`formats.sniff(sample)`, with one Hyperscan pass for every format's sniff literals and
+def sniff_format(sample: str) -> Format | None:
+    """`formats.sniff_format(sample)`, with one Hyperscan pass for every format's sniff literals and
     the foreign engines' instead of one search of the sample per literal (those searches
     were a quarter of a small log's parse)."""
-    from firedup.formats import sniff as sniff_formats
+    from firedup.formats import sniff_format as sniff_registered
 
-    return sniff_formats(sample, found=_sniff_found(sample))
+    return sniff_registered(sample, found=_sniff_found(sample))
 
 
 def _sniff_found(sample: str | bytes) -> set[str]:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from firedup.formats.base import Format, Header, Rule, convert_field
+from firedup.formats.base import Format, Header, Rule
+from firedup.formats.convert import convert_field
 from firedup.formats.vocab import CLOCK_FIRST as CLOCK_FIRST
 from firedup.formats.vocab import CLOCK_LAST as CLOCK_LAST
 from firedup.formats.vocab import CLOCK_OUTER_FIRST as CLOCK_OUTER_FIRST

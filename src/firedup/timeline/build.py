@@ -19,7 +19,7 @@ from typing import Any
 from firedup.core.config import COMMON_FLAGS, checked_flags, read_server_args
 from firedup.core.health import REFUSED
 from firedup.formats import Format, all_formats, get_format
-from firedup.formats.base import DROPPED
+from firedup.formats.convert import DROPPED
 from firedup.formats.vocab import (
     CONFIG_STATED,
     CRASH,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import IO, Any
 
-from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff
+from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff_format
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
@@ -184,15 +184,15 @@ class DatePolicy:
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
     """The one sniff policy: `engine` when given, else the format whose rules best explain the
-    first `SNIFF_LINES` lines (`Format.sniff`). A reader that cannot wait for that many (a live
+    first `SNIFF_LINES` lines (`Format.sniff_score`). A reader that cannot wait for that many (a live
     log) decides as soon as one format's rule that is evidence matches a line (`final=False`),
     or when forced."""
     if engine is not None:
         return get_format(engine)
     sample = "\n".join(texts[:SNIFF_LINES])
-    if not final and len(texts) < SNIFF_LINES and not any(fmt.sniff(sample) > 0 for fmt in all_formats().values()):
+    if not final and len(texts) < SNIFF_LINES and not any(fmt.sniff_score(sample) > 0 for fmt in all_formats().values()):
         return None
-    return sniff(sample)
+    return sniff_format(sample)
 
 
 def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format | None, Iterable[Line], str]:
@@ -442,7 +442,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
             sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
                                                  until_settled=engine is None)
             # `choose_format` on the same lines, in one Hyperscan pass
-            fmt = get_format(engine) if engine is not None else batch.sniff(sample)
+            fmt = get_format(engine) if engine is not None else batch.sniff_format(sample)
             if fmt is not None:  # else the incremental engine finds no engine either, and counts the lines
                 result = _events_batch(source, fmt, dates, normalised, sample, cut)
                 log.fmt = fmt
