@@ -52,8 +52,8 @@ class Collector:
 
     `regex` (anchored) is what `sources` strips; `start`, a Hyperscan pattern of what every
     such prefix starts with (the batch engine's scan). `firsts`: the `first_key`s its prefix
-    may start with. `kind`: "stamp" (it carries a collector's time: `stamp` reads it), "proc"
-    (a process tag: its name and pid) or "drop" (only stripped). `accepts`: whether a match is
+    may start with. `stamp` reads the collector's time a prefix carries (None: it carries none);
+    `process_tag`: the prefix names a process (its name and pid). `accepts`: whether a match is
     really this prefix, given the line and the match's end. `decoration`: a prefix on every line
     of a format whose batch engine may leave such lines unread (`prefilter.skips_decorations`)."""
 
@@ -61,9 +61,9 @@ class Collector:
     regex: re.Pattern[str]
     start: str
     firsts: frozenset[str]
-    kind: str = "drop"
     stamp: Callable[[re.Match[str]], OuterStamp] | None = None
     accepts: Callable[[str, int], bool] | None = None
+    process_tag: bool = False
     decoration: bool = False
 
 
@@ -105,18 +105,18 @@ COLLECTORS: tuple[Collector, ...] = (
         "kubectl",
         re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d+))?"
                    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?(?: +\| +|\s+)"),
-        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", frozenset({OTHER}), "stamp", _rfc3339_stamp, decoration=True),
+        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", frozenset({OTHER}), _rfc3339_stamp, decoration=True),
     # Docker Desktop's view and Dozzle-like viewers: host-local "YYYY-MM-DD HH:MM:SS[.mmm] " or
     # "... | ", or alone on a line (Docker Desktop stamps the newline tqdm writes before a bar).
     Collector(
         "docker-desktop",
         re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)"),
-        r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", frozenset({OTHER}), "stamp", _local_stamp, _local_accepts),
+        r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", frozenset({OTHER}), _local_stamp, _local_accepts),
     Collector(
         "journald",
         re.compile(rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) "
                    r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?"),
-        rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), "stamp", _journald_stamp),
+        rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
     Collector("compose", re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| "), r"[A-Za-z0-9][\w.-]*\s+\| ",
               frozenset({LETTER, OTHER})),
     Collector("djl", re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): "),
@@ -129,7 +129,7 @@ COLLECTORS: tuple[Collector, ...] = (
         "process-tag",
         re.compile(r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)?)? ?pid=(?P<pid>\d+)"
                    r"(?:, ip=[\d.:a-fA-F]+)?)\) ?"),
-        r"\(", frozenset({PAREN}), "proc", decoration=True),
+        r"\(", frozenset({PAREN}), process_tag=True, decoration=True),
 )
 
 COLLECTOR = {collector.name: collector for collector in COLLECTORS}

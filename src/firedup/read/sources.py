@@ -69,7 +69,7 @@ def strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | No
         assert m is not None
         if collector.stamp is not None:
             outer = outer or collector.stamp(m)
-        elif collector.kind == "proc":
+        elif collector.process_tag:
             proc, pid = _process_tag(m, proc, pid)
         text = text[m.end():]
     return text, outer, proc, pid
