@@ -450,10 +450,11 @@ print("died" if died else "ok", None if found is None else found.phases)
 import io, subprocess, sys, time
 from firedup.live import wait as w
 other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-start = w.process_start(other.pid) if hasattr(w, "process_start") else None
 waiter = w.Waiter(w.WaitOptions(pid=other.pid, timeout=15, auto_timeout=False), io.StringIO(), io.StringIO(), tty=False)
-if start is not None:
-    waiter.pid_start = start - 1  # the pid now names a process that started later: ours died
+if getattr(waiter, "pid_identity", None) is not None:  # the start time (clock ticks) seen when the wait began
+    waiter.pid_identity -= 1  # the pid now names a process that started later: ours died
+elif hasattr(w, "process_start"):  # the code of an earlier round
+    waiter.pid_start = w.process_start(other.pid) - 1
 code = waiter.run_loop()
 other.kill()
 print(code)

@@ -915,6 +915,24 @@ def test_probes_after_ready_stay_unread_and_the_first_request_is_found(
         assert first is not None and first.line == 12 + at + 1
 
 
+def test_probes_behind_an_unknown_wrapper_are_kept_by_both_engines(tmp_path: Path) -> None:
+    """Issue 33's probe skip (access lines after ready left unread) missed issue 29's rule that
+    every access line is kept once a line came behind an unknown wrapper: the batch engine
+    dropped an unwrapped `/health` probe among wrapped lines that `compact` keeps."""
+    wrap = "[2027-07-11 19:04:{:02d}] [harness.server_manager] [INFO] [worker_{}] "
+    lines = [
+        wrap.format(16, 1) + '\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO:     10.42.0.1:44497 - "GET /health HTTP/1.1" 200 OK',
+        wrap.format(22, 0) + '(Worker_TP0 pid=290) INFO:     10.42.1.63:42738 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        wrap.format(28, 0) + "(Worker_TP0 pid=290) INFO 07-11 19:04:28 [loggers.py:236] Engine 000: Avg prompt "
+                             "throughput: 12.0 tokens/s, Avg generation throughput: 80.1 tokens/s, Running: 3 reqs",
+        '\x1b[1;36m(Worker_TP1 pid=291)\x1b[0;0m INFO:     10.42.0.1:44497 - "GET /health HTTP/1.1" 200 OK',
+        '(APIServer pid=1) INFO:     10.42.1.63:42738 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        wrap.format(36, 0) + '(EngineCore_DP0 pid=217) INFO:     10.42.0.1:44497 - "GET /health HTTP/1.1" 200 OK',
+    ]
+    path = _write(tmp_path, lines, False)
+    assert _assert_same(path, get_format("vllm")) is not None, "handed back"
+
+
 def test_a_year_less_collector_stamp_gets_the_same_date_from_both_engines(tmp_path: Path) -> None:
     """journald's stamps have no year: `Clock.outer_datetime` is the one conversion of them both
     engines call. Across New Year the year nearest the engine's own stamp is the next one, so a

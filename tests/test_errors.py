@@ -150,7 +150,13 @@ def test_follow_error_reaches_the_user_as_one_line(tmp_path: Path, monkeypatch: 
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "server.log"
     log.write_text("starting\n")
-    monkeypatch.setattr("firedup.read.follow.open", _denied, raising=False)  # root reads everything
+    # root reads everything: the follower's own os.open is denied (its os, not the process's)
+    import os
+    import types
+
+    denied_os = types.SimpleNamespace(**{name: getattr(os, name) for name in dir(os) if not name.startswith("__")})
+    denied_os.open = _denied
+    monkeypatch.setattr("firedup.read.follow.os", denied_os)
     code, _out, err = firedup(["wait", "--log", str(log), "--timeout", "5", "--quiet"], monkeypatch, capsys)
     assert code == 1, err
     assert err == f"firedup: {log}: cannot read it (Permission denied)\n"

@@ -247,7 +247,8 @@ def test_a_big_log_does_not_carry_wait_past_its_timeout(tmp_path: Path) -> None:
     record = tmp_path / "r.json"
     proc = run(["wait", "--log", str(log), "--timeout", "2", "--record", str(record)], timeout=120)
     assert proc.returncode == 124, proc.stderr
-    assert json.loads(record.read_text())["waited_s"] < 2 + 1.0
+    # the old poll was 10 s late; a loaded machine may add a second or two to any process
+    assert json.loads(record.read_text())["waited_s"] < 2 + 4.0
 
 
 # --- 5. files that change under the reader: parse ------------------------------------------------
