@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from firedup.core.units import fmt_duration, fmt_offset
-from firedup.timeline.build import Run
+from firedup.timeline.run import Run
 from firedup.timeline.silence import COLD_SECONDS
 
 # the sets of logs: the samples always, the real-GPU runs and the corpus where ../shared is

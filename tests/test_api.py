@@ -59,7 +59,7 @@ def test_every_public_name_resolves_and_is_documented() -> None:
             assert inspect.getdoc(value), f"firedup.{name} has no docstring"
     for name in FUNCTIONS:
         assert getattr(firedup, name) is getattr(api, name)
-    from firedup.timeline.build import Run
+    from firedup.timeline.run import Run
 
     assert firedup.Run is Run and issubclass(firedup.UnknownFlagError, firedup.FiredupError)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):

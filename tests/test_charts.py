@@ -33,7 +33,7 @@ from firedup.render.charts import (
 )
 from firedup.tables.compare import compare
 from firedup.tables.frames import Runs, load
-from firedup.timeline.build import PHASE_ORDER
+from firedup.timeline.phases import PHASE_ORDER
 from logmaker import Spec, write
 
 SAMPLES = SAMPLE_LOGS

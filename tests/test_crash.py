@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from firedup.formats import get_format
-from firedup.timeline.build import Run
 from firedup.timeline.crash import CATEGORIES, categorise, diagnose_error, hint_for, is_exception_line
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.run import Run
 
 CRASH = Path(__file__).resolve().parent / "fixtures" / "crash"
 

@@ -20,11 +20,12 @@ from firedup.errors import FiredupError
 from firedup.formats import _common, all_formats, register, sniff_format, unregister
 from firedup.formats.base import Format, Header, Probing, Rule
 from firedup.formats.convert import to_float
+from firedup.live.options import WaitOptions
 from firedup.live.replay import load_script, replay
-from firedup.live.wait import Waiter, WaitOptions
-from firedup.timeline.build import stage_changes
+from firedup.live.wait import Waiter
 from firedup.timeline.crash import HINTS
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.stages import stage_changes
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "firedup"
 ENGINE_NAMES = re.compile(r"sglang|vllm", re.IGNORECASE)

@@ -171,8 +171,9 @@ def test_lines_other_programs_print_are_no_evidence_of_an_engine() -> None:
 
 @pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
 def test_a_format_names_only_events_its_rules_or_the_timeline_know(fmt: Format) -> None:
-    from firedup.timeline.build import MILESTONES, PHASE_ORDER
     from firedup.timeline.crash import CATEGORIES
+    from firedup.timeline.milestones import MILESTONES
+    from firedup.timeline.phases import PHASE_ORDER
 
     produced = {r.name for r in fmt.rules}
     phases = {*PHASE_ORDER, "serving"}

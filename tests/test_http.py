@@ -11,7 +11,7 @@ import pytest
 
 from _lying import lying_server, says, trickles
 from firedup.live import http
-from firedup.live.wait import probe
+from firedup.live.probe import probe
 
 
 def test_an_answer_cut_off_mid_header_is_no_answer() -> None:

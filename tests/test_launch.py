@@ -13,9 +13,9 @@ import pytest
 
 from conftest import ROOT, SHARED, run_cli
 from firedup.formats import get_format
-from firedup.timeline.build import Run
 from firedup.timeline.launch import Launch, estimate
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.run import Run
 
 READY = """\
 [2026-12-05 22:46:55] server_args=ServerArgs(model_path='/m', tp_size=1, disable_cuda_graph=True)

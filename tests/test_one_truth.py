@@ -21,11 +21,12 @@ import pytest
 
 from _live import free_port, replaying
 from conftest import SAMPLE_LOGS, SHARED
+from firedup.live.options import WaitOptions
 from firedup.live.replay import load_script
-from firedup.live.wait import Waiter, WaitOptions
+from firedup.live.wait import Waiter
 from firedup.render.text import timeline_text
-from firedup.timeline.build import Run
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.run import Run
 
 REALGPU = SHARED / "realgpu"
 # The wall time a replay may take: logs of 15 minutes are replayed in a few seconds.

@@ -31,8 +31,8 @@ from click.testing import CliRunner
 from conftest import SAMPLE_LOGS, SHARED
 from firedup.cli import cli
 from firedup.core.units import fmt_duration, fmt_offset
-from firedup.timeline.build import Run
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.run import Run
 
 REALGPU = SHARED / "realgpu"
 

@@ -20,18 +20,9 @@ from typing import Any
 
 import pytest
 
-from firedup.live.proc import (
-    GpuWatch,
-    Look,
-    NvidiaSmi,
-    Nvml,
-    ProcFS,
-    Seen,
-    TreeWatch,
-    classify,
-    file_kind,
-    looks_like_server,
-)
+from firedup.live.activity import Look, Seen, classify
+from firedup.live.gpu import GpuWatch, NvidiaSmi, Nvml
+from firedup.live.proc import ProcFS, TreeWatch, file_kind, looks_like_server
 
 BTIME = 1_765_000_000
 

@@ -20,8 +20,8 @@ from firedup.render.text import timeline_text
 from firedup.tables.budget import budgets
 from firedup.tables.compare import compare, comparison_text
 from firedup.tables.frames import load
-from firedup.timeline.build import Run
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.run import Run
 
 REALGPU = SHARED / "realgpu"
 needs_realgpu = pytest.mark.skipif(not (REALGPU / "sglang_nograph.log").is_file(), reason="shared/realgpu is not here")

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from firedup.read.sources import InputError, Line, Source, expand_inputs, read_lines
-from firedup.timeline.build import Run
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.run import Run
 
 
 def read(tmp_path: Path, data: bytes | str, name: str = "server.log") -> list[Line]:

@@ -23,8 +23,8 @@ from firedup.synth import generate
 from firedup.synth._output import Clock, Stream, kubectl_stamp
 from firedup.synth.bulk import write_long_log, write_many
 from firedup.synth.samples import sample_scenarios
-from firedup.timeline.build import Run
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.run import Run
 
 TRUTH: dict[str, Any] = sample_truth()["files"]
 SAMPLES = sorted(TRUTH)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from firedup.timeline.build import Run
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.run import Run
 
 
 def _runs(tmp_path: Path, text: str, name: str = "server.log") -> list[Run]:
@@ -141,7 +141,7 @@ def test_nccl_shared_memory_failure_gets_the_shm_hint_not_the_network_one(tmp_pa
 def test_stage_changes_end_where_an_incomplete_run_stops(tmp_path: Path) -> None:
     """`firedup wait` follows `stage_changes` live; `stopped_in` places a cut-off log. One rule."""
     from conftest import FIXTURES, SAMPLE_LOGS, corpus_logs
-    from firedup.timeline.build import stage_changes
+    from firedup.timeline.stages import stage_changes
 
     cut = []
     for fixture in sorted(FIXTURES.glob("*.log")):  # every fixture cut short at each third of it

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from conftest import SHARED, corpus_logs
 from firedup.formats import get_format, sniff_format
 from firedup.formats.vllm import derive_config, engine_config, read_args
-from firedup.timeline.build import Run
 from firedup.timeline.pipeline import parse_paths
+from firedup.timeline.run import Run
 
 ESC = "\x1b"
 

@@ -225,10 +225,11 @@ def test_a_new_line_kind_flows_through_parse_timeline_wait_and_replay(tmp_path: 
 
     from firedup.errors import EXIT_CRASHED
     from firedup.formats import register
+    from firedup.live.options import WaitOptions
     from firedup.live.replay import load_script, replay
-    from firedup.live.wait import Waiter, WaitOptions
-    from firedup.timeline.build import stage_changes
+    from firedup.live.wait import Waiter
     from firedup.timeline.pipeline import parse_paths
+    from firedup.timeline.stages import stage_changes
     from test_formats import test_every_example_becomes_its_rules_event as check_example
 
     original = all_formats()["sglang"]

@@ -48,8 +48,10 @@ from _live import (
 )
 from conftest import CORPUS, SAMPLE_LOGS
 from firedup.errors import UsageError
-from firedup.live.proc import ProcFS
-from firedup.live.wait import Waiter, WaitOptions, parse_timeout, pid_alive, probe
+from firedup.live.options import WaitOptions, parse_timeout
+from firedup.live.probe import probe
+from firedup.live.proc import ProcFS, pid_alive
+from firedup.live.wait import Waiter
 from firedup.timeline.pipeline import parse_paths
 
 
@@ -1233,7 +1235,7 @@ def test_no_engine_alarm_before_the_server_log_begins(tmp_path: Path) -> None:
     events: list[tuple[float, str | Callable[[], None]]] = [(0.5, PRELOG)]
     script = _Timed(log, events)
     waiter, _, err = _timed_waiter(log, fake, script, timeout=40)
-    w0 = waiter.wall_at_start
+    w0 = waiter.clock.wall_at_start
     events += [(12.0, f"{_stamped(w0 + 12)} Attention backend not specified. Use fa3 backend by default.\n"),
                (16.0, f"{_stamped(w0 + 16)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
                       f"{_stamped(w0 + 16)} Init torch distributed begin.\n")]
@@ -1269,7 +1271,7 @@ def test_the_pid_start_is_the_measured_launch_on_the_log_clock(tmp_path: Path) -
     script = _Timed(log, [])
     record = tmp_path / "record.json"
     waiter, out, _ = _timed_waiter(log, fake, script, record=record)
-    w0 = waiter.wall_at_start
+    w0 = waiter.clock.wall_at_start
     body = ("{s0} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
             "{s0} Load weight begin. avail mem=78.50 GB\n{s1} Load weight end. type=M, avail mem=60.00 GB\n"
             "{s1} Memory pool end. avail mem=10.00 GB\n"
@@ -1280,8 +1282,8 @@ def test_the_pid_start_is_the_measured_launch_on_the_log_clock(tmp_path: Path) -
     assert waiter.run_loop() == 0
     run = waiter.run
     assert run is not None and run.launch is not None and run.launch.source == "measured"
-    assert waiter.launch_wall is not None and abs(waiter.launch_wall - (w0 - 20)) < 1  # the fake's start, to 10 ms
-    launched = datetime.fromtimestamp(waiter.launch_wall) + zone  # on the log's clock
+    assert waiter.clock.launch_wall is not None and abs(waiter.clock.launch_wall - (w0 - 20)) < 1  # the fake's start, to 10 ms
+    launched = datetime.fromtimestamp(waiter.clock.launch_wall) + zone  # on the log's clock
     expected = (datetime.fromtimestamp(w0 + 2) + zone).replace(microsecond=0) - launched
     assert run.launch.gap == pytest.approx(expected.total_seconds(), abs=0.01)
     assert run.launch.ts is not None and abs((run.launch.ts.dt - launched).total_seconds()) < 0.01
@@ -1340,7 +1342,7 @@ def test_compilers_seen_in_graph_capture_make_the_kernel_jit_cold(tmp_path: Path
     record = tmp_path / "record.json"
     script = _Timed(log, [])
     waiter, out, err = _timed_waiter(log, fake, script, record=record)
-    w0 = waiter.wall_at_start
+    w0 = waiter.clock.wall_at_start
     s = [_stamped(w0 + t) for t in (1, 2, 40, 41, 43)]
     script.events = [
         (1.0, f"{s[0]} server_args={{'model_path': 'm', 'tp_size': 1}}\n{s[0]} Load weight begin. avail mem=78.5 GB\n"

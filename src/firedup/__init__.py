@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from firedup.tables.frames import Runs
     from firedup.tables.risk import Budget
     from firedup.tables.store import IngestReport, Store
-    from firedup.timeline.build import Crash, Milestone, Phase, Run
     from firedup.timeline.pipeline import ParseResult, SourceReport, parse_paths
+    from firedup.timeline.run import Crash, Milestone, Phase, Run
 
 _API = ("budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "plot", "report", "summary")
 _LAZY: dict[str, tuple[str, str]] = {
@@ -60,10 +60,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_paths": ("firedup.timeline.pipeline", "parse_paths"),  # the layer below `parse`, kept for callers
     "ParseResult": ("firedup.timeline.pipeline", "ParseResult"),
     "SourceReport": ("firedup.timeline.pipeline", "SourceReport"),
-    "Run": ("firedup.timeline.build", "Run"),
-    "Milestone": ("firedup.timeline.build", "Milestone"),
-    "Phase": ("firedup.timeline.build", "Phase"),
-    "Crash": ("firedup.timeline.build", "Crash"),
+    "Run": ("firedup.timeline.run", "Run"),
+    "Milestone": ("firedup.timeline.run", "Milestone"),
+    "Phase": ("firedup.timeline.run", "Phase"),
+    "Crash": ("firedup.timeline.run", "Crash"),
     "Runs": ("firedup.tables.frames", "Runs"),
     "Comparison": ("firedup.tables.compare", "Comparison"),
     "Group": ("firedup.tables.compare", "Group"),

@@ -766,7 +766,7 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
     from pathlib import Path
 
     from firedup.live.history import load_history
-    from firedup.live.wait import WaitOptions, parse_timeout
+    from firedup.live.options import WaitOptions, parse_timeout
     from firedup.live.wait import wait as run_wait
     from firedup.read.remote import is_url
 
@@ -830,8 +830,8 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     """
     from pathlib import Path
 
+    from firedup.live.options import parse_duration
     from firedup.live.replay import check_replay_args, run_replay
-    from firedup.live.wait import parse_duration
 
     held = parse_duration(hold, "--hold") if hold is not None else None
     delay = parse_duration(launch_delay, "--launch-delay") if launch_delay is not None else 0.0

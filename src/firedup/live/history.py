@@ -20,7 +20,9 @@ from firedup.errors import FiredupError, StoreError
 from firedup.formats.vocab import CRASH
 from firedup.read.clock import Stamp
 from firedup.tables.risk import budget_for
-from firedup.timeline.build import Run, next_stage, spanned, stage_changes
+from firedup.timeline.phases import spanned
+from firedup.timeline.run import Run
+from firedup.timeline.stages import next_stage, stage_changes
 
 MIN_STALL_S = 30.0  # never warn on a shorter silence, whatever history says
 AUTO_RISK = 0.01  # --timeout auto: the budget `firedup budget` gives for this risk
@@ -203,8 +205,8 @@ def runs_from_tables(tables: Any) -> list[Run]:
     outcome, times, config, run-level phases and milestones, the launch)."""
     import json
 
-    from firedup.timeline.build import Milestone, Phase
     from firedup.timeline.launch import SOURCES, Launch
+    from firedup.timeline.run import Milestone, Phase
 
     def stamp(value: Any) -> Stamp | None:
         return None if value is None else Stamp(value, value.isoformat())

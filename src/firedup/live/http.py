@@ -83,48 +83,10 @@ def get(url: str, timeout: float, max_body: int = 0, user_agent: str = "firedup-
     except ValueError:
         raise HTTPFailure("the port is not a number") from None
     deadline = _Deadline(timeout)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     proxy = _proxy_for(parts.scheme, host)
-    headers = {"Host": f"[{host}]" if ":" in host else host, "User-Agent": user_agent, "Accept": "*/*",
-               "Connection": "close"}
-    if parts.port:
-        headers["Host"] += f":{parts.port}"
-    if parts.username is not None:
-        userinfo = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(userinfo.encode()).decode("ascii")
+    sock = _open(host, port, proxy, deadline, timeout)
     try:
-        sock = _connect(proxy.hostname or "", proxy.port or 80, deadline) if proxy else _connect(host, port, deadline)
-    except HTTPFailure:
-        raise
-    except socket.gaierror:
-        raise HTTPFailure(f"cannot resolve {proxy.hostname if proxy else host}") from None
-    except ConnectionRefusedError:
-        raise HTTPFailure("connection refused") from None
-    except TimeoutError:
-        raise HTTPFailure(f"no answer within {timeout:g} s") from None
-    except OSError as exc:
-        raise HTTPFailure(exc.strerror or str(exc)) from None
-    try:
-        if proxy is not None and parts.scheme == "https":
-            _tunnel(sock, f"{host}:{port}", deadline)
-        elif proxy is not None:
-            target = url.split("#", 1)[0]  # a proxy takes the absolute form
-        if parts.scheme == "https":
-            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host,
-                                                            do_handshake_on_connect=False)
-            while True:
-                sock.settimeout(deadline.left())
-                try:
-                    sock.do_handshake()
-                    break
-                except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
-                    continue
-        request = f"GET {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
-        _send(sock, request.encode("latin-1", errors="replace"), deadline)
-        answer, rest = _read_head(sock, deadline)
-        if max_body > 0:
-            answer.body = _read_body(sock, answer, rest, max_body, deadline)
-        return answer
+        return _exchange(sock, url, parts, proxy, deadline, max_body, user_agent)
     except HTTPFailure:
         raise
     except TimeoutError:
@@ -137,6 +99,76 @@ def get(url: str, timeout: float, max_body: int = 0, user_agent: str = "firedup-
         raise HTTPFailure(exc.strerror or str(exc)) from None
     finally:
         sock.close()
+
+
+def _headers(parts: urllib.parse.SplitResult, host: str, user_agent: str) -> dict[str, str]:
+    """The request's headers; credentials in the URL go as basic authentication, as curl sends them."""
+    headers = {"Host": f"[{host}]" if ":" in host else host, "User-Agent": user_agent, "Accept": "*/*",
+               "Connection": "close"}
+    if parts.port:
+        headers["Host"] += f":{parts.port}"
+    if parts.username is not None:
+        userinfo = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(userinfo.encode()).decode("ascii")
+    return headers
+
+
+def _open(host: str, port: int, proxy: urllib.parse.SplitResult | None, deadline: _Deadline,
+          timeout: float) -> socket.socket:
+    """The connection to the server (or its proxy), each way it can fail said in a few words."""
+    try:
+        return _connect(proxy.hostname or "", proxy.port or 80, deadline) if proxy else _connect(host, port, deadline)
+    except HTTPFailure:
+        raise
+    except socket.gaierror:
+        raise HTTPFailure(f"cannot resolve {proxy.hostname if proxy else host}") from None
+    except ConnectionRefusedError:
+        raise HTTPFailure("connection refused") from None
+    except TimeoutError:
+        raise HTTPFailure(f"no answer within {timeout:g} s") from None
+    except OSError as exc:
+        raise HTTPFailure(exc.strerror or str(exc)) from None
+
+
+def _exchange(sock: socket.socket, url: str, parts: urllib.parse.SplitResult, proxy: urllib.parse.SplitResult | None,
+              deadline: _Deadline, max_body: int, user_agent: str) -> Answer:
+    """The request sent and the answer read on an open connection (through the proxy's tunnel,
+    and TLS, where the URL asks for them)."""
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    if proxy is not None and parts.scheme == "https":
+        _tunnel(sock, f"{host}:{port}", deadline)
+    elif proxy is not None:
+        target = url.split("#", 1)[0]  # a proxy takes the absolute form
+    headers = _headers(parts, host, user_agent)
+    if parts.scheme == "https":
+        tls = ssl.create_default_context().wrap_socket(sock, server_hostname=host, do_handshake_on_connect=False)
+        try:  # the TLS socket holds the connection now: closed here, whatever happens
+            _handshake(tls, deadline)
+            return _request(tls, target, headers, deadline, max_body)
+        finally:
+            tls.close()
+    return _request(sock, target, headers, deadline, max_body)
+
+
+def _handshake(tls: ssl.SSLSocket, deadline: _Deadline) -> None:
+    while True:
+        tls.settimeout(deadline.left())
+        try:
+            tls.do_handshake()
+            return
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            continue
+
+
+def _request(sock: socket.socket, target: str, headers: dict[str, str], deadline: _Deadline, max_body: int) -> Answer:
+    request = f"GET {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    _send(sock, request.encode("latin-1", errors="replace"), deadline)
+    answer, rest = _read_head(sock, deadline)
+    if max_body > 0:
+        answer.body = _read_body(sock, answer, rest, max_body, deadline)
+    return answer
 
 
 def _connect(host: str, port: int, deadline: _Deadline) -> socket.socket:

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -45,8 +45,8 @@ from firedup.live.telemetry import metrics_page
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event
 from firedup.read.sources import Source, normalise
-from firedup.timeline.build import Run
 from firedup.timeline.pipeline import DatePolicy, LogReader
+from firedup.timeline.run import Run
 
 _BAR_ELAPSED = re.compile(r"\d+/\d+ \[(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)<")
 _BAR_NAME = re.compile(r"^[^\d%|]*")
@@ -158,6 +158,17 @@ def _load_script(path: Path, engine: str | None, server_version: str | None, not
     assert reader.stamps is not None
     fmt, events = reader.fmt, reader.events
     lines = _pace(raws, _stamped_parts(reader, raws, reader.stamps))
+    last = runs[-1] if runs else None
+    port, url_line = _served_port(last)
+    model = "default"
+    if last is not None:
+        model = str(last.all_config.get("served_model_name") or last.config.get("model_path") or "default")
+    return Script(str(path), fmt, lines, runs, _actions(runs, events, fmt), _version(last, events, fmt, server_version),
+                  port, url_line, model, _exit_code(last, events, fmt), notes)
+
+
+def _actions(runs: Sequence[Run], events: Sequence[Event], fmt: Format) -> dict[int, list[str]]:
+    """What the server did at which line (0-based): restarted, opened its port, got ready, crashed."""
     actions: dict[int, list[str]] = {}
     for run in runs:
         if run.first_line is not None:
@@ -166,37 +177,42 @@ def _load_script(path: Path, engine: str | None, server_version: str | None, not
             opens = run.milestone(opens_at(fmt.health))
             if opens is not None:
                 actions.setdefault(opens.line - 1, []).append("open")
-        if run.ready_kind == "server" and run.milestone(READY) is not None:
-            ready = run.milestone(READY)
-            assert ready is not None
+        ready = run.milestone(READY) if run.ready_kind == "server" else None
+        if ready is not None:
             actions.setdefault(ready.line - 1, []).append("ready")
         if run.crash is not None and not _hangs(run, events, fmt):
             actions.setdefault(run.crash.line - 1, []).append("crash")
-    last = runs[-1] if runs else None
-    version = VersionGuess()
+    return actions
+
+
+def _version(last: Run | None, events: Sequence[Event], fmt: Format, server_version: str | None) -> VersionGuess:
+    """The version the replayed server answers as: `--server-version`, else the one the log's last run shows."""
     if server_version is not None:
         if not valid_version(server_version):
             raise UsageError(f"--server-version {server_version!r} is not a version like 0.4.6.post2")
-        version = VersionGuess(server_version, server_version, ("given with --server-version",))
-    elif last is not None and fmt.version_guess is not None:
-        run_events = [e for e in events if last.first_line is not None and last.last_line is not None
-                      and last.first_line <= e.line <= last.last_line]
-        version = fmt.version_guess(run_events, last.all_config, last.config_complete)
-    port, url_line = None, None
-    if last is not None:
-        running = last.milestone(HTTP_RUNNING)
-        if running is not None and running.fields.get("url"):
-            m = re.search(r":(\d+)(?:/|$)", str(running.fields["url"]))
-            port, url_line = (int(m.group(1)), running.line) if m else (None, running.line)
-    exit_code = 0
-    if last is not None and last.crash is not None and not _hangs(last, events, fmt):
-        names = {e.name for e in events if last.first_line is not None and e.line >= last.first_line}
-        killed = bool(names & fmt.kills_tree_on)
-        exit_code = 137 if killed else 1
-    model = "default"
-    if last is not None:
-        model = str(last.all_config.get("served_model_name") or last.config.get("model_path") or "default")
-    return Script(str(path), fmt, lines, runs, actions, version, port, url_line, model, exit_code, notes)
+        return VersionGuess(server_version, server_version, ("given with --server-version",))
+    if last is None or fmt.version_guess is None:
+        return VersionGuess()
+    run_events = [e for e in events if last.first_line is not None and last.last_line is not None
+                  and last.first_line <= e.line <= last.last_line]
+    return fmt.version_guess(run_events, last.all_config, last.config_complete)
+
+
+def _served_port(last: Run | None) -> tuple[int | None, int | None]:
+    """The port the last run's `Uvicorn running on` line names, and that line."""
+    running = last.milestone(HTTP_RUNNING) if last is not None else None
+    if running is None or not running.fields.get("url"):
+        return None, None
+    m = re.search(r":(\d+)(?:/|$)", str(running.fields["url"]))
+    return (int(m.group(1)), running.line) if m else (None, running.line)
+
+
+def _exit_code(last: Run | None, events: Sequence[Event], fmt: Format) -> int:
+    """The server's exit status: 0 unless the last run crashed (137 where the engine kills its tree)."""
+    if last is None or last.crash is None or _hangs(last, events, fmt):
+        return 0
+    names = {e.name for e in events if last.first_line is not None and e.line >= last.first_line}
+    return 137 if names & fmt.kills_tree_on else 1
 
 
 _REDRAW = re.compile(rb"(?=\r)")
@@ -476,6 +492,84 @@ def _rewrite_port(raw: bytes, port: int) -> bytes:
     return re.sub(r"(https?://[^\s:/]+):\d+", rf"\g<1>:{port}", text, count=1).encode()
 
 
+class _Port:
+    """The replayed server's HTTP side as the log goes: closed, listening while it starts, ready.
+    `say` writes one line of what the replay does."""
+
+    def __init__(self, script: Script, port: int, say: Callable[[str], None]) -> None:
+        self.script = script
+        self.port = port
+        self.say = say
+        self.state = _State()
+        self.server: _Server | None = None
+
+    def set(self, stage: str) -> None:
+        with self.state.lock:
+            self.state.stage = stage
+
+    def stage(self) -> str:
+        with self.state.lock:
+            return self.state.stage
+
+    def open(self, index: int) -> None:
+        health = self.script.fmt.health
+        if health is None or self.server is not None:
+            return
+        try:
+            self.server = _Server(("127.0.0.1", self.port), self.state, health, self.script)
+        except OSError as exc:
+            raise FiredupError(f"cannot listen on 127.0.0.1:{self.port}: {exc.strerror or exc} "
+                               "(pick another port with --port)") from None
+        self.port = self.server.server_address[1]
+        self.set("starting")
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
+        self.say(f"listening on http://127.0.0.1:{self.port} (line {index + 1}: the server's HTTP port opens)")
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+            self.say("port closed (the server process is gone)")
+
+    def answers(self) -> dict[tuple[str, int], int]:
+        with self.state.lock:
+            return dict(self.state.answers)
+
+
+class _Clock:
+    """The replay's start on this machine's monotonic clock (moved on past a launch delay), and its notes."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+        self.started = time.monotonic()
+
+    def say(self, text: str) -> None:
+        wall = time.monotonic() - self.started
+        print(f"replay: +{wall:.1f}s {text}", file=self.err, flush=True)
+
+
+def _check_pace(speed: float, hold: float | None, launch_delay: float) -> None:
+    if not math.isfinite(speed) or speed <= 0:
+        raise UsageError(f"--speed {speed:g}: give a finite number greater than 0")
+    if hold is not None and (not math.isfinite(hold) or hold < 0):
+        raise UsageError(f"--hold {hold:g}: give a finite number of seconds, 0 or more")
+    if not math.isfinite(launch_delay) or launch_delay < 0:
+        raise UsageError(f"--launch-delay {launch_delay:g}: give a finite number of seconds, 0 or more")
+
+
+def _port_to_serve(script: Script, port: int | None) -> int:
+    """`--port`, else the log's, else the engine's default; 0: any free port, known now (the log
+    may name it before the port opens)."""
+    default_port = script.fmt.probing.default_port if script.fmt.probing is not None else 8000
+    served_port = port if port is not None else (script.port or default_port)
+    if served_port == 0:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            served_port = int(probe.getsockname()[1])
+    return served_port
+
+
 def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = None, hold: float | None = None,
            err: TextIO = sys.stderr, stop: threading.Event | None = None, launch_delay: float = 0.0) -> int:
     """Write the script to `out` and serve its HTTP answers; return the server's exit status.
@@ -489,120 +583,95 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     shells see exactly what they saw). A log that ends ready or still starting keeps serving
     until `stop` is set or `hold` seconds pass.
     """
-    if not math.isfinite(speed) or speed <= 0:
-        raise UsageError(f"--speed {speed:g}: give a finite number greater than 0")
-    if hold is not None and (not math.isfinite(hold) or hold < 0):
-        raise UsageError(f"--hold {hold:g}: give a finite number of seconds, 0 or more")
-    if not math.isfinite(launch_delay) or launch_delay < 0:
-        raise UsageError(f"--launch-delay {launch_delay:g}: give a finite number of seconds, 0 or more")
+    _check_pace(speed, hold, launch_delay)
     stop = stop or threading.Event()
-    health = script.fmt.health
-    default_port = script.fmt.probing.default_port if script.fmt.probing is not None else 8000
-    served_port = port if port is not None else (script.port or default_port)
-    if served_port == 0:  # any free port, known now: the log may name it before the port opens
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            served_port = int(probe.getsockname()[1])
-    state = _State()
-    server: _Server | None = None
+    served = _Port(script, _port_to_serve(script, port), lambda text: None)
     writer = _Writer(out)
-    started = time.monotonic()
-
-    def say(text: str) -> None:
-        wall = time.monotonic() - started
-        print(f"replay: +{wall:.1f}s {text}", file=err, flush=True)
-
-    def close_port() -> None:
-        nonlocal server
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-            server = None
-            say("port closed (the server process is gone)")
-
+    clock = _Clock(err)
+    served.say = clock.say
     wall = script.duration / speed
     print(f"replay: {script.source} -> {out}: {len(script.lines)} lines, {script.duration:.0f} s of log time "
           f"in {wall:.1f} s at {speed:g}x; {_ending(script)}", file=err, flush=True)
-    if health is not None:
-        version = script.version
-        print(f"replay: {script.fmt.name} {version.describe()}; {_health_summary(script, health)}",
+    if script.fmt.health is not None:
+        print(f"replay: {script.fmt.name} {script.version.describe()}; {_health_summary(script, script.fmt.health)}",
               file=err, flush=True)
-    crashed = False
     if launch_delay:  # the imports: no line, nothing listening
-        say(f"launched; the log begins in {launch_delay:g} s of log time ({launch_delay / speed:.1f} s), as a "
-            "server's first line comes after its imports")
-        if not _wait_until(started + launch_delay / speed, stop):
-            say("stopped before the log began")
+        clock.say(f"launched; the log begins in {launch_delay:g} s of log time ({launch_delay / speed:.1f} s), as "
+                  "a server's first line comes after its imports")
+        if not _wait_until(clock.started + launch_delay / speed, stop):
+            clock.say("stopped before the log began")
             writer.close()
             return 143
-        started += launch_delay / speed
+        clock.started += launch_delay / speed
     try:
+        crashed = False
         for index, line in enumerate(script.lines):
-            pieces = line.pieces or [(line.raw, line.at)]
-            for data, at in pieces[:-1]:  # a bar redrawn in place: no newline yet
-                if not _wait_until(started + at / speed, stop):
-                    say("stopped before the end of the log")
-                    return 143
-                writer.write(data, end=False)
-            if not _wait_until(started + line.at / speed, stop):
-                say("stopped before the end of the log")
+            if not _write_pieces(line, clock.started, speed, stop, writer):
+                clock.say("stopped before the end of the log")
                 return 143
-            actions = script.actions.get(index, [])
-            raw = pieces[-1][0]
-            if "restart" in actions and index > 0:
-                close_port()
-                with state.lock:
-                    state.stage = "closed"
-                crashed = False
-            # A ready line implies an open port even when the log never showed it open.
-            if ("open" in actions or "ready" in actions) and health is not None and server is None:
-                try:
-                    server = _Server(("127.0.0.1", served_port), state, health, script)
-                except OSError as exc:
-                    raise FiredupError(f"cannot listen on 127.0.0.1:{served_port}: {exc.strerror or exc} "
-                                       "(pick another port with --port)") from None
-                served_port = server.server_address[1]
-                with state.lock:
-                    state.stage = "starting"
-                threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
-                say(f"listening on http://127.0.0.1:{served_port} (line {index + 1}: the server's HTTP port opens)")
-            if index + 1 == script.url_line and script.port is not None and script.port != served_port:
-                raw = _rewrite_port(raw, served_port)  # the log names the port actually served
-            if "ready" in actions:
-                with state.lock:
-                    state.stage = "ready"
-                say(f"ready (line {index + 1})")
-            writer.write(raw)
-            if "crash" in actions:
-                crashed = True
-                say(f"crash (line {index + 1}): the server dies")
-                close_port()
-                with state.lock:
-                    state.stage = "closed"
-        if crashed and script.exit_code:
-            close_port()
-            how = f"killed with SIGKILL ({script.fmt.tree_kill_note}): status 137" \
-                if script.exit_code == 137 else "the main process exits with an error: status 1"
-            say(f"the log ends with a crash; exiting like the server ({how})")
-            return script.exit_code
-        with state.lock:
-            stage = state.stage
-        what = {"ready": "ready", "starting": "still warming up", "closed": "still starting"}[stage]
-        if hold is None:
-            say(f"end of the log; the server is {what}: serving until interrupted")
-            stop.wait()
-        else:
-            say(f"end of the log; the server is {what}: serving for {hold:g} s more")
-            stop.wait(hold)
-        return 0
+            crashed = _play_line(script, index, line, served, writer, crashed)
+        return _end(script, served, crashed, hold, stop)
     finally:
         writer.close()
-        close_port()
-        with state.lock:
-            answers = dict(state.answers)
+        served.close()
+        answers = served.answers()
         if answers:
             summary = ", ".join(f"{path} {status}x{n}" for (path, status), n in sorted(answers.items()))
             print(f"replay: answered {sum(answers.values())} requests: {summary}", file=err, flush=True)
+
+
+def _write_pieces(line: ScriptLine, started: float, speed: float, stop: threading.Event, writer: _Writer) -> bool:
+    """A bar redrawn in place, piece by piece with no newline yet, each at its moment; then waits
+    for the line's own moment. False when stopped first."""
+    pieces = line.pieces or [(line.raw, line.at)]
+    for data, at in pieces[:-1]:
+        if not _wait_until(started + at / speed, stop):
+            return False
+        writer.write(data, end=False)
+    return _wait_until(started + line.at / speed, stop)
+
+
+def _play_line(script: Script, index: int, line: ScriptLine, served: _Port, writer: _Writer, crashed: bool) -> bool:
+    """The line's last piece written, with what the server did at it; whether it has crashed."""
+    actions = script.actions.get(index, [])
+    raw = (line.pieces or [(line.raw, line.at)])[-1][0]
+    if "restart" in actions and index > 0:
+        served.close()
+        served.set("closed")
+        crashed = False
+    # A ready line implies an open port even when the log never showed it open.
+    if "open" in actions or "ready" in actions:
+        served.open(index)
+    if index + 1 == script.url_line and script.port is not None and script.port != served.port:
+        raw = _rewrite_port(raw, served.port)  # the log names the port actually served
+    if "ready" in actions:
+        served.set("ready")
+        served.say(f"ready (line {index + 1})")
+    writer.write(raw)
+    if "crash" in actions:
+        crashed = True
+        served.say(f"crash (line {index + 1}): the server dies")
+        served.close()
+        served.set("closed")
+    return crashed
+
+
+def _end(script: Script, served: _Port, crashed: bool, hold: float | None, stop: threading.Event) -> int:
+    """The log is written: exit as the server did after a crash, else keep serving."""
+    if crashed and script.exit_code:
+        served.close()
+        how = f"killed with SIGKILL ({script.fmt.tree_kill_note}): status 137" \
+            if script.exit_code == 137 else "the main process exits with an error: status 1"
+        served.say(f"the log ends with a crash; exiting like the server ({how})")
+        return script.exit_code
+    what = {"ready": "ready", "starting": "still warming up", "closed": "still starting"}[served.stage()]
+    if hold is None:
+        served.say(f"end of the log; the server is {what}: serving until interrupted")
+        stop.wait()
+    else:
+        served.say(f"end of the log; the server is {what}: serving for {hold:g} s more")
+        stop.wait(hold)
+    return 0
 
 
 def _ending(script: Script) -> str:

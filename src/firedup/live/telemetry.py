@@ -22,7 +22,7 @@ from typing import Any
 
 from firedup.core.health import StartupTelemetry, version_key
 from firedup.core.units import fmt_duration
-from firedup.timeline.build import Run
+from firedup.timeline.run import Run
 
 READ_BYTES = 4 << 20  # a metrics page is a few hundred KB at most
 FETCH_TIMEOUT_S = 5.0

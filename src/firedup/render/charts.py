@@ -34,14 +34,13 @@ from firedup.core.safe import visible
 from firedup.core.units import fmt_clock, fmt_duration, fmt_time_to_end
 from firedup.errors import DataError, UsageError
 from firedup.tables.frames import Runs
-from firedup.timeline.build import (
+from firedup.timeline.phases import PHASE_ORDER, spanned
+from firedup.timeline.ranks import (
     NO_STRAGGLERS,
-    PHASE_ORDER,
     STRAGGLER_SECONDS,
     STRAGGLER_SHARE,
-    _rank_sort_key,
     late_arrival,
-    spanned,
+    rank_sort_key,
 )
 
 if TYPE_CHECKING:
@@ -324,7 +323,7 @@ def timeline_data(runs: Runs, run_ids: Sequence[str] | None = None, ranks: bool 
         groups: list[tuple[str, pl.DataFrame]] = [(labels[rid], mine.filter(pl.col("scope") == "run"))]
         if ranks:
             per_rank = mine.filter(pl.col("scope") == "rank")
-            names = sorted({r for r in per_rank["rank"].to_list() if r is not None}, key=_rank_sort_key)
+            names = sorted({r for r in per_rank["rank"].to_list() if r is not None}, key=rank_sort_key)
             groups.extend((f"    {name}", per_rank.filter(pl.col("rank") == name)) for name in names)
         for i, (label, part) in enumerate(groups):
             if len(rows) >= TIMELINE_MAX_ROWS:
@@ -494,7 +493,7 @@ def _rank_cells(phases: pl.DataFrame) -> pl.DataFrame:
 
 
 def _with_excess(cells: pl.DataFrame) -> pl.DataFrame:
-    """`excess` over the fastest rank, and `straggler`: a phase's slow rank (timeline.build.is_straggler);
+    """`excess` over the fastest rank, and `straggler`: a phase's slow rank (timeline.ranks.is_straggler);
     at a barrier phase (NO_STRAGGLERS) the rank that arrived last (`late_arrival`, `is_late`), never
     the one that waited longest. `late`: seconds a barrier's rank arrived after the median rank."""
     barrier = pl.col("phase").is_in(list(NO_STRAGGLERS))
@@ -548,9 +547,9 @@ def ranks_data(runs: Runs, run_id: str | None = None) -> RanksData:
     if total > RANKS_MAX_ROWS:
         score = dict(cells.group_by("rank").agg(
             pl.max_horizontal(pl.col("excess").max(), pl.col("late").max().fill_null(0))).iter_rows())
-        kept = sorted(score, key=lambda r: (-score[r], _rank_sort_key(r)))[:RANKS_MAX_ROWS]
+        kept = sorted(score, key=lambda r: (-score[r], rank_sort_key(r)))[:RANKS_MAX_ROWS]
         cells = cells.filter(pl.col("rank").is_in(kept))
-    ranks = sorted(set(cells["rank"].to_list()), key=_rank_sort_key)
+    ranks = sorted(set(cells["rank"].to_list()), key=rank_sort_key)
     firsts = (runs.phases.filter((pl.col("run_id") == run_id) & (pl.col("scope") == "rank"))
               .group_by("phase", "detail").agg(pl.col("start_offset").min()))
     first_at = {(r["phase"], r["detail"]): r["start_offset"] for r in firsts.iter_rows(named=True)}

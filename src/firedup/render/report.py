@@ -34,14 +34,14 @@ from firedup.core.safe import visible
 from firedup.core.units import fmt_duration, fmt_offset
 from firedup.errors import DataError, UsageError, writing
 from firedup.render.text import flag_summary, launch_line, outcome_line, ranks_text
-from firedup.timeline.build import spans_note
+from firedup.timeline.phases import spans_note
 
 if TYPE_CHECKING:
     from firedup.tables.budget import BudgetReport
     from firedup.tables.compare import Comparison
     from firedup.tables.frames import Runs
-    from firedup.timeline.build import Run
     from firedup.timeline.pipeline import ParseResult
+    from firedup.timeline.run import Run
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 

@@ -30,16 +30,9 @@ from firedup.core.units import (
 from firedup.core.units import outcome_word as units_outcome_word
 from firedup.formats.vocab import ENGINE_TIMINGS
 from firedup.read.clock import Stamp
-from firedup.timeline.build import (
-    NO_STRAGGLERS,
-    Phase,
-    Run,
-    is_late,
-    is_straggler,
-    late_arrival,
-    spanned,
-    umbrella_phases,
-)
+from firedup.timeline.phases import spanned, umbrella_phases
+from firedup.timeline.ranks import NO_STRAGGLERS, is_late, is_straggler, late_arrival
+from firedup.timeline.run import Phase, Run
 from firedup.timeline.silence import CacheVerdict, Silence
 
 _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",

@@ -37,7 +37,7 @@ from firedup.errors import UnknownFlagError
 from firedup.tables.coldwarm import ColdWarm, key_changes, split
 from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds, shown_flag
 from firedup.tables.launches import from_launch
-from firedup.timeline.build import spanned, umbrella_phases
+from firedup.timeline.phases import spanned, umbrella_phases
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
 GROUP_NAMES: dict[tuple[str, Any], str] = {

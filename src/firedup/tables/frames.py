@@ -45,7 +45,8 @@ from firedup.core.units import (
 )
 from firedup.read.sources import InputError
 from firedup.tables.launches import settle_launches
-from firedup.timeline.build import PHASE_ORDER, Run, spanned
+from firedup.timeline.phases import PHASE_ORDER, spanned
+from firedup.timeline.run import Run
 
 if TYPE_CHECKING:
     from firedup.tables.store import Store

@@ -53,7 +53,7 @@ import polars as pl
 from firedup.errors import FiredupError, InputError, StoreError
 from firedup.read.remote import is_url
 from firedup.tables.frames import MILESTONE_SCHEMA, PHASE_SCHEMA, RUN_SCHEMA, base_frames, empty
-from firedup.timeline.build import Run
+from firedup.timeline.run import Run
 
 MARKER = "_firedup_store.json"
 LOCK = ".firedup.lock"

@@ -28,7 +28,7 @@ from firedup.read.clock import Stamp
 from firedup.read.engine import Event
 
 if TYPE_CHECKING:
-    from firedup.timeline.build import Run
+    from firedup.timeline.run import Run
 
 # `--launched-at`: a moment on the log's clock, or a time of day (the first line's date)
 LaunchedAt = datetime | time | None

@@ -22,8 +22,9 @@ from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
 from firedup.read.sources import InputError, Line, Source, bom_encoding, expand_inputs, file_date, read_lines
-from firedup.timeline.build import Run, build_timeline
+from firedup.timeline.build import build_timeline
 from firedup.timeline.launch import LaunchedAt, give_launch
+from firedup.timeline.run import Run
 
 SNIFF_LINES = 2000
 DEBUG_ENV = "FIREDUP_DEBUG"  # set: a bug while reading a file raises, with its traceback
@@ -184,7 +185,7 @@ class DatePolicy:
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
     """The one sniff policy: `engine` when given, else the format whose rules best explain the
-    first `SNIFF_LINES` lines (`Format.sniff_score`). A reader that cannot wait for that many (a live
+    first `SNIFF_LINES` lines (`Format.sniff`). A reader that cannot wait for that many (a live
     log) decides as soon as one format's rule that is evidence matches a line (`final=False`),
     or when forced."""
     if engine is not None:
@@ -428,26 +429,9 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     # an object in object storage is hashed as it streams by: it is fetched once
     digest = hashlib.sha256() if content_hash and source.url is not None else None
     reader = _UntilUnreadable(source, digest)
-    dates = DatePolicy.of(source, default_date)
-    log = LogReader(source.name, engine, dates)
-    result: tuple[list[Event], LineStats, Clock] | None = None
-    fmt: Format | None = None
+    log = LogReader(source.name, engine, DatePolicy.of(source, default_date))
     cut: list[Any] = []  # the batch engine's `Truncated`: the file shrank while it was read
-    if _batch_worth_it(source, scanner):
-        from firedup.read import batch
-
-        assert source.path is not None
-        try:
-            next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
-            sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
-                                                 until_settled=engine is None)
-            # `choose_format` on the same lines, in one Hyperscan pass
-            fmt = get_format(engine) if engine is not None else batch.sniff_format(sample)
-            if fmt is not None:  # else the incremental engine finds no engine either, and counts the lines
-                result = _events_batch(source, fmt, dates, normalised, sample, cut)
-                log.fmt = fmt
-        except batch.NeedExact:
-            result = None
+    fmt, result = _read_batch(source, engine, scanner, log, cut)
     if result is None:
         fmt, stream, head = _sniffed(iter(reader), engine)
         if fmt is None:
@@ -465,20 +449,58 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
                           "milestone or error); skipped")
         return [], report
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, stopped)
-    if content_hash and source.path is not None:
+    report.content_hash = _content_hash(source, content_hash, digest)
+    _note_on_runs(runs, report, launched_at)
+    return runs, report
+
+
+def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader,
+                cut: list[Any]) -> tuple[Format | None, tuple[list[Event], LineStats, Clock] | None]:
+    """The source read by the batch engine, where it is worth it (`_batch_worth_it`) and can
+    prove its events the incremental engine's: the format and the events; (None, None) else."""
+    if not _batch_worth_it(source, scanner):
+        return None, None
+    from firedup.read import batch
+
+    assert source.path is not None
+    fmt: Format | None = None
+    try:
+        next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
+        sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
+                                             until_settled=engine is None)
+        # `choose_format` on the same lines, in one Hyperscan pass
+        fmt = get_format(engine) if engine is not None else batch.sniff_format(sample)
+        if fmt is None:  # the incremental engine finds no engine either, and counts the lines
+            return None, None
+        result = _events_batch(source, fmt, log.dates, normalised, sample, cut)
+        log.fmt = fmt
+        return fmt, result
+    except batch.NeedExact:
+        return fmt, None
+
+
+def _content_hash(source: Source, wanted: bool, digest: hashlib._Hash | None) -> str | None:
+    """The sha256 of the source's bytes, when asked for: an object's, taken as it streamed by
+    (`digest`), else a file's, read again by its path."""
+    found: str | None = None
+    if wanted and source.path is not None:
         with contextlib.suppress(OSError):  # gone since it was read: the tables fall back (frames)
-            report.content_hash = file_sha256(source.path)
+            found = file_sha256(source.path)
     if digest is not None:
-        report.content_hash = digest.hexdigest()
-    if report.content_hash is not None:
-        for run in runs:
+        found = digest.hexdigest()
+    return found
+
+
+def _note_on_runs(runs: list[Run], report: SourceReport, launched_at: LaunchedAt) -> None:
+    """What the source's report says of each run: the content hash and why the input stopped
+    early; the launch given for the first run (`launched_at`)."""
+    for run in runs:
+        if report.content_hash is not None:
             run.content_hash = report.content_hash
-    if stopped is not None:
-        for run in runs:
-            run.warnings.append(f"the input stops early: {stopped}")
+        if report.cut_short is not None:
+            run.warnings.append(f"the input stops early: {report.cut_short}")
     if launched_at is not None and runs:
         give_launch(runs[0], launched_at)
-    return runs, report
 
 
 def parse_paths(

@@ -13,7 +13,7 @@ each verdict says its basis (a line, a timing, a silence) and the lines behind i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ from firedup.read.clock import Stamp
 from firedup.read.engine import GAP_SECONDS, Event, Gap, Unmatched
 
 if TYPE_CHECKING:
-    from firedup.timeline.build import Run
+    from firedup.timeline.run import Phase, Run
 
 # A silence is a gap of at least max(GAP_SECONDS, SILENCE_SHARE x the run's time to its end):
 # 10 s in a short start-up, 5 % of a long one (a 30-minute start has 90 s gaps that explain little).
@@ -232,42 +232,68 @@ def _name_cause(run: Run, s: Silence, fmt: Format, cache_hits: Sequence[tuple[Ev
                 spans: Sequence[WorkSpan] = ()) -> None:
     """What the silence was: cached work the log times itself inside it (its own lines say so, no
     guess), else probably the work a phase does without printing (Format.silent_work), else the
-    cached work whose line comes right before it, else the phase it lies in."""
+    cached work whose line comes right before it, else the phase it lies in (`_CAUSES`, in order).
+    The lines without the server's own time printed inside it are added."""
     if spans:
-        busy = max({w.kind for w in spans}, key=lambda k: sum(w.seconds for w in spans if w.kind == k))
-        mine_ = [w for w in spans if w.kind == busy]
-        took = sum(w.seconds for w in mine_)
-        s.evidence = [(e.line, _first_line(e)) for w in mine_[:2] for e in (w.begin, w.end)]
-        lines = ", ".join(str(n) for n, _ in s.evidence)
-        s.cause, s.cache = f"{busy}: {fmt_duration(took)} of it by the log's own lines (line {lines})", busy
+        _timed_by_own_lines(s, spans)
         return
     # the last cache line before the silence with no milestone between them
     last_milestone = max((m.line for m in run.milestones if m.line <= s.since_line), default=0)
     near = [(e, kind) for e, kind in cache_hits if last_milestone <= e.line <= s.since_line]
     cached = near[-1] if near else None
-    # a phase of its own names the work; the umbrella timer only when no phase holds the silence
-    for name in (s.phase,) if s.phase not in (None, "unattributed") else (s.umbrella,):
-        if name is not None and name in fmt.silent_work:
-            work, kind = fmt.silent_work[name]
-            s.cause, s.cache = f"probably {work}", kind
-            s.evidence = [(s.since_line, s.since_text), (s.line, s.text)]
-            if cached is not None and cached[0].line != s.since_line:
-                s.evidence.insert(0, (cached[0].line, _first_line(cached[0])))
-            break
-    if s.cause is None and cached is not None:
-        event, kind = cached
-        s.cause, s.cache = f"probably {kind}: {fmt.cache_kinds.get(kind, kind)}", kind
-        s.evidence = [(event.line, _first_line(event))]
-        if event.line != s.since_line:
-            s.evidence.append((s.since_line, s.since_text))
-        s.evidence.append((s.line, s.text))
-    if s.cause is None and s.phase not in (None, "unattributed"):
-        s.cause = f"the {s.phase} phase's own work"
+    for cause in _CAUSES:
+        if s.cause is None:
+            cause(s, fmt, cached)
     if s.templates:
         top = s.templates[0]
         lines = (f"{s.lines_inside} line{'s' if s.lines_inside != 1 else ''} without the server's own time, "
                  f"most `{top.text}`")
         s.cause = f"{s.cause}; {lines}" if s.cause else lines
+
+
+def _timed_by_own_lines(s: Silence, spans: Sequence[WorkSpan]) -> None:
+    """The cache whose work inside the silence the log's own lines time longest."""
+    busy = max({w.kind for w in spans}, key=lambda k: sum(w.seconds for w in spans if w.kind == k))
+    mine_ = [w for w in spans if w.kind == busy]
+    took = sum(w.seconds for w in mine_)
+    s.evidence = [(e.line, _first_line(e)) for w in mine_[:2] for e in (w.begin, w.end)]
+    lines = ", ".join(str(n) for n, _ in s.evidence)
+    s.cause, s.cache = f"{busy}: {fmt_duration(took)} of it by the log's own lines (line {lines})", busy
+
+
+def _probably_silent_work(s: Silence, fmt: Format, cached: tuple[Event, str] | None) -> None:
+    """The work the phase holding the silence does without printing (the umbrella timer's only
+    when no phase holds it)."""
+    name = s.phase if s.phase not in (None, "unattributed") else s.umbrella
+    if name is None or name not in fmt.silent_work:
+        return
+    work, kind = fmt.silent_work[name]
+    s.cause, s.cache = f"probably {work}", kind
+    s.evidence = [(s.since_line, s.since_text), (s.line, s.text)]
+    if cached is not None and cached[0].line != s.since_line:
+        s.evidence.insert(0, (cached[0].line, _first_line(cached[0])))
+
+
+def _probably_cached_work(s: Silence, fmt: Format, cached: tuple[Event, str] | None) -> None:
+    """The cached work whose line comes right before the silence."""
+    if cached is None:
+        return
+    event, kind = cached
+    s.cause, s.cache = f"probably {kind}: {fmt.cache_kinds.get(kind, kind)}", kind
+    s.evidence = [(event.line, _first_line(event))]
+    if event.line != s.since_line:
+        s.evidence.append((s.since_line, s.since_text))
+    s.evidence.append((s.line, s.text))
+
+
+def _the_phases_work(s: Silence, fmt: Format, cached: tuple[Event, str] | None) -> None:
+    if s.phase not in (None, "unattributed"):
+        s.cause = f"the {s.phase} phase's own work"
+
+
+# What a silence no line inside times probably was, asked in order until one answers.
+_CAUSES: tuple[Callable[[Silence, Format, tuple[Event, str] | None], None], ...] = (
+    _probably_silent_work, _probably_cached_work, _the_phases_work)
 
 
 # --- caches ------------------------------------------------------------------------------
@@ -320,6 +346,8 @@ def _from_spans(run: Run, kind: str, spans: Sequence[WorkSpan], fmt: Format) -> 
 
 
 def _from_lines(run: Run, kind: str, events: Sequence[Event], fmt: Format) -> CacheVerdict | None:
+    """A cache whose lines say it was cold or warm, or only that its work ran (then timed to
+    the next milestone)."""
     lines = [c for c in fmt.cache_lines if c.kind == kind and c.verdict != "spans"]
     hits: list[tuple[Event, str]] = []
     for e in events:
@@ -338,7 +366,12 @@ def _from_lines(run: Run, kind: str, events: Sequence[Event], fmt: Format) -> Ca
     if warm:
         return CacheVerdict(kind, "warm", "line", "the log says the cache was used",
                             [(e.line, _first_line(e)) for e in warm[:3]])
-    timed = [e for e, _ in hits]
+    return _timed_to_next_milestone(run, kind, [e for e, _ in hits])
+
+
+def _timed_to_next_milestone(run: Run, kind: str, timed: Sequence[Event]) -> CacheVerdict:
+    """A cache's work that only says it ran: from its first line to the next milestone after
+    its last one, cold when that is long, warm when short."""
     first, last = timed[0], timed[-1]
     after = next((m for m in run.milestones if m.line > last.line and m.ts is not None), None)
     evidence = [(first.line, _first_line(first))]
@@ -356,44 +389,59 @@ def _from_lines(run: Run, kind: str, events: Sequence[Event], fmt: Format) -> Ca
 
 
 def _from_silence(run: Run, kind: str, fmt: Format) -> CacheVerdict | None:
-    """A cache no line speaks of, judged by the phase whose silent work it does."""
+    """A cache no line speaks of, judged by the phase whose silent work it does: its longest
+    silence, else the phase's time with no silence of its own."""
     phases = [name for name, (_, k) in fmt.silent_work.items() if k == kind]
     if not phases:
         return None
     silent = [s for s in run.silences if s.cache == kind]
     if silent:
-        s = max(silent, key=lambda x: x.seconds)
-        where = s.phase if s.phase in phases else s.umbrella
-        said = f"{where} was silent for {fmt_duration(s.seconds)}"
-        if s.seconds >= COLD_SECONDS:
-            return CacheVerdict(kind, "cold", "silence", f"{said}, at least {fmt_duration(COLD_SECONDS)}: probably "
-                                f"{fmt.silent_work[where or phases[0]][0]}", list(s.evidence), s.seconds, where)
-        return CacheVerdict(kind, "unknown", "silence", f"{said}: longer than a warm start's "
-                            f"{fmt_duration(WARM_SECONDS)}, shorter than a cold one's {fmt_duration(COLD_SECONDS)}, "
-                            "so neither clearly cold nor warm", list(s.evidence), s.seconds, where)
+        return _from_longest_silence(kind, max(silent, key=lambda x: x.seconds), phases, fmt)
     for p in run.run_phases():
         # 0 s: whole-second stamps on both ends, or an excerpt that saw only its end: no measure
         if p.name not in phases or p.seconds is None or p.open or p.end is None or p.seconds <= 0:
             continue
-        line = p.line if p.line is not None else 0
-        text = next((m.text for m in run.milestones if m.line == line), "")
-        if p.seconds <= WARM_SECONDS:
-            return CacheVerdict(kind, "warm", "timing",
-                                f"{p.name} took {fmt_duration(p.seconds)} (at most {fmt_duration(WARM_SECONDS)}) "
-                                "with no silence: nothing slow was compiled", [(line, _cut(text))], p.seconds,
-                                p.name)
-        if (run.silence_threshold or GAP_SECONDS) <= COLD_SECONDS:
-            # every gap of COLD_SECONDS would be a silence here, and none in this phase is its silent work
-            others = [x for x in run.silences if p.name in (x.phase, x.umbrella)]
-            if not others:
-                said = (f"{p.name} took {fmt_duration(p.seconds)} with no {fmt_duration(run.silence_threshold)} "
-                        "silence in it: nothing was compiled for long without a line")
-            else:  # the silences inside it are other phases' (each listed with its cause)
-                held = list(dict.fromkeys(x.phase or "unattributed" for x in others))
-                said = (f"{p.name} took {fmt_duration(p.seconds)}; {_its(len(others))} in {_and(held)}, none "
-                        "elsewhere in it: nothing else was compiled for long without a line")
-            return CacheVerdict(kind, "warm", "timing", said, [(line, _cut(text))], p.seconds, p.name)
+        verdict = _from_quiet_phase(run, kind, p)
+        if verdict is not None:
+            return verdict
     return None
+
+
+def _from_longest_silence(kind: str, s: Silence, phases: Sequence[str], fmt: Format) -> CacheVerdict:
+    """Cold when the silence of the cache's silent work was long; else neither clearly cold nor warm."""
+    where = s.phase if s.phase in phases else s.umbrella
+    said = f"{where} was silent for {fmt_duration(s.seconds)}"
+    if s.seconds >= COLD_SECONDS:
+        return CacheVerdict(kind, "cold", "silence", f"{said}, at least {fmt_duration(COLD_SECONDS)}: probably "
+                            f"{fmt.silent_work[where or phases[0]][0]}", list(s.evidence), s.seconds, where)
+    return CacheVerdict(kind, "unknown", "silence", f"{said}: longer than a warm start's "
+                        f"{fmt_duration(WARM_SECONDS)}, shorter than a cold one's {fmt_duration(COLD_SECONDS)}, "
+                        "so neither clearly cold nor warm", list(s.evidence), s.seconds, where)
+
+
+def _from_quiet_phase(run: Run, kind: str, p: Phase) -> CacheVerdict | None:
+    """Warm when the phase whose silent work the cache does was short, or when it had no silence
+    that could be that work (every gap of COLD_SECONDS would have been one)."""
+    assert p.seconds is not None
+    line = p.line if p.line is not None else 0
+    text = next((m.text for m in run.milestones if m.line == line), "")
+    if p.seconds <= WARM_SECONDS:
+        return CacheVerdict(kind, "warm", "timing",
+                            f"{p.name} took {fmt_duration(p.seconds)} (at most {fmt_duration(WARM_SECONDS)}) "
+                            "with no silence: nothing slow was compiled", [(line, _cut(text))], p.seconds,
+                            p.name)
+    if (run.silence_threshold or GAP_SECONDS) > COLD_SECONDS:
+        return None
+    # every gap of COLD_SECONDS would be a silence here, and none in this phase is its silent work
+    others = [x for x in run.silences if p.name in (x.phase, x.umbrella)]
+    if not others:
+        said = (f"{p.name} took {fmt_duration(p.seconds)} with no {fmt_duration(run.silence_threshold)} "
+                "silence in it: nothing was compiled for long without a line")
+    else:  # the silences inside it are other phases' (each listed with its cause)
+        held = list(dict.fromkeys(x.phase or "unattributed" for x in others))
+        said = (f"{p.name} took {fmt_duration(p.seconds)}; {_its(len(others))} in {_and(held)}, none "
+                "elsewhere in it: nothing else was compiled for long without a line")
+    return CacheVerdict(kind, "warm", "timing", said, [(line, _cut(text))], p.seconds, p.name)
 
 
 def _its(n: int) -> str:
@@ -431,15 +479,7 @@ def observed_caches(run: Run, observed: Sequence[Observed], fmt: Format) -> None
     compiles nothing. Only a line saying the cache was cold already says more."""
     if PROCESS_JIT not in fmt.cache_kinds:
         return
-    phases = JIT_PHASES | {name for name, (_, kind) in fmt.silent_work.items() if kind == PROCESS_JIT}
-    found: list[tuple[str, int | None, float, Observed]] = []
-    for p in run.run_phases():
-        if p.name not in phases or p.start is None:
-            continue
-        end = p.end or run.last_ts or p.start
-        for o in observed:
-            if o.compilers and o.start <= end and o.end >= p.start:
-                found.append((p.name, p.line, _overlap(o.start, o.end, p.start, end), o))
+    found = _compilers_in_jit_phases(run, observed, fmt)
     current = run.caches.get(PROCESS_JIT)
     if not found or (current is not None and current.verdict == "cold" and current.basis == "line"):
         return
@@ -453,6 +493,22 @@ def observed_caches(run: Run, observed: Sequence[Observed], fmt: Format) -> None
         PROCESS_JIT, "cold", "process",
         f"compilers ran in the server's process tree in {phase} ({', '.join(names)}; seen by wait --pid {seen}): "
         "a warm cache compiles nothing", [(line, _cut(text))] if line is not None else [], seconds or None, phase)
+
+
+def _compilers_in_jit_phases(run: Run, observed: Sequence[Observed],
+                             fmt: Format) -> list[tuple[str, int | None, float, Observed]]:
+    """Each stretch with compilers that overlaps a phase where a cold kernel JIT compiles: the
+    phase, its line, the seconds they overlap and the stretch, in the run's phase order."""
+    phases = JIT_PHASES | {name for name, (_, kind) in fmt.silent_work.items() if kind == PROCESS_JIT}
+    found: list[tuple[str, int | None, float, Observed]] = []
+    for p in run.run_phases():
+        if p.name not in phases or p.start is None:
+            continue
+        end = p.end or run.last_ts or p.start
+        for o in observed:
+            if o.compilers and o.start <= end and o.end >= p.start:
+                found.append((p.name, p.line, _overlap(o.start, o.end, p.start, end), o))
+    return found
 
 
 # --- unknown lines -----------------------------------------------------------------------
