@@ -266,7 +266,7 @@ def _stages(folder: Path, most: int = 100) -> dict[str, dict[str, float]]:
                 sample, normalised = batch.read_head(path, pipeline.SNIFF_LINES, refuse_mostly_flagged=True,
                                                      until_settled=True)
                 t2 = clock()
-                fmt = batch.sniff(sample)
+                fmt = batch.sniff_format(sample)
                 t3 = clock()
                 if fmt is None:
                     raise batch.NeedExact("no engine")

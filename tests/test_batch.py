@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import SAMPLE_LOGS, corpus_logs
-from firedup.formats import Format, get_format, sniff
-from firedup.read import batch
+from firedup.formats import Format, get_format, sniff_format
+from firedup.read import batch, prefilter, windows
 from firedup.read.compact import compact
 from firedup.read.engine import Event, LineStats, scan
 from firedup.read.sources import Source, file_date, read_lines
@@ -44,7 +44,7 @@ def _batch(path: Path, fmt: Format) -> tuple[list[Event], LineStats, str | None]
 
 def _format_of(path: Path) -> Format:
     head = itertools.islice(read_lines(Source(str(path), path)), 2000)
-    fmt = sniff("\n".join(line.text for line in head))
+    fmt = sniff_format("\n".join(line.text for line in head))
     assert fmt is not None, f"{path}: no known engine"
     return fmt
 
@@ -54,7 +54,7 @@ def _assert_same(path: Path, fmt: Format) -> LineStats | None:
     head = itertools.islice(read_lines(Source(str(path), path)), 2000)
     sample = "\n".join(line.text for line in head)
     assert batch.head_sample(path) == sample, "parse sniffs from this"
-    assert batch.sniff(sample) is sniff(sample)
+    assert batch.sniff_format(sample) is sniff_format(sample)
     want, want_stats, want_dates = _incremental(path, fmt)
     try:
         got, got_stats, got_dates = _batch(path, fmt)
@@ -461,8 +461,8 @@ _DECORATED = [
 def test_decorations_alone_do_not_make_a_vllm_line_a_candidate(tmp_path: Path) -> None:
     path = tmp_path / "decorated.log"
     path.write_bytes("\n".join(line for line, _ in _DECORATED).encode() + b"\n")
-    pre = batch.prefilter(get_format("vllm"))
-    found = batch._scan_window(path.read_bytes(), pre, 0)
+    pre = prefilter.for_format(get_format("vllm"))
+    found = windows.scan_window(path.read_bytes(), pre, 0)
     read = {newlines + 1 for _start, _end, newlines, _patterns in found.candidates}
     for number, (line, want) in enumerate(_DECORATED, start=1):
         assert (number in read) == want, f"line {number} {'not ' if want else ''}read: {line!r}"
@@ -553,7 +553,7 @@ def test_an_overlong_last_line_is_left_to_the_incremental_engine(tmp_path: Path,
                                                                  jobs: int) -> None:
     """The incremental engine names the line in its error; the batch engine hands it over,
     also when a worker process finds the line."""
-    monkeypatch.setattr(batch, "_scan_jobs", lambda size: jobs)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: jobs)
     path = tmp_path / "tail.log"
     path.write_bytes(b"[2026-01-01 10:00:00] The server is fired up and ready to roll!\n" + b"y" * (9 << 20))
     with pytest.raises(batch.NeedExact):
@@ -602,8 +602,8 @@ def test_windows_scanned_in_worker_processes_give_the_same_events(tmp_path: Path
     """Big files are scanned window by window by forked processes while this one feeds the
     engine: small windows here make a generated log many of them."""
     path = _write(tmp_path, _startups_and_traffic(seed=7, blocks=12, startup_every=3, lines_per_block=300), False)
-    monkeypatch.setattr(batch, "WINDOW", 4096)
-    monkeypatch.setattr(batch, "_scan_jobs", lambda size: 2)
+    monkeypatch.setattr(windows, "WINDOW", 4096)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 2)
     assert path.stat().st_size > 40 * 4096
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
@@ -613,7 +613,7 @@ def test_windows_scanned_in_small_pieces_give_the_same_events(tmp_path: Path, mo
     """Each window is scanned piece by piece, cut at line ends (and a line longer than a
     piece is one piece): tiny pieces cut nearly every line apart from the next."""
     path = _write(tmp_path, _startups_and_traffic(seed=11, blocks=6, startup_every=2, lines_per_block=200), False)
-    monkeypatch.setattr(batch, "_SCAN_PIECE", 97)
+    monkeypatch.setattr(windows, "_SCAN_PIECE", 97)
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
 
@@ -667,7 +667,7 @@ def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path
     import hyperscan
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    patterns = [batch._to_line_end(p) for p in ("fired up", r"Load weight \w+")]
+    patterns = [prefilter.to_line_end(p) for p in ("fired up", r"Load weight \w+")]
     text = b"[x] Load weight begin\n[x] The server is fired up and ready to roll!\nnothing\n"
 
     def matches(database: object) -> list[tuple[int, int]]:
@@ -676,7 +676,7 @@ def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path
         return sorted(found)
 
     want = [(0, text.index(b"\nnothing")), (1, text.index(b"\n[x] The"))]  # each at its line's end
-    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    assert matches(prefilter.compile_database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
     (cached,) = (tmp_path / "firedup").glob("hyperscan-*.db")
     compile_for_real = hyperscan.Database
 
@@ -684,10 +684,10 @@ def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path
         raise AssertionError("compiled again instead of loading the cached database")
 
     monkeypatch.setattr(hyperscan, "Database", no_compiling)
-    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    assert matches(prefilter.compile_database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
     monkeypatch.setattr(hyperscan, "Database", compile_for_real)
     cached.write_bytes(b"not a database" * 100)
-    assert matches(batch._database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
+    assert matches(prefilter.compile_database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
     assert cached.read_bytes() != b"not a database" * 100  # written again
 
 
@@ -714,8 +714,8 @@ def test_a_head_read_until_settled_sniffs_and_dates_as_the_whole_head(path: Path
     whole, _ = batch.read_head(path, 2000)
     early, normalised = batch.read_head(path, 2000, until_settled=True)
     assert whole.startswith(early)
-    fmt = batch.sniff(whole)
-    assert batch.sniff(early) is fmt
+    fmt = batch.sniff_format(whole)
+    assert batch.sniff_format(early) is fmt
     if fmt is not None:
         assert fmt.release_hint(early) == fmt.release_hint(whole)
     assert all(number <= early.count("\n") + 1 for number in normalised)
@@ -795,7 +795,7 @@ def test_the_head_flags_the_lines_the_scan_marks_in_every_piece(tmp_path: Path) 
 def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() -> None:
     """`_spanning_access` reads each unread access line's stamp from this one search: kubectl's
     at the line's start from its groups, any other from the normalised line (`_stamp_key`)."""
-    pre = batch.prefilter(get_format("vllm"))
+    pre = prefilter.for_format(get_format("vllm"))
     assert pre.access_line is not None
     tag = "\x1b[1;36m(APIServer pid=1)\x1b[0;0m "
     access = 'INFO:     10.0.0.1:1 - "GET /health HTTP/1.1" 200 OK'
@@ -817,7 +817,7 @@ def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() ->
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.binary(min_size=1, max_size=3 * batch._COPY_COUNT).map(lambda b: b.replace(b"\x00", b"\n")),
+@given(st.binary(min_size=1, max_size=3 * windows._COPY_COUNT).map(lambda b: b.replace(b"\x00", b"\n")),
        st.integers(0, 100), st.data())
 def test_newlines_are_counted_alike_in_short_and_long_ranges(tmp_path_factory: Any, data: bytes, base: int,
                                                              draw: Any) -> None:
@@ -828,7 +828,7 @@ def test_newlines_are_counted_alike_in_short_and_long_ranges(tmp_path_factory: A
     path = tmp_path_factory.mktemp("count") / "window.bin"
     path.write_bytes(b"x" * base + data)
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        counter = batch._NewlineCounter(mm, base, base + len(data))
+        counter = windows.NewlineCounter(mm, base, base + len(data))
         start = draw.draw(st.integers(base, base + len(data)))
         stop = draw.draw(st.integers(start, base + len(data)))
         counted = counter.count(start, stop)
@@ -865,7 +865,7 @@ def test_a_time_only_header_behind_a_wrapper_is_read_in_order(tmp_path: Path) ->
     path = tmp_path / "wrapped-time-only.log"
     path.write_text("\n".join(lines) + "\n")
     _assert_same(path, get_format("sglang"))  # the same events, or handed back (NeedExact): never different
-    scan = batch._scan_window(path.read_bytes(), batch.prefilter(get_format("sglang")), 0)
+    scan = windows.scan_window(path.read_bytes(), prefilter.for_format(get_format("sglang")), 0)
     assert len(scan.candidates) == len(lines), "every wrapped time-only line is a candidate"
 
 
@@ -931,3 +931,19 @@ def test_probes_behind_an_unknown_wrapper_are_kept_by_both_engines(tmp_path: Pat
     ]
     path = _write(tmp_path, lines, False)
     assert _assert_same(path, get_format("vllm")) is not None, "handed back"
+
+
+def test_a_year_less_collector_stamp_gets_the_same_date_from_both_engines(tmp_path: Path) -> None:
+    """journald's stamps have no year: `Clock.outer_datetime` is the one conversion of them both
+    engines call. Across New Year the year nearest the engine's own stamp is the next one, so a
+    uvicorn line with no time of its own, behind "Jan  1 00:00:07", is dated 2026-01-01 (on the
+    engine's clock, 2 s behind the collector's), by the batch engine as by the incremental one."""
+    lines = ["Dec 31 23:59:58 host sglang[7]: [2025-12-31 23:59:56] server_args=ServerArgs(tp_size=1)",
+             "Jan  1 00:00:05 host sglang[7]: [2026-01-01 00:00:03] The server is fired up and ready to roll!",
+             'Jan  1 00:00:07 host sglang[7]: INFO:     10.0.0.7:41234 - "POST /v1/chat/completions HTTP/1.1" 200 OK']
+    path = _write(tmp_path, lines, False)
+    fmt = get_format("sglang")
+    (want, _, _), (got, _, _) = _incremental(path, fmt), _batch(path, fmt)
+    assert [e.key() for e in got] == [e.key() for e in want]
+    access = [e for e in got if e.name == "http.access"]
+    assert [e.ts.iso if e.ts else None for e in access] == ["2026-01-01T00:00:05"]

@@ -73,3 +73,25 @@ def test_midnight_wraps_stop_at_the_last_year() -> None:
         for time_text in ("13:00:00", "00:00:00"):
             stamp = clock.resolve(time_text=time_text)
             assert stamp is not None and stamp.dt.year <= MAX_YEAR
+
+
+def test_one_conversion_of_a_collector_stamp() -> None:
+    """`Clock.outer_datetime`: a year-less stamp (journald's) takes the year closest to the
+    engine's stamp beside it, else to the latest stamp dated, else none here (the source's year
+    policy gives one); a day no calendar has is refused once, when the line is read, not again
+    when measured."""
+    from datetime import datetime
+
+    from firedup.read.collectors import OuterStamp
+
+    clock = Clock()
+    journald = OuterStamp("Jan  1 00:00:07", None, 1, 1, "00:00:07", "")
+    assert clock.outer_datetime(journald, datetime(2025, 12, 31, 23, 59, 58)) == datetime(2026, 1, 1, 0, 0, 7)
+    assert clock.outer_datetime(journald) is None  # no stamp dated yet: the year policy decides
+    clock.resolve(date_text="2025-12-31", time_text="23:59:59")
+    assert clock.outer_datetime(journald) == datetime(2026, 1, 1, 0, 0, 7)  # the latest stamp's nearest year
+    no_such_day = OuterStamp("2026-02-30T10:00:00Z", 2026, 2, 30, "10:00:00", "")
+    assert clock.outer_datetime(no_such_day, datetime(2026, 2, 28)) is None
+    assert clock.refused == 0
+    assert clock.outer_datetime(no_such_day) is None
+    assert clock.refused == 1

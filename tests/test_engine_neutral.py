@@ -17,8 +17,9 @@ import pytest
 from _live import free_port, status_of, wait_for_text
 from firedup.core.health import HealthSemantics, Route
 from firedup.errors import FiredupError
-from firedup.formats import _common, all_formats, register, sniff, unregister
-from firedup.formats.base import Format, Header, Probing, Rule, to_float
+from firedup.formats import _common, all_formats, register, sniff_format, unregister
+from firedup.formats.base import Format, Header, Probing, Rule
+from firedup.formats.convert import to_float
 from firedup.live.options import WaitOptions
 from firedup.live.replay import load_script, replay
 from firedup.live.wait import Waiter
@@ -124,7 +125,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_an_unregistered_engine_is_no_known_engine_not_some_default(tmp_path: Path) -> None:
     log = _write(tmp_path, "toy.log", TOY_READY)
-    assert sniff(TOY_READY) is None
+    assert sniff_format(TOY_READY) is None
     for scanner in ("incremental", "batch"):
         result = parse_paths([str(log)], scanner=scanner)
         assert (result.runs, result.errors) == ([], [])  # readable: not an input error
@@ -139,7 +140,7 @@ def test_an_unregistered_engine_is_no_known_engine_not_some_default(tmp_path: Pa
 def test_a_registered_engine_parses_into_milestones_phases_and_config(tmp_path: Path, toy: Format,
                                                                       scanner: str) -> None:
     log = _write(tmp_path, "toy.log", TOY_READY)
-    assert sniff(TOY_READY) is toy
+    assert sniff_format(TOY_READY) is toy
     result = parse_paths([str(log)], scanner=scanner)
     assert result.errors == []
     (run,) = result.runs

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from firedup.core.health import READY, REFUSED, STARTING, valid_version, version_key
-from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine, sniff
+from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine, sniff_format
 from firedup.formats.base import Example, Rule
 from firedup.read.engine import CLOCK_EVENTS, Scanner
 from firedup.read.sources import normalise
@@ -85,14 +85,14 @@ def test_registry_finds_sglang_and_rejects_unknown_names() -> None:
 
 def test_sniff_picks_sglang_from_its_ready_line() -> None:
     sample = "[2025-01-01 00:00:00] The server is fired up and ready to roll!\n"
-    fmt = sniff(sample)
+    fmt = sniff_format(sample)
     assert fmt is not None and fmt.name == "sglang"
 
 
 def test_sniff_names_no_engine_for_lines_no_format_knows() -> None:
     """Never a default engine: an unknown log is "no known engine", not read as one."""
-    assert sniff("remember to restart the server on monday\n") is None
-    assert sniff("") is None
+    assert sniff_format("remember to restart the server on monday\n") is None
+    assert sniff_format("") is None
 
 
 def test_a_registered_format_is_found_and_can_be_removed_again() -> None:
@@ -101,7 +101,7 @@ def test_a_registered_format_is_found_and_can_be_removed_again() -> None:
 
     try:
         assert register(TOY) is TOY
-        assert get_format("toyserve") is TOY and sniff("[2026-03-01 10:00:30.000] toyserve INFO ready to serve") is TOY
+        assert get_format("toyserve") is TOY and sniff_format("[2026-03-01 10:00:30.000] toyserve INFO ready to serve") is TOY
     finally:
         unregister("toyserve")
     assert "toyserve" not in all_formats()
@@ -111,7 +111,7 @@ def test_a_registered_format_is_found_and_can_be_removed_again() -> None:
 
 def test_sglang_value_flags_are_the_ones_the_server_args_dump_prints_without_a_bool() -> None:
     # the table must agree with what SGLang prints: a field printed as True/False is a switch
-    from firedup.formats.sglang import ARGV_VALUE_FLAGS
+    from firedup.formats._sglang_read import ARGV_VALUE_FLAGS
     from firedup.synth._serverargs import server_args_0512, server_args_0523
 
     dumps = (dict(server_args_0512({})), dict(server_args_0523({})))
@@ -152,8 +152,8 @@ def test_a_format_sniffs_from_its_own_rules(fmt: Format) -> None:
     evidence = [rule for rule in fmt.rules if rule.evidence > 0]
     assert evidence and fmt.sniff_most == sum(rule.evidence for rule in evidence)
     assert set(fmt.sniff_literals) == {literal for rule in evidence for literal in rule.literals}
-    assert fmt.sniff("nothing any engine prints\n") == 0
-    assert fmt.sniff("\n".join(fmt.sniff_literals)) < fmt.sniff_most
+    assert fmt.sniff_score("nothing any engine prints\n") == 0
+    assert fmt.sniff_score("\n".join(fmt.sniff_literals)) < fmt.sniff_most
 
 
 def test_lines_other_programs_print_are_no_evidence_of_an_engine() -> None:
@@ -165,8 +165,8 @@ def test_lines_other_programs_print_are_no_evidence_of_an_engine() -> None:
             "RuntimeError: CUDA error: out of memory\n"
             " 50%|#####     | 2/4 [00:01<00:01,  1.99it/s]\n"
             "./run.sh: line 3: 4242 Killed                  python3 train.py\n")
-    assert sniff(text) is None
-    assert all(fmt.sniff(text) == 0 for fmt in all_formats().values())
+    assert sniff_format(text) is None
+    assert all(fmt.sniff_score(text) == 0 for fmt in all_formats().values())
 
 
 @pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
@@ -246,7 +246,7 @@ FOREIGN = Path(__file__).resolve().parent / "fixtures" / "foreign"
 def test_a_foreign_engine_log_is_no_known_engine_and_says_what_it_looks_like(name: str, title: str) -> None:
     path = FOREIGN / name
     text = path.read_text(encoding="utf-8")
-    assert sniff(text) is None
+    assert sniff_format(text) is None
     assert foreign_engine(text) == title
     result = parse_paths([str(path)])
     assert result.runs == [] and result.errors == []
@@ -258,21 +258,21 @@ def test_a_foreign_engine_log_is_no_known_engine_and_says_what_it_looks_like(nam
 def test_another_engine_quoting_one_of_our_lines_is_still_not_ours() -> None:
     """A TGI log is never read with SGLang or vLLM rules because one line looks like theirs."""
     text = (FOREIGN / "tgi.log").read_text(encoding="utf-8") + "Starting to load model x...\n"
-    assert get_format("vllm").sniff(text) > 0
-    assert sniff(text) is None
+    assert get_format("vllm").sniff_score(text) > 0
+    assert sniff_format(text) is None
 
 
 def test_a_known_engine_log_mentioning_a_foreign_library_stays_known() -> None:
     text = ("[2026-01-02 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
             "[2026-01-02 10:00:05 TP0] Load weight begin. avail mem=70.00 GB\n"
             "[2026-01-02 10:00:06 TP0] Using tensorrt_llm allreduce fusion\n")
-    fmt = sniff(text)
+    fmt = sniff_format(text)
     assert fmt is not None and fmt.name == "sglang"
 
 
 def test_field_converters_refuse_numbers_that_do_not_fit_and_say_so() -> None:
     """A converter that refused kept the text in the number's place; `float()` took 400 nines as inf."""
-    from firedup.formats.base import DROPPED, convert_field, to_float, to_int, to_list, to_url
+    from firedup.formats.convert import DROPPED, convert_field, to_float, to_int, to_list, to_url
 
     assert to_float("4.52") == 4.52 and to_int("428608") == 428608 and to_list("[1, 2, 4]") == [1, 2, 4]
     for text in ("9" * 400, "1e999", "inf", "nan", "1e10", "٣٠"):
@@ -359,7 +359,7 @@ def test_an_excerpt_is_recognised_by_any_line_a_rule_of_the_engine_knows(name: s
     """No args line, no ready line, none of the lines a sniff list of the old kind held: the
     lines the rules know (`Rank 0 scheduler is dead`, `Init nccl begin.`) name the engine."""
     path = EXCERPTS / name
-    assert sniff(path.read_text()) is get_format("sglang")
+    assert sniff_format(path.read_text()) is get_format("sglang")
     result = parse_paths([str(path)])
     (run,) = result.runs
     assert (result.sources[0].engine, run.outcome) == ("sglang", outcome)

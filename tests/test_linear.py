@@ -21,7 +21,7 @@ import pytest
 from firedup.core import config, safe
 from firedup.core.config import parse_args_repr
 from firedup.formats import _common as common
-from firedup.formats import all_formats, base, sglang, vllm
+from firedup.formats import _sglang_read, all_formats, base, sglang, vllm
 from firedup.read import sources
 from firedup.read.sources import normalise
 from firedup.render.report import md_text
@@ -107,9 +107,9 @@ def test_every_pattern_is_linear_on_near_misses(name: str, regex: re.Pattern[str
 
 def _access_line() -> re.Pattern[bytes]:
     """The batch engine's search for access lines (a format with access lines behind kubectl)."""
-    from firedup.read import batch
+    from firedup.read import prefilter
 
-    pattern = batch.prefilter(vllm.FORMAT).access_line
+    pattern = prefilter.for_format(vllm.FORMAT).access_line
     assert pattern is not None
     return pattern
 
@@ -131,9 +131,9 @@ NAMED: list[tuple[str, Callable[[str], Any], str]] = [
     ("sglang config.command, serve", sglang.FORMAT.rule("config.command").regex.search, "sglang serve --a "),
     ("sglang progress.weights", sglang.FORMAT.rule("progress.weights").regex.search, "Loading safetensors using a "),
     ("vllm progress.weights", vllm.FORMAT.rule("progress.weights").regex.search, "Loading checkpoint shards "),
-    ("parse_timings: nested", sglang.parse_timings, "a={a=1, "),
-    ("parse_timings: one word", sglang.parse_timings, "a"),
-    ("parse_argv", sglang.parse_argv, "--a 1 "),
+    ("parse_timings: nested", _sglang_read.parse_timings, "a={a=1, "),
+    ("parse_timings: one word", _sglang_read.parse_timings, "a"),
+    ("parse_argv", _sglang_read.parse_argv, "--a 1 "),
     ("vllm args tokens: escaped quotes", vllm._pythonise, "\\'"),
     ("vllm args tokens: enum reprs", vllm._pythonise, "<a.b: "),
     ("vllm read_args", lambda t: vllm.read_args("{'a': '" + t), "\\'"),

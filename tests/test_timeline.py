@@ -88,7 +88,7 @@ def test_health_failure_followed_by_progress_is_not_fatal(tmp_path: Path) -> Non
 
 
 def test_engine_startup_timings_keep_their_order_and_nesting() -> None:
-    from firedup.formats.sglang import parse_timings
+    from firedup.formats._sglang_read import parse_timings
 
     got = parse_timings("load_weight=616.34, kv_cache_allocation=6.68, scheduler_e2e=761.30, "
                         "cuda_graph={prefill=0.00, decode=0.00, target_verify=13.48}, tokenizer_e2e=766.76")

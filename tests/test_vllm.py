@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import SHARED, corpus_logs
-from firedup.formats import get_format, sniff
+from firedup.formats import get_format, sniff_format
 from firedup.formats.vllm import derive_config, engine_config, read_args
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.run import Run
@@ -523,9 +523,9 @@ def test_sniffing_picks_the_engine_per_file_in_a_mixed_folder(tmp_path: Path) ->
 
 
 def test_sniff_literals_separate_the_engines() -> None:
-    assert sniff(V0_NEW_YEAR).name == "vllm"
-    assert sniff(JOURNAL).name == "vllm"
-    assert sniff(SGLANG).name == "sglang"
+    assert sniff_format(V0_NEW_YEAR).name == "vllm"
+    assert sniff_format(JOURNAL).name == "vllm"
+    assert sniff_format(SGLANG).name == "sglang"
 
 
 def test_health_semantics_are_declared_on_the_format() -> None:

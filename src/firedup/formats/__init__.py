@@ -17,7 +17,7 @@ from firedup.formats._foreign import looks_like
 from firedup.formats.base import Format, Header, Rule
 
 __all__ = ["Format", "Header", "Rule", "all_formats", "foreign_engine", "get_format", "known_engines", "no_known_engine",
-           "register", "sniff", "sniff_literals", "unregister"]
+           "register", "sniff_format", "sniff_literals", "unregister"]
 
 _NOT_ENGINES = {"base", "vocab"}
 
@@ -62,8 +62,8 @@ def get_format(name: str) -> Format:
         raise UnknownEngineError(f"unknown engine {name!r} (known: {known})") from None
 
 
-def sniff(sample: str, found: Container[str] | None = None) -> Format | None:
-    """The format whose rules best explain `sample` (`Format.sniff`: every rule that matches one
+def sniff_format(sample: str, found: Container[str] | None = None) -> Format | None:
+    """The format whose rules best explain `sample` (`Format.sniff_score`: every rule that matches one
     of its lines is evidence); None when no format's rule does (an input of no known engine is
     never read as some default engine), or when a foreign engine's literals weigh more (another
     engine's log quoting a line of ours is not ours to read). `found`: the sniff literals a
@@ -95,7 +95,7 @@ def sniff(sample: str, found: Container[str] | None = None) -> Format | None:
 
 
 def _decided(low: dict[str, float], high: dict[str, float], foreign: float) -> str | None:
-    """The format `sniff` gives whatever the rules not tried yet show ("" for none), or None
+    """The format `sniff_format` gives whatever the rules not tried yet show ("" for none), or None
     while they could still change it."""
     if max(high.values(), default=0.0) <= 0 or foreign > max(high.values(), default=0.0):
         return ""
@@ -106,9 +106,9 @@ def _decided(low: dict[str, float], high: dict[str, float], foreign: float) -> s
 
 
 def sniff_literals() -> frozenset[str]:
-    """Every literal `sniff` looks for: those of the registered formats' rules that are evidence,
+    """Every literal `sniff_format` looks for: those of the registered formats' rules that are evidence,
     and the foreign engines'. A caller that finds them in one pass passes what it found as
-    `sniff(sample, found)`."""
+    `sniff_format(sample, found)`."""
     return frozenset(lit for fmt in all_formats().values() for lit in fmt.sniff_literals) | _foreign_literals()
 
 

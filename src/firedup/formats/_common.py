@@ -6,7 +6,8 @@ Not an engine: the registry skips modules whose name starts with `_`.
 
 from __future__ import annotations
 
-from firedup.formats.base import Example, Rule, to_int
+from firedup.formats.base import Example, Rule
+from firedup.formats.convert import to_int
 
 # What launched the server, with the launcher's own time (timeline.launch; `Kind.launch`):
 # systemd starting a unit (journald), a container runtime's start event (`docker events`).

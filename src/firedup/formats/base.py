@@ -16,90 +16,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from firedup.core.health import REFUSED
-from firedup.core.numbers import MAX_MEASURE, measure_ok, shown_number
 from firedup.core.safe import valid_text
+from firedup.formats.convert import Converter, convert_field
 from firedup.formats.vocab import ERROR_KILLED, HTTP_RUNNING, READY, RULE, SHARED, Kind, Vocabulary
 
 if TYPE_CHECKING:
     from firedup.core.health import HealthSemantics, ReadyProbe, VersionGuess
-
-Converter = Callable[[str], Any]
-# Where a converter refused a value, `convert` lists `key=text` under this key of the fields (the
-# timeline turns each into a note on its run); a field named with a leading `_` is never shown.
-DROPPED = "_dropped"
-
-
-def to_float(text: str) -> float:
-    """A measurement: ASCII digits, finite and at most `MAX_MEASURE` (`core.numbers`), else
-    ValueError (`elapsed=9…9 s` of 400 nines is `inf` to `float()`)."""
-    if not text.isascii():
-        raise ValueError(f"{text!r} is not written in ASCII digits")
-    value = float(text)
-    if not measure_ok(value):
-        raise ValueError(f"{text!r} is not a finite number of at most {MAX_MEASURE:g}")
-    return value
-
-
-def to_int(text: str) -> int:
-    """A count: ASCII digits within 64 bits (`int()` takes superscripts' neighbours, Arabic-Indic
-    and full-width digits; a log's numbers are ASCII)."""
-    if not text.strip().isascii():
-        raise ValueError(f"{text!r} is not written in ASCII digits")
-    value = int(text)
-    if not measure_ok(value):
-        raise ValueError(f"{text!r} does not fit in 64 bits")
-    return value
-
-
-def to_list(text: str) -> list[int]:
-    """`[1, 2, 4]` or `1, 2, 4` as printed for captured batch sizes (ASCII digits, 64 bits)."""
-    return [to_int(part) for part in re.findall(r"-?[0-9]{1,19}", text)]
-
-
-def to_url(text: str) -> str:
-    """A URL a server says it listens on (`host:port` alone is taken as http): http(s), a host,
-    and a port of 1-65535 in ASCII digits when it has one; else ValueError (`wait` and `budget`
-    read the port from it)."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(text if "://" in text else f"http://{text}")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{text!r} is not an http(s) URL with a host")
-    port = parts.port  # ValueError for a port out of range or not in ASCII digits
-    if port == 0:
-        raise ValueError(f"{text!r} names port 0")
-    return text
-
-
-def convert_field(conv: Converter, key: str, text: str, out: dict[str, Any]) -> None:
-    """`out[key]` = `conv(text)`, checked: a converter that refuses the text, or a number that is
-    not finite or not of a size firedup holds (`core.numbers.measure_ok`), leaves the field out
-    and lists it under `DROPPED`. The text is never kept in the number's place: every reader of
-    a field may then take its type for granted."""
-    try:
-        value = conv(text)
-    except (ArithmeticError, TypeError, ValueError, RecursionError):
-        value = _REFUSED
-    if value is _REFUSED or (isinstance(value, (int, float)) and not measure_ok(value)):
-        out.setdefault(DROPPED, []).append(f"{key}={shown_number(text)}")
-        return
-    out[key] = value
-
-
-_REFUSED = object()
-
-
-def to_bool(text: str) -> bool:
-    return text.strip().lower() in {"true", "1", "yes"}
-
-
-def to_day_seconds(text: str) -> float:
-    """`16:15:03,610` (or `.610`) as seconds since midnight: a time another logger printed on a
-    line, kept as a field (its clock is not the engine's, so it never becomes the line's time)."""
-    hms, _, frac = text.replace(",", ".").partition(".")
-    hours, minutes, seconds = (int(part) for part in hms.split(":"))
-    return hours * 3600 + minutes * 60 + seconds + (float(f"0.{frac}") if frac else 0.0)
-
 
 @dataclass(frozen=True)
 class Header:
@@ -201,11 +123,11 @@ def _top_level_group_end(pattern: str, at: int) -> int | None:
 # "[2025-07-25 02:04:12] Load weight begin."). The engine's own header is looked for in the
 # first WRAPPER_CHARS characters of a line only: a long line costs no more than a short one.
 WRAPPER_CHARS = 256
-# Lines holding a rule's literal that `Format.sniff` reads before it gives up on that rule.
+# Lines holding a rule's literal that `Format.sniff_score` reads before it gives up on that rule.
 SNIFF_TRIES = 20
 # What every header with a time holds ("02:04:12"): a literal first, so `re` scans for it fast.
 _TIME_COLONS = re.compile(r":\d\d:")
-# A process tag at the end of a wrapper, "(EngineCore_DP0 pid=311) " (`sources._PROC`, inside a line).
+# A process tag at the end of a wrapper, "(EngineCore_DP0 pid=311) " (`collectors.COLLECTOR["process-tag"]`, inside a line).
 _PROC_INSIDE = re.compile(r"[ \t]\((?P<proc>[A-Za-z_][\w-]{0,64}(?: rank=\d{1,9}| [A-Z]{1,16}\d{1,9}(?:_[A-Z]{1,16}\d{1,9}){0,8})?)"
                           r" pid=(?P<pid>\d{1,9})(?:, ip=[\d.:a-fA-F]{1,64})?\) ?")
 # A wrapper's words, and those that do not name its source: a date or time, a level, a file
@@ -293,7 +215,7 @@ class Rule:
     right after this line, overriding the format's table) and `detail`.
     A group named `config_stated` whose converter returns a dict adds those flags to the
     run's config, below what the args dump says.
-    `evidence` is what a line the rule matches says of the log's engine (`Format.sniff`): every
+    `evidence` is what a line the rule matches says of the log's engine (`Format.sniff_score`): every
     rule is evidence of its format, 0.5 by default (its wording may turn up in another log now
     and then), more for the lines every start of this engine prints and no other program does
     (its args dump, its ready line: on the scale of the foreign engines' literals, `_foreign`),
@@ -442,7 +364,7 @@ class LaunchGap:
 class Format:
     """An engine's line layout and rules, plus how to recognise its logs.
 
-    `sniff` weighs a sample of a file by its own rules: each rule that matches one of the
+    `sniff_score` weighs a sample of a file by its own rules: each rule that matches one of the
     sample's lines adds its `evidence` (one source: no second list of sniff strings to keep in
     step with the rules). The registry picks the highest score.
     `runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
@@ -746,7 +668,7 @@ class Format:
     @cached_property
     def sniff_literals(self) -> Mapping[str, float]:
         """The literals of the rules that are evidence, each with the most its rules add: what a
-        caller's scan looks for in a sample before `sniff` reads the lines that hold them."""
+        caller's scan looks for in a sample before `sniff_score` reads the lines that hold them."""
         out: dict[str, float] = {}
         for rule in self.sniff_rules:
             for literal in rule.literals:
@@ -755,10 +677,10 @@ class Format:
 
     @cached_property
     def sniff_most(self) -> float:
-        """The most `sniff` can give: every rule that is evidence matching a line."""
+        """The most `sniff_score` can give: every rule that is evidence matching a line."""
         return sum(rule.evidence for rule in self.sniff_rules)
 
-    def sniff(self, sample: str, found: Container[str] | None = None) -> float:
+    def sniff_score(self, sample: str, found: Container[str] | None = None) -> float:
         """How much `sample` (a log's first lines) says it is this format's: the `evidence` of
         each rule that matches one of its lines, as the engines read them (`layout`). `found`:
         the literals a caller's scan already found in `sample` (`sniff_literals`)."""
@@ -770,7 +692,7 @@ class Format:
 
     def candidates(self, sample: str, found: Container[str] | None = None) -> list[Rule]:
         """The rules that are evidence and whose literal `sample` holds, heaviest first: the
-        most `sniff` can give on it, before a line is read."""
+        most `sniff_score` can give on it, before a line is read."""
         present = sample if found is None else found
         return [rule for rule in self.sniff_rules if any(literal in present for literal in rule.literals)]
 
@@ -778,7 +700,7 @@ class Format:
         """Whether `rule` matches one of `sample`'s lines. It is tried on the first SNIFF_TRIES
         lines holding one of its literals: a rule whose literal is a common word costs no more
         on a long sample, and a longer sample beginning with this one never gives less (what
-        `read.batch.settled_format` relies on). `found`: as for `sniff`."""
+        `read.batch.settled_format` relies on). `found`: as for `sniff_score`."""
         return any(self._recognised(rule, literal, sample) for literal in rule.literals
                    if found is None or literal in found)
 

@@ -10,8 +10,7 @@ Hyperscan (no look-arounds, no back-references, linear time).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from firedup.core.health import (
@@ -20,25 +19,11 @@ from firedup.core.health import (
     ReadyProbe,
     Route,
     StartupTelemetry,
-    VersionGuess,
-    version_key,
 )
 from firedup.formats import _common
-from firedup.formats.base import (
-    CacheLine,
-    EngineClock,
-    Example,
-    Format,
-    Header,
-    LaunchGap,
-    Probing,
-    Rule,
-    to_day_seconds,
-    to_float,
-    to_int,
-    to_list,
-    to_url,
-)
+from firedup.formats._sglang_read import parse_argv, parse_timings, version_guess
+from firedup.formats.base import CacheLine, EngineClock, Example, Format, Header, LaunchGap, Probing, Rule
+from firedup.formats.convert import to_day_seconds, to_float, to_int, to_list, to_url
 from firedup.formats.vocab import ALWAYS, IF_STUCK, Kind
 
 # --- line layouts ------------------------------------------------------------------------
@@ -71,76 +56,6 @@ HEADERS = (
 )
 
 # --- field converters --------------------------------------------------------------------
-
-
-def parse_timings(text: str) -> dict[str, Any]:
-    """`load_weight=1.2, kv_cache_allocation=0.3, cuda_graph={decode=4.5, ...}, ...` -> dict; a
-    number that is not finite or too big (`to_float`) refuses the whole line's timings."""
-    out: dict[str, Any] = {}
-    # `\b` starts a key at a word's start only, and `[^{}]` stops at the next brace: a long
-    # near-miss ("a={a={...", a word of a million letters) costs linear time, not quadratic.
-    for key, nested, value in re.findall(r"\b(\w+)=(?:\{([^{}]*)\}|(-?[\d.]+))", text):
-        if nested or not value:
-            out[key] = {k: to_float(v) for k, v in re.findall(r"\b(\w+)=(-?[\d.]+)", nested)}
-        else:
-            out[key] = to_float(value)
-    return out
-
-
-_FLAG_ALIASES = {"tp": "tp_size", "tensor_parallel_size": "tp_size", "dp": "dp_size", "data_parallel_size": "dp_size",
-                 "pp": "pp_size", "pipeline_parallel_size": "pp_size", "ep": "ep_size",
-                 "expert_parallel_size": "ep_size", "model": "model_path"}
-
-
-# Launch flags that take a value, by the ServerArgs field they set: the ones whose printed
-# default in the `server_args=` dump is a number, a string or None, never a bool (the
-# `store_true` switches print False). Left without their value ("--model  --disable-cuda-graph",
-# a shell echoing `--model  --disable-cuda-graph`) they are unknown, not True; any other bare flag is a switch.
-ARGV_VALUE_FLAGS = frozenset({
-    "model_path", "tokenizer_path", "served_model_name", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes",
-    "node_rank", "dist_init_addr", "host", "port", "cuda_graph_max_bs", "speculative_algorithm",
-    "speculative_draft_model_path", "speculative_num_steps", "speculative_eagle_topk",
-    "speculative_num_draft_tokens", "quantization", "mem_fraction_static", "attention_backend", "load_format",
-    "context_length", "dtype", "kv_cache_dtype", "chunked_prefill_size", "max_running_requests",
-})
-
-
-def _typed(text: str) -> Any:
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
-
-
-def parse_argv(text: str) -> dict[str, Any]:
-    """`--tp-size 2 --disable-cuda-graph --model-path m` -> {"tp_size": 2, ...}."""
-    import shlex
-
-    try:
-        tokens = shlex.split(text)
-    except ValueError:
-        tokens = text.split()
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        i += 1
-        if not token.startswith("--"):
-            continue
-        name, _, value = token[2:].partition("=")
-        key = name.replace("-", "_")
-        key = _FLAG_ALIASES.get(key, key)
-        if not _:
-            if i < len(tokens) and not tokens[i].startswith("--"):
-                value = tokens[i]
-                i += 1
-            else:
-                out[key] = None if key in ARGV_VALUE_FLAGS else True
-                continue
-        out[key] = _typed(value)
-    return out
 
 
 _GB = r"(-?[\d.]+) ?GB"
@@ -657,70 +572,6 @@ CLOCKS = (
                 "--router-worker-startup-timeout-secs with sglang_router.launch_server)", "ready", 1800.0,
                 "the router stops waiting for the worker's /health and does not add it", component="router"),
 )
-
-# (marker, bound, version, evidence). Lower bounds are features a version introduced; upper
-# bounds are things a later version removed or replaced (docs/engines/sglang.md, "Version markers and release dates").
-_MARKERS: tuple[tuple[str, str, str, str], ...] = (
-    ("init_parallel", "low", "0.5.21", "'Init parallel begin' replaced 'Init torch distributed' in 0.5.21"),
-    ("args_dict", "low", "0.5.19", "server_args is printed as a dict from 0.5.19"),
-    ("engine_timings", "low", "0.5.17", "'Engine startup timings' appeared in 0.5.17"),
-    ("capture_target", "low", "0.5.14", "'Capture target ... graph' lines appeared in 0.5.14"),
-    ("kv_dtype", "low", "0.5.13", "'KV Cache is allocated. dtype:' appeared in 0.5.13"),
-    ("elapsed_fields", "low", "0.5.9", "'elapsed=' on load/init lines appeared in 0.5.9"),
-    ("skip_server_warmup", "low", "0.4.9", "ServerArgs has skip_server_warmup (0.4.9+)"),
-    ("no_skip_server_warmup", "high", "0.4.8", "the complete ServerArgs has no skip_server_warmup (added in 0.4.9)"),
-    ("args_repr", "high", "0.5.18", "server_args is a ServerArgs(...) repr (a dict from 0.5.19)"),
-    ("init_nccl", "high", "0.3.3", "'Init nccl begin' was renamed in 0.3.4"),
-)
-
-
-def version_guess(events: Iterable[Any], config: Mapping[str, Any], config_complete: bool) -> VersionGuess:
-    """Version bounds from unambiguous markers of one run (events of firedup.read.engine)."""
-    seen: set[str] = set()
-    for e in events:
-        text = getattr(e, "text", "")
-        name = getattr(e, "name", "")
-        if name == "dist_init.begin" and text.startswith("Init parallel"):
-            seen.add("init_parallel")
-        elif name == "dist_init.begin" and text.startswith("Init nccl"):
-            seen.add("init_nccl")
-        elif name == "server_args":
-            # the event's field, or the line itself where only that is kept (a history's milestones)
-            args = str(e.fields.get("args") or text.partition("server_args=")[2])
-            if args.startswith("{"):
-                seen.add("args_dict")
-            elif args.startswith("ServerArgs("):
-                seen.add("args_repr")
-        elif name == "engine.timings":
-            seen.add("engine_timings")
-        elif name.endswith("cuda_graph.begin") and text.startswith(("Capture target", "Capture draft decode",
-                                                                     "Capture draft verify", "Capture draft extend C")):
-            seen.add("capture_target")
-        elif name == "kv_cache.allocated" and "dtype:" in text:
-            seen.add("kv_dtype")
-        elif name in ("load_weight.end", "dist_init.end") and "elapsed=" in text:
-            seen.add("elapsed_fields")
-    if seen & {"args_repr", "args_dict"}:
-        if "skip_server_warmup" in config:
-            seen.add("skip_server_warmup")
-        elif config_complete and "args_repr" in seen:
-            seen.add("no_skip_server_warmup")
-    low: str | None = None
-    high: str | None = None
-    evidence: list[str] = []
-    for key, bound, version, why in _MARKERS:
-        if key not in seen:
-            continue
-        if bound == "low" and (low is None or version_key(version) > version_key(low)):
-            low = version
-            evidence.append(why)
-        elif bound == "high" and (high is None or version_key(version) < version_key(high)):
-            high = version
-            evidence.append(why)
-    if low is not None and high is not None and version_key(low) > version_key(high):
-        return VersionGuess(None, None, ("contradictory markers: " + "; ".join(evidence),))
-    return VersionGuess(low, high, tuple(evidence))
-
 
 # Crash advice naming SGLang's flags, over the engine-neutral firedup.timeline.crash.HINTS.
 HINTS = {

@@ -34,10 +34,8 @@ from firedup.formats.base import (
     LaunchGap,
     Probing,
     Rule,
-    to_float,
-    to_int,
-    to_url,
 )
+from firedup.formats.convert import to_float, to_int, to_url
 from firedup.formats.vocab import ALWAYS, Kind
 
 # --- line layouts ------------------------------------------------------------------------

@@ -64,50 +64,33 @@ lines. Line counts differ in one documented way: lines left unread are counted a
 from __future__ import annotations
 
 import bisect
-import contextlib
 import os
 import re
-import sys
 from collections.abc import Iterator
 from datetime import date, datetime
 from operator import itemgetter
-from pathlib import Path
 from typing import Any, cast
 
-from firedup.formats.base import Format, Header, Rule
-from firedup.read.clock import Clock, year_ok
-from firedup.read.compact import ACCESS, HEALTH_PATH, AccessNeeds
+from firedup.formats.base import Format, Rule
+from firedup.read.clock import Clock, UnsureDate, year_ok
+from firedup.read.compact import HEALTH_PATH, AccessNeeds
 from firedup.read.engine import Event, LineStats, Parsed, Scanner
-from firedup.read.sources import _ANSI, _BAR, MAX_LINE_BYTES, Line, normalise
-
-WINDOW = 16 << 20  # bytes scanned per step; pages are released after each step
-# kubectl's stamp at a line's start, as `sources._strip_outer` reads it (`_Prefilter.access_line`)
-_KUBECTL_AT_START = re.compile(rb"[ \t\r\f\v]*(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
-
-# Collector prefixes as `sources._strip_outer` reads them, reduced to what starts them
-# (Hyperscan has no look-arounds; a wider net only costs a few more candidates).
-_RFC3339_START = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"  # kubectl's, CloudWatch's
-_PROC_START = r"\("  # process tags (Ray's, an engine's worker processes)
-_JOURNALD_START = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}"
-_PREFIX_STARTS = (
-    _RFC3339_START,
-    r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}",  # Docker Desktop's local stamp
-    _JOURNALD_START,
-    r"[A-Za-z0-9][\w.-]*\s+\| ",  # docker compose
-    r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ",  # DJL serving
-    r"\[rank\d+\]:",  # torch.distributed's rank prefix on stderr lines
-    _PROC_START,
+from firedup.read.prefilter import (
+    DECORATION_STARTS,
+    FIRST_PREFIX_MARKER,
+    PREFIX_STARTS,
+    Prefilter,
+    compile_database,
+    for_format,
+    normalising_markers,
+    skips_decorations,
+    to_line_end,
 )
-# A process tag behind a wrapper, as `formats.base._PROC_INSIDE` finds it; not one behind
-# kubectl's stamp (its `Z`), which `sources` strips with the stamp.
-_PROC_BEHIND = r"[^Z \t\r\f\v\x1b\n][ \t]\([A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)? pid=\d"
-# The decorations a format whose unread lines carry no clock may leave unread (`_decorated_markers`).
-_DECORATION_STARTS = frozenset({_RFC3339_START, _PROC_START})
-_LINE_START = r"^[ \t\r\f\v]*"  # normalise() strips indentation before reading prefixes
+from firedup.read.sources import Line, normalise
 
-
-class NeedExact(Exception):
-    """The batch engine cannot prove this source's events equal; read it incrementally."""
+# NeedExact: raised by this module and the windows' scan alike; its callers catch `batch.NeedExact`
+from firedup.read.windows import NeedExact as NeedExact
+from firedup.read.windows import NewlineCounter, Truncated, Window, scanned
 
 
 def available() -> bool:
@@ -119,326 +102,6 @@ def available() -> bool:
         return False
     return True
 
-
-class _Prefilter:
-    """One compiled scan for a format: rule literals plus the marks of lines to read."""
-
-    def __init__(self, fmt: Format) -> None:
-        import hyperscan
-
-        access = [rule for rule in fmt.rules if rule.name == ACCESS]
-        self.access_rule: Rule | None = access[0] if len(access) == 1 else None
-        if self.access_rule is not None and any(
-                lit in other.literals for other in fmt.rules if other is not self.access_rule
-                for lit in self.access_rule.literals):
-            self.access_rule = None  # another rule's lines hold the same literal: read them all
-        unread = set(self.access_rule.literals) if self.access_rule is not None else set()
-        # the access rule's literals, for `bytes.find`; its lines hold no other literal
-        self.access_literals = tuple(sorted(lit.encode() for lit in unread))
-        # an access line (one holding an access literal), with kubectl's stamp at its start if
-        # it has one: what `_State._spanning_access` reads of each in one C-level search. The
-        # match is the whole line whichever literal it ends on, so `[^\n]*` runs greedily to
-        # the line's end and steps back to the literal, three times faster than trying the
-        # literals at every character on the way (`*?`)
-        self.access_line = re.compile(
-            rb"^(?:" + _KUBECTL_AT_START.pattern + rb")?[^\n]*(?:" + b"|".join(map(re.escape, self.access_literals))
-            + rb")[^\n]*", re.MULTILINE) if self.access_literals else None
-        self.access_rules: tuple[Rule, ...] = (self.access_rule,) if self.access_rule is not None else ()
-        # the access lines that may be a request (not a probe): the traffic after `ready` is
-        # probes for weeks, and the first request after it must be found without reading them
-        self.request_database = _request_database(self.access_rule, self.access_literals)
-        literals = sorted({lit for rule in fmt.rules for lit in rule.literals} - unread)
-        self.rules_of: list[tuple[Rule, ...]] = [
-            tuple(rule for rule in fmt.rules if lit in rule.literals) for lit in literals]
-        self.literal_count = len(literals)
-        # decorated lines may go unread: every line read is then read by `normalise`
-        self.decorations = skips_decorations(fmt)
-        patterns = [re.escape(lit) for lit in literals]
-        patterns += _markers(fmt)
-        self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
-        self._order = {id(rule): i for i, rule in enumerate(fmt.rules)}
-        self._with_access: dict[tuple[int, ...], tuple[Rule, ...]] = {}
-        self.database = _database([_to_line_end(p) for p in patterns],
-                                  hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY)
-
-    def rules_for(self, patterns: frozenset[int]) -> tuple[Rule, ...] | None:
-        """The rules whose literals a line holds, in table order; None when a marker says the
-        line must be normalised first (which may join text: every rule may then apply)."""
-        found = self._rules.get(patterns, ())
-        if found != ():
-            return found
-        rules: tuple[Rule, ...] | None
-        if any(p >= self.literal_count for p in patterns):
-            rules = None
-        else:
-            chosen = {id(rule): rule for p in patterns for rule in self.rules_of[p]}
-            rules = tuple(sorted(chosen.values(), key=lambda rule: self._order[id(rule)]))
-        self._rules[patterns] = rules
-        return rules
-
-    def with_access(self, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
-        """`rules` plus the access rule, in table order (its literal is not in the scan)."""
-        key = tuple(map(id, rules))  # rules hold dicts: they cannot be hashed
-        found = self._with_access.get(key)
-        if found is None:
-            assert self.access_rule is not None
-            chosen = {id(rule): rule for rule in (*rules, self.access_rule)}
-            found = tuple(sorted(chosen.values(), key=lambda rule: self._order[id(rule)]))
-            self._with_access[key] = found
-        return found
-
-
-def _not_prefixed(prefixes: tuple[str, ...]) -> str | None:
-    """A pattern of a non-blank token that starts with none of `prefixes`, without look-arounds
-    (Hyperscan has none): at each character of the prefixes' trie, the token may end, go on with a
-    character no prefix has there (then anything), or follow one that does. None when the empty
-    token is one of them. Linear: the alternatives differ in their first character."""
-    trie: dict[str, Any] = {}
-    for prefix in prefixes:
-        node = trie
-        for ch in prefix:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def below(node: dict[str, Any]) -> str | None:
-        if "" in node:
-            return None
-        chars = "".join(re.escape(ch) for ch in sorted(node))
-        alternatives = ["", rf"[^\s{chars}]\S*"]
-        alternatives += [re.escape(ch) + rest for ch in sorted(node) if (rest := below(node[ch])) is not None]
-        return "(?:" + "|".join(alternatives) + ")"
-
-    if "" in trie:
-        return None
-    chars = "".join(re.escape(ch) for ch in sorted(trie))
-    rest = [re.escape(ch) + tail for ch in sorted(trie) if (tail := below(trie[ch])) is not None]
-    return "(?:" + "|".join([rf"[^\s{chars}]\S*", *rest]) + ")"
-
-
-def _request_database(rule: Rule | None, literals: tuple[bytes, ...]) -> Any:
-    r"""A Hyperscan database of what every access line that is a request (its path no probe
-    path) holds: the path's token, then a space and an access literal. Only for an access
-    rule whose path is the one token before ` <literal>` (`(?P<path>\S+) HTTP/`); None
-    otherwise (every access line is then read). A line without a match cannot be a request
-    (a raw token that starts with a probe path still does once decorations and colour are
-    stripped); a match is only a line to read."""
-    from firedup.read.events import PROBE_PATHS
-
-    if rule is None or len(literals) != 1:
-        return None
-    literal = literals[0].decode()
-    if f"(?P<path>\\S+) {re.escape(literal)}" not in rule.pattern and f"(?P<path>\\S+) {literal}" not in rule.pattern:
-        return None
-    token = _not_prefixed(PROBE_PATHS)
-    if token is None:
-        return None
-    import hyperscan
-
-    return _database([f" {token} {re.escape(literal)}"], hyperscan.HS_FLAG_SINGLEMATCH)
-
-
-# What `sources.normalise` changes in a line besides its decorations (colour, collector
-# prefixes), whatever else the line holds.
-_REWRITING = (
-    r"#033\[",
-    r"\r[^\n]",  # a redraw inside the line (a trailing \r of CRLF is harmless)
-    _BAR.pattern,
-    "repeated",  # Ray's "[repeated Nx across cluster]"
-    # Python's lstrip() also takes \x1c-\x1f and non-ASCII spaces before a prefix
-    _LINE_START + r"[\x1c-\x1f\x80-\xff]",
-)
-
-
-def _normalising_markers() -> list[str]:
-    """Patterns of lines that `sources.normalise` does more to than strip them."""
-    return [_ANSI.pattern, *_REWRITING, *(_LINE_START + p for p in _PREFIX_STARTS)]
-
-
-# The id of the first collector-prefix mark in `_normalising_markers()` (they come last).
-_FIRST_PREFIX_MARKER = len(_normalising_markers()) - len(_PREFIX_STARTS)
-
-
-def _read_in_order(header: Header) -> bool:
-    """Whether a line of this header needs the engine's clock in order (a stamp without date
-    or year, another logger's clock) or a decoder: such lines are always candidates."""
-    dated_own = "date" in header.regex.groupindex and header.clock == "own"
-    return header.decode is not None or not (dated_own or _clockless(header))
-
-
-def skips_decorations(fmt: Format) -> bool:
-    """Whether the batch engine may leave decorated lines of this format unread (a collector's
-    dated stamp, a process tag, the colour around it): true when every line it leaves unread
-    has no clock of the engine's own, because every header with a clock is read in order.
-    Such a line can then change the engine's state only through a collector's stamp, in
-    the few ways `Scanner.collector_stamps_count` names, which the engine reads lines for.
-    (A format with fully dated own stamps, whose unread lines move the last own stamp, keeps
-    its decorated lines candidates: a collector's stamp beside an own one sets the offset
-    between the clocks.)"""
-    return all(_read_in_order(header) or _clockless(header) for header in fmt.headers)
-
-
-def _clockless(header: Header) -> bool:
-    groups = header.regex.groupindex
-    return "time" not in groups and "md" not in groups
-
-
-def _markers(fmt: Format) -> list[str]:
-    """Patterns of lines whose reading needs the full normaliser or an in-order clock."""
-    if skips_decorations(fmt):
-        out, start = _decorated_markers(), _MESSAGE_START
-    else:
-        out, start = _normalising_markers(), _LINE_START
-    out += [start + header.start for header in fmt.headers if _read_in_order(header)]
-    # a line behind an unknown wrapper (`Format.layout`): the engine's own header after a blank,
-    # or a process tag after a blank that does not end a collector's stamp. Every event behind a
-    # wrapper then comes from a line the scan marks, which `compact` relies on (its point 5).
-    out += [r"[ \t]" + header.start for header in fmt.headers if header.own_timed]
-    out.append(_PROC_BEHIND)
-    return out
-
-
-# -- decorated lines ---------------------------------------------------------------------
-# The decorations left unread: a line may start (after blanks) with kubectl's stamp
-# (`2026-11-01T12:13:34.481156419Z `, RFC 3339 in UTC), then a process tag
-# (`(APIServer pid=1) `, `(Worker rank=1 pid=300) `), the tag coloured or not. Colour
-# anywhere else, or around anything else, may split a rule literal or a header once it is
-# removed: the line stays a candidate. Hyperscan has no look-arounds, so the patterns below
-# describe the lines that differ from these shapes: the ways a coloured line can fail to be
-# `[blanks][stamp ]ESC[..m(tag)ESC[..m[ ]message` with no other escape code.
-#
-# What this guarantees of a line no pattern matches: `normalise` gives one logical line
-# whose text is a piece of the raw line as it is (only blanks and decorations in front of
-# it were removed), so a rule literal, an access literal or a header in the text is one the
-# scan sees; its collector stamp, if any, carries a year; and no clock header of the
-# format starts its text (those start after one of `_MESSAGE_START`'s characters).
-_SGR = r"\x1b\[[0-9;]*m"
-_BLANK = r"[ \t\r\f\v]"
-_ODD_SPACE = r"\x1c-\x1f\x80-\xff"  # what Python also strips as blanks (UTF-8 bytes of non-ASCII spaces)
-# Where a message may start once decorations are stripped: at the line's start, after a blank,
-# after a tag's `)`, a `:` (torch's rank prefix, journald's), or an escape code.
-_MESSAGE_START = rf"(?:^|[ \t\r\f\v):{_ODD_SPACE}]|{_SGR})"
-# kubectl's stamp, piece by piece: `_deviations` matches what starts like it and then differs.
-_KUBECTL_STAMP = [r"\d"] * 4 + ["-"] + [r"\d"] * 2 + ["-"] + [r"\d"] * 2 + ["T"] + \
-    [r"\d"] * 2 + [":"] + [r"\d"] * 2 + [":"] + [r"\d"] * 2
-_TAG_NAME = r"[A-Za-z_][\w-]*"
-
-
-def _not(piece: str) -> str:
-    """A character other than `piece` (one character, a class's content or `\\d`) on the line.
-    (Where the line ends there instead, it holds one escape code alone, which a pattern of
-    its own marks: these patterns all describe lines with a second escape code later.)"""
-    return rf"[^{piece}\n]"
-
-
-def _deviations(before: str, pieces: list[str]) -> list[str]:
-    """Patterns of text that, after `before`, matches `pieces` (single characters) up to
-    some piece and then has something else there."""
-    return [before + "".join(pieces[:i]) + _not(re.escape(pieces[i]) if len(pieces[i]) == 1 else pieces[i])
-            for i in range(len(pieces))]
-
-
-def _one_of(prefix: str, patterns: list[str]) -> str:
-    """One pattern for `patterns`, which all begin with `prefix`, written once: the same lines
-    (concatenation distributes over alternation), but one automaton that Hyperscan runs
-    instead of one per deviation (the 40 of a decorated line cost 2.3 ms a 200 kB log, the
-    two that replace them 1 ms)."""
-    assert all(p.startswith(prefix) for p in patterns)
-    return prefix + "(?:" + "|".join(p[len(prefix):] for p in patterns) + ")"
-
-
-def _decorated_markers() -> list[str]:
-    """`_normalising_markers` for a format that `skips_decorations`: the same, but decorations
-    of the shapes above mark nothing (see the guarantee above)."""
-    later_escape = r"[^\n]*\x1b"  # ... and an escape code later on the line
-    stamp = "".join(_KUBECTL_STAMP)
-    frac = r"(?:\.\d{1,9})?"
-    # the text before the line's first escape code is blanks, or blanks and kubectl's stamp
-    before_first = [_LINE_START + r"[^\d \t\r\f\v\x1b\n]"]
-    before_first += _deviations(_LINE_START, _KUBECTL_STAMP)[1:]  # [0] would take a blank for the deviation
-    before_first += [_LINE_START + stamp + tail for tail in (
-        r"[^.Z\n]", r"\.[^\d\n]", r"\.\d{1,9}[^\dZ\n]", r"\.\d{10}", frac + r"Z[^ \n]", frac + r"Z [^\x1b\n]")]
-    # the first escape code opens a tag that `sources._PROC` reads and the second closes it
-    first = r"^[^\x1b\n]*" + _SGR
-    name = first + r"\(" + _TAG_NAME
-    pid = rf"{name} (?:rank=\d+ )?pid"
-    tag = [first + _not(r"\("), first + r"\(" + _not("A-Za-z_"), name + r"[^\w\- \n]",
-           name + r" [^rp\n]", *_deviations(name + " r", list("ank="))]
-    tag += [name + r" rank=" + _not(r"\d"), name + r" rank=\d+[^\d \n]", name + r" rank=\d+ " + _not("p")]
-    tag += [rf"{name} (?:rank=\d+ )?p" + _not("i"), rf"{name} (?:rank=\d+ )?pi" + _not("d"), pid + _not("="),
-            pid + "=" + _not(r"\d"), pid + r"=\d+[^\d)\n]", pid + r"=\d+\)" + _not(r"\x1b")]
-    closed = r"\)" + _SGR  # a tag's end: after it, one space at most and no other prefix
-    return [
-        *_REWRITING,
-        r"(?:^|[^\x1b\n])\[[0-9]{1,2}(?:;[0-9]{1,2})*m",  # colour codes whose escape was lost
-        # an escape that is not a colour code
-        r"\x1b[^\[\n]", r"\x1b\[[0-9;]*[^0-9;m\n]", r"\x1b$", r"\x1b\[[0-9;]*$",
-        r"^[^\x1b\n]*\x1b[^\x1b\n]*$",  # one escape code alone
-        r"\x1b[^\n]*\x1b[^\n]*\x1b",  # more than two
-        _one_of(_LINE_START, before_first) + later_escape,
-        _one_of(first, tag),
-        closed + rf"(?: [ \t\r\f\v{_ODD_SPACE}]|[\t\r\f\v{_ODD_SPACE}])",
-        *(closed + " ?" + p for p in _PREFIX_STARTS),
-        # collector prefixes, but kubectl's stamp and process tags; journald's stamp (it has no
-        # year) wherever `_strip_outer` may take it as a line's first stamp
-        *(_LINE_START + p for p in _PREFIX_STARTS if p not in _DECORATION_STARTS),
-        rf"[ \t\r\f\v):|{_ODD_SPACE}]{_JOURNALD_START}",
-    ]
-
-
-def _to_line_end(pattern: str) -> str:
-    """`pattern` extended to the end of its line. Hyperscan reports a pattern once per end
-    offset, so a progress bar redrawn 300 times on one line is one match, not 300 (each a
-    Python callback), and every match ends on the line it was found in."""
-    if pattern.endswith("$") and not pattern.endswith("\\$"):
-        return pattern  # ends with its line already
-    return f"(?:{pattern})[^\\n]*$"
-
-
-def _cpu() -> str:
-    """The machine and its CPU features: a database is compiled for them (a cache directory
-    can be shared between machines)."""
-    flags = ""
-    with contextlib.suppress(OSError), open("/proc/cpuinfo") as fh:
-        flags = next((line for line in fh if line.startswith("flags")), "")
-    return f"{os.uname().machine} {flags.strip()}"
-
-
-def _database(patterns: list[str], flags: int) -> Any:
-    """A Hyperscan block-mode database of `patterns` (pattern i reports id i), from the
-    user's cache when an identical one was compiled before: compiling takes 50-100 ms, which
-    every `firedup parse` of a big input would pay, loading a tenth of a millisecond."""
-    import hashlib
-
-    import hyperscan
-
-    version = getattr(hyperscan, "__version__", "")
-    key = hashlib.sha256(repr((version, _cpu(), flags, patterns)).encode()).hexdigest()[:32]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "firedup" / f"hyperscan-{key}.db"
-    with contextlib.suppress(OSError, hyperscan.HyperscanError):
-        database = hyperscan.loadb(cache.read_bytes(), hyperscan.HS_MODE_BLOCK)
-        database.scratch = hyperscan.Scratch(database)
-        return database
-    database = hyperscan.Database()
-    database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
-                     elements=len(patterns), flags=[flags] * len(patterns))
-    from firedup.core.files import write_bytes
-    from firedup.errors import OutputError
-
-    with contextlib.suppress(OSError, OutputError, hyperscan.HyperscanError):
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes(cache, hyperscan.dumpb(database), named=False)  # whole or not at all, even with parallel runs
-    return database
-
-
-_COMPILED: dict[int, tuple[Format, _Prefilter]] = {}
-
-
-def prefilter(fmt: Format) -> _Prefilter:
-    """The compiled scan of a format, once per process (compiling takes some 50 ms)."""
-    found = _COMPILED.get(id(fmt))
-    if found is None or found[0] is not fmt:
-        found = _COMPILED[id(fmt)] = (fmt, _Prefilter(fmt))
-    return found[1]
 
 
 _NORMALISING: list[Any] = []
@@ -462,8 +125,8 @@ def _refuse_if_prefixed(database: Any, raws: list[bytes]) -> None:
     decorated: set[int] = set()
     text = b"\n".join(raws)
     for pattern, line in _marked_lines(database, text):
-        if pattern >= _FIRST_PREFIX_MARKER:
-            (decorated if _PREFIX_STARTS[pattern - _FIRST_PREFIX_MARKER] in _DECORATION_STARTS else prefixed).add(line)
+        if pattern >= FIRST_PREFIX_MARKER:
+            (decorated if PREFIX_STARTS[pattern - FIRST_PREFIX_MARKER] in DECORATION_STARTS else prefixed).add(line)
     most = len(raws) * _MOSTLY_PREFIXED
     if len(prefixed) > most or (len(prefixed | decorated) > most and not _decorations_skipped(text)):
         raise NeedExact("most lines carry a collector prefix or a process tag")
@@ -520,7 +183,7 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
     import hyperscan
 
     if not _NORMALISING:
-        _NORMALISING.append(_database([_to_line_end(p) for p in _normalising_markers()], hyperscan.HS_FLAG_MULTILINE))
+        _NORMALISING.append(compile_database([to_line_end(p) for p in normalising_markers()], hyperscan.HS_FLAG_MULTILINE))
     database = _NORMALISING[0]
     data = b""
     at_end = False
@@ -604,7 +267,7 @@ def _settle_bars(fmt: Format) -> tuple[float, float] | None:
 
 
 def settled_format(sample: str) -> Format | None:
-    """The format `formats.sniff` gives on `sample` and on any longer text that begins with
+    """The format `formats.sniff_format` gives on `sample` and on any longer text that begins with
     it, whose release hint (`Format.release_hint`) no later line can change either; None when
     later lines could still change one of them. A score only grows as lines come (a rule once
     matched stays matched, `Format.evidence`), so a format leads for good once its score passes
@@ -623,7 +286,7 @@ def _settled(found: set[str], texts: list[str]) -> Format | None:
     if not any((bars := _settle_bars(fmt)) is not None and sum(rule.evidence for rule in fmt.candidates(sample, found))
                > bars[0] for fmt in formats):
         return None
-    scores = [fmt.sniff(sample, found) for fmt in formats]
+    scores = [fmt.sniff_score(sample, found) for fmt in formats]
     best = max(range(len(formats)), key=scores.__getitem__, default=None)
     if best is None or scores[best] <= 0:
         return None
@@ -637,13 +300,13 @@ def _settled(found: set[str], texts: list[str]) -> Format | None:
 _SNIFFING: dict[tuple[int, ...], tuple[list[str], Any]] = {}
 
 
-def sniff(sample: str) -> Format | None:
-    """`formats.sniff(sample)`, with one Hyperscan pass for every format's sniff literals and
+def sniff_format(sample: str) -> Format | None:
+    """`formats.sniff_format(sample)`, with one Hyperscan pass for every format's sniff literals and
     the foreign engines' instead of one search of the sample per literal (those searches
     were a quarter of a small log's parse)."""
-    from firedup.formats import sniff as sniff_formats
+    from firedup.formats import sniff_format as sniff_registered
 
-    return sniff_formats(sample, found=_sniff_found(sample))
+    return sniff_registered(sample, found=_sniff_found(sample))
 
 
 def _sniff_found(sample: str | bytes) -> set[str]:
@@ -670,33 +333,16 @@ def _sniff_scan() -> tuple[list[str], Any]:
     key = tuple(id(fmt) for fmt in all_formats().values())
     if key not in _SNIFFING:
         literals = sorted(sniff_literals())
-        database = _database([re.escape(lit) for lit in literals], hyperscan.HS_FLAG_SINGLEMATCH)
+        database = compile_database([re.escape(lit) for lit in literals], hyperscan.HS_FLAG_SINGLEMATCH)
         _SNIFFING[key] = (literals, database)
     return _SNIFFING[key]
-
-
-class _GuardedClock(Clock):
-    """A clock that refuses to complete a stamp from history the batch engine may have skipped."""
-
-    unsure = False
-
-    def _running_day(self, time_text: str) -> date:
-        if self.unsure:
-            raise NeedExact("a time-only stamp after skipped dated lines")
-        return super()._running_day(time_text)
-
-    def _year_for(self, month: int, dom: int) -> int:
-        if self.unsure:
-            raise NeedExact("a year-less stamp after skipped dated lines")
-        return super()._year_for(month, dom)
-
 
 
 def scan_file(path: str | os.PathLike[str], fmt: Format, default_date: date | None = None,
               file_year: int | None = None, file_date: date | None = None) -> tuple[list[Event], LineStats, Clock]:
     """All events of a plain (uncompressed) log file, as `engine.scan` gives them."""
     events: list[Event] = []
-    scanner = _new_scanner(fmt, default_date, file_year, file_date)
+    scanner = Scanner(fmt, default_date, file_year, file_date)
     for batch in _scan(path, scanner, every_access=True):
         events.extend(batch)
     events.extend(scanner.finish())
@@ -722,247 +368,25 @@ def iter_file(path: str | os.PathLike[str], scanner: Scanner,
 
 def new_scanner(fmt: Format, default_date: date | None = None, file_year: int | None = None,
                 file_date: date | None = None) -> Scanner:
-    return _new_scanner(fmt, default_date, file_year, file_date)
-
-
-def _new_scanner(fmt: Format, default_date: date | None, file_year: int | None, file_date: date | None) -> Scanner:
-    scanner = Scanner(fmt, default_date, file_year, file_date)
-    scanner.clock = _GuardedClock(default_date, file_year, file_date)
-    return scanner
-
-
-class Truncated(Exception):
-    """The file got shorter while it was read (logrotate's copytruncate): the events of the
-    windows read before stand; `parse` says so in one line."""
-
-    def __init__(self, at: int, size: int) -> None:
-        super().__init__(f"the file shrank while it was read (rotated with copytruncate?): it ends at byte {at:,} "
-                         f"of the {size:,} it had; what was read before is kept")
-        self.at, self.size = at, size
-
-    def __reduce__(self) -> tuple[type, tuple[int, int]]:
-        return type(self), (self.at, self.size)
-
-
-def _read_at(fd: int, pos: int, size: int, whole: int) -> bytes:
-    """`size` bytes of the file at `pos`, read (not mapped: a mapped page that a truncation
-    removes is a SIGBUS, a read of it is short); Truncated when the file has fewer now.
-    `whole`: the file's size when reading began."""
-    data = os.pread(fd, size, pos)
-    while len(data) < size:
-        more = os.pread(fd, size - len(data), pos + len(data))
-        if not more:
-            raise Truncated(pos + len(data), whole)
-        data += more
-    return data
+    """The incremental engine's scanner, which this engine feeds (`iter_file`)."""
+    return Scanner(fmt, default_date, file_year, file_date)
 
 
 def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool,
           normalised: dict[int, list[Line]] | None = None) -> Iterator[list[Event]]:
-    pre = prefilter(scanner.fmt)
+    pre = for_format(scanner.fmt)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
             return
         state = _State(scanner, pre, every_access, normalised or {})
-        for found, data in _scanned(fh.fileno(), size, pre):
-            yield state.window(found, data)
-
-
-class _Window:
-    """What the scan of one window [base, end) of the file found, before any engine state
-    comes in: the candidate lines and how many lines precede each (so the window can be
-    scanned in another process). Offsets inside it count from `base`."""
-
-    __slots__ = ("base", "candidates", "end", "newlines")
-
-    def __init__(self, base: int, end: int, candidates: list[tuple[int, int, int, list[int]]], newlines: int) -> None:
-        self.base, self.end = base, end
-        self.candidates = candidates  # (line start, line end, newlines from the window's start, patterns)
-        self.newlines = newlines  # in the whole window
-
-
-# From this size on, windows are scanned by a pool of forked processes, one per core, while
-# this one feeds the engine in order: the scan is nearly all of a long log's time.
-PARALLEL_FROM = 64 << 20
-_TAIL = 1 << 16  # bytes read back at a time to find a window's last line end
-
-
-def _bounds(fd: int, size: int) -> list[tuple[int, int]]:
-    """The windows: `WINDOW` bytes each, cut after their last newline."""
-    bounds: list[tuple[int, int]] = []
-    pos = 0
-    while pos < size:
-        end = min(size, pos + WINDOW)
-        if end < size:
-            cut, high = -1, end
-            while cut < 0 and high > pos:
-                low = max(pos, high - _TAIL)
-                found = _read_at(fd, low, high - low, size).rfind(b"\n")
-                cut, high = (low + found if found >= 0 else -1), low
-            if cut < 0:  # no line ends in a whole window: longer than any log line
-                raise NeedExact("a line longer than the scan window")
-            end = cut + 1
-        bounds.append((pos, end))
-        pos = end
-    return bounds
-
-
-def _scanned(fd: int, size: int, pre: _Prefilter) -> Iterator[tuple[_Window, bytes]]:
-    """Each window's scan and its bytes, in order."""
-    bounds = _bounds(fd, size)
-    jobs = _scan_jobs(size)
-    if jobs <= 1:
-        for pos, end in bounds:
-            data = _read_at(fd, pos, end - pos, size)
-            yield _scan_window(data, pre, pos), data
-        return
-    from firedup.core.pool import ordered_map
-
-    _FORKED[:] = [(fd, size, pre)]  # what the forked workers scan with
-    try:
-        # a worker that dies scans nothing: its window is scanned here instead
-        for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here), strict=True):
-            yield found, _read_at(fd, pos, end - pos, size)
-    finally:
-        _FORKED.clear()
-
-
-_FORKED: list[tuple[int, int, _Prefilter]] = []
-
-
-def _scan_forked(bounds: tuple[int, int]) -> _Window:
-    fd, size, pre = _FORKED[0]
-    pos, end = bounds
-    return _scan_window(_read_at(fd, pos, end - pos, size), pre, pos)
-
-
-def _scan_here(bounds: tuple[int, int], _why: str) -> _Window:
-    return _scan_forked(bounds)
-
-
-def _scan_jobs(size: int) -> int:
-    """Processes to scan a file of `size` bytes with: one per core for big files, where
-    processes can be forked (Linux), and not from inside a pool's worker (parse's own)."""
-    if size < PARALLEL_FROM or sys.platform != "linux":
-        return 1
-    import multiprocessing
-
-    from firedup.core.pool import in_worker
-
-    if multiprocessing.current_process().daemon or in_worker():
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
-    return min(cores, 8)
-
-
-def _scan_window(mm: bytes, pre: _Prefilter, base: int) -> _Window:
-    """Scan the window `mm` (whole lines, at `base` in the file): its candidate lines, and the
-    line count up to each.
-
-    The window is scanned piece by piece (`_SCAN_PIECE`, cut at line ends), and each piece's
-    newlines are counted right after its scan, while its bytes are still in the CPU cache:
-    a tenth less time than scanning the whole window and then reading it again to count."""
-
-    pos, end = 0, len(mm)
-    _check_line_lengths(mm, pos, end)
-    hits: list[int] = []
-    ids: list[int] = []
-
-    def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
-        hits.append(stop)
-        ids.append(pattern)
-
-    counter = _NewlineCounter(mm, pos, end)
-    candidates: list[tuple[int, int, int, list[int]]] = []
-    line_end = pos - 1
-    counted, newlines = pos, 0
-    view = memoryview(mm)
-    try:
-        low = pos
-        while low < end:
-            high = min(end, low + _SCAN_PIECE)
-            if high < end:
-                cut = mm.rfind(b"\n", low, high)
-                high = cut + 1 if cut >= 0 else mm.find(b"\n", high, end) + 1 or end
-            piece = view[low:high]
+        for found, data in scanned(fh.fileno(), size, pre):
             try:
-                pre.database.scan(cast(bytes, piece), match_event_handler=on_match)  # any buffer will do
-            finally:
-                piece.release()
-            for stop, pattern in sorted(zip(hits, ids, strict=True)):
-                at = low + max(stop - 1, 0)  # the match's last byte
-                if at > line_end:  # on a line after the last candidate's
-                    before = mm.rfind(b"\n", low, at)
-                    after = mm.find(b"\n", at, high)
-                    start, line_end = (low if before < 0 else before + 1), (high if after < 0 else after)
-                    newlines += counter.count(counted, start)
-                    counted = start
-                    candidates.append((start, line_end, newlines, []))
-                candidates[-1][3].append(pattern)
-            hits.clear()
-            ids.clear()
-            newlines += counter.count(counted, high)
-            counted = low = high
-    finally:
-        view.release()
-    return _Window(base, base + end, candidates, newlines)
+                events = state.window(found, data)
+            except UnsureDate as exc:  # a stamp the clock would complete from skipped lines
+                raise NeedExact(str(exc)) from None
+            yield events
 
-
-# Bytes scanned at a time inside a window: small enough that counting its newlines right
-# after finds them in the CPU cache.
-_SCAN_PIECE = 1 << 18
-_COUNT_PIECE = 1 << 18  # bytes compared at a time when counting newlines
-
-
-class _NewlineCounter:
-    """Newlines in byte ranges of the window [base, end) of `mm`: a short range by a copy and
-    `bytes.count` (a numpy call costs a microsecond before it compares a byte: six times a
-    copy of a few lines), a long one in pieces whose comparison stays in the CPU cache (a
-    third faster than comparing a whole window at once)."""
-
-    def __init__(self, mm: bytes, base: int, end: int) -> None:
-        import numpy as np
-
-        self.mm, self.base = mm, base
-        self.chunk = np.frombuffer(mm, dtype=np.uint8, count=end - base, offset=base)
-        self.flags = np.empty(_COUNT_PIECE, dtype=bool)
-        self.equal, self.count_nonzero = np.equal, np.count_nonzero
-
-    def count(self, start: int, stop: int) -> int:
-        if stop - start <= _COPY_COUNT:
-            return self.mm[start:stop].count(b"\n")
-        total = 0
-        chunk, out, stop = self.chunk, self.flags, stop - self.base
-        for at in range(start - self.base, stop, _COUNT_PIECE):
-            part = chunk[at: min(at + _COUNT_PIECE, stop)]
-            flags = out[: len(part)]
-            self.equal(part, 10, out=flags)
-            total += int(self.count_nonzero(flags))
-        return total
-
-
-_COPY_COUNT = 4096  # bytes up to which a range's newlines are counted on a copy
-
-
-def _check_line_lengths(mm: bytes, pos: int, end: int) -> None:
-    """NeedExact if a line of [pos, end) is longer than `MAX_LINE_BYTES` (the incremental
-    engine reports it). Such a line holds a whole block of half that size with no newline,
-    so only a window with such a block is measured line by line."""
-    block = MAX_LINE_BYTES // 2
-    if all(mm.find(b"\n", at, min(at + block, end)) >= 0 for at in range(pos, end, block) if end - at >= block):
-        return
-    import numpy as np
-
-    chunk = np.frombuffer(mm, dtype=np.uint8, count=end - pos, offset=pos)
-    newlines = np.flatnonzero(chunk == 10)
-    if mm[end - 1] != 10:
-        newlines = np.append(newlines, end - pos - 1)
-    if int(np.diff(newlines, prepend=-1).max()) > MAX_LINE_BYTES:
-        raise NeedExact("a line longer than the limit")
 
 
 def _kubectl_key(stamp: bytes, frac: bytes | None) -> bytes:
@@ -984,10 +408,10 @@ def _valid_stamp(key: bytes) -> bool:
 class _State:
     """The scan's place in the file: the next line to account for (its offset and number),
     and which access lines are still worth reading (`AccessNeeds`). Lines are read by offset;
-    their numbers come from the newlines counted up to each candidate (`_Window`), and for
+    their numbers come from the newlines counted up to each candidate (`Window`), and for
     the few other lines read, from the nearest line whose number is known."""
 
-    def __init__(self, scanner: Scanner, pre: _Prefilter, every_access: bool,
+    def __init__(self, scanner: Scanner, pre: Prefilter, every_access: bool,
                  normalised: dict[int, list[Line]]) -> None:
         self.scanner = scanner
         self.normalised = normalised
@@ -998,7 +422,7 @@ class _State:
         self.every_access = every_access
         self.needs = AccessNeeds(scanner.fmt.vocab)
 
-    def window(self, found: _Window, data: bytes) -> list[Event]:
+    def window(self, found: Window, data: bytes) -> list[Event]:
         """Events of one scanned window (its bytes `data`), which starts and ends at line
         boundaries; offsets below count from its start."""
 
@@ -1006,7 +430,7 @@ class _State:
         self.mm = data
         base, end = 0, len(data)
         self._base, self._end = base, end
-        self._counter = _NewlineCounter(self.mm, base, end)
+        self._counter = NewlineCounter(self.mm, base, end)
         self._first = self.number  # the number of the window's first line
         self._next = base  # where the next line not accounted for starts
         # line starts whose preceding newlines (from `base`) are known, in order
@@ -1049,7 +473,7 @@ class _State:
     def _read(self, start: int, end: int, number: int) -> list[Line]:
         """The logical lines of the line [start, end), numbered `number`, as the incremental
         engine reads them. A line no marker flagged only needs stripping, unless decorations
-        went unflagged (`_Prefilter.decorations`): then it is normalised (`read_head` may have)."""
+        went unflagged (`Prefilter.decorations`): then it is normalised (`read_head` may have)."""
         if not self.pre.decorations:
             return [Line(number, self._text(start, end))]
         lines = self.normalised.pop(number, None)
@@ -1268,9 +692,9 @@ class _State:
             parsed = scanner.split(line)
             if parsed.own_clock and parsed.ts is not None:
                 last_own = (parsed.ts, number)
-                if start > first and isinstance(self.clock, _GuardedClock):
+                if start > first:
                     # dated lines before it went unread: the clock's latest stamp is a guess now
-                    self.clock.unsure = True
+                    self.clock.history_skipped = True
                 break
             end, number = start - 1, number - 1
         self._emit(scanner.skip(count, self.number + count - 1, first_own, last_own))
@@ -1280,7 +704,7 @@ class _State:
     def _skip_clockless(self, first: int, stop: int, count: int) -> None:
         """`_skip_to` for a format that `skips_decorations`: no unread line has a clock of the
         engine's own, so none moves the last own stamp (nothing to read back, no stamp of a
-        skipped line the clock would miss: `_GuardedClock` stays sure). Such a line changes
+        skipped line the clock would miss: `Clock.history_skipped` stays false). Such a line changes
         the engine's state only by a collector's stamp, and only while
         `Scanner.collector_stamps_count` (before any own-clock line, or until a run's first
         line is marked): then lines are read, in order, until it no longer does."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
-from firedup.read.sources import OuterStamp
+from firedup.read.collectors import OuterStamp
 
 HALF_DAY = timedelta(hours=12)
 ONE_DAY = timedelta(days=1)
@@ -122,6 +122,40 @@ def _year_not_after(month: int, dom: int, latest: date) -> int:
     return latest.year - 1
 
 
+def _nearest(outer: OuterStamp, years: tuple[int, ...], near: datetime) -> datetime | None:
+    """The collector's stamp in whichever of `years` puts it closest to `near` (None when no
+    such year has its day, or lies outside MIN_YEAR-MAX_YEAR)."""
+    hh, mm, ss = (int(p) for p in outer.time.split(":"))
+    micro = int((outer.frac + "000000")[:6]) if outer.frac else 0
+    best: datetime | None = None
+    for year in years:
+        if not year_ok(year):
+            continue
+        try:
+            dt = datetime(year, outer.month, outer.day, hh, mm, ss, micro)
+        except ValueError:
+            continue
+        if best is None or abs(dt - near) < abs(best - near):
+            best = dt
+    return best
+
+
+def _fraction_digits(stamp: Stamp) -> int:
+    """Digits of a second the stamp was printed with (0 for whole seconds), at most 6."""
+    _, dot, frac = stamp.iso.partition(".")
+    return min(len(frac), 6) if dot else 0
+
+
+def _truncated(dt: datetime, digits: int) -> datetime:
+    unit = 10 ** (6 - digits)
+    return dt.replace(microsecond=dt.microsecond - dt.microsecond % unit)
+
+
+class UnsureDate(Exception):
+    """A stamp's missing date or year would come from lines a reader left unread
+    (`Clock.history_skipped`): the batch engine hands such a source back."""
+
+
 class Clock:
     """Resolves partial timestamps of one source, in order.
 
@@ -153,21 +187,81 @@ class Clock:
         self._year: int | None = None  # running year for month-day lines
         # The server's clock minus the collector's, once known: collectors often stamp in
         # host-local time in front of a server logging UTC (Docker Desktop: hours apart).
+        # Kept by the lines this clock dates (it puts a time-only line on its day).
         self._outer_offset: timedelta | None = None
+        # The same offset as the engine measures it, on lines with the engine's own clock only
+        # (`measure_offset`): it moves a line with only a collector's stamp onto that clock.
+        self.engine_offset: timedelta | None = None
+        # Set by a reader that left dated lines unread (the batch engine): the running day and
+        # year are then guesses, and completing a stamp from them raises `UnsureDate`.
+        self.history_skipped = False
 
     def _note(self, source: str) -> None:
         # "log" is the default; any completed date is the more telling fact, so it sticks.
         if self.date_source in (None, "log"):
             self.date_source = source
 
-    def outer_datetime(self, outer: OuterStamp) -> datetime | None:
-        if outer.year is None or not _time_ok(outer.time):
+    def outer_datetime(self, outer: OuterStamp, near: datetime | None = None) -> datetime | None:
+        """The one conversion of a collector's stamp to a point in time, for both engines.
+
+        A stamp with a year is that day; a day no calendar has is None, and counted as refused
+        when the line is being read (no `near`). One without a year (journald's) takes the year
+        that puts it closest to `near` (the engine's stamp on the same line), else to the latest
+        stamp this clock dated; before any, it is None here, and the source's year policy
+        (`_year_for`) gives the year of what needs one."""
+        if not _time_ok(outer.time):
             return None
+        if outer.year is None:
+            near = near or self._last
+            if near is None:
+                return None
+            return _nearest(outer, (near.year - 1, near.year, near.year + 1), near)
+        if near is not None:  # a second look at a line read already: its refusal is counted
+            return _nearest(outer, (outer.year,), near)
         day = _safe_date(outer.year, outer.month, outer.day)
         if day is None:
             self._refuse(f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}")
             return None
         return make_stamp(day, outer.time, outer.frac).dt
+
+    def measure_offset(self, outer: OuterStamp, own: Stamp) -> None:
+        """A line with the engine's own stamp `own` behind a collector's `outer`: the offset
+        between the two clocks (`engine_offset`)."""
+        outer_dt = self.outer_datetime(outer, own.dt)
+        if outer_dt is not None:
+            self.engine_offset = own.dt - outer_dt
+
+    def on_engine_clock(self, outer: OuterStamp, near: Stamp) -> Stamp | None:
+        """A collector's stamp moved onto the engine's clock by the offset measured last (None
+        until one is, or for a stamp no calendar has); `near`: the engine's latest stamp."""
+        if self.engine_offset is None:
+            return None
+        outer_dt = self.outer_datetime(outer, near.dt)
+        if outer_dt is None:
+            return None
+        dt = outer_dt + self.engine_offset
+        return Stamp(dt, dt.isoformat(timespec="milliseconds" if dt.microsecond else "seconds"))
+
+    def first_on_engine_clock(self, early: OuterStamp, outer: OuterStamp, own: Stamp) -> Stamp | None:
+        """The collector's stamp `early` on the engine's clock: moved by the offset between the
+        two clocks on a line that carries both (`outer` in front of the engine's `own`).
+
+        Both collector stamps are first cut to the precision the engine prints, as the engine
+        cuts its own time: a server printing whole seconds at 09:24:44 behind a collector's
+        09:24:44.93 shows clocks that agree, not clocks 0.93 s apart.
+        """
+        both = self.outer_datetime(outer, own.dt)
+        if both is None:
+            return None
+        first = self.outer_datetime(early, both)
+        if first is None:
+            return None
+        digits = _fraction_digits(own)
+        dt = _truncated(first, digits) + (own.dt - _truncated(both, digits))
+        text = dt.replace(microsecond=0).isoformat()
+        if digits:
+            text += f".{dt.microsecond:06d}"[:digits + 1]
+        return Stamp(dt, text)
 
     def _refuse(self, text: str) -> None:
         self.refused += 1
@@ -222,7 +316,7 @@ class Clock:
         elif day is not None:
             self._note("log")
             stamp = make_stamp(day, time_text, frac)
-            full_outer = self.outer_datetime(outer) if outer else None
+            full_outer = self.outer_datetime(outer, stamp.dt if outer.year is None else None) if outer else None
             if full_outer is not None:
                 self._outer_offset = stamp.dt - full_outer
             self._remember(stamp)
@@ -242,9 +336,10 @@ class Clock:
         return stamp
 
     def _outer_anchor(self, outer: OuterStamp) -> datetime | None:
-        """The collector's stamp as a point in time; journald's, which has no year, takes the
-        year the other year-less stamps of this source use."""
-        if outer.year is not None:
+        """The collector's stamp as a point in time (`outer_datetime`); journald's, which has no
+        year, before any stamp is dated takes the year the other year-less stamps of this
+        source use."""
+        if outer.year is not None or self._last is not None:
             return self.outer_datetime(outer)
         day = _safe_date(self._year_for(outer.month, outer.day), outer.month, outer.day)
         return make_stamp(day, outer.time, outer.frac).dt if day else None
@@ -265,6 +360,8 @@ class Clock:
         return day
 
     def _running_day(self, time_text: str) -> date:
+        if self.history_skipped:
+            raise UnsureDate("a time-only stamp after skipped dated lines")
         if self._day is None:
             if self.default_date is not None:
                 self._day = self.default_date
@@ -282,6 +379,8 @@ class Clock:
     def _year_for(self, month: int, dom: int) -> int:
         """The year of a stamp that has none: the log's own full dates if they came first,
         else --date, else the file's modification date, else 1970."""
+        if self.history_skipped:
+            raise UnsureDate("a year-less stamp after skipped dated lines")
         if self._year is None:
             if self._last is not None:  # the log's own full dates came first: their year
                 self._year = self._last.year

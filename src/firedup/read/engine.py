@@ -9,22 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date
 from typing import Any
 
-from firedup.formats.base import Format, Header, Rule, convert_field
+from firedup.formats.base import Format, Header, Rule
+from firedup.formats.convert import convert_field
 from firedup.formats.vocab import CLOCK_FIRST as CLOCK_FIRST
 from firedup.formats.vocab import CLOCK_LAST as CLOCK_LAST
 from firedup.formats.vocab import CLOCK_OUTER_FIRST as CLOCK_OUTER_FIRST
 from firedup.formats.vocab import HTTP_ACCESS
-from firedup.read.clock import Clock, Stamp, year_ok
-from firedup.read.sources import Line, OuterStamp
+from firedup.read.clock import Clock, Stamp
+from firedup.read.collectors import OuterStamp
+from firedup.read.sources import Line
 
 # Events the engine itself emits (not from rules, `vocab.READER`): the first and the last line
 # with the engine's own timestamp around every possible run boundary and at the end of input
 # (CLOCK_FIRST, CLOCK_LAST), and the first line since such a boundary that carries only a
 # collector's stamp (glog lines, `print` output), its stamp moved onto the engine's clock (see
-# `_collector_first`; emitted once the offset is known, so it comes after lines it precedes).
+# `Clock.first_on_engine_clock`; emitted once the offset is known, so it comes after lines it precedes).
 CLOCK_EVENTS = frozenset({CLOCK_FIRST, CLOCK_LAST, CLOCK_OUTER_FIRST})
 
 # Gaps between the engine's own lines shorter than this are not recorded (the timeline's
@@ -151,56 +153,6 @@ class Parsed:
         return (None, self.wrapper) if self.wrapper is not None else (self.pid, None)
 
 
-def _fraction_digits(stamp: Stamp) -> int:
-    """Digits of a second the stamp was printed with (0 for whole seconds), at most 6."""
-    _, dot, frac = stamp.iso.partition(".")
-    return min(len(frac), 6) if dot else 0
-
-
-def _truncated(dt: datetime, digits: int) -> datetime:
-    unit = 10 ** (6 - digits)
-    return dt.replace(microsecond=dt.microsecond - dt.microsecond % unit)
-
-
-def _collector_first(early: OuterStamp, outer: OuterStamp, own: Stamp) -> Stamp | None:
-    """The collector's stamp `early` on the engine's clock: moved by the offset between the
-    two clocks on a line that carries both (`outer` in front of the engine's `own`).
-
-    Both collector stamps are first cut to the precision the engine prints, as the engine
-    cuts its own time: a server printing whole seconds at 09:24:44 behind a collector's
-    09:24:44.93 shows clocks that agree, not clocks 0.93 s apart.
-    """
-    both = _outer_datetime(outer, own.dt)
-    if both is None:
-        return None
-    first = _outer_datetime(early, both)
-    if first is None:
-        return None
-    digits = _fraction_digits(own)
-    dt = _truncated(first, digits) + (own.dt - _truncated(both, digits))
-    text = dt.replace(microsecond=0).isoformat()
-    if digits:
-        text += f".{dt.microsecond:06d}"[:digits + 1]
-    return Stamp(dt, text)
-
-
-def _outer_datetime(outer: OuterStamp, near: datetime) -> datetime | None:
-    """A collector's stamp as a datetime; without a year (journald), the one closest to `near`."""
-    hh, mm, ss = (int(p) for p in outer.time.split(":"))
-    micro = int((outer.frac + "000000")[:6]) if outer.frac else 0
-    best: datetime | None = None
-    for year in [outer.year] if outer.year is not None else [near.year - 1, near.year, near.year + 1]:
-        if not year_ok(year):
-            continue
-        try:
-            dt = datetime(year, outer.month, outer.day, hh, mm, ss, micro)
-        except ValueError:
-            continue
-        if best is None or abs(dt - near) < abs(best - near):
-            best = dt
-    return best
-
-
 _LITERAL_INDEX: dict[int, tuple[Format, tuple[str, ...], dict[str, tuple[Rule, ...]], dict[int, int]]] = {}
 
 
@@ -238,8 +190,6 @@ class Scanner:
         # that carries a collector's stamp too gives the offset (CLOCK_OUTER_FIRST)
         self._outer_first: tuple[int, OuterStamp] | None = None
         self._last_any: Stamp | None = None  # fallback for logs that never show their own clock
-        # own clock minus the collector's, measured on lines that carry both (journald vs the engine)
-        self._outer_offset: timedelta | None = None
         self._last_physical = 0
         # With `keep_stamps`: the time of the line fed last, and whether it is on the engine's
         # own clock (its own stamp, or a collector's moved onto it by the measured offset);
@@ -321,17 +271,9 @@ class Scanner:
         if own:
             assert parsed.ts is not None
             self._last_own = (parsed.ts, line.number)
-        out: list[Event] = []
         msg = parsed.msg
         if any(lit in msg for lit in self.fmt.runtime_literals):
-            stats.runtime += 1
-            if own:
-                assert parsed.ts is not None
-                self._active(parsed.ts, line.number, parsed.msg, parsed.source)
-            if self.keep_stamps:
-                self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
-            self._mark_start(out, parsed, line)
-            return out
+            return self._runtime_line(line, parsed, own)
         ts, inherited = self._time_of(line, parsed, own)
         if self.keep_stamps:
             # on the engine's clock: its own stamp, or a collector's moved by the offset
@@ -339,20 +281,43 @@ class Scanner:
             self.last_stamp = (ts, on_own) if ts is not None and not inherited else None
         event = self._match(msg, line, parsed, ts, inherited, self._rules_in(msg) if rules is None else rules)
         if event is None:
-            if own:
-                stats.timestamped += 1
-                assert parsed.ts is not None
-                self._active(parsed.ts, line.number, parsed.msg, parsed.source)
-            else:
-                stats.other += 1
-            self._keep_unmatched(line.number, msg, parsed.ts if own else None, parsed.rank)
-            self._mark_start(out, parsed, line)
-            return out
-        stats.matched += 1
+            return self._unmatched_line(line, parsed, own)
+        return self._matched_line(line, parsed, own, event, previous_own)
+
+    def _runtime_line(self, line: Line, parsed: Parsed, own: bool) -> list[Event]:
+        """`feed` of runtime traffic (a `runtime_literals` line): counted, no event of its own."""
+        self.stats.runtime += 1
+        if own:
+            assert parsed.ts is not None
+            self._active(parsed.ts, line.number, parsed.msg, parsed.source)
+        if self.keep_stamps:
+            self.last_stamp = (parsed.ts, True) if own and parsed.ts is not None else None
+        out: list[Event] = []
+        self._mark_start(out, parsed, line)
+        return out
+
+    def _unmatched_line(self, line: Line, parsed: Parsed, own: bool) -> list[Event]:
+        """`feed` of a line no rule matched: counted, and kept for mining while watching."""
+        if own:
+            self.stats.timestamped += 1
+            assert parsed.ts is not None
+            self._active(parsed.ts, line.number, parsed.msg, parsed.source)
+        else:
+            self.stats.other += 1
+        self._keep_unmatched(line.number, parsed.msg, parsed.ts if own else None, parsed.rank)
+        out: list[Event] = []
+        self._mark_start(out, parsed, line)
+        return out
+
+    def _matched_line(self, line: Line, parsed: Parsed, own: bool, event: Event,
+                      previous_own: tuple[Stamp, int] | None) -> list[Event]:
+        """`feed` of a line that made `event`: after the marks of where a run may end and start."""
+        self.stats.matched += 1
         if own and event.name != HTTP_ACCESS:
             assert parsed.ts is not None
             self._active(parsed.ts, line.number, parsed.msg, parsed.source)
         self._watch(event, own)
+        out: list[Event] = []
         starts_run = bool(event.fields.get("starts_run"))
         if starts_run and previous_own is not None:
             out.append(Event(CLOCK_LAST, previous_own[1], previous_own[0], header="clock"))
@@ -368,17 +333,12 @@ class Scanner:
         before any own-clock line also tells the clock where the dates come from."""
         ts, inherited = parsed.ts, False
         if own and line.outer is not None and parsed.ts is not None:
-            outer_dt = _outer_datetime(line.outer, parsed.ts.dt)
-            if outer_dt is not None:
-                self._outer_offset = parsed.ts.dt - outer_dt
+            self.clock.measure_offset(line.outer, parsed.ts)
         if ts is not None and not own and self._last_own is not None:
             ts, inherited = self._last_own[0], True  # a foreign clock: keep ours
-        if ts is None and line.outer is not None and self._outer_offset is not None and self._last_own is not None:
+        if ts is None and line.outer is not None and self._last_own is not None:
             # a line without a time of its own (uvicorn's): the collector's time, on our clock
-            outer_dt = _outer_datetime(line.outer, self._last_own[0].dt)
-            if outer_dt is not None:
-                dt = outer_dt + self._outer_offset
-                ts = Stamp(dt, dt.isoformat(timespec="milliseconds" if dt.microsecond else "seconds"))
+            ts = self.clock.on_engine_clock(line.outer, self._last_own[0])
         if ts is None:
             if self._last_own is not None:
                 ts, inherited = self._last_own[0], True
@@ -470,7 +430,7 @@ class Scanner:
         stamp's time (`_time_of`: on the engine's clock once the offset is known, as it is
         before any own-clock line), not an inherited one. Until the next own-clock line, such
         lines' times are ordered as their stamps are."""
-        return self._last_own is None or self._outer_offset is not None
+        return self._last_own is None or self.clock.engine_offset is not None
 
     @property
     def collector_stamps_count(self) -> bool:
@@ -495,7 +455,7 @@ class Scanner:
         if own and line.outer is not None and self._outer_first is not None:
             assert parsed.ts is not None
             number, early = self._outer_first
-            stamp = _collector_first(early, line.outer, parsed.ts)
+            stamp = self.clock.first_on_engine_clock(early, line.outer, parsed.ts)
             if stamp is not None:
                 out.append(Event(CLOCK_OUTER_FIRST, number, stamp, header="clock", fields={"offset_line": line.number}))
             self._outer_first = None

@@ -22,26 +22,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from firedup.errors import InputError as InputError  # re-exported: it was defined here
+from firedup.read.collectors import BY_FIRST, Collector, OuterStamp, first_key
 
 LOG_SUFFIXES = (".log", ".txt", ".out", ".gz")
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a server_args dump is ~13 kB; 8 MB is not a log line
 SNIFF_BYTES = 64 * 1024
-
-MONTHS = {m: i for i, m in enumerate(
-    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
-
-
-@dataclass(frozen=True, slots=True)
-class OuterStamp:
-    """A timestamp written by a collector in front of the server's own line."""
-
-    text: str  # as written, ISO-ish: "2026-09-22T06:49:56.336833841Z", "2025-02-04 21:21:40"
-    year: int | None  # None for journald, which prints no year
-    month: int
-    day: int
-    time: str  # HH:MM:SS
-    frac: str  # digits after the decimal point, "" when none
-
 
 @dataclass(frozen=True, slots=True)
 class Line:
@@ -60,36 +45,6 @@ class Line:
 # Each alternative starts with one character (ESC, "#", "["), which lets `re` skip to where
 # one may match: three times quicker on a coloured line than with `(?:\x1b|#033)` first.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|#033\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]|\[[0-9]{1,2}(?:;[0-9]{1,2})*m")
-_RFC3339 = re.compile(
-    r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d+))?"
-    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?(?: +\| +|\s+)"  # CloudWatch's console table: "<stamp> | <line>"
-)
-# Docker Desktop's view and Dozzle-like viewers: host-local "YYYY-MM-DD HH:MM:SS[.mmm] " or
-# "... | ", or alone on a line (Docker Desktop stamps the newline tqdm writes before a bar).
-# Only taken when what follows is not the rest of a Python logging line
-# ("2026-04-05 16:52:19,388 - CUTE_DSL - WARNING" keeps its own comma format).
-_LOCAL_STAMP = re.compile(
-    r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)"
-)
-# What follows a local stamp when the stamp is really an engine's header whose "[" a paste cut
-# ("2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit ..." from a paste): rank tags closing a
-# bracket never opened. No collector content starts that way, so the stamp is left in place
-# for the header to read, and the line stays on the server's clock instead of the host's.
-_CUT_HEADER_CLOSE = re.compile(r"(?:[A-Z][A-Z_]{0,15}\d{1,6} ){0,8}[A-Z][A-Z_]{0,15}\d{1,6}\] ")
-_JOURNALD = re.compile(
-    r"^(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
-    r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?"
-)
-_COMPOSE = re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| ")
-_DJL = re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): ")
-# torch.distributed's "[rank0]: " before every stderr line of a rank (torch 2.3+): tracebacks.
-_TORCH_RANK = re.compile(r"^\[rank\d+\]: ?")
-# "(EngineCore_DP0 pid=1)", "(Worker rank=1 pid=2)", "(Worker PP1_TP0 pid=3)" (engine worker processes),
-# Ray's "(pid=4, ip=10.0.0.1)".
-_PROC = re.compile(
-    r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)?)? ?pid=(?P<pid>\d+)"
-    r"(?:, ip=[\d.:a-fA-F]+)?)\) ?"
-)
 _RAY_REPEATED = re.compile(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
 # Every repeat below is bounded, so a long line that almost is a bar (a million digits, a bar
 # drawn half-way) costs time linear in its length: an unbounded `[\d:?]+[^\]\[]*` tried every
@@ -101,61 +56,43 @@ _BAR_PARAMS = re.compile(r"\([^()]*\)")
 _BLOB = re.compile(r"^\[\d+B blob data\]$")
 
 
-def _strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | None]:
-    """Remove collector prefixes (possibly nested) and return what they said."""
+def strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | None]:
+    """Remove collector prefixes (possibly nested, `collectors.COLLECTORS`) and return what
+    they said: the first stamp, the first process tag's name and pid."""
     outer: OuterStamp | None = None
     proc: str | None = None
     pid: int | None = None
     for _ in range(4):
-        # Each prefix's regex is anchored on what it starts with: only a process tag starts
-        # with "(", only DJL's prefix with "[" (so a server's own "[2026-..." header costs one
-        # regex call, not six).
-        first = text[:1]
-        if first == "(":
-            m = _PROC.match(text)
-            if m is None:
-                break
-            if proc is None and pid is None:
-                pid = int(m["pid"])
-            proc = proc or (m["proc"].rsplit(" pid=", 1)[0].strip() if "pid=" in m["proc"] else m["proc"])
-            if proc.startswith("pid="):
-                proc = None
-            text = text[m.end():]
-            continue
-        if first == "[":
-            m = _DJL.match(text) or _TORCH_RANK.match(text)
-            if m is None:
-                break
-            text = text[m.end():]
-            continue
-        stamps_possible = not (first.isascii() and first.isalpha())  # both stamps start with a digit
-        m = _RFC3339.match(text) if stamps_possible else None
-        if m:
-            y, mo, d = (int(p) for p in m["date"].split("-"))
-            written = m.group(0).rstrip()
-            outer = outer or OuterStamp(written, y, mo, d, m["time"], m["frac"] or "")
-            text = text[m.end():]
-            continue
-        m = _LOCAL_STAMP.match(text) if stamps_possible else None
-        if m and not text[m.end():].startswith("-") and not _CUT_HEADER_CLOSE.match(text, m.end()):
-            y, mo, d = (int(p) for p in m["date"].split("-"))
-            written = f"{m['date']} {m['time']}" + (f".{m['frac']}" if m["frac"] else "")
-            outer = outer or OuterStamp(written, y, mo, d, m["time"], m["frac"] or "")
-            text = text[m.end():]
-            continue
-        m = _JOURNALD.match(text)
-        if m:
-            month_day_time = " ".join(m.group(0).split(" ", 3)[:3])
-            outer = outer or OuterStamp(month_day_time, None, MONTHS[m["mon"]], int(m["day"]),
-                                        m["time"], "")
-            text = text[m.end():]
-            continue
-        m = _COMPOSE.match(text)
-        if m:
-            text = text[m.end():]
-            continue
-        break
+        m, collector = _prefix(text)
+        if collector is None:
+            break
+        assert m is not None
+        if collector.stamp is not None:
+            outer = outer or collector.stamp(m)
+        elif collector.process_tag:
+            proc, pid = _process_tag(m, proc, pid)
+        text = text[m.end():]
     return text, outer, proc, pid
+
+
+def _prefix(text: str) -> tuple[re.Match[str] | None, Collector | None]:
+    """The collector prefix `text` starts with, and its match; only the collectors whose prefix
+    may start with its first character are tried (`collectors.first_key`)."""
+    for collector in BY_FIRST[first_key(text[:1])]:
+        m = collector.regex.match(text)
+        if m is not None and (collector.accepts is None or collector.accepts(text, m.end())):
+            return m, collector
+    return None, None
+
+
+def _process_tag(m: re.Match[str], proc: str | None, pid: int | None) -> tuple[str | None, int | None]:
+    """The process name and pid so far, given one more tag: the first pid and name stand."""
+    if proc is None and pid is None:
+        pid = int(m["pid"])
+    proc = proc or (m["proc"].rsplit(" pid=", 1)[0].strip() if "pid=" in m["proc"] else m["proc"])
+    if proc.startswith("pid="):
+        proc = None
+    return proc, pid
 
 
 def _split_glued(segment: str) -> list[str]:
@@ -242,7 +179,7 @@ def normalise(raw: str, number: int) -> list[Line]:
     # Notebook and markdown exports indent every line (by 3 or 4 spaces, mixed): undo it before
     # looking for collector prefixes, which are anchored at the start of the line.
     text = text.lstrip()
-    text, outer, proc, pid = _strip_outer(text)
+    text, outer, proc, pid = strip_outer(text)
     repeated = 1
     if "repeated" in text:
         m = _RAY_REPEATED.search(text)
@@ -304,59 +241,56 @@ def expand_inputs(args: Iterable[str], all_files: bool = False) -> tuple[list[So
     sources: list[Source] = []
     errors: list[InputError] = []
     seen: set[str] = set()
-
-    def add(path: Path) -> None:
-        key = str(path)
-        if key not in seen:
-            seen.add(key)
-            sources.append(Source(key, path))
-
     for arg in args:
-        if "://" in arg:
-            from firedup.read import remote
-
-            if remote.is_url(arg):
-                found_objects, failed = remote.expand_url(arg, all_files, LOG_SUFFIXES)
-                errors.extend(failed)
-                for source in found_objects:
-                    if source.name not in seen:
-                        seen.add(source.name)
-                        sources.append(source)
-                continue
-        if arg == "-":
-            if "-" not in seen:
-                seen.add("-")
-                sources.append(Source("-", None))
-            continue
-        path = Path(arg)
-        if path.is_dir():
-            found = sorted(
-                p for p in path.rglob("*")
-                if p.is_file() and (all_files or p.name.endswith(LOG_SUFFIXES))
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-            if not found:
-                errors.append(InputError(arg, "directory holds no log files (*.log, *.txt, *.out, *.gz; --all takes any file)"))
-            for p in found:
-                add(p)
-        elif path.exists() or path.is_symlink():
-            add(path)
-        elif _has_magic(arg):
-            import glob
-
-            matches = sorted(glob.glob(arg, recursive=True))
-            files = [Path(m) for m in matches if Path(m).is_file()]
-            if not matches:
-                errors.append(InputError(arg, "no file matches this pattern"))
-            elif not files:  # said, not silently dropped: the pattern meant files
-                errors.append(InputError(arg, f"the pattern matches {len(matches)} entr"
-                                         f"{'y' if len(matches) == 1 else 'ies'} but no regular file "
-                                         "(name the folders themselves to read the logs inside)"))
-            for mp in files:
-                add(mp)
-        else:
-            errors.append(InputError(arg, "no such file or directory"))
+        found, failed = _expand_one(arg, all_files)
+        errors.extend(failed)
+        for source in found:
+            if source.name not in seen:
+                seen.add(source.name)
+                sources.append(source)
     return sources, errors
+
+
+def _expand_one(arg: str, all_files: bool) -> tuple[list[Source], list[InputError]]:
+    """The sources one argument names: an object store URL, stdin, a directory, a file, a glob."""
+    if "://" in arg:
+        from firedup.read import remote
+
+        if remote.is_url(arg):
+            return remote.expand_url(arg, all_files, LOG_SUFFIXES)
+    if arg == "-":
+        return [Source("-", None)], []
+    path = Path(arg)
+    if path.is_dir():
+        found = sorted(
+            p for p in path.rglob("*")
+            if p.is_file() and (all_files or p.name.endswith(LOG_SUFFIXES))
+            and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        )
+        if not found:
+            return [], [InputError(arg, "directory holds no log files (*.log, *.txt, *.out, *.gz; --all takes any file)")]
+        return [Source(str(p), p) for p in found], []
+    if path.exists() or path.is_symlink():
+        return [Source(str(path), path)], []
+    if _has_magic(arg):
+        return _glob_sources(arg)
+    return [], [InputError(arg, "no such file or directory")]
+
+
+def _glob_sources(arg: str) -> tuple[list[Source], list[InputError]]:
+    """The regular files a glob matches; an error when it matches none."""
+    import glob
+
+    matches = sorted(glob.glob(arg, recursive=True))
+    files = [Path(m) for m in matches if Path(m).is_file()]
+    errors: list[InputError] = []
+    if not matches:
+        errors.append(InputError(arg, "no file matches this pattern"))
+    elif not files:  # said, not silently dropped: the pattern meant files
+        errors.append(InputError(arg, f"the pattern matches {len(matches)} entr"
+                                 f"{'y' if len(matches) == 1 else 'ies'} but no regular file "
+                                 "(name the folders themselves to read the logs inside)"))
+    return [Source(str(mp), mp) for mp in files], errors
 
 
 _NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
@@ -496,21 +430,9 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
     the rest too when reading stops early, so its id costs no second download.
     """
     stream = _open_binary(source, digest)
-    number = 0
     try:
-        try:
-            first = stream.read(SNIFF_BYTES)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise InputError(source.name, _gzip_reason(exc, 0)) from None
         inflated = stream if isinstance(stream, _Inflated) else None
-        while inflated is not None and first and len(first) < SNIFF_BYTES:  # a raw read gives one block
-            more = stream.read(SNIFF_BYTES - len(first))
-            if not more:
-                break
-            first += more
-        if not first:
-            raise InputError(source.name, _after_lines(inflated.error, 0) if inflated is not None and inflated.error
-                             else "empty file")
+        first = _first_block(source, stream, inflated)
         # UTF-16/32 text of a log always holds NULs (ASCII digits and spaces): two bytes that
         # happen to look like a BOM in front of a UTF-8 line are not one
         encoding = bom_encoding(first) if b"\x00" in first else None
@@ -523,34 +445,60 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
             return
         if first.startswith(_UTF8_BOM):
             buffered.read(len(_UTF8_BOM))
-        blank = _BLANK_LINES
-        size = _plain_size(source, stream)
-        while True:
-            try:
-                raw = buffered.readline(MAX_LINE_BYTES + 1)
-            except (EOFError, OSError, zlib.error) as exc:
-                raise InputError(source.name, _gzip_reason(exc, number)) from None
-            if not raw:
-                if size is not None:
-                    _check_whole(source, stream, size)
-                if inflated is not None and inflated.error is not None:
-                    raise InputError(source.name, _after_lines(inflated.error, number))
-                break
-            if inflated is not None and inflated.error is not None and not raw.endswith(b"\n"):
-                raise InputError(source.name, _after_lines(inflated.error, number))  # a line the break cut: unread
-            number += 1
-            if raw in blank:  # a blank line: the same Line every time, no decoding or normalising
-                yield Line(number, "")
-                continue
-            if len(raw) > MAX_LINE_BYTES:
-                mb = MAX_LINE_BYTES // (1024 * 1024)
-                raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
-            yield from normalise(raw.decode("utf-8", errors="replace"), number)
+        yield from _utf8_lines(source, stream, buffered, inflated)
     finally:
         if source.url is not None:
             _finish_object(stream, digest)
         elif source.path is not None:
             stream.close()
+
+
+def _first_block(source: Source, stream: BinaryIO, inflated: _Inflated | None) -> bytes:
+    """The first `SNIFF_BYTES` of a source (what tells text from binary and names a BOM);
+    InputError for an empty one or a gzip that breaks before it."""
+    try:
+        first = stream.read(SNIFF_BYTES)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise InputError(source.name, _gzip_reason(exc, 0)) from None
+    while inflated is not None and first and len(first) < SNIFF_BYTES:  # a raw read gives one block
+        more = stream.read(SNIFF_BYTES - len(first))
+        if not more:
+            break
+        first += more
+    if not first:
+        raise InputError(source.name, _after_lines(inflated.error, 0) if inflated is not None and inflated.error
+                         else "empty file")
+    return first
+
+
+def _utf8_lines(source: Source, stream: BinaryIO, buffered: BinaryIO,
+                inflated: _Inflated | None) -> Iterator[Line]:
+    """The lines of a UTF-8 input, each bounded by `MAX_LINE_BYTES`; a plain file that shrinks
+    or a gzip that breaks ends in InputError after the lines read before."""
+    number = 0
+    blank = _BLANK_LINES
+    size = _plain_size(source, stream)
+    while True:
+        try:
+            raw = buffered.readline(MAX_LINE_BYTES + 1)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InputError(source.name, _gzip_reason(exc, number)) from None
+        if not raw:
+            if size is not None:
+                _check_whole(source, stream, size)
+            if inflated is not None and inflated.error is not None:
+                raise InputError(source.name, _after_lines(inflated.error, number))
+            return
+        if inflated is not None and inflated.error is not None and not raw.endswith(b"\n"):
+            raise InputError(source.name, _after_lines(inflated.error, number))  # a line the break cut: unread
+        number += 1
+        if raw in blank:  # a blank line: the same Line every time, no decoding or normalising
+            yield Line(number, "")
+            continue
+        if len(raw) > MAX_LINE_BYTES:
+            mb = MAX_LINE_BYTES // (1024 * 1024)
+            raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
+        yield from normalise(raw.decode("utf-8", errors="replace"), number)
 
 
 def _plain_size(source: Source, stream: BinaryIO) -> int | None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from firedup.core.config import COMMON_FLAGS, checked_flags, read_server_args
 from firedup.formats import Format
-from firedup.formats.base import DROPPED
+from firedup.formats.convert import DROPPED
 from firedup.formats.vocab import CONFIG_STATED, ERROR_PREFIX, MEMORY_POOL_END, SCHEDULER_READY, SERVER_ARGS
 from firedup.read.engine import Event, Unmatched
 from firedup.read.events import ACCESS

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import IO, Any
 
-from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff
+from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff_format
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
@@ -191,9 +191,9 @@ def choose_format(texts: list[str], engine: str | None = None, final: bool = Tru
     if engine is not None:
         return get_format(engine)
     sample = "\n".join(texts[:SNIFF_LINES])
-    if not final and len(texts) < SNIFF_LINES and not any(fmt.sniff(sample) > 0 for fmt in all_formats().values()):
+    if not final and len(texts) < SNIFF_LINES and not any(fmt.sniff_score(sample) > 0 for fmt in all_formats().values()):
         return None
-    return sniff(sample)
+    return sniff_format(sample)
 
 
 def _sniffed(lines: Iterator[Line], engine: str | None) -> tuple[Format | None, Iterable[Line], str]:
@@ -469,7 +469,7 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
         sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
                                              until_settled=engine is None)
         # `choose_format` on the same lines, in one Hyperscan pass
-        fmt = get_format(engine) if engine is not None else batch.sniff(sample)
+        fmt = get_format(engine) if engine is not None else batch.sniff_format(sample)
         if fmt is None:  # the incremental engine finds no engine either, and counts the lines
             return None, None
         result = _events_batch(source, fmt, log.dates, normalised, sample, cut)

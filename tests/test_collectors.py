@@ -1,0 +1,51 @@
+"""The one table of collector prefixes: what `sources` strips is what the batch scan marks."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from firedup.read import batch
+from firedup.read.collectors import COLLECTOR, COLLECTORS
+from firedup.read.sources import normalise, strip_outer
+
+# One line each collector writes, in front of the server's "INFO ready".
+EXAMPLES = {
+    "kubectl": "2026-09-22T06:49:56.336833841Z INFO ready",
+    "docker-desktop": "2025-02-04 21:21:40.123 INFO ready",
+    "journald": "Feb 22 06:34:42 host env[1633]: INFO ready",
+    "compose": "sglang-1  | INFO ready",
+    "djl": "[INFO ] PyProcess - Model-stdout: INFO ready",
+    "torch-rank": "[rank0]: INFO ready",
+    "process-tag": "(EngineCore_DP0 pid=217) INFO ready",
+}
+
+
+def test_every_collector_has_an_example() -> None:
+    assert set(EXAMPLES) == set(COLLECTOR) and len(COLLECTORS) == len(COLLECTOR)
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_the_prefix_is_stripped_and_its_start_marked(name: str) -> None:
+    line, collector = EXAMPLES[name], COLLECTOR[name]
+    text, outer, _proc, pid = strip_outer(line)
+    assert text == "INFO ready"
+    assert (outer is not None) == (collector.stamp is not None)
+    assert (pid is not None) == collector.process_tag
+    assert re.match(collector.start, line), "the scan's start pattern is where the prefix starts"
+
+
+@pytest.mark.skipif(not batch.available(), reason="the batch scan needs hyperscan")
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_the_batch_scan_marks_every_prefixed_line(name: str) -> None:
+    """A prefixed line is one the batch engine reads with the full normaliser (`read_head` takes
+    the normalised lines of the lines its scan marks)."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "one.log"
+        path.write_text("plain line\n" + EXAMPLES[name] + "\n")
+        _sample, normalised = batch.read_head(path)
+    assert normalised == {2: normalise(EXAMPLES[name], 2)}
