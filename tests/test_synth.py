@@ -520,3 +520,20 @@ def test_each_sample_reads_as_its_one_version_everywhere(name: str) -> None:
     if probe is not None:
         assert probe.since is None or version_key(probe.since) <= version_key(truth["version"]), probe
         assert probe.until is None or version_key(truth["version"]) <= version_key(probe.until), probe
+
+
+def test_one_synth_job_says_what_it_wrote(tmp_path: Path) -> None:
+    """`firedup synth`'s work is the library's (synth/jobs.py): the CLI only parses and prints."""
+    from firedup.core.units import parse_size
+    from firedup.synth.jobs import write_synth
+
+    assert (parse_size("150k"), parse_size("2M"), parse_size("1GiB"), parse_size("512")) == (
+        150 << 10, 2 << 20, 1 << 30, 512)
+    for bad in ("-1k", "0", "lots", "1e400g"):
+        with pytest.raises(ValueError, match="size"):
+            parse_size(bad)
+    said = write_synth(str(tmp_path / "many"), seed=3, many=3, many_size=parse_size("20k"))
+    assert said == f"wrote 3 logs and truth.json to {tmp_path / 'many'}"
+    assert len(list((tmp_path / "many").glob("*.log"))) == 3
+    said = write_synth(str(tmp_path / "one"), seed=7, scenarios=["small-tp1"])
+    assert said == f"wrote 1 log, truth.json to {tmp_path / 'one'}"

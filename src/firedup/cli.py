@@ -522,18 +522,13 @@ def export(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
 
 
 def _parse_size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    """`1G`, `200M`, `150k` or a plain byte count."""
-    if value is None:
-        return None
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    text = value.strip().lower().removesuffix("b").removesuffix("i")
+    """`1G`, `200M`, `150k` or a plain byte count (`core.units.parse_size`)."""
+    from firedup.core.units import parse_size
+
     try:
-        size = int(float(text[:-1]) * units[text[-1]]) if text and text[-1] in units else int(text)
-    except (ValueError, OverflowError):
-        raise click.BadParameter(f"{value!r} is not a size like 1G, 200M or 150k") from None
-    if size <= 0:  # a negative size was taken as "write nothing" and reported as done
-        raise click.BadParameter(f"{value!r}: a size must be more than 0 bytes")
-    return size
+        return None if value is None else parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _byte_progress(label: str) -> Callable[[int, int], None] | None:
@@ -567,7 +562,8 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
     By default: the bundled sample set (README.md, truth.json and one .log per scenario),
     e.g. `firedup synth sample_logs/ --seed 7`. --long and --many write benchmark inputs.
     """
-    from firedup.synth.samples import sample_scenarios, write_samples
+    from firedup.synth.jobs import write_synth
+    from firedup.synth.samples import sample_scenarios
 
     if list_only:
         for name, scenario in sample_scenarios(seed).items():
@@ -577,25 +573,8 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
         raise click.UsageError("missing OUT_DIR (the folder to write into)")
     if long_size is not None and many is not None:
         raise click.UsageError("--long and --many are separate jobs: pick one")
-    if long_size is not None:
-        from firedup.synth.bulk import write_long_sample
-
-        path = os.path.join(out_dir, "long.log")
-        _, truth = write_long_sample(out_dir, startups=startups, target_bytes=long_size, seed=seed,
-                                     progress=_byte_progress(f"writing {path}"))
-        echo(f"wrote {path}: {truth['bytes']:,} bytes, {truth['lines']:,} lines, {startups} startups "
-                   f"(truth in long.truth.json)")
-        return
-    if many is not None:
-        from firedup.synth.bulk import write_many
-
-        paths = write_many(out_dir, n=many, seed=seed, target_bytes=many_size,
-                           progress=_byte_progress(f"writing {many} logs"))
-        echo(f"wrote {len(paths)} logs and truth.json to {out_dir}")
-        return
-    paths = write_samples(out_dir, seed=seed, names=list(scenarios) or None)
-    what = "truth.json and README.md" if not scenarios else "truth.json"
-    echo(f"wrote {len(paths)} log{'s' if len(paths) != 1 else ''}, {what} to {out_dir}")
+    echo(write_synth(out_dir, seed=seed, scenarios=scenarios, long_size=long_size, startups=startups, many=many,
+                     many_size=many_size, progress=_byte_progress))
 
 
 # --- pictures and reports: plot, report ------------------------------------------------------------

@@ -199,3 +199,17 @@ def count_line(rows: Sequence[tuple[str, str | None, float | None, bool, str | N
         if width is None or len(text) <= width:
             return text
     return line(named=False, launch=False, short=True)
+
+
+def parse_size(value: str) -> int:
+    """`1G`, `200M`, `150k` or a plain byte count, in bytes; ValueError saying why otherwise (a
+    negative size was once taken as "write nothing" and reported as done)."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = value.strip().lower().removesuffix("b").removesuffix("i")
+    try:
+        size = int(float(text[:-1]) * units[text[-1]]) if text and text[-1] in units else int(text)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{value!r} is not a size like 1G, 200M or 150k") from None
+    if size <= 0:
+        raise ValueError(f"{value!r}: a size must be more than 0 bytes")
+    return size
