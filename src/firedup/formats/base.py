@@ -508,16 +508,18 @@ class Format:
     `sniff_score` weighs a sample of a file by its own rules: each rule that matches one of the
     sample's lines adds its `evidence` (one source: no second list of sniff strings to keep in
     step with the rules). The registry picks the highest score.
-    `runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
+    `parsing.runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
     that the engines may skip without running any rule.
 
-    Everything else firedup knows about an engine is a field here too, each with a neutral
-    default (an engine that declares nothing gets the contract's milestones and stages, no
-    health semantics, the generic crash advice): no other module names an engine.
+    Everything else firedup knows about an engine is here too, in small groups by job (`meaning`,
+    `serving`, `timeouts`, `advice`, `dating`, `caches`: a reader of one job reads one group),
+    each field with a neutral default (an engine that declares nothing gets the contract's
+    milestones and stages, no health semantics, the generic crash advice): no other module names
+    an engine.
     """
 
     name: str
-    # How the engine's lines read (the only group without defaults: every format has rules).
+    # How the engine's lines read: the one group without a default (every format has rules).
     parsing: Parsing
     description: str = ""
     # How people write the engine's name ("SGLang"); "" means `name`. See `display`.
