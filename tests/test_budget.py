@@ -256,7 +256,7 @@ def test_fleet_budget_covers_every_production_run(tmp_path: Path) -> None:
     b = by_key[False]
     # counted from launch: each run's first line -> ready plus the allowance before its first line
     # (no line states these launches: the top of SGLang's usual gap, docs/launch.md)
-    gap = get_format("sglang").launch_gap
+    gap = get_format("sglang").timeouts.launch_gap
     assert gap is not None
     observed = [t + gap.high for t in observed]
     assert b.n == 5 and b.slowest == max(observed)

@@ -18,7 +18,7 @@ from _live import free_port, status_of, wait_for_text
 from firedup.core.health import HealthSemantics, Route
 from firedup.errors import FiredupError
 from firedup.formats import _common, all_formats, register, sniff_format, unregister
-from firedup.formats.base import Format, Header, Probing, Rule
+from firedup.formats.base import Format, Header, Meaning, Parsing, Probing, Rule, Serving
 from firedup.formats.convert import to_float
 from firedup.live.options import WaitOptions
 from firedup.live.replay import load_script, replay
@@ -65,29 +65,35 @@ TOY = Format(
     title="ToyServe",
     versions="1.0-1.2",
     description="ToyServe (a test-only engine) logs, 1.0-1.2",
-    headers=(Header("toyserve", _HEADER),),
-    rules=(
-        Rule("server_args", r"^booting toyserve \S+ with args (?P<args>\{.*\})$", "booting toyserve",
-             starts_run="always"),
-        Rule("load_weight.begin", r"^weights: loading", "weights: loading"),
-        Rule("load_weight.end", r"^weights: loaded in (?P<elapsed_s>[\d.]+) s", "weights: loaded",
-             fields={"elapsed_s": to_float}),
-        Rule("compile.end", r"^compile: done in (?P<elapsed_s>[\d.]+) s", "compile: done", fields={"elapsed_s": to_float}),
-        Rule("kv_cache.allocated", r"^cache: (?P<blocks>\d+) blocks", "cache: "),
-        Rule("http.running", r"^listening on (?P<url>\S+)", "listening on"),
-        Rule("ready", r"^ready to serve", "ready to serve"),
-        Rule("error.init_failed", r"^fatal: (?P<exc_msg>.*)$", "fatal: "),
-        _common.STARTED,
-        _common.ACCESS,
-        *_common.PYTHON_ERRORS,
+    parsing=Parsing(
+        headers=(Header("toyserve", _HEADER),),
+        rules=(
+            Rule("server_args", r"^booting toyserve \S+ with args (?P<args>\{.*\})$", "booting toyserve",
+                 starts_run="always"),
+            Rule("load_weight.begin", r"^weights: loading", "weights: loading"),
+            Rule("load_weight.end", r"^weights: loaded in (?P<elapsed_s>[\d.]+) s", "weights: loaded",
+                 fields={"elapsed_s": to_float}),
+            Rule("compile.end", r"^compile: done in (?P<elapsed_s>[\d.]+) s", "compile: done", fields={"elapsed_s": to_float}),
+            Rule("kv_cache.allocated", r"^cache: (?P<blocks>\d+) blocks", "cache: "),
+            Rule("http.running", r"^listening on (?P<url>\S+)", "listening on"),
+            Rule("ready", r"^ready to serve", "ready to serve"),
+            Rule("error.init_failed", r"^fatal: (?P<exc_msg>.*)$", "fatal: "),
+            _common.STARTED,
+            _common.ACCESS,
+            *_common.PYTHON_ERRORS,
+        ),
     ),
-    milestones=frozenset({"compile.end"}),
-    stage_after={"compile.end": "kv_cache"},
-    reported_phases={"compile.end": "torch_compile"},
-    health=HealthSemantics(endpoint="/healthz", starting="503", ready_status=200, body="empty",
-                           routes=(Route("/v1/models", "models"),)),
-    probing=Probing(default_port=9000, listens_after="the weights are loaded", probe_timeout=5,
-                    probe_timeout_why="a probe must not hang", crash_markers=("fatal: ",)),
+    meaning=Meaning(
+        milestones=frozenset({"compile.end"}),
+        stage_after={"compile.end": "kv_cache"},
+        reported_phases={"compile.end": "torch_compile"},
+    ),
+    serving=Serving(
+        health=HealthSemantics(endpoint="/healthz", starting="503", ready_status=200, body="empty",
+                               routes=(Route("/v1/models", "models"),)),
+        probing=Probing(default_port=9000, listens_after="the weights are loaded", probe_timeout=5,
+                        probe_timeout_why="a probe must not hang", crash_markers=("fatal: ",)),
+    ),
 )
 
 TOY_READY = """\

@@ -19,9 +19,9 @@ from firedup.timeline.pipeline import parse_paths
 def _patterns() -> list[tuple[str, str]]:
     out = []
     for fmt in all_formats().values():
-        out += [(f"{fmt.name}:header:{h.name}", h.pattern) for h in fmt.headers]
-        out += [(f"{fmt.name}:rule:{r.name}", r.pattern) for r in fmt.rules]
-        out += [(f"{fmt.name}:field:{p}", p) for p, _ in fmt.field_patterns]
+        out += [(f"{fmt.name}:header:{h.name}", h.pattern) for h in fmt.parsing.headers]
+        out += [(f"{fmt.name}:rule:{r.name}", r.pattern) for r in fmt.parsing.rules]
+        out += [(f"{fmt.name}:field:{p}", p) for p, _ in fmt.parsing.field_patterns]
     return out
 
 
@@ -35,13 +35,13 @@ def test_every_regex_compiles_in_python_and_hyperscan(where: str, pattern: str) 
 
 def _examples() -> list[tuple[str, Format, Rule, Example]]:
     return [(f"{fmt.name}:{i}:{rule.name}:{j}", fmt, rule, example) for fmt in all_formats().values()
-            for i, rule in enumerate(fmt.rules) for j, example in enumerate(rule.samples)]
+            for i, rule in enumerate(fmt.parsing.rules) for j, example in enumerate(rule.samples)]
 
 
 def test_every_rule_has_an_example() -> None:
     """Adding a line is one rule plus the line it reads (`Rule.examples`)."""
     missing = [f"{fmt.name}: {rule.name} {rule.pattern[:60]!r}" for fmt in all_formats().values()
-               for rule in fmt.rules if not rule.examples]
+               for rule in fmt.parsing.rules if not rule.examples]
     assert missing == []
 
 
@@ -52,7 +52,7 @@ def test_every_example_becomes_its_rules_event(where: str, fmt: Format, rule: Ru
     the rule's declared kind, carrying the rule's groups as converted and the example's fields."""
     (line,) = normalise(example.line, 1)
     msg = Scanner(fmt).split(line).msg
-    first = next((r for r in fmt.rules if any(lit in msg for lit in r.literals) and r.regex.search(msg)), None)
+    first = next((r for r in fmt.parsing.rules if any(lit in msg for lit in r.literals) and r.regex.search(msg)), None)
     assert first is rule, f"{msg!r} is taken by the earlier rule {first.name if first else None!r}"
     events = [e for e in Scanner(fmt).feed(line) if e.name not in CLOCK_EVENTS]
     assert [e.name for e in events] == [rule.name] and rule.name in fmt.vocab
@@ -67,7 +67,7 @@ def test_every_converter_is_exercised_by_an_example() -> None:
     """A field a rule converts (`Rule.fields`) comes out of at least one of its examples."""
     missing = []
     for fmt in all_formats().values():
-        for rule in fmt.rules:
+        for rule in fmt.parsing.rules:
             seen: set[str] = set()
             for example in rule.samples:
                 (line,) = normalise(example.line, 1)
@@ -149,7 +149,7 @@ def test_a_format_names_and_describes_itself(fmt: Format) -> None:
 def test_a_format_sniffs_from_its_own_rules(fmt: Format) -> None:
     """One source: the literals a sniff looks for are those of the rules that are evidence,
     and a literal is no evidence until its rule matches the line that holds it."""
-    evidence = [rule for rule in fmt.rules if rule.evidence > 0]
+    evidence = [rule for rule in fmt.parsing.rules if rule.evidence > 0]
     assert evidence and fmt.sniff_most == sum(rule.evidence for rule in evidence)
     assert set(fmt.sniff_literals) == {literal for rule in evidence for literal in rule.literals}
     assert fmt.sniff_score("nothing any engine prints\n") == 0
@@ -175,37 +175,37 @@ def test_a_format_names_only_events_its_rules_or_the_timeline_know(fmt: Format) 
     from firedup.timeline.milestones import MILESTONES
     from firedup.timeline.phases import PHASE_ORDER
 
-    produced = {r.name for r in fmt.rules}
+    produced = {r.name for r in fmt.parsing.rules}
     phases = {*PHASE_ORDER, "serving"}
-    assert fmt.milestones <= produced and not fmt.milestones & MILESTONES
-    assert set(fmt.runner_opens) <= fmt.milestones
-    assert set(fmt.every_rank_prints) <= produced
-    assert fmt.offline_ready is None or fmt.offline_ready in produced
-    assert fmt.kills_tree_on <= produced | {"error.killed"}
-    assert fmt.offline_headers <= {h.name for h in fmt.headers}
-    assert set(fmt.stage_after.values()) <= phases, "stages are phase names"
-    assert set(fmt.reported_phases) <= fmt.milestones | MILESTONES and set(fmt.reported_phases.values()) <= phases
-    for umbrella, inner in fmt.umbrella_phases.items():
+    assert fmt.meaning.milestones <= produced and not fmt.meaning.milestones & MILESTONES
+    assert set(fmt.meaning.runner_opens) <= fmt.meaning.milestones
+    assert set(fmt.meaning.every_rank_prints) <= produced
+    assert fmt.meaning.offline_ready is None or fmt.meaning.offline_ready in produced
+    assert fmt.serving.kills_tree_on <= produced | {"error.killed"}
+    assert fmt.meaning.offline_headers <= {h.name for h in fmt.parsing.headers}
+    assert set(fmt.meaning.stage_after.values()) <= phases, "stages are phase names"
+    assert set(fmt.meaning.reported_phases) <= fmt.meaning.milestones | MILESTONES and set(fmt.meaning.reported_phases.values()) <= phases
+    for umbrella, inner in fmt.meaning.umbrella_phases.items():
         assert umbrella in phases and set(inner) <= phases and umbrella not in inner
-    assert {stage for stage, _ in fmt.frame_stages} <= phases
-    for _, pattern in fmt.frame_stages:
+    assert {stage for stage, _ in fmt.meaning.frame_stages} <= phases
+    for _, pattern in fmt.meaning.frame_stages:
         re.compile(pattern)
-    if fmt.capture_trace is not None:
-        re.compile(fmt.capture_trace)
-    if fmt.draft_model_types is not None:
-        assert fmt.draft_by_repeat, "draft model types only matter to an engine that repeats its runner"
-        re.compile(fmt.draft_model_types)
-    assert fmt.after_http_phase in phases
-    for (category, phase), hint in fmt.hints.items():
+    if fmt.meaning.capture_trace is not None:
+        re.compile(fmt.meaning.capture_trace)
+    if fmt.meaning.draft_model_types is not None:
+        assert fmt.meaning.draft_by_repeat, "draft model types only matter to an engine that repeats its runner"
+        re.compile(fmt.meaning.draft_model_types)
+    assert fmt.meaning.after_http_phase in phases
+    for (category, phase), hint in fmt.advice.hints.items():
         assert category in CATEGORIES and (phase == "*" or phase in phases)
-        hint.format_map(dict(fmt.hint_words({}) if fmt.hint_words else {}))  # every placeholder filled
+        hint.format_map(dict(fmt.advice.hint_words({}) if fmt.advice.hint_words else {}))  # every placeholder filled
 
 
 @pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
 def test_a_format_health_semantics_are_well_formed(fmt: Format) -> None:
-    health = fmt.health
+    health = fmt.serving.health
     if health is None:
-        assert fmt.probing is None, "probe facts without health semantics would be half a story"
+        assert fmt.serving.probing is None, "probe facts without health semantics would be half a story"
         return
     for semantics in (health, *(older for _, older in health.older)):
         assert semantics.endpoint.startswith("/")
@@ -231,9 +231,9 @@ def test_a_format_health_semantics_are_well_formed(fmt: Format) -> None:
         assert all(name and label for name, label, _ in spec.metrics)
         assert spec.info_since is None or valid_version(spec.info_since)
         assert (spec.info_path is None) == (spec.info_key is None)
-    assert fmt.probing is not None, "wait snippets need the port and probe facts"
-    assert 0 < fmt.probing.default_port < 65536 and fmt.probing.probe_timeout > 0
-    assert fmt.probing.crash_markers and all(m.strip() for m in fmt.probing.crash_markers)
+    assert fmt.serving.probing is not None, "wait snippets need the port and probe facts"
+    assert 0 < fmt.serving.probing.default_port < 65536 and fmt.serving.probing.probe_timeout > 0
+    assert fmt.serving.probing.crash_markers and all(m.strip() for m in fmt.serving.probing.crash_markers)
 
 
 FOREIGN = Path(__file__).resolve().parent / "fixtures" / "foreign"

@@ -21,7 +21,7 @@ from firedup.formats.vllm import HEALTH as VLLM_HEALTH
 
 
 def test_every_engine_declares_its_health_semantics() -> None:
-    assert {name: fmt.health for name, fmt in all_formats().items()} == {"sglang": SGLANG_HEALTH,
+    assert {name: fmt.serving.health for name, fmt in all_formats().items()} == {"sglang": SGLANG_HEALTH,
                                                                          "vllm": VLLM_HEALTH}
 
 

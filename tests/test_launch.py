@@ -36,7 +36,7 @@ def _runs(tmp_path: Path, text: str, **kw: object) -> list[Run]:
 
 def test_a_log_that_states_no_launch_carries_the_engines_typical_gap_never_zero(tmp_path: Path) -> None:
     [run] = _runs(tmp_path, READY)
-    gap = get_format("sglang").launch_gap
+    gap = get_format("sglang").timeouts.launch_gap
     assert gap is not None and gap.typical > 0
     launch = run.launch
     assert launch is not None and launch.source == "estimated"
@@ -98,11 +98,11 @@ def test_a_restart_is_launched_after_the_previous_starts_last_line(tmp_path: Pat
 
 def test_an_excerpt_or_a_log_without_times_has_no_launch_to_estimate() -> None:
     fmt = get_format("sglang")
-    assert estimate(None, fmt.launch_gap, "SGLang").source == "unknown"
+    assert estimate(None, fmt.timeouts.launch_gap, "SGLang").source == "unknown"
     from firedup.read.clock import Stamp
 
     first = Stamp(datetime(2026, 12, 5, 22, 46, 55), "2026-12-05T22:46:55")
-    assert estimate(first, fmt.launch_gap, "SGLang", begins_mid_startup=True).source == "unknown"
+    assert estimate(first, fmt.timeouts.launch_gap, "SGLang", begins_mid_startup=True).source == "unknown"
     assert estimate(first, None, "X").source == "unknown"
     with pytest.raises(ValueError):
         Launch("guessed", "no such source")

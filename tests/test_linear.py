@@ -70,8 +70,8 @@ def _regexes() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
     literals that put a line in front of it."""
     out: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = []
     for fmt in all_formats().values():
-        out += [(f"{fmt.name} header {h.name}", h.regex, ("",)) for h in fmt.headers]
-        out += [(f"{fmt.name} rule {r.name} #{i}", r.regex, r.literals) for i, r in enumerate(fmt.rules)]
+        out += [(f"{fmt.name} header {h.name}", h.regex, ("",)) for h in fmt.parsing.headers]
+        out += [(f"{fmt.name} rule {r.name} #{i}", r.regex, r.literals) for i, r in enumerate(fmt.parsing.rules)]
         out += [(f"{fmt.name} field {rx.pattern[:24]}", rx, ("",)) for rx, _, _ in fmt.compiled_fields]
         out += [(f"{fmt.name} proc rank {rx.pattern[:24]}", rx, ("",)) for rx, _ in fmt.compiled_proc_ranks]
         if fmt.compiled_level is not None:

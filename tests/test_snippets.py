@@ -159,7 +159,7 @@ def test_crash_markers_are_safe_in_single_quotes() -> None:
         assert all("'" not in m for m in facts.crash_markers)
 
 
-# --- vLLM: the semantics come from its Format.health, the numbers from its logs ------------
+# --- vLLM: the semantics come from its Format.serving.health, the numbers from its logs ------------
 
 FAKE_VLLM = textwrap.dedent('''
     import sys, time
@@ -229,10 +229,11 @@ def test_snippet_wording_follows_the_formats_health_semantics(monkeypatch: pytes
     from firedup.render.snippets import readiness
 
     vllm = get_format("vllm")
-    assert vllm.health is not None
-    assert readiness("vllm").endpoint == vllm.health.endpoint == "/health"
+    assert vllm.serving.health is not None
+    assert readiness("vllm").endpoint == vllm.serving.health.endpoint == "/health"
     # a (hypothetical) vLLM that answered 503 while starting, on /ping: the snippets follow the format
-    changed = dataclasses.replace(vllm, health=dataclasses.replace(vllm.health, starting="503", endpoint="/ping"))
+    changed = dataclasses.replace(vllm, serving=dataclasses.replace(
+        vllm.serving, health=dataclasses.replace(vllm.serving.health, starting="503", endpoint="/ping")))
     monkeypatch.setitem(all_formats(), "vllm", changed)
     facts = readiness("vllm")
     assert facts.endpoint == "/ping" and facts.while_starting.endswith("then 503 while warming up")

@@ -151,8 +151,8 @@ def test_the_route_comes_from_the_formats_readiness_table(monkeypatch: pytest.Mo
     from firedup.tables.risk import budget_for
 
     vllm = get_format("vllm")
-    changed = dataclasses.replace(vllm, readiness=(ReadyProbe(route="/ping", probe_seconds=2.0,
-                                                              probe_seconds_why="a made-up slow probe"),))
+    changed = dataclasses.replace(vllm, serving=dataclasses.replace(
+        vllm.serving, readiness=(ReadyProbe(route="/ping", probe_seconds=2.0, probe_seconds_why="a made-up slow probe"),)))
     monkeypatch.setitem(all_formats(), "vllm", changed)
     b = budget_for([60.0, 70.0, 80.0], 0.05)
     b.engine = "vllm"

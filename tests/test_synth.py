@@ -507,7 +507,7 @@ def test_each_sample_reads_as_its_one_version_everywhere(name: str) -> None:
     runs = load([str(path)])
     last = runs.runs.sort("run_index")["run_id"].to_list()[-1]
     from_tables = version_of(runs, [last], fmt)
-    if fmt.version_guess is None:  # an engine whose logs firedup does not date by their shape
+    if fmt.serving.version_guess is None:  # an engine whose logs firedup does not date by their shape
         assert from_tables is None and script.version.low is script.version.high is None
         return
     assert from_tables is not None
@@ -516,7 +516,7 @@ def test_each_sample_reads_as_its_one_version_everywhere(name: str) -> None:
         assert guess.low is None or version_key(guess.low) <= version_key(truth["version"]), guess
         assert guess.high is None or version_key(truth["version"]) <= version_key(guess.high), guess
     assert (script.version.low, script.version.high) == (from_tables.low, from_tables.high)
-    probe = ready_probe(fmt.readiness, from_tables)
+    probe = ready_probe(fmt.serving.readiness, from_tables)
     if probe is not None:
         assert probe.since is None or version_key(probe.since) <= version_key(truth["version"]), probe
         assert probe.until is None or version_key(truth["version"]) <= version_key(probe.until), probe

@@ -62,7 +62,7 @@ def test_a_healthy_start_has_no_flags_and_keeps_the_defaults(tmp_path: Path) -> 
 
 
 def test_a_clock_without_a_known_default_is_always_given_a_value() -> None:
-    clock = next(c for c in get_format("vllm").clocks if c.component == "router")
+    clock = next(c for c in get_format("vllm").timeouts.clocks if c.component == "router")
     advice = advise_clock(clock, [100.0, 120.0, 110.0], 0.01, {})
     assert advice.needed is not None and advice.needed >= 132
     assert advice.setting == f"--worker-startup-timeout-secs {advice.needed} (vllm-router)"

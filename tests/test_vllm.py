@@ -238,7 +238,7 @@ def _derived(args_text: str) -> dict[str, Any]:
     dump = read_args(args_text)
     config = dict(dump.fields)
     if dump.only_non_defaults:
-        for key, value in get_format("vllm").config_defaults.items():
+        for key, value in get_format("vllm").parsing.config_defaults.items():
             config.setdefault(key, value)
     derive_config(config, {})
     return config
@@ -529,7 +529,7 @@ def test_sniff_literals_separate_the_engines() -> None:
 
 
 def test_health_semantics_are_declared_on_the_format() -> None:
-    health = get_format("vllm").health
+    health = get_format("vllm").serving.health
     assert health is not None
     assert (health.endpoint, health.starting, health.ready_status, health.body) == ("/health", "refused", 200, "empty")
 

@@ -16,7 +16,7 @@ import pytest
 
 from firedup.core.units import fmt_duration
 from firedup.formats import all_formats
-from firedup.formats.base import Format, Rule
+from firedup.formats.base import Format, Meaning, Parsing, Rule
 from firedup.formats.vocab import (
     ALWAYS,
     HTTP_ACCESS,
@@ -153,18 +153,19 @@ def test_a_typo_in_a_name_fails_loudly() -> None:
     bad = Rule("dist_init.begn", r"^Init torch distributed begin\.", "Init ")
     with pytest.raises(ValueError, match=r"format 'sglang': the rule .*'dist_init.begn' is no declared event kind "
                                          r"\(did you mean 'dist_init.begin'"):
-        dataclasses.replace(fmt, rules=(bad, *fmt.rules))
+        dataclasses.replace(fmt, parsing=dataclasses.replace(fmt.parsing, rules=(bad, *fmt.parsing.rules)))
     with pytest.raises(ValueError, match=r"format 'sglang': stage_after: 'cuda_graph.ends' is no declared"):
-        dataclasses.replace(fmt, stage_after={"cuda_graph.ends": "http_start"})
+        dataclasses.replace(fmt, meaning=dataclasses.replace(fmt.meaning, stage_after={"cuda_graph.ends": "http_start"}))
     with pytest.raises(ValueError, match=r"kills_tree_on: 'error.sigqiut'"):
-        dataclasses.replace(fmt, kills_tree_on=frozenset({"error.sigqiut"}))
+        dataclasses.replace(fmt, serving=dataclasses.replace(fmt.serving, kills_tree_on=frozenset({"error.sigqiut"})))
 
 
 def test_a_rule_may_not_name_what_the_timeline_or_the_reader_makes() -> None:
     fmt = all_formats()["sglang"]
     for name in ("crash", "http.first_request", "clock.first"):
         with pytest.raises(ValueError, match=f"names {name!r}, which the (timeline|reader) makes"):
-            dataclasses.replace(fmt, rules=(Rule(name, r"^boom", "boom"), *fmt.rules))
+            dataclasses.replace(fmt, parsing=dataclasses.replace(fmt.parsing, rules=(Rule(name, r"^boom", "boom"),
+                                                                                  *fmt.parsing.rules)))
 
 
 def test_a_kind_is_declared_once() -> None:
@@ -189,8 +190,8 @@ def test_a_format_given_milestones_by_name_declares_them() -> None:
     """A format defined outside firedup may still list its milestones by name (the older way):
     each becomes a milestone kind of its model runner."""
     fmt = all_formats()["sglang"]
-    toy = Format(name="toy", headers=fmt.headers, rules=(Rule("compile.end", r"^compiled", "compiled"),),
-                 milestones=frozenset({"compile.end"}))
+    toy = Format(name="toy", parsing=Parsing(headers=fmt.parsing.headers, rules=(Rule("compile.end", r"^compiled", "compiled"),)),
+                 meaning=Meaning(milestones=frozenset({"compile.end"})))
     kind = toy.vocab.kind("compile.end")
     assert kind.milestone and kind.runner and "compile.end" in toy.vocab.runner
 
@@ -239,7 +240,8 @@ def test_a_new_line_kind_flows_through_parse_timeline_wait_and_replay(tmp_path: 
     (before,) = parse_paths([str(log)]).runs
     assert (before.outcome, before.crash) == ("incomplete", None)  # today's SGLang does not know the line
 
-    nxt = dataclasses.replace(original, kinds=(*original.kinds, GPU_LOST), rules=(*original.rules, GPU_LOST_RULE))
+    nxt = dataclasses.replace(original, kinds=(*original.kinds, GPU_LOST),
+                              parsing=dataclasses.replace(original.parsing, rules=(*original.parsing.rules, GPU_LOST_RULE)))
     check_example("next", nxt, GPU_LOST_RULE, GPU_LOST_RULE.samples[0])
     assert "error.gpu_lost" in nxt.vocab.fatal and "error.gpu_lost" not in original.vocab
     register(nxt)

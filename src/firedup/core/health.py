@@ -2,7 +2,7 @@
 
 `budget`, `wait` and `replay` must not guess this: the motivating outage was a wait loop
 that grepped an engine's `/health` for "ok" while the body is always empty. Each format
-declares its semantics as data (`Format.health`, built from these types in the format's
+declares its semantics as data (`Format.serving.health`, built from these types in the format's
 module); the functions here read them. Facts: docs/engines/<engine>.md, "Health and readiness".
 """
 
@@ -232,7 +232,7 @@ class VersionGuess:
 @dataclass(frozen=True)
 class ReadyProbe:
     """How to tell ready from outside for one range of an engine's versions: one row of the
-    per-version readiness table a format declares (`Format.readiness`, oldest row first).
+    per-version readiness table a format declares (`Format.serving.readiness`, oldest row first).
 
     `route` is the route whose 200 means ready on these versions. `http_is_enough` is False
     when no route tells warm-up from ready there (a wait that can read the log confirms with

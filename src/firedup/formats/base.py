@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -361,21 +361,9 @@ class LaunchGap:
 
 
 @dataclass(frozen=True)
-class Format:
-    """An engine's line layout and rules, plus how to recognise its logs.
+class Parsing:
+    """How the engine's lines read: layouts, rules, shared fields, ranks, its args line and flags."""
 
-    `sniff_score` weighs a sample of a file by its own rules: each rule that matches one of the
-    sample's lines adds its `evidence` (one source: no second list of sniff strings to keep in
-    step with the rules). The registry picks the highest score.
-    `runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
-    that the engines may skip without running any rule.
-
-    Everything else firedup knows about an engine is a field here too, each with a neutral
-    default (an engine that declares nothing gets the contract's milestones and stages, no
-    health semantics, the generic crash advice): no other module names an engine.
-    """
-
-    name: str
     headers: Sequence[Header]
     rules: Sequence[Rule]
     runtime_literals: Sequence[str] = ()
@@ -388,21 +376,17 @@ class Format:
     proc_ranks: Sequence[tuple[str, str]] = ()
     # The values an engine uses for flags its launch command leaves out.
     config_defaults: Mapping[str, Any] = field(default_factory=dict)
-    description: str = ""
-    # How people write the engine's name ("SGLang"); "" means `name`. See `display`.
-    title: str = ""
-    # The engine's version range this module reads, as the description states it: "0.1-0.5.23".
-    versions: str = ""
-    # The kinds of event only this engine prints, with their meaning (`firedup.formats.vocab`);
-    # its rules may name these and the shared ones. Their meaning fills the fields below that
-    # say it per name (`milestones`, `runner_opens`, `stage_after`, `reported_phases`).
-    kinds: Sequence[Kind] = ()
-    # --- what the timeline needs to know about this engine (defaults are neutral) -----
     # Reads the `server_args` event's `args` text; None: firedup.core.config.read_server_args.
     read_args: Callable[[str], ArgsDump] | None = None
     # Adds the engine-neutral flags (tp_size, disable_cuda_graph, ...) to a merged config;
     # gets the config and the `config_inferred` notes, and updates both.
     derive_config: Callable[[dict[str, Any], dict[str, str]], None] | None = None
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What the engine's events mean for its timeline: milestones, stages, phases, drafts, ranks, crashes."""
+
     # Milestones of this engine beyond the contract's that are lines of the model runner (so
     # they also end the launch phase and start the HTTP server's): its kinds declared so, and
     # names given here, which declares them as such kinds (a format defined outside firedup).
@@ -444,6 +428,12 @@ class Format:
     frame_stages: Sequence[tuple[str, str]] = ()
     # A regex over error lines proving a crash inside graph capture (so graphs were on).
     capture_trace: str | None = None
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How the engine's server answers while it starts and how it dies: what `wait`, snippets and `replay` need."""
+
     # How the health endpoint answers while starting and once ready (firedup.core.health).
     health: HealthSemantics | None = None
     # What wait snippets need beyond `health`: port, probe timeout, crash markers.
@@ -451,8 +441,6 @@ class Format:
     # The per-version readiness table (oldest row first): which route means ready, what a
     # version gets wrong, how long a probe takes. Snippets and `wait` read it (core.health).
     readiness: tuple[ReadyProbe, ...] = ()
-    # The engine's own clocks a start-up must stay under (watchdogs, ready timeouts, routers).
-    clocks: tuple[EngineClock, ...] = ()
     # Bounds on the engine version from one run's events, args and whether the args were
     # whole: the HTTP semantics `wait` and `replay` expect depend on it. None: not known.
     version_guess: Callable[[Iterable[Any], Mapping[str, Any], bool], VersionGuess] | None = None
@@ -461,11 +449,33 @@ class Format:
     kills_tree_on: frozenset[str] = frozenset({ERROR_KILLED})
     # Why such a crash ends with status 137, for `replay` to say.
     tree_kill_note: str = "killed by a signal"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """The time a start-up has: the engine's own clocks and the gap before its first timed line."""
+
+    # The engine's own clocks a start-up must stay under (watchdogs, ready timeouts, routers).
+    clocks: tuple[EngineClock, ...] = ()
+    # Seconds between launching the process and its first timestamped line, where no line states
+    # the launch; None: not known for this engine (its runs' launch is then `unknown`).
+    launch_gap: LaunchGap | None = None
+
+
+@dataclass(frozen=True)
+class Advice:
+    """Crash advice naming the engine's flags (over crash.HINTS)."""
+
     # (crash category, phase or "*") -> advice naming this engine's flags; over crash.HINTS.
     hints: Mapping[tuple[str, str], str] = field(default_factory=dict)
     # The words a hint's placeholders take for one run's flags ({graph_bs_flag}, ...).
     hint_words: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
-    # --- in-log evidence of the year, for stamps that print none (month-day, time only) ---
+
+
+@dataclass(frozen=True)
+class Dating:
+    """In-log evidence of the year, for stamps that print none (month-day, time only)."""
+
     # A regex whose `version` group finds the engine's version in the first lines of a log.
     version_text: str | None = None
     # (first version, last version, release date of the first "YYYY-MM-DD"), in version order:
@@ -474,7 +484,12 @@ class Format:
     # (literal, release date, why): a line that only versions released from that date print
     # (and no later ones: the date bounds the log from below, the guess is its first year).
     release_literals: Sequence[tuple[str, str, str]] = ()
-    # --- caches and silences (timeline.silence) ---
+
+
+@dataclass(frozen=True)
+class Caches:
+    """The caches the engine keeps across starts and the work it does without a line (timeline.silence)."""
+
     # Cache kind -> what it is, for every cache the engine keeps across starts ("torch.compile's
     # compiled graphs"). Each run gets a verdict per kind listed here.
     cache_kinds: Mapping[str, str] = field(default_factory=dict)
@@ -484,10 +499,43 @@ class Format:
     # a long silence there suggests, or None): names the probable work of a silence. A phase
     # listed with a kind also proves that kind warm when it is short (`WARM_SECONDS`).
     silent_work: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
-    # --- the launch (timeline.launch) ---
-    # Seconds between launching the process and its first timestamped line, where no line states
-    # the launch; None: not known for this engine (its runs' launch is then `unknown`).
-    launch_gap: LaunchGap | None = None
+
+
+@dataclass(frozen=True)
+class Format:
+    """An engine's line layout and rules, plus how to recognise its logs.
+
+    `sniff_score` weighs a sample of a file by its own rules: each rule that matches one of the
+    sample's lines adds its `evidence` (one source: no second list of sniff strings to keep in
+    step with the rules). The registry picks the highest score.
+    `parsing.runtime_literals` are the substrings of runtime traffic (batch lines, access logs)
+    that the engines may skip without running any rule.
+
+    Everything else firedup knows about an engine is here too, in small groups by job (`meaning`,
+    `serving`, `timeouts`, `advice`, `dating`, `caches`: a reader of one job reads one group),
+    each field with a neutral default (an engine that declares nothing gets the contract's
+    milestones and stages, no health semantics, the generic crash advice): no other module names
+    an engine.
+    """
+
+    name: str
+    # How the engine's lines read: the one group without a default (every format has rules).
+    parsing: Parsing
+    description: str = ""
+    # How people write the engine's name ("SGLang"); "" means `name`. See `display`.
+    title: str = ""
+    # The engine's version range this module reads, as the description states it: "0.1-0.5.23".
+    versions: str = ""
+    # The kinds of event only this engine prints, with their meaning (`firedup.formats.vocab`);
+    # its rules may name these and the shared ones. Their meaning fills the fields of `meaning`
+    # that say it per name (`milestones`, `runner_opens`, `stage_after`, `reported_phases`).
+    kinds: Sequence[Kind] = ()
+    meaning: Meaning = field(default_factory=Meaning)
+    serving: Serving = field(default_factory=Serving)
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    advice: Advice = field(default_factory=Advice)
+    dating: Dating = field(default_factory=Dating)
+    caches: Caches = field(default_factory=Caches)
     # Every kind this format's events may have, the shared ones and its own: the sets the
     # reader and the timeline use are derived from it (`Vocabulary`). Set when built.
     vocab: Vocabulary = field(init=False, repr=False, compare=False)
@@ -502,19 +550,19 @@ class Format:
     def compiled_fields(self) -> tuple[tuple[re.Pattern[str], Converter, frozenset[str]], ...]:
         """(regex, converter, the fields it names): a rule's own fields are not looked for again."""
         return tuple((regex, c, frozenset(regex.groupindex)) for regex, c in
-                     ((re.compile(p), c) for p, c in self.field_patterns))
+                     ((re.compile(p), c) for p, c in self.parsing.field_patterns))
 
     @cached_property
     def compiled_level(self) -> re.Pattern[str] | None:
-        return re.compile(self.level_prefix) if self.level_prefix else None
+        return re.compile(self.parsing.level_prefix) if self.parsing.level_prefix else None
 
     @cached_property
     def compiled_proc_ranks(self) -> tuple[tuple[re.Pattern[str], str], ...]:
-        return tuple((re.compile(p), t) for p, t in self.proc_ranks)
+        return tuple((re.compile(p), t) for p, t in self.parsing.proc_ranks)
 
     @cached_property
     def _own_timed_headers(self) -> tuple[Header, ...]:
-        return tuple(h for h in self.headers if h.own_timed)
+        return tuple(h for h in self.parsing.headers if h.own_timed)
 
     @cached_property
     def _wrapped_start(self) -> re.Pattern[str] | None:
@@ -530,7 +578,7 @@ class Format:
         (where the line also opens with a header, such as the wrapper's own stamp, the one
         behind it is the engine's); or, with no header of the engine's own there, after a
         wrapper that ends with a process tag (`(APIServer pid=1) INFO:     ...`); else bare."""
-        for header in self.headers:
+        for header in self.parsing.headers:
             m = header.regex.match(text)
             if m is not None:
                 inner = self._behind_wrapper(text, m.start("msg"))
@@ -547,7 +595,7 @@ class Format:
             rest = text[tag.end():]
             wrapper = wrapper_tag(text[:tag.start()])
             proc, pid = tag["proc"], int(tag["pid"])
-            for header in self.headers:
+            for header in self.parsing.headers:
                 after = header.regex.match(rest)
                 if after is not None:
                     return self._read(header, after, wrapper, proc, pid)
@@ -599,13 +647,13 @@ class Format:
         return Layout(header, g, msg, level, wrapper, proc, pid)
 
     def __post_init__(self) -> None:
-        if not self.rules:
+        if not self.parsing.rules:
             raise ValueError(f"format {self.name!r} has no rules")
         own = tuple(self.kinds)
         declared = {k.name for k in own}
         # a name in `milestones` without a Kind of its own is declared by being listed there
-        listed = sorted(n for n in self.milestones if n not in declared and n not in SHARED)
-        own += tuple(Kind(name, "a milestone of the model runner (declared by `Format.milestones`)", milestone=True,
+        listed = sorted(n for n in self.meaning.milestones if n not in declared and n not in SHARED)
+        own += tuple(Kind(name, "a milestone of the model runner (declared by `Format.meaning.milestones`)", milestone=True,
                           runner=True) for name in listed)
         try:
             vocab = SHARED.extend(own)
@@ -613,14 +661,13 @@ class Format:
             raise ValueError(f"format {self.name!r}: {e}") from None
         object.__setattr__(self, "vocab", vocab)
         # what the own kinds declare, in the fields that say it per name (given entries win)
-        object.__setattr__(self, "milestones", frozenset(self.milestones) | {
-            k.name for k in own if k.milestone and k.runner})
-        object.__setattr__(self, "runner_opens", tuple(dict.fromkeys(
-            (*self.runner_opens, *(k.name for k in own if k.opens_runner)))))
-        object.__setattr__(self, "stage_after", {
-            **{k.name: k.stage_after for k in own if k.stage_after is not None}, **self.stage_after})
-        object.__setattr__(self, "reported_phases", {
-            **{k.name: k.reports for k in own if k.reports is not None}, **self.reported_phases})
+        meaning = self.meaning
+        object.__setattr__(self, "meaning", replace(
+            meaning,
+            milestones=frozenset(meaning.milestones) | {k.name for k in own if k.milestone and k.runner},
+            runner_opens=tuple(dict.fromkeys((*meaning.runner_opens, *(k.name for k in own if k.opens_runner)))),
+            stage_after={**{k.name: k.stage_after for k in own if k.stage_after is not None}, **meaning.stage_after},
+            reported_phases={**{k.name: k.reports for k in own if k.reports is not None}, **meaning.reported_phases}))
         self._check_kinds()
 
     def _check_kinds(self) -> None:
@@ -628,18 +675,18 @@ class Format:
         a set that never matches."""
         where = f"format {self.name!r}"
         vocab = self.vocab
-        for rule in self.rules:
+        for rule in self.parsing.rules:
             maker = vocab.kind(vocab.check(rule.name, f"{where}: the rule {rule.pattern[:50]!r}")).by
             if maker != RULE:
                 raise ValueError(f"{where}: the rule {rule.pattern[:50]!r} names {rule.name!r}, which the {maker} "
                                  "makes, never a line")
-        named = [("milestones", n) for n in self.milestones] + [("runner_opens", n) for n in self.runner_opens]
-        named += [("stage_after", n) for n in self.stage_after] + [("reported_phases", n) for n in self.reported_phases]
-        named += [("timestamp_phases", n) for _, begins, ends in self.timestamp_phases for n in (*begins, *ends)]
-        named += [("every_rank_prints", n) for n in self.every_rank_prints]
-        named += [("kills_tree_on", n) for n in self.kills_tree_on]
-        named += [("cache_lines", c.event) for c in self.cache_lines]
-        named += [("offline_ready", self.offline_ready)] if self.offline_ready is not None else []
+        named = [("milestones", n) for n in self.meaning.milestones] + [("runner_opens", n) for n in self.meaning.runner_opens]
+        named += [("stage_after", n) for n in self.meaning.stage_after] + [("reported_phases", n) for n in self.meaning.reported_phases]
+        named += [("timestamp_phases", n) for _, begins, ends in self.meaning.timestamp_phases for n in (*begins, *ends)]
+        named += [("every_rank_prints", n) for n in self.meaning.every_rank_prints]
+        named += [("kills_tree_on", n) for n in self.serving.kills_tree_on]
+        named += [("cache_lines", c.event) for c in self.caches.cache_lines]
+        named += [("offline_ready", self.meaning.offline_ready)] if self.meaning.offline_ready is not None else []
         for what, name in named:
             vocab.check(name, f"{where}: {what}")
 
@@ -663,7 +710,7 @@ class Format:
     @cached_property
     def sniff_rules(self) -> tuple[Rule, ...]:
         """The rules that are evidence of this format (`Rule.evidence`), the heaviest first."""
-        return tuple(sorted((rule for rule in self.rules if rule.evidence > 0), key=lambda r: -r.evidence))
+        return tuple(sorted((rule for rule in self.parsing.rules if rule.evidence > 0), key=lambda r: -r.evidence))
 
     @cached_property
     def sniff_literals(self) -> Mapping[str, float]:
@@ -737,21 +784,21 @@ class Format:
         from firedup.core.health import version_key
 
         waiting = False  # for a version line a later line may still hold
-        if self.version_text is not None and self.releases:
-            m = re.search(self.version_text, sample)
+        if self.dating.version_text is not None and self.dating.releases:
+            m = re.search(self.dating.version_text, sample)
             waiting = m is None
             if m is not None:
                 version = m.group("version")
-                for first, last, released in self.releases:
+                for first, last, released in self.dating.releases:
                     if version_key(first) <= version_key(version) <= version_key(last):
                         return (released, f"{self.display} {version}, released {released[:7]}"), True
-        for literal, released, why in self.release_literals:
+        for literal, released, why in self.dating.release_literals:
             if literal in sample:
                 return (released, why), False
-        return None, not waiting and not self.release_literals
+        return None, not waiting and not self.dating.release_literals
 
     def rule(self, name: str) -> Rule:
-        for rule in self.rules:
+        for rule in self.parsing.rules:
             if rule.name == name:
                 return rule
         raise KeyError(name)

@@ -22,7 +22,23 @@ from firedup.core.health import (
 )
 from firedup.formats import _common
 from firedup.formats._sglang_read import parse_argv, parse_timings, version_guess
-from firedup.formats.base import CacheLine, EngineClock, Example, Format, Header, LaunchGap, Probing, Rule
+from firedup.formats.base import (
+    Advice,
+    CacheLine,
+    Caches,
+    Dating,
+    EngineClock,
+    Example,
+    Format,
+    Header,
+    LaunchGap,
+    Meaning,
+    Parsing,
+    Probing,
+    Rule,
+    Serving,
+    Timeouts,
+)
 from firedup.formats.convert import to_day_seconds, to_float, to_int, to_list, to_url
 from firedup.formats.vocab import ALWAYS, IF_STUCK, Kind
 
@@ -603,70 +619,84 @@ FORMAT = Format(
     title="SGLang",
     versions="0.1-0.5.23",
     description="SGLang (sgl-project/sglang) server and offline-engine logs, 0.1-0.5.23",
-    headers=HEADERS,
-    rules=RULES,
     kinds=KINDS,
-    runtime_literals=("Prefill batch", "Decode batch"),
-    field_patterns=(
-        (rf"avail mem={_GB.replace('(', '(?P<avail_mem_gb>', 1)}", to_float),
-        (rf"mem usage={_GB.replace('(', '(?P<mem_usage_gb>', 1)}", to_float),
-        (r"available_gpu_mem=(?P<available_gpu_mem_gb>[\d.]+) GB", to_float),
-        (r"context_len=(?P<context_len>\d+)", to_int),
-        (r"[KV]{1,2} size: (?P<kv_size_gb>[\d.]+) GB", to_float),
+    parsing=Parsing(
+        headers=HEADERS,
+        rules=RULES,
+        runtime_literals=("Prefill batch", "Decode batch"),
+        field_patterns=(
+            (rf"avail mem={_GB.replace('(', '(?P<avail_mem_gb>', 1)}", to_float),
+            (rf"mem usage={_GB.replace('(', '(?P<mem_usage_gb>', 1)}", to_float),
+            (r"available_gpu_mem=(?P<available_gpu_mem_gb>[\d.]+) GB", to_float),
+            (r"context_len=(?P<context_len>\d+)", to_int),
+            (r"[KV]{1,2} size: (?P<kv_size_gb>[\d.]+) GB", to_float),
+        ),
+        level_prefix=r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+",
+        # What a launch command means for the flags it leaves out (ServerArgs defaults).
+        config_defaults={"tp_size": 1, "dp_size": 1, "pp_size": 1, "ep_size": 1, "nnodes": 1,
+                         "disable_cuda_graph": False, "enable_torch_compile": False},
     ),
-    level_prefix=r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+",
-    # What a launch command means for the flags it leaves out (ServerArgs defaults).
-    config_defaults={"tp_size": 1, "dp_size": 1, "pp_size": 1, "ep_size": 1, "nnodes": 1,
-                     "disable_cuda_graph": False, "enable_torch_compile": False},
-    # the HTTP server sends itself a warm-up request once it listens; ready follows it
-    after_http_phase="warmup",
-    cache_kinds={
-        "deepgemm_jit": "DeepGEMM's JIT-compiled GEMM kernels (~/.cache/deep_gemm; `sglang.compile_deep_gemm` fills it)",
-        "flashinfer_autotune": "FlashInfer's autotuned tactics",
-        "torch_compile": "torch.compile's compiled graphs (piecewise CUDA graphs, --enable-torch-compile)",
-        "kernel_jit": "kernels JIT-compiled on first use (Triton, FlashInfer, sgl-kernel), in the first warm-up request",
-    },
-    # these lines say the cached work ran, not whether it found its cache: their span says
-    cache_lines=(
-        CacheLine("deepgemm_jit", "jit.begin", "timed", "DeepGEMM"),
-        CacheLine("kernel_jit", "jit.ops", "spans"),
-        CacheLine("deepgemm_jit", "progress.jit", "timed"),
-        CacheLine("flashinfer_autotune", "jit.begin", "timed", "FlashInfer autotune"),
-        CacheLine("torch_compile", "progress.cuda_graph", "timed", "Compiling num tokens"),
+    meaning=Meaning(
+        # the HTTP server sends itself a warm-up request once it listens; ready follows it
+        after_http_phase="warmup",
+        stage_after={"http.running": "warmup", "http.first_request": "warmup"},
+        # a speculative run loads and captures a draft model with the same runner, on the same rank
+        draft_by_repeat=True,
+        draft_model_types=r"(?i)Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash",
+        # the offline Engine logs with "LEVEL file.py:N:"
+        offline_headers=frozenset({"engine"}),
+        rank_tags_only_when_parallel=True,
+        frame_stages=_common.FRAME_STAGES,
+        capture_trace=_common.CAPTURE_TRACE,
     ),
-    # the server's own warm-up request prints no line until it is answered (88 s on a fresh H200
-    # machine, 1-2 s again: docs/silences-and-caches.md)
-    silent_work={"warmup": ("the first warm-up request, in which kernels JIT-compile on first use "
-                            "when their caches are cold", "kernel_jit")},
-    stage_after={"http.running": "warmup", "http.first_request": "warmup"},
-    # a speculative run loads and captures a draft model with the same runner, on the same rank
-    draft_by_repeat=True,
-    draft_model_types=r"(?i)Eagle|NextN|MTP|Draft|DSpark|Medusa|Dflash",
-    # the offline Engine logs with "LEVEL file.py:N:"
-    offline_headers=frozenset({"engine"}),
-    rank_tags_only_when_parallel=True,
-    frame_stages=_common.FRAME_STAGES,
-    capture_trace=_common.CAPTURE_TRACE,
-    health=HEALTH,
-    probing=PROBING,
-    readiness=READINESS,
-    clocks=CLOCKS,
-    version_guess=version_guess,
-    # the SIGQUIT path: the main process SIGKILLs its tree and itself (docs/engines/sglang.md, "Crashes and exits")
-    kills_tree_on=frozenset({"error.killed", "error.sigquit", "error.child_exception", "error.warmup",
-                             "error.watchdog", "error.child_died"}),
-    tree_kill_note="SGLang's SIGQUIT path kills its process tree",
-    hints=HINTS,
-    hint_words=hint_words,
-    # 0.1-0.3.3 print "Init nccl begin" (renamed in 0.3.4, 2024-10-19) and 0.1-0.2 "[gpu_id=N]":
-    # every such release came out in 2024 (checked with pip's client,
-    # `pip index versions sglang --uploaded-prior-to`: nothing before 2024-01-01, the first
-    # upload 0.1.3 on 2024-01-16, 0.3.4 on 2024-10-19, every 0.1-0.3.3 before 2025). Their
-    # vLLM-style lines (custom all-reduce, ...) carry month-day stamps without a year.
-    # docs/launch.md: the first timestamped line came 19-27 s after the launch (median 21 s) in ten
-    # real SGLang 0.5.16 start-ups on one H200, 16-20 s in five on one H100 (measured by wait --pid;
-    # tests/data/realgpu/h100-2026-12-06): imports of torch, CUDA and sglang print no time
-    launch_gap=LaunchGap(16.0, 21.0, 27.0, "SGLang's imports print no time: its first timed line comes"),
-    release_literals=(("] Init nccl begin.", "2024-01-01", "SGLang up to 0.3.3 ('Init nccl begin'), released in 2024"),
-                      ("[gpu_id=", "2024-01-01", "SGLang 0.1-0.2 ('[gpu_id=N]' lines), released in 2024")),
+    serving=Serving(
+        health=HEALTH,
+        probing=PROBING,
+        readiness=READINESS,
+        version_guess=version_guess,
+        # the SIGQUIT path: the main process SIGKILLs its tree and itself (docs/engines/sglang.md, "Crashes and exits")
+        kills_tree_on=frozenset({"error.killed", "error.sigquit", "error.child_exception", "error.warmup",
+                                 "error.watchdog", "error.child_died"}),
+        tree_kill_note="SGLang's SIGQUIT path kills its process tree",
+    ),
+    timeouts=Timeouts(
+        clocks=CLOCKS,
+        # 0.1-0.3.3 print "Init nccl begin" (renamed in 0.3.4, 2024-10-19) and 0.1-0.2 "[gpu_id=N]":
+        # every such release came out in 2024 (checked with pip's client,
+        # `pip index versions sglang --uploaded-prior-to`: nothing before 2024-01-01, the first
+        # upload 0.1.3 on 2024-01-16, 0.3.4 on 2024-10-19, every 0.1-0.3.3 before 2025). Their
+        # vLLM-style lines (custom all-reduce, ...) carry month-day stamps without a year.
+        # docs/launch.md: the first timestamped line came 19-27 s after the launch (median 21 s) in ten
+        # real SGLang 0.5.16 start-ups on one H200, 16-20 s in five on one H100 (measured by wait --pid;
+        # tests/data/realgpu/h100-2026-12-06): imports of torch, CUDA and sglang print no time
+        launch_gap=LaunchGap(16.0, 21.0, 27.0, "SGLang's imports print no time: its first timed line comes"),
+    ),
+    advice=Advice(
+        hints=HINTS,
+        hint_words=hint_words,
+    ),
+    dating=Dating(
+        release_literals=(("] Init nccl begin.", "2024-01-01", "SGLang up to 0.3.3 ('Init nccl begin'), released in 2024"),
+                          ("[gpu_id=", "2024-01-01", "SGLang 0.1-0.2 ('[gpu_id=N]' lines), released in 2024")),
+    ),
+    caches=Caches(
+        cache_kinds={
+            "deepgemm_jit": "DeepGEMM's JIT-compiled GEMM kernels (~/.cache/deep_gemm; `sglang.compile_deep_gemm` fills it)",
+            "flashinfer_autotune": "FlashInfer's autotuned tactics",
+            "torch_compile": "torch.compile's compiled graphs (piecewise CUDA graphs, --enable-torch-compile)",
+            "kernel_jit": "kernels JIT-compiled on first use (Triton, FlashInfer, sgl-kernel), in the first warm-up request",
+        },
+        # these lines say the cached work ran, not whether it found its cache: their span says
+        cache_lines=(
+            CacheLine("deepgemm_jit", "jit.begin", "timed", "DeepGEMM"),
+            CacheLine("kernel_jit", "jit.ops", "spans"),
+            CacheLine("deepgemm_jit", "progress.jit", "timed"),
+            CacheLine("flashinfer_autotune", "jit.begin", "timed", "FlashInfer autotune"),
+            CacheLine("torch_compile", "progress.cuda_graph", "timed", "Compiling num tokens"),
+        ),
+        # the server's own warm-up request prints no line until it is answered (88 s on a fresh H200
+        # machine, 1-2 s again: docs/silences-and-caches.md)
+        silent_work={"warmup": ("the first warm-up request, in which kernels JIT-compile on first use "
+                                "when their caches are cold", "kernel_jit")},
+    ),
 )

@@ -25,15 +25,22 @@ from firedup.core.config import parse_args_repr
 from firedup.core.health import REFUSED, HealthSemantics, ReadyProbe, Route
 from firedup.formats import _common
 from firedup.formats.base import (
+    Advice,
     ArgsDump,
     CacheLine,
+    Caches,
+    Dating,
     EngineClock,
     Example,
     Format,
     Header,
     LaunchGap,
+    Meaning,
+    Parsing,
     Probing,
     Rule,
+    Serving,
+    Timeouts,
 )
 from firedup.formats.convert import to_float, to_int, to_url
 from firedup.formats.vocab import ALWAYS, Kind
@@ -729,67 +736,81 @@ FORMAT = Format(
     title="vLLM",
     versions="0.4-0.34",
     description="vLLM (vllm-project/vllm) OpenAI server and offline-engine logs, 0.4-0.34",
-    headers=HEADERS,
-    rules=RULES,
     kinds=KINDS,
-    runtime_literals=("Avg prompt throughput", "Received request", "Added request", "Finished request"),
-    level_prefix=None,
-    # Process tags -> ranks. EngineCore hosts the TP=1 worker, so it is the data-parallel rank.
-    proc_ranks=(
-        (r"^(?:VllmWorker rank=|VllmWorker-)(?P<n>\d+)$", "TP{n}"),
-        (r"^VllmWorkerProcess$", "pid{pid}"),  # V0 non-driver worker: which TP rank is not printed
-        (r"^EngineCore_(?:DP)?(?P<n>\d+)$", "DP{n}"),
-        (r"^EngineCore$", "DP0"),
-        # Worker[_DP<d>][_PP<p>][_PCP<c>][_TP<t>][_DCP<k>][_EP<e>]: the rank is DP/PP/TP (EP and the
-        # context-parallel ranks follow from them)
-        (r"^(?:Vllm)?Worker(?:[ _]DP(?P<DP>\d+))?(?:[ _]PP(?P<PP>\d+))?(?:_PCP\d+)?"
-         r"(?:[ _]TP(?P<TP>\d+))?(?:_DCP\d+)?(?:_EP\d+)?$", ""),
+    parsing=Parsing(
+        headers=HEADERS,
+        rules=RULES,
+        runtime_literals=("Avg prompt throughput", "Received request", "Added request", "Finished request"),
+        level_prefix=None,
+        # Process tags -> ranks. EngineCore hosts the TP=1 worker, so it is the data-parallel rank.
+        proc_ranks=(
+            (r"^(?:VllmWorker rank=|VllmWorker-)(?P<n>\d+)$", "TP{n}"),
+            (r"^VllmWorkerProcess$", "pid{pid}"),  # V0 non-driver worker: which TP rank is not printed
+            (r"^EngineCore_(?:DP)?(?P<n>\d+)$", "DP{n}"),
+            (r"^EngineCore$", "DP0"),
+            # Worker[_DP<d>][_PP<p>][_PCP<c>][_TP<t>][_DCP<k>][_EP<e>]: the rank is DP/PP/TP (EP and the
+            # context-parallel ranks follow from them)
+            (r"^(?:Vllm)?Worker(?:[ _]DP(?P<DP>\d+))?(?:[ _]PP(?P<PP>\d+))?(?:_PCP\d+)?"
+             r"(?:[ _]TP(?P<TP>\d+))?(?:_DCP\d+)?(?:_EP\d+)?$", ""),
+        ),
+        # What `vllm serve` assumes for flags a `non-default args` line does not list.
+        config_defaults={"tensor_parallel_size": 1, "pipeline_parallel_size": 1, "data_parallel_size": 1,
+                         "enforce_eager": False},
+        read_args=read_args,
+        derive_config=derive_config,
     ),
-    # What `vllm serve` assumes for flags a `non-default args` line does not list.
-    config_defaults={"tensor_parallel_size": 1, "pipeline_parallel_size": 1, "data_parallel_size": 1,
-                     "enforce_eager": False},
-    read_args=read_args,
-    derive_config=derive_config,
-    stage_after=STAGE_AFTER,
-    umbrella_phases=UMBRELLA_PHASES,
-    cache_kinds={
-        "torch_compile": "torch.compile's compiled graphs (~/.cache/vllm/torch_compile_cache)",
-        "flashinfer_autotune": "FlashInfer's autotuned tactics (~/.cache/vllm/flashinfer_autotune_cache)",
-        "kernel_jit": "kernels JIT-compiled on first use (FlashInfer, Triton) in the profile and warm-up runs",
-    },
-    cache_lines=(
-        CacheLine("torch_compile", "torch_compile.cache_hit", "warm"),
-        CacheLine("torch_compile", "torch_compile.inductor", "cold"),
-        CacheLine("torch_compile", "torch_compile.cache_store", "cold"),
-        CacheLine("torch_compile", "torch_compile.aot_saved", "cold"),
-        CacheLine("flashinfer_autotune", "kernel.autotune_cache_miss", "cold"),
+    meaning=Meaning(
+        stage_after=STAGE_AFTER,
+        umbrella_phases=UMBRELLA_PHASES,
+        # --enforce-eager / -O0 turn torch.compile off; no graphs: KV allocation goes straight on
+        stage_skips={"torch_compile": ("enable_torch_compile", False, "kv_cache"),
+                     "cuda_graph": ("disable_cuda_graph", True, "engine_init")},
+        draft_by_repeat=False,
+        # profiling and KV sizing print no duration: from the end of the load or compile to the
+        # first KV line of the same process
+        timestamp_phases=(("kv_cache", ("load_weight.end", "model_loading.end", "torch_compile.end"),
+                           ("kv_cache.allocated",)),),
+        after_http_phase="http_start",
+        offline_ready="engine.ready",
+        rank_tags_only_when_parallel=False,
+        every_rank_prints=("load_weight.begin",),
+        frame_stages=_common.FRAME_STAGES,
+        capture_trace=_common.CAPTURE_TRACE,
     ),
-    # `init engine (profile, create kv cache, warmup model) took ...` prints nothing between its
-    # KV cache lines and its end (130 s on a first start on an H200: docs/silences-and-caches.md)
-    silent_work={"engine_init": ("the profile and warm-up runs, which JIT-compile and autotune kernels "
-                                 "without a log line when their caches are cold", "kernel_jit")},
-    # --enforce-eager / -O0 turn torch.compile off; no graphs: KV allocation goes straight on
-    stage_skips={"torch_compile": ("enable_torch_compile", False, "kv_cache"),
-                 "cuda_graph": ("disable_cuda_graph", True, "engine_init")},
-    draft_by_repeat=False,
-    # profiling and KV sizing print no duration: from the end of the load or compile to the
-    # first KV line of the same process
-    timestamp_phases=(("kv_cache", ("load_weight.end", "model_loading.end", "torch_compile.end"),
-                       ("kv_cache.allocated",)),),
-    after_http_phase="http_start",
-    offline_ready="engine.ready",
-    rank_tags_only_when_parallel=False,
-    every_rank_prints=("load_weight.begin",),
-    frame_stages=_common.FRAME_STAGES,
-    capture_trace=_common.CAPTURE_TRACE,
-    health=HEALTH,
-    probing=PROBING,
-    readiness=READINESS,
-    clocks=CLOCKS,
-    hints=HINTS,
-    version_text=VERSION_TEXT,
-    releases=RELEASES,
-    # docs/launch.md: the first timestamped line came 21-28 s after the launch in two real vLLM
-    # 0.26.0 start-ups on one H200 (imports of torch and vllm print no time)
-    launch_gap=LaunchGap(21.0, 24.0, 28.0, "vLLM's imports print no time: its first timed line comes"),
+    serving=Serving(
+        health=HEALTH,
+        probing=PROBING,
+        readiness=READINESS,
+    ),
+    timeouts=Timeouts(
+        clocks=CLOCKS,
+        # docs/launch.md: the first timestamped line came 21-28 s after the launch in two real vLLM
+        # 0.26.0 start-ups on one H200 (imports of torch and vllm print no time)
+        launch_gap=LaunchGap(21.0, 24.0, 28.0, "vLLM's imports print no time: its first timed line comes"),
+    ),
+    advice=Advice(
+        hints=HINTS,
+    ),
+    dating=Dating(
+        version_text=VERSION_TEXT,
+        releases=RELEASES,
+    ),
+    caches=Caches(
+        cache_kinds={
+            "torch_compile": "torch.compile's compiled graphs (~/.cache/vllm/torch_compile_cache)",
+            "flashinfer_autotune": "FlashInfer's autotuned tactics (~/.cache/vllm/flashinfer_autotune_cache)",
+            "kernel_jit": "kernels JIT-compiled on first use (FlashInfer, Triton) in the profile and warm-up runs",
+        },
+        cache_lines=(
+            CacheLine("torch_compile", "torch_compile.cache_hit", "warm"),
+            CacheLine("torch_compile", "torch_compile.inductor", "cold"),
+            CacheLine("torch_compile", "torch_compile.cache_store", "cold"),
+            CacheLine("torch_compile", "torch_compile.aot_saved", "cold"),
+            CacheLine("flashinfer_autotune", "kernel.autotune_cache_miss", "cold"),
+        ),
+        # `init engine (profile, create kv cache, warmup model) took ...` prints nothing between its
+        # KV cache lines and its end (130 s on a first start on an H200: docs/silences-and-caches.md)
+        silent_work={"engine_init": ("the profile and warm-up runs, which JIT-compile and autotune kernels "
+                                     "without a log line when their caches are cold", "kernel_jit")},
+    ),
 )

@@ -93,7 +93,7 @@ class Kind:
     implies_why: str = ""
     # the line, with its own time, states when the server process was launched (timeline.launch)
     launch: bool = False
-    # the cache kind (a `Format.cache_kinds` key) whose storage key the line names in its `cache_key`
+    # the cache kind (a `Format.caches.cache_kinds` key) whose storage key the line names in its `cache_key`
     # field: two starts under different keys cannot share that cache (timeline: Run.cache_keys)
     cache_key: str | None = None
 

@@ -159,12 +159,12 @@ class Printer:
                       + (f"; {advice(health)}" if health else "") + ".")
             return
         guess = ""
-        if run is not None and self.w.fmt is not None and self.w.fmt.version_guess is not None:
+        if run is not None and self.w.fmt is not None and self.w.fmt.serving.version_guess is not None:
             events = [e for e in self.w.events if run.first_line is not None and e.line >= run.first_line]
-            version = self.w.fmt.version_guess(events, run.all_config, run.config_complete)
+            version = self.w.fmt.serving.version_guess(events, run.all_config, run.config_complete)
             if version.low or version.high:
                 guess = f" This log looks like {engine} {version.describe()}."
-            probe = ready_probe(self.w.fmt.readiness, version)  # the table the budget snippets use too
+            probe = ready_probe(self.w.fmt.serving.readiness, version)  # the table the budget snippets use too
             if probe is not None and (version.low or version.high):
                 guess += (f" Its readiness route is {probe.route}"
                           + ("; no route tells warm-up from ready there, only the log's ready line" if

@@ -130,7 +130,7 @@ def readiness_paths(engine: str | None = None) -> tuple[str, ...]:
     """The paths a base URL is probed at, in order: the engines' dedicated readiness
     endpoints first (a 404 there moves on), then their health endpoints."""
     formats = [get_format(engine)] if engine else list(all_formats().values())
-    healths = [f.health for f in formats if f.health is not None]
+    healths = [f.serving.health for f in formats if f.serving.health is not None]
     ready = [h.ready_endpoint for h in healths if h.ready_endpoint]
     return tuple(dict.fromkeys([*ready, *(h.endpoint for h in healths)]))
 

@@ -173,8 +173,8 @@ def _actions(runs: Sequence[Run], events: Sequence[Event], fmt: Format) -> dict[
     for run in runs:
         if run.first_line is not None:
             actions.setdefault(run.first_line - 1, []).append("restart")
-        if fmt.health is not None:
-            opens = run.milestone(opens_at(fmt.health))
+        if fmt.serving.health is not None:
+            opens = run.milestone(opens_at(fmt.serving.health))
             if opens is not None:
                 actions.setdefault(opens.line - 1, []).append("open")
         ready = run.milestone(READY) if run.ready_kind == "server" else None
@@ -191,11 +191,11 @@ def _version(last: Run | None, events: Sequence[Event], fmt: Format, server_vers
         if not valid_version(server_version):
             raise UsageError(f"--server-version {server_version!r} is not a version like 0.4.6.post2")
         return VersionGuess(server_version, server_version, ("given with --server-version",))
-    if last is None or fmt.version_guess is None:
+    if last is None or fmt.serving.version_guess is None:
         return VersionGuess()
     run_events = [e for e in events if last.first_line is not None and last.last_line is not None
                   and last.first_line <= e.line <= last.last_line]
-    return fmt.version_guess(run_events, last.all_config, last.config_complete)
+    return fmt.serving.version_guess(run_events, last.all_config, last.config_complete)
 
 
 def _served_port(last: Run | None) -> tuple[int | None, int | None]:
@@ -212,7 +212,7 @@ def _exit_code(last: Run | None, events: Sequence[Event], fmt: Format) -> int:
     if last is None or last.crash is None or _hangs(last, events, fmt):
         return 0
     names = {e.name for e in events if last.first_line is not None and e.line >= last.first_line}
-    return 137 if names & fmt.kills_tree_on else 1
+    return 137 if names & fmt.serving.kills_tree_on else 1
 
 
 _REDRAW = re.compile(rb"(?=\r)")
@@ -224,7 +224,7 @@ def _hangs(run: Run, events: Sequence[Event], fmt: Format) -> bool:
     if run.crash is None or run.crash.category != "hang" or run.first_line is None:
         return False
     names = {e.name for e in events if e.line >= run.first_line and (run.last_line is None or e.line <= run.last_line)}
-    return not names & (fmt.vocab.fatal | fmt.kills_tree_on)
+    return not names & (fmt.vocab.fatal | fmt.serving.kills_tree_on)
 
 
 def _stamped_parts(reader: LogReader, raws: list[bytes],
@@ -512,7 +512,7 @@ class _Port:
             return self.state.stage
 
     def open(self, index: int) -> None:
-        health = self.script.fmt.health
+        health = self.script.fmt.serving.health
         if health is None or self.server is not None:
             return
         try:
@@ -561,7 +561,7 @@ def _check_pace(speed: float, hold: float | None, launch_delay: float) -> None:
 def _port_to_serve(script: Script, port: int | None) -> int:
     """`--port`, else the log's, else the engine's default; 0: any free port, known now (the log
     may name it before the port opens)."""
-    default_port = script.fmt.probing.default_port if script.fmt.probing is not None else 8000
+    default_port = script.fmt.serving.probing.default_port if script.fmt.serving.probing is not None else 8000
     served_port = port if port is not None else (script.port or default_port)
     if served_port == 0:
         with socket.socket() as probe:
@@ -579,7 +579,7 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     with the replay is then tested as it runs in life, its clock starting at the launch.
 
     A crash ends the replay with the status the server had (137 when the engine kills its
-    process tree, `Format.kills_tree_on`; the CLI then kills itself with SIGKILL so that
+    process tree, `Format.serving.kills_tree_on`; the CLI then kills itself with SIGKILL so that
     shells see exactly what they saw). A log that ends ready or still starting keeps serving
     until `stop` is set or `hold` seconds pass.
     """
@@ -592,8 +592,8 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     wall = script.duration / speed
     print(f"replay: {script.source} -> {out}: {len(script.lines)} lines, {script.duration:.0f} s of log time "
           f"in {wall:.1f} s at {speed:g}x; {_ending(script)}", file=err, flush=True)
-    if script.fmt.health is not None:
-        print(f"replay: {script.fmt.name} {script.version.describe()}; {_health_summary(script, script.fmt.health)}",
+    if script.fmt.serving.health is not None:
+        print(f"replay: {script.fmt.name} {script.version.describe()}; {_health_summary(script, script.fmt.serving.health)}",
               file=err, flush=True)
     if launch_delay:  # the imports: no line, nothing listening
         clock.say(f"launched; the log begins in {launch_delay:g} s of log time ({launch_delay / speed:.1f} s), as "
@@ -660,7 +660,7 @@ def _end(script: Script, served: _Port, crashed: bool, hold: float | None, stop:
     """The log is written: exit as the server did after a crash, else keep serving."""
     if crashed and script.exit_code:
         served.close()
-        how = f"killed with SIGKILL ({script.fmt.tree_kill_note}): status 137" \
+        how = f"killed with SIGKILL ({script.fmt.serving.tree_kill_note}): status 137" \
             if script.exit_code == 137 else "the main process exits with an error: status 1"
         served.say(f"the log ends with a crash; exiting like the server ({how})")
         return script.exit_code

@@ -512,7 +512,7 @@ class Waiter:
             self.http_open_at = now
 
     def _health(self) -> HealthSemantics | None:
-        return self.fmt.health if self.fmt else None
+        return self.fmt.serving.health if self.fmt else None
 
     # -- decisions ----------------------------------------------------------------------------------
 
@@ -719,10 +719,10 @@ class Waiter:
 
     def _version_pick(self) -> str | None:
         run = self.run
-        if run is None or self.fmt is None or self.fmt.version_guess is None:
+        if run is None or self.fmt is None or self.fmt.serving.version_guess is None:
             return None
         events = [e for e in self.events if run.first_line is not None and e.line >= run.first_line]
-        return self.fmt.version_guess(events, run.all_config, run.config_complete).pick()
+        return self.fmt.serving.version_guess(events, run.all_config, run.config_complete).pick()
 
     def _log_informative(self) -> bool:
         """Does the log show the startup's progress (else the URL alone decides)?"""
@@ -765,7 +765,7 @@ def _readable(text: str) -> bool:
     """Some format's header, with a time, takes this line: the server's log has begun, even
     before a line shows which engine writes it."""
     for fmt in all_formats().values():
-        for header in fmt.headers:
+        for header in fmt.parsing.headers:
             if "time" in header.regex.groupindex:
                 m = header.regex.match(text)
                 if m is not None and m.group("time"):

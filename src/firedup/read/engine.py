@@ -160,9 +160,9 @@ def _literal_index(fmt: Format) -> tuple[tuple[str, ...], dict[str, tuple[Rule, 
     """A format's distinct rule literals, the rules naming each, and each rule's place."""
     found = _LITERAL_INDEX.get(id(fmt))
     if found is None or found[0] is not fmt:
-        literals = tuple(sorted({lit for rule in fmt.rules for lit in rule.literals}))
-        rules_of = {lit: tuple(rule for rule in fmt.rules if lit in rule.literals) for lit in literals}
-        found = _LITERAL_INDEX[id(fmt)] = (fmt, literals, rules_of, {id(rule): i for i, rule in enumerate(fmt.rules)})
+        literals = tuple(sorted({lit for rule in fmt.parsing.rules for lit in rule.literals}))
+        rules_of = {lit: tuple(rule for rule in fmt.parsing.rules if lit in rule.literals) for lit in literals}
+        found = _LITERAL_INDEX[id(fmt)] = (fmt, literals, rules_of, {id(rule): i for i, rule in enumerate(fmt.parsing.rules)})
     return found[1], found[2], found[3]
 
 
@@ -221,7 +221,7 @@ class Scanner:
         """Whether `feed` would make an event of this line with these rules, without
         touching the clock or any other state (the batch engine looks before it feeds)."""
         msg = self.fmt.layout(text).msg
-        if any(lit in msg for lit in self.fmt.runtime_literals):
+        if any(lit in msg for lit in self.fmt.parsing.runtime_literals):
             return False
         return any(any(lit in msg for lit in rule.literals) and rule.regex.search(msg) for rule in rules)
 
@@ -272,7 +272,7 @@ class Scanner:
             assert parsed.ts is not None
             self._last_own = (parsed.ts, line.number)
         msg = parsed.msg
-        if any(lit in msg for lit in self.fmt.runtime_literals):
+        if any(lit in msg for lit in self.fmt.parsing.runtime_literals):
             return self._runtime_line(line, parsed, own)
         ts, inherited = self._time_of(line, parsed, own)
         if self.keep_stamps:
@@ -411,7 +411,7 @@ class Scanner:
         if own:
             assert parsed.ts is not None
             self._last_own = (parsed.ts, line.number)
-        runtime = any(lit in parsed.msg for lit in self.fmt.runtime_literals)
+        runtime = any(lit in parsed.msg for lit in self.fmt.parsing.runtime_literals)
         if not runtime:
             self._time_of(line, parsed, own)
         self._mark_start(out, parsed, line)

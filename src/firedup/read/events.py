@@ -24,7 +24,7 @@ def own_time_headers(fmt: Format | None) -> frozenset[str]:
     """Names of the headers that carry the engine's own clock (and a time)."""
     if fmt is None:
         return frozenset()
-    return _own_time_headers(fmt.name, tuple((h.name, h.clock, h.pattern) for h in fmt.headers))
+    return _own_time_headers(fmt.name, tuple((h.name, h.clock, h.pattern) for h in fmt.parsing.headers))
 
 
 @cache

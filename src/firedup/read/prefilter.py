@@ -41,10 +41,10 @@ class Prefilter:
     def __init__(self, fmt: Format) -> None:
         import hyperscan
 
-        access = [rule for rule in fmt.rules if rule.name == ACCESS]
+        access = [rule for rule in fmt.parsing.rules if rule.name == ACCESS]
         self.access_rule: Rule | None = access[0] if len(access) == 1 else None
         if self.access_rule is not None and any(
-                lit in other.literals for other in fmt.rules if other is not self.access_rule
+                lit in other.literals for other in fmt.parsing.rules if other is not self.access_rule
                 for lit in self.access_rule.literals):
             self.access_rule = None  # another rule's lines hold the same literal: read them all
         unread = set(self.access_rule.literals) if self.access_rule is not None else set()
@@ -62,16 +62,16 @@ class Prefilter:
         # the access lines that may be a request (not a probe): the traffic after `ready` is
         # probes for weeks, and the first request after it must be found without reading them
         self.request_database = _request_database(self.access_rule, self.access_literals)
-        literals = sorted({lit for rule in fmt.rules for lit in rule.literals} - unread)
+        literals = sorted({lit for rule in fmt.parsing.rules for lit in rule.literals} - unread)
         self.rules_of: list[tuple[Rule, ...]] = [
-            tuple(rule for rule in fmt.rules if lit in rule.literals) for lit in literals]
+            tuple(rule for rule in fmt.parsing.rules if lit in rule.literals) for lit in literals]
         self.literal_count = len(literals)
         # decorated lines may go unread: every line read is then read by `normalise`
         self.decorations = skips_decorations(fmt)
         patterns = [re.escape(lit) for lit in literals]
         patterns += _markers(fmt)
         self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
-        self._order = {id(rule): i for i, rule in enumerate(fmt.rules)}
+        self._order = {id(rule): i for i, rule in enumerate(fmt.parsing.rules)}
         self._with_access: dict[tuple[int, ...], tuple[Rule, ...]] = {}
         self.database = compile_database([to_line_end(p) for p in patterns],
                                   hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY)
@@ -189,7 +189,7 @@ def skips_decorations(fmt: Format) -> bool:
     (A format with fully dated own stamps, whose unread lines move the last own stamp, keeps
     its decorated lines candidates: a collector's stamp beside an own one sets the offset
     between the clocks.)"""
-    return all(_read_in_order(header) or _clockless(header) for header in fmt.headers)
+    return all(_read_in_order(header) or _clockless(header) for header in fmt.parsing.headers)
 
 
 def _clockless(header: Header) -> bool:
@@ -203,11 +203,11 @@ def _markers(fmt: Format) -> list[str]:
         out, start = _decorated_markers(), _MESSAGE_START
     else:
         out, start = normalising_markers(), _LINE_START
-    out += [start + header.start for header in fmt.headers if _read_in_order(header)]
+    out += [start + header.start for header in fmt.parsing.headers if _read_in_order(header)]
     # a line behind an unknown wrapper (`Format.layout`): the engine's own header after a blank,
     # or a process tag after a blank that does not end a collector's stamp. Every event behind a
     # wrapper then comes from a line the scan marks, which `compact` relies on (its point 5).
-    out += [r"[ \t]" + header.start for header in fmt.headers if header.own_timed]
+    out += [r"[ \t]" + header.start for header in fmt.parsing.headers if header.own_timed]
     out.append(_PROC_BEHIND)
     return out
 

@@ -1,9 +1,9 @@
 """Ready-to-paste wait loops and probes for a budget, per engine.
 
 What differs between engines is data, all of it in the engine's format: the endpoint and
-what it answers while starting and once ready come from `Format.health` (the semantics
+what it answers while starting and once ready come from `Format.serving.health` (the semantics
 `wait` and `replay` use); the port, how long one probe may take and which log lines mean
-the server died from `Format.probing`. The templates are shared. Facts: "Health and readiness"
+the server died from `Format.serving.probing`. The templates are shared. Facts: "Health and readiness"
 in docs/engines/<engine>.md (an engine's /health may answer with an EMPTY body: connection
 refused while loading, 503 while warming up, 200 when ready; so `curl -s .../health |
 grep -q ok` never matches).
@@ -69,9 +69,9 @@ def _from_health(name: str, probing: Probing, health: HealthSemantics) -> Readin
 def readiness_of(fmt: Format | None) -> Readiness:
     """What a probe of `fmt`'s engine sees and how to wait for it; GENERIC when the format
     does not say."""
-    if fmt is None or fmt.health is None or fmt.probing is None:
+    if fmt is None or fmt.serving.health is None or fmt.serving.probing is None:
         return GENERIC
-    return _from_health(fmt.display, fmt.probing, fmt.health)
+    return _from_health(fmt.display, fmt.serving.probing, fmt.serving.health)
 
 
 def readiness(engine: str | None) -> Readiness:
@@ -313,9 +313,9 @@ def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[
     fmt = all_formats().get(budget.engine or "")
     facts = readiness_of(fmt)
     probe = timeouts.probe if timeouts is not None else (
-        ready_probe(fmt.readiness, budget.version) if fmt is not None else None)
+        ready_probe(fmt.serving.readiness, budget.version) if fmt is not None else None)
     route, versions, probe_s, probe_timeout, probe_why = _probe_facts(probe, facts)
-    ready_lines = [lit for r in (fmt.rules if fmt is not None else ()) if r.name == READY for lit in r.literals]
+    ready_lines = [lit for r in (fmt.parsing.rules if fmt is not None else ()) if r.name == READY for lit in r.literals]
     seconds = budget.budget_seconds
     period, threshold, readiness_timeout = _cadence(seconds, timeouts, probe_timeout, probe_s)
     values = {

@@ -368,7 +368,7 @@ def engine_timings_lines(run: Run, width: int = 80) -> list[str]:
     from firedup.formats import all_formats
 
     fmt = all_formats().get(run.engine)
-    spec = fmt.health.telemetry if fmt is not None and fmt.health is not None else None
+    spec = fmt.serving.health.telemetry if fmt is not None and fmt.serving.health is not None else None
     phases = run.phase_seconds()
     sources = {p.name: p.source for p in run.run_phases()}
     mapped, rest = [], []

@@ -98,7 +98,7 @@ def version_of(runs: Runs, run_ids: Sequence[str], fmt: Format | None) -> Versio
     """The engine versions these runs may be, from the markers their lines show (the union)."""
     import polars as pl
 
-    if fmt is None or fmt.version_guess is None or not run_ids:
+    if fmt is None or fmt.serving.version_guess is None or not run_ids:
         return None
     ids = pl.Series(list(run_ids), dtype=pl.Utf8).implode()
     milestones = runs.milestones.filter(pl.col("run_id").is_in(ids))
@@ -110,7 +110,7 @@ def version_of(runs: Runs, run_ids: Sequence[str], fmt: Format | None) -> Versio
     for row in runs.runs.filter(pl.col("run_id").is_in(ids)).select(
             "run_id", "config_json", "config_complete").iter_rows(named=True):
         config = json.loads(row["config_json"] or "{}")
-        guesses.append(fmt.version_guess(by_run.get(row["run_id"], []), config, bool(row["config_complete"])))
+        guesses.append(fmt.serving.version_guess(by_run.get(row["run_id"], []), config, bool(row["config_complete"])))
     return combine_guesses(guesses)
 
 
@@ -166,7 +166,7 @@ def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> 
             b.engine = str(grouping.population["engine"])
         fmt = all_formats().get(b.engine or "")
         b.version = version_of(runs, group.run_ids, fmt)
-        probe = ready_probe(fmt.readiness, b.version) if fmt is not None else None
+        probe = ready_probe(fmt.serving.readiness, b.version) if fmt is not None else None
         out.append(b)
         timeouts.append(layer_timeouts(runs, b, group.run_ids, fmt, probe))
     return BudgetReport(grouping, out, timeouts, clocks, splits)

@@ -70,7 +70,7 @@ def _with_format_estimates(runs: pl.DataFrame) -> pl.DataFrame:
     updated = []
     for row in runs.to_dicts():
         if row["launch_source"] is None:
-            gap = formats[row["engine"]].launch_gap if row["engine"] in formats else None
+            gap = formats[row["engine"]].timeouts.launch_gap if row["engine"] in formats else None
             if gap is None or row["first_ts"] is None or row["begins_mid_startup"]:
                 row = {**row, "launch_source": "unknown",
                        "launch_basis": "no launch recorded with this run, and none can be estimated"}

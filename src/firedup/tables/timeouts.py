@@ -6,7 +6,7 @@ timeout), a router's wait for its workers, and the CI step's. Each gets the budg
 `firedup.tables.risk` over the span it has to outlast, measured per run (the whole start-up,
 one phase, or the longest wait of a rank for the others). The runs' own values of those clocks
 are read back from their args where the log shows them, and every one that contradicts the
-measured start-up is flagged. The clocks themselves are data of the format (`Format.clocks`).
+measured start-up is flagged. The clocks themselves are data of the format (`Format.timeouts.clocks`).
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def layer_timeouts(runs: Runs, budget: Budget, run_ids: list[str], fmt: Format |
     readiness_timeout = max(probe.timeout_seconds if probe is not None else 5, math.ceil(probe_s * 3) + 1)
     ci_minutes = math.ceil(round_up(seconds * CI_MARGIN) / 60)
     out = LayerTimeouts(budget, probe, period, threshold, readiness_timeout, ci_minutes)
-    for clock in fmt.clocks if fmt is not None else ():
+    for clock in fmt.timeouts.clocks if fmt is not None else ():
         out.clocks.append(advise_clock(clock, _measured(runs, run_ids, clock.covers), budget.risk,
                                        _run_values(runs, run_ids, clock.config_key)))
     return out

@@ -70,7 +70,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     (`LineStats`), for its silences and unknown lines."""
     run = Run(source=source, run_index=run_index, engine=fmt.name, date_source=date_source)
     _bounds(run, events, fmt)
-    read_config(run, events, fmt.config_defaults if config_defaults is None else config_defaults, fmt)
+    read_config(run, events, fmt.parsing.config_defaults if config_defaults is None else config_defaults, fmt)
     note_dropped(run, events)
     collect_milestones(run, events, fmt)
     decide_outcome(run, events, fmt)
@@ -143,7 +143,7 @@ def _note_excerpt(run: Run, events: Sequence[Event], fmt: Format) -> None:
     if any(e.fields.get("starts_run") for e in events if e.name not in CLOCK_EVENTS):
         return
     first = run.milestones[0]
-    if first.key == SERVER_ARGS or first.key in fmt.vocab.opens_runner or first.key in fmt.runner_opens:
+    if first.key == SERVER_ARGS or first.key in fmt.vocab.opens_runner or first.key in fmt.meaning.runner_opens:
         return
     run.begins_mid_startup = True
     where = f" (its first milestone is {first.key}, at line {first.line})"
@@ -164,8 +164,8 @@ def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
     cutoff = run.crash.ts if run.outcome == "crashed" and run.crash is not None else None
     stage_table, _ = stage_rules(fmt)
     for rank, rms in by_rank.items():
-        phases.extend(rank_phases(rank, rms, took, stage_table, fmt.reported_phases, cutoff))
-        phases.extend(timestamp_phases(rank, rms, fmt.timestamp_phases))
+        phases.extend(rank_phases(rank, rms, took, stage_table, fmt.meaning.reported_phases, cutoff))
+        phases.extend(timestamp_phases(rank, rms, fmt.meaning.timestamp_phases))
     phases.extend(run_level_phases(run, phases, fmt))
     run.phases = phases
 
@@ -177,6 +177,6 @@ def _launch_of(run: Run, events: Sequence[Event], fmt: Format, previous_end: Sta
         stated = stated_launch(events, run.first_ts, fmt)
         if stated is not None:
             return stated
-    launch = estimate(run.first_ts, fmt.launch_gap, fmt.display, previous_end if restart else None,
+    launch = estimate(run.first_ts, fmt.timeouts.launch_gap, fmt.display, previous_end if restart else None,
                       run.begins_mid_startup)
     return launch

@@ -39,8 +39,8 @@ def read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any], 
     dropped = checked_flags(run.all_config)
     if dropped:
         run.warnings.append(_dropped_note("flag values", dropped, "not finite, beyond 64 bits or, for a count, not whole"))
-    if fmt.derive_config is not None:
-        fmt.derive_config(run.all_config, run.config_inferred)
+    if fmt.parsing.derive_config is not None:
+        fmt.parsing.derive_config(run.all_config, run.config_inferred)
     config = {flag: run.all_config.get(flag) for flag in COMMON_FLAGS}
     for key, value in run.all_config.items():
         config.setdefault(key, value)
@@ -52,8 +52,8 @@ def _read_args_dump(run: Run, event: Event, fmt: Format) -> bool:
     the dump lists only the flags that differ from the defaults."""
     text = str(event.fields.get("args", ""))
     only_non_defaults = False
-    if fmt.read_args is not None:
-        dump = fmt.read_args(text)
+    if fmt.parsing.read_args is not None:
+        dump = fmt.parsing.read_args(text)
         fields, complete = dump.fields, dump.complete
         only_non_defaults = dump.only_non_defaults
     else:
@@ -160,13 +160,13 @@ def _from_implying_lines(run: Run, events: Sequence[Event], fmt: Format, unmatch
 def _tp_from_processes(run: Run, events: Sequence[Event], fmt: Format, unmatched: Sequence[Unmatched]) -> None:
     """tp_size from the processes that print per-rank lines, for engines whose lines always
     carry a process tag: ranks TP0..TPn-1, or n processes printing a line every rank prints."""
-    if run.config.get("tp_size") is not None or fmt.rank_tags_only_when_parallel:
+    if run.config.get("tp_size") is not None or fmt.meaning.rank_tags_only_when_parallel:
         return
     tps = _tp_numbers([*(e.rank for e in events if e.name != ACCESS), *(u.rank for u in unmatched)])
     if len(tps) >= 2 and tps == list(range(len(tps))):
         _infer(run, "tp_size", len(tps), f"{RANK_TAGS}: processes of ranks TP0..TP{len(tps) - 1} print lines")
         return
-    for name in fmt.every_rank_prints:
+    for name in fmt.meaning.every_rank_prints:
         # data-parallel engine cores (`DP1`) are replicas, not tensor-parallel ranks
         procs = {e.rank for e in events if e.name == name and not (e.rank or "").startswith("DP")}
         if len(procs) >= 2:
@@ -183,8 +183,8 @@ def _cuda_graph_from_capture(run: Run, events: Sequence[Event], fmt: Format,
         return
     if any(e.name in fmt.vocab.graph_capture for e in events):
         _infer(run, "disable_cuda_graph", False, f"{GRAPH_CAPTURE}: the log shows a CUDA graph capture")
-    elif fmt.capture_trace is not None and any(
-            e.name.startswith(ERROR_PREFIX) and re.search(fmt.capture_trace, e.text) for e in events):
+    elif fmt.meaning.capture_trace is not None and any(
+            e.name.startswith(ERROR_PREFIX) and re.search(fmt.meaning.capture_trace, e.text) for e in events):
         _infer(run, "disable_cuda_graph", False, f"{GRAPH_CAPTURE}: the crash happened inside CUDA graph capture")
     else:
         pool = next((m for m in run.milestones if m.key == MEMORY_POOL_END), None)
@@ -196,7 +196,7 @@ def _cuda_graph_from_capture(run: Run, events: Sequence[Event], fmt: Format,
 def _tp_from_rank_tags(run: Run, events: Sequence[Event], fmt: Format, unmatched: Sequence[Unmatched]) -> None:
     """tp_size from the rank tags of an engine that tags ranks only when parallel: none on the
     scheduler's lines, TP0..TPn-1, or only TP0 in a version where every rank prints."""
-    if run.config.get("tp_size") is not None or not fmt.rank_tags_only_when_parallel:
+    if run.config.get("tp_size") is not None or not fmt.meaning.rank_tags_only_when_parallel:
         return
     sched, tps = _own_tp_tags(events, fmt, unmatched)
     if sched and not tps and not any(e.rank for e in sched):
@@ -215,7 +215,7 @@ def _own_tp_tags(events: Sequence[Event], fmt: Format, unmatched: Sequence[Unmat
     (runtime traffic) do not count: compaction drops most of them; nor do lines without a
     header or with another logger's clock."""
     served = [e for e in events if e.name != ACCESS]
-    skip = {"bare"} | {h.name for h in fmt.headers if h.clock == "foreign"}
+    skip = {"bare"} | {h.name for h in fmt.parsing.headers if h.clock == "foreign"}
     own = [e for e in served if e.header not in skip and e.ts is not None and not e.inherited]
     scheduler = fmt.vocab.scheduler
     sched = [e for e in own if e.name in scheduler]

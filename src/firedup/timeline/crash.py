@@ -59,7 +59,7 @@ CATEGORY_RULES: tuple[tuple[str, str], ...] = tuple(
 
 # (category, phase or "*") -> one line of advice. Only well-known remedies belong here, in
 # words that hold for any engine; advice naming an engine's flags is its format's
-# (`Format.hints`, consulted first, with `Format.hint_words` filling its placeholders).
+# (`Format.advice.hints`, consulted first, with `Format.advice.hint_words` filling its placeholders).
 HINTS: dict[tuple[str, str], str] = {
     ("kv_cache_too_small", "*"): "the KV cache cannot hold one request of the context length: give the KV cache more memory or lower the context length",
     ("oom", "load_weights"): "the weights do not fit: shard wider, use a quantized checkpoint, or free the GPUs",
@@ -123,9 +123,9 @@ def hint_for(category: str, phase: str | None, fmt: Format | None = None,
     """Advice for a category in a phase; the engine's own advice (its flag names, filled in
     for this run's flags and version) comes first."""
     words: Mapping[str, str] = {}
-    if fmt is not None and fmt.hint_words is not None:
-        words = fmt.hint_words(flags or {})
-    for table in (fmt.hints if fmt is not None else {}, HINTS):
+    if fmt is not None and fmt.advice.hint_words is not None:
+        words = fmt.advice.hint_words(flags or {})
+    for table in (fmt.advice.hints if fmt is not None else {}, HINTS):
         hint = table.get((category, phase or "")) or table.get((category, "*"))
         if hint:
             return hint.format_map(words)

@@ -82,7 +82,7 @@ def _launch(at: _Lines, out: list[Phase]) -> None:
     # Launch is only seen when the log shows the process start (args) or the first
     # scheduler line opens a phase; an excerpt that begins later never saw it.
     saw_start = (run.milestone(SERVER_ARGS) is not None or first_sched.key in vocab.opens_runner
-                 or first_sched.key in fmt.runner_opens)
+                 or first_sched.key in fmt.meaning.runner_opens)
     if saw_start and first_sched.line > (run.first_line or 0):
         out.append(_span("launch", run.first_ts, first_sched.ts, first_sched.line))
 
@@ -93,16 +93,16 @@ def _http_start(at: _Lines, out: list[Phase]) -> None:
     if http is None or http.ts is None:
         return
     sched_end_names = set(fmt.vocab.runner_last)
-    if fmt.offline_ready is not None:
-        sched_end_names.add(fmt.offline_ready)
+    if fmt.meaning.offline_ready is not None:
+        sched_end_names.add(fmt.meaning.offline_ready)
     sched_done = [m for m in at.run.milestones if m.key in sched_end_names and m.line < http.line]
     if sched_done and sched_done[-1].ts is not None:
         out.append(_span("http_start", sched_done[-1].ts, http.ts, http.line))
 
 
 def _after_http_to_ready(at: _Lines, out: list[Phase]) -> None:
-    """The format's phase after the HTTP server (`Format.after_http_phase`), to the ready line."""
-    http, ready, after_http = at.http, at.ready, at.fmt.after_http_phase
+    """The format's phase after the HTTP server (`Format.meaning.after_http_phase`), to the ready line."""
+    http, ready, after_http = at.http, at.ready, at.fmt.meaning.after_http_phase
     if http is None or http.ts is None or ready is None or ready.ts is None or at.run.ready_kind != "server":
         return
     started = next((p for p in out if p.name == after_http and p.scope == "run"), None)
@@ -117,7 +117,7 @@ def _after_http_to_ready(at: _Lines, out: list[Phase]) -> None:
 def _after_http_to_crash(at: _Lines, out: list[Phase]) -> None:
     """The phase the crash names, when it is the one after the HTTP server: from the server's
     start to the crash (a failed warm-up)."""
-    http, crash, after_http = at.http, at.run.crash, at.fmt.after_http_phase
+    http, crash, after_http = at.http, at.run.crash, at.fmt.meaning.after_http_phase
     if (http is not None and http.ts is not None and at.run.outcome == "crashed" and crash is not None
             and crash.phase == after_http and crash.ts is not None and crash.line is not None
             and crash.line > http.line and not any(p.name == after_http for p in out)):

@@ -10,7 +10,7 @@ from the first line is short by that much, so every run carries a `Launch`, in o
   command echoed with a collector's stamp): their kinds say so (`formats.vocab.Kind.launch`);
 * `given`: the user said it (`--launched-at`);
 * `estimated`: none of these; the gap before the first line is the format's documented typical
-  gap (`Format.launch_gap`), or the history's measured gaps (`tables.launches`), with its range;
+  gap (`Format.timeouts.launch_gap`), or the history's measured gaps (`tables.launches`), with its range;
 * `unknown`: the log has no time, or begins mid-startup (an excerpt: what came before is unknown).
 
 A launch changes no other figure of the run: `total_seconds` stays first line -> ready.

@@ -35,8 +35,8 @@ class _Models:
 
     def __init__(self, fmt: Format) -> None:
         self.vocab = fmt.vocab
-        self.by_repeat = fmt.draft_by_repeat
-        self.draft_types = re.compile(fmt.draft_model_types) if fmt.draft_model_types else None
+        self.by_repeat = fmt.meaning.draft_by_repeat
+        self.draft_types = re.compile(fmt.meaning.draft_model_types) if fmt.meaning.draft_model_types else None
         self.counts: dict[tuple[str | None, str], int] = {}  # (rank, name) -> lines seen
         self.loads: dict[str | None, int] = {}  # rank -> weight loads begun
         # Begins still open per (rank, name) -> the line that opened them: an engine that names no

@@ -39,10 +39,10 @@ def engine_only(events: Sequence[Event], fmt: Format) -> bool:
         return True
     args = next((e for e in events if e.name == SERVER_ARGS), None)
     if args is not None:
-        return args.header in fmt.offline_headers  # an offline engine's own log layout
-    if fmt.offline_ready is not None:
+        return args.header in fmt.meaning.offline_headers  # an offline engine's own log layout
+    if fmt.meaning.offline_ready is not None:
         # no args line and no server banner: an engine used as a library
-        return (any(e.name == fmt.offline_ready for e in events)
+        return (any(e.name == fmt.meaning.offline_ready for e in events)
                 and not any(e.name == RUN_BANNER for e in events))
     # bench prints its summary with print(), so the line has no header at all
     return any(e.name == SCHEDULER_READY and e.header == "bare" for e in events)
@@ -87,7 +87,7 @@ def _ready(run: Run, events: Sequence[Event], fmt: Format) -> int | None:
 def _engine_ready(run: Run, fmt: Format) -> int | None:
     """The engine initialised, but nothing in this log serves (an offline engine, a benchmark,
     a disaggregated worker another process serves): not "ready". Its last ready line."""
-    engine_ready = [m for m in run.milestones if m.name in (SCHEDULER_READY, fmt.offline_ready)]
+    engine_ready = [m for m in run.milestones if m.name in (SCHEDULER_READY, fmt.meaning.offline_ready)]
     if not engine_ready:
         return None
     last = engine_ready[-1]
@@ -113,7 +113,7 @@ def _health_ready(events: Sequence[Event], fmt: Format) -> Event | None:
     """The first access line where the health endpoint (or an alias) answered its ready
     status, when that status proves readiness: no version of the engine answers it while
     starting, or this log shows the endpoint answering its starting status first."""
-    health = fmt.health
+    health = fmt.serving.health
     if health is None:
         return None
     paths = {health.endpoint, *(r.path for r in health.routes if r.health_alias)}
@@ -186,11 +186,11 @@ def _traceback_of(events: Sequence[Event], index: int) -> tuple[list[Event], lis
 
 
 def _stage_from_frames(traceback: Sequence[Event], stage: str | None, fmt: Format) -> str | None:
-    """The phase the traceback's deepest recognised frame belongs to (`Format.frame_stages`), else `stage`."""
+    """The phase the traceback's deepest recognised frame belongs to (`Format.meaning.frame_stages`), else `stage`."""
     for event in reversed(traceback):
         if event.name != ERROR_FRAME:
             continue
-        for phase, pattern in fmt.frame_stages:
+        for phase, pattern in fmt.meaning.frame_stages:
             if re.search(pattern, event.text):
                 return (DRAFT_PREFIX + phase) if stage and stage.startswith(DRAFT_PREFIX) else phase
     return stage

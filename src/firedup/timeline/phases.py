@@ -14,7 +14,7 @@ _UMBRELLAS: dict[tuple[int, ...], dict[str, tuple[str, ...]]] = {}  # by the reg
 
 
 def umbrella_phases() -> dict[str, tuple[str, ...]]:
-    """Phases that span others (`Format.umbrella_phases`), over every registered format:
+    """Phases that span others (`Format.meaning.umbrella_phases`), over every registered format:
     cross-run views show runs of any engine side by side. Stacked with the phases inside,
     an umbrella counts the same seconds twice, and it never says which step inside was slow."""
     formats = tuple(all_formats().values())
@@ -23,7 +23,7 @@ def umbrella_phases() -> dict[str, tuple[str, ...]]:
     if found is None:
         found = {}
         for fmt in formats:
-            for phase, inner in fmt.umbrella_phases.items():
+            for phase, inner in fmt.meaning.umbrella_phases.items():
                 found[phase] = tuple(dict.fromkeys((*found.get(phase, ()), *inner)))
         _UMBRELLAS.clear()
         _UMBRELLAS[key] = found

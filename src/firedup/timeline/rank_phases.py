@@ -76,7 +76,7 @@ def _kv_cache(model_prefix: str, rank: str | None, rms: Sequence[Milestone]) -> 
 
 
 def _reported(rank: str | None, rms: Sequence[Milestone], reported: Mapping[str, str]) -> list[Phase]:
-    """Phases a milestone reports the duration of (`Format.reported_phases`), ending at it."""
+    """Phases a milestone reports the duration of (`Format.meaning.reported_phases`), ending at it."""
     out: list[Phase] = []
     for m in rms:
         secs = m.fields.get("elapsed_s")

@@ -6,8 +6,8 @@ The readers record the raw facts during a start-up (`engine.Gap`: two consecutiv
 lines far apart, access lines not counted, they are the outside world's; `engine.Unmatched`:
 lines no rule matched). This module turns them into the run's facts, once, in `build_run`;
 views only render them. Everything engine-specific comes from the format: its cache kinds,
-the lines that prove a cache cold or warm (`Format.cache_lines`), and what a phase does
-without printing (`Format.silent_work`). Nothing is claimed that the log does not show:
+the lines that prove a cache cold or warm (`Format.caches.cache_lines`), and what a phase does
+without printing (`Format.caches.silent_work`). Nothing is claimed that the log does not show:
 each verdict says its basis (a line, a timing, a silence) and the lines behind it.
 """
 
@@ -32,7 +32,7 @@ SILENCE_SHARE = 0.05
 # A cache's work that only says it ran ("timed" lines): cold when it took this long or more,
 # warm when it took at most WARM_SECONDS; in between the log does not tell.
 COLD_SECONDS = 30.0
-# A silent phase (Format.silent_work) this short, with no silence in it, found its caches warm.
+# A silent phase (Format.caches.silent_work) this short, with no silence in it, found its caches warm.
 WARM_SECONDS = 10.0
 TEMPLATES_SHOWN = 5
 TEXT_CHARS = 160
@@ -57,7 +57,7 @@ class Silence:
     after: str | None = None  # the last milestone before it
     before: str | None = None  # the first milestone after it
     phase: str | None = None  # the run-level phase it lies in ("unattributed" included)
-    umbrella: str | None = None  # the umbrella timer around it (Format.umbrella_phases)
+    umbrella: str | None = None  # the umbrella timer around it (Format.meaning.umbrella_phases)
     lines_inside: int = 0  # lines without the server's own time (bars, other loggers) printed inside it
     templates: list[Template] = field(default_factory=list)
     cause: str | None = None  # what it probably was (None: the log does not say)
@@ -142,7 +142,7 @@ def explain(run: Run, events: Sequence[Event], gaps: Iterable[Gap], unmatched: S
 def _work_spans(run: Run, events: Sequence[Event], fmt: Format) -> list[WorkSpan]:
     """The pieces of cached work the log times itself: each `spans` cache line's begin paired with
     the next end of the same key, within the run (`CacheLine`)."""
-    wanted = {c.event: c.kind for c in fmt.cache_lines if c.verdict == "spans"}
+    wanted = {c.event: c.kind for c in fmt.caches.cache_lines if c.verdict == "spans"}
     if not wanted:
         return []
     first, last = run.first_line or 0, run.last_line or 0
@@ -169,7 +169,7 @@ def _cache_hits(events: Sequence[Event], fmt: Format) -> list[tuple[Event, str]]
     """The events that are cache lines of `fmt`, with their cache kind, in order."""
     out: list[tuple[Event, str]] = []
     for e in events:
-        for c in fmt.cache_lines:
+        for c in fmt.caches.cache_lines:
             if e.name == c.event and (c.contains is None or c.contains in e.text):
                 out.append((e, c.kind))
                 break
@@ -220,7 +220,7 @@ def _place(run: Run, start: Stamp, end: Stamp, fmt: Format) -> tuple[str | None,
             continue
         else:  # a point (a line's time): the shortest phase holding it, a named one first
             overlap = -(p.seconds or 0.0) - (1e9 if p.name == "unattributed" else 0.0)
-        if p.name in fmt.umbrella_phases:
+        if p.name in fmt.meaning.umbrella_phases:
             if umbrella is None or overlap > umbrella[0]:
                 umbrella = (overlap, p.name)
         elif phase is None or (overlap, -(p.seconds or 0.0)) > (phase[0], phase[1]):
@@ -231,7 +231,7 @@ def _place(run: Run, start: Stamp, end: Stamp, fmt: Format) -> tuple[str | None,
 def _name_cause(run: Run, s: Silence, fmt: Format, cache_hits: Sequence[tuple[Event, str]],
                 spans: Sequence[WorkSpan] = ()) -> None:
     """What the silence was: cached work the log times itself inside it (its own lines say so, no
-    guess), else probably the work a phase does without printing (Format.silent_work), else the
+    guess), else probably the work a phase does without printing (Format.caches.silent_work), else the
     cached work whose line comes right before it, else the phase it lies in (`_CAUSES`, in order).
     The lines without the server's own time printed inside it are added."""
     if spans:
@@ -265,9 +265,9 @@ def _probably_silent_work(s: Silence, fmt: Format, cached: tuple[Event, str] | N
     """The work the phase holding the silence does without printing (the umbrella timer's only
     when no phase holds it)."""
     name = s.phase if s.phase not in (None, "unattributed") else s.umbrella
-    if name is None or name not in fmt.silent_work:
+    if name is None or name not in fmt.caches.silent_work:
         return
-    work, kind = fmt.silent_work[name]
+    work, kind = fmt.caches.silent_work[name]
     s.cause, s.cache = f"probably {work}", kind
     s.evidence = [(s.since_line, s.since_text), (s.line, s.text)]
     if cached is not None and cached[0].line != s.since_line:
@@ -279,7 +279,7 @@ def _probably_cached_work(s: Silence, fmt: Format, cached: tuple[Event, str] | N
     if cached is None:
         return
     event, kind = cached
-    s.cause, s.cache = f"probably {kind}: {fmt.cache_kinds.get(kind, kind)}", kind
+    s.cause, s.cache = f"probably {kind}: {fmt.caches.cache_kinds.get(kind, kind)}", kind
     s.evidence = [(event.line, _first_line(event))]
     if event.line != s.since_line:
         s.evidence.append((s.since_line, s.since_text))
@@ -303,7 +303,7 @@ def _caches(run: Run, events: Sequence[Event], fmt: Format, spans: Sequence[Work
             ) -> dict[str, CacheVerdict]:
     out: dict[str, CacheVerdict] = {}
     stamps = {e.line: e.ts for e in events if e.ts is not None}
-    for kind in fmt.cache_kinds:
+    for kind in fmt.caches.cache_kinds:
         verdict = (_from_spans(run, kind, spans, fmt) or _from_lines(run, kind, events, fmt)
                    or _from_silence(run, kind, fmt))
         if verdict is not None and verdict.phase is None and verdict.evidence:
@@ -348,7 +348,7 @@ def _from_spans(run: Run, kind: str, spans: Sequence[WorkSpan], fmt: Format) -> 
 def _from_lines(run: Run, kind: str, events: Sequence[Event], fmt: Format) -> CacheVerdict | None:
     """A cache whose lines say it was cold or warm, or only that its work ran (then timed to
     the next milestone)."""
-    lines = [c for c in fmt.cache_lines if c.kind == kind and c.verdict != "spans"]
+    lines = [c for c in fmt.caches.cache_lines if c.kind == kind and c.verdict != "spans"]
     hits: list[tuple[Event, str]] = []
     for e in events:
         for c in lines:
@@ -391,7 +391,7 @@ def _timed_to_next_milestone(run: Run, kind: str, timed: Sequence[Event]) -> Cac
 def _from_silence(run: Run, kind: str, fmt: Format) -> CacheVerdict | None:
     """A cache no line speaks of, judged by the phase whose silent work it does: its longest
     silence, else the phase's time with no silence of its own."""
-    phases = [name for name, (_, k) in fmt.silent_work.items() if k == kind]
+    phases = [name for name, (_, k) in fmt.caches.silent_work.items() if k == kind]
     if not phases:
         return None
     silent = [s for s in run.silences if s.cache == kind]
@@ -413,7 +413,7 @@ def _from_longest_silence(kind: str, s: Silence, phases: Sequence[str], fmt: For
     said = f"{where} was silent for {fmt_duration(s.seconds)}"
     if s.seconds >= COLD_SECONDS:
         return CacheVerdict(kind, "cold", "silence", f"{said}, at least {fmt_duration(COLD_SECONDS)}: probably "
-                            f"{fmt.silent_work[where or phases[0]][0]}", list(s.evidence), s.seconds, where)
+                            f"{fmt.caches.silent_work[where or phases[0]][0]}", list(s.evidence), s.seconds, where)
     return CacheVerdict(kind, "unknown", "silence", f"{said}: longer than a warm start's "
                         f"{fmt_duration(WARM_SECONDS)}, shorter than a cold one's {fmt_duration(COLD_SECONDS)}, "
                         "so neither clearly cold nor warm", list(s.evidence), s.seconds, where)
@@ -477,7 +477,7 @@ def observed_caches(run: Run, observed: Sequence[Observed], fmt: Format) -> None
     """Compiler processes seen in the server's tree during graph capture (or a phase whose
     silent work is the kernel JIT) make the run's kernel JIT verdict cold: a warm cache
     compiles nothing. Only a line saying the cache was cold already says more."""
-    if PROCESS_JIT not in fmt.cache_kinds:
+    if PROCESS_JIT not in fmt.caches.cache_kinds:
         return
     found = _compilers_in_jit_phases(run, observed, fmt)
     current = run.caches.get(PROCESS_JIT)
@@ -499,7 +499,7 @@ def _compilers_in_jit_phases(run: Run, observed: Sequence[Observed],
                              fmt: Format) -> list[tuple[str, int | None, float, Observed]]:
     """Each stretch with compilers that overlaps a phase where a cold kernel JIT compiles: the
     phase, its line, the seconds they overlap and the stretch, in the run's phase order."""
-    phases = JIT_PHASES | {name for name, (_, kind) in fmt.silent_work.items() if kind == PROCESS_JIT}
+    phases = JIT_PHASES | {name for name, (_, kind) in fmt.caches.silent_work.items() if kind == PROCESS_JIT}
     found: list[tuple[str, int | None, float, Observed]] = []
     for p in run.run_phases():
         if p.name not in phases or p.start is None:

@@ -11,10 +11,10 @@ from firedup.formats.vocab import SHARED
 from firedup.timeline.run import Milestone, Run
 
 # The stage a run is in right after a milestone (`Kind.stage_after`): how a crash or a cut-off
-# log is placed. A format adds or overrides entries (`Format.stage_after`).
+# log is placed. A format adds or overrides entries (`Format.meaning.stage_after`).
 _STAGE_AFTER = dict(SHARED.stage_after)
 
-# A stage the run's config turned off is skipped (overridden per format by `Format.stage_skips`).
+# A stage the run's config turned off is skipped (overridden per format by `Format.meaning.stage_skips`).
 _STAGE_SKIPS: dict[str, tuple[str, Any, str]] = {"cuda_graph": ("disable_cuda_graph", True, "http_start")}
 
 
@@ -33,7 +33,7 @@ def stage_rules(fmt: Format | None) -> StageRules:
     """The shared stage table with the format's entries over it (None: the shared one only)."""
     if fmt is None:
         return _STAGE_AFTER, _STAGE_SKIPS
-    return {**_STAGE_AFTER, **fmt.stage_after}, fmt.stage_skips or _STAGE_SKIPS
+    return {**_STAGE_AFTER, **fmt.meaning.stage_after}, fmt.meaning.stage_skips or _STAGE_SKIPS
 
 
 def next_stage(run: Run, stage: str | None, m: Milestone, rules: StageRules | None = None,
