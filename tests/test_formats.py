@@ -323,7 +323,7 @@ def test_a_wrapper_ending_with_a_process_tag_gives_the_line_its_process_and_head
 
 def test_a_header_is_looked_for_only_in_a_lines_first_characters() -> None:
     """Bounded: a stamp in the middle of a long message is not a wrapped header."""
-    from firedup.formats.base import WRAPPER_CHARS
+    from firedup.formats.wrappers import WRAPPER_CHARS
 
     fmt = get_format("sglang")
     far = "x" * WRAPPER_CHARS + " [2025-07-25 02:04:12] Load weight begin."
@@ -338,7 +338,7 @@ def test_a_header_is_looked_for_only_in_a_lines_first_characters() -> None:
     ("    15\t", None),  # a line number (`cat -n`) names no source
 ])
 def test_a_wrappers_tag_is_the_words_that_number_its_source(wrapper: str, tag: str | None) -> None:
-    from firedup.formats.base import wrapper_tag
+    from firedup.formats.wrappers import wrapper_tag
 
     assert wrapper_tag(wrapper) == tag
 

@@ -21,7 +21,7 @@ import pytest
 from firedup.core import config, safe
 from firedup.core.config import parse_args_repr
 from firedup.formats import _common as common
-from firedup.formats import _sglang_read, all_formats, base, sglang, vllm
+from firedup.formats import _sglang_read, all_formats, base, sglang, vllm, wrappers
 from firedup.read import sources
 from firedup.read.sources import normalise
 from firedup.render.report import md_text
@@ -158,7 +158,7 @@ NAMED: list[tuple[str, Callable[[str], Any], str]] = [
     ("sglang layout: wrapper words", lambda t: sglang.FORMAT.layout("[2025-07-25 02:04:12] " + t), "[worker_0] "),
     ("vllm layout: wrapped stamps", vllm.FORMAT.layout, " INFO 07-25 02:04:1"),
     ("vllm layout: wrapped process tags", vllm.FORMAT.layout, " (Worker_TP1 pid=1"),
-    ("wrapper tag", base.wrapper_tag, "[worker_0:stdout] 02:04:12,1 "),
+    ("wrapper tag", wrappers.wrapper_tag, "[worker_0:stdout] 02:04:12,1 "),
 ]
 
 

@@ -16,9 +16,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from firedup.core.health import REFUSED
-from firedup.core.safe import valid_text
-from firedup.formats.convert import Converter, convert_field
+from firedup.formats.convert import Converter, convert_field, json_unescape
 from firedup.formats.vocab import ERROR_KILLED, HTTP_RUNNING, READY, RULE, SHARED, Kind, Vocabulary
+from firedup.formats.wrappers import PROC_INSIDE, TIME_COLONS, WRAPPER_CHARS, wrapper_tag
 
 if TYPE_CHECKING:
     from firedup.core.health import HealthSemantics, ReadyProbe, VersionGuess
@@ -118,56 +118,8 @@ def _top_level_group_end(pattern: str, at: int) -> int | None:
     return end
 
 
-# --- wrappers: a prefix an unknown harness writes before each line of the engine ----------------
-# ("[2025-07-25 02:04:12] [harness.server_manager] [INFO] [worker_0] " before the server's own
-# "[2025-07-25 02:04:12] Load weight begin."). The engine's own header is looked for in the
-# first WRAPPER_CHARS characters of a line only: a long line costs no more than a short one.
-WRAPPER_CHARS = 256
 # Lines holding a rule's literal that `Format.sniff_score` reads before it gives up on that rule.
 SNIFF_TRIES = 20
-# What every header with a time holds ("02:04:12"): a literal first, so `re` scans for it fast.
-_TIME_COLONS = re.compile(r":\d\d:")
-# A process tag at the end of a wrapper, "(EngineCore_DP0 pid=311) " (`collectors.COLLECTOR["process-tag"]`, inside a line).
-_PROC_INSIDE = re.compile(r"[ \t]\((?P<proc>[A-Za-z_][\w-]{0,64}(?: rank=\d{1,9}| [A-Z]{1,16}\d{1,9}(?:_[A-Z]{1,16}\d{1,9}){0,8})?)"
-                          r" pid=(?P<pid>\d{1,9})(?:, ip=[\d.:a-fA-F]{1,64})?\) ?")
-# A wrapper's words, and those that do not name its source: a date or time, a level, a file
-# position ("server_manager.py:123"), a stream name ("worker_0:stdout" is worker_0's).
-_WORD = re.compile(r"[^\s\[\]()|]+")
-_STAMP_WORD = re.compile(r"\d{1,4}[-/:.T]\d{1,2}")
-_LEVEL_WORDS = frozenset({"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL"})
-_FILE_POSITION = re.compile(r"\.\w{1,8}:\d{1,9}$")
-_STREAM = re.compile(r"[:._-]?(?:stdout|stderr)$")
-
-
-def wrapper_tag(wrapper: str) -> str | None:
-    """What names a wrapper's source: its words that number something (`[worker_0]`,
-    `node-3`), without stamps, levels, file positions and stream names, nor a bare number (a
-    line number, as `cat -n` or a report quoting a log puts there: it names no source); None
-    when no word does (one source). Two servers behind one harness differ by it."""
-    words: list[str] = []
-    for word in _WORD.findall(wrapper):
-        word = word.strip(":-")
-        if word.upper() in _LEVEL_WORDS or _STAMP_WORD.match(word) or _FILE_POSITION.search(word):
-            continue
-        word = _STREAM.sub("", word)
-        if any(ch.isdigit() for ch in word) and not word.isdigit():
-            words.append(word)
-    return " ".join(words) or None
-
-
-def _json_unescape(body: str) -> str:
-    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid.
-    A lone surrogate (`\\ud800`, which JSON allows and no UTF-8 output can hold) stays written as
-    its escape (`core.safe.valid_text`)."""
-    if "\\" not in body:
-        return body
-    import json  # JSON-lines logs only
-
-    try:
-        text = json.loads(f'"{body}"')
-    except ValueError:
-        return body
-    return valid_text(text) if isinstance(text, str) else body
 
 
 @dataclass(slots=True)
@@ -590,7 +542,7 @@ class Format:
         if inner is not None:
             at, header, found = inner
             return self._read(header, found, *self._wrapper(text[:at]))
-        tag = _PROC_INSIDE.search(text, 0, WRAPPER_CHARS)
+        tag = PROC_INSIDE.search(text, 0, WRAPPER_CHARS)
         if tag is not None:
             rest = text[tag.end():]
             wrapper = wrapper_tag(text[:tag.start()])
@@ -609,7 +561,7 @@ class Format:
         same however long it is."""
         start = self._wrapped_start
         pos = max(low - 1, 0)
-        if start is None or _TIME_COLONS.search(text, pos, WRAPPER_CHARS) is None:
+        if start is None or TIME_COLONS.search(text, pos, WRAPPER_CHARS) is None:
             return None  # every such header holds a time: the one cheap test nearly every line fails
         while True:
             m = start.search(text, pos, WRAPPER_CHARS)
@@ -625,7 +577,7 @@ class Format:
     @staticmethod
     def _wrapper(prefix: str) -> tuple[str | None, str | None, int | None]:
         """A wrapper's source tag, and the process tag it ends with (if any)."""
-        tag = _PROC_INSIDE.search(prefix, max(0, len(prefix) - WRAPPER_CHARS))
+        tag = PROC_INSIDE.search(prefix, max(0, len(prefix) - WRAPPER_CHARS))
         if tag is not None and tag.end() == len(prefix):
             return wrapper_tag(prefix[:tag.start()]), tag["proc"], int(tag["pid"])
         return wrapper_tag(prefix), None, None
@@ -635,9 +587,9 @@ class Format:
         g = m.groupdict()
         msg = g["msg"] or ""
         if header.decode == "json":
-            msg = _json_unescape(msg)
+            msg = json_unescape(msg)
             if g.get("exc"):
-                msg = f"{msg}\n{_json_unescape(g['exc'])}"
+                msg = f"{msg}\n{json_unescape(g['exc'])}"
         level = g.get("level")
         if self.compiled_level is not None:
             lm = self.compiled_level.match(msg)

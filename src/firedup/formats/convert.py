@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from firedup.core.numbers import MAX_MEASURE, measure_ok, shown_number
+from firedup.core.safe import valid_text
 
 Converter = Callable[[str], Any]
 # Where a converter refused a value, `convert` lists `key=text` under this key of the fields (the
@@ -90,3 +91,18 @@ def to_day_seconds(text: str) -> float:
     hms, _, frac = text.replace(",", ".").partition(".")
     hours, minutes, seconds = (int(part) for part in hms.split(":"))
     return hours * 3600 + minutes * 60 + seconds + (float(f"0.{frac}") if frac else 0.0)
+
+
+def json_unescape(body: str) -> str:
+    """The text of a JSON string body (`a \\"b\\" \\u2014`); the body itself if it is not valid.
+    A lone surrogate (`\\ud800`, which JSON allows and no UTF-8 output can hold) stays written as
+    its escape (`core.safe.valid_text`)."""
+    if "\\" not in body:
+        return body
+    import json  # JSON-lines logs only
+
+    try:
+        text = json.loads(f'"{body}"')
+    except ValueError:
+        return body
+    return valid_text(text) if isinstance(text, str) else body

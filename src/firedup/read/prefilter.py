@@ -27,7 +27,7 @@ _KUBECTL_AT_START = re.compile(rb"[ \t\r\f\v]*(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?
 # Collector prefixes as `sources.strip_outer` reads them (`collectors.COLLECTORS`), reduced
 # to what starts them, in the table's order.
 PREFIX_STARTS = tuple(collector.start for collector in COLLECTORS)
-# A process tag behind a wrapper, as `formats.base._PROC_INSIDE` finds it; not one behind
+# A process tag behind a wrapper, as `formats.wrappers.PROC_INSIDE` finds it; not one behind
 # kubectl's stamp (its `Z`), which `sources` strips with the stamp.
 _PROC_BEHIND = r"[^Z \t\r\f\v\x1b\n][ \t]\([A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)? pid=\d"
 # The decorations a format whose unread lines carry no clock may leave unread (`_decorated_markers`).
