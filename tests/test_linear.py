@@ -21,7 +21,7 @@ import pytest
 from firedup.core import config, safe
 from firedup.core.config import parse_args_repr
 from firedup.formats import _common as common
-from firedup.formats import _sglang_read, all_formats, base, sglang, vllm, wrappers
+from firedup.formats import _sglang_read, _vllm_read, all_formats, base, sglang, vllm, wrappers
 from firedup.read import sources
 from firedup.read.sources import normalise
 from firedup.render.report import md_text
@@ -134,11 +134,11 @@ NAMED: list[tuple[str, Callable[[str], Any], str]] = [
     ("parse_timings: nested", _sglang_read.parse_timings, "a={a=1, "),
     ("parse_timings: one word", _sglang_read.parse_timings, "a"),
     ("parse_argv", _sglang_read.parse_argv, "--a 1 "),
-    ("vllm args tokens: escaped quotes", vllm._pythonise, "\\'"),
-    ("vllm args tokens: enum reprs", vllm._pythonise, "<a.b: "),
-    ("vllm read_args", lambda t: vllm.read_args("{'a': '" + t), "\\'"),
-    ("vllm engine config", lambda t: vllm.engine_config("(v0.13.0) with config: " + t), "model='m', a=["),
-    ("vllm -O level", lambda t: vllm._optimization_level(t + "x"), "1"),
+    ("vllm args tokens: escaped quotes", _vllm_read._pythonise, "\\'"),
+    ("vllm args tokens: enum reprs", _vllm_read._pythonise, "<a.b: "),
+    ("vllm read_args", lambda t: _vllm_read.read_args("{'a': '" + t), "\\'"),
+    ("vllm engine config", lambda t: _vllm_read.engine_config("(v0.13.0) with config: " + t), "model='m', a=["),
+    ("vllm -O level", lambda t: _vllm_read._optimization_level(t + "x"), "1"),
     ("batch access line: none", lambda t: _access_line().findall(t.encode()), "2026-11-01T12:14:56.4Z a "),
     ("batch access line: many literals", lambda t: _access_line().findall(t.encode()), "HTTP/ "),
     ("batch access line: stamps", lambda t: _access_line().findall(("\n" + t).encode()), "2026-11-01T12:14:56Z "),

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from conftest import SHARED, corpus_logs
 from firedup.formats import get_format, sniff_format
-from firedup.formats.vllm import derive_config, engine_config, read_args
+from firedup.formats._vllm_read import derive_config, engine_config, read_args
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.run import Run
 
@@ -784,13 +784,13 @@ def _split_top_level_char_by_char(text: str) -> list[str]:
 
 @given(text=st.text(alphabet="ab=1 ,'\"\\()[]{}<>", max_size=60))
 def test_splitting_an_engine_config_by_its_marks_is_the_char_by_char_split(text: str) -> None:
-    from firedup.formats.vllm import _split_top_level
+    from firedup.formats._vllm_read import _split_top_level
 
     assert _split_top_level(text) == _split_top_level_char_by_char(text)
 
 
 def test_splitting_a_real_engine_config() -> None:
-    from firedup.formats.vllm import _split_top_level
+    from firedup.formats._vllm_read import _split_top_level
 
     text = "model='m', speculative_config=None, tokenizer='m', compilation_config={'level': 3, 'x': [1, 2]}, seed=0"
     assert _split_top_level(text) == ["model='m'", "speculative_config=None", "tokenizer='m'",
