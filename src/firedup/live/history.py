@@ -91,7 +91,10 @@ class RunProfile:
 
 
 @dataclass(frozen=True)
-class Budget:
+class WaitBudget:
+    """What `wait` allows a start-up of this config: `firedup budget`'s figure over the history
+    (`tables.risk.Budget`), with the count and slowest run it says it from."""
+
     seconds: float
     n: int
     slowest: float
@@ -113,7 +116,7 @@ class History:
     def n(self) -> int:
         return len(self.profiles)
 
-    def budget(self) -> Budget | None:
+    def budget(self) -> WaitBudget | None:
         """The budget `firedup budget` gives these runs (one rule for both commands)."""
         if not self.profiles:
             return None
@@ -122,7 +125,7 @@ class History:
         n = self.n
         method = (f"the budget of `firedup budget` over {n} history run{'s' if n != 1 else ''} of this config "
                   f"(slowest {fmt_duration(found.slowest)}): {found.method_label}, {found.risk_label}")
-        return Budget(float(found.budget_seconds), n, found.slowest, method)
+        return WaitBudget(float(found.budget_seconds), n, found.slowest, method)
 
     def median_ready(self) -> float | None:
         return statistics.median(p.ready_s for p in self.profiles) if self.profiles else None

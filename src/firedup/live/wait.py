@@ -45,9 +45,9 @@ from firedup.live.activity import Activity
 from firedup.live.decide import BEFORE_TELEMETRY, CRASHED, DRAIN, TIMED_OUT, Observation, decide
 from firedup.live.gpu import GpuWatch
 from firedup.live.history import (
-    Budget,
     History,
     HistoryLoader,
+    WaitBudget,
     config_key,
     select_history,
 )
@@ -138,7 +138,7 @@ class Waiter:
         self.last_lines: collections.deque[tuple[int, str]] = collections.deque(maxlen=LAST_LINES)
         self.started = now()
         self.deadline: float | None = None
-        self.budget: Budget | None = None
+        self.budget: WaitBudget | None = None
         self.timeout_note = ""
         self.history = History([])
         self.loader = HistoryLoader(opts.history_loader) if opts.history_loader else None
