@@ -44,15 +44,18 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the lying HTTP servers the tests use
+
+from _lying import lying_server as lying  # noqa: E402
+from _lying import says, trickles  # noqa: E402
+
 OUTCOMES = ("ok", "hang", "traceback", "injection", "wrong", "lost/doubled")
 LOG = ROOT / "sample_logs" / "sglang-warm-start.log"
 TP8 = ROOT / "sample_logs" / "prod-tp8-eagle3-01.log"
@@ -296,58 +299,6 @@ print(len(r.runs), len(r.errors), *(e.reason for e in r.errors))
 
 
 # --- 6. servers and processes that lie ------------------------------------------------------------
-
-@contextlib.contextmanager
-def lying(answer: Callable[[socket.socket, bytes], None]) -> Iterator[int]:
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    stop = threading.Event()
-
-    def one(conn: socket.socket) -> None:
-        with conn, contextlib.suppress(OSError):
-            conn.settimeout(10)
-            request = b""
-            while b"\r\n\r\n" not in request:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    break
-                request += chunk
-            answer(conn, request)
-
-    def serve() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=one, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1])
-    finally:
-        stop.set()
-        thread.join(5)
-        listener.close()
-
-
-def says(data: bytes) -> Callable[[socket.socket, bytes], None]:
-    return lambda conn, request: conn.sendall(data)
-
-
-def trickles(data: bytes, every: float) -> Callable[[socket.socket, bytes], None]:
-    def answer(conn: socket.socket, request: bytes) -> None:
-        for i in range(len(data)):
-            conn.sendall(data[i:i + 1])
-            time.sleep(every)
-    return answer
-
 
 CUT_ANSWERS = [
     ("status line only", b"HTTP/1.1 200 OK\r\n"),
