@@ -587,8 +587,8 @@ class _State:
         `ready` is not that where the scan can tell requests from probes (`request_database`):
         a server probed every second for weeks logs millions of probes before it."""
         needs = self.needs
-        if self.every_access or needs.first or needs.window > 0 or needs.wrapped:
-            return True  # behind an unknown wrapper every access line is kept (compact's point 5)
+        if self.every_access or needs.any_path:
+            return True
         return needs.request and self.pre.request_database is None
 
     def _find_request_or_health(self, low: int, high: int) -> int:

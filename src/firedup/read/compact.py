@@ -69,7 +69,13 @@ class AccessNeeds:
 
     @property
     def every_line(self) -> bool:
-        return self.first or self.request or self.window > 0 or self.wrapped
+        return self.any_path or self.request
+
+    @property
+    def any_path(self) -> bool:
+        """Whether an access line may be needed whatever its path: `every_line` but for the wait
+        for the first request, which a scan that tells requests from probes can do unread."""
+        return self.first or self.window > 0 or self.wrapped
 
     def step(self, event: Event) -> bool:
         in_window = self.window > 0
