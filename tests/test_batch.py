@@ -7,6 +7,7 @@ The reference is `engine.scan` over `sources.read_lines`, the path `firedup wait
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import re
 from collections.abc import Sequence
@@ -947,3 +948,55 @@ def test_a_year_less_collector_stamp_gets_the_same_date_from_both_engines(tmp_pa
     assert [e.key() for e in got] == [e.key() for e in want]
     access = [e for e in got if e.name == "http.access"]
     assert [e.ts.iso if e.ts else None for e in access] == ["2026-01-01T00:00:05"]
+
+
+def test_a_file_truncated_under_the_worker_processes_is_said_not_a_signal(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers scan the file mapped: once it shrinks (logrotate's copytruncate), their next
+    page past its end is a SIGBUS. That ends only the worker; its window is read again here,
+    by `read`, which finds the file shorter and says so (`Truncated`), with the windows before kept."""
+    path = _write(tmp_path, _startups_and_traffic(seed=7, blocks=12, startup_every=3, lines_per_block=300), False)
+    size = path.stat().st_size
+    monkeypatch.setattr(windows, "WINDOW", 4096 * 4)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 2)
+    import firedup.core.pool as pool
+
+    real_map = pool.ordered_map
+
+    def truncating_first(*args: object, **kwargs: object) -> object:
+        os.truncate(path, size // 2)  # after the mapping is made, before a worker reads a page
+        return real_map(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pool, "ordered_map", truncating_first)
+    pre = prefilter.for_format(get_format("sglang"))
+    seen: list[int] = []
+    with open(path, "rb") as fh, pytest.raises(windows.Truncated) as caught:
+        for found, _data in windows.scanned(fh.fileno(), size, pre):
+            seen.append(found.end)
+    assert caught.value.size == size and caught.value.at <= size // 2
+    assert seen and all(end <= size // 2 for end in seen)
+
+
+def test_a_file_shorter_than_its_size_before_the_mapping_is_truncated(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shrunk between its size read and its mapping: mapped at the size it had, not silently shorter."""
+    path = _write(tmp_path, _startups_and_traffic(seed=7, blocks=4, startup_every=3, lines_per_block=300), False)
+    size = path.stat().st_size
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 2)
+    os.truncate(path, size - 100)
+    with open(path, "rb") as fh, pytest.raises(windows.Truncated):
+        list(windows.scanned(fh.fileno(), size, prefilter.for_format(get_format("sglang"))))
+
+
+def test_a_file_that_cannot_be_mapped_is_read_by_the_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system that maps nothing (mmap's OSError): the workers read their windows instead."""
+    path = _write(tmp_path, _startups_and_traffic(seed=5, blocks=6, startup_every=3, lines_per_block=300), False)
+    monkeypatch.setattr(windows, "WINDOW", 4096)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 2)
+
+    def unmappable(*args: object, **kwargs: object) -> object:
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(windows.mmap, "mmap", unmappable)
+    stats = _assert_same(path, get_format("sglang"))
+    assert stats is not None and stats.skipped > 0

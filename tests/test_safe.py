@@ -143,3 +143,23 @@ def test_every_control_format_and_separator_character_of_unicode_is_escaped() ->
                     if unicodedata.category(chr(c)) in ("Cc", "Cf", "Cs", "Zl", "Zp") and chr(c) not in "\t\n")
     shown = visible(every)
     assert not any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in shown)
+
+
+@given(st.lists(st.tuples(st.integers(0, 70_000), st.sampled_from(["\x7f", "\x85", "\u200b", "é", "\U000e0041", "\ud800"])),
+                max_size=6))
+def test_json_visible_of_a_long_text_escapes_where_its_pieces_meet(marks: list[tuple[int, str]]) -> None:
+    """`json_visible` reads a long text in pieces (ASCII ones at memory speed): characters to
+    escape anywhere, at a piece's first or last place too, are escaped, and the value is kept."""
+    from firedup.core import safe
+
+    chars = list("a" * 70_001)
+    for at, ch in marks:
+        chars[at] = ch
+    for edge in (safe._JSON_PIECE - 1, safe._JSON_PIECE, 2 * safe._JSON_PIECE):
+        chars[edge] = "\x85"
+    text = "".join(chars)
+    encoded = json_visible(json.dumps(text, ensure_ascii=False))
+    assert not any(ch in encoded for ch in "\x7f\x85\u200b\U000e0041\ud800")
+    assert json.loads(encoded) == text
+    ascii_only = json_visible(json.dumps("b\x7f" * 40_000, ensure_ascii=False))
+    assert "\x7f" not in ascii_only and json.loads(ascii_only) == "b\x7f" * 40_000

@@ -9,6 +9,7 @@ short by a terminal is read up to its last complete field.
 from __future__ import annotations
 
 import ast
+import math
 import re
 from functools import lru_cache
 from keyword import iskeyword
@@ -191,22 +192,41 @@ def checked_flags(fields: dict[str, Any]) -> list[str]:
     `'x': 1e999`: `core.numbers.value_ok`) is dropped, as is a count flag that is not a whole
     number (`tp_size=1e29`; `2.0` becomes 2). Text that is no valid UTF-8 (a lone surrogate
     written `\\ud800` in the dump) is kept with it escaped (`core.safe.valid_text`), in keys too.
-    Returns `key=value` of each flag dropped, for a note on the run."""
-    from firedup.core.numbers import INT64_MAX, shown_number, value_ok
-    from firedup.core.safe import valid_text, valid_values
+    Returns `key=value` of each flag dropped, for a note on the run.
+
+    Every run's dump passes here (hundreds of flags), nearly always with nothing to change: plain
+    values are checked inline, and the text of all of them is searched at once."""
+    from firedup.core.numbers import INT64_MAX, INT64_MIN, shown_number, value_ok
+    from firedup.core.safe import has_surrogate, valid_text, valid_values
 
     dropped: list[str] = []
+    nested: list[str] = []  # keys of lists, dicts and the like: their text is checked item by item
     for key in list(fields):
         value = fields[key]
-        ok = value_ok(value)
+        kind = type(value)
+        if kind is str or kind is bool or value is None:
+            continue
+        if kind is int:
+            ok = INT64_MIN <= value <= INT64_MAX
+        elif kind is float:
+            ok = math.isfinite(value)
+        else:
+            ok = value_ok(value)
+            nested.append(key)
         if ok and key in WHOLE_NUMBER_FLAGS and isinstance(value, float):
             ok = value.is_integer() and abs(value) <= INT64_MAX
             if ok:
-                fields[key] = value = int(value)
+                fields[key] = int(value)
         if not ok:
             del fields[key]
             dropped.append(f"{valid_text(key)}={shown_number(_repr(value), 40)}")
-            continue
+    if not has_surrogate([*fields, *(value for value in fields.values() if type(value) is str)]):
+        for key in nested:  # no key to rename, no plain text to escape
+            if key in fields and (clean := valid_values(fields[key])) is not fields[key]:
+                fields[key] = clean
+        return dropped
+    for key in list(fields):
+        value = fields[key]
         clean = valid_values(value)
         name = valid_text(key)
         if name != key:

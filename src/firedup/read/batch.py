@@ -416,13 +416,13 @@ class _State:
         self.scanner = scanner
         self.normalised = normalised
         self.pre = pre
-        self.mm = b""  # the window being read
+        self.mm: bytes | bytearray = b""  # the window being read
         self.clock = scanner.clock
         self.number = 1  # physical number of the next line not accounted for
         self.every_access = every_access
         self.needs = AccessNeeds(scanner.fmt.vocab)
 
-    def window(self, found: Window, data: bytes) -> list[Event]:
+    def window(self, found: Window, data: bytes | bytearray) -> list[Event]:
         """Events of one scanned window (its bytes `data`), which starts and ends at line
         boundaries; offsets below count from its start."""
 

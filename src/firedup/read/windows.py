@@ -5,6 +5,8 @@ files, before any engine state comes in (`batch` feeds the engine in file order)
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 import sys
 from collections.abc import Iterator
@@ -14,6 +16,9 @@ from firedup.read.prefilter import Prefilter
 from firedup.read.sources import MAX_LINE_BYTES
 
 WINDOW = 16 << 20  # bytes scanned per step; pages are released after each step
+
+# What a window's bytes come in: read into a buffer (this process), or mapped (a worker).
+Scannable = bytes | bytearray | mmap.mmap
 
 
 class NeedExact(Exception):
@@ -45,6 +50,47 @@ def _read_at(fd: int, pos: int, size: int, whole: int) -> bytes:
             raise Truncated(pos + len(data), whole)
         data += more
     return data
+
+
+class WindowBuffer:
+    """One buffer the windows are read into, in turn: a fresh 16 MB object per window costs
+    its pages' faults and zeroing each time (more than the read itself)."""
+
+    def __init__(self, largest: int) -> None:
+        self.data = bytearray(largest)  # its allocation stays: a window no larger only shortens it
+
+    def read(self, fd: int, pos: int, size: int, whole: int) -> bytearray:
+        """`_read_at` into the buffer, which holds only these bytes after; the caller has let go
+        of the previous window's (a view of it still alive means a new buffer)."""
+        data = self.data
+        try:
+            if len(data) > size:
+                del data[size:]
+            elif len(data) < size:
+                data += bytes(size - len(data))
+        except BufferError:
+            data = self.data = bytearray(size)
+        view = memoryview(data)
+        try:
+            got = 0
+            while got < size:
+                more = os.preadv(fd, [view[got:]], pos + got) if _PREADV else _readinto(fd, view[got:], pos + got)
+                if not more:
+                    raise Truncated(pos + got, whole)
+                got += more
+        finally:
+            view.release()
+        return data
+
+
+_PREADV = hasattr(os, "preadv")
+
+
+def _readinto(fd: int, view: memoryview, pos: int) -> int:
+    """`os.preadv` where the platform has none."""
+    data = os.pread(fd, len(view), pos)
+    view[:len(data)] = data
+    return len(data)
 
 
 class Window:
@@ -86,37 +132,71 @@ def _bounds(fd: int, size: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytes]]:
+def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytearray]]:
     """Each window's scan and its bytes, in order."""
     bounds = _bounds(fd, size)
     jobs = scan_jobs(size)
+    buffer = WindowBuffer(max(end - pos for pos, end in bounds))
     if jobs <= 1:
         for pos, end in bounds:
-            data = _read_at(fd, pos, end - pos, size)
+            data = buffer.read(fd, pos, end - pos, size)
             yield scan_window(data, pre, pos), data
         return
     from firedup.core.pool import ordered_map
 
-    _FORKED[:] = [(fd, size, pre)]  # what the forked workers scan with
+    # The workers scan the file mapped (no copy); this process never touches the mapping, so a
+    # truncation's SIGBUS ends only a worker, whose window is then read here (`_scan_here`).
+    mapped: mmap.mmap | None
+    try:  # the size read first: a file shorter now has no mapping of that length
+        mapped = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+    except ValueError:
+        raise Truncated(os.fstat(fd).st_size, size) from None
+    except OSError:  # a file system that maps nothing: the workers read their windows
+        mapped = None
+    _FORKED[:] = [(fd, size, pre, mapped)]  # what the forked workers scan with
     try:
         # a worker that dies scans nothing: its window is scanned here instead
         for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here), strict=True):
-            yield found, _read_at(fd, pos, end - pos, size)
+            yield found, buffer.read(fd, pos, end - pos, size)
     finally:
         _FORKED.clear()
+        if mapped is not None:
+            with contextlib.suppress(BufferError):
+                mapped.close()
 
 
-_FORKED: list[tuple[int, int, Prefilter]] = []
+_FORKED: list[tuple[int, int, Prefilter, mmap.mmap | None]] = []
+
+# Linux 5.14+: map a window's pages (already in the page cache) in one call, not a fault
+# per page as the scan first touches them.
+_MADV_POPULATE_READ = 22
+_populate = [hasattr(mmap.mmap, "madvise")]
 
 
 def _scan_forked(bounds: tuple[int, int]) -> Window:
-    fd, size, pre = _FORKED[0]
+    """A worker's scan of one window, on the mapped file."""
+    _fd, _size, pre, mapped = _FORKED[0]
+    if mapped is None:
+        return _scan_here(bounds, "")
     pos, end = bounds
-    return scan_window(_read_at(fd, pos, end - pos, size), pre, pos)
+    page = pos - pos % mmap.PAGESIZE
+    if _populate[0]:
+        try:
+            mapped.madvise(_MADV_POPULATE_READ, page, end - page)
+        except OSError:  # an older kernel, or pages gone: they fault in one by one
+            _populate[0] = False
+    found = scan_window(mapped, pre, pos, pos, end)
+    with contextlib.suppress(OSError, ValueError):  # the pages leave this worker's resident set
+        mapped.madvise(mmap.MADV_DONTNEED, page, end - page)
+    return found
 
 
 def _scan_here(bounds: tuple[int, int], _why: str) -> Window:
-    return _scan_forked(bounds)
+    """A window read, then scanned: where its worker died (a SIGBUS of a truncated file, the
+    OOM killer), here."""
+    fd, size, pre, _mapped = _FORKED[0]
+    pos, end = bounds
+    return scan_window(_read_at(fd, pos, end - pos, size), pre, pos)
 
 
 def scan_jobs(size: int) -> int:
@@ -137,15 +217,15 @@ def scan_jobs(size: int) -> int:
     return min(cores, 8)
 
 
-def scan_window(mm: bytes, pre: Prefilter, base: int) -> Window:
-    """Scan the window `mm` (whole lines, at `base` in the file): its candidate lines, and the
-    line count up to each.
+def scan_window(mm: Scannable, pre: Prefilter, base: int, pos: int = 0, end: int | None = None) -> Window:
+    """Scan the window `mm[pos:end]` (whole lines, at `base` in the file): its candidate lines,
+    and the line count up to each, at offsets from `pos`.
 
     The window is scanned piece by piece (`_SCAN_PIECE`, cut at line ends), and each piece's
     newlines are counted right after its scan, while its bytes are still in the CPU cache:
     a tenth less time than scanning the whole window and then reading it again to count."""
 
-    pos, end = 0, len(mm)
+    end = len(mm) if end is None else end
     _check_line_lengths(mm, pos, end)
     hits: list[int] = []
     ids: list[int] = []
@@ -187,7 +267,9 @@ def scan_window(mm: bytes, pre: Prefilter, base: int) -> Window:
             counted = low = high
     finally:
         view.release()
-    return Window(base, base + end, candidates, newlines)
+    if pos:
+        candidates = [(start - pos, stop - pos, count, patterns) for start, stop, count, patterns in candidates]
+    return Window(base, base + end - pos, candidates, newlines)
 
 
 # Bytes scanned at a time inside a window: small enough that counting its newlines right
@@ -202,7 +284,7 @@ class NewlineCounter:
     copy of a few lines), a long one in pieces whose comparison stays in the CPU cache (a
     third faster than comparing a whole window at once)."""
 
-    def __init__(self, mm: bytes, base: int, end: int) -> None:
+    def __init__(self, mm: Scannable, base: int, end: int) -> None:
         import numpy as np
 
         self.mm, self.base = mm, base
@@ -226,7 +308,7 @@ class NewlineCounter:
 _COPY_COUNT = 4096  # bytes up to which a range's newlines are counted on a copy
 
 
-def _check_line_lengths(mm: bytes, pos: int, end: int) -> None:
+def _check_line_lengths(mm: Scannable, pos: int, end: int) -> None:
     """NeedExact if a line of [pos, end) is longer than `MAX_LINE_BYTES` (the incremental
     engine reports it). Such a line holds a whole block of half that size with no newline,
     so only a window with such a block is measured line by line."""
