@@ -1000,3 +1000,26 @@ def test_a_file_that_cannot_be_mapped_is_read_by_the_workers(tmp_path: Path, mon
     monkeypatch.setattr(windows.mmap, "mmap", unmappable)
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_windows_read_lazily_in_tiny_blocks_give_the_same_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 seed: int) -> None:
+    """Where workers scanned the windows, this process reads only what it looks at, a block at
+    a time (`windows.LazyWindow`), and looks for the first request a piece at a time: blocks
+    and pieces of a few dozen bytes cut lines, literals and newlines everywhere."""
+    monkeypatch.setattr(windows, "WINDOW", 4096)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 2)
+    monkeypatch.setattr(windows, "_LAZY_BLOCK", 61)
+    monkeypatch.setattr(batch, "_REQUEST_PIECE", 97)
+    rng = random.Random(seed)
+    lines = _startups_and_traffic(seed=seed, blocks=6, startup_every=3, lines_per_block=150)
+    moment = 1_790_000_000.0 + 10**6
+    lines += [_render(t, moment + i, rng) for i, t in enumerate(_STARTUP[:12])]
+    for i in range(600):  # probes after ready, one request among them
+        path = "/v1/chat/completions" if i == 300 + seed else rng.choice(("/health", "/metrics", "/v1/models"))
+        lines.append(_render(f'[{{d}} {{t}}] INFO:     10.0.0.1:{40000 + i} - "GET {path} HTTP/1.1" 200 OK',
+                             moment + 12 + i, rng))
+    path = _write(tmp_path, lines, False)
+    stats = _assert_same(path, get_format("sglang"))
+    assert stats is not None and stats.skipped > 0

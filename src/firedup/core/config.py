@@ -110,7 +110,7 @@ def parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
     `complete` is False when the dump was truncated and only a prefix could be read.
     The fields are a new dict each call (nested values are shared: read them, do not change them).
     """
-    fields, complete = _parse_args_repr(_without_endless_numbers(text.strip()))
+    fields, complete = _parse_args_repr(text.strip())
     return dict(fields), complete
 
 
@@ -122,8 +122,9 @@ _MOST_DIGITS = 4000
 def _without_endless_numbers(text: str) -> str:
     """A dump with every run of more than `_MOST_DIGITS` digits written `1e999`: a number no
     flag can hold either way, which `checked_flags` then drops with a note, and the fields
-    after it are still read. One pass (`\\d+` resumes after each run): linear."""
-    if len(text) <= _MOST_DIGITS:
+    after it are still read. One pass (`\\d+` resumes after each run): linear; none at all
+    where the dump has too few digits in all (counted at memory speed)."""
+    if len(text) <= _MOST_DIGITS or sum(text.count(digit) for digit in "0123456789") <= _MOST_DIGITS:
         return text
     runs = [m.span() for m in _DIGITS.finditer(text) if m.end() - m.start() > _MOST_DIGITS]
     if not runs:
@@ -143,6 +144,7 @@ _DIGITS = re.compile(r"[0-9]+")
 # the same text, and `ast` reading one costs about a millisecond (a tenth of a small log's parse).
 @lru_cache(maxsize=64)
 def _parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
+    text = _without_endless_numbers(text)
     parsed = _simple_fields(text)
     if parsed is None:
         parsed = _from_call(text)

@@ -64,6 +64,7 @@ lines. Line counts differ in one documented way: lines left unread are counted a
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -87,10 +88,19 @@ from firedup.read.prefilter import (
     to_line_end,
 )
 from firedup.read.sources import Line, normalise
+from firedup.read.windows import (
+    LazyNewlineCounter,
+    LazyWindow,
+    NewlineCounter,
+    Truncated,
+    Window,
+    find_any,
+    rfind_any,
+    scanned,
+)
 
 # NeedExact: raised by this module and the windows' scan alike; its callers catch `batch.NeedExact`
 from firedup.read.windows import NeedExact as NeedExact
-from firedup.read.windows import NewlineCounter, Truncated, Window, scanned
 
 
 def available() -> bool:
@@ -405,6 +415,10 @@ def _valid_stamp(key: bytes) -> bool:
     return year_ok(int(key[0:4]))
 
 
+# Bytes of a lazy window searched at a time for the first request (`_State._find_request`).
+_REQUEST_PIECE = 1 << 16
+
+
 class _State:
     """The scan's place in the file: the next line to account for (its offset and number),
     and which access lines are still worth reading (`AccessNeeds`). Lines are read by offset;
@@ -416,13 +430,13 @@ class _State:
         self.scanner = scanner
         self.normalised = normalised
         self.pre = pre
-        self.mm: bytes | bytearray = b""  # the window being read
+        self.mm: bytes | bytearray | LazyWindow = b""  # the window being read
         self.clock = scanner.clock
         self.number = 1  # physical number of the next line not accounted for
         self.every_access = every_access
         self.needs = AccessNeeds(scanner.fmt.vocab)
 
-    def window(self, found: Window, data: bytes | bytearray) -> list[Event]:
+    def window(self, found: Window, data: bytes | bytearray | LazyWindow) -> list[Event]:
         """Events of one scanned window (its bytes `data`), which starts and ends at line
         boundaries; offsets below count from its start."""
 
@@ -430,7 +444,7 @@ class _State:
         self.mm = data
         base, end = 0, len(data)
         self._base, self._end = base, end
-        self._counter = NewlineCounter(self.mm, base, end)
+        self._counter = LazyNewlineCounter(data) if isinstance(data, LazyWindow) else NewlineCounter(data, base, end)
         self._first = self.number  # the number of the window's first line
         self._next = base  # where the next line not accounted for starts
         # line starts whose preceding newlines (from `base`) are known, in order
@@ -556,8 +570,10 @@ class _State:
         # every access line of the stretch in one search (a thousand in a log behind kubectl: a Python loop
         # of finds per line was a third of its events' time); a stamp other than kubectl's at
         # the line's start is read by `_stamp_key`, from the normalised line
-        for m in self.pre.access_line.finditer(self.mm, low, high):
-            start, end = m.span()
+        # a lazy window's stretch is read once (a bytes copy); `^` still meets only line starts
+        text, shift = (self.mm.range(low, high), low) if isinstance(self.mm, LazyWindow) else (self.mm, 0)
+        for m in self.pre.access_line.finditer(text, low - shift, high - shift):
+            start, end = m.start() + shift, m.end() + shift
             key = _kubectl_key(m[1], m[2]) if m[1] is not None else self._stamp_key(start, end)
             if key is not None:
                 stamped.append((key, start, end))
@@ -603,7 +619,28 @@ class _State:
         return min(found) if found else -1
 
     def _find_request(self, low: int, high: int) -> int:
-        """Where in [low, high) the first line that may be a request (not a probe) is."""
+        """Where in [low, high) the first line that may be a request (not a probe) is. A lazy
+        window is read a piece at a time (cut after a line's end: a match is inside a line),
+        up to the first hit: the first request after `ready` is often a few lines into
+        megabytes of probes."""
+        window = self.mm
+        if not isinstance(window, LazyWindow):
+            with memoryview(window) as view, view[low:high] as piece:
+                at = self._request_hit(piece)
+            return low + at if at >= 0 else -1
+        while low < high:
+            upto = min(high, low + _REQUEST_PIECE)
+            if upto < high:  # cut after the piece's last line end (or the end of a longer line)
+                cut = window.rfind(b"\n", low, upto)
+                upto = cut + 1 if cut >= 0 else (window.find(b"\n", upto, high) + 1 or high)
+            at = self._request_hit(window.range(low, upto))
+            if at >= 0:
+                return low + at
+            low = upto
+        return -1
+
+    def _request_hit(self, buffer: bytes | memoryview) -> int:
+        """Where in `buffer` the first match of the request database ends (its last byte), -1 if none."""
         import hyperscan
 
         hit: list[int] = []
@@ -612,20 +649,12 @@ class _State:
             hit.append(stop)
             return True  # the first is enough
 
-        view = memoryview(self.mm)
-        piece = view[low:high]
-        try:
-            self.pre.request_database.scan(cast(bytes, piece), match_event_handler=on_match)
-        except hyperscan.ScanTerminated:
-            pass
-        finally:
-            piece.release()
-            view.release()
-        return low + max(hit[0] - 1, 0) if hit else -1
+        with contextlib.suppress(hyperscan.ScanTerminated):
+            self.pre.request_database.scan(cast(bytes, buffer), match_event_handler=on_match)
+        return max(hit[0] - 1, 0) if hit else -1
 
     def _find(self, low: int, high: int) -> int:
-        found = [at for lit in self.pre.access_literals if (at := self.mm.find(lit, low, high)) >= 0]
-        return min(found) if found else -1
+        return find_any(self.mm, self.pre.access_literals, low, high)
 
     def _find_health(self, low: int, high: int) -> int:
         """The first line in [low, high) with a `/health` request on it (an access literal too)."""
@@ -645,10 +674,10 @@ class _State:
         the last before every other event (and the stream's last)."""
         pre = self.pre
         while low < high:
-            found = [at for lit in pre.access_literals if (at := self.mm.rfind(lit, low, high)) >= 0]
-            if not found:
+            at = rfind_any(self.mm, pre.access_literals, low, high)
+            if at < 0:
                 return
-            start, end = self._line_around(max(found))
+            start, end = self._line_around(at)
             if self.scanner.makes_event(self._message(start, end), pre.access_rules):
                 self._full(start, end, pre.access_rules)
                 return

@@ -9,7 +9,7 @@ import contextlib
 import mmap
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 from firedup.read.prefilter import Prefilter
@@ -46,8 +46,8 @@ def _read_at(fd: int, pos: int, size: int, whole: int) -> bytes:
     data = os.pread(fd, size, pos)
     while len(data) < size:
         more = os.pread(fd, size - len(data), pos + len(data))
-        if not more:
-            raise Truncated(pos + len(data), whole)
+        if not more:  # where the file ends now (a read may have begun past it)
+            raise Truncated(min(pos + len(data), os.fstat(fd).st_size), whole)
         data += more
     return data
 
@@ -76,7 +76,7 @@ class WindowBuffer:
             while got < size:
                 more = os.preadv(fd, [view[got:]], pos + got) if _PREADV else _readinto(fd, view[got:], pos + got)
                 if not more:
-                    raise Truncated(pos + got, whole)
+                    raise Truncated(min(pos + got, os.fstat(fd).st_size), whole)
                 got += more
         finally:
             view.release()
@@ -84,6 +84,153 @@ class WindowBuffer:
 
 
 _PREADV = hasattr(os, "preadv")
+
+
+class LazyWindow:
+    """A window of the file read only where it is looked at, a block at a time: what a
+    process that did not scan the window needs of it (the lines around its candidates, a few
+    searches back from them) is a small part of 16 MB, and reading all of it was most of that
+    process's share of a long log. Offers what `batch` asks of a window's bytes; a block the
+    file no longer has is `Truncated`."""
+
+    __slots__ = ("_blocks", "_fd", "_whole", "base", "size")
+
+    def __init__(self, fd: int, base: int, size: int, whole: int) -> None:
+        self._fd, self.base, self.size, self._whole = fd, base, size, whole
+        self._blocks: dict[int, bytes] = {}
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _block(self, index: int) -> bytes:
+        block = self._blocks.get(index)
+        if block is None:
+            low = index * _LAZY_BLOCK
+            high = min(self.size, low + _LAZY_BLOCK)
+            block = self._blocks[index] = _read_at(self._fd, self.base + low, high - low, self._whole)
+        return block
+
+    def range(self, low: int, high: int) -> bytes:
+        """The bytes [low, high) of the window."""
+        high = min(high, self.size)
+        if high <= low:
+            return b""
+        first, last = low // _LAZY_BLOCK, (high - 1) // _LAZY_BLOCK
+        if first == last:
+            origin = first * _LAZY_BLOCK
+            return self._block(first)[low - origin:high - origin]
+        return b"".join([self._block(first)[low - first * _LAZY_BLOCK:],
+                         *(self._block(i) for i in range(first + 1, last)),
+                         self._block(last)[:high - last * _LAZY_BLOCK]])
+
+    def __getitem__(self, key: int | slice) -> Any:
+        if isinstance(key, slice):
+            start, stop, _step = key.indices(self.size)
+            return self.range(start, stop)
+        if key < 0:
+            key += self.size
+        if not 0 <= key < self.size:
+            raise IndexError("window index out of range")
+        return self._block(key // _LAZY_BLOCK)[key % _LAZY_BLOCK]
+
+    def find(self, sub: bytes, low: int, high: int) -> int:
+        """`bytes.find(sub, low, high)`, reading block by block from `low`."""
+        return self.find_any((sub,), low, high)
+
+    def rfind(self, sub: bytes, low: int, high: int) -> int:
+        """`bytes.rfind(sub, low, high)`, reading block by block back from `high`."""
+        return self.rfind_any((sub,), low, high)
+
+    def find_any(self, subs: Sequence[bytes], low: int, high: int) -> int:
+        """Where the first of `subs` in [low, high) starts, -1 if none: block by block from
+        `low`, all of them in each block (one pass, however many). Each block is searched in
+        place; only the few bytes where two blocks meet are copied, for a match across them."""
+        high, overlap = min(high, self.size), max(map(len, subs)) - 1
+        index = low // _LAZY_BLOCK
+        while index * _LAZY_BLOCK < high:
+            origin = index * _LAZY_BLOCK
+            block = self._block(index)
+            first, stop = max(low - origin, 0), min(high - origin, len(block))
+            found = [at for sub in subs if (at := block.find(sub, first, stop)) >= 0]
+            block_end = origin + len(block)
+            if overlap and block_end < high:  # a match that starts here and ends in the next block
+                seam_low = max(low, block_end - overlap)
+                seam = self.range(seam_low, min(high, block_end + overlap))
+                found += [at + seam_low - origin for sub in subs
+                          if 0 <= (at := seam.find(sub)) < block_end - seam_low]
+            if found:
+                return origin + min(found)
+            index += 1
+        return -1
+
+    def rfind_any(self, subs: Sequence[bytes], low: int, high: int) -> int:
+        """Where the last of `subs` in [low, high) starts, -1 if none: block by block back
+        from `high`, each in place (see `find_any`)."""
+        high, overlap = min(high, self.size), max(map(len, subs)) - 1
+        if high <= low:
+            return -1
+        index = (high - 1) // _LAZY_BLOCK
+        while index >= 0 and (index + 1) * _LAZY_BLOCK > low:
+            origin = index * _LAZY_BLOCK
+            block = self._block(index)
+            first, stop = max(low - origin, 0), min(high - origin, len(block))
+            found = [at for sub in subs if (at := block.rfind(sub, first, stop)) >= 0]
+            if found:
+                return origin + max(found)
+            if overlap and origin > low:  # a match that starts in the block before and ends here
+                seam_low = max(low, origin - overlap)
+                seam = self.range(seam_low, min(high, origin + overlap))
+                found = [at for sub in subs if 0 <= (at := seam.rfind(sub)) < origin - seam_low]
+                if found:
+                    return seam_low + max(found)
+            index -= 1
+        return -1
+
+    def newlines(self, start: int, stop: int) -> int:
+        """Newlines in [start, stop) (`NewlineCounter.count`'s part for a lazy window)."""
+        total, index, stop = 0, start // _LAZY_BLOCK, min(stop, self.size)
+        while index * _LAZY_BLOCK < stop:
+            origin = index * _LAZY_BLOCK
+            total += self._block(index).count(b"\n", max(start - origin, 0), stop - origin)
+            index += 1
+        return total
+
+    def read_end(self) -> None:
+        """Read the window's last block (`Truncated` if the file ends before)."""
+        if self.size:
+            self._block((self.size - 1) // _LAZY_BLOCK)
+
+    @property
+    def blocks_read(self) -> int:
+        return len(self._blocks)
+
+
+def find_any(data: bytes | bytearray | LazyWindow, subs: Sequence[bytes], low: int, high: int) -> int:
+    """Where the first of `subs` in data[low:high] starts, -1 if none."""
+    if isinstance(data, LazyWindow):
+        return data.find_any(subs, low, high)
+    found = [at for sub in subs if (at := data.find(sub, low, high)) >= 0]
+    return min(found) if found else -1
+
+
+def rfind_any(data: bytes | bytearray | LazyWindow, subs: Sequence[bytes], low: int, high: int) -> int:
+    """Where the last of `subs` in data[low:high] starts, -1 if none."""
+    if isinstance(data, LazyWindow):
+        return data.rfind_any(subs, low, high)
+    found = [at for sub in subs if (at := data.rfind(sub, low, high)) >= 0]
+    return max(found) if found else -1
+
+
+class LazyNewlineCounter:
+    """`NewlineCounter` of a `LazyWindow`."""
+
+    __slots__ = ("count",)
+
+    def __init__(self, window: LazyWindow) -> None:
+        self.count = window.newlines
+
+
+_LAZY_BLOCK = 1 << 16  # bytes read at a time from a lazy window
 
 
 def _readinto(fd: int, view: memoryview, pos: int) -> int:
@@ -132,12 +279,13 @@ def _bounds(fd: int, size: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytearray]]:
-    """Each window's scan and its bytes, in order."""
+def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytearray | LazyWindow]]:
+    """Each window's scan and its bytes, in order: read whole where this process scans it,
+    read where they are looked at (`LazyWindow`) where a worker did."""
     bounds = _bounds(fd, size)
     jobs = scan_jobs(size)
-    buffer = WindowBuffer(max(end - pos for pos, end in bounds))
     if jobs <= 1:
+        buffer = WindowBuffer(max(end - pos for pos, end in bounds))
         for pos, end in bounds:
             data = buffer.read(fd, pos, end - pos, size)
             yield scan_window(data, pre, pos), data
@@ -157,7 +305,12 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
     try:
         # a worker that dies scans nothing: its window is scanned here instead
         for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here), strict=True):
-            yield found, buffer.read(fd, pos, end - pos, size)
+            window = LazyWindow(fd, pos, end - pos, size)
+            # A worker that mapped the file after it shrank read zeros, not a SIGBUS, up to the
+            # end of the page where it ends now: this process reads what it looks at only, so the
+            # window's end is read here, which a shorter file makes `Truncated`.
+            window.read_end()
+            yield found, window
     finally:
         _FORKED.clear()
         if mapped is not None:
