@@ -32,6 +32,7 @@ def test_a_lazy_window_answers_as_its_bytes(tmp_path_factory: pytest.TempPathFac
             assert lazy.find(sub, low_c, high_c) == data.find(sub, low_c, high_c), (sub, low_c, high_c)
             assert lazy.rfind(sub, low_c, high_c) == data.rfind(sub, low_c, high_c), (sub, low_c, high_c)
         assert windows.find_any(lazy, subs, low_c, high_c) == windows.find_any(data, subs, low_c, high_c)
+        assert windows.find_any(lazy, (), low_c, high_c) == windows.rfind_any(lazy, (), low_c, high_c) == -1
         assert windows.rfind_any(lazy, subs, low_c, high_c) == windows.rfind_any(data, subs, low_c, high_c)
         assert lazy[low:high] == data[low:high] and len(lazy) == len(data)
         if data:

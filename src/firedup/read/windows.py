@@ -145,6 +145,8 @@ class LazyWindow:
         """Where the first of `subs` in [low, high) starts, -1 if none: block by block from
         `low`, all of them in each block (one pass, however many). Each block is searched in
         place; only the few bytes where two blocks meet are copied, for a match across them."""
+        if not subs:
+            return -1
         high, overlap = min(high, self.size), max(map(len, subs)) - 1
         index = low // _LAZY_BLOCK
         while index * _LAZY_BLOCK < high:
@@ -166,9 +168,10 @@ class LazyWindow:
     def rfind_any(self, subs: Sequence[bytes], low: int, high: int) -> int:
         """Where the last of `subs` in [low, high) starts, -1 if none: block by block back
         from `high`, each in place (see `find_any`)."""
-        high, overlap = min(high, self.size), max(map(len, subs)) - 1
-        if high <= low:
+        high = min(high, self.size)
+        if high <= low or not subs:
             return -1
+        overlap = max(map(len, subs)) - 1
         index = (high - 1) // _LAZY_BLOCK
         while index >= 0 and (index + 1) * _LAZY_BLOCK > low:
             origin = index * _LAZY_BLOCK
@@ -285,7 +288,7 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
     bounds = _bounds(fd, size)
     jobs = scan_jobs(size)
     if jobs <= 1:
-        buffer = WindowBuffer(max(end - pos for pos, end in bounds))
+        buffer = WindowBuffer(max((end - pos for pos, end in bounds), default=0))
         for pos, end in bounds:
             data = buffer.read(fd, pos, end - pos, size)
             yield scan_window(data, pre, pos), data
