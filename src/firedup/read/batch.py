@@ -89,7 +89,6 @@ from firedup.read.prefilter import (
 )
 from firedup.read.sources import Line, normalise
 from firedup.read.windows import (
-    LazyNewlineCounter,
     LazyWindow,
     NewlineCounter,
     Truncated,
@@ -444,7 +443,8 @@ class _State:
         self.mm = data
         base, end = 0, len(data)
         self._base, self._end = base, end
-        self._counter = LazyNewlineCounter(data) if isinstance(data, LazyWindow) else NewlineCounter(data, base, end)
+        # newlines in a range of the window (a numpy view of a read window: let go below)
+        self._count = data.newlines if isinstance(data, LazyWindow) else NewlineCounter(data, base, end).count
         self._first = self.number  # the number of the window's first line
         self._next = base  # where the next line not accounted for starts
         # line starts whose preceding newlines (from `base`) are known, in order
@@ -455,7 +455,7 @@ class _State:
             self._full(start, line_end, self.pre.rules_for(frozenset(patterns)))
         self._access_lines(end)
         self._skip_to(end)
-        del self._counter
+        del self._count
         self.mm = b""
         return self._out
 
@@ -478,8 +478,8 @@ class _State:
         if self._next <= start and self._next > below:
             below, below_count = self._next, self.number - self._first
         if i < len(known) and known[i] - start < start - below:
-            return counts[i] - self._counter.count(start, known[i])
-        return below_count + self._counter.count(below, start)
+            return counts[i] - self._count(start, known[i])
+        return below_count + self._count(below, start)
 
     def _text(self, start: int, end: int) -> str:
         return self.mm[start:end].decode("utf-8", errors="replace").rstrip("\r").strip()

@@ -38,6 +38,11 @@ class Truncated(Exception):
     def __reduce__(self) -> tuple[type, tuple[int, int]]:
         return type(self), (self.at, self.size)
 
+    @classmethod
+    def at_read(cls, fd: int, at: int, size: int) -> Truncated:
+        """A read at `at` came back short: the file ends at `at` or before (a read may begin past its end)."""
+        return cls(min(at, os.fstat(fd).st_size), size)
+
 
 def _read_at(fd: int, pos: int, size: int, whole: int) -> bytes:
     """`size` bytes of the file at `pos`, read (not mapped: a mapped page that a truncation
@@ -46,8 +51,8 @@ def _read_at(fd: int, pos: int, size: int, whole: int) -> bytes:
     data = os.pread(fd, size, pos)
     while len(data) < size:
         more = os.pread(fd, size - len(data), pos + len(data))
-        if not more:  # where the file ends now (a read may have begun past it)
-            raise Truncated(min(pos + len(data), os.fstat(fd).st_size), whole)
+        if not more:
+            raise Truncated.at_read(fd, pos + len(data), whole)
         data += more
     return data
 
@@ -76,7 +81,7 @@ class WindowBuffer:
             while got < size:
                 more = os.preadv(fd, [view[got:]], pos + got) if _PREADV else _readinto(fd, view[got:], pos + got)
                 if not more:
-                    raise Truncated(min(pos + got, os.fstat(fd).st_size), whole)
+                    raise Truncated.at_read(fd, pos + got, whole)
                 got += more
         finally:
             view.release()
@@ -190,7 +195,7 @@ class LazyWindow:
         return -1
 
     def newlines(self, start: int, stop: int) -> int:
-        """Newlines in [start, stop) (`NewlineCounter.count`'s part for a lazy window)."""
+        """Newlines in [start, stop): `NewlineCounter.count` for a lazy window."""
         total, index, stop = 0, start // _LAZY_BLOCK, min(stop, self.size)
         while index * _LAZY_BLOCK < stop:
             origin = index * _LAZY_BLOCK
@@ -222,15 +227,6 @@ def rfind_any(data: bytes | bytearray | LazyWindow, subs: Sequence[bytes], low: 
         return data.rfind_any(subs, low, high)
     found = [at for sub in subs if (at := data.rfind(sub, low, high)) >= 0]
     return max(found) if found else -1
-
-
-class LazyNewlineCounter:
-    """`NewlineCounter` of a `LazyWindow`."""
-
-    __slots__ = ("count",)
-
-    def __init__(self, window: LazyWindow) -> None:
-        self.count = window.newlines
 
 
 _LAZY_BLOCK = 1 << 16  # bytes read at a time from a lazy window
