@@ -192,3 +192,28 @@ def ready_times(folder: Path, prefix: str) -> list[float]:
     """Seconds to ready of the `prefix-*.log` runs in `folder` that reached it, read by regex."""
     times = (ready_seconds_by_regex(p) for p in sorted(folder.glob(f"{prefix}-*.log")))
     return [t for t in times if t is not None]
+
+
+def write_many_ranks(path: Path, ranks: int, seed: int = 45) -> None:
+    """One ready SGLang start-up of `ranks` tensor-parallel ranks whose weights take 4-11 s each:
+    the ranks do not agree within a second, and the slowest is 3-4 s over the median rank."""
+    import random
+
+    rng = random.Random(seed)
+    t0 = datetime(2026, 3, 1, 10, 0, 0)
+
+    def stamp(seconds: float, rank: int | None = None) -> str:
+        tag = "" if rank is None else f" TP{rank}"
+        return f"[{(t0 + timedelta(seconds=int(seconds))):%Y-%m-%d %H:%M:%S}{tag}]"
+
+    lines = [f"{stamp(0)} server_args=ServerArgs(model_path='m', tp_size={ranks})"]
+    lines += [f"{stamp(1, r)} Load weight begin. avail mem=70.00 GB" for r in range(ranks)]
+    took = [rng.uniform(4.0, 11.0) for _ in range(ranks)]
+    lines += [f"{stamp(1 + t, r)} Load weight end. elapsed={t:.2f} s, type=M, avail mem=50.00 GB, mem usage=20.00 GB."
+              for r, t in enumerate(took)]
+    last = 1 + max(took)
+    lines += [f"{stamp(last + 1, r)} KV Cache is allocated. dtype: torch.bfloat16, #tokens: 100, K size: 1.00 GB, "
+              "V size: 1.00 GB" for r in range(ranks)]
+    lines.append(f"{stamp(last + 3)} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+    lines.append(f"{stamp(last + 5)} The server is fired up and ready to roll!")
+    path.write_text("\n".join(lines) + "\n")

@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 from conftest import ROOT, SAMPLE_LOGS, sample_truth
-from firedup.core.units import fmt_clock
+from firedup.core.units import fmt_clock, fmt_duration
 from firedup.render import charts
 from firedup.render.charts import (
     PHASE_COLOURS,
@@ -30,11 +30,10 @@ from firedup.render.charts import (
     tick_step,
     timeline_data,
 )
-from firedup.render.charts.heatmap import worst_rank_text
 from firedup.tables.compare import compare
 from firedup.tables.frames import Runs, load
 from firedup.timeline.phases import PHASE_ORDER
-from logmaker import Spec, write
+from logmaker import Spec, write, write_many_ranks
 
 SAMPLES = SAMPLE_LOGS
 TRUTH = sample_truth()
@@ -489,7 +488,7 @@ def test_ranks_heatmap_blames_the_last_rank_in_at_a_barrier() -> None:
     kv = data.cells.filter(pl.col("phase") == "kv_cache")
     assert kv.filter(pl.col("straggler"))["rank"].to_list() == ["TP0"]
     assert kv.filter(pl.col("rank") == "TP0")["late"][0] == pytest.approx(8.0)
-    caption = worst_rank_text(data)
+    caption = data.summary
     assert "TP0" in caption and "TP1" not in caption
 
 
@@ -507,3 +506,42 @@ def test_dollars_in_names_and_flag_values_are_shown_as_written(tmp_path: Path) -
         api.plot(kind, runs, out, by="knob")
         svg = out.read_text()
         assert "$x^$" in svg or (kind == "distribution" and "$\\frac{1}{2}$" in svg), kind
+
+
+# --- rank charts at scale (issue 45) --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def many_ranks(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """2,000 ranks whose weights take 4-11 s: more ranks than the heatmap's 64 rows."""
+    path = tmp_path_factory.mktemp("ranks") / "ranks2000.log"
+    write_many_ranks(path, 2000)
+    return load([str(path)])
+
+
+def test_ranks_title_is_true_of_every_rank_not_only_the_rows_drawn(many_ranks: Runs) -> None:
+    """The title's median was taken over the 64 rows drawn (all near the slowest), so 2,000 ranks
+    spanning 4-11 s were said to "agree within a second"."""
+    data = ranks_data(many_ranks)
+    assert len(data.ranks) == charts.heatmap.RANKS_MAX_ROWS and data.total_ranks == 2000
+    assert "agree" not in data.summary
+    every = many_ranks.phases.filter((pl.col("scope") == "rank") & (pl.col("phase") == "load_weights"))
+    over = float(every["seconds"].max()) - float(every["seconds"].median())  # type: ignore[arg-type]
+    slowest = set(every.filter(pl.col("seconds") == pl.col("seconds").max())["rank"].to_list())
+    assert over >= 3.0
+    named = re.match(rf"Slowest: (TP\d+) in load_weights, {re.escape(fmt_duration(over))} over the median rank",
+                     data.summary)
+    assert named and named[1] in slowest, data.summary
+    figure = charts.ranks(many_ranks)
+    assert data.summary in figure.axes[0].get_title(loc="left").replace("\n", " ")
+    assert ranks_data(many_ranks).summary == data.summary  # ties broken the same way each time
+
+
+def test_timeline_by_rank_says_how_many_ranks_it_draws(many_ranks: Runs) -> None:
+    """60 rows of 2,000 ranks were drawn without a word; and each row filtered every rank."""
+    data = timeline_data(many_ranks, ranks=True)
+    assert len(data.rows) == charts.gantt.TIMELINE_MAX_ROWS
+    assert "the first 59 of 2,000 ranks in rank order" in data.title
+    assert data.rows[1:4] == ["    TP0", "    TP1", "    TP2"]
+    drawn = {r.strip() for r in data.rows[1:]}
+    assert set(data.bars.filter(pl.col("rank").is_not_null())["rank"].to_list()) == drawn

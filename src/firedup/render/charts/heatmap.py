@@ -45,6 +45,9 @@ class RanksData:
     run_id: str
     label: str
     total_ranks: int = 0  # the run's ranks, drawn or not
+    # the title's sentence (slowest rank over its phase's median, or the last in at a barrier),
+    # computed over every rank before the rows are cut to RANKS_MAX_ROWS: true of all the data
+    summary: str = ""
 
     @property
     def shown_text(self) -> str:
@@ -101,8 +104,12 @@ def straggler_spread(runs: Runs) -> pl.DataFrame:
     """Per run with two or more ranks: the largest (slowest - fastest rank) seconds over its phases."""
     out = []
     phases = runs.phases.filter(pl.col("scope") == "rank")
+    by_run = phases.partition_by("run_id", as_dict=True) if phases.height else {}  # one pass, not one per run
     for rid in runs.runs["run_id"].to_list():
-        cells = _rank_cells(phases.filter(pl.col("run_id") == rid))
+        mine = by_run.get((rid,))
+        if mine is None:
+            continue
+        cells = _rank_cells(mine)
         if cells.is_empty() or cells["rank"].n_unique() < 2:
             continue
         out.append({"run_id": rid, "spread": float(cast(float, _with_excess(cells)["excess"].max()) or 0.0)})
@@ -123,6 +130,7 @@ def ranks_data(runs: Runs, run_id: str | None = None) -> RanksData:
         raise DataError(f"run {run_id} has no per-rank phases")
     cells = _with_excess(cells)
     total = cells["rank"].n_unique()
+    summary = _summary(cells)  # over every rank, before the rows drawn are chosen
     if total > RANKS_MAX_ROWS:
         score = dict(cells.group_by("rank").agg(
             pl.max_horizontal(pl.col("excess").max(), pl.col("late").max().fill_null(0))).iter_rows())
@@ -147,7 +155,7 @@ def ranks_data(runs: Runs, run_id: str | None = None) -> RanksData:
     cells = cells.sort(pl.col("rank").replace_strict({r: i for i, r in enumerate(ranks)}, return_dtype=pl.Int64),
                        pl.col("column").replace_strict({c: i for i, c in enumerate(columns)}, return_dtype=pl.Int64))
     return RanksData(cells.select("rank", "column", "phase", "seconds", "excess", "straggler", "late"), ranks, columns,
-                     run_id, label, total)
+                     run_id, label, total, summary)
 
 
 @styled
@@ -201,7 +209,7 @@ def ranks(runs: Runs, run_id: str | None = None) -> Figure:
     time_axis(bar.ax.yaxis, 0, vmax, 6)
     bar.set_label("time above the phase's fastest rank (m:ss)")
     shown = f" {data.shown_text}." if data.shown_text else ""
-    ax.set_title(wrap_label(f"Phase duration by rank: {data.label}. {worst_rank_text(data)}{shown}", 110, 3 if shown else 2),
+    ax.set_title(wrap_label(f"Phase duration by rank: {data.label}. {data.summary}{shown}", 110, 3 if shown else 2),
                  loc="left")
     fig.legend(handles=[Patch(facecolor="white", edgecolor="black", linewidth=2.0,
                               label=f"straggler: ≥ {STRAGGLER_SECONDS:g} s and ≥ {STRAGGLER_SHARE:.0%} "
@@ -225,15 +233,19 @@ def column_label(column: str) -> str:
     return "\n".join(lines)
 
 
-def worst_rank_text(data: RanksData) -> str:
-    """The rank furthest over the median rank of its phase, in words."""
-    cells = data.cells.with_columns((pl.col("seconds") - pl.col("seconds").median().over("column")).alias("over"))
+def _summary(cells: pl.DataFrame) -> str:
+    """The rank furthest over the median rank of its phase, in words, over all the `cells` given
+    (every rank of the run: a median over only the rows drawn made 2,000 ranks that span 4-11 s
+    "agree within a second")."""
+    cells = cells.with_columns((pl.col("seconds") - pl.col("seconds").median().over("column")).alias("over"))
     if cells.is_empty() or cells["rank"].n_unique() < 2:
         return ""
     # at a barrier the longest wait is the first to arrive: such a column names the last to arrive
     barrier = pl.col("phase").is_in(list(NO_STRAGGLERS))
-    durations = cells.filter(~barrier).sort("over", descending=True, maintain_order=True)
-    late = cells.filter(barrier & pl.col("late").is_not_null()).sort("late", descending=True, maintain_order=True)
+    # ties (whole-second stamps, two-decimal elapsed) go to the first rank by name: the same title every time
+    durations = cells.filter(~barrier).sort(["over", "rank", "column"], descending=[True, False, False])
+    late = cells.filter(barrier & pl.col("late").is_not_null()).sort(["late", "rank", "column"],
+                                                                      descending=[True, False, False])
     worst = durations.row(0, named=True) if not durations.is_empty() else None
     latest = late.row(0, named=True) if not late.is_empty() else None
     if latest is not None and latest["late"] >= 1.0 and (worst is None or latest["late"] > worst["over"]):
