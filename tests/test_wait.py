@@ -746,7 +746,7 @@ def test_a_log_of_no_known_engine_is_said_so_and_read_once_an_engine_shows(tmp_p
     assert waiter.run_loop() == 0, err.getvalue()
     assert err.getvalue().count("no known engine") == 1
     assert f"note: {log}: no known engine: none of sglang, vllm recognises its first lines" in err.getvalue()
-    assert waiter.fmt is not None and waiter.fmt.name == "vllm"
+    assert waiter.seen.fmt is not None and waiter.seen.fmt.name == "vllm"
     assert out.getvalue().startswith("READY in ")
 
 
@@ -761,8 +761,8 @@ def test_a_log_without_years_takes_the_files_date_as_parse_does(tmp_path: Path) 
     assert waiter.run_loop() == 0
     (parsed,) = parse_paths([str(log)]).runs
     assert parsed.first_ts is not None and parsed.first_ts.iso.startswith("2025-06-05T")
-    assert waiter.run is not None and waiter.run.first_ts == parsed.first_ts
-    assert waiter.run.date_source == parsed.date_source == "mtime"
+    assert waiter.seen.run is not None and waiter.seen.run.first_ts == parsed.first_ts
+    assert waiter.seen.run.date_source == parsed.date_source == "mtime"
     assert f"from {parsed.first_ts.iso} to " in out.getvalue()
     assert "1970" not in out.getvalue()
 
@@ -1097,7 +1097,7 @@ def test_the_status_line_and_the_notes_name_what_a_silent_tree_does(tmp_path: Pa
         out, err = io.StringIO(), io.StringIO()
         opts = WaitOptions(log, timeout=30, auto_timeout=False, inspect_after=5)
         waiter = Waiter(opts, out, err, tty=tty, now=script.now, sleep=script.sleep)
-        waiter.watch, waiter.watch_pid = TreeWatch(100, ProcFS(root), gpu=None), 100
+        waiter.watch, waiter.seen.watch_pid = TreeWatch(100, ProcFS(root), gpu=None), 100
         seen: list[str] = []
         sleep = script.sleep
 
@@ -1235,7 +1235,7 @@ def test_no_engine_alarm_before_the_server_log_begins(tmp_path: Path) -> None:
     events: list[tuple[float, str | Callable[[], None]]] = [(0.5, PRELOG)]
     script = _Timed(log, events)
     waiter, _, err = _timed_waiter(log, fake, script, timeout=40)
-    w0 = waiter.clock.wall_at_start
+    w0 = waiter.seen.clock.wall_at_start
     events += [(12.0, f"{_stamped(w0 + 12)} Attention backend not specified. Use fa3 backend by default.\n"),
                (16.0, f"{_stamped(w0 + 16)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
                       f"{_stamped(w0 + 16)} Init torch distributed begin.\n")]
@@ -1271,7 +1271,7 @@ def test_the_pid_start_is_the_measured_launch_on_the_log_clock(tmp_path: Path) -
     script = _Timed(log, [])
     record = tmp_path / "record.json"
     waiter, out, _ = _timed_waiter(log, fake, script, record=record)
-    w0 = waiter.clock.wall_at_start
+    w0 = waiter.seen.clock.wall_at_start
     body = ("{s0} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
             "{s0} Load weight begin. avail mem=78.50 GB\n{s1} Load weight end. type=M, avail mem=60.00 GB\n"
             "{s1} Memory pool end. avail mem=10.00 GB\n"
@@ -1280,10 +1280,10 @@ def test_the_pid_start_is_the_measured_launch_on_the_log_clock(tmp_path: Path) -
     script.events = [(2.0, body.format(s0=_stamped(w0 + 2, zone), s1=_stamped(w0 + 4, zone),
                                        s2=_stamped(w0 + 6, zone), s3=_stamped(w0 + 8, zone)))]
     assert waiter.run_loop() == 0
-    run = waiter.run
+    run = waiter.seen.run
     assert run is not None and run.launch is not None and run.launch.source == "measured"
-    assert waiter.clock.launch_wall is not None and abs(waiter.clock.launch_wall - (w0 - 20)) < 1  # the fake's start, to 10 ms
-    launched = datetime.fromtimestamp(waiter.clock.launch_wall) + zone  # on the log's clock
+    assert waiter.seen.clock.launch_wall is not None and abs(waiter.seen.clock.launch_wall - (w0 - 20)) < 1  # the fake's start, to 10 ms
+    launched = datetime.fromtimestamp(waiter.seen.clock.launch_wall) + zone  # on the log's clock
     expected = (datetime.fromtimestamp(w0 + 2) + zone).replace(microsecond=0) - launched
     assert run.launch.gap == pytest.approx(expected.total_seconds(), abs=0.01)
     assert run.launch.ts is not None and abs((run.launch.ts.dt - launched).total_seconds()) < 0.01
@@ -1342,7 +1342,7 @@ def test_compilers_seen_in_graph_capture_make_the_kernel_jit_cold(tmp_path: Path
     record = tmp_path / "record.json"
     script = _Timed(log, [])
     waiter, out, err = _timed_waiter(log, fake, script, record=record)
-    w0 = waiter.clock.wall_at_start
+    w0 = waiter.seen.clock.wall_at_start
     s = [_stamped(w0 + t) for t in (1, 2, 40, 41, 43)]
     script.events = [
         (1.0, f"{s[0]} server_args={{'model_path': 'm', 'tp_size': 1}}\n{s[0]} Load weight begin. avail mem=78.5 GB\n"
@@ -1503,7 +1503,7 @@ def test_a_log_whose_stamps_are_not_this_clock_gets_no_measured_launch(tmp_path:
     script = _Timed(log, [(1.0, NEW_READY.read_text())])
     waiter, _, err = _timed_waiter(log, fake, script, timeout=20)
     assert waiter.run_loop() == 0
-    assert waiter.run is not None and waiter.run.launch is not None and waiter.run.launch.source == "estimated"
+    assert waiter.seen.run is not None and waiter.seen.run.launch is not None and waiter.seen.run.launch.source == "estimated"
     assert "note: the log's stamps do not follow this machine's clock (its newest, 2026-10-30T10:00:36, is " \
            in err.getvalue()
     # a clock seven minutes off: no zone is that far from a quarter hour
@@ -1512,7 +1512,7 @@ def test_a_log_whose_stamps_are_not_this_clock_gets_no_measured_launch(tmp_path:
     odd = _Timed(skewed, [(1.0, f"{_stamped(time.time() + 7 * 60)} server_args={{'model_path': 'm'}}\n")])
     waiter, _, err = _timed_waiter(skewed, _fake_tree(tmp_path / "skewed", time.time() - 5), odd, timeout=3)
     waiter.run_loop()
-    assert waiter.run is not None and waiter.run.launch is not None and waiter.run.launch.source != "measured"
+    assert waiter.seen.run is not None and waiter.seen.run.launch is not None and waiter.seen.run.launch.source != "measured"
     assert re.search(r"is (6 min 5\d|7 min 0\d) s from now, not whole quarter hours", err.getvalue()), err.getvalue()
 
 
