@@ -1539,3 +1539,24 @@ def test_wait_needs_neither_polars_nor_matplotlib(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     saved = json.loads(record.read_text())
     assert saved["run"]["launch"]["source"] == "measured" and saved["process_timeline"][-1]["kind"] == "stuck"
+
+
+# --- "check once" reads what a first pass would (issue 45) ---------------------------------------
+
+
+def test_check_once_does_not_read_a_big_log_to_its_end_first(tmp_path: Path) -> None:
+    """A log ready at its line ~60 and then tens of MB of request lines: `--timeout 0` answered
+    after reading all of it (154 s for 2 GB); it reads what the first pass of a long wait reads."""
+    log = tmp_path / "big.log"
+    ready = NEW_READY.read_bytes()
+    stamp = ready.splitlines()[-1][:21].decode()
+    filler = (f"{stamp} Decode batch. #running-req: 1, #token: 90, token usage: 0.00, gen throughput "
+              "(token/s): 41.52, #queue-req: 0\n").encode()
+    with open(log, "wb") as f:
+        f.write(ready)
+        f.write(filler * (24_000_000 // len(filler)))
+    out, err = io.StringIO(), io.StringIO()
+    waiter = Waiter(WaitOptions(log, timeout=0, auto_timeout=False), out, err, tty=False)
+    assert waiter.run_loop() == 0, out.getvalue() + err.getvalue()
+    assert out.getvalue().startswith("READY in ")
+    assert waiter.log.follower.bytes_read <= 3 * 2**20, waiter.log.follower.bytes_read  # a pass or two, not 24 MB

@@ -6,6 +6,7 @@ words each `Decision` from what the wait has seen (`live.sofar.SoFar`), which it
 
 from __future__ import annotations
 
+import collections
 import re
 import shutil
 import urllib.parse
@@ -333,7 +334,7 @@ class Printer:
         assert run is not None
         got = seen.probe.describe() if seen.probe is not None else "no answer yet"
         ready = run.milestone(READY)
-        answers = ", ".join(f"{what} x{n}" for what, n in seen.probe_counts.most_common(4)) or "no answer"
+        answers = _answers(seen.probe_counts, "no answer")
         self.report(self.style(f"URL NEVER READY: the log says ready (line {ready.line if ready else '?'}), but "
                                f"{seen.url} did not answer 200 in the {fmt_duration(seen.url_grace)} "
                                "after it", fg="red", bold=True))
@@ -352,8 +353,9 @@ class Printer:
             self._where_it_is(seen, now)
         self._history_then(seen, now, waited)
         if seen.url:
-            answers = ", ".join(f"{what} x{n}" for what, n in seen.probe_counts.most_common(4)) or "no answer yet"
-            self.report(f"  {seen.probed or seen.url}: {answers}")
+            for url, counts in seen.probe_earlier:  # each endpoint with its own answers, in the order probed
+                self.report(f"  {url}: {_answers(counts, 'no answer')}")
+            self.report(f"  {seen.probed or seen.url}: {_answers(seen.probe_counts, 'no answer yet')}")
         last = seen.last_growth
         if seen.log_name is not None and last is not None and now - last >= 1:
             self.report(f"  silent: no log output for {fmt_duration(now - last)}")
@@ -516,6 +518,11 @@ class Printer:
         if seen.log_began:
             return f"the log has begun; waiting for a line that shows its engine ({ago})"
         return f"waiting for the server's first log line ({ago})"
+
+
+def _answers(counts: collections.Counter[str], none: str) -> str:
+    """`HTTP 503 x12, connection refused x3`: the commonest answers of one endpoint."""
+    return ", ".join(f"{what} x{n}" for what, n in counts.most_common(4)) or none
 
 
 def _early_200_story(engine: str, health: HealthSemantics | None, guess: str) -> str:

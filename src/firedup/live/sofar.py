@@ -76,7 +76,8 @@ class SoFar:
     # the URL
     probed: str | None = None  # the URL probed now (a base URL moves on from a path that does not exist)
     probe: ProbeResult | None = None  # its latest answer
-    probe_counts: collections.Counter[str] = field(default_factory=collections.Counter)
+    probe_counts: collections.Counter[str] = field(default_factory=collections.Counter)  # its answers, by kind
+    probe_earlier: list[tuple[str, collections.Counter[str]]] = field(default_factory=list)  # paths moved on from
     telemetry: Telemetry | None = None  # the engine's own start-up figures
     # the process
     pid_reused: bool = False  # the --pid process's pid now belongs to another process

@@ -29,6 +29,7 @@ which says it; `--record` (`live.record`) writes the same record. The URL is pro
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import shutil
 import time
@@ -39,6 +40,7 @@ from typing import Any, TextIO
 from firedup.core.units import MIN_WIDTH, fmt_duration, plain
 from firedup.formats.base import opens_at
 from firedup.formats.vocab import HTTP_STARTED
+from firedup.formats.vocab import READY as READY_LINE
 from firedup.live.activity import Activity
 from firedup.live.decide import (
     BEFORE_TELEMETRY,
@@ -166,7 +168,7 @@ class Waiter:
         once = self.opts.timeout == 0 and not self.opts.auto_timeout
         if self.prober is not None:
             if once:
-                self.prober.once()  # `--timeout 0` checks once: the one probe comes before the verdict
+                self.prober.check()  # `--timeout 0` checks once: the one check comes before the verdict
             else:
                 self.prober.start()
         if self.opts.pid is not None and self.opts.inspect:
@@ -200,20 +202,34 @@ class Waiter:
             self.printer.clear_status()
 
     def _read_all(self) -> None:
-        """Everything the log holds now, its unfinished last line included (`--timeout 0`
-        decides on it); a stream gets until it pauses for STREAM_PAUSE_S or ends."""
+        """What the log holds now, its unfinished last line included (`--timeout 0` decides on
+        it); a stream gets until it pauses for STREAM_PAUSE_S or ends. As the first passes of a
+        long wait, the reading stops at a ready line: a 2 GB log ready at its line 14 is not read
+        to its end first."""
         stream = self.log.stream
         quiet_since = began = self.now()
         while True:
+            events = self.log.events
+            known = events[-1].line if events else 0
             if self._read(self.now()):
                 quiet_since = self.now()
                 if stream and self.now() - began >= STREAM_ONCE_MAX_S:
                     break
+                if self._ready_line_since(known):
+                    return
             elif not stream or self.log.stream_ended or self.now() - quiet_since >= STREAM_PAUSE_S:
                 break
             else:
                 self.sleep(POLL_MIN_S / 2)
         self._final_drain(self.now())
+
+    def _ready_line_since(self, line: int) -> bool:
+        """A ready line came after `line`, and the run is ready (the run rebuilt to know)."""
+        events = self.log.events
+        if not any(e.name == READY_LINE for e in itertools.takewhile(lambda e: e.line > line, reversed(events))):
+            return False
+        self._rebuild(self.now())
+        return self.seen.run is not None and self.seen.run.outcome == "ready"
 
     def _read(self, now: float) -> bool:
         lines = self.log.poll(now)
@@ -389,7 +405,7 @@ class Waiter:
             seen.crash_seen_at = now
         if self.prober is not None:
             seen.probe, seen.probe_counts = self.prober.snapshot()
-            seen.probed = self.prober.url
+            *seen.probe_earlier, (seen.probed, _) = self.prober.answers()
         log_ready = run is not None and run.outcome == "ready"
         if log_ready and seen.ready_seen_at is None:
             seen.ready_seen_at = now
