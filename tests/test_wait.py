@@ -1560,3 +1560,59 @@ def test_check_once_does_not_read_a_big_log_to_its_end_first(tmp_path: Path) -> 
     assert waiter.run_loop() == 0, out.getvalue() + err.getvalue()
     assert out.getvalue().startswith("READY in ")
     assert waiter.log.follower.bytes_read <= 3 * 2**20, waiter.log.follower.bytes_read  # a pass or two, not 24 MB
+
+
+# --- the pid's launch: the log's age is no time zone, a restart is not the supervisor's (issue 40) ---
+
+
+def test_a_wait_attached_late_does_not_read_the_logs_age_as_a_zone(tmp_path: Path) -> None:
+    """The log began 15 min before the wait (stamps on this machine's clock), its newest stamped
+    line is that old and a progress bar written since: `launched 15 min 34 s before the log's
+    first line` for a true 34 s. The zone is read from a stamp that comes as the wait watches."""
+    log = tmp_path / "server.log"
+    w0 = time.time()
+    fake = _fake_tree(tmp_path, w0 - 900 - 34)
+    log.write_text(f"{_stamped(w0 - 900)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
+                   f"{_stamped(w0 - 899)} Load weight begin. avail mem=78.50 GB\n"
+                   "Loading safetensors checkpoint shards:  50% Completed | 1/2 [14:50<14:50, 890.0s/it]\n")
+    script = _Timed(log, [])
+    waiter, out, err = _timed_waiter(log, fake, script, timeout=60)
+    w0 = waiter.seen.clock.wall_at_start
+    script.events = [(3.0, f"{_stamped(w0 + 3)} Load weight end. type=M, avail mem=60.00 GB\n"
+                           f"{_stamped(w0 + 3)} Memory pool end. avail mem=10.00 GB\n"
+                           f"{_stamped(w0 + 4)} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+                           f"{_stamped(w0 + 5)} The server is fired up and ready to roll!\n")]
+    assert waiter.run_loop() == 0, out.getvalue() + err.getvalue()
+    run = waiter.seen.run
+    assert run is not None and run.launch is not None and run.launch.source == "measured", err.getvalue()
+    assert run.launch.gap == pytest.approx(34, abs=1.5)
+    assert re.search(r"note: pid 100 was launched 3[345] s before the log's first line", err.getvalue()), err.getvalue()
+    assert "min 3" not in out.getvalue().split("from launch (")[1].split(")")[0]
+    assert "the log's clock is this machine's" in run.launch.basis
+
+
+def test_a_restart_is_not_credited_with_the_supervisors_launch(tmp_path: Path) -> None:
+    """--pid names a supervisor that started the server, saw it crash and started it again: the
+    restart (its own process, a minute later) is not launched by the supervisor's start."""
+    log = tmp_path / "server.log"
+    w0 = time.time()
+    fake = _fake_tree(tmp_path, w0 - 100)
+    log.write_text(f"{_stamped(w0 - 80)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
+                   f"{_stamped(w0 - 79)} Load weight begin. avail mem=78.50 GB\n"
+                   f"{_stamped(w0 - 75)} Scheduler hit an exception: Traceback (most recent call last):\n"
+                   "RuntimeError: boom\n"
+                   f"{_stamped(w0 - 74)} Received sigquit from a child process. It usually means the child failed.\n"
+                   f"{_stamped(w0 - 10)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
+                   f"{_stamped(w0 - 9)} Load weight begin. avail mem=78.50 GB\n")
+    script = _Timed(log, [])
+    waiter, out, err = _timed_waiter(log, fake, script, timeout=60)
+    w0 = waiter.seen.clock.wall_at_start
+    script.events = [(2.0, f"{_stamped(w0 + 2)} Load weight end. type=M, avail mem=60.00 GB\n"
+                           f"{_stamped(w0 + 2)} Memory pool end. avail mem=10.00 GB\n"
+                           f"{_stamped(w0 + 3)} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+                           f"{_stamped(w0 + 4)} The server is fired up and ready to roll!\n")]
+    assert waiter.run_loop() == 0, out.getvalue() + err.getvalue()
+    run = waiter.seen.run
+    assert run is not None and run.first_line == 6
+    assert run.launch is None or run.launch.source != "measured", run.launch
+    assert "from launch" not in out.getvalue().splitlines()[0]

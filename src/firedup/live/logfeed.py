@@ -46,6 +46,8 @@ class LogFeed:
         self.pending_looked = 0  # lines of reader.pending `_unread_lines` has looked at
         self.stray_stamp = False  # a stamped line no format's header reads has come
         self.began = False  # a line some format's header reads has come
+        self.caught_up = False  # what the log held when the wait began has been read
+        self.live = False  # the lines of the latest poll came after that
         self.partial_key = 0
         self.partial_progress: Progress | None = None
 
@@ -71,7 +73,9 @@ class LogFeed:
 
     def poll(self, now: float) -> list[RawLine]:
         """What the log has grown by (FollowError: it turned unreadable), its notes said."""
+        self.live = self.caught_up  # these lines were written as the wait watched
         lines = self.follower.poll(now)
+        self.caught_up = self.caught_up or not self.follower.backlog
         for note in self.follower.take_notes():
             if note.kind != "appeared" or self.missing_at_start:
                 self.say(f"note: {note.text}")

@@ -47,21 +47,30 @@ class PidClock:
         """Seconds since the --pid process was launched (None: not measured)."""
         return None if self.launch_wall is None else max(0.0, self.wall(now) - self.launch_wall)
 
-    def _set_zone(self, run: Run, now: float, notes: list[str]) -> None:
+    def _set_zone(self, run: Run, now: float, live: bool, notes: list[str]) -> None:
         """The log's clock against this machine's: its newest stamp against the wall clock when
         that line was written (now, as lines come; the file's modification time for a log
         written before the wait), rounded to whole quarter hours: the time zone the server
-        prints in (a container often prints UTC), not the seconds the line took to come."""
+        prints in (a container often prints UTC), not the seconds the line took to come.
+
+        A stamp the log held before the wait (not `live`) while the file is still being written
+        dates nothing: a wait attached 15 min after the log's newest stamped line (lines without
+        a stamp since) would read the log's age as a zone. Only a zone of 0 is taken from it
+        (a stamp within the slack of now); else the next stamp that comes as the wait watches
+        decides."""
         if self.zone is not None or run.last_ts is None:
             return
         written = self.wall(now)
+        stale = False
         if self.log is not None:
             with contextlib.suppress(OSError):
                 mtime = self.log.stat().st_mtime
                 if written - mtime > STALE_LOG_S:
-                    written = mtime
+                    written, stale = mtime, True
         difference = (run.last_ts.dt - datetime.fromtimestamp(written)).total_seconds()
         zone = round(difference / ZONE_STEP_S) * ZONE_STEP_S
+        if not live and not stale and zone != 0:
+            return  # the stamp's age, or a zone: a stamp that comes live tells
         if abs(zone) > ZONE_MAX_S or abs(difference - zone) > ZONE_SLACK_S:
             # not a clock of this moment: an old log copied or replayed, a skewed clock
             self.zone = None
@@ -85,27 +94,34 @@ class PidClock:
         return (f"the log's clock runs {fmt_duration(abs(self.zone.total_seconds()))} "
                 f"{'ahead of' if hours > 0 else 'behind'} this machine's (its time zone)")
 
-    def apply(self, run: Run | None, now: float) -> list[str]:
+    def apply(self, runs: list[Run], now: float, live: bool = True) -> list[str]:
         """The --pid process's start is the launch of the run it started (measured): the first
-        run of the log whose first line comes after it (a restart later in the log was launched
-        by another process). A pid that started long before the first line, or after it, did
-        not launch this start: said once, and the run keeps its own launch. The notes to say."""
+        run of the log whose first line comes after it (a restart later in the log is another
+        process's, even when the pid is a supervisor's that started them all). `runs` are the
+        log's, the newest the one followed; `live`: its newest stamp came as the wait watched. A
+        pid that started long before that first line, or after it, did not launch this start:
+        said once, and the run keeps its own launch. The notes to say."""
         notes: list[str] = []
+        run = runs[-1] if runs else None
         if run is None or run.first_ts is None or self.launch_wall is None:
             return notes
-        self._set_zone(run, now, notes)
+        self._set_zone(run, now, live, notes)
         launched = self.on_log_clock(self.launch_wall)
         if launched is None:
             return notes
         key = (run.source, run.first_line)
         gap = (run.first_ts.dt - launched).total_seconds()
         if self.launch_run is None:
-            self.launch_run = key
-            if not -LAUNCH_SLACK_S <= gap <= MAX_STATED_GAP:
+            first = next((r for r in runs if r.first_ts is not None
+                          and (r.first_ts.dt - launched).total_seconds() >= -LAUNCH_SLACK_S), run)
+            assert first.first_ts is not None
+            first_gap = (first.first_ts.dt - launched).total_seconds()
+            self.launch_run = (first.source, first.first_line)
+            if not -LAUNCH_SLACK_S <= first_gap <= MAX_STATED_GAP:
                 self.launch_run = ("", -1)
-                when = "after" if gap < 0 else "before"
-                notes.append(f"note: pid {self.pid} started {fmt_duration(abs(gap))} {when} the log's first line "
-                             f"(line {run.first_line}): not this start's launch, which stays "
+                when = "after" if first_gap < 0 else "before"
+                notes.append(f"note: pid {self.pid} started {fmt_duration(abs(first_gap))} {when} the log's first line "
+                             f"(line {first.first_line}): not this start's launch, which stays "
                              f"{run.launch.source if run.launch else 'unknown'}")
                 return notes
         if key != self.launch_run:

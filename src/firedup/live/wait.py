@@ -248,10 +248,11 @@ class Waiter:
         seen = self.seen
         seen.run = runs[-1] if runs else None
         seen.fmt, seen.events = self.log.fmt, self.log.events
-        if seen.run is not None and seen.run.last_ts != self.last_ts:
+        stamped = seen.run is not None and seen.run.last_ts != self.last_ts  # a newer stamp came
+        if seen.run is not None and stamped:
             self.last_ts = seen.run.last_ts
             seen.last_ts_at = now
-        for note in seen.clock.apply(seen.run, now):
+        for note in seen.clock.apply(runs, now, live=stamped and self.log.live):
             self.printer.say(note)
         self._apply_observed()
 
