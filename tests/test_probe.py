@@ -9,9 +9,9 @@ import socket
 from pathlib import Path
 
 import pytest
+
 from _live import run_wait
 from _lying import lying_server
-
 from firedup.errors import UsageError
 from firedup.live.options import WaitOptions
 from firedup.live.probe import Prober, check_url, prober_for, readiness_paths
@@ -108,4 +108,4 @@ def test_the_long_wait_keeps_each_endpoints_own_answers(tmp_path: Path) -> None:
                       tty=False).run_loop()
     assert code == 124
     assert f"  http://127.0.0.1:{port}/ready: HTTP 404 x1\n" in out.getvalue()
-    assert "HTTP 404" not in out.getvalue().split(f"/health: ")[1]
+    assert "HTTP 404" not in out.getvalue().split("/health: ")[1]

@@ -47,8 +47,7 @@ from _live import (
     watched,
 )
 from conftest import CORPUS, SAMPLE_LOGS
-from firedup.errors import UsageError
-from firedup.live.options import WaitOptions, parse_timeout
+from firedup.live.options import WaitOptions
 from firedup.live.probe import probe
 from firedup.live.proc import ProcFS, pid_alive
 from firedup.live.wait import Waiter
@@ -64,25 +63,6 @@ def _ready_line(log: Path) -> int:
 
 
 # --- pure parts -----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("auto", (None, True)), ("0", (0.0, False)), ("900", (900.0, False)), ("90s", (90.0, False)),
-    ("15m", (900.0, False)), ("1.5h", (5400.0, False)), ("AUTO", (None, True)), ("never", (None, False)),
-    # as kubectl (Go durations) and systemd write them
-    ("1m30s", (90.0, False)), ("15min", (900.0, False)), ("1h", (3600.0, False)), ("2h30m", (9000.0, False)),
-    ("1 min 30 s", (90.0, False)), ("500ms", (0.5, False)), ("90 seconds", (90.0, False)),
-])
-def test_timeouts_read_like_people_write_them(text: str, expected: tuple[float | None, bool]) -> None:
-    assert parse_timeout(text) == expected
-
-
-# inf, nan and 1e400 gave a traceback (issue 13); a year is the most a timeout may be
-@pytest.mark.parametrize("text", ["soon", "-5", "15x", "", "inf", "nan", "1e400", "-inf", "1m30", "m", "1.2.3s",
-                                  "9" * 400, "400d", "5s5", "s5"])
-def test_a_bad_timeout_is_a_usage_error(text: str) -> None:
-    with pytest.raises(UsageError):
-        parse_timeout(text)
 
 
 def test_pid_alive_sees_exits_and_zombies() -> None:
