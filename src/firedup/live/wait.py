@@ -265,7 +265,9 @@ class Waiter:
             self.config_seen = key
             self._use_history(run)
         self._announce_stages(now)
-        self._check_http_open(now)
+        health = self.seen.health()
+        if health is not None and self.seen.http_open_at is None and run.milestone(opens_at(health)) is not None:
+            self.seen.http_open_at = now  # the log says the HTTP port opened
         self._pid_from_log()
 
     # -- history and the deadline -------------------------------------------------------------------
@@ -335,14 +337,6 @@ class Waiter:
         for line in self.stages.news(run, self.seen.fmt, self.seen.elapsed_log(now), self.seen.history):
             if not (self.opts.quiet or self.tty):
                 self.printer.say(line)
-
-    def _check_http_open(self, now: float) -> None:
-        run = self.seen.run
-        health = self.seen.health()
-        if run is None or health is None or self.seen.http_open_at is not None:
-            return
-        if run.milestone(opens_at(health)) is not None:
-            self.seen.http_open_at = now
 
     # -- decisions ----------------------------------------------------------------------------------
 
