@@ -156,7 +156,7 @@ class Waiter:
         if self.opts.record is not None:
             write_record(self.seen, self.opts.record, code, self.printer.headline, self.now() - self.seen.started)
         if self.opts.ingest is not None:
-            runs = self.log.reader.runs() if self.seen.run is not None else []
+            runs = self.log.runs() if self.seen.run is not None else []
             ingest(self.seen, runs, self.opts.log is not None and self.opts.log_stream is None, self.opts.ingest,
                    self.printer.say)
         return code
