@@ -256,3 +256,48 @@ def test_plot_takes_one_run_name_as_a_str(tmp_path: Path) -> None:
 def test_a_narrow_width_is_the_narrowest_view() -> None:
     text = firedup.summary(LOG, width=1)
     assert text is not None and "small-tp1.log" in text.replace("\n", "")
+
+
+# --- wait and replay are library calls too (issue 41): the CLI only parses and prints ------------
+
+
+def test_wait_is_a_library_call(tmp_path: Path) -> None:
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    code = firedup.wait(READY, timeout=0, out=out, err=err)
+    assert code == 0, out.getvalue() + err.getvalue()
+    assert out.getvalue().startswith("READY in ")
+    assert "one check of what is there now" in " ".join(err.getvalue().split())
+    record = tmp_path / "record.json"
+    assert firedup.wait(READY, timeout="0", record=record, quiet=True, out=io.StringIO(), err=io.StringIO()) == 0
+    assert json.loads(record.read_text())["exit_code"] == 0
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({}, "nothing to wait for"),
+    ({"url": "http://127.0.0.1:0/health"}, "port 0"),
+    ({"url": "http://127.0.0.1:1/x", "timeout": -1}, "--timeout"),
+    ({"url": "http://127.0.0.1:1/x", "timeout": "soon"}, "--timeout 'soon'"),
+    ({"url": "http://127.0.0.1:1/x", "stall_after": 0}, "--stall-after"),
+    ({"url": "http://127.0.0.1:1/x", "url_grace": float("nan")}, "--url-grace"),
+    ({"url": "http://127.0.0.1:1/x", "store": "/nonexistent/store"}, "no such directory"),
+    ({"log": "-", "from_end": True}, "--from-end"),
+])
+def test_wait_refuses_what_cannot_be_waited_for(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(firedup.UsageError, match=re.escape(message)):
+        firedup.wait(**kwargs)
+
+
+def test_replay_is_a_library_call(tmp_path: Path) -> None:
+    import io
+
+    out, err = tmp_path / "out.log", io.StringIO()
+    code = firedup.replay(READY, out, speed=1e6, port=0, hold=0, err=err)
+    assert code == 0, err.getvalue()
+    assert out.read_bytes().count(b"\n") == READY.read_bytes().count(b"\n")
+    assert "the server gets ready" in err.getvalue()
+    with pytest.raises(firedup.UsageError, match="--speed"):
+        firedup.replay(READY, out, speed=0)
+    with pytest.raises(firedup.UsageError, match="--port"):
+        firedup.replay(READY, out, port=70000)

@@ -114,10 +114,10 @@ def test_parse_and_a_live_wait_on_a_replay_tell_the_same_facts(log: Path, tmp_pa
     copy = _copy(log, tmp_path)
     runs = parsed(copy)
     waiter, printed = replayed_and_waited(copy, tmp_path)
-    assert waiter.run is not None, printed
-    truth = _run_with_first_line(runs, waiter.run.first_line)
-    assert facts(waiter.run) == facts(truth)
-    assert waiter.fmt is not None and waiter.fmt.name == truth.engine
+    assert waiter.seen.run is not None, printed
+    truth = _run_with_first_line(runs, waiter.seen.run.first_line)
+    assert facts(waiter.seen.run) == facts(truth)
+    assert waiter.seen.fmt is not None and waiter.seen.fmt.name == truth.engine
     # the timeline `wait` prints is the one `timeline` shows: same span, same year
     span = re.search(r"^  from .*$", timeline_text(truth), re.M)
     assert span is not None

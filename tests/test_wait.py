@@ -47,8 +47,7 @@ from _live import (
     watched,
 )
 from conftest import CORPUS, SAMPLE_LOGS
-from firedup.errors import UsageError
-from firedup.live.options import WaitOptions, parse_timeout
+from firedup.live.options import WaitOptions
 from firedup.live.probe import probe
 from firedup.live.proc import ProcFS, pid_alive
 from firedup.live.wait import Waiter
@@ -64,25 +63,6 @@ def _ready_line(log: Path) -> int:
 
 
 # --- pure parts -----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("auto", (None, True)), ("0", (0.0, False)), ("900", (900.0, False)), ("90s", (90.0, False)),
-    ("15m", (900.0, False)), ("1.5h", (5400.0, False)), ("AUTO", (None, True)), ("never", (None, False)),
-    # as kubectl (Go durations) and systemd write them
-    ("1m30s", (90.0, False)), ("15min", (900.0, False)), ("1h", (3600.0, False)), ("2h30m", (9000.0, False)),
-    ("1 min 30 s", (90.0, False)), ("500ms", (0.5, False)), ("90 seconds", (90.0, False)),
-])
-def test_timeouts_read_like_people_write_them(text: str, expected: tuple[float | None, bool]) -> None:
-    assert parse_timeout(text) == expected
-
-
-# inf, nan and 1e400 gave a traceback (issue 13); a year is the most a timeout may be
-@pytest.mark.parametrize("text", ["soon", "-5", "15x", "", "inf", "nan", "1e400", "-inf", "1m30", "m", "1.2.3s",
-                                  "9" * 400, "400d", "5s5", "s5"])
-def test_a_bad_timeout_is_a_usage_error(text: str) -> None:
-    with pytest.raises(UsageError):
-        parse_timeout(text)
 
 
 def test_pid_alive_sees_exits_and_zombies() -> None:
@@ -746,7 +726,7 @@ def test_a_log_of_no_known_engine_is_said_so_and_read_once_an_engine_shows(tmp_p
     assert waiter.run_loop() == 0, err.getvalue()
     assert err.getvalue().count("no known engine") == 1
     assert f"note: {log}: no known engine: none of sglang, vllm recognises its first lines" in err.getvalue()
-    assert waiter.fmt is not None and waiter.fmt.name == "vllm"
+    assert waiter.seen.fmt is not None and waiter.seen.fmt.name == "vllm"
     assert out.getvalue().startswith("READY in ")
 
 
@@ -761,8 +741,8 @@ def test_a_log_without_years_takes_the_files_date_as_parse_does(tmp_path: Path) 
     assert waiter.run_loop() == 0
     (parsed,) = parse_paths([str(log)]).runs
     assert parsed.first_ts is not None and parsed.first_ts.iso.startswith("2025-06-05T")
-    assert waiter.run is not None and waiter.run.first_ts == parsed.first_ts
-    assert waiter.run.date_source == parsed.date_source == "mtime"
+    assert waiter.seen.run is not None and waiter.seen.run.first_ts == parsed.first_ts
+    assert waiter.seen.run.date_source == parsed.date_source == "mtime"
     assert f"from {parsed.first_ts.iso} to " in out.getvalue()
     assert "1970" not in out.getvalue()
 
@@ -1097,7 +1077,7 @@ def test_the_status_line_and_the_notes_name_what_a_silent_tree_does(tmp_path: Pa
         out, err = io.StringIO(), io.StringIO()
         opts = WaitOptions(log, timeout=30, auto_timeout=False, inspect_after=5)
         waiter = Waiter(opts, out, err, tty=tty, now=script.now, sleep=script.sleep)
-        waiter.watch, waiter.watch_pid = TreeWatch(100, ProcFS(root), gpu=None), 100
+        waiter.watch, waiter.seen.watch_pid = TreeWatch(100, ProcFS(root), gpu=None), 100
         seen: list[str] = []
         sleep = script.sleep
 
@@ -1235,7 +1215,7 @@ def test_no_engine_alarm_before_the_server_log_begins(tmp_path: Path) -> None:
     events: list[tuple[float, str | Callable[[], None]]] = [(0.5, PRELOG)]
     script = _Timed(log, events)
     waiter, _, err = _timed_waiter(log, fake, script, timeout=40)
-    w0 = waiter.clock.wall_at_start
+    w0 = waiter.seen.clock.wall_at_start
     events += [(12.0, f"{_stamped(w0 + 12)} Attention backend not specified. Use fa3 backend by default.\n"),
                (16.0, f"{_stamped(w0 + 16)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
                       f"{_stamped(w0 + 16)} Init torch distributed begin.\n")]
@@ -1271,7 +1251,7 @@ def test_the_pid_start_is_the_measured_launch_on_the_log_clock(tmp_path: Path) -
     script = _Timed(log, [])
     record = tmp_path / "record.json"
     waiter, out, _ = _timed_waiter(log, fake, script, record=record)
-    w0 = waiter.clock.wall_at_start
+    w0 = waiter.seen.clock.wall_at_start
     body = ("{s0} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
             "{s0} Load weight begin. avail mem=78.50 GB\n{s1} Load weight end. type=M, avail mem=60.00 GB\n"
             "{s1} Memory pool end. avail mem=10.00 GB\n"
@@ -1280,10 +1260,10 @@ def test_the_pid_start_is_the_measured_launch_on_the_log_clock(tmp_path: Path) -
     script.events = [(2.0, body.format(s0=_stamped(w0 + 2, zone), s1=_stamped(w0 + 4, zone),
                                        s2=_stamped(w0 + 6, zone), s3=_stamped(w0 + 8, zone)))]
     assert waiter.run_loop() == 0
-    run = waiter.run
+    run = waiter.seen.run
     assert run is not None and run.launch is not None and run.launch.source == "measured"
-    assert waiter.clock.launch_wall is not None and abs(waiter.clock.launch_wall - (w0 - 20)) < 1  # the fake's start, to 10 ms
-    launched = datetime.fromtimestamp(waiter.clock.launch_wall) + zone  # on the log's clock
+    assert waiter.seen.clock.launch_wall is not None and abs(waiter.seen.clock.launch_wall - (w0 - 20)) < 1  # the fake's start, to 10 ms
+    launched = datetime.fromtimestamp(waiter.seen.clock.launch_wall) + zone  # on the log's clock
     expected = (datetime.fromtimestamp(w0 + 2) + zone).replace(microsecond=0) - launched
     assert run.launch.gap == pytest.approx(expected.total_seconds(), abs=0.01)
     assert run.launch.ts is not None and abs((run.launch.ts.dt - launched).total_seconds()) < 0.01
@@ -1342,7 +1322,7 @@ def test_compilers_seen_in_graph_capture_make_the_kernel_jit_cold(tmp_path: Path
     record = tmp_path / "record.json"
     script = _Timed(log, [])
     waiter, out, err = _timed_waiter(log, fake, script, record=record)
-    w0 = waiter.clock.wall_at_start
+    w0 = waiter.seen.clock.wall_at_start
     s = [_stamped(w0 + t) for t in (1, 2, 40, 41, 43)]
     script.events = [
         (1.0, f"{s[0]} server_args={{'model_path': 'm', 'tp_size': 1}}\n{s[0]} Load weight begin. avail mem=78.5 GB\n"
@@ -1503,7 +1483,7 @@ def test_a_log_whose_stamps_are_not_this_clock_gets_no_measured_launch(tmp_path:
     script = _Timed(log, [(1.0, NEW_READY.read_text())])
     waiter, _, err = _timed_waiter(log, fake, script, timeout=20)
     assert waiter.run_loop() == 0
-    assert waiter.run is not None and waiter.run.launch is not None and waiter.run.launch.source == "estimated"
+    assert waiter.seen.run is not None and waiter.seen.run.launch is not None and waiter.seen.run.launch.source == "estimated"
     assert "note: the log's stamps do not follow this machine's clock (its newest, 2026-10-30T10:00:36, is " \
            in err.getvalue()
     # a clock seven minutes off: no zone is that far from a quarter hour
@@ -1512,7 +1492,7 @@ def test_a_log_whose_stamps_are_not_this_clock_gets_no_measured_launch(tmp_path:
     odd = _Timed(skewed, [(1.0, f"{_stamped(time.time() + 7 * 60)} server_args={{'model_path': 'm'}}\n")])
     waiter, _, err = _timed_waiter(skewed, _fake_tree(tmp_path / "skewed", time.time() - 5), odd, timeout=3)
     waiter.run_loop()
-    assert waiter.run is not None and waiter.run.launch is not None and waiter.run.launch.source != "measured"
+    assert waiter.seen.run is not None and waiter.seen.run.launch is not None and waiter.seen.run.launch.source != "measured"
     assert re.search(r"is (6 min 5\d|7 min 0\d) s from now, not whole quarter hours", err.getvalue()), err.getvalue()
 
 
@@ -1539,3 +1519,80 @@ def test_wait_needs_neither_polars_nor_matplotlib(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     saved = json.loads(record.read_text())
     assert saved["run"]["launch"]["source"] == "measured" and saved["process_timeline"][-1]["kind"] == "stuck"
+
+
+# --- "check once" reads what a first pass would (issue 45) ---------------------------------------
+
+
+def test_check_once_does_not_read_a_big_log_to_its_end_first(tmp_path: Path) -> None:
+    """A log ready at its line ~60 and then tens of MB of request lines: `--timeout 0` answered
+    after reading all of it (154 s for 2 GB); it reads what the first pass of a long wait reads."""
+    log = tmp_path / "big.log"
+    ready = NEW_READY.read_bytes()
+    stamp = ready.splitlines()[-1][:21].decode()
+    filler = (f"{stamp} Decode batch. #running-req: 1, #token: 90, token usage: 0.00, gen throughput "
+              "(token/s): 41.52, #queue-req: 0\n").encode()
+    with open(log, "wb") as f:
+        f.write(ready)
+        f.write(filler * (24_000_000 // len(filler)))
+    out, err = io.StringIO(), io.StringIO()
+    waiter = Waiter(WaitOptions(log, timeout=0, auto_timeout=False), out, err, tty=False)
+    assert waiter.run_loop() == 0, out.getvalue() + err.getvalue()
+    assert out.getvalue().startswith("READY in ")
+    assert waiter.log.follower.bytes_read <= 3 * 2**20, waiter.log.follower.bytes_read  # a pass or two, not 24 MB
+
+
+# --- the pid's launch: the log's age is no time zone, a restart is not the supervisor's (issue 40) ---
+
+
+def test_a_wait_attached_late_does_not_read_the_logs_age_as_a_zone(tmp_path: Path) -> None:
+    """The log began 15 min before the wait (stamps on this machine's clock), its newest stamped
+    line is that old and a progress bar written since: `launched 15 min 34 s before the log's
+    first line` for a true 34 s. The zone is read from a stamp that comes as the wait watches."""
+    log = tmp_path / "server.log"
+    w0 = time.time()
+    fake = _fake_tree(tmp_path, w0 - 900 - 34)
+    log.write_text(f"{_stamped(w0 - 900)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
+                   f"{_stamped(w0 - 899)} Load weight begin. avail mem=78.50 GB\n"
+                   "Loading safetensors checkpoint shards:  50% Completed | 1/2 [14:50<14:50, 890.0s/it]\n")
+    script = _Timed(log, [])
+    waiter, out, err = _timed_waiter(log, fake, script, timeout=60)
+    w0 = waiter.seen.clock.wall_at_start
+    script.events = [(3.0, f"{_stamped(w0 + 3)} Load weight end. type=M, avail mem=60.00 GB\n"
+                           f"{_stamped(w0 + 3)} Memory pool end. avail mem=10.00 GB\n"
+                           f"{_stamped(w0 + 4)} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+                           f"{_stamped(w0 + 5)} The server is fired up and ready to roll!\n")]
+    assert waiter.run_loop() == 0, out.getvalue() + err.getvalue()
+    run = waiter.seen.run
+    assert run is not None and run.launch is not None and run.launch.source == "measured", err.getvalue()
+    assert run.launch.gap == pytest.approx(34, abs=1.5)
+    assert re.search(r"note: pid 100 was launched 3[345] s before the log's first line", err.getvalue()), err.getvalue()
+    assert "min 3" not in out.getvalue().split("from launch (")[1].split(")")[0]
+    assert "the log's clock is this machine's" in run.launch.basis
+
+
+def test_a_restart_is_not_credited_with_the_supervisors_launch(tmp_path: Path) -> None:
+    """--pid names a supervisor that started the server, saw it crash and started it again: the
+    restart (its own process, a minute later) is not launched by the supervisor's start."""
+    log = tmp_path / "server.log"
+    w0 = time.time()
+    fake = _fake_tree(tmp_path, w0 - 100)
+    log.write_text(f"{_stamped(w0 - 80)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
+                   f"{_stamped(w0 - 79)} Load weight begin. avail mem=78.50 GB\n"
+                   f"{_stamped(w0 - 75)} Scheduler hit an exception: Traceback (most recent call last):\n"
+                   "RuntimeError: boom\n"
+                   f"{_stamped(w0 - 74)} Received sigquit from a child process. It usually means the child failed.\n"
+                   f"{_stamped(w0 - 10)} server_args=ServerArgs(model_path='/tmp/model', tp_size=1)\n"
+                   f"{_stamped(w0 - 9)} Load weight begin. avail mem=78.50 GB\n")
+    script = _Timed(log, [])
+    waiter, out, err = _timed_waiter(log, fake, script, timeout=60)
+    w0 = waiter.seen.clock.wall_at_start
+    script.events = [(2.0, f"{_stamped(w0 + 2)} Load weight end. type=M, avail mem=60.00 GB\n"
+                           f"{_stamped(w0 + 2)} Memory pool end. avail mem=10.00 GB\n"
+                           f"{_stamped(w0 + 3)} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+                           f"{_stamped(w0 + 4)} The server is fired up and ready to roll!\n")]
+    assert waiter.run_loop() == 0, out.getvalue() + err.getvalue()
+    run = waiter.seen.run
+    assert run is not None and run.first_line == 6
+    assert run.launch is None or run.launch.source != "measured", run.launch
+    assert "from launch" not in out.getvalue().splitlines()[0]

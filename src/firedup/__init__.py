@@ -41,8 +41,10 @@ if TYPE_CHECKING:
         open_store,
         parse,
         plot,
+        replay,
         report,
         summary,
+        wait,
     )
     from firedup.render.report import ReportResult
     from firedup.tables.budget import BudgetReport
@@ -55,7 +57,8 @@ if TYPE_CHECKING:
     from firedup.timeline.pipeline import ParseResult, SourceReport, parse_paths
     from firedup.timeline.run import Crash, Milestone, Phase, Run
 
-_API = ("budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "plot", "report", "summary")
+_API = ("budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "plot", "replay", "report",
+        "summary", "wait")
 _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("firedup.api", name) for name in _API},
     "parse_paths": ("firedup.timeline.pipeline", "parse_paths"),  # the layer below `parse`, kept for callers
@@ -100,5 +103,5 @@ __all__ = [
     "Group", "IngestReport", "InputError", "Milestone", "NoStartupError", "OutputError", "ParseResult", "Phase",
     "ReportResult", "Run", "Runs", "SourceReport", "Store", "StoreError", "UnknownEngineError",
     "UnknownFlagError", "UsageError", "__version__", "budgets", "check", "compare", "export", "ingest", "load",
-    "open_store", "parse", "parse_paths", "plot", "report", "summary",
+    "open_store", "parse", "parse_paths", "plot", "replay", "report", "summary", "wait",
 ]

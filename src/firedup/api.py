@@ -25,9 +25,9 @@ from datetime import date as _date
 from datetime import datetime as _datetime
 from datetime import time as _time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TypeAlias
+from typing import IO, TYPE_CHECKING, Any, TextIO, TypeAlias
 
-from firedup.errors import NoStartupError, UsageError
+from firedup.errors import InputError, NoStartupError, UsageError
 
 if TYPE_CHECKING:
     from firedup.render.report import Progress, ReportResult
@@ -396,5 +396,114 @@ def ingest(paths: Paths, *, store: StoreArg = True, engine: str | None = None, d
                          force=force, jobs=workers, progress=progress)
 
 
+# --- a server starting now: wait, replay ---------------------------------------------------------
+
+
+def _seconds(value: float | str | None, option: str, low: float = 0.0) -> float | None:
+    """A number of seconds (or a duration as `wait` reads them: 90s, 1m30s), at least `low`."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        from firedup.live.options import parse_duration
+
+        return parse_duration(value, option)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < low:
+        raise UsageError(f"{option}: give a finite number of seconds, {low:g} or more")
+    return float(value)
+
+
+def wait(log: PathLike | None = None, *, url: str | None = None, pid: int | None = None,
+         timeout: float | str | None = "auto", history: Paths | None = None, store: StoreArg = None,
+         stall_after: float | str | None = None, url_grace: float | str = 30.0, engine: str | None = None,
+         from_end: bool = False, quiet: bool = False, inspect: bool = True, record: PathLike | None = None,
+         ingest: bool = False, out: TextIO | None = None, err: TextIO | None = None,
+         style: Callable[..., str] | None = None) -> int:
+    """Watch a server start until it is ready, crashed or late, saying so on `out` (the verdict)
+    and `err` (what happens meanwhile; default: stdout and stderr); the exit code: 0 ready, 124
+    timed out while busy, 4 timed out while stuck, 3 crashed or died, 1 other (the URL never
+    answered). `log` "-" reads standard input as it comes; `timeout`: seconds, a duration
+    ("15min"), "auto" (from the history, else 30 min), "never" (None) or 0 (check once).
+    `history` and `store` (True: the default one) are earlier start-ups of this server."""
+    import sys
+
+    from firedup.core.units import plain
+    from firedup.live.options import WaitOptions, parse_timeout
+    from firedup.live.wait import wait as run_wait
+
+    if isinstance(timeout, str):
+        seconds, auto = parse_timeout(timeout)
+    else:
+        seconds, auto = _seconds(timeout, "--timeout"), False
+    engine = _engine(engine)
+    if engine is not None:
+        from firedup.formats import get_format
+
+        get_format(engine)  # UnknownEngineError before the wait starts
+    store_at = None if store is None or store is False else "" if store is True else _path(store, "--store")
+    if store_at:
+        from firedup.read.remote import is_url
+
+        if not is_url(store_at) and not Path(store_at).expanduser().is_dir():
+            raise UsageError(f"--store {store_at}: no such directory")
+    wanted = _paths(history, "history", required=False) if history is not None else []
+    loader = None
+    if wanted or store_at is not None:
+        from firedup.live.history import load_history
+
+        def loader() -> tuple[list[Any], list[str]]:
+            return load_history(wanted, store_at)
+    stall = _seconds(stall_after, "--stall-after")
+    if stall is not None and stall <= 0:
+        raise UsageError("--stall-after: give a number of seconds greater than 0")
+    grace = _seconds(url_grace, "--url-grace")
+    assert grace is not None
+    stream = log is not None and os.fspath(log) == "-"
+    if stream and from_end:
+        raise UsageError("--from-end: a stream has no end to start from; drop --from-end")
+    if stream and _closed_stdin():
+        raise InputError("-", "stdin is closed: nothing to read")
+    opts = WaitOptions(None if stream or log is None else Path(_path(log, "log")), url=url, pid=pid, timeout=seconds,
+                       auto_timeout=auto, history_loader=loader, quiet=quiet, from_end=from_end, engine=engine,
+                       stall_after=stall, url_grace=grace, log_stream=sys.stdin.fileno() if stream else None,
+                       inspect=inspect, record=Path(_path(record, "record")) if record is not None else None,
+                       ingest=(store_at or "") if ingest else None)
+    return run_wait(opts, out if out is not None else sys.stdout, err if err is not None else sys.stderr,
+                    style=style or plain)
+
+
+def _closed_stdin() -> bool:
+    """Whether there is no standard input at all (`<&-`): Python then has no `sys.stdin`."""
+    import sys
+
+    if sys.stdin is None:
+        return True
+    try:
+        os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError):
+        return True
+    return False
+
+
+def replay(log: PathLike, out: PathLike, *, speed: float = 1.0, port: int | None = None,
+           server_version: str | None = None, hold: float | str | None = None, launch_delay: float | str = 0.0,
+           engine: str | None = None, err: TextIO | None = None) -> int:
+    """Re-enact a recorded start-up: write `log`'s lines to `out` at their pace (divided by
+    `speed`) and serve its HTTP answers on 127.0.0.1 (`port`: the log's, else the engine's; 0:
+    any free one) until `hold` seconds after the last line (None: until interrupted); the exit
+    code the server had (0 ready, 1 or 137 for a crash: 137 kills this process as the server was)."""
+    import sys
+
+    from firedup.live.replay import run_replay
+
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)):
+        raise UsageError(f"--speed: give a number, not {_type(speed)}")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535):
+        raise UsageError(f"--port {port!r}: give a port from 0 to 65535")
+    held = _seconds(hold, "--hold")
+    delay = _seconds(launch_delay, "--launch-delay")
+    return run_replay(Path(_path(log, "log")), Path(_path(out, "out")), float(speed), port, held, _engine(engine),
+                      server_version, err=err if err is not None else sys.stderr, launch_delay=delay or 0.0)
+
+
 __all__ = ["PLOT_KINDS", "budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "pick_runs",
-           "plot", "report", "summary", "write_parse_json"]
+           "plot", "replay", "report", "summary", "wait", "write_parse_json"]

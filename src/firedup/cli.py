@@ -20,7 +20,7 @@ import click
 
 from firedup import __version__, api
 from firedup.core.safe import json_text, json_visible, visible, without_credentials
-from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, InputError, exit_code_for
+from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, exit_code_for
 from firedup.render.answers import ingest_lines, n_runs, unread_lines
 
 if TYPE_CHECKING:
@@ -135,17 +135,6 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
     if not MIN_YEAR <= day.year <= MAX_YEAR:
         raise click.BadParameter(f"{value} is outside the years a log's dates may have ({MIN_YEAR}-{MAX_YEAR})")
     return day
-
-
-def _closed_stdin() -> bool:
-    """Whether there is no standard input at all (`<&-`): Python then has no `sys.stdin`."""
-    if sys.stdin is None:
-        return True
-    try:
-        os.fstat(sys.stdin.fileno())
-    except (OSError, ValueError):
-        return True
-    return False
 
 
 def _parse_launched_at(ctx: click.Context, param: click.Parameter, value: str | None) -> _dt.datetime | _dt.time | None:
@@ -700,41 +689,11 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
     diagnosis), 2 usage error, 1 other (e.g. the log says ready but --url
     never answers 200: a wrong port or URL).
     """
-    from pathlib import Path
-
-    from firedup.live.history import load_history
-    from firedup.live.options import WaitOptions, parse_timeout
-    from firedup.live.wait import wait as run_wait
-    from firedup.read.remote import is_url
-
-    seconds, auto = parse_timeout(timeout)
-    if engine is not None:
-        from firedup.formats import get_format
-
-        get_format(engine)  # UnknownEngineError before the wait starts
-    if store and not is_url(store) and not Path(store).expanduser().is_dir():
-        raise click.BadParameter(f"{store}: no such directory", param_hint="--store")
-    loader = None
-    if history or store is not None:
-        def loader() -> tuple[list[Any], list[str]]:
-            return load_history(history, store)
-    if stall_after is not None and not (0 < stall_after < float("inf")):
-        raise click.BadParameter("must be a number of seconds greater than 0", param_hint="--stall-after")
-    if not (0 <= url_grace < float("inf")):
-        raise click.BadParameter("must be a number of seconds, 0 or more", param_hint="--url-grace")
-    stream = log == "-"
-    if stream and from_end:
-        raise click.BadParameter("a stream has no end to start from; drop --from-end", param_hint="--from-end")
-    if stream and _closed_stdin():
-        raise InputError("-", "stdin is closed: nothing to read")
-    opts = WaitOptions(None if stream or log is None else Path(log), url=url, pid=pid, timeout=seconds,
-                       auto_timeout=auto, history_loader=loader, quiet=quiet, from_end=from_end, engine=engine,
-                       stall_after=stall_after, url_grace=url_grace, log_stream=sys.stdin.fileno() if stream else None,
-                       inspect=not no_inspect, record=Path(record) if record else None,
-                       ingest=(store or "") if ingest else None)
     color = _use_color(sys.stderr)
-    sys.exit(run_wait(opts, _SafeStream(sys.stdout), _SafeStream(sys.stderr),  # type: ignore[arg-type]
-                        style=_style(color and _use_color())))
+    sys.exit(api.wait(log, url=url, pid=pid, timeout=timeout, history=history, store=store, stall_after=stall_after,
+                      url_grace=url_grace, engine=engine, from_end=from_end, quiet=quiet, inspect=not no_inspect,
+                      record=record, ingest=ingest, out=_SafeStream(sys.stdout),  # type: ignore[arg-type]
+                      err=_SafeStream(sys.stderr), style=_style(color and _use_color())))  # type: ignore[arg-type]
 
 
 @cli.command()
@@ -765,15 +724,8 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     version has one, and /v1/models and the like as soon as the port opens. The
     process exits as the server did: 137 (SIGKILL) or 1 for a crash.
     """
-    from pathlib import Path
-
-    from firedup.live.options import parse_duration
-    from firedup.live.replay import check_replay_args, run_replay
-
-    held = parse_duration(hold, "--hold") if hold is not None else None
-    delay = parse_duration(launch_delay, "--launch-delay") if launch_delay is not None else 0.0
-    check_replay_args(Path(log), Path(out), speed, held)
-    sys.exit(run_replay(Path(log), Path(out), speed, port, held, engine, server_version, launch_delay=delay))
+    sys.exit(api.replay(log, out, speed=speed, port=port, server_version=server_version, hold=hold,
+                        launch_delay=launch_delay or 0.0, engine=engine))
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """What `firedup wait` says: its notes and warnings on stderr as the start-up goes, the status
 line a terminal redraws, and the verdict on stdout (its first line alone, whatever the width:
-scripts take it with `head -1`). `Waiter` decides (`live.decide`); the `Printer` words each
-`Decision` from what the wait has seen, and nothing it prints changes what is decided.
+scripts take it with `head -1`). The loop (`live.wait`) decides (`live.decide`); the `Printer`
+words each `Decision` from what the wait has seen (`live.sofar.SoFar`), which it only reads.
 """
 
 from __future__ import annotations
@@ -11,13 +11,12 @@ import re
 import shutil
 import urllib.parse
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, TextIO
+from typing import ClassVar, TextIO
 
 from firedup.core.health import NOT_READINESS, HealthSemantics, advice, ready_probe
 from firedup.core.units import fmt_duration, fmt_offset
 from firedup.formats.base import opens_at
 from firedup.formats.vocab import HTTP_RUNNING, READY
-from firedup.live.activity import Activity
 from firedup.live.decide import (
     CRASHED,
     DIED,
@@ -36,26 +35,21 @@ from firedup.live.decide import (
     WEAK_CRASH,
     WEAK_CRASH_QUIET_S,
     Decision,
-    Observation,
 )
-from firedup.live.probe import ProbeResult, is_loopback
+from firedup.live.probe import is_loopback
+from firedup.live.sofar import SoFar
 from firedup.live.telemetry import Telemetry, flatten
 from firedup.render.text import timeline_text
 from firedup.timeline.run import Run
-
-if TYPE_CHECKING:
-    from firedup.live.wait import Waiter
 
 TELEMETRY_WAIT_S = 3.0  # at the verdict, how long the engine's figures may still take to come
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class Printer:
-    """Everything `wait` writes, from the state of its `Waiter` (`w`)."""
+    """Everything `wait` writes, from what it has seen (`SoFar`) and the decision on it."""
 
-    def __init__(self, w: Waiter, out: TextIO, err: TextIO, tty: bool, style: Callable[..., str],
-                 width: int | None) -> None:
-        self.w = w
+    def __init__(self, out: TextIO, err: TextIO, tty: bool, style: Callable[..., str], width: int | None) -> None:
         self.out = out
         self.err = err
         self.tty = tty
@@ -86,6 +80,12 @@ class Printer:
         self.clear_status()
         print(self.fit(text), file=self.err, flush=True)
 
+    def note_once(self, key: str, text: str) -> None:
+        """A note said once per `key` (a wedged GPU driver, a log on another clock)."""
+        if key not in self.warned:
+            self.warned.add(key)
+            self.say(f"note: {text}")
+
     def warn(self, key: str, text: str) -> None:
         if key in self.warned:
             return
@@ -102,49 +102,44 @@ class Printer:
 
     # -- warnings, as the decision names them ------------------------------------------------
 
-    def tell(self, keys: tuple[str, ...], seen: Observation) -> None:
+    def tell(self, keys: tuple[str, ...], seen: SoFar) -> None:
         """The warnings (and notes) a decision names, each said once."""
         for key in keys:
             self._TELL[key](self, seen)
 
-    def _weak_crash(self, seen: Observation) -> None:
+    def _weak_crash(self, seen: SoFar) -> None:
         assert seen.run is not None and seen.run.crash is not None
         line = seen.run.crash.line
         self.warn(f"weak-crash-{line}",
                   f"a traceback at line {line} and no startup progress since; if the log stays "
                   f"silent for {fmt_duration(WEAK_CRASH_QUIET_S)} firedup takes it as a crash")
 
-    def _stream_ended(self, seen: Observation) -> None:
+    def _stream_ended(self, seen: SoFar) -> None:
         if not self.stream_end_said:
             self.stream_end_said = True
             self.say("note: the log stream ended (its writer closed it); the URL and the process decide from now")
 
-    def _url(self) -> str | None:
-        """The URL probed now (a base URL moves on from a readiness path that does not exist)."""
-        w = self.w
-        return w.prober.url if w.prober else w.opts.url
-
-    def _redirect(self, seen: Observation) -> None:
+    def _redirect(self, seen: SoFar) -> None:
         assert seen.probe is not None
-        self.warn("url-redirect", f"{self._url()} answers "
+        self.warn("url-redirect", f"{(seen.probed or seen.url)} answers "
                                   f"{seen.probe.describe()}: a redirect is not readiness (a login page? an ingress's "
                                   "default backend?); probe the server's own address and health path")
 
-    def _url_before_log(self, seen: Observation) -> None:
+    def _url_before_log(self, seen: SoFar) -> None:
         # a 200 before the run followed printed anything: an older server still on the port
-        self.warn("url-before-log", f"{self._url()} answers 200 "
-                                    f"but {self.w.log_name} has no line of this startup yet: another "
+        self.warn("url-before-log", f"{(seen.probed or seen.url)} answers 200 "
+                                    f"but {seen.log_name} has no line of this startup yet: another "
                                     "process answers there (an older server still on the port?). "
                                     "Waiting for the log (without --log the URL alone decides).")
 
-    def _url_early(self, seen: Observation) -> None:
+    def _url_early(self, seen: SoFar) -> None:
         """The URL answers 200 while the log says the server is not ready."""
-        run = self.w.run
-        health = self.w._health()
-        engine = self.w.fmt.display if self.w.fmt else "the server"
-        url = self.w.opts.url or ""
+        run = seen.run
+        health = seen.health()
+        engine = seen.fmt.display if seen.fmt else "the server"
+        url = seen.url or ""
         path = urllib.parse.urlsplit(url).path or "/"
-        stage = self.w.current_stage()
+        stage = seen.current_stage()
         opened = health is not None and run is not None and run.milestone(opens_at(health)) is not None
         if health is not None and not opened:
             self.warn("url-early-closed",
@@ -159,12 +154,11 @@ class Printer:
                       + (f"; {advice(health)}" if health else "") + ".")
             return
         guess = ""
-        if run is not None and self.w.fmt is not None and self.w.fmt.serving.version_guess is not None:
-            events = [e for e in self.w.events if run.first_line is not None and e.line >= run.first_line]
-            version = self.w.fmt.serving.version_guess(events, run.all_config, run.config_complete)
+        if run is not None and seen.fmt is not None and seen.fmt.serving.version_guess is not None:
+            version = seen.fmt.serving.version_guess(seen.run_events(), run.all_config, run.config_complete)
             if version.low or version.high:
                 guess = f" This log looks like {engine} {version.describe()}."
-            probe = ready_probe(self.w.fmt.serving.readiness, version)  # the table the budget snippets use too
+            probe = ready_probe(seen.fmt.serving.readiness, version)  # the table the budget snippets use too
             if probe is not None and (version.low or version.high):
                 guess += (f" Its readiness route is {probe.route}"
                           + ("; no route tells warm-up from ready there, only the log's ready line" if
@@ -173,34 +167,34 @@ class Printer:
                   f"{url} answered 200 while the log is still in {stage} (no ready line yet). "
                   + _early_200_story(engine, health, guess))
 
-    def _url_after_ready(self, seen: Observation) -> None:
+    def _url_after_ready(self, seen: SoFar) -> None:
         got = seen.probe.describe() if seen.probe is not None else "no answer yet"
-        self.warn("url-after-ready", f"the log says ready but {self.w.opts.url} gets: {got}; giving it "
-                                     f"{fmt_duration(self.w.opts.url_grace)} after the ready line")
+        self.warn("url-after-ready", f"the log says ready but {seen.url} gets: {got}; giving it "
+                                     f"{fmt_duration(seen.url_grace)} after the ready line")
 
-    def _url_refused_open(self, seen: Observation) -> None:
+    def _url_refused_open(self, seen: SoFar) -> None:
         assert seen.probe is not None
-        self.warn("url-refused-open", f"the log says the server is listening ({self._log_url_text()}) but "
-                                      f"{self.w.opts.url} gets: {seen.probe.describe()}. {self._url_mismatch()}")
+        self.warn("url-refused-open", f"the log says the server is listening ({self._log_url_text(seen)}) but "
+                                      f"{seen.url} gets: {seen.probe.describe()}. {self._url_mismatch(seen)}")
 
-    _TELL: ClassVar[dict[str, Callable[[Printer, Observation], None]]] = {
+    _TELL: ClassVar[dict[str, Callable[[Printer, SoFar], None]]] = {
         WEAK_CRASH: _weak_crash, STREAM_ENDED: _stream_ended, URL_REDIRECT: _redirect,
         URL_BEFORE_LOG: _url_before_log, URL_EARLY: _url_early, URL_AFTER_READY: _url_after_ready,
         URL_REFUSED_OPEN: _url_refused_open,
     }
 
-    def _log_url_text(self) -> str:
-        run = self.w.run
+    def _log_url_text(self, seen: SoFar) -> str:
+        run = seen.run
         running = run.milestone(HTTP_RUNNING) if run is not None else None
         if running is not None and running.fields.get("url"):
             return f"line {running.line}: {running.fields['url']}"
         return "no URL in the log"
 
-    def _url_mismatch(self) -> str:
+    def _url_mismatch(self, seen: SoFar) -> str:
         """Why the probed URL probably is the wrong one, from what the log says it serves."""
-        url = self.w.opts.url or ""
+        url = seen.url or ""
         probed = urllib.parse.urlsplit(url)
-        run = self.w.run
+        run = seen.run
         running = run.milestone(HTTP_RUNNING) if run is not None else None
         path = probed.path or "/"
         if running is None or not running.fields.get("url"):
@@ -217,70 +211,68 @@ class Printer:
             else:
                 base = (f"the port matches the log ({running.fields['url']}); the host {probed.hostname} may be "
                         "another machine or container, or the path is wrong")
-        probe = self.w.prober.last if self.w.prober else None
+        probe = seen.probe
         if probe is not None and probe.status == 404:
-            health = self.w._health()
+            health = seen.health()
             base += f"; {path} does not exist there (404)" + (f": {advice(health)}" if health else "")
         return base
 
     # -- the verdict -----------------------------------------------------------------------------
 
-    def conclude(self, d: Decision, seen: Observation, counts: collections.Counter[str]) -> int:
-        """The verdict's lines on stdout; the exit code."""
+    def conclude(self, d: Decision, seen: SoFar, now: float) -> int:
+        """The verdict's lines on stdout (the engine's figures after a READY are `telemetry`'s);
+        the exit code."""
         assert d.code is not None
         verdict = d.verdict
         if verdict == CRASHED:
-            if d.gone:
-                self.w._apply_observed()
-            self._crashed(gone=f"; process {self.w.opts.pid} is gone" if d.gone else "")
-        elif verdict in (DIED, DIED_READY, NO_PROCESS):
-            self.w._apply_observed()
-            {DIED: self._died, DIED_READY: self._died_ready, NO_PROCESS: self._no_process}[verdict]()
+            self._crashed(seen, gone=f"; process {seen.pid} is gone" if d.gone else "")
+        elif verdict == DIED:
+            self._died(seen, now)
+        elif verdict == DIED_READY:
+            self._died_ready(seen)
+        elif verdict == NO_PROCESS:
+            self._no_process(seen)
         elif verdict == LOG_ENDED:
-            self._log_ended()
+            self._log_ended(seen)
         elif verdict == URL_NEVER_READY:
-            self._url_never_ready(seen.probe, counts)
+            self._url_never_ready(seen)
         elif verdict == TIMED_OUT:
-            self._timed_out(seen.now, d, seen.activity, counts)
+            self._timed_out(seen, now, d)
         else:
-            self._ready(seen.probe, url_only=verdict == READY_URL)
+            self._ready(seen, now, url_only=verdict == READY_URL)
         return d.code
 
-    def _ready(self, url_note: ProbeResult | None, url_only: bool = False) -> None:
-        self.w._apply_observed()
-        run = self.w.run
-        waited = fmt_duration(self.w.now() - self.w.started)
+    def _ready(self, seen: SoFar, now: float, url_only: bool = False) -> None:
+        run = seen.run
+        waited = fmt_duration(now - seen.started)
         if url_only:
-            where = ("no log given" if self.w.log_name is None
-                     else f"the log {self.w.log_name} shows no startup lines" if run is None
-                     else f"the log {self.w.log_name} shows no startup progress (log level above INFO?)")
-            url = self.w.prober.url if self.w.prober is not None else self.w.opts.url
+            where = ("no log given" if seen.log_name is None
+                     else f"the log {seen.log_name} shows no startup lines" if run is None
+                     else f"the log {seen.log_name} shows no startup progress (log level above INFO?)")
+            url = seen.probed or seen.url
             self.report(self.style(f"READY: {url} answered 200 ({where}; waited {waited})",
                                    fg="green", bold=True))
-            self._report_telemetry()
             return
         assert run is not None
         total = fmt_duration(run.seconds_to_end)
         ready = run.milestone(READY)
         line = f" (line {ready.line})" if ready else ""
-        url = f"; {self.w.opts.url} answered 200" if url_note is not None else ""
+        url = f"; {seen.url} answered 200" if seen.probe is not None else ""
         launch = ""
-        if self.w.clock.measured(self.w.run) and run.launch_to_ready is not None:
-            launch = f", {fmt_duration(run.launch_to_ready)} from launch ({self.w.clock.gap_text(run)})"
+        if seen.clock.measured(run) and run.launch_to_ready is not None:
+            launch = f", {fmt_duration(run.launch_to_ready)} from launch ({seen.clock.gap_text(run)})"
         self.report(self.style(f"READY in {total} by the log's clock{line}{launch}{url}; waited {waited}", fg="green",
                                bold=True))
         self.report(timeline_text(run, self.style, verdict=False))
-        self._report_telemetry()
 
-    def _crashed(self, gone: str = "") -> None:
-        self.w._apply_observed()
-        run = self.w.run
+    def _crashed(self, seen: SoFar, gone: str = "") -> None:
+        run = seen.run
         assert run is not None and run.crash is not None
         crash = run.crash
         # the time to the crash as every view states it (`Run.seconds_to_end`; a crash after ready: its own)
         when = ("after its ready line" if crash.after_ready
                 else f"in {crash.phase or 'an unknown phase'} after {fmt_duration(run.seconds_to_end)}")
-        self.report(self.style(f"CRASHED ({crash.category}) {when}, line {crash.line} of {self.w.log_name}{gone}",
+        self.report(self.style(f"CRASHED ({crash.category}) {when}, line {crash.line} of {seen.log_name}{gone}",
                                fg="red", bold=True))
         self.report(f"  error: {crash.message}")
         if crash.hint:
@@ -289,146 +281,141 @@ class Printer:
         # the verdict, the error and the hint are said: the timeline under them does not repeat them
         self.report(timeline_text(run, self.style, verdict=False, crash=False))
 
-    def _died_ready(self) -> None:
-        run = self.w.run
+    def _died_ready(self, seen: SoFar) -> None:
+        run = seen.run
         assert run is not None
         ready = run.milestone(READY)
-        text = f"DIED: process {self.w.opts.pid} is gone after the log's ready line (line {ready.line if ready else '?'})"
-        if self.w.opts.url:
-            text += f", before {self.w.opts.url} answered 200"
+        text = f"DIED: process {seen.pid} is gone after the log's ready line (line {ready.line if ready else '?'})"
+        if seen.url:
+            text += f", before {seen.url} answered 200"
         self.report(self.style(text, fg="red", bold=True))
         self.report(timeline_text(run, self.style, verdict=False))
 
-    def _where_it_stopped(self) -> str:
-        run = self.w.run
-        stage = self.w.current_stage() if run is not None else None
+    def _where_it_stopped(self, seen: SoFar) -> str:
+        run = seen.run
+        stage = seen.current_stage() if run is not None else None
         return (f"the log stops in {stage} after {fmt_duration(run.seconds_to_end)}" if run is not None
-                else f"the log {self.w.log_name} shows no startup" if self.w.log_name else "no log given")
+                else f"the log {seen.log_name} shows no startup" if seen.log_name else "no log given")
 
-    def _no_process(self) -> None:
-        self.report(self.style(f"NO PROCESS: pid {self.w.opts.pid} was not running when the wait began (a wrong pid, "
-                               f"or it exited before); {self._where_it_stopped()}", fg="red", bold=True))
+    def _no_process(self, seen: SoFar) -> None:
+        self.report(self.style(f"NO PROCESS: pid {seen.pid} was not running when the wait began (a wrong pid, "
+                               f"or it exited before); {self._where_it_stopped(seen)}", fg="red", bold=True))
         self.report("  hint:  give the server's own pid: `$!` right after starting it in the background")
-        self._report_last_lines()
+        self._report_last_lines(seen)
 
-    def _died(self) -> None:
-        run = self.w.run
-        reused = " (its pid now belongs to another process)" if self.w.pid_reused else ""
-        self.report(self.style(f"DIED: process {self.w.opts.pid} is gone{reused} before the server was ready; "
-                               f"{self._where_it_stopped()}, with no error line", fg="red", bold=True))
-        launched = self.w.clock.since_launch(self.w.now())
+    def _died(self, seen: SoFar, now: float) -> None:
+        run = seen.run
+        reused = " (its pid now belongs to another process)" if seen.pid_reused else ""
+        self.report(self.style(f"DIED: process {seen.pid} is gone{reused} before the server was ready; "
+                               f"{self._where_it_stopped(seen)}, with no error line", fg="red", bold=True))
+        launched = seen.since_launch(now)
         if launched is not None:
             self.report(f"  launched {fmt_duration(launched)} ago" + (
-                f", {self.w.clock.gap_text(run)}" if run is not None and self.w.clock.measured(self.w.run) else ""))
+                f", {seen.clock.gap_text(run)}" if run is not None and seen.clock.measured(run) else ""))
         self.report("  hint:  killed by a signal? The OS OOM killer leaves no log line: check "
                     "`dmesg -T | grep -i oom` and the container's exit code (137 = SIGKILL)")
-        self._report_last_lines()
+        self._report_last_lines(seen)
         if run is not None:  # the phases it went through, as `firedup timeline` shows them (its verdict said)
             self.report("")
             self.report(timeline_text(run, self.style, verdict=False))
 
-    def _log_ended(self) -> None:
-        run = self.w.run
-        stage = self.w.current_stage() if run is not None else None
+    def _log_ended(self, seen: SoFar) -> None:
+        run = seen.run
+        stage = seen.current_stage() if run is not None else None
         where = f"in {stage} after {fmt_duration(run.seconds_to_end)}" if run is not None else "before any startup line"
         self.report(self.style(f"LOG ENDED: standard input closed {where}, before the server was ready",
                                fg="red", bold=True))
         self.report("  hint:  the container or process writing the log is gone (`kubectl logs -f` ends with it): "
                     "check its exit code and `kubectl describe pod`")
-        self._report_last_lines()
+        self._report_last_lines(seen)
 
-    def _url_never_ready(self, probe: ProbeResult | None, counts: collections.Counter[str]) -> None:
-        run = self.w.run
+    def _url_never_ready(self, seen: SoFar) -> None:
+        run = seen.run
         assert run is not None
-        got = probe.describe() if probe is not None else "no answer yet"
+        got = seen.probe.describe() if seen.probe is not None else "no answer yet"
         ready = run.milestone(READY)
-        seen = ", ".join(f"{what} x{n}" for what, n in counts.most_common(4)) or "no answer"
+        answers = _answers(seen.probe_counts, "no answer")
         self.report(self.style(f"URL NEVER READY: the log says ready (line {ready.line if ready else '?'}), but "
-                               f"{self.w.opts.url} did not answer 200 in the {fmt_duration(self.w.opts.url_grace)} "
+                               f"{seen.url} did not answer 200 in the {fmt_duration(seen.url_grace)} "
                                "after it", fg="red", bold=True))
-        self.report(f"  probed {self.w.opts.url}: {seen}; last: {got}")
-        self.report(f"  {self._url_mismatch()}")
+        self.report(f"  probed {seen.url}: {answers}; last: {got}")
+        self.report(f"  {self._url_mismatch(seen)}")
         self.report("")
         self.report(timeline_text(run, self.style, verdict=False))
 
-    def _timed_out(self, now: float, d: Decision, activity: Activity | None, counts: collections.Counter[str]) -> None:
-        w = self.w
-        waited = now - w.started
+    def _timed_out(self, seen: SoFar, now: float, d: Decision) -> None:
+        waited = now - seen.started
         how = "" if not d.judged else " while busy" if d.busy else " while stuck"
-        witnesses = [who for who in (w.log_name, w.prober.url if w.prober else None,
-                                     f"pid {w.opts.pid}" if w.opts.pid else None) if who]
-        self.report(self.style(f"TIMED OUT{how} after {fmt_duration(waited)} waiting for {' and '.join(witnesses)}",
+        self.report(self.style(f"TIMED OUT{how} after {fmt_duration(waited)} waiting for {' and '.join(seen.witnesses())}",
                                fg="red", bold=True))
-        self.report(f"  limit: {w.timeout_note}")
-        if w.log_name is not None:
-            self._where_it_is(now)
-        self._history_then(now, waited)
-        if w.opts.url:
-            seen = ", ".join(f"{what} x{n}" for what, n in counts.most_common(4)) or "no answer yet"
-            self.report(f"  {w.prober.url if w.prober else w.opts.url}: {seen}")
-        last = w.follower.last_growth
-        if w.log_name is not None and last is not None and now - last >= 1:
+        self.report(f"  limit: {seen.timeout_note}")
+        if seen.log_name is not None:
+            self._where_it_is(seen, now)
+        self._history_then(seen, now, waited)
+        if seen.url:
+            for url, counts in seen.probe_earlier:  # each endpoint with its own answers, in the order probed
+                self.report(f"  {url}: {_answers(counts, 'no answer')}")
+            self.report(f"  {seen.probed or seen.url}: {_answers(seen.probe_counts, 'no answer yet')}")
+        last = seen.last_growth
+        if seen.log_name is not None and last is not None and now - last >= 1:
             self.report(f"  silent: no log output for {fmt_duration(now - last)}")
-        if activity is not None:
-            self.report(f"  process tree of pid {w.watch_pid}: {activity}")
+        if seen.activity is not None:
+            self.report(f"  process tree of pid {seen.watch_pid}: {seen.activity}")
             if not d.busy:
                 self.report("  hint:  nothing in the tree works: check the other ranks or nodes (NCCL_DEBUG=INFO), "
                             "`py-spy dump --pid PID` for where it waits, and `dmesg` for a hung GPU")
-        self._report_last_lines()
+        self._report_last_lines(seen)
 
-    def _where_it_is(self, now: float) -> None:
+    def _where_it_is(self, seen: SoFar, now: float) -> None:
         """The phase the run has reached and how long it has run (a timeout's lines)."""
-        w = self.w
-        run = w.run
+        run = seen.run
         if run is None:
-            state = "has not appeared" if not w.follower.exists else "shows no server startup"
-            launched = w.clock.since_launch(now)
-            self.report(f"  the log {state}" + (f" (pid {w.opts.pid} was launched {fmt_duration(launched)} ago)"
+            state = "has not appeared" if not seen.log_exists else "shows no server startup"
+            launched = seen.since_launch(now)
+            self.report(f"  the log {state}" + (f" (pid {seen.pid} was launched {fmt_duration(launched)} ago)"
                                                  if launched is not None else ""))
             return
-        stage = w.current_stage()
-        progress = w.progress()
-        in_stage = w._in_stage(now, stage)
+        stage = seen.current_stage()
+        progress = seen.progress()
+        in_stage = seen.in_stage(now, stage)
         since = f" for {fmt_duration(in_stage)}" if in_stage is not None else ""
         detail = f" ({progress})" if progress else ""
-        usual = w.history.typical_stage(stage) if stage else None
+        usual = seen.history.typical_stage(stage) if stage else None
         usual_text = f"; it usually takes {fmt_duration(usual)}" if usual is not None else ""
         self.report(f"  phase reached: {stage}{detail}{since}{usual_text}")
-        elapsed = w.elapsed_log(now)
-        launched = w.clock.since_launch(now)
-        if elapsed is not None and launched is not None and w.clock.measured(w.run):
-            self.report(f"  elapsed: {fmt_duration(launched)} since launch ({w.clock.gap_text(run)}), "
+        elapsed = seen.elapsed_log(now)
+        launched = seen.since_launch(now)
+        if elapsed is not None and launched is not None and seen.clock.measured(run):
+            self.report(f"  elapsed: {fmt_duration(launched)} since launch ({seen.clock.gap_text(run)}), "
                         f"{fmt_duration(elapsed)} since the log's first line")
         elif elapsed is not None:
             self.report(f"  elapsed: {fmt_duration(elapsed)} since the log's first line")
 
-    def _history_then(self, now: float, waited: float) -> None:
-        w = self.w
-        if w.budget is not None:
-            verdict = "over" if (w.elapsed_log(now) or waited) > w.budget.slowest else "within"
-            self.report(f"  history: budget {fmt_duration(w.budget.seconds)} ({w.budget.method}); "
+    def _history_then(self, seen: SoFar, now: float, waited: float) -> None:
+        if seen.budget is not None:
+            verdict = "over" if (seen.elapsed_log(now) or waited) > seen.budget.slowest else "within"
+            self.report(f"  history: budget {fmt_duration(seen.budget.seconds)} ({seen.budget.method}); "
                         f"this run is {verdict} the slowest seen")
-        elif w.history_line:
-            self.report(f"  history: {w.history_line}")
+        elif seen.history_line:
+            self.report(f"  history: {seen.history_line}")
         else:
             self.report("  history: none (give earlier logs of this config with --history to compare)")
 
-    def _report_last_lines(self) -> None:
-        if not self.w.last_lines:
+    def _report_last_lines(self, seen: SoFar) -> None:
+        if not seen.last_lines:
             return
-        self.report(f"  last lines of {self.w.log_name}:")
-        for number, text in self.w.last_lines:
+        self.report(f"  last lines of {seen.log_name}:")
+        for number, text in seen.last_lines:
             shown = text if len(text) <= 200 else text[:199] + "…"
             self.report(f"  {number:>6}  {shown}")
 
-    def _report_telemetry(self) -> None:
-        found = self.w.telemetry
-        if found is None and self.w.telemetry_reader is not None:
-            found = self.w.telemetry = self.w.telemetry_reader.result(wait=TELEMETRY_WAIT_S)
+    def telemetry(self, seen: SoFar) -> None:
+        """The engine's own start-up figures after a READY verdict, against the log's."""
+        found = seen.telemetry
         if found is None:
             return
-        run = self.w.run
-        health = self.w._health()
+        run = seen.run
+        health = seen.health()
         if run is None or health is None or health.telemetry is None:
             self.report(f"  engine telemetry ({found.source}): {found.summary()}")
             return
@@ -448,64 +435,64 @@ class Printer:
 
     # -- the status line (TTY) and the notes of a silence ---------------------------------------
 
-    def status(self, now: float) -> str:
-        run = self.w.run
-        if self.w.log_name is None:
-            return self._status_without_log(now)
-        launched = self.w.clock.since_launch(now)
-        if not self.w.follower.exists:
-            return f"waiting for {self.w.log_name} to appear · {whole(now - self.w.started)}" + (
+    def status(self, seen: SoFar, now: float) -> str:
+        run = seen.run
+        if seen.log_name is None:
+            return self._status_without_log(seen, now)
+        launched = seen.since_launch(now)
+        if not seen.log_exists:
+            return f"waiting for {seen.log_name} to appear · {whole(now - seen.started)}" + (
                 f" · launched {whole(launched)} ago" if launched is not None else "")
         if run is None:
-            return " · ".join([self._first_line_text(now), *([str(self.w.activity)] if self.w.activity else [])])
-        if run.outcome == "ready" and self.w.prober is not None and self.w.ready_seen_at is not None:
-            probe = self.w.prober.last
-            return (f"the log says ready; {self.w.opts.url}: {probe.describe() if probe else '…'} · "
-                    f"{whole(now - self.w.ready_seen_at)} of {whole(self.w.opts.url_grace)}")
-        return " · ".join(self._status_parts(run, now, launched))
+            return " · ".join([self._first_line_text(seen, now), *([str(seen.activity)] if seen.activity else [])])
+        if run.outcome == "ready" and seen.probed is not None and seen.ready_seen_at is not None:
+            probe = seen.probe
+            return (f"the log says ready; {seen.url}: {probe.describe() if probe else '…'} · "
+                    f"{whole(now - seen.ready_seen_at)} of {whole(seen.url_grace)}")
+        return " · ".join(self._status_parts(seen, run, now, launched))
 
-    def _status_parts(self, run: Run, now: float, launched: float | None) -> list[str]:
+    def _status_parts(self, seen: SoFar, run: Run, now: float, launched: float | None) -> list[str]:
         """`cuda_graph batches 3/8 · +4:12 · ETA 40 s · url: HTTP 503 · silent 12 s · <the tree>`."""
-        stage = self.w.current_stage() or "?"
+        stage = seen.current_stage() or "?"
         parts = [stage]
-        progress = self.w.progress()
+        progress = seen.progress()
         if progress:
             parts[0] += f" {progress}"
-        elapsed = self.w.elapsed_log(now)
-        if elapsed is not None and launched is not None and self.w.clock.measured(run):
+        elapsed = seen.elapsed_log(now)
+        if elapsed is not None and launched is not None and seen.clock.measured(run):
             parts.append(f"{fmt_offset(launched)} from launch (log {fmt_offset(elapsed)})")
         elif elapsed is not None:
             parts.append(fmt_offset(elapsed))
-        in_stage = self.w._in_stage(now, stage)
-        if self.w.history.n and in_stage is not None and elapsed is not None:
-            remaining = self.w.history.remaining(stage, in_stage, elapsed)
+        in_stage = seen.in_stage(now, stage)
+        if seen.history.n and in_stage is not None and elapsed is not None:
+            remaining = seen.history.remaining(stage, in_stage, elapsed)
             if remaining is not None:
                 parts.append(f"ETA {whole(remaining)}" if remaining >= 1
                              else f"{whole(-remaining)} later than usual" if remaining <= -1 else "ETA any moment")
-        if self.w.prober is not None:
-            probe = self.w.prober.last
+        if seen.probed is not None:
+            probe = seen.probe
             parts.append(f"url: {probe.describe() if probe else '…'}")
-        last = self.w.follower.last_growth
+        last = seen.last_growth
         if last is not None and now - last >= 10:
             parts.append(f"silent {whole(now - last)}")
-        if self.w.activity is not None:
-            parts.append(str(self.w.activity))
+        if seen.activity is not None:
+            parts.append(str(seen.activity))
         return parts
 
-    def _status_without_log(self, now: float) -> str:
-        parts = [f"waiting · {whole(now - self.w.started)}"]
-        if self.w.prober is not None:
-            probe = self.w.prober.last
-            parts.append(f"{self.w.prober.url}: {probe.describe() if probe else '…'}")
-        if self.w.opts.pid is not None:
-            launched = self.w.clock.since_launch(now)
-            parts.append(f"pid {self.w.opts.pid}" + (f", launched {whole(launched)} ago" if launched is not None else ""))
-        if self.w.activity is not None:
-            parts.append(str(self.w.activity))
+    def _status_without_log(self, seen: SoFar, now: float) -> str:
+        parts = [f"waiting · {whole(now - seen.started)}"]
+        if seen.probed is not None:
+            probe = seen.probe
+            parts.append(f"{seen.probed}: {probe.describe() if probe else '…'}")
+        if seen.pid is not None:
+            launched = seen.since_launch(now)
+            parts.append(f"pid {seen.pid}" + (f", launched {whole(launched)} ago" if launched is not None else ""))
+        if seen.activity is not None:
+            parts.append(str(seen.activity))
         return " · ".join(parts)
 
-    def show_status(self, now: float) -> None:
-        text = self.status(now)
+    def show_status(self, seen: SoFar, now: float) -> None:
+        text = self.status(seen, now)
         if text == self.status_text and now - self.status_at < 1.0:
             return
         width = max(20, shutil.get_terminal_size((100, 20)).columns - 1)
@@ -515,22 +502,27 @@ class Printer:
         self.status_text = shown
         self.status_at = now
 
-    def silence_text(self, now: float, silent: float) -> str:
+    def silence_text(self, seen: SoFar, now: float, silent: float) -> str:
         """`no log output for 12 s in cuda_graph`; before the log's first line, `waiting for the
         server's first log line (launched 12 s ago)`."""
-        if self.w.log_name is None:
+        if seen.log_name is None:
             return f"after {whole(silent)}"
-        if self.w.run is None:
-            return self._first_line_text(now)
-        stage = self.w.current_stage()
+        if seen.run is None:
+            return self._first_line_text(seen, now)
+        stage = seen.current_stage()
         return f"no log output for {whole(silent)}" + (f" in {stage}" if stage else "")
 
-    def _first_line_text(self, now: float) -> str:
-        launched = self.w.clock.since_launch(now)
-        ago = f"launched {whole(launched)} ago" if launched is not None else f"waited {whole(now - self.w.started)}"
-        if self.w.log_began:
+    def _first_line_text(self, seen: SoFar, now: float) -> str:
+        launched = seen.since_launch(now)
+        ago = f"launched {whole(launched)} ago" if launched is not None else f"waited {whole(now - seen.started)}"
+        if seen.log_began:
             return f"the log has begun; waiting for a line that shows its engine ({ago})"
         return f"waiting for the server's first log line ({ago})"
+
+
+def _answers(counts: collections.Counter[str], none: str) -> str:
+    """`HTTP 503 x12, connection refused x3`: the commonest answers of one endpoint."""
+    return ", ".join(f"{what} x{n}" for what, n in counts.most_common(4)) or none
 
 
 def _early_200_story(engine: str, health: HealthSemantics | None, guess: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import ipaddress
+import re
 import threading
 import time
 import urllib.parse
@@ -15,6 +16,7 @@ from firedup.errors import UsageError
 from firedup.formats import all_formats, get_format
 
 PROBE_INTERVAL_S = 1.0
+_HOST = re.compile(r"[A-Za-z0-9._~%:-]+")  # a name, an IPv4 or (bracketed, here bare) IPv6 address
 PROBE_TIMEOUT_S = 5.0  # per request; an engine's /health may generate a token for >= 1 s
 
 
@@ -51,9 +53,15 @@ def check_url(url: str) -> urllib.parse.SplitResult:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"--url {url!r}: give a full URL such as http://127.0.0.1:30000/health")
     try:
-        _ = parts.port
+        port = parts.port
     except ValueError:
-        raise UsageError(f"--url {url!r}: the port is not a number") from None
+        raise UsageError(f"--url {url!r}: the port must be a number from 1 to 65535") from None
+    if port == 0:
+        raise UsageError(f"--url {url!r}: port 0 cannot be probed (to a server it means any free port); give the "
+                         "port the server listens on")
+    host = parts.hostname or ""
+    if not _HOST.fullmatch(host):
+        raise UsageError(f"--url {url!r}: {host!r} is not a host name or address")
     return parts
 
 
@@ -85,7 +93,8 @@ class Prober:
         self.interval = interval
         self.timeout = timeout
         self.last: ProbeResult | None = None
-        self.counts: collections.Counter[str] = collections.Counter()
+        self.counts: collections.Counter[str] = collections.Counter()  # the answers of `url`, by kind
+        self.earlier: list[tuple[str, collections.Counter[str]]] = []  # the paths moved on from, their answers
         self.notes: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -110,9 +119,25 @@ class Prober:
             self.counts[result.describe()] += 1
             if status == 404 and len(self.paths) > 1:
                 gone = self.paths.pop(0)
+                self.earlier.append((self.url, self.counts))
+                self.counts = collections.Counter()
                 self.url = self.base + self.paths[0]
                 self.notes.append(f"{self.base}{gone} does not exist there (404); probing {self.url} instead")
         return result
+
+    def check(self) -> ProbeResult:
+        """One check now (`wait --timeout 0`), of the paths the long wait would probe, in its
+        order: a 404 at a readiness path moves on to the next at once."""
+        while True:
+            url = self.url
+            result = self.once()
+            if self.url == url:
+                return result
+
+    def answers(self) -> list[tuple[str, collections.Counter[str]]]:
+        """Each URL probed, in order, with its own answers."""
+        with self._lock:
+            return [*((url, collections.Counter(c)) for url, c in self.earlier), (self.url, collections.Counter(self.counts))]
 
     def take_notes(self) -> list[str]:
         with self._lock:
