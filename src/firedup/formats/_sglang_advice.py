@@ -12,7 +12,7 @@ from firedup.formats.base import Figure, Remedy
 
 REMEDIES = (
     Remedy(
-        "cache:deepgemm_jit", "cold DeepGEMM kernel cache: its GEMM kernels JIT-compiled at this start",
+        "cache:deepgemm_jit", "cold DeepGEMM kernel cache (its GEMM kernels JIT-compiled)",
         "fill the cache once before serving with the same model and flags: `python3 -m sglang.compile_deep_gemm "
         "--model <model> --tp <tp>`, and keep ~/.cache/deep_gemm (SGLANG_DG_CACHE_DIR) on a volume that "
         "outlives the server",
@@ -22,11 +22,10 @@ REMEDIES = (
          "`python3 -m sglang.compile_deep_gemm`.",
          "[2026-11-05 08:31:15 TP0] Entering DeepGEMM JIT Pre-Compile session. It may take a long time "
          "(typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`."),
-        phases=("cuda_graph",),
-        warm=Figure(1.0, "SGLang's own line: 'typically 1 sec' per kernel shape once `sglang.compile_deep_gemm` "
-                         "ran; sgl-project/sglang#29170", per=r"DeepGEMM JIT Compiling for")),
+        warm=Figure(1.0, "SGLang's line: 'typically 1 sec' per shape once compiled; sgl-project/sglang#29170",
+                    per=r"DeepGEMM JIT Compiling for")),
     Remedy(
-        "cache:kernel_jit", "cold kernel JIT caches: Triton, FlashInfer and sgl-kernel kernels compiled on first use",
+        "cache:kernel_jit", "cold kernel JIT caches (Triton, FlashInfer, sgl-kernel)",
         "keep the JIT caches on a volume that outlives the server (~/.cache/flashinfer, ~/.triton/cache "
         "(TRITON_CACHE_DIR), ~/.cache/torch), or start once on the machine image before serving from it",
         r"flashinfer\.jit: (?:Finished loading|Loading) JIT ops",
@@ -34,20 +33,19 @@ REMEDIES = (
          "2025-05-02 16:15:35,723 - INFO - flashinfer.jit: Finished loading JIT ops: batch_prefill_with_kv_cache"),
         phases=("cuda_graph", "draft.cuda_graph", "warmup")),
     Remedy(
-        "cache:flashinfer_autotune", "cold FlashInfer autotune cache: its tactics profiled again",
+        "cache:flashinfer_autotune", "cold FlashInfer autotune cache",
         "keep the autotune cache file the `Running FlashInfer autotune with cache:` line names on a volume "
         "that outlives the server",
         r"FlashInfer autotune",
         ("[2026-03-01 10:01:02 TP0] Running FlashInfer autotune with cache: /root/.cache/flashinfer/autotune.json",
          "[2026-03-01 10:02:11 TP0] FlashInfer autotune completed.")),
     Remedy(
-        "cache:torch_compile", "cold torch.compile cache: the piecewise graphs compiled again",
+        "cache:torch_compile", "cold torch.compile cache (piecewise graphs compiled)",
         "keep Inductor's cache (TORCHINDUCTOR_CACHE_DIR, by default /tmp/torchinductor_$USER) on a volume "
         "that outlives the server; the same torch, Triton and flags keep its key",
         r"Compiling num tokens|torch\.compile|Capture piecewise",
         ("Compiling num tokens (num_tokens=8192):   2%|▏         | 1/58 [00:03<03:01,  3.18s/it]",
-         "[2026-04-27 02:36:09] Capture piecewise CUDA graph begin. avail mem=23.54 GB"),
-        phases=("cuda_graph",)),
+         "[2026-04-27 02:36:09] Capture piecewise CUDA graph begin. avail mem=23.54 GB")),
     Remedy(
         "graph_capture", "CUDA graph capture, one graph per batch size",
         "capture fewer sizes: lower --cuda-graph-max-bs (0.5.14+: --cuda-graph-max-bs-decode, "

@@ -12,7 +12,7 @@ from firedup.formats.base import Figure, Remedy
 
 REMEDIES = (
     Remedy(
-        "cache:torch_compile", "cold torch.compile cache: the model's graphs compiled again",
+        "cache:torch_compile", "cold torch.compile cache",
         "keep vLLM's compile cache (~/.cache/vllm/torch_compile_cache, VLLM_CACHE_ROOT) on a volume that "
         "outlives the server; its key (the folder's hash) changes with the vLLM and torch versions, the "
         "model and the compilation flags, so keep them the same",
@@ -24,14 +24,13 @@ REMEDIES = (
         warm=Figure(2.32, "marin-community/marin#7615: a torch.compile cache hit took 2.32 s against 12.78 s "
                           "missed (Qwen3-0.6B, H100)")),
     Remedy(
-        "cache:flashinfer_autotune", "cold FlashInfer autotune cache: its tactics profiled again",
+        "cache:flashinfer_autotune", "cold FlashInfer autotune cache",
         "keep ~/.cache/vllm/flashinfer_autotune_cache on a volume that outlives the server",
         r"FlashInfer autotune",
         ("(EngineCore pid=805) WARNING 12-03 21:01:03 [kernel_warmup.py:258] No FlashInfer autotune cache "
          "entries found.Falling back to default tactics.",)),
     Remedy(
-        "cache:kernel_jit", "cold kernel JIT caches: FlashInfer and Triton kernels compiled in the profile and "
-        "warm-up runs",
+        "cache:kernel_jit", "cold kernel JIT caches (FlashInfer, Triton)",
         "keep the JIT caches on a volume that outlives the server (~/.cache/vllm, ~/.cache/flashinfer, "
         "~/.triton/cache (TRITON_CACHE_DIR)), or start once on the machine image before serving from it",
         r"init engine \(profile|KV cache size|Available KV cache memory|Graph capturing finished|Kernel JIT monitor",

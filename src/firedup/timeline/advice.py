@@ -40,6 +40,8 @@ CAUSES = ("graph_capture", "load_weights", "serial_shards", "slow_rank", "dist_i
           "unaccounted")
 CACHE = "cache:"
 WARM_TWIN = "warm twin"
+BOUND = "physical bound"
+THIS_LOG = "this log"
 UNKNOWN = "unknown"
 GIB = 1.073741824  # GB per GiB: engines print GiB as "GB"
 TEXT_CHARS = 160
@@ -74,11 +76,12 @@ class Item:
     evidence: list[Evidence]
     fix: str
     saving_seconds: float | None  # None: unknown
-    basis: str  # "warm twin" | "physical bound (...)" | "published figure (...)" | "this log (...)" | "unknown"
+    basis: str  # "warm twin" | "physical bound" | "published figure (source)" | "this log" | "unknown"
     phase: str | None = None
     efficiency: float | None = None  # bound time / measured, where the phase has a bound
     bounds: list[dict[str, Any]] = field(default_factory=list)
     runs: str | None = None  # a group's item: "6 of 6 runs"
+    basis_detail: str | None = None  # which twin, which limit, which of the log's figures
 
     def as_contract(self) -> dict[str, Any]:
         return {"kind": self.kind, "cause": self.cause, "seconds": round(self.seconds, 3),
@@ -86,18 +89,22 @@ class Item:
                 "saving_seconds": None if self.saving_seconds is None else round(self.saving_seconds, 3),
                 "basis": self.basis, "phase": self.phase,
                 "efficiency": None if self.efficiency is None else round(self.efficiency, 3),
-                "bounds": self.bounds, "runs": self.runs}
+                "bounds": self.bounds, "runs": self.runs, "basis_detail": self.basis_detail}
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> Item:
         return cls(str(d["kind"]), str(d["cause"]), float(d["seconds"]), [Evidence.of(e) for e in d["evidence"]],
                    str(d["fix"]), None if d.get("saving_seconds") is None else float(d["saving_seconds"]),
-                   str(d["basis"]), d.get("phase"), d.get("efficiency"), list(d.get("bounds") or []), d.get("runs"))
+                   str(d["basis"]), d.get("phase"), d.get("efficiency"), list(d.get("bounds") or []), d.get("runs"),
+                   d.get("basis_detail"))
+
+    def basis_text(self) -> str:
+        return self.basis + (f": {self.basis_detail}" if self.basis_detail else "")
 
     def line(self) -> str:
         """One line: `cold DeepGEMM kernel cache: 8 min 46 s; fixing it saves ~8 min 44 s (published
         figure ...): fill the cache ...`."""
-        saving = (f"fixing it saves {fmt_duration(self.saving_seconds)} ({self.basis})"
+        saving = (f"fixing it saves {fmt_duration(self.saving_seconds)} ({self.basis_text()})"
                   if self.saving_seconds is not None else "saving unknown")
         return f"{self.cause}: {fmt_duration(self.seconds)}; {saving}; fix: {self.fix}"
 
@@ -112,6 +119,21 @@ def cut(text: str) -> str:
     return text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS - 1] + "…"
 
 
+def prove(fmt: Format, remedy: Remedy, source: str, lines: Iterable[tuple[int, str]]) -> list[Evidence]:
+    """The lines that one of the format's remedies proves (the item's own first), each once, as
+    evidence; a line none proves is no evidence."""
+    out: list[Evidence] = []
+    seen: set[int] = set()
+    for number, text in lines:
+        if number in seen or not text:
+            continue
+        shows = next((r for r in (remedy, *fmt.advice.remedies) if r.regex.search(text)), None)
+        if shows is not None:
+            seen.add(number)
+            out.append(Evidence(source, number, cut(text), shows.cause))
+    return out
+
+
 class _Lines:
     """Evidence lines of one run: each kept only where one of the format's remedies proves it."""
 
@@ -120,16 +142,7 @@ class _Lines:
         self.texts = {m.line: m.text for m in run.milestones}
 
     def evidence(self, remedy: Remedy, lines: Iterable[tuple[int, str]]) -> list[Evidence]:
-        out: list[Evidence] = []
-        seen: set[int] = set()
-        for number, text in lines:
-            if number in seen or not text:
-                continue
-            shows = next((r for r in (remedy, *self.fmt.advice.remedies) if r.regex.search(text)), None)
-            if shows is not None:
-                seen.add(number)
-                out.append(Evidence(self.run.source, number, cut(text), shows.cause))
-        return out
+        return prove(self.fmt, remedy, self.run.source, lines)
 
     def at(self, numbers: Iterable[int | None]) -> list[tuple[int, str]]:
         return [(n, self.texts[n]) for n in numbers if n is not None and n in self.texts]
@@ -217,7 +230,7 @@ def _weights(run: Run, fmt: Format, lines: _Lines, events: Sequence[Event], floo
     if remedy is not None and seconds >= floor:
         evidence = lines.evidence(remedy, lines.at(_phase_lines(run, "load_weights")[:3]))
         per_gpu = _weights_gb(run, per_rank)
-        saving, basis, efficiency, bounds = None, UNKNOWN, None, []
+        saving, basis, efficiency, bounds, detail = None, UNKNOWN, None, [], None
         if per_gpu is not None:
             nodes = run.config.get("nnodes") if isinstance(run.config.get("nnodes"), int) else 1
             per_node = per_gpu * max(len(per_rank), 1) / max(nodes or 1, 1)
@@ -225,10 +238,11 @@ def _weights(run: Run, fmt: Format, lines: _Lines, events: Sequence[Event], floo
             bound = WEIGHTS_BOUND.bound_seconds(per_node) or 0.0
             efficiency = min(bound / seconds, 9.99)
             saving = max(seconds - bound, 0.0)
-            basis = (f"physical bound ({per_node:.0f} GB per node at {WEIGHTS_BOUND.gb_per_s:.1f} GB/s, "
-                     f"{WEIGHTS_BOUND.name}: {WEIGHTS_BOUND.source})")
+            basis = BOUND
+            detail = (f"{per_node:.0f} GB per node at {WEIGHTS_BOUND.gb_per_s:.1f} GB/s, {WEIGHTS_BOUND.name}: "
+                      f"{WEIGHTS_BOUND.source}")
         out.append(Item(remedy.cause, remedy.what, seconds, evidence, remedy.fix, saving, basis, "load_weights",
-                        efficiency, bounds))
+                        efficiency, bounds, basis_detail=detail))
         serial = fmt.advice.remedy("serial_shards")
         bars = [e for e in events if serial is not None and serial.regex.search(e.text)]
         if serial is not None and bars:
@@ -242,8 +256,8 @@ def _weights(run: Run, fmt: Format, lines: _Lines, events: Sequence[Event], floo
         if is_straggler(phase.seconds or 0.0, median, "load_weights") and late >= floor:
             usual = min(per_rank.values(), key=lambda p: abs((p.seconds or 0.0) - median))
             evidence = lines.evidence(slow, lines.at([phase.line, usual.line]))
-            out.append(Item(slow.cause, f"{slow.what} ({rank})", late, evidence, slow.fix, late,
-                            f"this log (the ranks' median load, {fmt_duration(median)})", "load_weights"))
+            out.append(Item(slow.cause, f"{slow.what} ({rank})", late, evidence, slow.fix, late, THIS_LOG,
+                            "load_weights", basis_detail=f"the ranks' median load, {fmt_duration(median)}"))
     return out
 
 
@@ -269,8 +283,8 @@ def _dist_init(run: Run, fmt: Format, lines: _Lines, floor: float) -> list[Item]
         mine = next(p for p in phases if p.rank == late[0])
         evidence = lines.evidence(remedy, lines.at([mine.line, *(p.line for p in phases if p.rank != late[0])][:2]))
         return [Item(remedy.cause, f"{remedy.what} ({late[0]} came {fmt_duration(late[1])} after the others)",
-                     late[1], evidence, remedy.fix, late[1], "this log (the other ranks were there that much earlier)",
-                     "dist_init")]
+                     late[1], evidence, remedy.fix, late[1], THIS_LOG, "dist_init",
+                     basis_detail="the other ranks were there that much earlier")]
     seconds = _phase_total(run, "dist_init")
     if seconds >= max(DIST_INIT_WAIT, floor):
         evidence = lines.evidence(remedy, lines.at(_phase_lines(run, "dist_init")[:2]))
@@ -298,8 +312,8 @@ def _draft(run: Run, fmt: Format, lines: _Lines, floor: float) -> list[Item]:
         return []
     numbers = [n for name in names for n in _phase_lines(run, name)]
     evidence = lines.evidence(remedy, lines.at(numbers)[:3])
-    return [Item(remedy.cause, remedy.what, seconds, evidence, remedy.fix, seconds,
-                 f"this log (the draft's own phases: {', '.join(names)})", names[0] if names else None)]
+    return [Item(remedy.cause, remedy.what, seconds, evidence, remedy.fix, seconds, THIS_LOG,
+                 names[0] if names else None, basis_detail=f"the draft's own phases: {', '.join(names)}")]
 
 
 def _unaccounted(run: Run, fmt: Format, lines: _Lines, floor: float) -> list[Item]:
@@ -321,4 +335,4 @@ def _unaccounted(run: Run, fmt: Format, lines: _Lines, floor: float) -> list[Ite
                  "unattributed")]
 
 
-__all__ = ["CACHE", "CAUSES", "UNKNOWN", "WARM_TWIN", "Evidence", "Item", "advise_run", "cut", "ranked"]
+__all__ = ["BOUND", "CACHE", "CAUSES", "THIS_LOG", "UNKNOWN", "WARM_TWIN", "Evidence", "Item", "advise_run", "cut", "prove", "ranked"]
