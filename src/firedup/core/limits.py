@@ -34,8 +34,8 @@ STORAGE = (
     Limit("local NVMe (Run:ai streamer)", "storage", "run-ai/runai-model-streamer#120", gb_per_s=4.9 * _GIB),
     Limit("page cache, one reader", "storage", "scitix/InstantTensor#1 (safetensors, a user test)", gb_per_s=4.0),
     Limit("NFS over RDMA, one rank", "storage", "run-ai/runai-model-streamer#135", gb_per_s=1.7 * _GIB),
-    Limit("object storage (GCS via Run:ai), per rank", "storage", "sgl-project/sglang#22749",
-          gb_per_s=0.593 * _GIB),
+    Limit("object storage (S3 on the same node, Run:ai)", "storage", "run-ai/runai-model-streamer#120",
+          gb_per_s=0.8 * 1.048576),  # ~800 MiB/s
 )
 # Host to one GPU.
 H2D = (
