@@ -3,8 +3,8 @@ with what only many runs show, then per group, ranked by saving.
 
 What many runs add:
 
-* a warm twin: another run of the same configuration (`coldwarm._configs`: every flag that
-  changes start-up time alike) whose phase took `TWIN_RATIO` times less and `TWIN_SECONDS` less
+* a warm twin: another run of the same configuration (`coldwarm._configs`: the model and every
+  flag that changes start-up time alike; never two runs whose model no line names) whose phase took `TWIN_RATIO` times less and `TWIN_SECONDS` less
   (`tables.coldwarm`'s rule) measures what a cold cache cost in that phase: the saving, basis
   `warm twin`. The cause is the engine's remedy for a cache that works in that phase without a
   line of its own (`Remedy.phases`: the kernel JIT inside graph capture); a cold cache the run's
@@ -83,9 +83,9 @@ def run_items(runs: Runs, run_ids: Sequence[str] | None = None) -> dict[str, lis
         wide = phase_seconds(runs.select(ready))
         texts = _phase_texts(runs, ready)
         ready_frame = frame.filter(pl.col("run_id").is_in(pl.Series(ready, dtype=pl.Utf8).implode()))
-        for same in _configs(ready_frame).values():
+        for key, same in _configs(ready_frame).items():
             fmt = formats.get(str(rows[same[0]]["engine"]))
-            if fmt is not None and len(same) >= 2:
+            if fmt is not None and len(same) >= 2 and key[1] is not None:  # a twin's model is known
                 _twins(out, same, wide, texts, rows, fmt)
     return {rid: ranked(items) for rid, items in out.items()}
 
