@@ -9,13 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import SAMPLE_LOGS, SHARED
 from firedup.formats import get_format
 from firedup.read.sources import normalise
 from firedup.timeline.advice import UNKNOWN, Evidence, Item, ranked
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.run import Run
-
-from conftest import SAMPLE_LOGS, SHARED
 
 
 def _run(path: Path) -> Run:

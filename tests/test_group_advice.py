@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 import firedup
+from conftest import CORPUS, FIXTURES, SAMPLE_LOGS, SHARED, corpus_logs, run_cli
 from firedup.tables.advice import Advice, advice_line
 from firedup.timeline.advice import WARM_TWIN, Item
-
-from conftest import CORPUS, FIXTURES, SAMPLE_LOGS, SHARED, corpus_logs, run_cli
 from test_advice import check_evidence
 
 REALGPU = SHARED / "realgpu"
@@ -54,6 +53,7 @@ def test_compare_says_the_top_item_right_after_its_headline_and_in_json(
     head = out.split("\n\n")[0]
     assert "start sooner: production" in head and "cold DeepGEMM kernel cache" in head
     code, out, _ = run_cli(["compare", str(SAMPLE_LOGS), "--json"], monkeypatch, capsys)
+    assert code == 0
     groups = {g["group"].split(" ")[0]: g["advice"] for g in json.loads(out)["advice"]}
     assert groups["production"][0]["kind"] == "cache:deepgemm_jit"
     assert {"cause", "seconds", "evidence", "fix", "saving_seconds", "basis"} <= set(groups["production"][0])
@@ -63,6 +63,7 @@ def test_compare_says_the_top_item_right_after_its_headline_and_in_json(
 def test_parse_json_carries_each_runs_advice(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(["parse", str(SAMPLE_LOGS / "prod-tp8-eagle3-02.log"), "--json"], monkeypatch, capsys)
+    assert code == 0
     advice = json.loads(out)["runs"][0]["advice"]
     assert advice[0]["kind"] == "cache:deepgemm_jit" and advice[0]["evidence"][0]["line"] > 0
 
