@@ -59,6 +59,10 @@ class Advice:
                          for rid, items in self.runs.items()],
                 "groups": [g.as_json() for g in self.groups]}
 
+    def line(self) -> str | None:
+        """The one line `compare` prints after its headline (`advice_line`)."""
+        return advice_line(self)
+
     def top(self) -> tuple[str, Item] | None:
         """The group's item that saves most (known savings first), with the group's label."""
         best = [(g.label, g.items[0]) for g in self.groups if g.items]
