@@ -55,7 +55,8 @@ REMEDIES = (
         ("[2026-11-05 08:40:02 TP0] Capture target verify CUDA graph begin. backend=full, num_tokens_per_req=4, "
          "avail mem=18.90 GB",
          "[2025-01-23 19:35:27 TP0] Capture cuda graph end. Time elapsed: 6.57 s",
-         "Capturing batches (bs=1 avail_mem=18.03 GB): 100%|██████████| 12/12 [01:35<00:00,  7.93s/it]")),
+         "Capturing batches (bs=1 avail_mem=18.03 GB): 100%|██████████| 12/12 [01:35<00:00,  7.93s/it]"),
+        sizes=r"\((?:bs|num_tokens)=(?P<size>\d+)"),
     Remedy(
         "load_weights", "loading the weights",
         "read the checkpoint from local NVMe or keep it in the page cache between starts (network file "

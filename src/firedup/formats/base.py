@@ -447,10 +447,17 @@ class Remedy:
     examples: Sequence[str]
     phases: tuple[str, ...] = ()
     warm: Figure | None = None
+    # Over a progress bar's redraw: the `size` group names what it captures (`bs=64`), so the
+    # bar's steps time each size (graph capture: what trimming the largest sizes saves).
+    sizes: str | None = None
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
         return re.compile(self.proves)
+
+    @cached_property
+    def sizes_regex(self) -> re.Pattern[str] | None:
+        return re.compile(self.sizes) if self.sizes else None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "examples", tuple(self.examples))

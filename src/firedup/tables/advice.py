@@ -147,6 +147,8 @@ def _twin_item(items: list[Item], phase: str, seconds: float, fast: float, row: 
     for other in items:  # the phase's own item keeps what the twin also spent
         if other.phase == phase and not other.kind.startswith(CACHE):
             other.seconds = max(other.seconds - saving, 0.0)
+            if other.saving_seconds is not None:
+                other.saving_seconds = min(other.saving_seconds, other.seconds)
     items[:] = [i for i in items if i.seconds > 0]
     items.append(Item(remedy.cause, cause, saving, evidence, remedy.fix, saving, WARM_TWIN, phase,
                       basis_detail=detail))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from firedup.core.limits import WEIGHTS_BOUND, weight_bounds
 from firedup.core.units import fmt_duration
 from firedup.formats.base import Format, Remedy
-from firedup.formats.vocab import DRAFT_PREFIX
+from firedup.formats.vocab import DRAFT_PREFIX, PROGRESS_CUDA_GRAPH
 from firedup.read.engine import Event
 from firedup.timeline.ranks import is_late, is_straggler, late_arrival
 
@@ -156,7 +156,7 @@ def advise_run(run: Run, events: Sequence[Event], fmt: Format) -> list[Item]:
     floor = run.silence_threshold or 10.0
     inside = [e for e in events if (run.first_line or 0) <= e.line <= (run.last_line or 0)]
     items = [i for i in _caches(run, fmt, lines, inside) if i.seconds >= floor]
-    items += _graph_capture(run, fmt, lines, items, floor)
+    items += _graph_capture(run, fmt, lines, items, inside, floor)
     items += _weights(run, fmt, lines, inside, floor)
     items += _dist_init(run, fmt, lines, floor)
     items += _warmup(run, fmt, lines, items, floor)
@@ -209,15 +209,66 @@ def _published(remedy: Remedy, seconds: float, events: Sequence[Event]) -> tuple
     return max(seconds - cost, 0.0), f"published figure ({warm.source})"
 
 
-def _graph_capture(run: Run, fmt: Format, lines: _Lines, items: Sequence[Item], floor: float) -> list[Item]:
-    """Graph capture, less the cold caches whose work lies in it (an item of their own)."""
+def _graph_capture(run: Run, fmt: Format, lines: _Lines, items: Sequence[Item], events: Sequence[Event],
+                   floor: float) -> list[Item]:
+    """Graph capture, less the cold caches whose work lies in it (an item of their own); where the
+    capture's progress bars time each size, the saving of trimming the largest sizes."""
     remedy = fmt.advice.remedy("graph_capture")
     total = _phase_total(run, "cuda_graph")
     own = total - sum(i.seconds for i in items if i.phase == "cuda_graph")
     if remedy is None or own < floor:
         return []
-    evidence = lines.evidence(remedy, lines.at(_phase_lines(run, "cuda_graph"))[:3])
-    return [Item(remedy.cause, remedy.what, own, evidence, remedy.fix, None, UNKNOWN, "cuda_graph")]
+    found = lines.at(_phase_lines(run, "cuda_graph"))[:2]
+    # the target's capture bars, but those inside a cold cache's span (its time is that item's)
+    spans = [(min(e.line for e in i.evidence), max(e.line for e in i.evidence)) for i in items
+             if i.phase == "cuda_graph" and i.evidence]
+    windows = [(p.start, p.end) for p in run.run_phases() if p.name == "cuda_graph" and p.start and p.end]
+    bars = [e for e in events if e.name == PROGRESS_CUDA_GRAPH and e.fields.get("_redraws") and e.ts is not None
+            and any(a <= e.ts < b for a, b in windows) and not any(a <= e.line <= b for a, b in spans)]
+    costs = [c for c in (_size_costs(remedy, e) for e in bars) if c]
+    item = Item(remedy.cause, remedy.what, own, [], remedy.fix, None, UNKNOWN, "cuda_graph")
+    if costs:
+        trimmed = [(size, secs) for bar in costs for size, secs in bar if size > max(s for s, _ in bar) / 2]
+        saving = min(sum(secs for _, secs in trimmed), own)
+        largest = sorted({size for size, _ in trimmed}, reverse=True)
+        item.saving_seconds, item.basis = saving, THIS_LOG
+        item.basis_detail = (f"the capture's progress timed each size; the sizes above half the largest "
+                             f"({', '.join(map(str, largest[:8]))}{', ...' if len(largest) > 8 else ''}) took "
+                             f"{fmt_duration(saving)} (the first size's one-time work not counted); what fewer graphs cost in "
+                             "throughput is unknown")
+        found += [(e.line, e.text) for e in bars[:2]]
+    item.evidence = lines.evidence(remedy, found)
+    return [item]
+
+
+_STEP = re.compile(r"\|\s*(?P<n>\d+)/(?P<total>\d+) \[(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)<")
+
+
+def _size_costs(remedy: Remedy, bar: Event) -> list[tuple[int, float]]:
+    """(size, seconds) for each size a progress bar captured: the size its description names
+    until its count steps, timed by tqdm's elapsed clock (whole seconds). The first size counts
+    no more than the slowest other: what only the first capture does (kernels compiling on first
+    use) is not saved by trimming it, it moves to the next."""
+    sizes = remedy.sizes_regex
+    if sizes is None:
+        return []
+    out: list[tuple[int, float]] = []
+    last_n, last_t, size = 0, 0.0, None
+    for text in (*bar.fields.get("_redraws", ()), bar.text):
+        named, step = sizes.search(text), _STEP.search(text)
+        if step is None:
+            continue
+        n = int(step["n"])
+        t = 3600 * int(step["h"] or 0) + 60 * int(step["m"]) + int(step["s"])
+        if n > last_n and size is not None:
+            out.append((size, max(t - last_t, 0.0)))
+        if n != last_n:
+            last_n, last_t = n, float(t)
+        if named is not None:
+            size = int(named["size"])
+    if len(out) > 1:  # one-time work (a kernel JIT) lands on the first size and would move to the next
+        out[0] = (out[0][0], min(out[0][1], max(secs for _, secs in out[1:])))
+    return out
 
 
 def _weights(run: Run, fmt: Format, lines: _Lines, events: Sequence[Event], floor: float) -> list[Item]:
