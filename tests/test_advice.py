@@ -3,6 +3,7 @@ with measured seconds, evidence lines that exist and say it, the engine's fix an
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,32 @@ def test_graph_capture_item_leaves_out_the_cold_cache_time_inside_it() -> None:
     deepgemm = next(i for i in run.advice if i.kind == "cache:deepgemm_jit")
     total = sum(p.seconds or 0.0 for p in run.run_phases() if p.name == "cuda_graph")
     assert capture.seconds == pytest.approx(total - deepgemm.seconds)
-    assert capture.saving_seconds is None and capture.basis == UNKNOWN  # the throughput cost is unknown
+
+
+def _bar_steps(raw: str) -> dict[int, float]:
+    """bs -> seconds from a tqdm line, read another way: each frame's `(bs=N` and `[MM:SS<`."""
+    frames = re.findall(r"\(bs=(\d+)[^)]*\):\s+\d+%\|[^|]*\|\s*(\d+)/\d+ \[(\d+):(\d+)<", raw)
+    done: dict[int, float] = {}
+    previous, at, last = 0, 0, 0
+    for bs, n, m, sec in frames:
+        if int(n) > previous:  # the size named by the frame before finished now
+            done[last] = 60 * int(m) + int(sec) - at
+            previous, at = int(n), 60 * int(m) + int(sec)
+        last = int(bs)
+    return done
+
+
+def test_graph_capture_saving_is_the_largest_sizes_time_from_the_bars_steps() -> None:
+    path = SAMPLE_LOGS / "prod-tp8-eagle3-01.log"
+    run = _run(path)
+    capture = next(i for i in run.advice if i.kind == "graph_capture")
+    bar = next(e for e in capture.evidence if e.text.startswith("Capturing batches"))
+    steps = _bar_steps(path.read_bytes().split(b"\n")[bar.line - 1].decode())
+    first = max(steps)  # captured first, largest first: counted no more than the slowest other
+    steps[first] = min(steps[first], max(v for k, v in steps.items() if k != first))
+    trimmed = sum(v for k, v in steps.items() if k > first / 2)
+    assert capture.saving_seconds == pytest.approx(trimmed) and capture.basis == "this log"
+    assert "throughput is unknown" in (capture.basis_detail or "")
 
 
 def test_weight_load_is_measured_against_the_storage_bound_with_its_efficiency() -> None:

@@ -25,6 +25,7 @@ def _patterns() -> list[tuple[str, str]]:
         out += [(f"{fmt.name}:remedy:{r.cause}", r.proves) for r in fmt.advice.remedies]
         out += [(f"{fmt.name}:remedy:{r.cause}:per", r.warm.per) for r in fmt.advice.remedies
                 if r.warm is not None and r.warm.per != "run"]
+        out += [(f"{fmt.name}:remedy:{r.cause}:sizes", r.sizes) for r in fmt.advice.remedies if r.sizes]
     return out
 
 
