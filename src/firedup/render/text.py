@@ -358,10 +358,11 @@ def advice_lines(items: Sequence[Item], width: int = 80, shown: int = 5) -> list
                   if item.saving_seconds is not None else "saving unknown")
         out.extend(wrap(f"{n}. {item.cause}: {fmt_duration(item.seconds)}; {saving}", width - 4,
                         initial_indent="    ", subsequent_indent="       "))
-        if item.efficiency is not None:
-            out.extend(wrap(f"efficiency {item.efficiency:.0%} (bound / measured); the bounds: " + "; ".join(
-                f"{b['limit']} {fmt_duration(float(b['seconds']))}" for b in item.bounds), width - 7,
-                initial_indent="       ", subsequent_indent="         "))
+        if item.efficiency is not None and item.bounds:
+            bound = item.bounds[0]
+            out.extend(wrap(f"efficiency {item.efficiency:.0%}: {bound['limit']} would take "
+                            f"{fmt_duration(float(bound['seconds']))} (the other bounds: --json)", width - 7,
+                            initial_indent="       ", subsequent_indent="         "))
         out.extend(wrap(f"fix: {item.fix}", width - 7, initial_indent="       ", subsequent_indent="         "))
         for e in item.evidence[:2]:
             out.append("       " + _clip(f"line {e.line}: {e.text}", width - 7))

@@ -99,7 +99,11 @@ class Item:
                    d.get("basis_detail"))
 
     def basis_text(self) -> str:
-        return self.basis + (f": {self.basis_detail}" if self.basis_detail else "")
+        """`published figure: its source`, `physical bound: which`, `warm twin: which run`."""
+        basis = self.basis
+        if basis.endswith(")") and " (" in basis:
+            basis = basis[:-1].replace(" (", ": ", 1)
+        return basis + (f": {self.basis_detail}" if self.basis_detail else "")
 
     def line(self) -> str:
         """One line: `cold DeepGEMM kernel cache: 8 min 46 s; fixing it saves ~8 min 44 s (published
