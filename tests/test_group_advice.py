@@ -124,3 +124,16 @@ def test_foreign_engine_logs_get_no_advice() -> None:
     assert all(s.engine is None for s in result.sources)
     if CORPUS.is_dir():  # the corpus's other engine's lines inside a log get none either
         assert all(item.evidence for r in firedup.parse(str(CORPUS)).runs for item in r.advice)
+
+
+def test_a_cold_compile_cache_under_a_key_its_warm_twin_did_not_have_says_the_key_changed() -> None:
+    advice = firedup.advise([str(SAMPLE_LOGS / "vllm-cold-start.log"), str(SAMPLE_LOGS / "vllm-warm-start.log")])
+    keys = {Path(src).name: json.loads(row) for src, row in zip(
+        *firedup.load([str(SAMPLE_LOGS / "vllm-cold-start.log"), str(SAMPLE_LOGS / "vllm-warm-start.log")]).runs.select(
+            "source", "cache_keys_json").to_dict(as_series=False).values(), strict=True)}
+    cold, warm = keys["vllm-cold-start.log"]["torch_compile"], keys["vllm-warm-start.log"]["torch_compile"]
+    assert cold != warm
+    rid = next(r for r, src in advice.sources.items() if src.endswith("vllm-cold-start.log"))
+    item = next(i for i in advice.runs[rid] if i.kind == "cache:torch_compile")
+    assert item.basis == WARM_TWIN and f"key {cold} is not the twin's {warm}" in item.cause
+    check_evidence(item, "vllm")

@@ -134,6 +134,7 @@ def _twin_item(items: list[Item], phase: str, seconds: float, fast: float, row: 
     known = next((i for i in items if i.kind.startswith(CACHE) and i.phase == phase), None)
     if known is not None:  # its own lines showed the cache cold: the twin measures the saving
         known.saving_seconds, known.basis, known.basis_detail = min(saving, known.seconds), WARM_TWIN, detail
+        known.cause += _key_change(row, twin_row, known.kind)
         return
     remedy = next((r for r in fmt.advice.remedies if r.cause.startswith(CACHE) and phase in r.phases), None)
     if remedy is None:
