@@ -155,3 +155,41 @@ def test_a_real_cold_warm_up_is_a_cold_kernel_jit_item_with_the_silence_as_evide
     assert item.kind == "cache:kernel_jit" and item.phase == "warmup" and item.seconds > 60
     assert item.saving_seconds is None  # alone, nothing measures what a warm cache saves
     check_evidence(item, run.engine)
+
+
+def _late_slow_log(path: Path) -> Path:
+    """A TP4 start-up whose TP3 came to distributed init 60 s after the others and loaded its
+    weights 60 s slower, its shards read one after another."""
+    lines = ["[2026-01-01 10:00:00] server_args=ServerArgs(model_path='org/m', tp_size=4, disable_cuda_graph=True)"]
+    lines += [f"[2026-01-01 10:00:01 TP{r}] Init torch distributed begin." for r in range(3)]
+    lines += ["[2026-01-01 10:01:01 TP3] Init torch distributed begin."]
+    lines += [f"[2026-01-01 10:01:02 TP{r}] Init torch distributed ends. mem usage=0.10 GB" for r in range(4)]
+    lines += [f"[2026-01-01 10:01:02 TP{r}] Load weight begin. avail mem=70.00 GB" for r in range(4)]
+    lines += ["Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:40<00:00, 10.00s/it]"]
+    end = ("Load weight end. elapsed={} s, type=LlamaForCausalLM, avail mem=50.00 GB, mem usage=20.00 GB.")
+    lines += [f"[2026-01-01 10:01:42 TP{r}] " + end.format("40.00") for r in range(3)]
+    lines += ["[2026-01-01 10:02:42 TP3] " + end.format("100.00")]
+    lines += [f"[2026-01-01 10:02:43 TP{r}] KV Cache is allocated. #tokens: 1000, K size: 1.00 GB, V size: 1.00 GB"
+              for r in range(4)]
+    lines += ["[2026-01-01 10:02:44 TP0] max_total_num_tokens=1000, max_prefill_tokens=16384, context_len=4096",
+              "[2026-01-01 10:02:45] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
+              "[2026-01-01 10:02:47] The server is fired up and ready to roll!"]
+    log = path / "late-slow.log"
+    log.write_text("\n".join(lines) + "\n")
+    return log
+
+
+def test_a_late_peer_a_slow_rank_and_serial_shards_are_each_an_item(tmp_path: Path) -> None:
+    run = _run(_late_slow_log(tmp_path))
+    items = {i.kind: i for i in run.advice}
+    late = items["dist_init"]
+    assert "TP3" in late.cause and late.seconds == pytest.approx(60) and late.saving_seconds == pytest.approx(60)
+    assert [e.line for e in late.evidence] == [5, 2]  # TP3's begin line, then another rank's
+    slow = items["slow_rank"]
+    assert "TP3" in slow.cause and slow.seconds == pytest.approx(60) and slow.basis == "this log"
+    assert items["serial_shards"].saving_seconds is None and items["serial_shards"].evidence[0].line == 14
+    load = items["load_weights"]
+    assert load.basis == "physical bound" and load.bounds  # 20 GiB per GPU stated, 4 ranks on one node
+    assert load.bounds[0]["seconds"] == pytest.approx(4 * 20 * 1.073741824 / (4.9 * 1.073741824), rel=1e-3)
+    for item in run.advice:
+        check_evidence(item, run.engine)

@@ -336,7 +336,8 @@ def _dist_init(run: Run, fmt: Format, lines: _Lines, floor: float) -> list[Item]
     late = late_arrival(starts)
     if late is not None and is_late(late[1]) and late[1] >= floor:
         mine = next(p for p in phases if p.rank == late[0])
-        evidence = lines.evidence(remedy, lines.at([mine.line, *(p.line for p in phases if p.rank != late[0])][:2]))
+        other = next(p for p in phases if p.rank != late[0])
+        evidence = lines.evidence(remedy, lines.at([_began(run, mine), _began(run, other)]))
         return [Item(remedy.cause, f"{remedy.what} ({late[0]} came {fmt_duration(late[1])} after the others)",
                      late[1], evidence, remedy.fix, late[1], THIS_LOG, "dist_init",
                      basis_detail="the other ranks were there that much earlier")]
@@ -345,6 +346,12 @@ def _dist_init(run: Run, fmt: Format, lines: _Lines, floor: float) -> list[Item]
         evidence = lines.evidence(remedy, lines.at(_phase_lines(run, "dist_init")[:2]))
         return [Item(remedy.cause, remedy.what, seconds, evidence, remedy.fix, None, UNKNOWN, "dist_init")]
     return []
+
+
+def _began(run: Run, phase: Any) -> int | None:
+    """The line a rank's phase began at: its milestone at the phase's start, before its end."""
+    return next((m.line for m in run.milestones if m.rank == phase.rank and m.ts == phase.start
+                 and m.line < (phase.line or m.line + 1)), phase.line)
 
 
 def _warmup(run: Run, fmt: Format, lines: _Lines, items: Sequence[Item], floor: float) -> list[Item]:
