@@ -238,8 +238,7 @@ def _graph_capture(run: Run, fmt: Format, lines: _Lines, items: Sequence[Item], 
         item.saving_seconds, item.basis = saving, THIS_LOG
         item.basis_detail = (f"the capture's progress timed each size; the sizes above half the largest "
                              f"({', '.join(map(str, largest[:8]))}{', ...' if len(largest) > 8 else ''}) took "
-                             f"{fmt_duration(saving)} (the first size's one-time work not counted); what fewer graphs cost in "
-                             "throughput is unknown")
+                             f"{fmt_duration(saving)} (the first size's one-time work not counted)")
         found += [(e.line, e.text) for e in bars[:2]]
     item.evidence = lines.evidence(remedy, found)
     return [item]
