@@ -2,7 +2,7 @@
 
 The kinds (issue 31): a run's verdict (`outcome`), each silence and what it was (`silence`,
 `cause`), each cache verdict (`cache`), the crash and its hint (`crash`, `hint`), the engine's
-own timings beside the table's (`timings`), and over the whole set the budget's answer and
+own timings beside the table's (`timings`), what would have made it start sooner (`advice`), and over the whole set the budget's answer and
 derivation (`budget`) and what was left out (`left out`). `tests/test_sentences.py` holds them
 to golden files (`tests/golden/sentences/*.txt`, rewritten by `python tests/regen_golden.py`),
 reads each as English (`english_problems`) and checks none contradicts a figure beside it
@@ -53,6 +53,7 @@ def run_sentences(run: Run) -> list[tuple[str, str]]:
     if run.engine_timings:
         lines = [line.strip() for line in engine_timings_lines(run, width=10_000)]
         out.append(("timings", " | ".join(lines)))
+    out.extend(("advice", " ".join(item.line().split())) for item in run.advice)
     return out
 
 
@@ -155,4 +156,9 @@ def contradictions(run: Run) -> list[str]:
                 if timed and v.kind not in (s.cause or ""):
                     out.append(f"the silence at line {s.since_line} holds {v.kind}'s own lines {timed} but says "
                                f"{s.cause!r}")
+    for item in run.advice:  # a fix never saves more than the cause cost, nor more than the start-up took
+        if item.saving_seconds is not None and item.saving_seconds > item.seconds + 0.5:
+            out.append(f"{item.kind} saves {fmt_duration(item.saving_seconds)} of its {fmt_duration(item.seconds)}")
+        if run.seconds_to_end is not None and item.seconds > run.seconds_to_end + 0.5 and not run.lower_bound:
+            out.append(f"{item.kind} cost {fmt_duration(item.seconds)} of a {fmt_duration(run.seconds_to_end)} start")
     return out

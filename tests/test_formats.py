@@ -22,6 +22,10 @@ def _patterns() -> list[tuple[str, str]]:
         out += [(f"{fmt.name}:header:{h.name}", h.pattern) for h in fmt.parsing.headers]
         out += [(f"{fmt.name}:rule:{r.name}", r.pattern) for r in fmt.parsing.rules]
         out += [(f"{fmt.name}:field:{p}", p) for p, _ in fmt.parsing.field_patterns]
+        out += [(f"{fmt.name}:remedy:{r.cause}", r.proves) for r in fmt.advice.remedies]
+        out += [(f"{fmt.name}:remedy:{r.cause}:per", r.warm.per) for r in fmt.advice.remedies
+                if r.warm is not None and r.warm.per != "run"]
+        out += [(f"{fmt.name}:remedy:{r.cause}:sizes", r.sizes) for r in fmt.advice.remedies if r.sizes]
     return out
 
 
@@ -364,3 +368,30 @@ def test_an_excerpt_is_recognised_by_any_line_a_rule_of_the_engine_knows(name: s
     (run,) = result.runs
     assert (result.sources[0].engine, run.outcome) == ("sglang", outcome)
     assert [m.name for m in run.milestones] == milestones
+
+
+def _remedy_examples() -> list[tuple[str, Format, str, str]]:
+    return [(f"{fmt.name}:{r.cause}:{j}", fmt, r.cause, line) for fmt in all_formats().values()
+            for r in fmt.advice.remedies for j, line in enumerate(r.examples)]
+
+
+@pytest.mark.parametrize(("where", "fmt", "cause", "line"), _remedy_examples(), ids=[w for w, *_ in _remedy_examples()])
+def test_every_remedy_example_is_a_line_its_regex_proves(where: str, fmt: Format, cause: str, line: str) -> None:
+    """A remedy's examples are lines of the engine (read by its layout) its `proves` regex matches:
+    what every advice item's evidence is held to."""
+    remedy = fmt.advice.remedy(cause)
+    assert remedy is not None
+    assert remedy.regex.search(fmt.layout(line).msg), f"{where}: {line!r}"
+
+
+@pytest.mark.parametrize("fmt", _FORMATS, ids=_IDS)
+def test_a_format_remedies_name_known_causes_once(fmt: Format) -> None:
+    from firedup.timeline.advice import CACHE, CAUSES
+
+    causes = [r.cause for r in fmt.advice.remedies]
+    assert len(causes) == len(set(causes)), causes
+    known = set(CAUSES) | {CACHE + kind for kind in fmt.caches.cache_kinds}
+    assert set(causes) <= known, set(causes) - known
+    for remedy in fmt.advice.remedies:
+        assert remedy.fix and remedy.what
+        assert all(p.isidentifier() or "." in p for p in remedy.phases)

@@ -3,7 +3,7 @@
     import firedup
     result = firedup.parse(["sample_logs/"])        # runs, milestones, phases, crashes
     runs = firedup.load(["sample_logs/"])           # polars tables over many runs
-    firedup.compare(runs, by="disable_cuda_graph")  # also budgets, check, plot, report, export, summary, ingest
+    firedup.compare(runs, by="disable_cuda_graph")  # also advise, budgets, check, plot, report, export, summary, ingest
 
 The functions live in `firedup.api`, the errors in `firedup.errors` (every one a
 `firedup.FiredupError`). Importing firedup is cheap: polars and matplotlib load only when a
@@ -32,6 +32,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from firedup.api import (
         Chart,
+        advise,
         budgets,
         check,
         compare,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
         wait,
     )
     from firedup.render.report import ReportResult
+    from firedup.tables.advice import Advice
     from firedup.tables.budget import BudgetReport
     from firedup.tables.check import CheckReport
     from firedup.tables.compare import Comparison, Delta
@@ -57,8 +59,8 @@ if TYPE_CHECKING:
     from firedup.timeline.pipeline import ParseResult, SourceReport, parse_paths
     from firedup.timeline.run import Crash, Milestone, Phase, Run
 
-_API = ("budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "plot", "replay", "report",
-        "summary", "wait")
+_API = ("advise", "budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "plot", "replay",
+        "report", "summary", "wait")
 _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("firedup.api", name) for name in _API},
     "parse_paths": ("firedup.timeline.pipeline", "parse_paths"),  # the layer below `parse`, kept for callers
@@ -79,6 +81,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "IngestReport": ("firedup.tables.store", "IngestReport"),
     "ReportResult": ("firedup.render.report", "ReportResult"),
     "Chart": ("firedup.api", "Chart"),
+    "Advice": ("firedup.tables.advice", "Advice"),
     "Coverage": ("firedup.tables.grouping", "Coverage"),
 }
 
@@ -99,9 +102,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "Budget", "BudgetReport", "Chart", "CheckReport", "Comparison", "Coverage", "Crash", "DataError", "Delta", "FiredupError", "FollowError",
+    "Advice", "Budget", "BudgetReport", "Chart", "CheckReport", "Comparison", "Coverage", "Crash", "DataError", "Delta", "FiredupError", "FollowError",
     "Group", "IngestReport", "InputError", "Milestone", "NoStartupError", "OutputError", "ParseResult", "Phase",
     "ReportResult", "Run", "Runs", "SourceReport", "Store", "StoreError", "UnknownEngineError",
-    "UnknownFlagError", "UsageError", "__version__", "budgets", "check", "compare", "export", "ingest", "load",
-    "open_store", "parse", "parse_paths", "plot", "replay", "report", "summary", "wait",
+    "UnknownFlagError", "UsageError", "__version__", "advise", "budgets", "check", "compare", "export", "ingest",
+    "load", "open_store", "parse", "parse_paths", "plot", "replay", "report", "summary", "wait",
 ]

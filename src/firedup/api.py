@@ -31,6 +31,7 @@ from firedup.errors import InputError, NoStartupError, UsageError
 
 if TYPE_CHECKING:
     from firedup.render.report import Progress, ReportResult
+    from firedup.tables.advice import Advice
     from firedup.tables.budget import BudgetReport
     from firedup.tables.check import CheckReport
     from firedup.tables.compare import Comparison
@@ -210,6 +211,18 @@ def compare(runs: Runs | Paths, by: str | Sequence[str] | None = None) -> Compar
     from firedup.tables.compare import compare as compare_runs
 
     return compare_runs(_runs(runs), _by(by))
+
+
+def advise(runs: Runs | Paths, by: str | Sequence[str] | None = None) -> Advice:
+    """What would have made the start-ups ready sooner: per run and per group (grouped as
+    `compare` groups them), each cause with its measured seconds, evidence lines, fix and saving
+    with its basis (warm twin, physical bound, published figure, or unknown), largest saving
+    first (`Advice.runs`, `.groups`, `.top()`; docs/advice.md)."""
+    from firedup.tables.advice import advise as advise_runs
+    from firedup.tables.grouping import group_runs
+
+    table = _runs(runs)
+    return advise_runs(table, group_runs(table, _by(by)))
 
 
 def budgets(runs: Runs | Paths, by: str | Sequence[str] | None = None, risk: float = 0.01) -> BudgetReport:
@@ -505,5 +518,5 @@ def replay(log: PathLike, out: PathLike, *, speed: float = 1.0, port: int | None
                       server_version, err=err if err is not None else sys.stderr, launch_delay=delay or 0.0)
 
 
-__all__ = ["PLOT_KINDS", "budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse", "pick_runs",
-           "plot", "replay", "report", "summary", "wait", "write_parse_json"]
+__all__ = ["PLOT_KINDS", "advise", "budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse",
+           "pick_runs", "plot", "replay", "report", "summary", "wait", "write_parse_json"]

@@ -415,13 +415,69 @@ class Timeouts:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """A published figure for what work costs once its fix is in place: `seconds` per run, or,
+    where `per` is a regex, per line of the run it matches (a kernel shape DeepGEMM compiles),
+    with its source (`owner/repo#N`, a doc, or the engine's own line)."""
+
+    seconds: float
+    source: str
+    per: str = "run"  # "run", or a regex over the lines each costing `seconds`
+
+    def __post_init__(self) -> None:
+        if not self.seconds >= 0:
+            raise ValueError(f"figure {self.source!r}: seconds must not be negative")
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """A cause of a slow start-up the engine's logs can show, and what removes it: what
+    `timeline.advice` and `tables.advice` rank. `cause` is one of the engine-neutral causes
+    (`timeline.advice.CAUSES`: `cache:<kind>` for each of `Caches.cache_kinds`, `graph_capture`,
+    `load_weights`, ...); `proves` a regex over a line's message that shows it, each of
+    `examples` a line it matches (tests/test_formats.py checks them), and every advice item's
+    evidence is lines it matches. `phases`: where a cold cache of this kind works without a
+    line of its own (a phase a warm twin runs much faster is then this cause). `warm`: the
+    published cost once fixed, the basis of a saving where no twin is measured."""
+
+    cause: str
+    what: str
+    fix: str
+    proves: str
+    examples: Sequence[str]
+    phases: tuple[str, ...] = ()
+    warm: Figure | None = None
+    # Over a progress bar's redraw: the `size` group names what it captures (`bs=64`), so the
+    # bar's steps time each size (graph capture: what trimming the largest sizes saves).
+    sizes: str | None = None
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.proves)
+
+    @cached_property
+    def sizes_regex(self) -> re.Pattern[str] | None:
+        return re.compile(self.sizes) if self.sizes else None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "examples", tuple(self.examples))
+        if not self.examples:
+            raise ValueError(f"remedy {self.cause!r}: give the lines that prove it (examples)")
+
+
+@dataclass(frozen=True)
 class Advice:
-    """Crash advice naming the engine's flags (over crash.HINTS)."""
+    """Crash advice naming the engine's flags (over crash.HINTS), and the remedies of slow starts."""
 
     # (crash category, phase or "*") -> advice naming this engine's flags; over crash.HINTS.
     hints: Mapping[tuple[str, str], str] = field(default_factory=dict)
     # The words a hint's placeholders take for one run's flags ({graph_bs_flag}, ...).
     hint_words: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
+    # The causes of a slow start this engine's logs show, each with its fix (timeline.advice).
+    remedies: Sequence[Remedy] = ()
+
+    def remedy(self, cause: str) -> Remedy | None:
+        return next((r for r in self.remedies if r.cause == cause), None)
 
 
 @dataclass(frozen=True)

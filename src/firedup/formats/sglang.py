@@ -21,6 +21,7 @@ from firedup.core.health import (
     StartupTelemetry,
 )
 from firedup.formats import _common
+from firedup.formats._sglang_advice import REMEDIES
 from firedup.formats._sglang_read import parse_argv, parse_timings, version_guess
 from firedup.formats.base import (
     Advice,
@@ -674,6 +675,7 @@ FORMAT = Format(
     advice=Advice(
         hints=HINTS,
         hint_words=hint_words,
+        remedies=REMEDIES,
     ),
     dating=Dating(
         release_literals=(("] Init nccl begin.", "2024-01-01", "SGLang up to 0.3.3 ('Init nccl begin'), released in 2024"),

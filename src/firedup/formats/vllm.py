@@ -20,6 +20,7 @@ from typing import Any
 
 from firedup.core.health import REFUSED, HealthSemantics, ReadyProbe, Route
 from firedup.formats import _common
+from firedup.formats._vllm_advice import REMEDIES
 from firedup.formats._vllm_read import derive_config, engine_config, read_args
 from firedup.formats.base import (
     Advice,
@@ -569,6 +570,7 @@ FORMAT = Format(
     ),
     advice=Advice(
         hints=HINTS,
+        remedies=REMEDIES,
     ),
     dating=Dating(
         version_text=VERSION_TEXT,

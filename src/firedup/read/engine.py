@@ -539,6 +539,8 @@ class Scanner:
                 fields.setdefault("level", parsed.level)
             if line.repeated > 1:
                 fields["repeated"] = line.repeated
+            if line.redraws:
+                fields["_redraws"] = line.redraws
             if rule.starts_run:
                 fields["starts_run"] = rule.starts_run
             rank = parsed.rank

@@ -38,6 +38,10 @@ class Line:
     proc: str | None = None  # process tag such as "EngineCore_DP0" or "Worker rank=1"
     repeated: int = 1  # Ray's "[repeated Nx across cluster]"
     pid: int | None = None  # the process id of the tag, "(EngineCore_DP0 pid=241)" -> 241
+    # The earlier redraws of a progress bar whose description carries what it works on ("Capturing
+    # batches (bs=64 ...)"), which a terminal overwrote: each step's time (timeline.advice reads
+    # what each graph size took); at most MAX_REDRAWS, the first of each.
+    redraws: tuple[str, ...] = ()
 
 
 # --- normalisation -----------------------------------------------------------------------
@@ -151,24 +155,34 @@ def _same_bar(earlier: tuple[str, str], later: tuple[str, str]) -> bool:
     return earlier[1] == later[1] and (earlier[0] == later[0] or not earlier[0])
 
 
-def _last_redraws(pieces: list[str], keys: list[_Key]) -> list[str]:
+MAX_REDRAWS = 512
+
+
+def _last_redraws(pieces: list[str], keys: list[_Key]) -> list[tuple[str, tuple[str, ...]]]:
     """The non-empty pieces of one physical line but the bar redraws that a later piece
     redraws again (`_same_bar`); `keys[i]` is piece i's bar key. One pass from the end, so
-    a line of thousands of redraws costs thousands of steps, not millions."""
+    a line of thousands of redraws costs thousands of steps, not millions. Each kept piece
+    comes with the redraws it overwrote where its description carries parameters (`Line.redraws`)."""
     later_bars: set[tuple[str, str]] = set()
     later_totals: set[str] = set()  # a redraw without a description is redrawn by any same total
-    kept: list[str] = []
+    kept: list[tuple[str, list[str]]] = []
+    dropped: dict[tuple[str, str], list[str]] = {}
     for piece, key in zip(reversed(pieces), reversed(keys), strict=True):
         if not piece:
             continue
         if key is not None:
             if key in later_bars or (not key[0] and key[1] in later_totals):
+                earlier = dropped.get(key)
+                if earlier is not None and len(earlier) < MAX_REDRAWS:
+                    earlier.append(piece)
                 continue
             later_bars.add(key)
             later_totals.add(key[1])
-        kept.append(piece)
+            if "(" in piece.split("%", 1)[0]:  # a description with parameters: keep its steps
+                dropped[key] = []
+        kept.append((piece, dropped.get(key, []) if key is not None else []))
     kept.reverse()
-    return kept
+    return [(piece, tuple(reversed(steps))) for piece, steps in kept]
 
 
 def normalise(raw: str, number: int) -> list[Line]:
@@ -200,10 +214,10 @@ def normalise(raw: str, number: int) -> list[Line]:
     stripped = [piece.strip() for piece in pieces]
     # A terminal shows only the final state of a bar: drop a redraw that a later piece of the
     # same physical line redraws again. Log lines glued in between are kept.
-    kept = stripped if len(stripped) == 1 else _last_redraws(stripped, keys)
+    kept = [(stripped[0], ())] if len(stripped) == 1 else _last_redraws(stripped, keys)
     if not kept:
-        kept = [""]
-    return [Line(number, piece, outer, proc, repeated, pid) for piece in kept]
+        kept = [("", ())]
+    return [Line(number, piece, outer, proc, repeated, pid, steps) for piece, steps in kept]
 
 
 # --- opening inputs ----------------------------------------------------------------------

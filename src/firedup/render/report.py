@@ -460,6 +460,7 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
     `build_report` writes into `out_dir`, the folder the charts' files are named for).
     `generated` defaults to `generation_time()`."""
     from firedup.read.sources import InputError
+    from firedup.tables.advice import advice_line
     from firedup.tables.budget import budgets
     from firedup.tables.compare import compare
     from firedup.tables.frames import from_runs
@@ -491,6 +492,7 @@ def build_context(result: ParseResult, by: Sequence[str] | None, risk: float, ou
         "outcomes": _outcomes(runs_list),
         "errors": errors,
         "headline": cmp.headline,
+        "advice": (advice_line(cmp.advice) if cmp.advice is not None else None) or "",
         "population": population_label(g.population),
         "by": ", ".join(g.by) + (" (the flags that differ)" if g.by_auto and g.by else ""),
         "notes": [*g.notes, *list_notes],

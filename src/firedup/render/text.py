@@ -30,6 +30,7 @@ from firedup.core.units import (
 from firedup.core.units import outcome_word as units_outcome_word
 from firedup.formats.vocab import ENGINE_TIMINGS
 from firedup.read.clock import Stamp
+from firedup.timeline.advice import Item
 from firedup.timeline.phases import spanned, umbrella_phases
 from firedup.timeline.ranks import NO_STRAGGLERS, is_late, is_straggler, late_arrival
 from firedup.timeline.run import Crash, Phase, Run
@@ -178,7 +179,7 @@ def timeline_text(run: Run, style: Style = plain, width: int = 80, verdict: bool
     lines.extend(_head_lines(run, style, width))
     lines.extend(_clock_lines(run, width))
     # each block after a blank line, where the run has one
-    blocks = [_phase_lines(run, style, width), silences_text(run, style, width),
+    blocks = [_phase_lines(run, style, width), silences_text(run, style, width), advice_lines(run.advice, width),
               engine_timings_lines(run, width) if run.engine_timings else [], ranks_text(run),
               _crash_lines(run.crash, style, width) if run.crash is not None and crash else []]
     for block in blocks:
@@ -342,6 +343,31 @@ def _unknown_lines(run: Run, width: int) -> list[str]:
         out.extend(wrap(head, width - 2, subsequent_indent="    "))
         for t in u.templates:
             out.append("    " + _clip(f"{t.count:>5} x {t.text}", width - 4))
+    return out
+
+
+def advice_lines(items: Sequence[Item], width: int = 80, shown: int = 5) -> list[str]:
+    """What would have made the start-up ready sooner (timeline.advice), largest saving first:
+    each cause with its seconds, its saving and basis, its fix, the efficiency against a bound
+    where the phase has one, and the lines that show it."""
+    if not items:
+        return []
+    out = ["  start sooner (largest saving first):"]
+    for n, item in enumerate(items[:shown], start=1):
+        saving = (f"saves {fmt_duration(item.saving_seconds)} ({item.basis_text()})"
+                  if item.saving_seconds is not None else "saving unknown")
+        out.extend(wrap(f"{n}. {item.cause}: {fmt_duration(item.seconds)}; {saving}", width - 4,
+                        initial_indent="    ", subsequent_indent="       "))
+        if item.efficiency is not None and item.bounds:
+            bound = item.bounds[0]
+            out.extend(wrap(f"efficiency {item.efficiency:.0%}: {bound['limit']} would take "
+                            f"{fmt_duration(float(bound['seconds']))} (the other bounds: --json)", width - 7,
+                            initial_indent="       ", subsequent_indent="         "))
+        out.extend(wrap(f"fix: {item.fix}", width - 7, initial_indent="       ", subsequent_indent="         "))
+        for e in item.evidence[:2]:
+            out.append("       " + _clip(f"line {e.line}: {e.text}", width - 7))
+    if len(items) > shown:
+        out.append(f"    ({len(items) - shown} more in --json)")
     return out
 
 

@@ -23,6 +23,7 @@ import polars as pl
 
 from firedup.core.config import value_changes
 from firedup.core.safe import visible
+from firedup.tables.advice import Advice, advise
 from firedup.tables.coldwarm import ColdWarm, key_changes, split
 from firedup.tables.frames import FLAG_PREFIX, IDENTITY_FLAGS, Runs, phase_seconds, shown_flag
 from firedup.tables.grouping import Group, Grouping, fmt_value, group_runs, grouping_keys, quantile, rounded
@@ -91,6 +92,8 @@ class Comparison:
     caches: list[CacheDifference] = field(default_factory=list)
     # group label -> its cold and warm starts apart (tables.coldwarm), never pooled silently
     splits: dict[str, ColdWarm] = field(default_factory=dict)
+    # what would have made each group start sooner (tables.advice), largest saving first
+    advice: Advice | None = None
 
     def as_json(self) -> dict[str, Any]:
         g = self.grouping
@@ -104,6 +107,7 @@ class Comparison:
                           for label, split_ in self.splits.items()},
             "left_out": [lo.as_json() for lo in g.left_out],
             "notes": g.notes,
+            "advice": [] if self.advice is None else [grp.as_json() for grp in self.advice.groups],
         }
 
 
@@ -260,7 +264,7 @@ def compare(runs: Runs, by: Sequence[str] | None = None) -> Comparison:
             from firedup.core.units import fmt_duration as dur
 
             text += f"; cold {c.kind} caches: +{dur(c.seconds)} in {c.phase}"
-    return Comparison(grouping, deltas, text, caches, splits)
+    return Comparison(grouping, deltas, text, caches, splits, advise(runs, grouping))
 
 
 def _split_headline(group: Group, apart: ColdWarm) -> str:

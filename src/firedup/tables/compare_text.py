@@ -17,6 +17,7 @@ import polars as pl
 from firedup.core.safe import visible
 from firedup.core.units import cut_end
 from firedup.core.units import fmt_duration as dur
+from firedup.tables.advice import advice_line
 from firedup.tables.coldwarm import ColdWarm
 from firedup.tables.compare import Comparison, Delta, flag_changes
 from firedup.tables.grouping import Group, Grouping, fmt_value, left_out_lines, population_label
@@ -65,7 +66,7 @@ def comparison_text(cmp: Comparison, width: int = 100, verbose: bool = False) ->
         lines = ["no server startup found in the input"]
         lines.extend(f"  {visible(lo.source, one_line=True)}: {lo.reason}" for lo in g.left_out)
         return "\n".join(lines)
-    lines = [cmp.headline, ""]
+    lines = [cmp.headline, *_advice_line(cmp), ""]
     if g.population:
         lines.append("comparing runs of " + population_label(g.population))
     lines.extend(f"note: {n}" for n in g.notes)
@@ -86,6 +87,13 @@ def comparison_text(cmp: Comparison, width: int = 100, verbose: bool = False) ->
             lines.extend(_wrapped(f"{c.group}: {c.text()}", width))
     lines.extend(left_out_lines(g.left_out, "left out of the timing", verbose))
     return "\n".join(lines)
+
+
+def _advice_line(cmp: Comparison) -> list[str]:
+    """Right after the headline (as long, fitted to the width as it is): the change that would
+    have saved most (tables.advice)."""
+    line = advice_line(cmp.advice) if cmp.advice is not None else None
+    return [] if line is None else [line]
 
 
 def _wrapped(text: str, width: int) -> list[str]:

@@ -100,6 +100,7 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "launch_to_ready": pl.Float64(),  # Run.launch_to_ready: launch -> ready
     "launch_to_end": pl.Float64(),  # Run.launch_to_end: launch -> ready, the crash or the log's end
     "cache_keys_json": pl.Utf8(),  # {cache kind: the key its cache was stored under} (Run.cache_keys)
+    "advice_json": pl.Utf8(),  # [the contract's advice items] (Run.advice: timeline.advice)
     **FLAG_TYPES,
 }
 
@@ -263,6 +264,7 @@ def _run_row(run: Run, chash: str, source: str) -> dict[str, Any]:
         "silences_json": _json([x.as_contract(run.first_ts) for x in run.silences]),
         **_launch_cells(run),
         "cache_keys_json": _json(run.cache_keys),
+        "advice_json": _json([item.as_contract() for item in run.advice]),
     }
     for flag, dtype in FLAG_TYPES.items():
         row[flag] = _coerce(run.config.get(flag), dtype)

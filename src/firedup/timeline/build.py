@@ -27,6 +27,7 @@ from firedup.read.engine import (
     Unmatched,
 )
 from firedup.read.events import ACCESS, access_time_counts, own_time_headers
+from firedup.timeline.advice import advise_run
 from firedup.timeline.config import infer_config, note_dropped, read_config
 from firedup.timeline.critical_path import run_level_phases
 from firedup.timeline.launch import Launch, estimate, stated_launch
@@ -83,6 +84,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     run.cache_keys = {keyed[e.name]: str(e.fields["cache_key"]) for e in events
                       if e.name in keyed and e.fields.get("cache_key")}
     explain(run, events, gaps, unmatched, fmt)
+    run.advice = advise_run(run, events, fmt)
     return run
 
 

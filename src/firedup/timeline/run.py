@@ -9,6 +9,7 @@ from typing import Any
 
 from firedup.formats.vocab import DRAFT_PREFIX
 from firedup.read.clock import Stamp
+from firedup.timeline.advice import Item
 from firedup.timeline.launch import Launch
 from firedup.timeline.silence import CacheVerdict, Silence, UnknownSpan
 
@@ -132,6 +133,8 @@ class Run:
     launch: Launch | None = None
     # cache kind -> the key its cache was stored under at this start (`formats.vocab.Kind.cache_key`)
     cache_keys: dict[str, str] = field(default_factory=dict)
+    # What would have made it ready sooner (timeline.advice), largest saving first.
+    advice: list[Item] = field(default_factory=list)
 
     @property
     def total_seconds(self) -> float | None:
@@ -242,4 +245,5 @@ class Run:
             "launch": (self.launch.as_contract(self.launch_to_ready, self.launch_to_end) if self.launch is not None
                        else None),
             "cache_keys": self.cache_keys,
+            "advice": [item.as_contract() for item in self.advice],
         }
