@@ -24,7 +24,9 @@ from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, it
 from firedup.read.sources import InputError, Line, Source, bom_encoding, expand_inputs, file_date, read_lines
 from firedup.timeline.build import build_timeline
 from firedup.timeline.launch import LaunchedAt, give_launch
+from firedup.timeline.records import apply_record_beside
 from firedup.timeline.run import Run
+from firedup.timeline.silence import twin_caches
 
 SNIFF_LINES = 2000
 DEBUG_ENV = "FIREDUP_DEBUG"  # set: a bug while reading a file raises, with its traceback
@@ -451,6 +453,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, stopped)
     report.content_hash = _content_hash(source, content_hash, digest)
     _note_on_runs(runs, report, launched_at)
+    if source.path is not None and source.url is None:
+        apply_record_beside(source.path, runs, fmt)  # `wait --record`'s process evidence, kept beside the log
     return runs, report
 
 
@@ -525,6 +529,7 @@ def parse_paths(
     for runs in _parsed(paths, engine, default_date, all_files, progress, scanner, jobs, content_hash, result,
                         launched_at=launched_at):
         result.runs.extend(runs)
+    twin_caches(result.runs)  # a capture several times its same-config twin's was a cold kernel cache
     return result
 
 
