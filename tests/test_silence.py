@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_LOGS, SHARED
+from firedup.api import report as report_of
 from firedup.core.drain import WILD, mine
 from firedup.formats import get_format
 from firedup.read import batch
@@ -318,9 +319,8 @@ def test_check_names_the_cold_cache_behind_a_regression(tmp_path: Path) -> None:
 
 @needs_realgpu
 def test_the_report_shows_the_silences_and_the_cold_vs_warm_explanation(tmp_path: Path) -> None:
-    from firedup.render.report import build_report
 
-    build_report([str(REALGPU / "sglang_nograph.log"), str(REALGPU / "sglang_nograph-warm.log")], tmp_path / "r")
+    report_of([str(REALGPU / "sglang_nograph.log"), str(REALGPU / "sglang_nograph-warm.log")], tmp_path / "r")
     md = (tmp_path / "r" / "report.md").read_text()
     section = md.split("## Silent time", 1)[1].split("\n## ", 1)[0]
     assert "in warmup, between http.running and ready" in section

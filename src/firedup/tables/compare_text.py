@@ -65,7 +65,13 @@ def comparison_text(cmp: Comparison, width: int = 100, verbose: bool = False) ->
         lines = ["no server startup found in the input"]
         lines.extend(f"  {visible(lo.source, one_line=True)}: {lo.reason}" for lo in g.left_out)
         return "\n".join(lines)
-    lines = [cmp.headline, ""]
+    lines = [cmp.headline]
+    # issue 39's advice goes here: one line, right after the headline (the largest avoidable
+    # part with its evidence); `_advice_line` returns None until it is built
+    advice = _advice_line(cmp)
+    if advice is not None:
+        lines.append(advice)
+    lines.append("")
     if g.population:
         lines.append("comparing runs of " + population_label(g.population))
     lines.extend(f"note: {n}" for n in g.notes)
@@ -157,15 +163,22 @@ def _signed_cell(sec: float) -> str:
     return "0" if abs(sec) < 0.0005 else ("+" if sec > 0 else "-") + dur(abs(sec))
 
 
+def _advice_line(cmp: Comparison) -> str | None:
+    """The one line of advice under the headline (issue 39 fills it); None: no line."""
+    return None
+
+
 def _delta_lines(d: Delta, width: int, verbose: bool) -> list[str]:
     """One group against the fastest: the difference in time to ready, the phase most of it is in,
     and the flags that differ."""
     lines = ["", f"{d.other.label} vs {d.base.label}: {'+' if d.total_seconds >= 0 else '-'}"
                  f"{dur(abs(d.total_seconds))} median time to ready"]
-    if d.main_phase:
-        share = 100 * (d.main_phase_seconds or 0) / d.total_seconds if d.total_seconds else 0.0
-        lines.append(f"  most of it: {d.main_phase} {'+' if (d.main_phase_seconds or 0) >= 0 else '-'}"
-                     f"{dur(abs(d.main_phase_seconds or 0))} ({share:.0f}% of the difference)")
+    names, seconds = d.explained
+    if names and seconds is not None:  # the headline's figure, phase by phase
+        share = 100 * seconds / d.total_seconds if d.total_seconds else 0.0
+        parts = " and ".join(f"{n} {'+' if d.phases.get(n, 0.0) >= 0 else '-'}{dur(abs(d.phases.get(n, 0.0)))}"
+                             for n in names)
+        lines.append(f"  most of it: {parts} ({share:.0f}% of the difference)")
     if d.flags_differ:
         lines.append("  flags that differ:")
         lines.extend(flag_change_lines(d.flags_differ, width, verbose))
