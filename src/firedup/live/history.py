@@ -126,7 +126,7 @@ class History:
         assert found.budget_seconds is not None and found.slowest is not None
         n = self.n
         method = (f"the budget of `firedup budget` over {n} history run{'s' if n != 1 else ''} of this config "
-                  f"(slowest {fmt_duration(found.slowest)}): {found.method_label}, {found.risk_label}")
+                  f"(slowest {fmt_duration(found.slowest)} from launch): {found.method_label}, {found.risk_label}")
         return WaitBudget(float(found.budget_seconds), n, found.slowest, method)
 
     def median_ready(self) -> float | None:
