@@ -99,6 +99,7 @@ class WaitBudget:
     n: int
     slowest: float
     method: str
+    slowest_first_line: float | None = None  # the same run by the log's clock (first line -> ready)
 
 
 class History:
@@ -127,7 +128,7 @@ class History:
         n = self.n
         method = (f"the budget of `firedup budget` over {n} history run{'s' if n != 1 else ''} of this config "
                   f"(slowest {fmt_duration(found.slowest)} from launch): {found.method_label}, {found.risk_label}")
-        return WaitBudget(float(found.budget_seconds), n, found.slowest, method)
+        return WaitBudget(float(found.budget_seconds), n, found.slowest, method, max(p.ready_s for p in self.profiles))
 
     def median_ready(self) -> float | None:
         return statistics.median(p.ready_s for p in self.profiles) if self.profiles else None

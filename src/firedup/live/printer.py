@@ -405,7 +405,7 @@ class Printer:
     def _history_then(self, now: float, waited: float) -> None:
         w = self.w
         if w.budget is not None:
-            verdict = "over" if (w.elapsed_log(now) or waited) > w.budget.slowest else "within"
+            verdict = "over" if (w.elapsed_log(now) or waited) > (w.budget.slowest_first_line or w.budget.slowest) else "within"
             self.report(f"  history: budget {fmt_duration(w.budget.seconds)} ({w.budget.method}); "
                         f"this run is {verdict} the slowest seen")
         elif w.history_line:

@@ -1,5 +1,5 @@
-"""Launches over many runs: estimates from the history's measured launches, and the allowance
-a budget adds before each run's first line.
+"""Launches over many runs: estimates from the history's measured launches, each run's time from
+launch, and the launch margin a budget adds.
 
 A run whose log states no launch carries its engine's documented gap (timeline.launch). Where
 the runs at hand (logs and the history store together) hold launches that were measured, stated
@@ -191,5 +191,5 @@ def run_row(run: Any) -> dict[str, Any]:
     return row
 
 
-__all__ = ["MeasuredGaps", "allowance", "budget_from_launch", "from_launch", "launch_margin", "re_estimated_rows", "run_row", "settle_launches",
-           "with_measured_estimates"]
+__all__ = ["MeasuredGaps", "allowance", "budget_from_launch", "from_launch", "launch_margin", "re_estimated_rows",
+           "run_row", "settle_launches", "with_measured_estimates"]
