@@ -399,3 +399,14 @@ def test_every_group_s_budget_is_one_number(name: str) -> None:
             if history.n == group["n"]:
                 found = history.budget()
                 assert found is not None and found.seconds == group["budget_seconds"], group["label"]
+
+
+@pytest.mark.parametrize("name", sorted(INPUT_SETS))
+def test_cache_verdicts_are_one_fact_in_parse_json_and_the_library(name: str) -> None:
+    """`parse --json` (streamed, run by run) and the runs every other view reads give each cache the
+    same verdict, the rules that compare runs read together included."""
+    _, runs, contract = _runs_of(name)
+    assert len(runs) == len(contract)
+    for run, shown in zip(runs, contract, strict=True):
+        assert {k: (v.verdict, v.basis) for k, v in run.caches.items()} == {
+            k: (v["verdict"], v["basis"]) for k, v in shown["caches"].items()}, run.source

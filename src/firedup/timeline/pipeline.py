@@ -26,7 +26,7 @@ from firedup.timeline.build import build_timeline
 from firedup.timeline.launch import LaunchedAt, give_launch
 from firedup.timeline.records import apply_record_beside
 from firedup.timeline.run import Run
-from firedup.timeline.silence import twin_caches
+from firedup.timeline.silence import TwinFacts, twin_caches, twin_facts, twin_verdicts
 
 SNIFF_LINES = 2000
 DEBUG_ENV = "FIREDUP_DEBUG"  # set: a bug while reading a file raises, with its traceback
@@ -139,9 +139,28 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
                       launched_at=launched_at)
 
     def runs() -> Iterator[str]:
-        for items in encoded:
-            result.run_count += len(items)
-            yield from items
+        # The twin rules read every run, so the encoded runs wait in a file (memory stays flat) with
+        # what those rules read of each; the few runs whose verdicts they change are encoded again.
+        import json
+        import tempfile
+
+        facts: list[TwinFacts] = []
+        with tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n") as spool:
+            for items in encoded:
+                result.run_count += len(items)
+                for text, fact in items:
+                    spool.write(text + "\n")  # one run a line: the encoder writes no newline
+                    facts.append(fact)
+            changed = twin_verdicts(facts)
+            spool.seek(0)
+            encode = _encoder()
+            for i, text in enumerate(spool):
+                if i not in changed:
+                    yield text[:-1]
+                    continue
+                run = json.loads(text)
+                run["caches"].update({kind: v.as_contract() for kind, v in changed[i].items()})
+                yield encode(run)
 
     _write_json(out, runs(), result)
     return result
@@ -585,14 +604,15 @@ def _parse_one(source: Source, engine: str | None, default_date: date | None,
 
 def _parse_one_encoded(source: Source, engine: str | None, default_date: date | None,
                        scanner: str, content_hash: bool = False,
-                       launched_at: LaunchedAt = None) -> tuple[list[str], SourceReport] | InputError:
-    """`_parse_one`, each run as its contract's JSON text (encoded in the worker: see write_parse_json)."""
+                       launched_at: LaunchedAt = None) -> tuple[list[tuple[str, TwinFacts]], SourceReport] | InputError:
+    """`_parse_one`, each run as its contract's JSON text (encoded in the worker: see write_parse_json)
+    with what the twin rules read of it."""
     outcome = _parse_one(source, engine, default_date, scanner, content_hash, launched_at)
     if isinstance(outcome, InputError):
         return outcome
     runs, report = outcome
     encode = _encoder()
-    return [encode(run.as_contract()) for run in runs], report
+    return [(encode(run.as_contract()), twin_facts(run)) for run in runs], report
 
 
 # A folder of CI logs is thousands of independent files: from this many on, a pool of

@@ -528,69 +528,86 @@ def _watched_without_compilers(run: Run, observed: Sequence[Observed], fmt: Form
 TWIN_FACTOR = 3.0
 
 
+@dataclass
+class TwinFacts:
+    """What the twin rules read of one run (small, so a worker can send it with the run's JSON)."""
+
+    key: tuple[Any, ...] | None  # the engine and the same-config flags; None: the config is not known
+    ready: bool
+    capture: float | None  # cuda_graph's seconds
+    capture_line: int | None
+    capture_text: str
+    where: str  # `source` or `source #2`
+    caches: dict[str, CacheVerdict]
+
+
+def twin_facts(run: Run) -> TwinFacts:
+    from firedup.core.config import SAME_CONFIG_FLAGS
+
+    key = None if run.config.get("model_path") is None else (
+        run.engine, *(repr(run.config.get(flag)) for flag in SAME_CONFIG_FLAGS))
+    p = next((x for x in run.run_phases() if x.name == "cuda_graph"), None)
+    line = p.line if p is not None else None
+    text = next((m.text for m in run.milestones if m.line == line), "") if line is not None else ""
+    return TwinFacts(key, run.outcome == "ready", run.phase_seconds().get("cuda_graph"), line, _cut(text),
+                     run.source + (f" #{run.run_index + 1}" if run.run_index else ""), dict(run.caches))
+
+
 def twin_caches(runs: Sequence[Run]) -> None:
-    """Runs of the same inputs and config compared: one whose graph capture (cuda_graph) took
-    at least TWIN_FACTOR times a twin's, and COLD_SECONDS more, compiled its kernels in it, so
-    its kernel JIT was cold, whatever its own lines leave unsaid (a line saying so stays)."""
-    from firedup.core.config import SAME_CONFIG_FLAGS
+    """The twin rules (`twin_verdicts`) applied to runs read together."""
+    for i, changed in twin_verdicts([twin_facts(r) for r in runs]).items():
+        runs[i].caches.update(changed)
 
-    by_config: dict[tuple[Any, ...], list[tuple[Run, float]]] = {}
-    for run in runs:
-        capture = run.phase_seconds().get("cuda_graph") if run.caches.get(PROCESS_JIT) is not None else None
-        if run.outcome == "ready" and capture and run.config.get("model_path") is not None:
-            key = (run.engine, *(repr(run.config.get(flag)) for flag in SAME_CONFIG_FLAGS))
-            by_config.setdefault(key, []).append((run, capture))
-    _warm_beside_cold(runs)
+
+def twin_verdicts(facts: Sequence[TwinFacts]) -> dict[int, dict[str, CacheVerdict]]:
+    """Runs of the same inputs and config compared, the verdicts that change (by run index):
+
+    * a run whose cache work was short and quiet ("unknown" by its own lines) beside a twin whose
+      same cache was cold, its work TWIN_FACTOR times longer, found the cache: warm (a positive
+      sign, the twin named);
+    * a run whose graph capture (cuda_graph) took at least TWIN_FACTOR times a twin's, and
+      COLD_SECONDS more, compiled its kernels in it: its kernel JIT was cold, whatever its own
+      lines leave unsaid (a line saying so stays)."""
+    changed: dict[int, dict[str, CacheVerdict]] = {}
+    by_config: dict[tuple[Any, ...], list[int]] = {}
+    for i, f in enumerate(facts):
+        if f.key is not None:
+            by_config.setdefault(f.key, []).append(i)
     for twins in by_config.values():
-        if len(twins) < 2:
-            continue
-        fastest, quick = min(twins, key=lambda t: t[1])
-        for run, capture in twins:
-            current = run.caches[PROCESS_JIT]
-            if current.verdict == "cold" or capture < TWIN_FACTOR * quick or capture - quick < COLD_SECONDS:
-                continue
-            p = next((x for x in run.run_phases() if x.name == "cuda_graph"), None)
-            line = p.line if p is not None else None
-            text = next((m.text for m in run.milestones if m.line == line), "") if line is not None else ""
-            twin = fastest.source + (f" #{fastest.run_index + 1}" if fastest.run_index else "")
-            run.caches[PROCESS_JIT] = CacheVerdict(
-                PROCESS_JIT, "cold", "twin",
-                f"cuda_graph took {fmt_duration(capture)}, {capture / quick:.1f} x its same-config twin's "
-                f"({fmt_duration(quick)} in {visible(twin, one_line=True)}): the kernels were compiled in it",
-                [(line, _cut(text))] if line is not None else [], capture, "cuda_graph")
-
-
-def _warm_beside_cold(runs: Sequence[Run]) -> None:
-    """A run whose cache work was short and quiet ("unknown" by its own lines) beside a twin of
-    the same config in these inputs whose same cache was cold, its work TWIN_FACTOR times longer:
-    the cache this run found was there, a positive sign of warm (the twin is named)."""
-    from firedup.core.config import SAME_CONFIG_FLAGS
-
-    by_config: dict[tuple[Any, ...], list[Run]] = {}
-    for run in runs:
-        if run.config.get("model_path") is None:
-            continue  # a config not known is no twin of another
-        key = (run.engine, *(repr(run.config.get(flag)) for flag in SAME_CONFIG_FLAGS))
-        by_config.setdefault(key, []).append(run)
-    for twins in by_config.values():
-        for run in twins:
-            for kind, v in list(run.caches.items()):
+        for i in twins:
+            for kind, v in facts[i].caches.items():
                 if v.verdict != "unknown" or v.basis != "timing" or v.seconds is None or v.seconds > WARM_SECONDS:
                     continue
-                cold = [t for t in twins if t is not run and (c := t.caches.get(kind)) is not None
+                cold = [j for j in twins if j != i and (c := facts[j].caches.get(kind)) is not None
                         and c.verdict == "cold" and c.seconds is not None
                         and c.seconds >= max(TWIN_FACTOR * v.seconds, COLD_SECONDS)]
                 if not cold:
                     continue
-                twin = cold[0]
-                c = twin.caches[kind]
+                c = facts[cold[0]].caches[kind]
                 assert c.seconds is not None
-                where = twin.source + (f" #{twin.run_index + 1}" if twin.run_index else "")
-                run.caches[kind] = CacheVerdict(
+                changed.setdefault(i, {})[kind] = CacheVerdict(
                     kind, "warm", "twin",
                     f"{v.phase or 'its work'} took {fmt_duration(v.seconds)}, where its same-config twin's cold "
-                    f"cache took {fmt_duration(c.seconds)} ({visible(where, one_line=True)}): this start found "
-                    "the cache", list(v.evidence), v.seconds, v.phase)
+                    f"cache took {fmt_duration(c.seconds)} ({visible(facts[cold[0]].where, one_line=True)}): this "
+                    "start found the cache", list(v.evidence), v.seconds, v.phase)
+        timed = [(i, facts[i].capture) for i in twins if facts[i].ready and facts[i].capture
+                 and PROCESS_JIT in facts[i].caches]
+        if len(timed) < 2:
+            continue
+        fastest, quick = min(timed, key=lambda t: t[1] or 0.0)
+        assert quick is not None
+        for i, capture in timed:
+            f = facts[i]
+            assert capture is not None
+            if f.caches[PROCESS_JIT].verdict == "cold" or capture < TWIN_FACTOR * quick or capture - quick < COLD_SECONDS:
+                continue
+            changed.setdefault(i, {})[PROCESS_JIT] = CacheVerdict(
+                PROCESS_JIT, "cold", "twin",
+                f"cuda_graph took {fmt_duration(capture)}, {capture / quick:.1f} x its same-config twin's "
+                f"({fmt_duration(quick)} in {visible(facts[fastest].where, one_line=True)}): the kernels were "
+                "compiled in it", [(f.capture_line, f.capture_text)] if f.capture_line is not None else [],
+                capture, "cuda_graph")
+    return changed
 
 
 def _compilers_in_jit_phases(run: Run, observed: Sequence[Observed],
