@@ -131,9 +131,11 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
                      all_files: bool = False, progress: Callable[[int, int, str], None] | None = None,
                      jobs: int | None = None, launched_at: LaunchedAt = None) -> StreamedParse:
     """`parse_paths` then `write_contract_json`, the same bytes, streamed: each run is encoded
-    by the process that parsed it and written as soon as its turn comes. Over a folder of
-    thousands of logs the main process no longer unpickles every run (45 kB each) and encodes
-    it alone while the workers wait, and memory stays flat however many files there are."""
+    by the process that parsed it and kept in a temporary file, with the little the twin rules
+    read of it (`timeline.silence.twin_verdicts`); once all are read, the runs are written, the
+    few whose verdicts those rules change encoded again. Over a folder of thousands of logs the
+    main process never unpickles every run (45 kB each) nor encodes it alone while the workers
+    wait, and memory stays flat however many files there are."""
     result = StreamedParse()
     encoded = _parsed(paths, engine, default_date, all_files, progress, "auto", jobs, False, result, encode=True,
                       launched_at=launched_at)
