@@ -410,3 +410,19 @@ def test_cache_verdicts_are_one_fact_in_parse_json_and_the_library(name: str) ->
     for run, shown in zip(runs, contract, strict=True):
         assert {k: (v.verdict, v.basis) for k, v in run.caches.items()} == {
             k: (v["verdict"], v["basis"]) for k, v in shown["caches"].items()}, run.source
+
+
+def test_wait_against_a_replay_prints_the_budget_of_budget(tmp_path: Path) -> None:
+    """The done-when of issue 38: `wait --timeout auto --history sample_logs/` against a replay of a
+    production run states the budget `budget --json` gives its group (slow: a real replay over HTTP)."""
+    from _live import free_port, replaying, run_wait
+
+    group = _group(_json("budget", str(S), "--by", "disable_cuda_graph"), False)
+    out = tmp_path / "server.log"
+    port = free_port()
+    with replaying(S / "prod-tp8-eagle3-05.log", out, port, 100):
+        result = run_wait("--log", str(out), "--url", f"http://127.0.0.1:{port}/health", "--timeout", "auto",
+                          "--history", str(S))
+    assert result.returncode == 0, result.stdout + result.stderr
+    said = re.sub(r"\s+", " ", result.stderr + result.stdout)
+    assert f"--timeout auto: {fmt_duration(group['budget_seconds'])} = the budget of `firedup budget`" in said
