@@ -88,7 +88,7 @@ def test_summary_counts_outcomes_from_the_truth(sample_report: Path) -> None:
     assert f"Outcomes: {ready} ready, {crashed} crashed." in md
     # the headline comparison: debug vs production, and what explains the difference
     assert re.search(r"debug \(disable_cuda_graph=True\) ready in a median of 4 min \d\d s, production "
-                     r"\(disable_cuda_graph=False\) in 1\d min \d\d s; cuda_graph explains", text)
+                     r"\(disable_cuda_graph=False\) in 1\d min \d\d s; cuda_graph and draft\.cuda_graph explain ", text)
 
 
 def test_each_crash_with_its_diagnosis_and_line(sample_report: Path) -> None:

@@ -147,7 +147,7 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
         import tempfile
 
         facts: list[TwinFacts] = []
-        with tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n") as spool:
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n") as spool:
             for items in encoded:
                 result.run_count += len(items)
                 for text, fact in items:
