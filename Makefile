@@ -47,16 +47,18 @@ $(TEST_STAMP): $(DEMO_STAMP)
 	@echo "make: $(VENV) with the test and fleet extras: $$(du -sm $(VENV) | cut -f1) MB"
 	@touch $@
 
+# At most 60 lines, the answer last: every command's first paragraph is its answer (`head`
+# would hide a failure, so each output is kept and cut at its first blank line).
 demo: $(DEMO_STAMP)
 	@echo "== every run in sample_logs/ (firedup parse)"
 	@$(BIN)/firedup parse sample_logs/
-	@echo; echo "== one debug run, one production run and the OOM crash, phase by phase (firedup timeline)"
-	@$(BIN)/firedup timeline sample_logs/debug-tp8-eagle3-01.log sample_logs/prod-tp8-eagle3-01.log sample_logs/oom-in-cuda-graph.log
-	@echo; echo "== debug vs production (firedup compare --by disable_cuda_graph)"
-	@$(BIN)/firedup compare sample_logs/ --by disable_cuda_graph
-	@echo; echo "== the team report: charts, budget, crashes, every run (firedup report)"
+	@echo; echo "== the team report: charts, budget, crashes, every run phase by phase (firedup report)"
 	@SOURCE_DATE_EPOCH=$(DEMO_EPOCH) $(BIN)/firedup report sample_logs/ --by disable_cuda_graph -o reports/sample/
-	@echo; echo "make demo: $$(( $$(date +%s) - $(T0) )) s in all, the install included ($(VENV): $$(du -sm $(VENV) | cut -f1) MB)"
+	@echo "make demo: $$(( $$(date +%s) - $(T0) )) s in all, the install included ($(VENV): $$(du -sm $(VENV) | cut -f1) MB)"
+	@echo; echo "== why was production slow? (firedup compare sample_logs/ --by disable_cuda_graph)"
+	@out=$$($(BIN)/firedup compare sample_logs/ --by disable_cuda_graph) || exit $$?; printf '%s\n' "$$out" | sed '/^$$/q' | sed '$${/^$$/d}'
+	@echo; echo "== and what timeout? (firedup budget sample_logs/ --by disable_cuda_graph)"
+	@out=$$($(BIN)/firedup budget sample_logs/ --by disable_cuda_graph) || exit $$?; printf '%s\n' "$$out" | sed '/^$$/q' | sed '$${/^$$/d}'
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks docs

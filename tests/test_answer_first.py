@@ -33,7 +33,7 @@ COMMANDS: list[tuple[list[str], str]] = [
     (["runs", S], rf"^22 runs: 20 ready, slowest {DURATION}"),
     (["compare", S, "--by", "disable_cuda_graph"], rf"^debug \(disable_cuda_graph=True\) ready in a median of {DURATION},"),
     (["budget", S, "--by", "disable_cuda_graph"], rf"^debug \(disable_cuda_graph=True\): budget {DURATION} \(\d+ s\) from launch;"),
-    (["check", f"{S}/prod-tp8-eagle3-05.log", "--history", S], rf"^PASS \S+prod-tp8-eagle3-05.log: {DURATION} from launch"),
+    (["check", f"{S}/prod-tp8-eagle3-05.log", "--history", S], rf"^PASS \S+prod-tp8-eagle3-05.log: ~{DURATION} from launch"),
     (["report", S, "-o", "{tmp}/report"], r"^wrote 22 runs to \S+/report/index\.html and report\.md \(\+\d+ charts\)$"),
     (["plot", "compare", S, "-o", "{tmp}/compare.png"], r"^wrote the compare chart of 22 runs to \S+compare\.png$"),
     (["export", S, "--format", "prometheus", "-o", "{tmp}/x.prom"], r"^wrote 22 runs to \S+x\.prom \(prometheus\)$"),

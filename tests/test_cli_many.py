@@ -58,7 +58,7 @@ def test_compare_headline_and_json(fleet_logs: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("debug (disable_cuda_graph=True) ready in a median of")
     headline = " ".join(out.stdout.split("\n\n")[0].split())  # wrapped to the terminal's 80 columns
-    assert "cuda_graph explains" in headline and all(len(line) <= 80 for line in out.stdout.splitlines())
+    assert "cuda_graph and draft.cuda_graph explain" in headline and all(len(line) <= 80 for line in out.stdout.splitlines())
     dashed = firedup("compare", str(fleet_logs), "--by", "disable-cuda-graph")  # as typed on the command line
     assert dashed.returncode == 0 and dashed.stdout == out.stdout, dashed.stderr
     data = json.loads(firedup("compare", str(fleet_logs), "--by", "disable_cuda_graph", "--json").stdout)

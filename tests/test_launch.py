@@ -44,7 +44,7 @@ def test_a_log_that_states_no_launch_carries_the_engines_typical_gap_never_zero(
     assert run.total_seconds == 37.0
     assert run.launch_to_ready == 37.0 + gap.typical
     assert launch.ts is not None and run.first_ts is not None and run.first_ts.minus(launch.ts) == gap.typical
-    assert launch.allowance == gap.high  # a budget allows the top of the range
+    assert launch.margin == gap.high - gap.typical  # a budget adds the rest of the range, a fact of its own
     out = run.as_contract()["launch"]
     # the contract's keys, exact
     assert {"ts", "source", "seconds_before_first_line", "seconds_to_ready", "basis"} <= set(out)

@@ -21,7 +21,7 @@ def test_notebook_executes_and_shows_the_story() -> None:
     truth = sample_truth()["files"]
     assert f"{sum(len(f['runs']) for f in truth.values())} startups" in text  # every startup the generator wrote
     assert re.search(r"debug \(disable_cuda_graph=True\) ready in a median of 4 min \d\d s", text)
-    assert "cuda_graph explains" in text
+    assert "cuda_graph and draft.cuda_graph explain" in text
     # the four charts come out as images
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) == 4

@@ -29,6 +29,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SAMPLE_LOGS, SHARED
+from firedup.api import report as report_of
 from firedup.cli import cli
 from firedup.core.units import fmt_duration, fmt_offset
 from firedup.timeline.pipeline import parse_paths
@@ -363,10 +364,9 @@ def assert_agree(views: Mapping[str, ViewFacts]) -> None:
 @pytest.fixture(scope="module")
 def report_views(tmp_path_factory: pytest.TempPathFactory) -> tuple[ViewFacts, ViewFacts]:
     """One report over every log (as a team would run it), read back from report.md."""
-    from firedup.render.report import build_report
 
     out = tmp_path_factory.mktemp("one-truth-report")
-    build_report([str(p) for p in ALL_PATHS], out)
+    report_of([str(p) for p in ALL_PATHS], out)
     return report_facts((out / "report.md").read_text(encoding="utf-8"))
 
 
@@ -667,10 +667,9 @@ def _strip_launch(durations: Durations) -> Durations:
 
 @pytest.fixture(scope="module")
 def report_markdown(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from firedup.render.report import build_report
 
     out = tmp_path_factory.mktemp("one-number-report")
-    build_report([str(p) for p in ALL_PATHS], out)
+    report_of([str(p) for p in ALL_PATHS], out)
     return (out / "report.md").read_text(encoding="utf-8")
 
 

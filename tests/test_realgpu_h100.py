@@ -76,11 +76,17 @@ def test_the_flashinfer_log_at_import_is_no_compile() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
-def test_the_logs_parse_to_what_wait_said(name: str) -> None:
+def test_the_logs_parse_to_what_wait_said(name: str, tmp_path: Path) -> None:
     _, outcome = RUNS[name]
-    [run] = parse_paths([str(DATA / f"{name}.log")]).runs
-    assert run.outcome == outcome
+    [beside] = parse_paths([str(DATA / f"{name}.log")]).runs
     record = _record(name)["run"]
+    # its `wait --record` kept beside it is read as its process evidence: the measured launch
+    assert beside.launch is not None and beside.launch.source == "measured"
+    assert beside.launch.gap == pytest.approx(record["launch"]["seconds_before_first_line"], abs=0.01)
+    alone = tmp_path / f"{name}.log"
+    alone.write_bytes((DATA / f"{name}.log").read_bytes())
+    [run] = parse_paths([str(alone)]).runs
+    assert run.outcome == outcome
     assert run.first_ts is not None and run.first_ts.iso == record["first_ts"]
     assert run.total_seconds == record["total_seconds"]
     # read alone, the log's launch is estimated: within the documented gap of the measured one

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SAMPLE_LOGS, sample_truth
+from firedup.api import report as report_of
 from firedup.core.units import fmt_duration
 from firedup.errors import UsageError
 from firedup.render.report import (
     CHART_FILES,
-    build_report,
     display_paths,
     generation_time,
     md_code,
@@ -88,7 +88,7 @@ def test_summary_counts_outcomes_from_the_truth(sample_report: Path) -> None:
     assert f"Outcomes: {ready} ready, {crashed} crashed." in md
     # the headline comparison: debug vs production, and what explains the difference
     assert re.search(r"debug \(disable_cuda_graph=True\) ready in a median of 4 min \d\d s, production "
-                     r"\(disable_cuda_graph=False\) in 1\d min \d\d s; cuda_graph explains", text)
+                     r"\(disable_cuda_graph=False\) in 1\d min \d\d s; cuda_graph and draft\.cuda_graph explain ", text)
 
 
 def test_each_crash_with_its_diagnosis_and_line(sample_report: Path) -> None:
@@ -163,7 +163,7 @@ def test_no_absolute_path_of_this_machine(sample_report: Path, tmp_path: Path) -
     (outside / "logs").mkdir(parents=True)
     for name in ("prod-tp8-eagle3-01.log", "debug-tp8-eagle3-01.log"):
         shutil.copy(SAMPLES / name, outside / "logs" / name)
-    result = build_report([str(outside / "logs")], tmp_path / "out", by=["disable_cuda_graph"])
+    result = report_of([str(outside / "logs")], tmp_path / "out", by=["disable_cuda_graph"])
     for path in result.files[:2]:
         text = path.read_text()
         assert str(tmp_path) not in text
@@ -192,7 +192,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     text = text.replace("CUDA out of memory.", f"CUDA out of memory. {SCRIPT} | *bold* [x](http://evil)")
     (folder / "logs").mkdir()
     (folder / "logs" / "oom<b>x.log").write_text(text)
-    result = build_report([str(folder / "logs")], folder / "out")
+    result = report_of([str(folder / "logs")], folder / "out")
     assert result.runs == 1
     return folder / "out"
 
@@ -466,7 +466,7 @@ def test_a_url_from_a_log_is_never_a_live_link(tmp_path: Path) -> None:
     logs.mkdir()
     for i, value in enumerate(["http://evil.example/a www.evil.example", "mail@evil.example"]):
         (logs / f"run{i}.log").write_text(text.replace(args, args[:-1] + f", 'knob': {value!r}}}"))
-    result = build_report([str(logs)], tmp_path / "out", by=["knob"])
+    result = report_of([str(logs)], tmp_path / "out", by=["knob"])
     assert result.runs == 2
     md = (tmp_path / "out" / "report.md").read_text()
     assert "evil.example" in md

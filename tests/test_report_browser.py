@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import SAMPLE_LOGS
-from firedup.render.report import build_report
+from firedup.api import report as report_of
 
 SAMPLES = SAMPLE_LOGS
 SCRIPT = '<script>alert("firedup")</script>'
@@ -68,7 +68,7 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def sample_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("browser") / "sample"
-    build_report([str(SAMPLES)], out, by=["disable_cuda_graph"])
+    report_of([str(SAMPLES)], out, by=["disable_cuda_graph"])
     return out / "index.html"
 
 
@@ -103,7 +103,7 @@ def test_a_script_in_a_log_shows_as_text(browser: Any, tmp_path: Path) -> None:
     text = text.replace("CUDA out of memory.", f"CUDA out of memory. {SCRIPT}")  # whichever line is quoted
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "oom<img src=x onerror=alert(1)>.log").write_text(text)
-    build_report([str(tmp_path / "logs")], tmp_path / "out")
+    report_of([str(tmp_path / "logs")], tmp_path / "out")
     logs = _open(browser, tmp_path / "out" / "index.html")
     assert [entry for entry in logs if entry["level"] == "SEVERE"] == []
     assert browser.execute_script("return document.scripts.length") == 0

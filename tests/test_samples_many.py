@@ -91,7 +91,7 @@ def test_compare_splits_debug_and_production(facts: dict[str, dict[str, object]]
     (d,) = [x for x in cmp.deltas if x.other is groups[False]]
     assert d.main_phase == "cuda_graph"
     assert cmp.headline.startswith("debug (disable_cuda_graph=True) ready in a median of")
-    assert "cuda_graph explains" in cmp.headline
+    assert "cuda_graph and draft.cuda_graph explain" in cmp.headline
     assert any("model" in lo.reason for lo in cmp.grouping.left_out)  # the TP1 small model
     # the vLLM samples: another engine (and model), named, never mixed into the SGLang story
     vllm = sorted(SAMPLE_LOGS.glob("vllm-*.log"))

@@ -288,12 +288,17 @@ def test_timeout_exits_124_with_the_phase_reached_the_last_lines_and_the_budget(
     assert re.match(rf"TIMED OUT after 2\.\d s waiting for {re.escape(str(o.out))}\n", stdout)
     assert "phase reached: cuda_graph (batches 2/4)" in stdout
     assert "it usually takes 8.1 s" in stdout  # elapsed=8.05 s in the history log
-    slowest = seconds_to_ready(NEW_READY)
+    # from launch, as `budget` counts: the run's estimated gap, and the launch margin added once
+    from firedup.formats import get_format
     from firedup.tables.risk import round_up
 
-    assert f"budget {human(round_up(slowest * 2))} (the budget of `firedup budget` over 1 history run" in stdout
-    assert "rule of thumb (2 x the only run), rule of thumb: risk unknown" in stdout
-    assert f"(slowest {human(slowest)})" in stdout
+    gap = get_format("sglang").timeouts.launch_gap
+    assert gap is not None
+    slowest = seconds_to_ready(NEW_READY) + gap.typical
+    budget = round_up(slowest * 2 + gap.high - gap.typical)
+    assert f"budget {human(budget)} (the budget of `firedup budget` over 1 history run" in stdout
+    assert "rule of thumb (2 x the only run) + 6 s for a slower launch, rule of thumb: risk unknown" in stdout
+    assert f"(slowest {human(slowest)} from launch)" in stdout
     last = o.out.read_text().splitlines()[-1]
     assert last.startswith("Capturing batches") and last[:150] in stdout  # the last log line
 
@@ -638,10 +643,12 @@ def test_a_bar_still_being_redrawn_shows_as_progress(tmp_path: Path) -> None:
 
 @scenario
 def auto_timeout(tmp: Path) -> Outcome:
-    # A history run of the same config (the same args line) that was ready in 2 s: budget 2.5 s.
+    # A history run of the same config (the same args line) that was ready 2 s after its launch, which
+    # a stamped launch command states (an estimated one would add the usual import time): budget 4 s.
     args = NEW_READY.read_text().splitlines()[0]
     history = tmp / "fast.log"
-    history.write_text(f"{args}\n"
+    history.write_text("2026-10-30 10:00:00 python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B\n"
+                       f"{args}\n"
                        "[2026-10-30 10:00:01] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
                        "[2026-10-30 10:00:02] The server is fired up and ready to roll!\n")
     lines = NEW_READY.read_text().splitlines(keepends=True)
@@ -655,7 +662,7 @@ def test_timeout_auto_takes_the_budget_of_the_same_config_and_says_so(outcomes: 
     o = _outcome(outcomes, "auto_timeout")
     assert o.result.returncode == 124, o.result.stdout + o.result.stderr
     expected = ("--timeout auto: 4.0 s = the budget of `firedup budget` over 1 history run of this config "
-                "(slowest 2.0 s): rule of thumb (2 x the only run), rule of thumb: risk unknown")  # 2 x 2 s
+                "(slowest 2.0 s from launch): rule of thumb (2 x the only run), rule of thumb: risk unknown")  # 2 x 2 s
     assert expected in o.result.stderr
     assert f"  limit: {expected}" in o.result.stdout
     assert "phase reached: load_weights (shards 4/5)" in o.result.stdout

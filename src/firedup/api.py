@@ -332,11 +332,22 @@ def plot(kind: str, runs: Runs | Paths, out: PathLike, *, by: str | Sequence[str
 def report(paths: Paths, out_dir: PathLike, *, by: str | Sequence[str] | None = None, risk: float = 0.01,
            engine: str | None = None, date: _date | None = None, all_files: bool = False,
            progress: Progress | None = None) -> ReportResult:
-    """Write `out_dir/index.html` (self-contained) and `out_dir/report.md` with its PNG charts."""
-    from firedup.render.report import build_report
+    """Write `out_dir/index.html` (self-contained) and `out_dir/report.md` with its PNG charts:
+    the runs `parse` reads, handed to the report (which reads no log itself)."""
+    from firedup.render.report import build_report, generation_time
+    from firedup.timeline.pipeline import parse_paths
 
-    return build_report(_paths(paths), _path(out_dir, "out_dir"), by=_by(by), risk=_risk(risk),
-                        engine=_engine(engine), default_date=_day(date), all_files=all_files, progress=progress)
+    generated = generation_time()  # a bad SOURCE_DATE_EPOCH fails before anything is read or written
+    risk, out, by_ = _risk(risk), _path(out_dir, "out_dir"), _by(by)
+
+    def parsing(done: int, total: int, name: str) -> None:
+        if progress is not None:
+            progress("parsing logs", done, total)
+
+    given = _paths(paths)
+    result = parse_paths(given, engine=_engine(engine), default_date=_day(date), all_files=all_files,
+                         progress=parsing, content_hash=True)
+    return build_report(result, given, out, by=by_, risk=risk, progress=progress, generated=generated)
 
 
 def export(runs: Runs | Paths, fmt: str, out: PathLike, *, table: str = "phases") -> None:

@@ -19,7 +19,7 @@ from firedup.core.units import fmt_duration
 from firedup.errors import FiredupError, StoreError
 from firedup.formats.vocab import CRASH
 from firedup.read.clock import Stamp
-from firedup.tables.risk import budget_for
+from firedup.tables.launches import budget_from_launch, run_row
 from firedup.timeline.phases import spanned
 from firedup.timeline.run import Run
 from firedup.timeline.stages import next_stage, stage_changes
@@ -99,6 +99,7 @@ class WaitBudget:
     n: int
     slowest: float
     method: str
+    slowest_first_line: float | None = None  # the same run by the log's clock (first line -> ready)
 
 
 class History:
@@ -110,7 +111,9 @@ class History:
     """
 
     def __init__(self, runs: Iterable[Run]) -> None:
-        self.profiles = [p for p in (RunProfile.of(r) for r in runs) if p is not None]
+        profiled = [(r, RunProfile.of(r)) for r in runs]
+        self.profiles = [p for _, p in profiled if p is not None]
+        self.launch_rows = [run_row(r) for r, p in profiled if p is not None]  # for the budget, as `budget` counts
 
     @property
     def n(self) -> int:
@@ -120,12 +123,12 @@ class History:
         """The budget `firedup budget` gives these runs (one rule for both commands)."""
         if not self.profiles:
             return None
-        found = budget_for([p.ready_s for p in self.profiles], AUTO_RISK)
+        found = budget_from_launch(self.launch_rows, AUTO_RISK)
         assert found.budget_seconds is not None and found.slowest is not None
         n = self.n
         method = (f"the budget of `firedup budget` over {n} history run{'s' if n != 1 else ''} of this config "
-                  f"(slowest {fmt_duration(found.slowest)}): {found.method_label}, {found.risk_label}")
-        return WaitBudget(float(found.budget_seconds), n, found.slowest, method)
+                  f"(slowest {fmt_duration(found.slowest)} from launch): {found.method_label}, {found.risk_label}")
+        return WaitBudget(float(found.budget_seconds), n, found.slowest, method, max(p.ready_s for p in self.profiles))
 
     def median_ready(self) -> float | None:
         return statistics.median(p.ready_s for p in self.profiles) if self.profiles else None

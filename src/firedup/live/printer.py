@@ -393,7 +393,8 @@ class Printer:
 
     def _history_then(self, seen: SoFar, now: float, waited: float) -> None:
         if seen.budget is not None:
-            verdict = "over" if (seen.elapsed_log(now) or waited) > seen.budget.slowest else "within"
+            slowest = seen.budget.slowest_first_line or seen.budget.slowest  # first line to first line
+            verdict = "over" if (seen.elapsed_log(now) or waited) > slowest else "within"
             self.report(f"  history: budget {fmt_duration(seen.budget.seconds)} ({seen.budget.method}); "
                         f"this run is {verdict} the slowest seen")
         elif seen.history_line:

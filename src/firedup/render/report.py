@@ -1,6 +1,6 @@
 """The team report: one self-contained `index.html` and a `report.md` with PNG charts beside it.
 
-`build_report(paths, out_dir)` parses the logs, compares and budgets them as `firedup
+`build_report(result, paths, out_dir)` compares and budgets the parsed runs as `firedup
 compare`/`budget` do, draws the four charts, and renders one context through two Jinja2
 templates (`templates/report.html.j2` with autoescaping, `templates/report.md.j2` with
 Markdown escaping), so both files say the same thing.
@@ -25,7 +25,6 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -548,21 +547,16 @@ def write_folder(out: Path, files: Mapping[str, bytes]) -> None:
             write_bytes(out / name, data, named=False)
 
 
-def build_report(paths: Sequence[str], out_dir: str | os.PathLike[str], by: Sequence[str] | None = None,
-                 risk: float = 0.01, engine: str | None = None, default_date: date | None = None,
-                 all_files: bool = False, progress: Progress | None = None) -> ReportResult:
-    """Parse `paths`, write `out_dir/index.html`, `out_dir/report.md` and the PNG charts."""
+def build_report(result: ParseResult, paths: Sequence[str], out_dir: str | os.PathLike[str],
+                 by: Sequence[str] | None = None, risk: float = 0.01, progress: Progress | None = None,
+                 generated: _dt.datetime | None = None) -> ReportResult:
+    """Write `out_dir/index.html`, `out_dir/report.md` and the PNG charts of the runs `result`
+    holds (`paths`: the inputs as given, for the header). The report reads no log: it shows the
+    runs every other command shows, and the tables, comparison and budgets made from them."""
     from firedup.tables.frames import from_runs
     from firedup.tables.grouping import check_by, flag_names
-    from firedup.timeline.pipeline import parse_paths
 
-    generated = generation_time()  # a bad SOURCE_DATE_EPOCH fails before anything is read or written
-    def parsing(done: int, total: int, name: str) -> None:
-        if progress is not None:
-            progress("parsing logs", done, total)
-
-    result = parse_paths(paths, engine=engine, default_date=default_date, all_files=all_files,
-                         progress=parsing, content_hash=True)
+    generated = generated or generation_time()
     if by:
         typed = from_runs(result.runs, result.errors)
         by = flag_names(typed, by)  # `knob` names `flag.knob`, as in compare

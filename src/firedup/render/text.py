@@ -225,6 +225,12 @@ def _clock_lines(run: Run, width: int) -> list[str]:
         end = run.end_ts
         lines.append(f"  from {shown_stamp(run.first_ts, run.date_source)} to "
                      f"{shown_stamp(end, run.date_source) if end else '?'}" + _dates_note(run.date_source))
+        total = run.total_seconds
+        if run.crash is not None and total is not None and run.seconds_to_end is not None \
+                and fmt_duration(total) != fmt_duration(run.seconds_to_end):
+            # two facts, each named: the crash's time (above) and the contract's total_seconds
+            lines.extend(fit_lines(f"  the log's last line came {fmt_duration(total)} after its first, after the "
+                                   "crash (total_seconds in parse --json)", width).split("\n"))
     return lines
 
 

@@ -147,16 +147,19 @@ def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> 
         grouping.notes.extend(key_changes(runs, group.run_ids, group.label))
         apart = split(runs, group.run_ids) if "cache_start" not in grouping.by else None
         by_id = dict(zip(group.run_ids, group.launch_seconds, strict=True))
+        margin = group.launch_margin
         if apart is not None:  # never pooled: the budget is the cold starts', the warm one beside it
-            cold = Side("cold", budget_for([by_id[r] for r in apart.cold], risk, group.key, group.label), apart.cold)
-            warm = Side("warm", budget_for([by_id[r] for r in apart.warm], risk, group.key, group.label), apart.warm)
+            cold = Side("cold", budget_for([by_id[r] for r in apart.cold], risk, group.key, group.label, margin),
+                        apart.cold)
+            warm = Side("warm", budget_for([by_id[r] for r in apart.warm], risk, group.key, group.label, margin),
+                        apart.warm)
             b = cold.budget
             b.side = (f"The budget of the {_n(len(apart.cold), 'cold start')} of this configuration; its "
                       f"{_n(len(apart.warm), 'warm start')} need {fmt_duration(warm.budget.budget_seconds)} "
                       f"({warm.budget.method_label}).")
             splits.append((apart, cold, warm))
         else:
-            b = budget_for(group.launch_seconds, risk, group.key, group.label)
+            b = budget_for(group.launch_seconds, risk, group.key, group.label, margin)
             splits.append(None)
         clock = clock_of(runs, group) if group.run_ids else None
         b.clock = clock.text if clock is not None else None
@@ -173,11 +176,13 @@ def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> 
 
 
 def _allowance_phrase(row: dict[str, Any]) -> str:
-    """`first line + 27 s, the top of the usual 19-27 s (docs/launch.md)` for an estimated launch."""
-    high = row["launch_high"] if row["launch_high"] is not None else row["launch_gap"]
+    """`first line + 21 s, typical of the usual 16-27 s (docs/launch.md)` for an estimated launch:
+    what every view adds (`launch.seconds_before_first_line`)."""
+    gap = row["launch_gap"]
+    high = row["launch_high"] if row["launch_high"] is not None else gap
     low = row["launch_low"] if row["launch_low"] is not None else high
     where = "the history's measured launches" if "measured" in (row["launch_basis"] or "") else "docs/launch.md"
-    return f"first line + {high:.0f} s, the top of the usual {low:.0f}-{high:.0f} s ({where})"
+    return f"first line + {gap:.0f} s, typical of the usual {low:.0f}-{high:.0f} s ({where})"
 
 
 def _n(count: int, noun: str) -> str:
@@ -205,6 +210,9 @@ def clock_of(runs: Runs, group: Group) -> Clock:
     names = {"measured": "measured (wait --pid)", "log": "stated by a line", "given": "given (--launched-at)"}
     text = "counted from launch: " + "; ".join(
         (f"{p.split(' ', 1)[0]} {names[p.split(' ', 1)[1]]}" if p.split(" ", 1)[1] in names else p) for p in parts)
+    if group.launch_margin >= 0.5:
+        text += (f"; the budget adds {group.launch_margin:.0f} s in case a launch came that much earlier "
+                 "(the top of the range)")
     return Clock(dict(kinds), text, max(group.ready_seconds) if group.ready_seconds else None)
 
 

@@ -6,7 +6,10 @@ history's values of that measure: log-normal Student-t for their number, never b
 slowest + 10 %, rounded up as `budget` rounds it: one limit for one rule), and at least
 `MIN_SECONDS` above the slowest history value (log timestamps have 1 s resolution). So a healthy
 run is called a regression with chance at most `risk` per measure when the history's times are
-log-normal. Time to ready counts from each run's launch, as budgets do (tables.launches). The
+log-normal. Time to ready counts from each run's launch, the figure `parse` shows
+(`launch.seconds_to_ready`); its limit adds the budget's launch margin, said so (tables.launches).
+The phase `total` is not a measure of its own: it is time to ready on the first line's clock,
+and one regression is one line with one limit. The
 history is the ready runs with the same config (the flags of `SAME_CONFIG_FLAGS` and the
 engine); fewer than two such runs cannot judge the run: its verdict is CANNOT JUDGE (exit 6,
 never a pass), naming the nearest configs the history has. A new run that did not get ready
@@ -27,7 +30,7 @@ from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.formats.vocab import READY as READY_MILESTONE
 from firedup.tables.frames import Runs
-from firedup.tables.launches import from_launch
+from firedup.tables.launches import from_launch, launch_margin
 from firedup.tables.risk import Budget, budget_for, pct
 
 MIN_SECONDS = 1.0
@@ -47,14 +50,22 @@ class Finding:
     regressed: bool
     evidence: str = ""  # the log line that ends the phase (or the ready line), with its number
     caches: str = ""  # cold caches whose work lies in this phase (any, for time to ready): timeline.silence
+    approx: str = ""  # "~" where the value counts from an estimated launch, as `parse` marks it
+    history_approx: str = ""  # "~" where a history value does
+
+    @property
+    def shown(self) -> str:
+        """The value as every view prints it: `~15 min 21 s` from an estimated launch."""
+        return self.approx + fmt_duration(self.seconds)
 
     def describe(self) -> str:
         h = self.history
         if not h or self.bound is None or self.bound.raw_seconds is None:
-            return f"{self.measure}: {fmt_duration(self.seconds)} (no history to judge it by)"
+            return f"{self.measure}: {self.shown} (no history to judge it by)"
         verdict = "REGRESSED" if self.regressed else "ok"
-        return (f"{self.measure}: {fmt_duration(self.seconds)} {verdict}: history of {len(h)} runs median "
-                f"{fmt_duration(statistics.median(h))}, slowest {fmt_duration(max(h))}, limit "
+        mark = self.history_approx
+        return (f"{self.measure}: {self.shown} {verdict}: history of {len(h)} runs median "
+                f"{mark}{fmt_duration(statistics.median(h))}, slowest {mark}{fmt_duration(max(h))}, limit "
                 f"{fmt_duration(self.limit)} ({self.bound.method_label}; {self.bound.risk_label})")
 
     @property
@@ -108,7 +119,7 @@ class RunCheck:
         """`FAIL server.log: 4 min 2 s from launch; regressed: cuda_graph`: the answer for one run."""
         where = self.source + (f" #{self.run_index + 1}" if self.run_index else "")
         ready = next((f for f in self.findings if f.measure == READY), None)
-        said = f": {fmt_duration(ready.seconds)} from launch" if ready is not None else ""
+        said = f": {ready.shown} from launch" if ready is not None else ""
         if self.verdict == CANNOT_JUDGE:
             said += f"; {self.history_n} history run{'s' if self.history_n != 1 else ''} of its config"
         elif self.failure:
@@ -194,7 +205,7 @@ def _describe(key: tuple[tuple[str, str], ...]) -> str:
 def _phase_seconds(runs: Runs) -> dict[str, dict[str, float]]:
     """run_id -> phase -> seconds, over the run-level phases (the critical path)."""
     out: dict[str, dict[str, float]] = {}
-    frame = runs.phases.filter((pl.col("scope") == "run") & (pl.col("phase") != "unattributed")
+    frame = runs.phases.filter((pl.col("scope") == "run") & ~pl.col("phase").is_in(["unattributed", "total"])
                                & pl.col("seconds").is_not_null())
     for row in frame.select("run_id", "phase", "seconds").iter_rows(named=True):
         per = out.setdefault(row["run_id"], {})
@@ -279,16 +290,26 @@ def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
             if (key, measure) not in limits:  # the history of a config and measure, and its limit: once
                 values = [_from_launch(h) for h in same] if measure == READY else [
                     hist_phases[h["run_id"]][measure] for h in same if measure in hist_phases.get(h["run_id"], {})]
-                limits[key, measure] = values, budget_for(values, risk) if len(values) >= MIN_HISTORY else None
+                margin = max((launch_margin(h) for h in same), default=0.0) if measure == READY else 0.0
+                limits[key, measure] = values, (budget_for(values, risk, launch_margin=margin)
+                                                if len(values) >= MIN_HISTORY else None)
             values, limit = limits[key, measure]
             bound, regressed = judge(seconds, values, risk, limit)
             finding = Finding(measure, seconds, values, bound, regressed)
+            if measure == READY:
+                finding.approx = _approx([row])
+                finding.history_approx = _approx(same)
             if regressed:
                 finding.evidence = _evidence(new, row["run_id"], measure)
                 finding.caches = _cold_caches(row, measure)
             rc.findings.append(finding)
         out.append(rc)
     return CheckReport(risk, out, RULE.format(risk=pct(risk)))
+
+
+def _approx(rows: list[dict[str, Any]]) -> str:
+    """`~` where any of these runs counts from an estimated launch (as `parse` and `runs` mark it)."""
+    return "~" if any(r.get("launch_source") == "estimated" for r in rows) else ""
 
 
 def _from_launch(row: dict[str, Any]) -> float:

@@ -23,6 +23,7 @@ import polars as pl
 
 from firedup.core.config import value_changes
 from firedup.core.safe import visible
+from firedup.formats.vocab import DRAFT_PREFIX
 from firedup.tables.advice import Advice, advise
 from firedup.tables.coldwarm import ColdWarm, key_changes, split
 from firedup.tables.frames import FLAG_PREFIX, IDENTITY_FLAGS, Runs, phase_seconds, shown_flag
@@ -40,11 +41,27 @@ class Delta:
     main_phase_seconds: float | None
     flags_differ: dict[str, tuple[list[Any], list[Any]]]
 
+    @property
+    def explained(self) -> tuple[list[str], float | None]:
+        """The phases the difference is in: the main phase and its other model's twin (the target's
+        graphs and the draft's, which one flag turns on or off together) where it moved the same
+        way, and their seconds together: the one figure the headline and the text view give."""
+        if self.main_phase is None or self.main_phase_seconds is None:
+            return [], None
+        base = self.main_phase.removeprefix(DRAFT_PREFIX)
+        names = [self.main_phase] + [
+            name for name, sec in self.phases.items() if name != self.main_phase
+            and name.removeprefix(DRAFT_PREFIX) == base and sec * self.main_phase_seconds > 0]
+        return names, sum(self.phases.get(n, 0.0) if n != self.main_phase else self.main_phase_seconds
+                          for n in names)
+
     def as_json(self) -> dict[str, Any]:
+        names, seconds = self.explained
         return {
             "from": self.base.key, "to": self.other.key, "total_seconds": rounded(self.total_seconds),
             "phases": {name: rounded(sec) for name, sec in self.phases.items()},
             "main_phase": self.main_phase, "main_phase_seconds": rounded(self.main_phase_seconds),
+            "explained_by": names, "explained_seconds": rounded(seconds),
             "flags_differ": {flag: {"from": a, "to": b} for flag, (a, b) in self.flags_differ.items()},
         }
 
@@ -297,10 +314,10 @@ def headline(grouping: Grouping, deltas: Sequence[Delta]) -> str:
     if len(timed) > 2:
         lead = f"of {len(timed)} groups, {fast.label} is fastest (median {dur(fast.median)}) " \
                f"and {slow.label} slowest ({dur(slow.median)})"
-    main_sec = slow_delta.main_phase_seconds
-    if slow_delta.main_phase is None or main_sec is None:
+    names, main_sec = slow_delta.explained
+    if not names or main_sec is None:
         return lead
-    text = (f"{lead}; {slow_delta.main_phase} explains {dur(main_sec)} "
+    text = (f"{lead}; {' and '.join(names)} explain{'s' if len(names) == 1 else ''} {dur(main_sec)} "
             f"of the {dur(slow_delta.total_seconds)} difference")
     offset = main_sec - slow_delta.total_seconds
     if offset >= 1.0:  # other phases got faster and took some back

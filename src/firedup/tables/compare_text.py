@@ -170,10 +170,12 @@ def _delta_lines(d: Delta, width: int, verbose: bool) -> list[str]:
     and the flags that differ."""
     lines = ["", f"{d.other.label} vs {d.base.label}: {'+' if d.total_seconds >= 0 else '-'}"
                  f"{dur(abs(d.total_seconds))} median time to ready"]
-    if d.main_phase:
-        share = 100 * (d.main_phase_seconds or 0) / d.total_seconds if d.total_seconds else 0.0
-        lines.append(f"  most of it: {d.main_phase} {'+' if (d.main_phase_seconds or 0) >= 0 else '-'}"
-                     f"{dur(abs(d.main_phase_seconds or 0))} ({share:.0f}% of the difference)")
+    names, seconds = d.explained
+    if names and seconds is not None:  # the headline's figure, phase by phase
+        share = 100 * seconds / d.total_seconds if d.total_seconds else 0.0
+        parts = " and ".join(f"{n} {'+' if d.phases.get(n, 0.0) >= 0 else '-'}{dur(abs(d.phases.get(n, 0.0)))}"
+                             for n in names)
+        lines.append(f"  most of it: {parts} ({share:.0f}% of the difference)")
     if d.flags_differ:
         lines.append("  flags that differ:")
         lines.extend(flag_change_lines(d.flags_differ, width, verbose))

@@ -25,7 +25,7 @@ import polars as pl
 from firedup.core.safe import visible
 from firedup.errors import UnknownFlagError
 from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds, shown_flag
-from firedup.tables.launches import from_launch
+from firedup.tables.launches import from_launch, launch_margin
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
 GROUP_NAMES: dict[tuple[str, Any], str] = {
@@ -113,9 +113,16 @@ class Group:
     ready_seconds: list[float]
     not_timed: list[LeftOut] = field(default_factory=list)  # same flags, but crashed or incomplete
     phases: dict[str, float] = field(default_factory=dict)  # phase -> median seconds
-    # per timed run, its time from launch as a budget counts it and how (tables.launches.from_launch)
+    # per timed run, its time from launch (`launch.seconds_to_ready`) and how (tables.launches.from_launch)
     launch_seconds: list[float] = field(default_factory=list)
     launch_kinds: list[str] = field(default_factory=list)
+    # per timed run, how much earlier its launch may have come than estimated (tables.launches.launch_margin)
+    launch_margins: list[float] = field(default_factory=list)
+
+    @property
+    def launch_margin(self) -> float:
+        """What a budget of these runs adds for a slower launch: the largest of theirs."""
+        return max(self.launch_margins, default=0.0)
 
     @property
     def n(self) -> int:
@@ -147,6 +154,7 @@ class Group:
             assert counted is not None  # a ready run with a time to ready
             self.launch_seconds.append(counted[0])
             self.launch_kinds.append(counted[1])
+            self.launch_margins.append(launch_margin(row))
             return None
         else:
             lo = LeftOut(row["run_id"], row["source"], row["run_index"], _why_not_timed(row),

@@ -1,27 +1,32 @@
-"""Launches over many runs: estimates from the history's measured launches, and the allowance
-a budget adds before each run's first line.
+"""Launches over many runs: estimates from the history's measured launches, each run's time from
+launch, and the launch margin a budget adds.
 
 A run whose log states no launch carries its engine's documented gap (timeline.launch). Where
 the runs at hand (logs and the history store together) hold launches that were measured, stated
 by a line or given, those are better evidence of this machine's imports: the gap of the other
 runs of the same engine (and the same configuration, where it has some) is re-estimated from
-them, and the basis says so. Budgets count from launch: a run's time to ready plus its allowance
-(the gap where known, else the top of its range: see docs/launch.md).
+them, and the basis says so. Every view counts a run from the same launch: its time to ready plus
+the gap (known, or the estimate); a budget adds, as a second named fact, a launch margin: how
+much earlier than estimated a launch may have come (the top of the range less the estimate: see
+docs/launch.md). Polars only where frames are handled, so that `wait` counts the same way.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from firedup.timeline.launch import KNOWN
 
 # The flags that make "the same configuration" for measured launches (imports differ with the
 # engine, the model and the parallelism; they do not with a port).
 _CONFIG = ("model_path", "tp_size", "pp_size", "dp_size")
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from firedup.tables.risk import Budget
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ def settle_launches(runs: pl.DataFrame) -> pl.DataFrame:
 
 def _with_format_estimates(runs: pl.DataFrame) -> pl.DataFrame:
     """Rows with no launch at all (a store from before launches): the engine's documented gap."""
+    import polars as pl
+
     if runs.is_empty() or runs["launch_source"].null_count() == 0:
         return runs
     from firedup.formats import all_formats
@@ -85,19 +92,28 @@ def _with_format_estimates(runs: pl.DataFrame) -> pl.DataFrame:
 def with_measured_estimates(runs: pl.DataFrame) -> pl.DataFrame:
     """`runs` with each estimated launch re-estimated from the known launches of the same engine
     (of the same configuration where it has some), where there are any; the rest unchanged."""
+    import polars as pl
+
     if runs.is_empty() or "launch_source" not in runs.columns:
         return runs
-    known = runs.filter(pl.col("launch_source").is_in(list(KNOWN)) & pl.col("launch_gap").is_not_null())
-    if known.is_empty():
+    if runs.filter(pl.col("launch_source").is_in(list(KNOWN)) & pl.col("launch_gap").is_not_null()).is_empty():
         return runs
-    rows = known.select("engine", "launch_gap", *(c for c in _CONFIG if c in known.columns)).to_dicts()
+    return pl.DataFrame(re_estimated_rows(runs.to_dicts()), schema=runs.schema, orient="row")
+
+
+def re_estimated_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`with_measured_estimates` over plain rows (`wait`'s history has no frames)."""
+    runs = rows
+    rows = [r for r in rows if r.get("launch_source") in KNOWN and r.get("launch_gap") is not None]
+    if not rows:
+        return runs
     by_engine: dict[str, list[dict[str, Any]]] = {}
     by_config: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
         by_engine.setdefault(row["engine"], []).append(row)
         by_config.setdefault((row["engine"], *_config_key(row)), []).append(row)
     updated = []
-    for row in runs.to_dicts():
+    for row in runs:
         if row["launch_source"] == "estimated" and row["first_ts"] is not None:
             same = by_config.get((row["engine"], *_config_key(row)))
             gaps = _gaps(same) if same else _gaps(by_engine.get(row["engine"], []))
@@ -106,7 +122,7 @@ def with_measured_estimates(runs: pl.DataFrame) -> pl.DataFrame:
             if gaps is not None:
                 row = _re_estimated(row, gaps)
         updated.append(row)
-    return pl.DataFrame(updated, schema=runs.schema, orient="row")
+    return updated
 
 
 def _re_estimated(row: dict[str, Any], gaps: MeasuredGaps) -> dict[str, Any]:
@@ -122,22 +138,27 @@ def _re_estimated(row: dict[str, Any], gaps: MeasuredGaps) -> dict[str, Any]:
 
 
 def allowance(row: dict[str, Any]) -> float | None:
-    """Seconds a budget allows before this run's first line: its gap where the launch is known,
-    else the top of its estimated range; None where nothing is known (an engine with no typical
+    """Seconds before this run's first line that every view counts: its gap, known or estimated
+    (`launch.seconds_before_first_line`); None where nothing is known (an engine with no typical
     gap, a log without times)."""
-    source = row.get("launch_source")
-    if source in KNOWN:
+    if row.get("launch_source") in (*KNOWN, "estimated"):
         return row.get("launch_gap")
-    if source == "estimated":
-        high = row.get("launch_high")
-        return high if high is not None else row.get("launch_gap")
     return None
 
 
+def launch_margin(row: dict[str, Any]) -> float:
+    """Seconds a budget adds for this run's launch coming earlier than estimated: the top of its
+    range less the estimate (0 for a known launch). A separate fact from the run's time."""
+    if row.get("launch_source") != "estimated" or row.get("launch_high") is None or row.get("launch_gap") is None:
+        return 0.0
+    return max(0.0, float(row["launch_high"]) - float(row["launch_gap"]))
+
+
 def from_launch(row: dict[str, Any]) -> tuple[float, str] | None:
-    """A ready run's time from launch as a budget counts it, and how: `measured`, `log`, `given`,
-    `estimated` (first line to ready plus the allowance) or `first line` (no launch known: the
-    log's own time, an undercount the derivation names). None when it has no time to ready."""
+    """A ready run's time from launch, as `parse --json`'s `launch.seconds_to_ready` says it, and
+    how: `measured`, `log`, `given`, `estimated` (first line to ready plus the estimated gap) or
+    `first line` (no launch known: the log's own time, an undercount the derivation names). None
+    when it has no time to ready."""
     ready = row.get("ready_seconds")
     if ready is None:
         return None
@@ -147,4 +168,28 @@ def from_launch(row: dict[str, Any]) -> tuple[float, str] | None:
     return float(ready) + float(extra), str(row["launch_source"])
 
 
-__all__ = ["MeasuredGaps", "allowance", "from_launch", "settle_launches", "with_measured_estimates"]
+def budget_from_launch(rows: list[dict[str, Any]], risk: float) -> Budget:
+    """The budget `firedup budget` gives ready runs' rows (`run_row` for `Run`s): their times from
+    launch, re-estimated from the measured launches among them, plus the largest launch margin."""
+    from firedup.tables.risk import budget_for
+
+    rows = re_estimated_rows(rows)
+    counted = [c[0] for c in (from_launch(r) for r in rows) if c is not None]
+    return budget_for(counted, risk, launch_margin=max((launch_margin(r) for r in rows), default=0.0))
+
+
+def run_row(run: Any) -> dict[str, Any]:
+    """A `timeline.run.Run` as the launch cells of a runs row (what `frames` writes), for `wait`."""
+    launch = run.launch
+    ready = run.ready_ts.minus(run.first_ts) if run.ready_ts is not None and run.first_ts is not None else None
+    row = {"engine": run.engine, "ready_seconds": ready, "first_ts": run.first_ts.dt if run.first_ts else None,
+           "seconds_to_end": None, "launch_source": launch.source if launch else "unknown",
+           "launch_gap": launch.gap if launch else None, "launch_low": launch.low if launch else None,
+           "launch_high": launch.high if launch else None, "launch_basis": launch.basis if launch else None,
+           "launch_ts": launch.ts.dt if launch and launch.ts else None}
+    row.update({flag: run.config.get(flag) for flag in _CONFIG})
+    return row
+
+
+__all__ = ["MeasuredGaps", "allowance", "budget_from_launch", "from_launch", "launch_margin", "re_estimated_rows",
+           "run_row", "settle_launches", "with_measured_estimates"]

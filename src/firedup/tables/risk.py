@@ -189,6 +189,9 @@ class Budget:
     version: VersionGuess | None = None  # the engine versions the runs may be (their probes differ)
     clock: str | None = None  # where its times count from (tables.budget.Clock.text)
     side: str | None = None  # of a group split into cold and warm starts: which side, and the other's figure
+    # seconds added for a launch slower than each run's estimate (the top of its range less the
+    # estimate used; 0 where every launch is known): a named fact, never folded into the runs' times
+    launch_margin: float = 0.0
 
     @property
     def risk_holds_without_model(self) -> bool:
@@ -219,6 +222,15 @@ class Budget:
     @property
     def method_label(self) -> str:
         """The method as a label: which rule made the number."""
+        return self._method_words + self.margin_words
+
+    @property
+    def margin_words(self) -> str:
+        """` + 6 s for a slower launch`: the launch margin, where the budget adds one."""
+        return f" + {self.launch_margin:.0f} s for a slower launch" if self.launch_margin >= 0.5 else ""
+
+    @property
+    def _method_words(self) -> str:
         if self.method == THUMB:
             return f"rule of thumb ({RULE_OF_THUMB:g} x the only run)"
         if self.method == BOUND:
@@ -242,13 +254,27 @@ class Budget:
             "runs_needed_for_risk": self.needed,
             "model": self.model.as_json() if self.model else None,
             "statement": self.statement, "engine": self.engine, "clock": self.clock, "side": self.side,
-            "beside": self.beside,
+            "beside": self.beside, "launch_margin_seconds": round(self.launch_margin, 3),
         }
 
 
 def budget_for(times: Sequence[float], risk: float, key: dict[str, Any] | None = None,
-               label: str = "all runs") -> Budget:
-    """The recommended timeout for one group's times to ready (seconds)."""
+               label: str = "all runs", launch_margin: float = 0.0) -> Budget:
+    """The recommended timeout for one group's times to ready (seconds), plus `launch_margin`
+    seconds for a launch slower than the runs' estimated ones (tables.launches.launch_margin)."""
+    found = _budget_for(times, risk, key, label)
+    if launch_margin <= 0.0 or found.raw_seconds is None:
+        return found
+    found.launch_margin = launch_margin
+    found.raw_seconds += launch_margin
+    found.budget_seconds = round_up(found.raw_seconds)
+    found.statement += (f"; plus {launch_margin:.0f} s for a slower launch: the runs' times count from their "
+                        "estimated launches, and a launch may come that much earlier (docs/launch.md)")
+    return found
+
+
+def _budget_for(times: Sequence[float], risk: float, key: dict[str, Any] | None = None,
+                label: str = "all runs") -> Budget:
     if not MIN_RISK <= risk < 1.0:
         raise UsageError(f"risk must be between 0 and 1 (at least {MIN_RISK:g}, below 1), not {risk}")
     times = [max(t, MIN_SECONDS) for t in times if math.isfinite(t)]

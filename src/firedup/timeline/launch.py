@@ -63,12 +63,13 @@ class Launch:
         return self.source in KNOWN
 
     @property
-    def allowance(self) -> float | None:
-        """Seconds a budget allows before the first line: the gap where known, else the top of
-        its range (a wait loop must outlast a slow import, not the typical one)."""
-        if self.known:
-            return self.gap
-        return self.high if self.high is not None else self.gap
+    def margin(self) -> float:
+        """Seconds a budget adds for this launch coming earlier than estimated: the top of its
+        range less the estimate, 0 for a known one (a wait loop must outlast a slow import, not
+        the typical one). A fact of its own: the run's time from launch uses `gap`."""
+        if self.known or self.high is None or self.gap is None:
+            return 0.0
+        return max(0.0, self.high - self.gap)
 
     def as_contract(self, seconds_to_ready: float | None, seconds_to_end: float | None) -> dict[str, Any]:
         return {

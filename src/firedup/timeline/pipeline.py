@@ -24,7 +24,9 @@ from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, it
 from firedup.read.sources import InputError, Line, Source, bom_encoding, expand_inputs, file_date, read_lines
 from firedup.timeline.build import build_timeline
 from firedup.timeline.launch import LaunchedAt, give_launch
+from firedup.timeline.records import apply_record_beside
 from firedup.timeline.run import Run
+from firedup.timeline.silence import TwinFacts, twin_caches, twin_facts, twin_verdicts
 
 SNIFF_LINES = 2000
 DEBUG_ENV = "FIREDUP_DEBUG"  # set: a bug while reading a file raises, with its traceback
@@ -129,17 +131,38 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
                      all_files: bool = False, progress: Callable[[int, int, str], None] | None = None,
                      jobs: int | None = None, launched_at: LaunchedAt = None) -> StreamedParse:
     """`parse_paths` then `write_contract_json`, the same bytes, streamed: each run is encoded
-    by the process that parsed it and written as soon as its turn comes. Over a folder of
-    thousands of logs the main process no longer unpickles every run (45 kB each) and encodes
-    it alone while the workers wait, and memory stays flat however many files there are."""
+    by the process that parsed it and kept in a temporary file, with the little the twin rules
+    read of it (`timeline.silence.twin_verdicts`); once all are read, the runs are written, the
+    few whose verdicts those rules change encoded again. Over a folder of thousands of logs the
+    main process never unpickles every run (45 kB each) nor encodes it alone while the workers
+    wait, and memory stays flat however many files there are."""
     result = StreamedParse()
     encoded = _parsed(paths, engine, default_date, all_files, progress, "auto", jobs, False, result, encode=True,
                       launched_at=launched_at)
 
     def runs() -> Iterator[str]:
-        for items in encoded:
-            result.run_count += len(items)
-            yield from items
+        # The twin rules read every run, so the encoded runs wait in a file (memory stays flat) with
+        # what those rules read of each; the few runs whose verdicts they change are encoded again.
+        import json
+        import tempfile
+
+        facts: list[TwinFacts] = []
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n") as spool:
+            for items in encoded:
+                result.run_count += len(items)
+                for text, fact in items:
+                    spool.write(text + "\n")  # one run a line: the encoder writes no newline
+                    facts.append(fact)
+            changed = twin_verdicts(facts)
+            spool.seek(0)
+            encode = _encoder()
+            for i, text in enumerate(spool):
+                if i not in changed:
+                    yield text[:-1]
+                    continue
+                run = json.loads(text)
+                run["caches"].update({kind: v.as_contract() for kind, v in changed[i].items()})
+                yield encode(run)
 
     _write_json(out, runs(), result)
     return result
@@ -451,6 +474,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, stopped)
     report.content_hash = _content_hash(source, content_hash, digest)
     _note_on_runs(runs, report, launched_at)
+    if source.path is not None and source.url is None:
+        apply_record_beside(source.path, runs, fmt)  # `wait --record`'s process evidence, kept beside the log
     return runs, report
 
 
@@ -525,6 +550,7 @@ def parse_paths(
     for runs in _parsed(paths, engine, default_date, all_files, progress, scanner, jobs, content_hash, result,
                         launched_at=launched_at):
         result.runs.extend(runs)
+    twin_caches(result.runs)  # a capture several times its same-config twin's was a cold kernel cache
     return result
 
 
@@ -580,14 +606,15 @@ def _parse_one(source: Source, engine: str | None, default_date: date | None,
 
 def _parse_one_encoded(source: Source, engine: str | None, default_date: date | None,
                        scanner: str, content_hash: bool = False,
-                       launched_at: LaunchedAt = None) -> tuple[list[str], SourceReport] | InputError:
-    """`_parse_one`, each run as its contract's JSON text (encoded in the worker: see write_parse_json)."""
+                       launched_at: LaunchedAt = None) -> tuple[list[tuple[str, TwinFacts]], SourceReport] | InputError:
+    """`_parse_one`, each run as its contract's JSON text (encoded in the worker: see write_parse_json)
+    with what the twin rules read of it."""
     outcome = _parse_one(source, engine, default_date, scanner, content_hash, launched_at)
     if isinstance(outcome, InputError):
         return outcome
     runs, report = outcome
     encode = _encoder()
-    return [encode(run.as_contract()) for run in runs], report
+    return [(encode(run.as_contract()), twin_facts(run)) for run in runs], report
 
 
 # A folder of CI logs is thousands of independent files: from this many on, a pool of

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from firedup.core.drain import Template, mine
+from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.formats.base import Format
 from firedup.read.clock import Stamp
@@ -425,11 +426,14 @@ def _from_quiet_phase(run: Run, kind: str, p: Phase) -> CacheVerdict | None:
     assert p.seconds is not None
     line = p.line if p.line is not None else 0
     text = next((m.text for m in run.milestones if m.line == line), "")
+    # A short quiet phase is no sign of a warm cache: a cold one may compile where lines keep
+    # coming (a graph capture's own progress). "warm" needs a positive sign (a cache-hit line, a
+    # warm twin, a process record with no compiler); without one the verdict is "unknown".
     if p.seconds <= WARM_SECONDS:
-        return CacheVerdict(kind, "warm", "timing",
+        return CacheVerdict(kind, "unknown", "timing",
                             f"{p.name} took {fmt_duration(p.seconds)} (at most {fmt_duration(WARM_SECONDS)}) "
-                            "with no silence: nothing slow was compiled", [(line, _cut(text))], p.seconds,
-                            p.name)
+                            "with no silence, but nothing says the cache was used (no cache-hit line, warm twin "
+                            "or process record)", [(line, _cut(text))], p.seconds, p.name)
     if (run.silence_threshold or GAP_SECONDS) > COLD_SECONDS:
         return None
     # every gap of COLD_SECONDS would be a silence here, and none in this phase is its silent work
@@ -441,7 +445,8 @@ def _from_quiet_phase(run: Run, kind: str, p: Phase) -> CacheVerdict | None:
         held = list(dict.fromkeys(x.phase or "unattributed" for x in others))
         said = (f"{p.name} took {fmt_duration(p.seconds)}; {_its(len(others))} in {_and(held)}, none "
                 "elsewhere in it: nothing else was compiled for long without a line")
-    return CacheVerdict(kind, "warm", "timing", said, [(line, _cut(text))], p.seconds, p.name)
+    said += ", but nothing says the cache was used (no cache-hit line, warm twin or process record)"
+    return CacheVerdict(kind, "unknown", "timing", said, [(line, _cut(text))], p.seconds, p.name)
 
 
 def _its(n: int) -> str:
@@ -481,7 +486,10 @@ def observed_caches(run: Run, observed: Sequence[Observed], fmt: Format) -> None
         return
     found = _compilers_in_jit_phases(run, observed, fmt)
     current = run.caches.get(PROCESS_JIT)
-    if not found or (current is not None and current.verdict == "cold" and current.basis == "line"):
+    if not found:
+        _watched_without_compilers(run, observed, fmt)
+        return
+    if current is not None and current.verdict == "cold" and current.basis == "line":
         return
     phase, line, _, first = found[0]
     names = sorted({c for *_, o in found for c in o.compilers})
@@ -493,6 +501,113 @@ def observed_caches(run: Run, observed: Sequence[Observed], fmt: Format) -> None
         PROCESS_JIT, "cold", "process",
         f"compilers ran in the server's process tree in {phase} ({', '.join(names)}; seen by wait --pid {seen}): "
         "a warm cache compiles nothing", [(line, _cut(text))] if line is not None else [], seconds or None, phase)
+
+
+def _watched_without_compilers(run: Run, observed: Sequence[Observed], fmt: Format) -> None:
+    """A process record that watched every phase where a cold kernel JIT compiles and saw no
+    compiler there: a positive sign of a warm cache, where nothing else says either way."""
+    current = run.caches.get(PROCESS_JIT)
+    if current is not None and current.verdict != "unknown":
+        return
+    phases = [p for p in run.run_phases() if p.name in JIT_PHASES and p.start is not None and p.end is not None
+              and p.seconds]
+    if not phases or not observed:
+        return
+    first, last = min(o.start for o in observed), max(o.end for o in observed)
+    if any(p.start is not None and p.end is not None and (p.start < first or p.end > last) for p in phases):
+        return  # the record did not watch all of it
+    names = _and([p.name for p in phases])
+    run.caches[PROCESS_JIT] = CacheVerdict(
+        PROCESS_JIT, "warm", "process",
+        f"wait --pid watched the server's process tree through {names} and saw no compiler: a cold cache compiles",
+        [(p.line, _cut(next((m.text for m in run.milestones if m.line == p.line), ""))) for p in phases[:1]
+         if p.line is not None], None, phases[0].name)
+
+
+# A run whose graph capture took this many times its same-config twin's compiled in it: cold.
+TWIN_FACTOR = 3.0
+
+
+@dataclass
+class TwinFacts:
+    """What the twin rules read of one run (small, so a worker can send it with the run's JSON)."""
+
+    key: tuple[Any, ...] | None  # the engine and the same-config flags; None: the config is not known
+    ready: bool
+    capture: float | None  # cuda_graph's seconds
+    capture_line: int | None
+    capture_text: str
+    where: str  # `source` or `source #2`
+    caches: dict[str, CacheVerdict]
+
+
+def twin_facts(run: Run) -> TwinFacts:
+    from firedup.core.config import SAME_CONFIG_FLAGS
+
+    key = None if run.config.get("model_path") is None else (
+        run.engine, *(repr(run.config.get(flag)) for flag in SAME_CONFIG_FLAGS))
+    p = next((x for x in run.run_phases() if x.name == "cuda_graph"), None)
+    line = p.line if p is not None else None
+    text = next((m.text for m in run.milestones if m.line == line), "") if line is not None else ""
+    return TwinFacts(key, run.outcome == "ready", run.phase_seconds().get("cuda_graph"), line, _cut(text),
+                     run.source + (f" #{run.run_index + 1}" if run.run_index else ""), dict(run.caches))
+
+
+def twin_caches(runs: Sequence[Run]) -> None:
+    """The twin rules (`twin_verdicts`) applied to runs read together."""
+    for i, changed in twin_verdicts([twin_facts(r) for r in runs]).items():
+        runs[i].caches.update(changed)
+
+
+def twin_verdicts(facts: Sequence[TwinFacts]) -> dict[int, dict[str, CacheVerdict]]:
+    """Runs of the same inputs and config compared, the verdicts that change (by run index):
+
+    * a run whose cache work was short and quiet ("unknown" by its own lines) beside a twin whose
+      same cache was cold, its work TWIN_FACTOR times longer, found the cache: warm (a positive
+      sign, the twin named);
+    * a run whose graph capture (cuda_graph) took at least TWIN_FACTOR times a twin's, and
+      COLD_SECONDS more, compiled its kernels in it: its kernel JIT was cold, whatever its own
+      lines leave unsaid (a line saying so stays)."""
+    changed: dict[int, dict[str, CacheVerdict]] = {}
+    by_config: dict[tuple[Any, ...], list[int]] = {}
+    for i, f in enumerate(facts):
+        if f.key is not None:
+            by_config.setdefault(f.key, []).append(i)
+    for twins in by_config.values():
+        for i in twins:
+            for kind, v in facts[i].caches.items():
+                if v.verdict != "unknown" or v.basis != "timing" or v.seconds is None or v.seconds > WARM_SECONDS:
+                    continue
+                cold = [j for j in twins if j != i and (c := facts[j].caches.get(kind)) is not None
+                        and c.verdict == "cold" and c.seconds is not None
+                        and c.seconds >= max(TWIN_FACTOR * v.seconds, COLD_SECONDS)]
+                if not cold:
+                    continue
+                c = facts[cold[0]].caches[kind]
+                assert c.seconds is not None
+                changed.setdefault(i, {})[kind] = CacheVerdict(
+                    kind, "warm", "twin",
+                    f"{v.phase or 'its work'} took {fmt_duration(v.seconds)}, where its same-config twin's cold "
+                    f"cache took {fmt_duration(c.seconds)} ({visible(facts[cold[0]].where, one_line=True)}): this "
+                    "start found the cache", list(v.evidence), v.seconds, v.phase)
+        timed = [(i, facts[i].capture) for i in twins if facts[i].ready and facts[i].capture
+                 and PROCESS_JIT in facts[i].caches]
+        if len(timed) < 2:
+            continue
+        fastest, quick = min(timed, key=lambda t: t[1] or 0.0)
+        assert quick is not None
+        for i, capture in timed:
+            f = facts[i]
+            assert capture is not None
+            if f.caches[PROCESS_JIT].verdict == "cold" or capture < TWIN_FACTOR * quick or capture - quick < COLD_SECONDS:
+                continue
+            changed.setdefault(i, {})[PROCESS_JIT] = CacheVerdict(
+                PROCESS_JIT, "cold", "twin",
+                f"cuda_graph took {fmt_duration(capture)}, {capture / quick:.1f} x its same-config twin's "
+                f"({fmt_duration(quick)} in {visible(facts[fastest].where, one_line=True)}): the kernels were "
+                "compiled in it", [(f.capture_line, f.capture_text)] if f.capture_line is not None else [],
+                capture, "cuda_graph")
+    return changed
 
 
 def _compilers_in_jit_phases(run: Run, observed: Sequence[Observed],

@@ -3,7 +3,7 @@ what `firedup wait` says the server is doing. One table for the batch and the li
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from firedup.formats import Format, get_format
@@ -54,14 +54,36 @@ def next_stage(run: Run, stage: str | None, m: Milestone, rules: StageRules | No
     return str(nxt)
 
 
+def _walk(run: Run, rules: StageRules) -> Iterator[tuple[str | None, Milestone]]:
+    """The stage after each milestone, in line order, with the final table's rule (the
+    critical path: a phase lasts until its slowest rank ends it): a rank's `X.end` moves the run
+    on only once every rank that printed `X.begin` (of the same model) has printed its `X.end`.
+    While one rank is still loading, the run is still loading, live and after the fact."""
+    stage: str | None = "launch"
+    begun: dict[tuple[str, str | None], set[str]] = {}
+    ended: dict[tuple[str, str | None], set[str]] = {}
+    for m in run.milestones:
+        if m.rank is not None and "." in m.name:
+            base, _, edge = m.name.rpartition(".")
+            if edge == "begin":
+                begun.setdefault((base, m.model), set()).add(m.rank)
+            elif edge == "end":
+                done = ended.setdefault((base, m.model), set())
+                done.add(m.rank)
+                if begun.get((base, m.model), set()) - done:
+                    yield stage, m  # another rank is still in it: the run is too
+                    continue
+        stage = next_stage(run, stage, m, rules)
+        yield stage, m
+
+
 def stage_changes(run: Run, fmt: Format | None = None) -> list[tuple[str | None, Milestone | None]]:
     """Every change of stage in line order, with the milestone that caused it (None: the start).
     `fmt`: the format the run was read with (else the registry's format of its engine)."""
     rules = stage_rules(fmt or format_of(run))
     changes: list[tuple[str | None, Milestone | None]] = [("launch", None)]
     stage: str | None = "launch"
-    for m in run.milestones:
-        new = next_stage(run, stage, m, rules)
+    for new, m in _walk(run, rules):
         if new != stage:
             changes.append((new, m))
             stage = new
@@ -69,11 +91,11 @@ def stage_changes(run: Run, fmt: Format | None = None) -> list[tuple[str | None,
 
 
 def stage_at(run: Run, line: int, fmt: Format) -> str | None:
-    """The phase the run was in at `line`: the stage after the last milestone before it."""
-    rules = stage_rules(fmt)
+    """The phase the run was in at `line`: the stage after the last milestone before it (the
+    slowest rank's, as `stage_changes` and the final table say)."""
     stage: str | None = "launch"
-    for m in run.milestones:
+    for new, m in _walk(run, stage_rules(fmt)):
         if m.line > line:
             break
-        stage = next_stage(run, stage, m, rules)
+        stage = new
     return stage

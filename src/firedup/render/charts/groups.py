@@ -131,7 +131,7 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
     """Points and budget lines of `budget_report` (the computed `tables.budget.budgets(runs, by, risk)`;
     computed here from `by` and `risk` when not given)."""
     from firedup.tables.budget import budgets
-    from firedup.tables.grouping import coverage
+    from firedup.tables.grouping import coverage, quantile
 
     report = budget_report if budget_report is not None else budgets(runs, by, risk)
     risk = report.budgets[0].risk if report.budgets else risk
@@ -143,14 +143,15 @@ def distribution_data(runs: Runs, by: Sequence[str] | None = None, risk: float =
     for at, (group, b) in enumerate(zip(report.grouping.groups, report.budgets, strict=True)):
         if at not in keep:
             continue
-        offsets = spread_offsets(group.ready_seconds)
-        for rid, sec, off in zip(group.run_ids, group.ready_seconds, offsets, strict=True):
+        # from launch, as the budget line beside them counts (`launch.seconds_to_ready`, as `runs` shows it)
+        offsets = spread_offsets(group.launch_seconds)
+        for rid, sec, off in zip(group.run_ids, group.launch_seconds, offsets, strict=True):
             points.append({"group_index": index, "group": group.label, "run_id": rid, "label": labels[rid],
                            "seconds": sec, "offset": off})
         rows.append({"group_index": index, "group": group.label, "n": group.n, "not_timed": len(group.not_timed),
                      "budget_seconds": b.budget_seconds, "risk": b.risk, "method": b.method,
                      "method_label": b.method_label, "risk_label": b.risk_label,
-                     "median": group.median, "slowest": b.slowest})
+                     "median": quantile(group.launch_seconds, 0.5), "slowest": b.slowest})
         index += 1
     pt_schema = {"group_index": pl.Int64(), "group": pl.Utf8(), "run_id": pl.Utf8(), "label": pl.Utf8(),
                  "seconds": pl.Float64(), "offset": pl.Float64()}
@@ -277,7 +278,7 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
             _box(ax, secs, 0)
         ax.scatter(secs, pts["offset"].to_list(), s=36, color=POINT_COLOUR, edgecolors="white", linewidths=0.6,
                    zorder=3)
-        handles = [Line2D([], [], marker="o", linestyle="none", color=POINT_COLOUR, label="a run (time to ready)")]
+        handles = [Line2D([], [], marker="o", linestyle="none", color=POINT_COLOUR, label="a run (time to ready from launch)")]
         if len(secs) >= 2:
             handles.append(Line2D([], [], color="black", linewidth=2,
                                   label=f"median {fmt_duration(g['median'])}; box: middle half; whiskers: min-max"))
@@ -298,8 +299,8 @@ def distribution(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01
                      loc="left", fontsize=10, fontweight="bold")
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8.5)
     # the label is centred under a panel that the legends beside it narrow: wrapped to fit there
-    axes[-1].set_xlabel(with_coverage("time to ready (minutes:seconds); each panel has its own scale", data.coverage,
-                                      60))
+    axes[-1].set_xlabel(with_coverage("time to ready from launch (minutes:seconds);\neach panel has its own scale",
+                                      data.coverage, 60))
     fig.suptitle(f"Time to ready per group, and the budget asked for a {_pct(risk)} risk (legends: the risk it carries)",
                  x=0.01, ha="left", fontsize=12, fontweight="bold")
     return fig
@@ -338,7 +339,8 @@ def _distribution_shared(data: DistributionData) -> Figure:
     time_axis(ax.xaxis, 0, hi * 1.05)
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
     ax.set_axisbelow(True)
-    ax.set_xlabel(with_coverage("time to ready (minutes:seconds), one scale for every group", data.coverage))
+    ax.set_xlabel(with_coverage("time to ready from launch (minutes:seconds), one scale for every group",
+                                data.coverage))
     ax.set_title(f"Time to ready per group, and the budget asked for a {_pct(data.risk)} risk", loc="left")
     handles = [Line2D([], [], marker="o", linestyle="none", color=POINT_COLOUR, label="a run (time to ready)"),
                Line2D([], [], color="black", linewidth=2, label="median; box: middle half; whiskers: min-max"),
