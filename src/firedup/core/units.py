@@ -10,6 +10,8 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
+from firedup.errors import UsageError
+
 Style = Callable[..., str]
 # The narrowest width a text view is fitted to: `COLUMNS=1` gets the 20-column view (a view's
 # indents and fixed columns need some room; narrower, nothing would fit).
@@ -213,3 +215,37 @@ def parse_size(value: str) -> int:
     if size <= 0:
         raise ValueError(f"{value!r}: a size must be more than 0 bytes")
     return size
+
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+                   "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+                   "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
+                   "d": 86400.0, "day": 86400.0, "days": 86400.0}
+_DURATION_PART = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)\s*")
+MAX_DURATION_S = 366 * 86400.0  # a year: more is a typo (and past what a thread can sleep)
+
+
+# How `never` is written to an option that takes a duration (`wait --timeout never`).
+NEVER = ("never", "none", "forever")
+
+
+def parse_duration(text: str, option: str) -> float:
+    """Seconds from `90`, `90s`, `1m30s`, `15min`, `1.5h`, `2 h 30 min` (as kubectl and
+    systemd write them). Never inf or NaN: `1e400`, `inf` and `nan` are refused, as is
+    anything over a year."""
+    value = text.strip().lower()
+    hint = f"{option} {text!r}: give seconds (900) or a duration (90s, 1m30s, 15min, 1h)"
+    if re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", value):
+        seconds = float(value)
+    else:
+        seconds, at = 0.0, 0
+        for m in _DURATION_PART.finditer(value):
+            if m.start() != at or m.group(2) not in _DURATION_UNITS:
+                raise UsageError(hint)
+            seconds += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+            at = m.end()
+        if at == 0 or at != len(value):
+            raise UsageError(hint)
+    if not math.isfinite(seconds) or seconds > MAX_DURATION_S:
+        raise UsageError(f"{option} {text!r}: at most a year")
+    return seconds

@@ -7,6 +7,7 @@ scripts take it with `head -1`). `Waiter` decides (`live.decide`); the `Printer`
 from __future__ import annotations
 
 import collections
+import math
 import re
 import shutil
 import urllib.parse
@@ -175,8 +176,10 @@ class Printer:
 
     def _url_after_ready(self, seen: Observation) -> None:
         got = seen.probe.describe() if seen.probe is not None else "no answer yet"
-        self.warn("url-after-ready", f"the log says ready but {self.w.opts.url} gets: {got}; giving it "
-                                     f"{fmt_duration(self.w.opts.url_grace)} after the ready line")
+        grace = self.w.opts.url_grace
+        self.warn("url-after-ready", f"the log says ready but {self.w.opts.url} gets: {got}; "
+                                     + (f"giving it {fmt_duration(grace)} after the ready line" if math.isfinite(grace)
+                                        else "waiting for it (--url-grace never)"))
 
     def _url_refused_open(self, seen: Observation) -> None:
         assert seen.probe is not None
@@ -461,7 +464,8 @@ class Printer:
         if run.outcome == "ready" and self.w.prober is not None and self.w.ready_seen_at is not None:
             probe = self.w.prober.last
             return (f"the log says ready; {self.w.opts.url}: {probe.describe() if probe else '…'} · "
-                    f"{whole(now - self.w.ready_seen_at)} of {whole(self.w.opts.url_grace)}")
+                    f"{whole(now - self.w.ready_seen_at)}"
+                    + (f" of {whole(self.w.opts.url_grace)}" if math.isfinite(self.w.opts.url_grace) else ""))
         return " · ".join(self._status_parts(run, now, launched))
 
     def _status_parts(self, run: Run, now: float, launched: float | None) -> list[str]:
