@@ -721,7 +721,7 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
     chart = api.plot(kind, runs, out, by=by, run=run_names, ranks=per_rank, risk=risk)
     echo(f"wrote the {kind} chart of {n_runs(len(runs))} to {out}")  # the answer first, then what it leaves out
     if chart.coverage is not None and not chart.coverage.complete:
-        echo(f"firedup: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)", err=True)
+        echo(_fitted(f"note: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)"), err=True)
     _exit_runs(runs)
 
 
