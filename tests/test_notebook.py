@@ -52,7 +52,7 @@ def test_the_notebook_uses_only_firedups_public_names() -> None:
         code = "".join(line for line in cell["source"] if not line.startswith("%"))  # IPython magics
         for node in ast.walk(ast.parse(code)):
             if isinstance(node, ast.Import):
-                assert all(a.name == "firedup" or not a.name.startswith("firedup") for a in node.names), a.name
+                assert all(a.name == "firedup" or not a.name.startswith("firedup") for a in node.names), [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
                 assert not (node.module or "").startswith("firedup"), node.module
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "firedup":
