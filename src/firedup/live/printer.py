@@ -1,6 +1,6 @@
 """What `firedup wait` says: its notes and warnings on stderr as the start-up goes, the status
-line a terminal redraws, and the verdict on stdout (its first line alone, whatever the width:
-scripts take it with `head -1`). `Waiter` decides (`live.decide`); the `Printer` words each
+line a terminal redraws, and the verdict on stdout (fitted to the width like every line: its
+first line is the answer, `READY in 2 min 05 s ...`, for `head -1`; --record keeps it whole). `Waiter` decides (`live.decide`); the `Printer` words each
 `Decision` from what the wait has seen, and nothing it prints changes what is decided.
 """
 
@@ -95,10 +95,8 @@ class Printer:
 
     def report(self, text: str) -> None:
         self.clear_status()
-        if self.headline is None:  # the verdict stays one line, whatever the width: scripts take it with head -1
+        if self.headline is None:  # the verdict, whole for --record; its first line the answer (head -1)
             self.headline = _ANSI.sub("", text)
-            print(text, file=self.out, flush=True)
-            return
         print(self.fit(text), file=self.out, flush=True)
 
     # -- warnings, as the decision names them ------------------------------------------------
@@ -272,7 +270,7 @@ class Printer:
             launch = f", {fmt_duration(run.launch_to_ready)} from launch ({self.w.clock.gap_text(run)})"
         self.report(self.style(f"READY in {total} by the log's clock{line}{launch}{url}; waited {waited}", fg="green",
                                bold=True))
-        self.report(timeline_text(run, self.style, verdict=False))
+        self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False))
         self._report_telemetry()
 
     def _crashed(self, gone: str = "") -> None:
@@ -290,7 +288,7 @@ class Printer:
             self.report(f"  hint:  {crash.hint}")
         self.report("")
         # the verdict, the error and the hint are said: the timeline under them does not repeat them
-        self.report(timeline_text(run, self.style, verdict=False, crash=False))
+        self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False, crash=False))
 
     def _died_ready(self) -> None:
         run = self.w.run
@@ -300,7 +298,7 @@ class Printer:
         if self.w.opts.url:
             text += f", before {self.w.opts.url} answered 200"
         self.report(self.style(text, fg="red", bold=True))
-        self.report(timeline_text(run, self.style, verdict=False))
+        self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False))
 
     def _where_it_stopped(self) -> str:
         run = self.w.run
@@ -328,7 +326,7 @@ class Printer:
         self._report_last_lines()
         if run is not None:  # the phases it went through, as `firedup timeline` shows them (its verdict said)
             self.report("")
-            self.report(timeline_text(run, self.style, verdict=False))
+            self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False))
 
     def _log_ended(self) -> None:
         run = self.w.run
@@ -352,7 +350,7 @@ class Printer:
         self.report(f"  probed {self.w.opts.url}: {seen}; last: {got}")
         self.report(f"  {self._url_mismatch()}")
         self.report("")
-        self.report(timeline_text(run, self.style, verdict=False))
+        self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False))
 
     def _timed_out(self, now: float, d: Decision, activity: Activity | None, counts: collections.Counter[str]) -> None:
         w = self.w
