@@ -48,6 +48,30 @@ def fmt_duration(seconds: float | None) -> str:
     return f"{total // 3600} h {(total % 3600) // 60:02d} min"
 
 
+def fmt_column(values: Sequence[float], signed: bool = False) -> list[str]:
+    """A table column's durations in one unit, chosen by its largest value (`7.4 s` over
+    `-685 ms` read as the bigger number): `ms` when all are under a second; seconds (one
+    decimal under 10 s) under a minute; `4 min 02 s` (`0 min 08 s` too) under an hour; else
+    `1 h 03 min`. `signed`: a `+` before positive values."""
+    biggest = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
+
+    def one(v: float) -> str:
+        a = abs(v)
+        if biggest < 1:
+            text = f"{a * 1000:.0f} ms"
+        elif biggest < 60:
+            text = f"{a:.1f} s" if biggest < 10 else f"{a:.0f} s"
+        elif biggest < 3600:
+            total = round(a)
+            text = f"{total // 60} min {total % 60:02d} s"
+        else:
+            total = round(a / 60)
+            text = f"{total // 60} h {total % 60:02d} min"
+        return ("-" if v < 0 and text.strip("0 .hmins") else "+" if signed and v > 0 else "") + text
+
+    return [one(v) if math.isfinite(v) else "?" for v in values]
+
+
 def fmt_clock(seconds: float) -> str:
     """A clock reading: `0:00`, `4:30`, `-5:47`, `1:02:03` (hours only when needed)."""
     if not math.isfinite(seconds):
