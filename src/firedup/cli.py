@@ -626,7 +626,7 @@ def export(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     api.export(runs, fmt, out, table=table_name)
     if out != "-":  # (to stdout the export itself is the output)
         what = f"the {table_name} table of " if fmt in ("csv", "parquet", "json") else ""
-        echo(f"wrote {what}{n_runs(len(runs))} to {out} ({fmt})")
+        echo(_fitted(f"wrote {what}{n_runs(len(runs))} to {out} ({fmt})"))
     _exit_runs(runs)
 
 
@@ -719,7 +719,7 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
         raise click.BadParameter("write the chart to a .png or .svg file", param_hint="-o")
     runs = _load(paths, store, engine, default_date, all_files)
     chart = api.plot(kind, runs, out, by=by, run=run_names, ranks=per_rank, risk=risk)
-    echo(f"wrote the {kind} chart of {n_runs(len(runs))} to {out}")  # the answer first, then what it leaves out
+    echo(_fitted(f"wrote the {kind} chart of {n_runs(len(runs))} to {out}"))  # the answer first, then what it leaves out
     if chart.coverage is not None and not chart.coverage.complete:
         echo(_fitted(f"note: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)"), err=True)
     _exit_runs(runs)
@@ -761,8 +761,8 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
             echo("", err=True)
     for err in result.errors:
         echo(f"firedup: {err}", err=True)
-    echo(f"wrote {result.runs} run{'s' if result.runs != 1 else ''} to {out_dir.rstrip('/')}/index.html "
-               f"and report.md (+{len(result.files) - 2} charts)")
+    echo(_fitted(f"wrote {result.runs} run{'s' if result.runs != 1 else ''} to {out_dir.rstrip('/')}/index.html "
+                 f"and report.md (+{len(result.files) - 2} charts)"))
     _exit(len(result.errors), result.runs)
 
 
