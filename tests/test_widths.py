@@ -1,9 +1,10 @@
 """Every text view fits the terminal: no line wider than $COLUMNS (80 and 120 here), over the
 bundled samples and, when ../shared is next to the checkout, the real-log corpus.
 
-Stated exemption: the snippets `budget` prints after the budgets (bash, kubernetes, compose) are
-code to paste verbatim, so they are never wrapped; the test asks for `--snippet none` and
-`--snippet timeouts` (prose, fitted) and checks `--snippet bash` alone is not rewrapped.
+The snippets `budget` prints after the budgets (bash, kubernetes, compose) are code to paste
+verbatim: they are written within 80 columns whatever the terminal (tests/test_snippets.py checks
+every line), never rewrapped to it; the test asks for `--snippet none` and `--snippet timeouts`
+(prose, fitted) and checks `--snippet bash` alone is the same at any width.
 """
 
 from __future__ import annotations
