@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -418,6 +419,8 @@ def firedup_output(source: Source) -> str | None:
     if source.path is None or source.is_gzip or source.is_stdin:
         return None
     try:
+        if not stat.S_ISREG(os.stat(source.path).st_mode):
+            return None  # a FIFO or a device: never opened here (an open would wait for a writer)
         with open(source.path, "rb") as fh:
             head = fh.read(256)
     except OSError:
