@@ -6,7 +6,7 @@
 
 A ```console block whose first line is a command (`$ firedup ...`, `$ python -c ...`) is an
 example: each `$ ` line in it is a command, run by bash in a scratch folder that holds a copy of
-sample_logs/ (and ../shared as shared/, when it is next to the checkout), with COLUMNS=80 unless
+sample_logs/ and docs/data/ (and ../shared as shared/, when it is next to the checkout), with COLUMNS=80 unless
 the command sets it, and the lines up to the next `$ ` are its output (stdout and stderr, as a
 terminal shows them). The blocks of one page run in order in one scratch folder, so an `ingest`
 is seen by the `find` after it. Output that cannot be the same twice is written as a placeholder:
@@ -61,6 +61,7 @@ def scratch() -> Path:
     into it), shared/ when it exists."""
     folder = Path(tempfile.mkdtemp(prefix="firedup-docs-"))
     shutil.copytree(ROOT / "sample_logs", folder / "sample_logs")
+    shutil.copytree(ROOT / "docs" / "data", folder / "docs" / "data")  # inputs made for an example
     if SHARED.is_dir():
         (folder / "shared").symlink_to(SHARED)
     bin_dir = folder / ".bin"

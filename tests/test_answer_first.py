@@ -103,10 +103,11 @@ def test_ingest_lists_each_file_only_under_verbose(tmp_path: Path, monkeypatch: 
 
 @pytest.mark.parametrize(("name", "pattern", "code"), [
     ("debug-tp8-eagle3-01.log", rf"^READY in {DURATION} by the log's clock \(line \d+\)", 0),
-    ("oom-in-cuda-graph.log", rf"^CRASHED \(oom\) in cuda_graph after {DURATION}, line \d+ of ", 3),
+    ("oom-in-cuda-graph.log", rf"^CRASHED \(oom\) in cuda_graph after {DURATION}, line \d+ of\b", 3),
 ])
 def test_wait_says_its_verdict_first_and_each_fact_once(name: str, pattern: str, code: int) -> None:
-    """`wait` on a log already written: the verdict first (one line, for `head -1`), then the run,
+    """`wait` on a log already written: the verdict first (its first line the answer, for `head -1`;
+    fitted to 80 columns like the rest), then the run,
     whose own verdict, error and hint are not said again."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "80"}
     proc = subprocess.run([sys.executable, "-m", "firedup", "wait", "--log", f"{S}/{name}", "--timeout", "30"],

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import SAMPLE_LOGS, sample_truth
 from firedup.core.units import fmt_duration
@@ -420,3 +423,35 @@ def test_a_flag_named_as_on_the_command_line_is_its_column() -> None:
         assert got.by == ["disable_cuda_graph"] and [g.key for g in got.groups] == [g.key for g in want.groups]
     with pytest.raises(UnknownFlagError, match="did you mean disable_cuda_graph"):
         compare(runs, ["disable-cuda-grap"])
+
+
+# --- one unit per table column (issue 44: `7.4 s`, `6.8 s` and `-685 ms` in one column) -----------
+
+_UNIT = r"(ms|s|min \d\d s|h \d\d min)$"
+
+
+def _unit(cell: str) -> str | None:
+    m = re.search(_UNIT, cell)
+    return re.sub(r"\d", "", m.group(1)) if m else None
+
+
+@given(st.lists(st.floats(-20_000, 20_000, allow_nan=False), min_size=1, max_size=12), st.booleans())
+def test_a_column_of_durations_has_one_unit(values: list[float], signed: bool) -> None:
+    from firedup.core.units import fmt_column
+
+    cells = fmt_column(values, signed=signed)
+    assert len({_unit(c) for c in cells}) == 1, cells
+    biggest = max(values, key=abs)
+    assert cells[values.index(biggest)].lstrip("+-") == fmt_column([abs(biggest)])[0]  # no sign lost on the largest
+
+
+def test_the_phase_and_group_tables_of_compare_have_one_unit_per_column() -> None:
+    text = comparison_text(compare(load([str(SAMPLE_LOGS)]), ["disable_cuda_graph"]), width=80)
+    lines = text.splitlines()
+    table = lines[lines.index("median per phase:") + 2:]
+    table = table[:next(i for i, line in enumerate(table) if not line.startswith("  ") or line.startswith("  ("))]
+    assert len(table) >= 8
+    for column in range(3):  # debug, production, delta: each a fixed 14-character cell after the name
+        cells = [line[2 + 22 + column * 15:][:15].strip() for line in table]
+        units = {_unit(c) for c in cells if c not in ("-", "0")}
+        assert len(units) == 1, (column, cells)

@@ -72,3 +72,30 @@ def test_the_straggler_rule_the_docs_state_is_the_codes() -> None:
 
     rule = f"≥ {STRAGGLER_SECONDS:g} s and ≥ {100 * STRAGGLER_SHARE:g} % over the median rank"
     assert rule in (ROOT / "docs" / "report.md").read_text()
+
+
+def test_every_example_not_rerun_is_marked_run_elsewhere_or_illustrative() -> None:
+    """A ```console block is rerun (above); any other block (sh, text, python, sql, json) has the
+    line before it say which test runs it (`<!-- run by tests/test_x.py -->`, a test that reads
+    the page) or that it is only illustrative, and why (`<!-- illustrative: a live server -->`)."""
+    unmarked, marked = [], 0
+    for page in _examples().pages():
+        lines = page.read_text().split("\n")
+        inside = False
+        for i, line in enumerate(lines):
+            if not line.startswith("```"):
+                continue
+            inside = not inside
+            if not inside or line == "```console":
+                continue
+            before = lines[i - 1]
+            run_by = re.fullmatch(r"<!-- run by (tests/\w+\.py) -->", before)
+            if run_by:
+                test = (ROOT / run_by.group(1)).read_text().lower()
+                assert page.stem in test, f"{page.name}:{i + 1}: {run_by.group(1)} does not read {page.name}"
+                marked += 1
+            elif re.fullmatch(r"<!-- illustrative: \S.* -->", before):
+                marked += 1
+            else:
+                unmarked.append(f"{page.relative_to(ROOT)}:{i + 1}")
+    assert unmarked == [] and marked >= 30

@@ -150,7 +150,8 @@ def test_a_flag_value_with_a_newline_never_starts_a_line_of_a_snippet(newline_fl
         assert_clean(proc, f"budget {args}")
         assert not any(line.lstrip().startswith("touch") for line in proc.stdout.splitlines()), proc.stdout
         if args:
-            assert "m\\ntouch /tmp/firedup-pwned" in proc.stdout  # shown, on the line it belongs to
+            shown = " ".join(proc.stdout.replace("\n#", " ").split())  # comments wrapped at 80 columns
+            assert "m\\ntouch /tmp/firedup-pwned" in shown  # shown, in the comment it belongs to
 
 
 # --- random bytes with embedded escape sequences: never an ESC byte on stdout --------------------

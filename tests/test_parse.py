@@ -198,3 +198,21 @@ def test_a_bug_in_one_file_is_its_error_line_and_the_batch_goes_on(tmp_path: Pat
     monkeypatch.setenv("FIREDUP_DEBUG", "1")
     with pytest.raises(KeyError, match="boom"):
         parse_paths([str(tmp_path)], jobs=1)
+
+
+def test_firedup_wait_outputs_beside_the_logs_are_skipped_with_a_note(tmp_path: Path) -> None:
+    """`firedup wait ... > server.wait.txt 2>&1` quotes the log's lines (its crash, its stages):
+    read as a log it was one more start-up (issue 44). Its notes and its --record JSON are
+    firedup's own outputs: skipped, said as a note, never a run or an error."""
+    from firedup.render.answers import unread_lines
+
+    (tmp_path / "server.log").write_text(GOOD)
+    (tmp_path / "server.wait.txt").write_text("firedup wait: following server.log; timeout 4 min 00 s\n" + GOOD)
+    (tmp_path / "server.wait.json").write_text('{\n "exit_code": 3,\n "headline": "CRASHED",\n "log": '
+                                               + repr(GOOD).replace("'", '"') + "\n}\n")
+    result = parse_paths([str(tmp_path)], all_files=True)
+    assert [r.source for r in result.runs] == [str(tmp_path / "server.log")]
+    assert result.errors == []
+    notes = unread_lines(result)
+    assert len(notes) == 2 and all(n.startswith("note: ") and "firedup's own output" in n for n in notes)
+    assert {"server.wait.txt", "server.wait.json"} == {Path(n.split(": ")[1]).name for n in notes}

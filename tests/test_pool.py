@@ -41,3 +41,22 @@ def test_an_exception_is_raised_as_map_would() -> None:
 def test_death_reasons() -> None:
     assert death_reason(-9) == "killed by SIGKILL (the OOM killer?)"
     assert death_reason(3) == "exit code 3" and death_reason(None) == "it vanished"
+
+
+def test_a_worker_killed_by_a_signal_prints_no_fatal_error_dump() -> None:
+    """The parent says how a worker died; the worker's own `Fatal Python error: Bus error` and
+    traceback (faulthandler is on under pytest and `-X faulthandler`) reached the terminal."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from firedup.core.pool import ordered_map\n"
+            "from test_pool import _double_or_die\n"
+            "print(list(ordered_map(_double_or_die, list(range(20, 28)), 2, lambda x, why: why))[4])")
+    here = Path(__file__).resolve().parent
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], capture_output=True, text=True,
+                          cwd=here, env={**os.environ, "PYTHONPATH": f"{here.parent / 'src'}{os.pathsep}{here}"},
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "killed by SIGBUS (its file changed under it?)"
+    assert "Fatal Python error" not in proc.stderr and proc.stderr == ""

@@ -396,8 +396,9 @@ def test_a_report_on_the_vllm_samples_speaks_vllm(tmp_path: Path) -> None:
     assert f"torch\\_compile explains {fmt_duration(compiled['torch_compile']['TP0'])}" in md
     assert "Compared: runs of `engine=vllm, model_path=Qwen/Qwen3-32B`." in md
     # vLLM's health semantics in the pasted snippets, not SGLang's
+    prose = " ".join(md.replace("\n#", " ").split())  # the snippets' comments, wrapped at 80 columns
     assert ("vLLM's health routes answer with an empty body (200 with an empty body), and connection refused "
-            "until the engine is ready.") in md
+            "until the engine is ready.") in prose
     assert "VLLM_ENGINE_READY_TIMEOUT_S (engine): must outlast first line to ready" in md
     assert "http://127.0.0.1:8000/health" in md and "503 while warming up" not in md and "SGLang" not in md
     # the engine's own timers are shown with what they span, at the value the log printed

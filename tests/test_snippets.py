@@ -140,7 +140,7 @@ def test_kubernetes_and_compose_snippets_parse_and_add_up() -> None:
     health = yaml.safe_load(texts["compose"])["healthcheck"]
     assert health["start_period"] == f"{b.budget_seconds}s"
     assert "curl -fsS" in health["test"][1] and "grep" not in health["test"][1]
-    assert "grep -q ok` can never match" in texts["bash"]
+    assert "grep -q ok` can never match" in " ".join(texts["bash"].replace("\n#", " ").split())  # comments wrapped
     readiness = yaml.safe_load(texts["kubernetes"])["readinessProbe"]
     assert readiness["timeoutSeconds"] > 1
 
@@ -204,8 +204,9 @@ def test_vllm_budget_snippet_waits_through_refused_connections(tmp_path: Path, m
     log.write_text("")
     script = _vllm_budget_bash(tmp_path, port)
     text = script.read_text()
-    assert "vLLM's health routes answer with an empty body (200 with an empty body)" in text
-    assert "connection refused until the engine is ready" in text and "503" not in text
+    prose = " ".join(text.replace("\n#", " ").split())  # the comments, as wrapped at 80 columns
+    assert "vLLM's health routes answer with an empty body (200 with an empty body)" in prose
+    assert "connection refused until the engine is ready" in prose and "503" not in text
     assert f"URL=http://127.0.0.1:{port}/health " in text and "EngineCore failed to start" in text
     proc = subprocess.Popen([sys.executable, str(fake), str(port), str(log), mode])
     try:
@@ -241,3 +242,21 @@ def test_snippet_wording_follows_the_formats_health_semantics(monkeypatch: pytes
     b.engine = "vllm"
     assert "readinessProbe" in snippets_for(b)["kubernetes"]
     assert facts.endpoint == "/ping"
+
+
+def test_every_line_of_every_snippet_fits_80_columns() -> None:
+    """Comments are wrapped (what overflows joins the next comment line), code is written to fit:
+    the bash snippet's comment lines reached 136-210 columns (issue 44)."""
+    report = budgets(load([str(SAMPLE_LOGS)]), ["disable_cuda_graph"], risk=0.01)
+    seen = 0
+    for b in report.budgets:
+        if b.budget_seconds is None:
+            continue
+        for kind, text in snippets_for(b).items():
+            assert [line for line in text.splitlines() if len(line) > 80] == [], (kind, b.label)
+            seen += 1
+    assert seen >= 6
+    vllm = budget_for([60.0, 70.0, 80.0], 0.05)
+    vllm.engine = "vllm"
+    for text in snippets_for(vllm).values():
+        assert max(len(line) for line in text.splitlines()) <= 80

@@ -1,9 +1,10 @@
 """Every text view fits the terminal: no line wider than $COLUMNS (80 and 120 here), over the
 bundled samples and, when ../shared is next to the checkout, the real-log corpus.
 
-Stated exemption: the snippets `budget` prints after the budgets (bash, kubernetes, compose) are
-code to paste verbatim, so they are never wrapped; the test asks for `--snippet none` and
-`--snippet timeouts` (prose, fitted) and checks `--snippet bash` alone is not rewrapped.
+The snippets `budget` prints after the budgets (bash, kubernetes, compose) are code to paste
+verbatim: they are written within 80 columns whatever the terminal (tests/test_snippets.py checks
+every line), never rewrapped to it; the test asks for `--snippet none` and `--snippet timeouts`
+(prose, fitted) and checks `--snippet bash` alone is the same at any width.
 """
 
 from __future__ import annotations
@@ -90,3 +91,36 @@ def test_ingest_and_the_scenario_list_fit_80_columns(where: str, tmp_path: Path)
     assert "added" in proc.stdout and _too_wide(proc.stdout, 80) == []
     listed = _run(["synth", "--list"], 80)
     assert listed.returncode == 0 and _too_wide(listed.stdout, 80) == []
+
+
+# --- every command's default output, piped (80 columns), on the samples and the real start-ups ----
+
+REALGPU = [ROOT / "tests" / "data" / "realgpu" / "h100-2026-12-06", ROOT.parent / "shared" / "realgpu"]
+
+
+def _default_runs(folder: Path, tmp: Path) -> list[list[str]]:
+    """Each command as a user first runs it on a folder (and wait on each of its logs)."""
+    logs = sorted(str(p) for p in folder.glob("*.log"))
+    d = str(folder)
+    return [["parse", d], ["timeline", d], ["runs", d], ["compare", d], ["budget", d],
+            ["check", logs[0], "--history", d], ["ingest", d, f"--store={tmp / 'store'}"],
+            ["export", d, "--format", "prometheus", "-o", str(tmp / "m.txt")], ["synth", "--list"],
+            ["plot", "timeline", d, "-o", str(tmp / "t.png")], ["report", d, "-o", str(tmp / "report")],
+            *(["wait", "--log", log, "--timeout", "5", "--no-inspect"] for log in logs),
+            ["replay", logs[0], "--out", str(tmp / "replayed.log"), "--speed", "1000", "--port", "0", "--hold", "0"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", [SAMPLES, *REALGPU], ids=["samples", "realgpu-tests", "realgpu-shared"])
+def test_every_command_piped_fits_80_columns(folder: Path, tmp_path: Path) -> None:
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not next to this checkout")
+    for args in _default_runs(folder, tmp_path):
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        env.pop("COLUMNS", None)  # piped: 80
+        env.pop("LINES", None)
+        proc = subprocess.run([sys.executable, "-m", "firedup", *args], capture_output=True, text=True, env=env,
+                              cwd=ROOT, check=False, timeout=600)
+        assert proc.returncode in (0, 1, 3, 5, 6, 124), (args, proc.stderr)
+        assert proc.stdout.strip() or args[0] == "replay", args
+        assert _too_wide(proc.stdout, 80) == [], args

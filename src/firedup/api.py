@@ -424,15 +424,16 @@ def ingest(paths: Paths, *, store: StoreArg = True, engine: str | None = None, d
 
 
 def _seconds(value: float | str | None, option: str, low: float = 0.0) -> float | None:
-    """A number of seconds (or a duration as `wait` reads them: 90s, 1m30s), at least `low`."""
+    """A number of seconds (or a duration as every option reads them: 90s, 1m30s; `never` or
+    math.inf: no limit), at least `low`."""
     if value is None:
         return None
     if isinstance(value, str):
-        from firedup.live.options import parse_duration
+        from firedup.core.units import NEVER, parse_duration
 
-        return parse_duration(value, option)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < low:
-        raise UsageError(f"{option}: give a finite number of seconds, {low:g} or more")
+        return math.inf if value.strip().lower() in NEVER else parse_duration(value, option)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < low:
+        raise UsageError(f"{option}: give a number of seconds, {low:g} or more, or never")
     return float(value)
 
 
@@ -463,7 +464,7 @@ def wait(log: PathLike | None = None, *, url: str | None = None, pid: int | None
         from firedup.formats import get_format
 
         get_format(engine)  # UnknownEngineError before the wait starts
-    store_at = None if store is None or store is False else "" if store is True else _path(store, "--store")
+    store_at = None if store is None or store is False else "" if store is True or store == "" else _path(store, "--store")
     if store_at:
         from firedup.read.remote import is_url
 

@@ -9,6 +9,7 @@ errors keep click's `Usage:` form; anything else is a bug and keeps its tracebac
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import re
 import secrets
@@ -20,7 +21,7 @@ import click
 
 from firedup import __version__, api
 from firedup.core.safe import json_text, json_visible, visible, without_credentials
-from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, exit_code_for
+from firedup.errors import EXIT_OK, EXIT_REGRESSED, FiredupError, UsageError, exit_code_for
 from firedup.render.answers import ingest_lines, n_runs, unread_lines
 
 if TYPE_CHECKING:
@@ -121,6 +122,105 @@ class _SafeStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+# --- one convention per kind of value, shared by every command ------------------------------
+# Durations: seconds (90) or a duration (90s, 1m30s, 15min, 1h), `never` where an option has
+# no limit. Paths: the logs a command is about are its arguments; earlier logs to judge or
+# wait by are `--history PATH`. Output: `--json` where a command prints a result (`runs` and
+# `export` keep `--format`). The store: `--store` (bare: the default one; `--store=DIR|URL`),
+# on every command that reads runs; the others refuse it in one line saying why.
+
+
+class Duration(click.ParamType["float | None"]):
+    """A duration as every option spells it (`core.units.parse_duration`) -> seconds; `never`
+    gives `never_value` (inf, or None where the option's default is no limit), or is refused
+    where it means nothing (`allow_never=False`)."""
+
+    name = "duration"
+
+    def __init__(self, never_value: float | None = math.inf, allow_never: bool = True) -> None:
+        self.never_value, self.allow_never = never_value, allow_never
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | None:
+        from firedup.core.units import NEVER, parse_duration
+
+        if value is None or isinstance(value, float):
+            return value
+        option = param.opts[0] if param is not None and param.opts else "duration"
+        if str(value).strip().lower() in NEVER:
+            if self.allow_never:
+                return self.never_value
+            raise UsageError(f"{option} {value!r}: give seconds (900) or a duration (90s, 15min); "
+                             "never means nothing here")
+        return parse_duration(str(value), option)
+
+
+def store_option(help_text: str = "Also read the history store: bare --store for the default one "
+                                  "($FIREDUP_STORE or the user data dir), or --store=DIR (or s3://, gs://, "
+                                  "az:// URL).") -> Callable[[F], F]:
+    """`--store` / `--store=DIR|URL`, spelled the same on every command that reads runs."""
+    return click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR|URL",
+                        help=help_text)
+
+
+def refuses_store(why: str) -> Callable[[F], F]:
+    """A command that takes paths but cannot read the store: `--store` is refused in one line."""
+    def refuse(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            raise UsageError(f"{ctx.info_name} does not read the history store: {why}")
+    return click.option("--store", is_flag=False, flag_value="", default=None, expose_value=False,
+                        hidden=True, callback=refuse)
+
+
+# Each command's --help ends with these (`Examples:`, as kubectl and systemctl show them).
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "parse": ("firedup parse sample_logs/",
+              "firedup parse server.log --json > runs.json",
+              "kubectl logs POD | firedup parse -"),
+    "timeline": ("firedup timeline sample_logs/oom-in-cuda-graph.log",
+                 "firedup timeline server.log --launched-at 22:46:34",
+                 "firedup timeline server.log --json"),
+    "runs": ("firedup runs sample_logs/",
+             "firedup runs --store",
+             "firedup runs sample_logs/ --format csv -o runs.csv"),
+    "compare": ("firedup compare sample_logs/ --by disable_cuda_graph",
+                "firedup compare --store --by tp_size",
+                "firedup compare sample_logs/ --json"),
+    "budget": ("firedup budget sample_logs/",
+               "firedup budget sample_logs/ --snippet kubernetes \\",
+               "    --group disable_cuda_graph=False",
+               "firedup budget --store --risk 0.001 --json"),
+    "check": ("firedup check new.log --history sample_logs/",
+              "firedup check new.log --store --json"),
+    "ingest": ("firedup ingest sample_logs/",
+               "firedup ingest 's3://bucket/logs/*.log' --store s3://bucket/firedup",
+               "firedup ingest logs/ --ray auto   # a running Ray cluster (ray start)"),
+    "export": ("firedup export sample_logs/ --format chrome-trace -o trace.json",
+               "firedup export sample_logs/ --format prometheus -o -",
+               "firedup export --store --json --table runs -o runs.json"),
+    "synth": ("firedup synth sample_logs/ --seed 7",
+              "firedup synth --list",
+              "firedup synth big/ --long 1G"),
+    "plot": ("firedup plot timeline sample_logs/ -o timeline.png",
+             "firedup plot compare sample_logs/ --by disable_cuda_graph -o compare.svg",
+             "firedup plot ranks sample_logs/ -o ranks.png"),
+    "report": ("firedup report sample_logs/ -o reports/sample/",
+               "firedup report logs/ --by disable_cuda_graph -o reports/fleet/"),
+    "wait": ("firedup wait --log server.log --url http://127.0.0.1:30000/health",
+             "kubectl logs -f POD | firedup wait --log - --timeout 15min",
+             "firedup wait --log server.log --pid 4242 --store --ingest"),
+    "replay": ("firedup replay sample_logs/prod-tp8-eagle3-01.log --out server.log",
+               "firedup replay old.log --out server.log --speed 10 --port 0 --hold 90s"),
+}
+
+
+def _with_examples(group: click.Group) -> None:
+    """Every command's --help ends with its `Examples:` (kept as written: click's \\b)."""
+    for name, command in group.commands.items():
+        lines = EXAMPLES.get(name)
+        if lines:
+            command.epilog = "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> _dt.date | None:
@@ -230,7 +330,7 @@ class FiredupGroup(click.Group):
             sys.exit(exc.exit_code)
 
 
-@click.group(cls=FiredupGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=FiredupGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 80})
 @click.version_option(__version__, prog_name="firedup")
 def cli() -> None:
     """Profile the startup of LLM inference servers ({engines}) from their logs.
@@ -255,9 +355,10 @@ def _with_engine_titles(group: click.Group) -> None:
 _with_engine_titles(cli)
 
 
-@cli.command()
+@cli.command(short_help="Parse logs into runs, milestones and phases.")
 @input_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: every run, milestone, phase and crash (the contract scripts rely on).")
+@refuses_store("it reads logs (`firedup runs --store` lists the store's runs)")
 @click.option("--launched-at", callback=_parse_launched_at, metavar="TIME", help=LAUNCHED_AT_HELP)
 def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
           as_json: bool, launched_at: _dt.datetime | _dt.time | None) -> None:
@@ -281,14 +382,22 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     _exit(len(result.errors), len(result.runs))
 
 
-@cli.command()
+@cli.command(short_help="Each run's phases, longest first, per-rank spread, the crash.")
 @input_options
 @click.option("--launched-at", callback=_parse_launched_at, metavar="TIME", help=LAUNCHED_AT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON, as parse --json does.")
+@refuses_store("its phases per rank are read from the logs (`firedup runs --store` lists the store's runs)")
 def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
-             launched_at: _dt.datetime | _dt.time | None) -> None:
+             launched_at: _dt.datetime | _dt.time | None, as_json: bool) -> None:
     """Show each run's phases, longest first, with per-rank spread and the crash."""
     from firedup.render.text import timelines_text
 
+    if as_json:  # one spelling of JSON: the runs as `parse --json` writes them
+        streamed = api.write_parse_json(paths, _SafeStream(sys.stdout, json_text=True),  # type: ignore[arg-type]
+                                        engine=engine, date=default_date, all_files=all_files,
+                                        progress=_progress_bar(), launched_at=launched_at)
+        _say_unread(streamed)
+        _exit(len(streamed.errors), streamed.run_count)
     result = _read(paths, engine, default_date, all_files, launched_at)
     color = _use_color()
     if result.runs:
@@ -304,9 +413,7 @@ def timeline(paths: tuple[str, ...], engine: str | None, default_date: _dt.date 
 def many_inputs(func: F) -> F:
     """PATH... (optional with --store) plus the options of the commands over many runs."""
     func = _reading_options(func)
-    func = click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR|URL",
-                        help="Also read the history store: bare --store for the default one "
-                             "($FIREDUP_STORE or the user data dir), or --store=DIR (or s3://, gs://, az:// URL).")(func)
+    func = store_option()(func)
     return click.argument("paths", nargs=-1, metavar="[PATH...]")(func)
 
 
@@ -336,6 +443,7 @@ def _exit_runs(runs: Runs) -> None:
 @many_inputs
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default="table",
               show_default=True, help="Output format.")
+@click.option("--json", "fmt", flag_value="json", help="Same as --format json.")
 @click.option("-o", "--output", "out", default=None, metavar="FILE", help="Write to FILE instead of stdout.")
 def runs_cmd(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
              all_files: bool, fmt: str, out: str | None) -> None:
@@ -425,13 +533,12 @@ def budget(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     _exit_runs(runs)
 
 
-@cli.command(short_help="CI gate: fail when start-up time or a phase regressed against the history.")
+@cli.command(short_help="CI gate: fail when start-up time or a phase regressed.")
 @click.argument("paths", nargs=-1, required=True, metavar="NEW...")
 @click.option("--history", "history", multiple=True, metavar="PATH",
               help="Earlier logs (files or folders) to judge by. Repeatable.")
-@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR|URL",
-              help="Also judge by the history store: bare --store for the default one, or --store=DIR (or a "
-                   "bucket URL).")
+@store_option("Also judge by the history store: bare --store for the default one, or --store=DIR (or a "
+              "bucket URL).")
 @risk_option("Chance that a healthy run is called a regression, per measure, if times are log-normal.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (keys: verdict, rule, failed, runs, ...).")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the rule.")
@@ -457,9 +564,8 @@ def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, r
 
 @cli.command(short_help="Add runs to the history store (a log already there is skipped).")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--store", "store", default=None, metavar="DIR|URL",
-              help="The store to add to: a folder, or a bucket prefix (s3://, gs://, az://) (default: "
-                   "$FIREDUP_STORE, else the user data dir).")
+@store_option("The store to add to: a folder, or a bucket prefix (s3://, gs://, az://) (default, or bare "
+              "--store: $FIREDUP_STORE, else the user data dir).")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 @click.option("--date", "default_date", callback=_parse_date, metavar="YYYY-MM-DD",
               help="Date for logs that print only times (or no year).")
@@ -467,7 +573,7 @@ def check(paths: tuple[str, ...], history: tuple[str, ...], store: str | None, r
 @click.option("--force", is_flag=True, help="Re-parse and replace logs that are already in the store.")
 @click.option("--ray", "ray", default=None, metavar="ADDRESS|auto|local",
               help="Parse on a Ray cluster with Ray Data, each worker writing into the store: auto (the "
-                   "cluster `ray start` runs here), host:port, ray://host:port, or local (a private one, "
+                   "cluster `ray start` runs here: it must be running), host:port, ray://host:port, or local (a private one, "
                    "stopped afterwards). Needs firedup[fleet] on the workers.")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
               help="Files parsed at once (default: one per core; with --ray local, the cluster's CPUs).")
@@ -488,25 +594,28 @@ def ingest(paths: tuple[str, ...], store: str | None, engine: str | None, defaul
     _exit(len(report.errors), report.runs_added + len(report.present))
 
 
-@cli.command(short_help="Export a trace (Perfetto, OTLP), metrics (OpenMetrics), or a table (CSV/Parquet/JSON).")
+@cli.command(short_help="Export a trace (Perfetto, OTLP), metrics, or a table.")
 @many_inputs
 @click.option("--format", "fmt", type=click.Choice(["chrome-trace", "prometheus", "otlp-json", "csv", "parquet", "json"]),
-              required=True,
+              default=None,
               help="chrome-trace opens in ui.perfetto.dev and chrome://tracing; prometheus is OpenMetrics text "
                    "(startup_time_seconds{phase=...}, as the engine's own gauge); otlp-json is one span per phase "
                    "per rank for an OTLP collector (Jaeger, Tempo); the others write one table.")
+@click.option("--json", "fmt", flag_value="json", help="Same as --format json.")
 @click.option("--table", "table_name", type=click.Choice(["phases", "runs", "milestones"]), default="phases",
               show_default=True, help="The table csv/parquet/json write.")
 @click.option("-o", "--output", "out", required=True, metavar="FILE", help="Where to write (- = stdout for text).")
 def export(paths: tuple[str, ...], store: str | None, engine: str | None, default_date: _dt.date | None,
-           all_files: bool, fmt: str, table_name: str, out: str) -> None:
+           all_files: bool, fmt: str | None, table_name: str, out: str) -> None:
     """Export runs as a trace (Chrome/Perfetto, or OTLP/JSON spans), as OpenMetrics text, or a table as
     CSV, Parquet or JSON."""
+    if fmt is None:
+        raise click.UsageError("missing --format (or --json)")
     runs = _load(paths, store, engine, default_date, all_files)
     api.export(runs, fmt, out, table=table_name)
     if out != "-":  # (to stdout the export itself is the output)
         what = f"the {table_name} table of " if fmt in ("csv", "parquet", "json") else ""
-        echo(f"wrote {what}{n_runs(len(runs))} to {out} ({fmt})")
+        echo(_fitted(f"wrote {what}{n_runs(len(runs))} to {out} ({fmt})"))
     _exit_runs(runs)
 
 
@@ -531,8 +640,9 @@ def _byte_progress(label: str) -> Callable[[int, int], None] | None:
     return show
 
 
-@cli.command()
+@cli.command(short_help="Write synthetic start-up logs with their ground truth.")
 @click.argument("out_dir", required=False, type=click.Path(file_okay=False))
+@refuses_store("it writes synthetic logs into OUT_DIR")
 @click.option("--seed", default=7, show_default=True, help="Same seed, byte-identical logs.")
 @click.option("--scenario", "scenarios", multiple=True, metavar="NAME",
               help="Write only this sample (repeatable); see --list.")
@@ -548,8 +658,8 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
     """Write synthetic startup logs of the built-in engines with their ground truth (truth.json).
 
     \b
-    By default: the bundled sample set (README.md, truth.json and one .log per scenario),
-    e.g. `firedup synth sample_logs/ --seed 7`. --long and --many write benchmark inputs.
+    By default: the bundled sample set (README.md, truth.json and one .log
+    per scenario). --long and --many write benchmark inputs.
     """
     from firedup.synth.jobs import write_synth
     from firedup.synth.samples import sample_scenarios
@@ -571,7 +681,7 @@ def synth(out_dir: str | None, seed: int, scenarios: tuple[str, ...], list_only:
 PLOT_KINDS = api.PLOT_KINDS  # = firedup.render.charts.KINDS (tested)
 
 
-@cli.command(short_help="Draw a chart (timeline, compare, distribution, ranks) as PNG or SVG.")
+@cli.command(short_help="Draw a chart (timeline, compare, distribution, ranks).")
 @click.argument("kind", type=click.Choice(PLOT_KINDS), metavar="KIND")
 @many_inputs
 @by_option
@@ -586,18 +696,21 @@ def plot(kind: str, paths: tuple[str, ...], store: str | None, engine: str | Non
     """Draw one chart of the runs: KIND is timeline, compare, distribution or ranks.
 
     \b
-    timeline      Gantt chart of runs (--ranks: a row per rank), ready and crash marked
-    compare       stacked median phases per group (--by), median time to ready at the end
-    distribution  time to ready per group (--by) with the budget line (--risk)
-    ranks         heatmap of phase duration by rank: stragglers (--run picks the run)
+    timeline      Gantt chart of runs (--ranks: a row per rank), ready and
+                  crash marked
+    compare       stacked median phases per group (--by), median time to
+                  ready at the end
+    distribution  time to ready per group (--by), the budget line (--risk)
+    ranks         heatmap of phase duration by rank: stragglers (--run picks
+                  the run)
     """
     if not out.lower().endswith((".png", ".svg")):
         raise click.BadParameter("write the chart to a .png or .svg file", param_hint="-o")
     runs = _load(paths, store, engine, default_date, all_files)
     chart = api.plot(kind, runs, out, by=by, run=run_names, ranks=per_rank, risk=risk)
-    echo(f"wrote the {kind} chart of {n_runs(len(runs))} to {out}")  # the answer first, then what it leaves out
+    echo(_fitted(f"wrote the {kind} chart of {n_runs(len(runs))} to {out}"))  # the answer first, then what it leaves out
     if chart.coverage is not None and not chart.coverage.complete:
-        echo(f"firedup: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)", err=True)
+        echo(_fitted(f"note: the chart {chart.coverage.text('draws')} (`firedup compare` lists them)"), err=True)
     _exit_runs(runs)
 
 
@@ -617,12 +730,13 @@ def _stage_bar() -> Callable[[str, int, int], None] | None:
     return show
 
 
-@cli.command(short_help="Write a self-contained HTML report and a Markdown one with PNG charts.")
+@cli.command(short_help="Write an HTML report and a Markdown one with PNG charts.")
 @input_options
 @by_option
 @risk_option()
 @click.option("-o", "--output", "out_dir", required=True, metavar="DIR",
               help="Folder to write index.html, report.md and the charts into (e.g. reports/NAME/).")
+@refuses_store("its crashes and ranks are read from the logs themselves: give their paths")
 def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | None, all_files: bool,
            by: tuple[str, ...], risk: float, out_dir: str) -> None:
     """Write DIR/index.html (one self-contained file: open it from disk or mail it) and
@@ -636,12 +750,12 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
             echo("", err=True)
     for err in result.errors:
         echo(f"firedup: {err}", err=True)
-    echo(f"wrote {result.runs} run{'s' if result.runs != 1 else ''} to {out_dir.rstrip('/')}/index.html "
-               f"and report.md (+{len(result.files) - 2} charts)")
+    echo(_fitted(f"wrote {result.runs} run{'s' if result.runs != 1 else ''} to {out_dir.rstrip('/')}/index.html "
+                 f"and report.md (+{len(result.files) - 2} charts)"))
     _exit(len(result.errors), result.runs)
 
 
-@cli.command()
+@cli.command(short_help="Wait until a server is ready, reading its log, URL and process.")
 @click.option("--log", "log", default=None, type=click.Path(dir_okay=False, allow_dash=True, path_type=str),
               metavar="FILE|-", help="The server's log file (it may not exist yet); - reads standard input as it "
                                      "comes (`kubectl logs -f POD | firedup wait --log -`). Optional with --url or --pid.")
@@ -657,14 +771,14 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
 @click.option("--history", "history", multiple=True, metavar="PATH",
               help="Earlier logs (files or folders) of this server, for the ETA, the auto timeout and stall "
                    "warnings. Repeatable.")
-@click.option("--store", "store", is_flag=False, flag_value="", default=None, metavar="DIR|URL",
-              help="Also use the history store as history: bare --store for the default one "
-                   "($FIREDUP_STORE or the user data dir), or --store=DIR (or a bucket URL).")
-@click.option("--stall-after", type=float, default=None, metavar="SECONDS",
+@store_option("Also use the history store as history: bare --store for the default one "
+              "($FIREDUP_STORE or the user data dir), or --store=DIR (or a bucket URL).")
+@click.option("--stall-after", type=Duration(), default=None, metavar="DURATION|never",
               help="Warn after this long without log output (default: the phase's longest silence in history, "
-                   "at least 30 s; 180 s without history).")
-@click.option("--url-grace", type=float, default=30.0, show_default=True, metavar="SECONDS",
-              help="After the log's ready line, how long the URL may take to answer 200 before it is called wrong (exit 1).")
+                   "at least 30 s; 180 s without history); never: no stall warning.")
+@click.option("--url-grace", type=Duration(), default="30", show_default=True, metavar="DURATION|never",
+              help="After the log's ready line, how long the URL may take to answer 200 before it is called "
+                   "wrong (exit 1); never: wait for it.")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 @click.option("--from-end", is_flag=True,
               help="Ignore what the log already holds: wait for a startup that begins after now "
@@ -696,8 +810,9 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
                       err=_SafeStream(sys.stderr), style=_style(color and _use_color())))  # type: ignore[arg-type]
 
 
-@cli.command()
+@cli.command(short_help="Re-enact a recorded start-up: its log at pace, its HTTP answers.")
 @click.argument("log", type=click.Path(dir_okay=False, path_type=str))
+@refuses_store("it re-enacts one LOG file")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
               help="Write the log's lines here, at their original pace / --speed.")
 @click.option("--speed", type=float, default=1.0, show_default=True, metavar="N",
@@ -707,14 +822,15 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
                    "0 = any free port).")
 @click.option("--server-version", default=None, metavar="VERSION",
               help="The engine version whose HTTP semantics to serve (default: read from the log's shape).")
-@click.option("--hold", default=None, metavar="DURATION",
-              help="After the last line, keep serving this long (90, 90s, 15min; default: until interrupted).")
-@click.option("--launch-delay", default=None, metavar="DURATION",
+@click.option("--hold", type=Duration(never_value=None), default=None, metavar="DURATION|never",
+              help="After the last line, keep serving this long (90, 90s, 15min; default, or never: until "
+                   "interrupted).")
+@click.option("--launch-delay", type=Duration(allow_never=False), default=None, metavar="DURATION",
               help="Hold the log back this long after starting (log time: divided by --speed), as a real "
                    "server's imports do (20-30 s): a wait loop started with the replay counts from the launch.")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
-def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: str | None,
-           launch_delay: str | None, engine: str | None) -> None:
+def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: float | None,
+           launch_delay: float | None, engine: str | None) -> None:
     """Re-enact a recorded startup: write its log at pace and serve its HTTP answers.
 
     \b
@@ -726,6 +842,9 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     """
     sys.exit(api.replay(log, out, speed=speed, port=port, server_version=server_version, hold=hold,
                         launch_delay=launch_delay or 0.0, engine=engine))
+
+
+_with_examples(cli)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import faulthandler
 import multiprocessing
 import signal
 from collections.abc import Callable, Iterator, Sequence
@@ -30,7 +31,10 @@ def in_worker() -> bool:
 
 
 def _mark_worker() -> None:
+    """In a new worker: its death is said by the parent (`death_reason`, one line per item), so
+    Python's fatal-error dump (`-X faulthandler`, pytest's default) would only be noise."""
     _IN_WORKER[0] = True
+    faulthandler.disable()
 
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: Sequence[Any]) -> list[Any]:

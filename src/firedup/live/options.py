@@ -1,15 +1,14 @@
 """What `firedup wait` is asked to watch (`WaitOptions`), how its durations are written
-(`parse_duration`, `parse_timeout`), and the follower and date policy of its log."""
+(`parse_timeout`; `parse_duration` lives in core.units), and the follower and date policy of its log."""
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from firedup.core.units import NEVER, parse_duration
 from firedup.errors import UsageError
 from firedup.live.probe import PROBE_INTERVAL_S, PROBE_TIMEOUT_S, check_url
 from firedup.live.proc import pid_alive
@@ -52,43 +51,13 @@ class WaitOptions:
         return "stdin" if self.log_stream is not None else (str(self.log) if self.log is not None else None)
 
 
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
-                   "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
-                   "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
-                   "d": 86400.0, "day": 86400.0, "days": 86400.0}
-_DURATION_PART = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)\s*")
-MAX_DURATION_S = 366 * 86400.0  # a year: more is a typo (and past what a thread can sleep)
-
-
-def parse_duration(text: str, option: str) -> float:
-    """Seconds from `90`, `90s`, `1m30s`, `15min`, `1.5h`, `2 h 30 min` (as kubectl and
-    systemd write them). Never inf or NaN: `1e400`, `inf` and `nan` are refused, as is
-    anything over a year."""
-    value = text.strip().lower()
-    hint = f"{option} {text!r}: give seconds (900) or a duration (90s, 1m30s, 15min, 1h)"
-    if re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", value):
-        seconds = float(value)
-    else:
-        seconds, at = 0.0, 0
-        for m in _DURATION_PART.finditer(value):
-            if m.start() != at or m.group(2) not in _DURATION_UNITS:
-                raise UsageError(hint)
-            seconds += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
-            at = m.end()
-        if at == 0 or at != len(value):
-            raise UsageError(hint)
-    if not math.isfinite(seconds) or seconds > MAX_DURATION_S:
-        raise UsageError(f"{option} {text!r}: at most a year")
-    return seconds
-
-
 def parse_timeout(text: str) -> tuple[float | None, bool]:
     """`auto`; `never` (no limit); `0` (check once, as `kubectl wait --timeout 0`); else a
     duration (`parse_duration`) -> (seconds, auto)."""
     value = text.strip().lower()
     if value == "auto":
         return None, True
-    if value in ("never", "none", "forever"):
+    if value in NEVER:
         return None, False
     if value.startswith("-"):
         raise UsageError(f"--timeout {text!r}: must be 0 (check once) or more; `never` waits without a limit")

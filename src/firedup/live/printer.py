@@ -1,12 +1,14 @@
 """What `firedup wait` says: its notes and warnings on stderr as the start-up goes, the status
-line a terminal redraws, and the verdict on stdout (its first line alone, whatever the width:
-scripts take it with `head -1`). The loop (`live.wait`) decides (`live.decide`); the `Printer`
-words each `Decision` from what the wait has seen (`live.sofar.SoFar`), which it only reads.
+line a terminal redraws, and the verdict on stdout (fitted to the width like every line: its
+first line is the answer, `READY in 2 min 05 s ...`, for `head -1`; --record keeps it whole).
+The loop (`live.wait`) decides (`live.decide`); the `Printer` words each `Decision` from what the
+wait has seen (`live.sofar.SoFar`), which it only reads.
 """
 
 from __future__ import annotations
 
 import collections
+import math
 import re
 import shutil
 import urllib.parse
@@ -94,10 +96,8 @@ class Printer:
 
     def report(self, text: str) -> None:
         self.clear_status()
-        if self.headline is None:  # the verdict stays one line, whatever the width: scripts take it with head -1
+        if self.headline is None:  # the verdict, whole for --record; its first line the answer (head -1)
             self.headline = _ANSI.sub("", text)
-            print(text, file=self.out, flush=True)
-            return
         print(self.fit(text), file=self.out, flush=True)
 
     # -- warnings, as the decision names them ------------------------------------------------
@@ -169,8 +169,9 @@ class Printer:
 
     def _url_after_ready(self, seen: SoFar) -> None:
         got = seen.probe.describe() if seen.probe is not None else "no answer yet"
-        self.warn("url-after-ready", f"the log says ready but {seen.url} gets: {got}; giving it "
-                                     f"{fmt_duration(seen.url_grace)} after the ready line")
+        self.warn("url-after-ready", f"the log says ready but {seen.url} gets: {got}; "
+                                     + (f"giving it {fmt_duration(seen.url_grace)} after the ready line"
+                                        if math.isfinite(seen.url_grace) else "waiting for it (--url-grace never)"))
 
     def _url_refused_open(self, seen: SoFar) -> None:
         assert seen.probe is not None
@@ -263,7 +264,7 @@ class Printer:
             launch = f", {fmt_duration(run.launch_to_ready)} from launch ({seen.clock.gap_text(run)})"
         self.report(self.style(f"READY in {total} by the log's clock{line}{launch}{url}; waited {waited}", fg="green",
                                bold=True))
-        self.report(timeline_text(run, self.style, verdict=False))
+        self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False))
 
     def _crashed(self, seen: SoFar, gone: str = "") -> None:
         run = seen.run
@@ -279,7 +280,7 @@ class Printer:
             self.report(f"  hint:  {crash.hint}")
         self.report("")
         # the verdict, the error and the hint are said: the timeline under them does not repeat them
-        self.report(timeline_text(run, self.style, verdict=False, crash=False))
+        self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False, crash=False))
 
     def _died_ready(self, seen: SoFar) -> None:
         run = seen.run
@@ -289,7 +290,7 @@ class Printer:
         if seen.url:
             text += f", before {seen.url} answered 200"
         self.report(self.style(text, fg="red", bold=True))
-        self.report(timeline_text(run, self.style, verdict=False))
+        self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False))
 
     def _where_it_stopped(self, seen: SoFar) -> str:
         run = seen.run
@@ -317,7 +318,7 @@ class Printer:
         self._report_last_lines(seen)
         if run is not None:  # the phases it went through, as `firedup timeline` shows them (its verdict said)
             self.report("")
-            self.report(timeline_text(run, self.style, verdict=False))
+            self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False))
 
     def _log_ended(self, seen: SoFar) -> None:
         run = seen.run
@@ -341,7 +342,7 @@ class Printer:
         self.report(f"  probed {seen.url}: {answers}; last: {got}")
         self.report(f"  {self._url_mismatch(seen)}")
         self.report("")
-        self.report(timeline_text(run, self.style, verdict=False))
+        self.report(timeline_text(run, self.style, width=self.width or 80, verdict=False))
 
     def _timed_out(self, seen: SoFar, now: float, d: Decision) -> None:
         waited = now - seen.started
@@ -449,7 +450,8 @@ class Printer:
         if run.outcome == "ready" and seen.probed is not None and seen.ready_seen_at is not None:
             probe = seen.probe
             return (f"the log says ready; {seen.url}: {probe.describe() if probe else '…'} · "
-                    f"{whole(now - seen.ready_seen_at)} of {whole(seen.url_grace)}")
+                    f"{whole(now - seen.ready_seen_at)}"
+                    + (f" of {whole(seen.url_grace)}" if math.isfinite(seen.url_grace) else ""))
         return " · ".join(self._status_parts(seen, run, now, launched))
 
     def _status_parts(self, seen: SoFar, run: Run, now: float, launched: float | None) -> list[str]:

@@ -24,7 +24,10 @@ def unread_lines(result: ParseResult) -> list[str]:
     out = [f"firedup: {err}" for err in result.errors]
     for report in result.sources:
         if report.engine is None and report.skipped:  # a format matched a line, but it is no server's log
-            out.append(f"firedup: {report.source}: {report.skipped}")
+            from firedup.timeline.pipeline import OWN_OUTPUT
+
+            said = "note" if report.skipped.startswith(OWN_OUTPUT) else "firedup"  # ours: no error
+            out.append(f"{said}: {report.source}: {report.skipped}")
         elif report.engine is None:  # readable, but no engine firedup knows wrote it
             from firedup.formats import no_known_engine
 

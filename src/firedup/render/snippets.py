@@ -12,6 +12,7 @@ grep -q ok` never matches).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -109,16 +110,19 @@ SERVER_LOG="${SERVER_LOG:-}"
 SERVER_PID="${SERVER_PID:-}"
 BUDGET="${BUDGET:-@BUDGET@}"
 INTERVAL="${INTERVAL:-5}"
-HTTP_IS_ENOUGH="${HTTP_IS_ENOUGH:-@HTTP_IS_ENOUGH@}"  # 0: with a log, wait for its ready line as well as the 200
+# HTTP_IS_ENOUGH=0: with a log, wait for its ready line as well as the 200
+HTTP_IS_ENOUGH="${HTTP_IS_ENOUGH:-@HTTP_IS_ENOUGH@}"
 READY_LINE='@READY_LINE@'
 if [ -z "$URL" ] && [ -z "$SERVER_LOG" ]; then
-  echo "wait.sh: set URL (e.g. http://127.0.0.1:@PORT@@ROUTE@), SERVER_LOG (the server's log file) or both" >&2
+  echo "wait.sh: set URL (e.g. http://127.0.0.1:@PORT@@ROUTE@)," \\
+       "SERVER_LOG (the server's log file) or both" >&2
   exit 2
 fi
 crash_lines() { grep -F -m 3@MARKERS@; }
 deadline=$(( $(date +%s) + BUDGET ))
 start=0
-if [ -n "$SERVER_LOG" ] && [ -f "$SERVER_LOG" ] && [ -z "${FROM_START:-}" ]; then
+if [ -n "$SERVER_LOG" ] && [ -f "$SERVER_LOG" ] \\
+   && [ -z "${FROM_START:-}" ]; then
   start=$(wc -c < "$SERVER_LOG")
 fi
 pos=$start
@@ -128,7 +132,8 @@ waiting_said=0
 while :; do
   if [ -n "$SERVER_LOG" ] && [ -f "$SERVER_LOG" ]; then
     size=$(wc -c < "$SERVER_LOG")
-    if [ "$size" -lt "$pos" ]; then start=0; pos=0; fi  # truncated or replaced: read it again
+    # truncated or replaced: read it again
+    if [ "$size" -lt "$pos" ]; then start=0; pos=0; fi
     new=$(tail -c +"$(( pos + 1 ))" "$SERVER_LOG" | head -c "$(( size - pos ))")
     pos=$size
     crash=$(printf '%s\\n' "$new" | crash_lines || true)
@@ -144,7 +149,8 @@ while :; do
   fi
   if [ -n "$URL" ]; then
     code=$(curl -s -o /dev/null -w '%{http_code}' --max-time @PROBE_TIMEOUT@ "$URL" || true)
-    if [ "$code" = 200 ] && { [ "$HTTP_IS_ENOUGH" = 1 ] || [ -z "$SERVER_LOG" ] || [ "$log_ready" = 1 ]; }; then
+    if [ "$code" = 200 ] && { [ "$HTTP_IS_ENOUGH" = 1 ] \\
+         || [ -z "$SERVER_LOG" ] || [ "$log_ready" = 1 ]; }; then
       echo "ready: $URL answered 200"
       exit 0
     fi
@@ -153,7 +159,8 @@ while :; do
     exit 0
   fi
   if [ -n "$SERVER_PID" ]; then
-    if ! kill -0 "$SERVER_PID" 2>/dev/null || [ "$(ps -o stat= -p "$SERVER_PID" 2>/dev/null | cut -c1)" = Z ]; then
+    if ! kill -0 "$SERVER_PID" 2>/dev/null \\
+       || [ "$(ps -o stat= -p "$SERVER_PID" 2>/dev/null | cut -c1)" = Z ]; then
       if [ -n "$SERVER_LOG" ] && [ -f "$SERVER_LOG" ]; then
         crash=$(tail -c +"$(( start + 1 ))" "$SERVER_LOG" | crash_lines || true)
         if [ -n "$crash" ]; then
@@ -161,7 +168,8 @@ while :; do
           printf '%s\\n' "$crash" >&2
         fi
       fi
-      echo "the server process $SERVER_PID exited before it was ready (last HTTP status: $code)" >&2
+      echo "the server process $SERVER_PID exited before it was ready" \\
+           "(last HTTP status: $code)" >&2
       exit 3
     fi
   fi
@@ -204,7 +212,11 @@ COMPOSE = """\
 # @ROUTE@ means ready @ON_VERSIONS@. Failures during start_period do not count.@PITFALL@
 # Use it with `depends_on: {server: {condition: service_healthy}}`. The image needs curl.
 healthcheck:
-  test: ["CMD-SHELL", "curl -fsS -o /dev/null --max-time @PROBE_TIMEOUT@ http://127.0.0.1:@PORT@@ROUTE@ || exit 1"]
+  test:
+    - CMD-SHELL
+    - >-
+      curl -fsS -o /dev/null --max-time @PROBE_TIMEOUT@
+      http://127.0.0.1:@PORT@@ROUTE@ || exit 1
   start_period: @BUDGET@s
   interval: 30s
   timeout: @COMPOSE_TIMEOUT@s
@@ -216,18 +228,56 @@ TEMPLATES = {"bash": BASH, "kubernetes": KUBERNETES, "compose": COMPOSE}
 KINDS = ("bash", "kubernetes", "compose", "timeouts")
 
 
+SNIPPET_WIDTH = 80  # every line of a snippet: comments wrapped to it, code written to fit it
+
+
 def _fill(template: str, values: dict[str, str]) -> str:
     for key, value in values.items():
         template = template.replace(f"@{key}@", value)
     return template
 
 
-def _comment_wrap(text: str, width: int = 96) -> str:
+def _comment_wrap(text: str, width: int = SNIPPET_WIDTH - 2) -> str:
     """`text` as '# ' comment lines (the first line continues the template's own line)."""
     import textwrap
 
     lines = textwrap.wrap(text, width)
     return "\n# ".join(lines)
+
+
+# A whole-line comment of a snippet (shell or YAML): its indent, its `#`s and spaces, its text.
+_COMMENT = re.compile(r"([ ]*#+[ ]+)(.*)")
+
+
+def _fit_comments(snippet: str, width: int = SNIPPET_WIDTH) -> str:
+    """The snippet's comment lines wrapped at `width`, as a person reflows them: what overflows
+    a line joins the next comment line of the same indent, or goes on a line of its own. A
+    comment can be wrapped and still paste; code cannot, so its lines are written to fit."""
+    import textwrap
+
+    def wrapped(lead: str, text: str) -> list[str]:
+        return [lead + part for part in textwrap.wrap(text, max(width - len(lead), 20), break_long_words=False,
+                                                      break_on_hyphens=False)]
+
+    out: list[str] = []
+    carry: tuple[str, str] | None = None  # (lead, text) that overflowed the line before
+    for line in snippet.split("\n"):
+        m = None if line.startswith("#!") else _COMMENT.fullmatch(line)
+        if carry is not None and m is not None and m.group(1) == carry[0]:
+            line = carry[0] + carry[1] + " " + m.group(2)
+            m = _COMMENT.fullmatch(line)
+        elif carry is not None:
+            out.append(carry[0] + carry[1])
+        carry = None
+        if m is None or len(line) <= width:
+            out.append(line)
+            continue
+        parts = wrapped(m.group(1), m.group(2))
+        out.extend(parts[:-1])
+        carry = (m.group(1), parts[-1][len(m.group(1)):])
+    if carry is not None:
+        out.append(carry[0] + carry[1])
+    return "\n".join(out)
 
 
 def timeouts_text(timeouts: LayerTimeouts) -> str:
@@ -330,7 +380,7 @@ def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[
         "PROBE_TIMEOUT_LINE": _probe_timeout_line(probe_timeout, probe_s, probe_why),
         "READY_LINE": ready_lines[0] if ready_lines else "ready",
         "HTTP_IS_ENOUGH": "1" if probe is None or probe.http_is_enough else "0",
-        "MARKERS": "".join(f" -e '{m}'" for m in facts.crash_markers),
+        "MARKERS": "".join(f" \\\n    -e '{m}'" for m in facts.crash_markers),  # a line each: 80 columns
         "MARKER_LIST": "".join(f"\n#   {m}" for m in facts.crash_markers),
         "PERIOD": str(period), "THRESHOLD": str(threshold), "ALLOWANCE": str(threshold * period),
         "READINESS_TIMEOUT": str(readiness_timeout), "COMPOSE_TIMEOUT": str(probe_timeout * 2),
@@ -339,7 +389,7 @@ def snippets_for(budget: Budget, timeouts: LayerTimeouts | None = None) -> dict[
     # Controls escaped everywhere, and what comes from logs (the group's flags) on one line: a
     # flag value holding a newline must not become a line of a snippet pasted into a shell.
     values = {key: visible(value, one_line=key == "LABEL") for key, value in values.items()}
-    out = {kind: _fill(template, values) for kind, template in TEMPLATES.items()}
+    out = {kind: _fit_comments(_fill(template, values)) for kind, template in TEMPLATES.items()}
     if timeouts is not None:
         out["timeouts"] = timeouts_text(timeouts)
     return out

@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from firedup.core.safe import visible
-from firedup.core.units import cut_end
+from firedup.core.units import cut_end, fmt_column
 from firedup.core.units import fmt_duration as dur
 from firedup.tables.advice import advice_line
 from firedup.tables.coldwarm import ColdWarm
@@ -103,7 +103,9 @@ def _wrapped(text: str, width: int) -> list[str]:
 def _groups_table(groups: Sequence[Group], text_width: int) -> list[str]:
     """One row per group (n, median, p90, max of the time to ready), fitting `text_width`: columns
     as wide as their cells, then the labels cut at the end."""
-    stats = [[dur(v) if grp.n else "-" for v in (grp.median, grp.p90, grp.max)] for grp in groups]
+    timed = [grp for grp in groups if grp.n]
+    columns = [iter(fmt_column([getattr(grp, stat) for grp in timed])) for stat in ("median", "p90", "max")]
+    stats = [[next(col) if grp.n else "-" for col in columns] for grp in groups]  # one unit per column
     w_n = max(len("n"), *(len(str(grp.n)) for grp in groups))
     w_t = max(len("median"), *(len(c) for row in stats for c in row))
     w_i = len(str(len(groups)))
@@ -135,10 +137,13 @@ def _phase_table(cmp: Comparison) -> list[str]:
         return []
     lines = ["", "median per phase:", _phase_head(groups, timed)]
     last = next((x for x in cmp.deltas if x.other is timed[-1]), None)
-    for name in shown:
-        cells = "".join(f" {_phase_cell(grp.phases.get(name, 0.0)):>{PHASE_CELL_WIDTH}}" for grp in timed)
-        diff = "" if last is None else f" {_signed_cell(last.phases.get(name, 0.0)):>{PHASE_CELL_WIDTH}}"
-        lines.append(f"  {name:<{PHASE_NAME_WIDTH}}{cells}{diff}")
+    # one unit per column (`7.4 s` over `-685 ms` read as the bigger number)
+    columns = [_phase_column([grp.phases.get(name, 0.0) for name in shown]) for grp in timed]
+    if last is not None:
+        columns.append(_signed_column([last.phases.get(name, 0.0) for name in shown]))
+    for i, name in enumerate(shown):
+        cells = "".join(f" {column[i]:>{PHASE_CELL_WIDTH}}" for column in columns)
+        lines.append(f"  {name:<{PHASE_NAME_WIDTH}}{cells}")
     umbrellas = [n for n in shown if spanned(n, shown)]
     if umbrellas:
         spans = umbrella_phases()
@@ -157,12 +162,15 @@ def _phase_head(groups: Sequence[Group], timed: Sequence[Group]) -> str:
             + ("" if len(timed) < 2 else f" {'delta':>{PHASE_CELL_WIDTH}}"))
 
 
-def _phase_cell(sec: float) -> str:
-    return "-" if sec == 0 else dur(sec)
+def _phase_column(seconds: Sequence[float]) -> list[str]:
+    """A group's medians in one unit; `-` where the group has no such phase."""
+    return ["-" if sec == 0 else cell for sec, cell in zip(seconds, fmt_column(seconds), strict=True)]
 
 
-def _signed_cell(sec: float) -> str:
-    return "0" if abs(sec) < 0.0005 else ("+" if sec > 0 else "-") + dur(abs(sec))
+def _signed_column(seconds: Sequence[float]) -> list[str]:
+    """The differences in one unit, signed; `0` where there is none."""
+    return ["0" if abs(sec) < 0.0005 else cell for sec, cell in zip(seconds, fmt_column(seconds, signed=True),
+                                                                    strict=True)]
 
 
 def _delta_lines(d: Delta, width: int, verbose: bool) -> list[str]:

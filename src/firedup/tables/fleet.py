@@ -111,8 +111,10 @@ def _connect(address: str, workers: int | None) -> bool:
         else:
             ray.init(address=address, **quiet)
     except Exception as exc:  # ConnectionError, ValueError, RuntimeError: Ray's own words, on one line
+        hint = "; --ray auto needs a running cluster (`ray start --head`), --ray local starts one" \
+            if address == "auto" else ""
         raise ClusterError(f"cannot {'start a local Ray cluster' if address == LOCAL else 'reach the Ray cluster at ' + address}"
-                           f" ({type(exc).__name__}: {exc})") from None
+                           f" ({type(exc).__name__}: {exc}){hint}") from None
     return True
 
 

@@ -11,6 +11,8 @@ import functools
 import hashlib
 import itertools
 import os
+import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -427,6 +429,32 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+OWN_OUTPUT = "firedup's own output"  # how a skipped source of ours is named (render.answers)
+# `firedup wait`'s notes start its stderr (`> x.wait.txt 2>&1`); its `--record` JSON starts
+# with the exit code and the headline.
+_WAIT_NOTES = b"firedup wait: "
+_WAIT_RECORD = re.compile(rb'\A\{\s*"exit_code":\s*-?\d+,\s*"headline":')
+
+
+def firedup_output(source: Source) -> str | None:
+    """Why a local file is firedup's own output (`wait`'s notes and verdict, or its --record),
+    not a server log, or None: its first bytes say."""
+    if source.path is None or source.is_gzip or source.is_stdin:
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(source.path).st_mode):
+            return None  # a FIFO or a device: never opened here (an open would wait for a writer)
+        with open(source.path, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return None  # the reading proper says why, in its one line
+    if head.startswith(_WAIT_NOTES):
+        return f"{OWN_OUTPUT} (what `firedup wait` printed), not a server log; skipped"
+    if _WAIT_RECORD.match(head):
+        return f"{OWN_OUTPUT} (a `firedup wait --record`), not a server log; skipped"
+    return None
+
+
 def parse_source(source: Source, engine: str | None = None, default_date: date | None = None,
                  scanner: str = "auto", content_hash: bool = False,
                  launched_at: LaunchedAt = None) -> tuple[list[Run], SourceReport]:
@@ -449,6 +477,11 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     `launched_at`: when the server of the source's first run was launched, on the log's clock (a
     time of day takes the first line's date): that run's launch is `given` (timeline.launch).
     """
+    own = firedup_output(source)
+    if own is not None:  # what `firedup wait` wrote beside the log: never a run of its own
+        report = SourceReport(source.name, None, 0, LineStats().as_dict(), None)
+        report.skipped = own
+        return [], report
     # an object in object storage is hashed as it streams by: it is fetched once
     digest = hashlib.sha256() if content_hash and source.url is not None else None
     reader = _UntilUnreadable(source, digest)
