@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SAMPLE_LOGS as SAMPLES
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.run import Run
 
@@ -441,3 +442,23 @@ def test_ten_thousand_restarts_share_out_gaps_and_unmatched_lines_linearly(tmp_p
     got = build_timeline(events, str(path), fmt, stats=stats)
     assert looked[0] <= 4 * n, f"{looked[0]} looks at {n} items' lines: quadratic in the runs"
     assert [run.as_contract() for run in got] == [run.as_contract() for run in want]
+
+
+def test_a_ready_line_dated_before_the_start_is_a_warning_not_a_duration(tmp_path: Path) -> None:
+    """Issue 42, class 6: a ready line dated 2020 after 2026 start lines was "ready in 0 ms",
+    its phases over 100 % of it, with no warning."""
+    text = (SAMPLES / "small-tp1.log").read_text(encoding="utf-8")
+    stepped = text.replace("[2026-06-02 14:22:24] The server is fired", "[2020-06-02 14:22:24] The server is fired")
+    assert stepped != text
+    run, = _runs(tmp_path, stepped)
+    assert run.outcome == "ready"
+    assert run.ready_ts is None and run.total_seconds is None and run.seconds_to_end is None
+    assert any("stepped back" in w and "2020-06-02T14:22:24" in w for w in run.warnings), run.warnings
+    assert all(p.end is None or p.end.dt.year == 2026 for p in run.phases)
+
+
+def test_lines_a_second_out_of_order_are_not_a_clock_stepping_back(tmp_path: Path) -> None:
+    text = (SAMPLES / "small-tp1.log").read_text(encoding="utf-8")
+    swapped = text.replace("[2026-06-02 14:21:11] server_args", "[2026-06-02 14:21:09] server_args")
+    run, = _runs(tmp_path, swapped)
+    assert run.total_seconds == 74.0 and not any("stepped back" in w for w in run.warnings)
