@@ -14,9 +14,10 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, time
 from typing import IO, Any
 
+from firedup.errors import UsageError
 from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff_format
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
@@ -533,7 +534,21 @@ def _parsed(paths: Iterable[str], engine: str | None, default_date: date | None,
             result: ParseResult, encode: bool = False, launched_at: LaunchedAt = None) -> Iterator[list[Any]]:
     """The runs of each source in order (each run's contract JSON with `encode`), while its
     errors and reports go into `result`: the one loop behind `parse_paths` and `write_parse_json`.
-    An unknown engine raises here, before anything is read or written."""
+    An unknown engine raises here, before anything is read or written, as do arguments of the
+    wrong kind (firedup's UsageError, never a TypeError from deep inside)."""
+    paths = _path_list(paths)
+    if progress is not None and not callable(progress):
+        raise UsageError(f"progress: give a function (done, total, name), or None, not {_shown(progress)}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise UsageError(f"jobs: give a whole number of at least 1, or None, not {_shown(jobs)}")
+    if engine is not None and not isinstance(engine, str):
+        raise UsageError(f"engine: give an engine's name (a str), not {_shown(engine)}")
+    if default_date is not None and (not isinstance(default_date, date) or isinstance(default_date, datetime)):
+        raise UsageError(f"date: give a datetime.date, or None, not {_shown(default_date)}")
+    if launched_at is not None and not isinstance(launched_at, (datetime, time)):
+        raise UsageError(f"launched_at: give a datetime or a time of day, or None, not {_shown(launched_at)}")
+    if scanner not in SCANNERS:
+        raise UsageError(f"scanner: one of {', '.join(SCANNERS)}, not {_shown(scanner)}")
     if engine is not None:
         get_format(engine)  # UnknownEngineError: the caller's mistake, not a file's, so before any file
     sources, errors = expand_inputs(paths, all_files=all_files)
@@ -593,24 +608,55 @@ def _parse_one_encoded(source: Source, engine: str | None, default_date: date | 
 # A folder of CI logs is thousands of independent files: from this many on, a pool of
 # processes (one per core) parses them, when processes can be forked (Linux). Below it,
 # or for stdin, starting the pool costs more than it saves.
+SCANNERS = ("auto", "batch", "incremental")
 POOL_FROM_FILES = 32
 MAX_JOBS = 8
 
 
 def _pool_size(sources: list[Source], jobs: int | None) -> int:
+    """Processes to parse with: `jobs` as asked, but never more than the files nor more than
+    `JOBS_PER_CORE` per core (`parse(jobs=10**6)` forked without end); else chosen here."""
     if jobs is not None:
-        return max(1, jobs)
+        return max(1, min(jobs, len(sources), JOBS_PER_CORE * _cores()))
     if len(sources) < POOL_FROM_FILES or any(source.is_stdin for source in sources):
         return 1
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods() or sys.platform != "linux":
         return 1  # a spawned worker would re-run `python -m firedup` itself
+    return max(1, min(_cores(), MAX_JOBS, len(sources) // (POOL_FROM_FILES // 2)))
+
+
+JOBS_PER_CORE = 4
+
+
+def _cores() -> int:
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_JOBS, len(sources) // (POOL_FROM_FILES // 2)))
+        return os.cpu_count() or 1
+
+
+def _shown(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _path_list(paths: object) -> list[str]:
+    """Paths as a list of str: one path (str or os.PathLike) or an iterable of them; a str is
+    one path, never its characters (`parse_paths("x.log")` walked "/" as one of them)."""
+    if isinstance(paths, (str, os.PathLike)):
+        items: list[object] = [paths]
+    elif isinstance(paths, (bytes, bytearray, dict)) or not isinstance(paths, Iterable):
+        raise UsageError(f"paths: give a path or a list of paths (str or os.PathLike), not {_shown(paths)}")
+    else:
+        items = list(paths)
+    out = []
+    for item in items:
+        text = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
+        if not isinstance(text, str) or not text:
+            raise UsageError(f"paths: each path must be a non-empty str or os.PathLike of str, not {_shown(item)}")
+        out.append(text)
+    return out
 
 
 _Outcome = tuple[list[Any], SourceReport] | InputError
