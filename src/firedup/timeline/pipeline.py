@@ -342,10 +342,11 @@ class _UntilUnreadable:
         self.digest = digest  # an object's sha256, taken while reading it (`read_lines`)
         self.count = 0
         self.error: InputError | None = None
+        self.notes: list[str] = []  # what reading dropped and kept on (NUL bytes), for each run's warnings
 
     def __iter__(self) -> Iterator[Line]:
         try:
-            for line in read_lines(self.source, self.digest):
+            for line in read_lines(self.source, self.digest, self.notes):
                 self.count += 1
                 yield line
         except InputError as exc:
@@ -354,6 +355,7 @@ class _UntilUnreadable:
             self.error = exc
 
 
+_NUL_LOOK = 64 << 10  # the head and tail looked at for NUL bytes before the batch engine reads a file
 _BATCH_FROM = 4 << 20  # bytes of input from which the batch engine repays its set-up (~60 ms)
 
 
@@ -375,9 +377,13 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
         if not source.path.is_file() or (scanner != "batch" and source.path.stat().st_size < _BATCH_FROM):
             return False
         with open(source.path, "rb") as fh:
-            head = fh.read(4)
+            head = fh.read(_NUL_LOOK)
             if head[:2] == b"\x1f\x8b" or bom_encoding(head) is not None or head.startswith(b"\xef\xbb\xbf"):
                 return False  # gzip, UTF-16/32 and a UTF-8 BOM: the incremental engine decodes them
+            fh.seek(max(len(head), source.path.stat().st_size - _NUL_LOOK))
+            if b"\x00" in head or b"\x00" in fh.read(_NUL_LOOK):
+                return False  # NUL bytes (a power loss's run at the end): the incremental engine drops them, said
+
     except OSError:
         return False
     from firedup.read import batch
@@ -452,6 +458,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, stopped)
     report.content_hash = _content_hash(source, content_hash, digest)
     _note_on_runs(runs, report, launched_at)
+    for run in runs:
+        run.warnings.extend(reader.notes)
     return runs, report
 
 
