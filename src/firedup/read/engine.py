@@ -7,12 +7,12 @@ a differential test holds them to that.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
-from firedup.formats.base import Format, Header, Rule
+from firedup.formats.base import Format, Header, Layout, Rule
 from firedup.formats.convert import convert_field
 from firedup.formats.vocab import CLOCK_FIRST as CLOCK_FIRST
 from firedup.formats.vocab import CLOCK_LAST as CLOCK_LAST
@@ -146,6 +146,7 @@ class Parsed:
     proc: str | None = None  # the line's process tag, or one a wrapper ended with
     pid: int | None = None
     wrapper: str | None = None  # a wrapper's source tag (`Event.wrapper`)
+    outer: OuterStamp | None = None  # a harness's own stamp before the engine's (`Scanner.wrapper_stamp`)
 
     @property
     def source(self) -> tuple[int | None, str | None]:
@@ -154,6 +155,19 @@ class Parsed:
 
 
 _LITERAL_INDEX: dict[int, tuple[Format, tuple[str, ...], dict[str, tuple[Rule, ...]], dict[int, int]]] = {}
+
+
+def _outer_stamp(groups: Mapping[str, Any]) -> OuterStamp | None:
+    """A header's date and time as a collector's stamp (a harness's in front of the engine's)."""
+    date_text, time_text = groups.get("date"), groups.get("time")
+    if not date_text or not time_text or len(date_text) != 10:
+        return None
+    try:
+        year, month, day = (int(p) for p in date_text.split("-"))
+    except ValueError:
+        return None
+    frac = groups.get("frac") or ""
+    return OuterStamp(f"{date_text} {time_text}" + (f".{frac}" if frac else ""), year, month, day, time_text, frac)
 
 
 def _literal_index(fmt: Format) -> tuple[tuple[str, ...], dict[str, tuple[Rule, ...]], dict[int, int]]:
@@ -200,6 +214,9 @@ class Scanner:
         self._last_active: tuple[Stamp, int, str] | None = None
         # the same, per source (`Parsed.source`: a wrapper's tag, else a process tag)
         self._last_active_of: dict[tuple[int | None, str | None], tuple[Stamp, int, str]] = {}
+        # the header a harness writes its own stamp with before the engine's (`Format.wrapper_stamp`,
+        # from the log's head): a line with that header alone is on the harness's clock
+        self.wrapper_stamp: Header | None = None
         self.watching = True  # recording gaps and unmatched lines (a start-up is under way)
         # the kinds that restart and stop that recording (`Kind.watch`): only a start-up's time
         # is explained, and after ready a server's log is runtime traffic
@@ -229,6 +246,22 @@ class Scanner:
         laid = self.fmt.layout(line.text)
         # the line's own process tag; else one its wrapper ended with
         proc, pid = (line.proc, line.pid) if line.proc is not None or line.pid is not None else (laid.proc, laid.pid)
+        header, g = laid.header, laid.groups
+        if self.wrapper_stamp is not None and header is not None:
+            if laid.opened_by is self.wrapper_stamp and laid.opening is not None:
+                outer = _outer_stamp(laid.opening)  # two clocks on the line: the engine's decides
+            elif header is self.wrapper_stamp and line.outer is None and (outer := _outer_stamp(g)) is not None:
+                # only the harness's stamp: a collector's, moved onto the engine's clock
+                return Parsed(None, laid.msg, None, False, self.fmt.rank_from_proc(proc, pid), None, proc, pid,
+                              laid.wrapper, outer)
+            else:
+                outer = None
+            if outer is not None and line.outer is None:
+                parsed = self._split(laid, line, proc, pid)
+                return replace(parsed, outer=outer)
+        return self._split(laid, line, proc, pid)
+
+    def _split(self, laid: Layout, line: Line, proc: str | None, pid: int | None) -> Parsed:
         header, g = laid.header, laid.groups
         if header is None:
             return Parsed(None, laid.msg, None, False, self.fmt.rank_from_proc(proc, pid), None, proc, pid,
@@ -266,6 +299,8 @@ class Scanner:
                 self.last_stamp = None
             return []
         parsed = self.split(line)
+        if parsed.outer is not None:
+            line = replace(line, outer=parsed.outer)
         previous_own = self._last_own
         own = parsed.own_clock and parsed.ts is not None
         if own:
@@ -342,8 +377,8 @@ class Scanner:
         if ts is None:
             if self._last_own is not None:
                 ts, inherited = self._last_own[0], True
-            elif line.outer is not None:
-                ts = self.clock.resolve(outer=line.outer)
+            elif line.outer is not None:  # a harness's stamp in the engine's header shape dates nothing
+                ts = self.clock.resolve(outer=line.outer, foreign=parsed.outer is not None)
             elif self._last_any is not None:
                 ts, inherited = self._last_any, True
         if ts is not None and not inherited:

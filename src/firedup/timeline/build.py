@@ -9,12 +9,14 @@ launch (`launch`): computed once here, read by every view.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from firedup.formats import Format
 from firedup.formats.vocab import LOAD_WEIGHT_TOOK, SERVER_ARGS
+from firedup.formats.wrappers import WRAPPER_CHARS
 from firedup.read.clock import Stamp
 from firedup.read.engine import (
     CLOCK_EVENTS,
@@ -77,6 +79,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     _build_phases(run, events, fmt)
     _note_late_start(run)
     _note_excerpt(run, events, fmt)
+    _note_times_out_of_reach(run, events)
     infer_config(run, events, fmt, unmatched)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=rank_sort_key)
     keyed = fmt.vocab.cache_keys
@@ -104,6 +107,39 @@ def _bounds(run: Run, events: Sequence[Event], fmt: Format) -> None:
         run.first_line = early.line if run.first_line is None else min(run.first_line, early.line)
     candidates = lasts + stamped
     run.last_ts = max(candidates) if candidates else None
+
+
+# A date and time as most headers write it, opening a header: `[2026-06-02 14:21:10`, `[2026-06-02T14:21:10`.
+_WRITTEN_TIME = re.compile(r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
+
+
+def _note_times_out_of_reach(run: Run, events: Sequence[Event]) -> None:
+    """Say so where the lines write a time further in than a header is looked for (behind a
+    harness's prefix of `WRAPPER_CHARS` characters or more): a run without any time, or one
+    timed by what opens its lines (a harness's clock, which need not be the engine's) while
+    its lines' messages carry another time. "Ready" with no time, or a harness's times, are
+    then not taken for the engine's."""
+    hits: list[tuple[Event, re.Match[str]]] = []
+    for event in events[:_OUT_OF_REACH_EVENTS]:
+        if run.first_ts is not None and (event.ts is None or event.inherited):
+            continue
+        m = _WRITTEN_TIME.search(event.text, 0, 4096)
+        if m is not None:
+            hits.append((event, m))
+            if run.first_ts is None or len(hits) >= _OUT_OF_REACH_HITS:
+                break
+    if not hits or (run.first_ts is not None and len(hits) < _OUT_OF_REACH_HITS):
+        return
+    event, m = hits[0]
+    whose = "no line's time is read, so no duration" if run.first_ts is None else \
+        "the times read are those of what opens the line (a harness's clock?), not the engine's"
+    run.warnings.append(f"line {event.line}: a time ({m.group(0)[1:]}) is written {m.start():,} characters into the "
+                        f"message, behind a prefix longer than the {WRAPPER_CHARS} characters firedup looks past for "
+                        f"a header: {whose}")
+
+
+_OUT_OF_REACH_EVENTS = 2000  # the events of a run looked at for a time out of reach
+_OUT_OF_REACH_HITS = 2  # of a timed run: so many such lines (one may quote a header)
 
 
 def _collector_start(events: Sequence[Event], first_own: Stamp) -> Event | None:

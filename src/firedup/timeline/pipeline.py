@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from firedup.errors import UsageError
 from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff_format
+from firedup.formats.base import WRAPPER_STAMP_LINES
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
@@ -179,9 +180,13 @@ class DatePolicy:
 
     @staticmethod
     def hint(scanner: Scanner, fmt: Format, sample: str) -> None:
+        """What a log's head tells its scanner before its first line: the engine version's
+        release (a date), and a harness's stamp before the engine's (`Format.wrapper_stamp`)."""
         found = fmt.release_hint(sample) if sample else None
         if found is not None:
             scanner.clock.released = date.fromisoformat(found[0])
+        if sample:
+            scanner.wrapper_stamp = fmt.wrapper_stamp(sample.split("\n", WRAPPER_STAMP_LINES)[:WRAPPER_STAMP_LINES])
 
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
