@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from firedup.formats import Format
@@ -72,6 +73,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     (`LineStats`), for its silences and unknown lines."""
     run = Run(source=source, run_index=run_index, engine=fmt.name, date_source=date_source)
     _bounds(run, events, fmt)
+    events = _without_backward_times(run, events)
     read_config(run, events, fmt.parsing.config_defaults if config_defaults is None else config_defaults, fmt)
     note_dropped(run, events)
     collect_milestones(run, events, fmt)
@@ -140,6 +142,36 @@ def _note_times_out_of_reach(run: Run, events: Sequence[Event]) -> None:
 
 _OUT_OF_REACH_EVENTS = 2000  # the events of a run looked at for a time out of reach
 _OUT_OF_REACH_HITS = 2  # of a timed run: so many such lines (one may quote a header)
+
+
+# How far before the run's first time a line may be dated and still count: ranks and processes
+# write a line or two out of order by a second or so; a clock set back (a ready line dated 2020
+# after 2026 start lines) is minutes or years off.
+BACKWARD_TOLERANCE_S = 60.0
+
+
+def _without_backward_times(run: Run, events: Sequence[Event]) -> Sequence[Event]:
+    """The events with every time more than `BACKWARD_TOLERANCE_S` before the run's first
+    one taken away, said in a warning: a time that goes backwards is never a duration (a
+    ready line dated 2020 after 2026 start lines was "ready in 0 ms")."""
+    start = run.first_ts
+    own_from = next((e.line for e in events if e.name == CLOCK_FIRST), None)
+    if start is None or own_from is None:
+        return events
+    floor = start.plus(-BACKWARD_TOLERANCE_S)
+    # lines before the engine's first own time carry a collector's (another clock, another zone)
+    back = [i for i, e in enumerate(events) if e.ts is not None and e.ts < floor and e.line >= own_from]
+    if not back:
+        return events
+    out = list(events)
+    for i in back:
+        out[i] = replace(out[i], ts=None, inherited=False)
+    first = events[back[0]]
+    assert first.ts is not None
+    more = f" (and {len(back) - 1} more line{'s' if len(back) > 2 else ''})" if len(back) > 1 else ""
+    run.warnings.append(f"line {first.line}: its time {first.ts.iso} is before the run's first "
+                        f"({start.iso}): the clock stepped back{more}; no duration counts from it")
+    return out
 
 
 def _collector_start(events: Sequence[Event], first_own: Stamp) -> Event | None:
