@@ -65,6 +65,9 @@ class Collector:
     accepts: Callable[[str, int], bool] | None = None
     process_tag: bool = False
     decoration: bool = False
+    # the prefix names the service or container the line came from (its `service` group): two
+    # servers in one file (`docker compose logs` of two replicas) are told apart by it
+    source_tag: bool = False
 
 
 def _rfc3339_stamp(m: re.Match[str]) -> OuterStamp:
@@ -127,7 +130,7 @@ COLLECTORS: tuple[Collector, ...] = (
         re.compile(rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) (?P<time>\d{{2}}:\d{{2}}:\d{{2}})(?:\.\d{{1,9}})? "),
         rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
     Collector("compose", re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| "), r"[A-Za-z0-9][\w.-]*\s+\| ",
-              frozenset({LETTER, OTHER})),
+              frozenset({LETTER, OTHER}), source_tag=True),
     Collector("djl", re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): "),
               r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ", frozenset({BRACKET})),
     # torch.distributed's "[rank0]: " before every stderr line of a rank (torch 2.3+): tracebacks.

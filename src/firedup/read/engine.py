@@ -244,6 +244,8 @@ class Scanner:
 
     def split(self, line: Line) -> Parsed:
         laid = self.fmt.layout(line.text)
+        if line.tag is not None and laid.wrapper is None:  # a collector's service: the line's source
+            laid = replace(laid, wrapper=line.tag)
         # the line's own process tag; else one its wrapper ended with
         proc, pid = (line.proc, line.pid) if line.proc is not None or line.pid is not None else (laid.proc, laid.pid)
         header, g = laid.header, laid.groups

@@ -38,6 +38,7 @@ class Line:
     proc: str | None = None  # process tag such as "EngineCore_DP0" or "Worker rank=1"
     repeated: int = 1  # Ray's "[repeated Nx across cluster]"
     pid: int | None = None  # the process id of the tag, "(EngineCore_DP0 pid=241)" -> 241
+    tag: str | None = None  # the service a collector names ("server-1  | " -> "server-1": `Collector.source_tag`)
 
 
 # --- normalisation -----------------------------------------------------------------------
@@ -59,9 +60,16 @@ _BLOB = re.compile(r"^\[\d+B blob data\]$")
 def strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | None]:
     """Remove collector prefixes (possibly nested, `collectors.COLLECTORS`) and return what
     they said: the first stamp, the first process tag's name and pid."""
+    text, outer, proc, pid, _tag = strip_tagged(text)
+    return text, outer, proc, pid
+
+
+def strip_tagged(text: str) -> tuple[str, OuterStamp | None, str | None, int | None, str | None]:
+    """`strip_outer`, and the first service a collector named (`Collector.source_tag`)."""
     outer: OuterStamp | None = None
     proc: str | None = None
     pid: int | None = None
+    tag: str | None = None
     for _ in range(4):
         m, collector = _prefix(text)
         if collector is None:
@@ -71,8 +79,10 @@ def strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | No
             outer = outer or collector.stamp(m)
         elif collector.process_tag:
             proc, pid = _process_tag(m, proc, pid)
+        elif collector.source_tag and tag is None:
+            tag = m["service"]
         text = text[m.end():]
-    return text, outer, proc, pid
+    return text, outer, proc, pid, tag
 
 
 def _prefix(text: str) -> tuple[re.Match[str] | None, Collector | None]:
@@ -183,7 +193,7 @@ def normalise(raw: str, number: int) -> list[Line]:
     # Notebook and markdown exports indent every line (by 3 or 4 spaces, mixed): undo it before
     # looking for collector prefixes, which are anchored at the start of the line.
     text = text.lstrip()
-    text, outer, proc, pid = strip_outer(text)
+    text, outer, proc, pid, tag = strip_tagged(text)
     repeated = 1
     if "repeated" in text:
         m = _RAY_REPEATED.search(text)
@@ -207,7 +217,7 @@ def normalise(raw: str, number: int) -> list[Line]:
     kept = stripped if len(stripped) == 1 else _last_redraws(stripped, keys)
     if not kept:
         kept = [""]
-    return [Line(number, piece, outer, proc, repeated, pid) for piece in kept]
+    return [Line(number, piece, outer, proc, repeated, pid, tag) for piece in kept]
 
 
 # --- opening inputs ----------------------------------------------------------------------

@@ -52,6 +52,7 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
     each, in the order of their first lines."""
     engines, pieces = split_source(events, fmt, stats)
     several = len(engines.events) > 1
+    mixed = None if several else _interleaved(events)
     runs = []
     last_of: dict[int, Stamp | None] = {}  # the previous run's last line, per engine
     for i, piece in enumerate(pieces):
@@ -61,8 +62,33 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
         last_of[k] = run.last_ts
         if several:
             run.warnings.append(engines.note(k))
+        if mixed is not None:
+            run.warnings.append(mixed)
         runs.append(run)
     return runs
+
+
+# Steps back in time between a source's lines (each more than `BACKWARD_TOLERANCE_S`) that make
+# it two logs interleaved: one is a clock set back, a restart's log pasted before another's.
+INTERLEAVED_STEPS = 3
+
+
+def _interleaved(events: Sequence[Event]) -> str | None:
+    """What to say of a source whose lines' own times step back and forth: two servers' logs
+    interleaved with nothing on their lines (no collector's tag, no process tag) to tell them
+    apart, so no run of it is one server's (two untagged servers read as "ready in 3911 h")."""
+    steps, last = 0, None
+    for event in events:
+        if event.ts is None or event.inherited or event.name in CLOCK_EVENTS:
+            continue
+        if last is not None and event.ts.minus(last) < -BACKWARD_TOLERANCE_S:
+            steps += 1
+        last = event.ts
+    if steps < INTERLEAVED_STEPS:
+        return None
+    return (f"this file mixes servers: its times step back by more than a minute {steps:,} times, as two logs "
+            "interleaved line by line do, and nothing on its lines (a collector's or a process's tag) tells them "
+            "apart: its runs are not one server's each, and their times are not to be trusted")
 
 
 def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
@@ -160,7 +186,8 @@ def _without_backward_times(run: Run, events: Sequence[Event]) -> Sequence[Event
         return events
     floor = start.plus(-BACKWARD_TOLERANCE_S)
     # lines before the engine's first own time carry a collector's (another clock, another zone)
-    back = [i for i, e in enumerate(events) if e.ts is not None and e.ts < floor and e.line >= own_from]
+    back = [i for i, e in enumerate(events)
+            if e.ts is not None and not e.inherited and e.ts < floor and e.line >= own_from]
     if not back:
         return events
     out = list(events)

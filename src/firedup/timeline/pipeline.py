@@ -239,6 +239,7 @@ class LogReader:
         self.max_events = max_events
         self.fmt: Format | None = None
         self.scanner: Scanner | None = None
+        self.sample = ""  # the head the format was chosen from (`_mixed_with`)
         self.events: list[Event] = []
         self.pending: list[Line] = []
         # physical line -> the first time a logical line of it has (`Scanner.last_stamp`:
@@ -448,6 +449,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
         fmt, stream, head = _sniffed(iter(reader), engine)
         if fmt is None:
             return _unknown(source, stream, reader)
+        log.sample = head
         result = log.read(fmt, stream, head)
     assert fmt is not None
     events, stats, clock = result
@@ -465,7 +467,56 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     _note_on_runs(runs, report, launched_at)
     for run in runs:
         run.warnings.extend(reader.notes)
+    other = _mixed_with(fmt, log.sample) if engine is None else None
+    if other is not None:
+        runs = _both_engines(source, runs, fmt, other, default_date, scanner)
+        report.runs = len(runs)
     return runs, report
+
+
+# What another engine's lines must weigh in a log's head (`Format.sniff_score`) for the log to
+# mix two servers: 0 on every sample, corpus and real-GPU log of one engine; an interleaved
+# log of two engines scores 40 and more for both.
+MIXED_SCORE = 5.0
+_HEAVY_EVIDENCE = 5.0  # the rules whose literal is looked for first, at memory speed
+
+
+def _mixed_with(fmt: Format, sample: str) -> Format | None:
+    """Another engine whose own lines are in this log's head too (two servers' logs in one
+    file, interleaved or one after the other): its heavy rules' literals first (a `in` each),
+    its score only where one is there."""
+    if not sample:
+        return None
+    for other in all_formats().values():
+        if other is fmt or not any(lit in sample for rule in other.sniff_rules if rule.evidence >= _HEAVY_EVIDENCE
+                                   for lit in rule.literals):
+            continue
+        if other.sniff_score(sample) >= MIXED_SCORE:
+            return other
+    return None
+
+
+def _both_engines(source: Source, runs: list[Run], fmt: Format, other: Format, default_date: date | None,
+                  scanner: str) -> list[Run]:
+    """The runs of a log that mixes two engines' servers: each engine's read as its own (the
+    source read again with the other format), in the order of their first lines, each saying
+    so; a source that cannot be read twice (stdin) says only that the other's are not read."""
+    note = (f"this file mixes the logs of two servers, {fmt.display}'s and {other.display}'s: each engine's "
+            "lines are read as its own runs (a line both print counts for each)")
+    if source.path is None and source.url is None:
+        for run in runs:
+            run.warnings.append(f"this file mixes the logs of two servers, {fmt.display}'s and {other.display}'s: "
+                                f"only {fmt.display}'s are read from standard input (give the file to read both)")
+        return runs
+    try:
+        theirs, _ = parse_source(source, other.name, default_date, scanner)
+    except InputError:
+        theirs = []
+    both = sorted([*runs, *theirs], key=lambda run: (run.first_line or 0, run.engine))
+    for i, run in enumerate(both):
+        run.run_index = i
+        run.warnings.append(note)
+    return both
 
 
 def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader,
@@ -486,6 +537,7 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
         fmt = get_format(engine) if engine is not None else batch.sniff_format(sample)
         if fmt is None:  # the incremental engine finds no engine either, and counts the lines
             return None, None
+        log.sample = sample
         result = _events_batch(source, fmt, log.dates, normalised, sample, cut)
         log.fmt = fmt
         return fmt, result
