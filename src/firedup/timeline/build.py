@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from firedup.core.units import fmt_duration
 from firedup.formats import Format
-from firedup.formats.vocab import LOAD_WEIGHT_TOOK, SERVER_ARGS
+from firedup.formats.vocab import LOAD_WEIGHT_TOOK, READY, SERVER_ARGS
 from firedup.formats.wrappers import WRAPPER_CHARS
 from firedup.read.clock import Stamp
 from firedup.read.engine import (
@@ -52,7 +53,6 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
     each, in the order of their first lines."""
     engines, pieces = split_source(events, fmt, stats)
     several = len(engines.events) > 1
-    mixed = None if several else _interleaved(events)
     runs = []
     last_of: dict[int, Stamp | None] = {}  # the previous run's last line, per engine
     for i, piece in enumerate(pieces):
@@ -62,33 +62,49 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
         last_of[k] = run.last_ts
         if several:
             run.warnings.append(engines.note(k))
-        if mixed is not None:
-            run.warnings.append(mixed)
         runs.append(run)
+    mixed = next((run for run in runs if run.clock_mixed), None)
+    for run in runs:
+        if mixed is not None and not run.clock_mixed:
+            run.clock_mixed = True
+            run.warnings.append(f"this file mixes servers whose lines nothing tells apart (the times of its run "
+                                f"#{mixed.run_index + 1} step back): this run may be a piece of one")
     return runs
 
 
-# Steps back in time between a source's lines (each more than `BACKWARD_TOLERANCE_S`) that make
-# it two logs interleaved: one is a clock set back, a restart's log pasted before another's.
-INTERLEAVED_STEPS = 3
+# A leap forward between two lines of a start-up no server makes (a day): another server's lines.
+FORWARD_LEAP_S = 86400.0
+INTERLEAVED_BEFORE_START = 3  # lines dated before a run's first that make it two servers' (one is a clock set back)
 
 
-def _interleaved(events: Sequence[Event]) -> str | None:
-    """What to say of a source whose lines' own times step back and forth: two servers' logs
-    interleaved with nothing on their lines (no collector's tag, no process tag) to tell them
-    apart, so no run of it is one server's (two untagged servers read as "ready in 3911 h")."""
-    steps, last = 0, None
+def _note_steps_back(run: Run, events: Sequence[Event], before_start: int) -> None:
+    """A run whose own times step back by more than `BACKWARD_TOLERANCE_S` between its lines
+    is two servers' logs interleaved with nothing on their lines (no collector's tag, no
+    process tag) to tell them apart, or a clock set back mid-start: said, and no duration is
+    taken from its first and last times (two untagged servers read as "ready in 3911 h").
+    `before_start`: its lines dated before its first (`_without_backward_times`), of which
+    several are the same sign."""
+    steps, last, most = 0, None, 0.0
+    # lines before the engine's first own time carry a collector's (another clock, another zone)
+    own_from = next((e.line for e in events if e.name == CLOCK_FIRST), None)
     for event in events:
+        if own_from is None or event.line < own_from:
+            continue
+        if event.name == READY:
+            break  # after ready: a server's traffic, days of it, decides no duration of its start-up
         if event.ts is None or event.inherited or event.name in CLOCK_EVENTS:
             continue
-        if last is not None and event.ts.minus(last) < -BACKWARD_TOLERANCE_S:
+        if last is not None and ((back := last.minus(event.ts)) > BACKWARD_TOLERANCE_S
+                                 or -back > FORWARD_LEAP_S):  # a day without a line: another server's
             steps += 1
+            most = max(most, abs(back))
         last = event.ts
-    if steps < INTERLEAVED_STEPS:
-        return None
-    return (f"this file mixes servers: its times step back by more than a minute {steps:,} times, as two logs "
-            "interleaved line by line do, and nothing on its lines (a collector's or a process's tag) tells them "
-            "apart: its runs are not one server's each, and their times are not to be trusted")
+    if steps or before_start >= INTERLEAVED_BEFORE_START:
+        steps = max(steps, before_start)
+        run.clock_mixed = True
+        run.warnings.append(f"its times step back (or leap a day ahead) {steps:,} time{'s' if steps > 1 else ''} (by up to "
+                            f"{fmt_duration(most)}): this file mixes servers whose lines nothing tells apart "
+                            "(two logs interleaved), or a clock was set back; no duration is taken from its times")
 
 
 def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
@@ -99,7 +115,9 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     (`LineStats`), for its silences and unknown lines."""
     run = Run(source=source, run_index=run_index, engine=fmt.name, date_source=date_source)
     _bounds(run, events, fmt)
-    events = _without_backward_times(run, events)
+    kept = _without_backward_times(run, events)
+    _note_steps_back(run, kept, sum(1 for a, b in zip(events, kept, strict=True) if a is not b))
+    events = kept
     read_config(run, events, fmt.parsing.config_defaults if config_defaults is None else config_defaults, fmt)
     note_dropped(run, events)
     collect_milestones(run, events, fmt)

@@ -20,6 +20,14 @@ from typing import IO, Any
 from firedup.errors import UsageError
 from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff_format
 from firedup.formats.base import WRAPPER_STAMP_LINES
+from firedup.formats.vocab import (
+    HEALTH_FIRST,
+    HTTP_FIRST_REQUEST,
+    HTTP_RUNNING,
+    HTTP_SHUTDOWN,
+    HTTP_STARTED,
+    REQUEST_FIRST,
+)
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
@@ -478,6 +486,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
 # mix two servers: 0 on every sample, corpus and real-GPU log of one engine; an interleaved
 # log of two engines scores 40 and more for both.
 MIXED_SCORE = 5.0
+_SERVER_ONLY = frozenset({HTTP_STARTED, HTTP_RUNNING, HTTP_FIRST_REQUEST, HEALTH_FIRST, REQUEST_FIRST, HTTP_SHUTDOWN})
 _HEAVY_EVIDENCE = 5.0  # the rules whose literal is looked for first, at memory speed
 
 
@@ -512,7 +521,11 @@ def _both_engines(source: Source, runs: list[Run], fmt: Format, other: Format, d
         theirs, _ = parse_source(source, other.name, default_date, scanner)
     except InputError:
         theirs = []
-    both = sorted([*runs, *theirs], key=lambda run: (run.first_line or 0, run.engine))
+    # a run made only of the lines every engine's server prints (uvicorn's) is the other
+    # server's read by the wrong engine: no run of its own
+    both = sorted([run for run in (*runs, *theirs) if run.crash is not None
+                   or any(m.name not in _SERVER_ONLY for m in run.milestones)],
+                  key=lambda run: (run.first_line or 0, run.engine))
     for i, run in enumerate(both):
         run.run_index = i
         run.warnings.append(note)

@@ -133,12 +133,16 @@ class Run:
     # cache kind -> the key its cache was stored under at this start (`formats.vocab.Kind.cache_key`)
     cache_keys: dict[str, str] = field(default_factory=dict)
 
+    # its own times step back between its lines (two untagged servers interleaved, a clock set
+    # back): no duration is taken from them (`timeline.build._note_steps_back`)
+    clock_mixed: bool = False
+
     @property
     def total_seconds(self) -> float | None:
         """The contract's `total_seconds`: first line to ready, else to the log's last line;
         None for a ready run whose ready line has no time (a clock that stepped back)."""
         end = self.ready_ts if self.ready_ts is not None else self.last_ts
-        if self.first_ts is None or end is None or (self.ready_ts is None and self.outcome == "ready"):
+        if self.first_ts is None or end is None or self.clock_mixed or (self.ready_ts is None and self.outcome == "ready"):
             return None
         return max(0.0, end.minus(self.first_ts))
 
@@ -162,7 +166,7 @@ class Run:
         It differs from `total_seconds` only for a crash: the lines after the crash's first
         one (its traceback, other ranks shutting down) are not time the startup took."""
         end = self.end_ts
-        if self.first_ts is None or end is None:
+        if self.first_ts is None or end is None or self.clock_mixed:
             return None
         # an excerpt: the phases its lines report reach back before its first line, and that
         # much is known of the time before it
