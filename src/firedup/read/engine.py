@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from firedup.formats.base import Format, Header, Layout, Rule
@@ -217,6 +217,7 @@ class Scanner:
         # the header a harness writes its own stamp with before the engine's (`Format.wrapper_stamp`,
         # from the log's head): a line with that header alone is on the harness's clock
         self.wrapper_stamp: Header | None = None
+        self._offset_of: dict[str, timedelta | None] = {}  # per wrapper tag: its collector-to-engine clock offset
         self.watching = True  # recording gaps and unmatched lines (a start-up is under way)
         # the kinds that restart and stop that recording (`Kind.watch`): only a start-up's time
         # is explained, and after ready a server's log is runtime traffic
@@ -369,8 +370,14 @@ class Scanner:
         (`_last_any`, read only while no own-clock line has come); a collector's stamp read
         before any own-clock line also tells the clock where the dates come from."""
         ts, inherited = parsed.ts, False
+        if parsed.wrapper is not None and line.outer is not None:
+            # a source of its own (a compose service, a harness's worker): the offset between its
+            # collector's clock and its engine's is its own, not the last other server's
+            self.clock.engine_offset = self._offset_of.get(parsed.wrapper)
         if own and line.outer is not None and parsed.ts is not None:
             self.clock.measure_offset(line.outer, parsed.ts)
+            if parsed.wrapper is not None:
+                self._offset_of[parsed.wrapper] = self.clock.engine_offset
         if ts is not None and not own and self._last_own is not None:
             ts, inherited = self._last_own[0], True  # a foreign clock: keep ours
         if ts is None and line.outer is not None and self._last_own is not None:
