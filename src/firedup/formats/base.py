@@ -21,7 +21,7 @@ from firedup.formats.vocab import ERROR_KILLED, HTTP_RUNNING, READY, RULE, SHARE
 from firedup.formats.wrappers import PROC_INSIDE, TIME_COLONS, WRAPPER_CHARS, wrapper_tag
 
 # The lines of a log's head looked at for a harness's stamp before the engine's (`Format.wrapper_stamp`).
-WRAPPER_STAMP_LINES = 200
+WRAPPER_STAMP_LINES = 64
 
 if TYPE_CHECKING:
     from firedup.core.health import HealthSemantics, ReadyProbe, VersionGuess

@@ -487,18 +487,19 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
 # log of two engines scores 40 and more for both.
 MIXED_SCORE = 5.0
 _SERVER_ONLY = frozenset({HTTP_STARTED, HTTP_RUNNING, HTTP_FIRST_REQUEST, HEALTH_FIRST, REQUEST_FIRST, HTTP_SHUTDOWN})
-_HEAVY_EVIDENCE = 5.0  # the rules whose literal is looked for first, at memory speed
+_MIXED_LOOK = 64 << 10  # the characters of the head those literals are looked for in (a few lines' worth of each server)
+_HEAVY_EVIDENCE = 8.0  # the rules whose literal is looked for first (an engine's banner, its args line)
 
 
 def _mixed_with(fmt: Format, sample: str) -> Format | None:
     """Another engine whose own lines are in this log's head too (two servers' logs in one
-    file, interleaved or one after the other): its heavy rules' literals first (a `in` each),
-    its score only where one is there."""
+    file, interleaved): its heavy rules' literals in the head's first `_MIXED_LOOK` characters
+    first (a banner, an args line), its score only where one is there."""
     if not sample:
         return None
     for other in all_formats().values():
-        if other is fmt or not any(lit in sample for rule in other.sniff_rules if rule.evidence >= _HEAVY_EVIDENCE
-                                   for lit in rule.literals):
+        if other is fmt or not any(sample.find(lit, 0, _MIXED_LOOK) >= 0 for rule in other.sniff_rules
+                                   if rule.evidence >= _HEAVY_EVIDENCE for lit in rule.literals):
             continue
         if other.sniff_score(sample) >= MIXED_SCORE:
             return other
