@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any
 
-from firedup.formats.base import Format, Header, Layout, Rule
+from firedup.formats.base import Format, Header, Rule
 from firedup.formats.convert import convert_field
 from firedup.formats.vocab import CLOCK_FIRST as CLOCK_FIRST
 from firedup.formats.vocab import CLOCK_LAST as CLOCK_LAST
@@ -250,25 +250,15 @@ class Scanner:
         # the line's own process tag; else one its wrapper ended with
         proc, pid = (line.proc, line.pid) if line.proc is not None or line.pid is not None else (laid.proc, laid.pid)
         header, g = laid.header, laid.groups
-        if self.wrapper_stamp is not None and header is not None:
+        outer = None
+        if self.wrapper_stamp is not None and header is not None and line.outer is None:
             if laid.opened_by is self.wrapper_stamp and laid.opening is not None:
                 outer = _outer_stamp(laid.opening)  # two clocks on the line: the engine's decides
-            elif header is self.wrapper_stamp and line.outer is None and (outer := _outer_stamp(g)) is not None:
-                # only the harness's stamp: a collector's, moved onto the engine's clock
-                return Parsed(None, laid.msg, None, False, self.fmt.rank_from_proc(proc, pid), None, proc, pid,
-                              laid.wrapper, outer)
-            else:
-                outer = None
-            if outer is not None and line.outer is None:
-                parsed = self._split(laid, line, proc, pid)
-                return replace(parsed, outer=outer)
-        return self._split(laid, line, proc, pid)
-
-    def _split(self, laid: Layout, line: Line, proc: str | None, pid: int | None) -> Parsed:
-        header, g = laid.header, laid.groups
+            elif header is self.wrapper_stamp and (outer := _outer_stamp(g)) is not None:
+                header = None  # only the harness's stamp: a collector's, moved onto the engine's clock
         if header is None:
             return Parsed(None, laid.msg, None, False, self.fmt.rank_from_proc(proc, pid), None, proc, pid,
-                          laid.wrapper)
+                          laid.wrapper, outer)
         ts = None
         if g.get("time"):
             ts = self.clock.resolve(date_text=g.get("date"), month_day=g.get("md"), time_text=g["time"],
@@ -283,7 +273,7 @@ class Scanner:
             tag_proc, tag_pid = (g["proc"], int(g["pid"]) if g.get("pid") else None) if g.get("proc") else (proc, pid)
             rank = self.fmt.rank_from_proc(tag_proc, tag_pid)
         return Parsed(header, laid.msg, ts, header.clock == "own" and ts is not None, rank, laid.level, proc, pid,
-                      laid.wrapper)
+                      laid.wrapper, outer)
 
     # -- rule layer --------------------------------------------------------------------
     def feed(self, line: Line, rules: Sequence[Rule] | None = None) -> list[Event]:
