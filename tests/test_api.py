@@ -233,6 +233,18 @@ WRONG_CALLS = [
     ("export(out=None)", lambda tmp: firedup.export(LOG, "csv", None)),
     ("summary(width='80')", lambda tmp: firedup.summary(LOG, width="80")),
     ("ingest(workers='2')", lambda tmp: firedup.ingest(LOG, store=tmp / "store", workers="2")),
+    # issue 42, class 7
+    ("parse(progress=123)", lambda tmp: firedup.parse(LOG, progress=123)),
+    ("load(progress=123)", lambda tmp: firedup.load(LOG, progress=123)),
+    ("report(progress=123)", lambda tmp: firedup.report(LOG, tmp / "r", progress=123)),
+    ("ingest(progress=123)", lambda tmp: firedup.ingest(LOG, store=tmp / "store", progress=123)),
+    ("parse(launched_at='x')", lambda tmp: firedup.parse(LOG, launched_at="x")),
+    ("parse_paths(123)", lambda tmp: firedup.parse_paths(123)),
+    ("parse_paths(progress=123)", lambda tmp: firedup.parse_paths([LOG], progress=123)),
+    ("parse_paths(jobs=0)", lambda tmp: firedup.parse_paths([LOG], jobs=0)),
+    ("parse_paths(default_date='x')", lambda tmp: firedup.parse_paths([LOG], default_date="x")),
+    ("parse_paths(scanner='x')", lambda tmp: firedup.parse_paths([LOG], scanner="x")),
+    ("parse_paths(engine=1)", lambda tmp: firedup.parse_paths([LOG], engine=1)),
 ]
 
 
@@ -243,6 +255,33 @@ def test_a_wrong_argument_is_firedups_own_usage_error(call: Any, tmp_path: Path,
         call(tmp_path)
     message = str(caught.value)
     assert message and "\n" not in message and "Traceback" not in message
+
+
+def test_parse_paths_takes_one_path_as_a_str() -> None:
+    """`parse_paths("x.log")` iterated the str: "x", ".", "l", ... and walked "/" itself."""
+    result = firedup.parse_paths(LOG)
+    assert [run.source for run in result.runs] == [LOG] and not result.errors
+
+
+def test_a_worker_count_is_capped_by_the_files_and_the_cores() -> None:
+    """`parse(jobs=10**6)` forked without end (no result in 90 s)."""
+    from firedup.read.sources import expand_inputs
+    from firedup.timeline import pipeline
+
+    sources, _ = expand_inputs([LOG, str(SAMPLE_LOGS / "vllm-warm-start.log")])
+    assert pipeline._pool_size(sources, 10**6) == 2
+    many = sources * 500
+    assert pipeline._pool_size(many, 10**6) <= pipeline.JOBS_PER_CORE * pipeline._cores()
+    assert len(firedup.parse([LOG, str(SAMPLE_LOGS / "vllm-warm-start.log")], jobs=10**6).runs) == 2
+
+
+@pytest.mark.parametrize("by", [("disable_cuda_graph", "disable_cuda_graph"), "tp_size,tp_size", ["tp_size", " tp_size"]])
+def test_a_flag_named_twice_is_one_group_key(by: Any) -> None:
+    """`budgets(by=(flag, flag))` raised polars' DuplicateError."""
+    runs = firedup.load([LOG, str(SAMPLE_LOGS / "sglang-warm-start.log")])
+    once = by[0].split(",")[0].strip() if isinstance(by, (tuple, list)) else "tp_size"
+    assert [b.label for b in firedup.budgets(runs, by=by).budgets] == [b.label for b in firedup.budgets(runs, by=once).budgets]
+    assert len(firedup.compare(runs, by=by).grouping.groups) == len(firedup.compare(runs, by=once).grouping.groups)
 
 
 def test_plot_takes_one_run_name_as_a_str(tmp_path: Path) -> None:

@@ -95,3 +95,14 @@ def test_the_hostile_io_sweep_runs_and_finds_nothing(tmp_path: Path) -> None:
     cases = json.loads(out.read_text())
     assert len(cases) >= 30 and all(case["outcome"] == "ok" for case in cases)
     assert "6 servers, processes that lie" in proc.stdout
+
+
+def test_the_round_three_sweep_runs_quick_and_finds_nothing() -> None:
+    """benchmarks/hostile_sweep_round3.py --quick: every class tried, every count zero on this
+    checkout (the full sweep's counts are in benchmarks/README.md)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "hostile_sweep_round3.py"), "--quick"],
+                          capture_output=True, text=True, timeout=900, check=False)
+    rows = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()[1:9]}
+    assert sorted(rows) == ["1", "2", "3", "4", "5", "6", "7", "all"], proc.stdout[-3000:]
+    assert all(int(row[0]) > 0 for row in rows.values())
+    assert proc.returncode == 0 and rows["all"][1:] == ["0", "0", "0", "0"], proc.stdout[-3000:]

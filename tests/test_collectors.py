@@ -15,6 +15,7 @@ EXAMPLES = {
     "kubectl": "2026-09-22T06:49:56.336833841Z INFO ready",
     "docker-desktop": "2025-02-04 21:21:40.123 INFO ready",
     "journald": "Feb 22 06:34:42 host env[1633]: INFO ready",
+    "ts": "Jun 02 14:21:10 INFO ready",
     "compose": "sglang-1  | INFO ready",
     "djl": "[INFO ] PyProcess - Model-stdout: INFO ready",
     "torch-rank": "[rank0]: INFO ready",
@@ -49,3 +50,16 @@ def test_the_batch_scan_marks_every_prefixed_line(name: str) -> None:
         path.write_text("plain line\n" + EXAMPLES[name] + "\n")
         _sample, normalised = batch.read_head(path)
     assert normalised == {2: normalise(EXAMPLES[name], 2)}
+
+
+@pytest.mark.parametrize("line", [
+    "Jun 02 14:21:10 [2026-06-02 14:21:11] server_args=ServerArgs(model_path='m')",
+    "Jun 02 14:21:10 W0602 14:21:09.031018 3017 torch/utils/cpp_extension.py:2425] TORCH_CUDA_ARCH_LIST is not set",
+    "Jun 02 14:21:10 INFO 06-02 14:21:10 [api_server.py:1354] vLLM API server version 0.13.0",
+])
+def test_moreutils_ts_is_stripped_whole_not_read_as_journald(line: str) -> None:
+    """Issue 42, class 2: journald's reading took "[2026-06-02" for a host and "14" for an ident,
+    and cut the engine's own header in two (the args line, model and flags lost)."""
+    text, outer, _proc, _pid = strip_outer(line)
+    assert text == line[len("Jun 02 14:21:10 "):]
+    assert outer is not None and (outer.month, outer.day, outer.time) == (6, 2, "14:21:10")

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import SAMPLE_LOGS, corpus_logs
@@ -94,3 +94,36 @@ def test_each_call_gets_its_own_fields() -> None:
     first["tp_size"] = 99
     again, _ = parse_args_repr("ServerArgs(tp_size=2, model_path='m')")
     assert again["tp_size"] == 2
+
+
+# Values nested past what Python's parser or `ast`'s walks take (issue 42, class 5): the value is
+# kept as its text, and the fields after it are still read. No reader recursion grows with input.
+_DEEP = {
+    "minus": lambda n: "-" * n + "1",
+    "attribute": lambda n: "a." * n + "b",
+    "not": lambda n: "not " * n + "x",
+    "sum": lambda n: "x" + "+1" * n,
+    "list": lambda n: "[" * n + "]" * n,
+    "call": lambda n: "f(" * n + ")" * n,
+    "dict": lambda n: "{" * n + "}" * n,
+    "parenthesised minus": lambda n: "(-" * n + "1" + ")" * n,
+    "lambda": lambda n: "lambda:" * n + "1",
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(sorted(_DEEP)), depth=st.integers(1, 60_000), form=st.sampled_from(["call", "dict"]))
+def test_a_value_of_any_depth_costs_no_other_field(kind: str, depth: int, form: str) -> None:
+    value = _DEEP[kind](depth)
+    text = (f"ServerArgs(model_path='m', w={value}, tp_size=2)" if form == "call"
+            else f"{{'model_path': 'm', 'w': {value}, 'tp_size': 2}}")
+    fields, complete = parse_args_repr(text)
+    assert complete
+    assert fields["model_path"] == "m" and fields["tp_size"] == 2
+    assert "w" in fields
+
+
+@pytest.mark.parametrize("value", ["-" * 500 + "1", "a." * 500 + "b"])
+def test_a_deep_value_is_kept_as_its_text(value: str) -> None:
+    fields, complete = parse_args_repr(f"ServerArgs(a=1, w={value}, b='x')")
+    assert (fields, complete) == ({"a": 1, "w": value, "b": "x"}, True)

@@ -74,3 +74,71 @@ def test_a_first_line_with_only_the_collectors_stamp_is_moved_onto_the_servers_c
     assert clock == [("clock.first", 3, "2026-10-02T16:03:19.500", {}),
                      ("clock.outer_first", 1, "2026-10-02T16:03:11.480", {"offset_line": 4}),
                      ("clock.last", 4, "2026-10-02T16:03:20.731", {})]
+
+
+# --- a wrapper's clock is not the engine's (issue 42, class 2) --------------------------------------
+
+import datetime as _dt  # noqa: E402
+import re as _re  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from conftest import SAMPLE_LOGS  # noqa: E402
+from firedup.read import batch  # noqa: E402
+from firedup.timeline.pipeline import parse_paths  # noqa: E402
+
+_ENGINE_HEADER = _re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\]")
+
+
+def _harnessed(text: str, offset: float, pad: str) -> str:
+    """Each line behind a harness's `[stamp] [harness] [INFO] ` whose clock runs `offset` s from
+    the engine's (lines with no time of the engine's take the last one the engine wrote)."""
+    last = _dt.datetime(2026, 6, 2, 14, 21, 10)
+    out = []
+    for line in text.split("\n"):
+        if not line:
+            continue
+        m = _ENGINE_HEADER.search(line)
+        if m:
+            last = _dt.datetime.fromisoformat(m[1])
+        out.append(f"[{last + _dt.timedelta(seconds=offset):%Y-%m-%d %H:%M:%S}] [harness] [INFO] {pad}{line}\n")
+    return "".join(out)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(offset=st.sampled_from([0, 1, 112, -112, 3599, -3599, 86400 * 3]) | st.integers(-7200, 7200),
+       pad=st.integers(0, 300))
+def test_a_harness_clock_ahead_or_behind_never_decides_a_duration(tmp_path_factory: pytest.TempPathFactory,
+                                                                   offset: int, pad: int) -> None:
+    """Was "ready 0.0 s" behind a harness stamp 112 s ahead: the engine's bare lines, re-logged
+    with only the harness's stamp, were read as the engine's own. A prefix too long to look past
+    gives no times, and says so."""
+    folder = tmp_path_factory.mktemp("harness")
+    path = folder / "wrapped.log"
+    path.write_text(_harnessed((SAMPLE_LOGS / "small-tp1.log").read_text(encoding="utf-8"), offset, "x" * pad + " "),
+                    encoding="utf-8")
+    scanners = ["incremental", "batch"] if batch.available() else ["incremental"]
+    results = {s: parse_paths([str(path)], scanner=s) for s in scanners}
+    run, = results["incremental"].runs
+    assert run.outcome == "ready"
+    if pad < 190:  # the engine's header within the characters looked at
+        assert (run.first_ts and run.first_ts.iso, run.ready_ts and run.ready_ts.iso, run.total_seconds) == \
+            ("2026-06-02T14:21:10", "2026-06-02T14:22:24", 74.0)
+        assert not any("stepped back" in w for w in run.warnings)
+    elif pad > 260:
+        assert any("behind a prefix longer than" in w for w in run.warnings), run.warnings
+    contracts = [r.as_contract()["runs"] for r in results.values()]
+    assert all(c == contracts[0] for c in contracts)
+
+
+def test_a_prefix_too_long_to_look_past_is_a_note(tmp_path: _Path) -> None:
+    """A 300-character wrapper: a ready run with no times and no note."""
+    text = (SAMPLE_LOGS / "small-tp1.log").read_text(encoding="utf-8")
+    path = tmp_path / "long.log"
+    path.write_text("".join("W" * 300 + " " + line + "\n" for line in text.split("\n") if line), encoding="utf-8")
+    run, = parse_paths([str(path)]).runs
+    assert run.first_ts is None
+    assert any("behind a prefix longer than the 256 characters" in w for w in run.warnings), run.warnings

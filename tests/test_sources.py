@@ -462,3 +462,84 @@ def test_redraw_collapsing_keeps_what_the_quadratic_rule_kept(pieces: list[str],
     for seg in raw.split("\r") if "\r" in raw else [raw]:
         split.extend(_reference_split(seg) if "<" in seg and "%" in seg else [seg])
     assert got == _reference_kept([piece.strip() for piece in split])
+
+
+# --- broken bytes in a good log (issue 42, class 3): keep what reads, drop what does not, say so ----
+
+_GOOD = (Path(__file__).resolve().parents[1] / "sample_logs" / "small-tp1.log").read_bytes()
+
+
+def _facts(path: Path) -> list[tuple[object, ...]]:
+    result = parse_paths([str(path)])
+    assert not result.errors, result.errors
+    return [(r.outcome, r.first_ts, r.ready_ts, r.total_seconds, r.config.get("model_path"), r.config.get("tp_size"),
+             len(r.milestones)) for r in result.runs]
+
+
+def _warnings(path: Path) -> list[str]:
+    return [w for r in parse_paths([str(path)]).runs for w in r.warnings]
+
+
+def test_a_log_followed_by_a_megabyte_of_nul_bytes_is_read_and_said(tmp_path: Path) -> None:
+    """A file cut by a power loss: was refused whole, "not a text log"."""
+    (tmp_path / "good.log").write_bytes(_GOOD)
+    (tmp_path / "cut.log").write_bytes(_GOOD + b"\x00" * (1 << 20))
+    assert _facts(tmp_path / "cut.log") == _facts(tmp_path / "good.log")
+    assert any("1,048,576 NUL bytes dropped" in w for w in _warnings(tmp_path / "cut.log"))
+
+
+def test_one_nul_inside_the_ready_line_costs_only_the_nul(tmp_path: Path) -> None:
+    (tmp_path / "good.log").write_bytes(_GOOD)
+    (tmp_path / "nul.log").write_bytes(_GOOD.replace(b"fired up and", b"fired up\x00 and"))
+    assert _facts(tmp_path / "nul.log") == _facts(tmp_path / "good.log")
+    assert any(w.startswith("line 40: 1 NUL byte dropped") for w in _warnings(tmp_path / "nul.log"))
+
+
+def test_a_byte_order_mark_starting_a_concatenated_log_is_dropped(tmp_path: Path) -> None:
+    """`cat a.log b.log`, b.log saved with a UTF-8 BOM: its first line (here the args line) was lost."""
+    lines = _GOOD.split(b"\n")
+    second = b"\n".join(lines[6:]).replace(b"2026-06-02", b"2026-06-03")
+    (tmp_path / "plain.log").write_bytes(_GOOD + second)
+    (tmp_path / "bom.log").write_bytes(_GOOD + b"\xef\xbb\xbf" + second)
+    facts = _facts(tmp_path / "bom.log")
+    assert facts == _facts(tmp_path / "plain.log") and len(facts) == 2
+    assert facts[1][4] == "Qwen/Qwen3-4B-Instruct-2507"
+
+
+@pytest.mark.parametrize("data", [
+    b"\x7fELF\x02\x01\x01\x00\x00\x00\n" + b"\x00" * 64,    # an executable
+    b"SQLite format 3\x00\x10\x00\x01\x01\n",               # a database
+    b"h\x00e\x00l\x00l\x00o\x00\n\x00",                     # UTF-16 without its BOM
+    b"[2025-03-01] ok\n\x00\x01\x02\x03\x04\x05\x06",       # binary junk after a log
+])
+def test_binary_data_is_still_refused(tmp_path: Path, data: bytes) -> None:
+    with pytest.raises(InputError, match="not a text log: binary data"):
+        read(tmp_path, data)
+
+
+_BREAKS = st.lists(st.tuples(st.integers(0, len(_GOOD)), st.sampled_from([b"\x00", b"\x00" * 700, b"bom"])),
+                   min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(breaks=_BREAKS, tail=st.sampled_from([b"", b"\x00" * 5000]))
+def test_random_nul_and_bom_insertions_cost_no_run(tmp_path_factory: pytest.TempPathFactory,
+                                                   breaks: list[tuple[int, bytes]], tail: bytes) -> None:
+    """NULs anywhere after the first line (inside lines, between them, inside a character), a
+    BOM at the start of any line: the runs read as from the log without them."""
+    folder = tmp_path_factory.mktemp("nul")
+    first_line = _GOOD.index(b"\n") + 1
+    data = _GOOD
+    for at, what in sorted(breaks, reverse=True):
+        if what == b"bom":
+            at = data.rfind(b"\n", 0, at) + 1
+            if data.startswith(b"\xef\xbb\xbf", at):
+                continue
+            what = b"\xef\xbb\xbf"
+        at = max(at, first_line)
+        data = data[:at] + what + data[at:]
+    (folder / "good.log").write_bytes(_GOOD)
+    (folder / "broken.log").write_bytes(data + tail)
+    assert _facts(folder / "broken.log") == _facts(folder / "good.log")
+    if b"\x00" in data + tail:
+        assert any("NUL byte" in w for w in _warnings(folder / "broken.log"))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SAMPLE_LOGS as SAMPLES
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.run import Run
 
@@ -441,3 +442,95 @@ def test_ten_thousand_restarts_share_out_gaps_and_unmatched_lines_linearly(tmp_p
     got = build_timeline(events, str(path), fmt, stats=stats)
     assert looked[0] <= 4 * n, f"{looked[0]} looks at {n} items' lines: quadratic in the runs"
     assert [run.as_contract() for run in got] == [run.as_contract() for run in want]
+
+
+def test_a_ready_line_dated_before_the_start_is_a_warning_not_a_duration(tmp_path: Path) -> None:
+    """Issue 42, class 6: a ready line dated 2020 after 2026 start lines was "ready in 0 ms",
+    its phases over 100 % of it, with no warning."""
+    text = (SAMPLES / "small-tp1.log").read_text(encoding="utf-8")
+    stepped = text.replace("[2026-06-02 14:22:24] The server is fired", "[2020-06-02 14:22:24] The server is fired")
+    assert stepped != text
+    run, = _runs(tmp_path, stepped)
+    assert run.outcome == "ready"
+    assert run.ready_ts is None and run.total_seconds is None and run.seconds_to_end is None
+    assert any("stepped back" in w and "2020-06-02T14:22:24" in w for w in run.warnings), run.warnings
+    assert all(p.end is None or p.end.dt.year == 2026 for p in run.phases)
+
+
+def test_lines_a_second_out_of_order_are_not_a_clock_stepping_back(tmp_path: Path) -> None:
+    text = (SAMPLES / "small-tp1.log").read_text(encoding="utf-8")
+    swapped = text.replace("[2026-06-02 14:21:11] server_args", "[2026-06-02 14:21:09] server_args")
+    run, = _runs(tmp_path, swapped)
+    assert run.total_seconds == 74.0 and not any("stepped back" in w for w in run.warnings)
+
+
+# --- two servers in one file (issue 42, class 1) -----------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_LOGS = {name: [line + "\n" for line in (SAMPLES / f"{name}.log").read_bytes().decode().split("\n") if line]
+         for name in ("small-tp1", "sglang-warm-start", "vllm-warm-start", "vllm-tp2-eager")}
+
+
+def _merged(logs: list[list[str]], picks: list[int]) -> str:
+    """The logs' lines interleaved in the order `picks` draws (each log's own order kept)."""
+    at, out = [0] * len(logs), []
+    for pick in picks:
+        k = pick % len(logs)
+        for j in (k, *range(len(logs))):  # the drawn log, else the first with lines left
+            if at[j] < len(logs[j]):
+                out.append(logs[j][at[j]])
+                at[j] += 1
+                break
+    for j, log in enumerate(logs):
+        out.extend(log[at[j]:])
+    return "".join(out)
+
+
+def _alone(tmp_path: Path, name: str) -> tuple[object, ...]:
+    run, = _runs(tmp_path, "".join(_LOGS[name]), f"{name}-alone.log")
+    return run.outcome, run.config.get("model_path") or run.config.get("model"), run.ready_ts
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.sampled_from([("small-tp1", "sglang-warm-start"), ("small-tp1", "vllm-warm-start"),
+                              ("small-tp1", "sglang-warm-start", "vllm-tp2-eager")]),
+       picks=st.lists(st.integers(0, 2), min_size=50, max_size=600))
+def test_compose_replicas_interleaved_are_one_run_each(tmp_path_factory: pytest.TempPathFactory,
+                                                       names: tuple[str, ...], picks: list[int]) -> None:
+    """`docker compose logs` of several services: was one incomplete 4 s run and one wrong one."""
+    tmp = tmp_path_factory.mktemp("compose")
+    tagged = [[f"server-{i + 1}  | {line}" for line in _LOGS[name]] for i, name in enumerate(names)]
+    runs = _runs(tmp, _merged(tagged, picks))
+    got = sorted(((r.outcome, r.config.get("model_path") or r.config.get("model"), r.ready_ts) for r in runs), key=str)
+    assert got == sorted((_alone(tmp, name) for name in names), key=str)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(picks=st.lists(st.integers(0, 1), min_size=50, max_size=400))
+def test_two_engines_interleaved_untagged_are_both_read_and_said(tmp_path_factory: pytest.TempPathFactory,
+                                                                 picks: list[int]) -> None:
+    """An SGLang and a vLLM log interleaved: only the vLLM run was read, the SGLang one dropped."""
+    tmp = tmp_path_factory.mktemp("mixed")
+    runs = _runs(tmp, _merged([_LOGS["small-tp1"], _LOGS["vllm-warm-start"]], picks))
+    assert sorted(r.engine for r in runs) == ["sglang", "vllm"]
+    by_engine = {r.engine: r for r in runs}
+    assert (by_engine["sglang"].outcome, by_engine["sglang"].ready_ts) == _alone(tmp, "small-tp1")[::2]
+    assert (by_engine["vllm"].outcome, by_engine["vllm"].ready_ts) == _alone(tmp, "vllm-warm-start")[::2]
+    assert all(any("mixes the logs of two servers" in w for w in r.warnings) for r in runs)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(blocks=st.lists(st.integers(1, 6), min_size=40, max_size=120))
+def test_two_untagged_servers_of_one_engine_are_said_to_mix(tmp_path_factory: pytest.TempPathFactory,
+                                                            blocks: list[int]) -> None:
+    """Two SGLang logs interleaved (blocks of 1-6 lines in turn) with nothing to tell them
+    apart: "READY in at least 3911 h"."""
+    tmp = tmp_path_factory.mktemp("untagged")
+    picks = [i % 2 for i, size in enumerate(blocks) for _ in range(size)]
+    runs = _runs(tmp, _merged([_LOGS["small-tp1"], _LOGS["sglang-warm-start"]], picks))
+    assert runs
+    for run in runs:
+        assert any("mixes servers" in w for w in run.warnings), run.warnings
+        assert run.total_seconds is None or run.total_seconds < 3600

@@ -95,7 +95,13 @@ def _by(by: str | Sequence[str] | None) -> list[str]:
     items = [by] if isinstance(by, str) else list(by or ())
     if not all(isinstance(item, str) for item in items):
         raise UsageError(f"by: each flag name must be a str, not {_type(next(i for i in items if not isinstance(i, str)))}")
-    return [flag.strip() for item in items for flag in item.split(",") if flag.strip()]
+    # a flag named twice is one column (polars refused a frame with two of one name)
+    return list(dict.fromkeys(flag.strip() for item in items for flag in item.split(",") if flag.strip()))
+
+
+def _progress(progress: object) -> None:
+    if progress is not None and not callable(progress):
+        raise UsageError(f"progress: give a function, or None, not {_type(progress)}")
 
 
 def _risk(risk: object) -> float:
@@ -150,6 +156,7 @@ def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None,
     """
     from firedup.timeline.pipeline import parse_paths
 
+    _progress(progress)
     return parse_paths(_paths(paths), engine=_engine(engine), default_date=_day(date), all_files=all_files,
                        progress=progress, jobs=_count(jobs, "jobs"), launched_at=launched_at)
 
@@ -162,6 +169,7 @@ def write_parse_json(paths: Paths, out: IO[str], *, engine: str | None = None, d
     holding every run in memory. Returns the errors, the sources and the count of runs."""
     from firedup.timeline.pipeline import write_parse_json as write
 
+    _progress(progress)
     return write(_paths(paths), out, engine=_engine(engine), default_date=_day(date), all_files=all_files,
                  progress=progress, jobs=_count(jobs, "jobs"), launched_at=launched_at)
 
@@ -192,6 +200,7 @@ def load(paths: Paths | None = None, *, store: StoreArg = None, engine: str | No
     from firedup.tables.frames import load as load_frames
 
     wanted = _paths(paths, required=False)
+    _progress(progress)
     if not wanted and (store is None or store is False):
         raise UsageError("give log paths, --store for the history, or both")
     return load_frames(wanted or None, store=None if store is None or store is False else open_store(store),
@@ -337,6 +346,7 @@ def report(paths: Paths, out_dir: PathLike, *, by: str | Sequence[str] | None = 
     from firedup.render.report import build_report, generation_time
     from firedup.timeline.pipeline import parse_paths
 
+    _progress(progress)
     generated = generation_time()  # a bad SOURCE_DATE_EPOCH fails before anything is read or written
     risk, out, by_ = _risk(risk), _path(out_dir, "out_dir"), _by(by)
 
@@ -411,6 +421,7 @@ def ingest(paths: Paths, *, store: StoreArg = True, engine: str | None = None, d
     target = open_store(store)
     wanted = _paths(paths)
     engine, date, workers = _engine(engine), _day(date), _count(workers, "workers")
+    _progress(progress)
     if ray is not None:
         from firedup.tables.fleet import ingest_on_ray
 

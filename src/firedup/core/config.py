@@ -36,14 +36,24 @@ SAME_CONFIG_FLAGS = ("model_path", "tp_size", "dp_size", "pp_size", "ep_size", "
 _FIELD_START = re.compile(r", (?=[A-Za-z_]\w*=)")  # used only to find cut points, never to split values
 
 
-def _value(node: ast.expr) -> Any:
-    """A literal as its Python value; anything else (enums, torch dtypes) as its source text."""
+def _value(node: ast.expr, text: str) -> Any:
+    """A literal as its Python value; anything else (enums, torch dtypes) as its source text:
+    the slice of `text` it was parsed from, not `ast.unparse`, whose walk recursed once per level
+    of a value (500 minus signs, `a.a.(500 times).b` ended in a RecursionError)."""
     if type(node) is ast.Constant:  # most flags: what literal_eval returns, without its walk
         return node.value
     try:
         return ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return ast.unparse(node)
+        return _source(node, text)
+
+
+def _source(node: ast.AST, text: str) -> str:
+    """What `node` was parsed from (one line: a dump is one line; positions count UTF-8 bytes)."""
+    if getattr(node, "lineno", 1) != 1 or getattr(node, "end_lineno", 1) != 1:
+        return ast.get_source_segment(text, node) or ""
+    data = text.encode("utf-8", "surrogatepass")
+    return data[node.col_offset:node.end_col_offset].decode("utf-8", "surrogatepass")  # type: ignore[attr-defined]
 
 
 def _from_call(text: str) -> dict[str, Any] | None:
@@ -53,12 +63,12 @@ def _from_call(text: str) -> dict[str, Any] | None:
         return None
     body = tree.body
     if isinstance(body, ast.Call):
-        return {kw.arg: _value(kw.value) for kw in body.keywords if kw.arg is not None}
+        return {kw.arg: _value(kw.value, text) for kw in body.keywords if kw.arg is not None}
     if isinstance(body, ast.Dict):
         out: dict[str, Any] = {}
         for key, value in zip(body.keys, body.values, strict=True):
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                out[key.value] = _value(value)
+                out[key.value] = _value(value, text)
         return out
     return None
 
@@ -150,6 +160,9 @@ def _parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
         parsed = _from_call(text)
     if parsed is not None:
         return parsed, True
+    parsed = _field_by_field(text)
+    if parsed is not None:  # whole, but a value nests past what `ast` reads: that value as text
+        return parsed, True
     closer = "}" if text.startswith("{") else ")"
     # Cut at field boundaries from the end until a prefix parses.
     if closer == ")":
@@ -169,6 +182,84 @@ def _parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
         if parsed is not None:
             return parsed, False
     return {}, False
+
+
+_MARKS = re.compile(r"[\\'\"()\[\]{},]")  # the only characters `_top_level_fields` acts on
+_CALL_KEY = re.compile(r"\s*(?P<key>[A-Za-z_]\w*)=", re.ASCII)
+_DICT_KEY = re.compile(r"\s*(?:'(?P<key>[^'\\]*)'|\"(?P<dkey>[^\"\\]*)\"): ", re.ASCII)
+
+
+def _top_level_fields(body: str) -> list[str] | None:
+    """`a=1, b=[2, 3]` -> its top-level parts, by one walk over the marks (no recursion, no
+    backtracking); None when the brackets or quotes do not close."""
+    parts: list[str] = []
+    depth, quote, start, skip_to = 0, "", 0, 0
+    for m in _MARKS.finditer(body):
+        i = m.start()
+        if i < skip_to:
+            continue
+        ch = body[i]
+        if quote:
+            if ch == "\\":
+                skip_to = i + 2
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    if depth or quote:
+        return None
+    parts.append(body[start:])
+    return parts
+
+
+def _field_by_field(text: str) -> dict[str, Any] | None:
+    """A whole dump read one field at a time, for when `ast` refuses it whole although its
+    brackets close: a value nested past the parser's or Python's recursion limit (500 minus
+    signs, `a.a.(500 times).b`) is kept as its text, and the fields after it are still read."""
+    head = _CALL_HEAD.match(text)
+    if text.startswith("{") and text.endswith("}"):
+        body, key_of = text[1:-1], _DICT_KEY
+    elif head is not None and text.endswith(")"):
+        body, key_of = text[head.end():-1], _CALL_KEY
+    else:
+        return None
+    parts = _top_level_fields(body)
+    if parts is None:
+        return None
+    out: dict[str, Any] = {}
+    for part in parts:
+        if not part.strip():
+            continue
+        m = key_of.match(part)
+        if m is None:
+            return None
+        key, raw = m["key"] if m["key"] is not None else m["dkey"], part[m.end():].strip()
+        if key in out:
+            return None  # a repeated name: no dump of a server, `ast` refused it rightly
+        call = f"X(v={raw})"
+        try:
+            node = ast.parse(call, mode="eval").body
+        except (RecursionError, MemoryError):
+            out[key] = raw  # nested past Python's limits: its text
+            continue
+        except (SyntaxError, ValueError) as exc:
+            if "nested" not in str(exc) and "too complex" not in str(exc):
+                return None  # a value that is not Python: the cut-and-retry reading decides
+            out[key] = raw
+            continue
+        if not isinstance(node, ast.Call) or len(node.keywords) != 1:
+            return None
+        out[key] = _value(node.keywords[0].value, call)
+    return out or None
 
 
 def derive(fields: dict[str, Any]) -> dict[str, Any]:
@@ -270,20 +361,20 @@ def nested_value(value: Any) -> Any:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return value
     try:
-        return _nested(tree.body)
+        return _nested(tree.body, value)
     except RecursionError:
         return value
 
 
-def _nested(node: ast.expr) -> Any:
+def _nested(node: ast.expr, text: str) -> Any:
     if isinstance(node, ast.Call):
-        return {kw.arg: _nested(kw.value) for kw in node.keywords if kw.arg is not None}
+        return {kw.arg: _nested(kw.value, text) for kw in node.keywords if kw.arg is not None}
     if isinstance(node, ast.Dict):
-        return {(k.value if isinstance(k, ast.Constant) else ast.unparse(k)) if k is not None else "**":
-                _nested(v) for k, v in zip(node.keys, node.values, strict=True)}
+        return {(k.value if isinstance(k, ast.Constant) else _source(k, text)) if k is not None else "**":
+                _nested(v, text) for k, v in zip(node.keys, node.values, strict=True)}
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [_nested(e) for e in node.elts]
-    return _value(node)
+        return [_nested(e, text) for e in node.elts]
+    return _value(node, text)
 
 
 def value_changes(a: Any, b: Any, path: str = "") -> list[tuple[str, Any, Any]]:

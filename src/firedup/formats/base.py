@@ -20,6 +20,9 @@ from firedup.formats.convert import Converter, convert_field, json_unescape
 from firedup.formats.vocab import ERROR_KILLED, HTTP_RUNNING, READY, RULE, SHARED, Kind, Vocabulary
 from firedup.formats.wrappers import PROC_INSIDE, TIME_COLONS, WRAPPER_CHARS, wrapper_tag
 
+# The lines of a log's head looked at for a harness's stamp before the engine's (`Format.wrapper_stamp`).
+WRAPPER_STAMP_LINES = 64
+
 if TYPE_CHECKING:
     from firedup.core.health import HealthSemantics, ReadyProbe, VersionGuess
 
@@ -135,6 +138,10 @@ class Layout:
     wrapper: str | None = None
     proc: str | None = None
     pid: int | None = None
+    # the header the line opened with when that was the wrapper's own stamp, the engine's
+    # header behind it (two clocks on one line), and that header's groups
+    opened_by: Header | None = None
+    opening: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -586,18 +593,23 @@ class Format:
         (where the line also opens with a header, such as the wrapper's own stamp, the one
         behind it is the engine's); or, with no header of the engine's own there, after a
         wrapper that ends with a process tag (`(APIServer pid=1) INFO:     ...`); else bare."""
+        opened: re.Match[str] | None = None
         for header in self.parsing.headers:
             m = header.regex.match(text)
             if m is not None:
                 inner = self._behind_wrapper(text, m.start("msg"))
                 if inner is None:
                     return self._read(header, m)
+                opened = m
                 break
         else:
             inner = self._behind_wrapper(text, 0)
         if inner is not None:
-            at, header, found = inner
-            return self._read(header, found, *self._wrapper(text[:at]))
+            at, found_header, found = inner
+            laid = self._read(found_header, found, *self._wrapper(text[:at]))
+            if opened is None or not opened.groupdict().get("time"):
+                return laid
+            return replace(laid, opened_by=header, opening=opened.groupdict())
         tag = PROC_INSIDE.search(text, 0, WRAPPER_CHARS)
         if tag is not None:
             rest = text[tag.end():]
@@ -629,6 +641,20 @@ class Format:
                 if found is not None:
                     return at, header, found
             pos = at
+
+    def wrapper_stamp(self, texts: Sequence[str]) -> Header | None:
+        """The header of this format that a harness writes its own stamp with before the
+        engine's (`[2026-06-02 14:22:57] [harness] [INFO] [2026-06-02 14:21:10] ...`), seen in
+        the first of `texts` (a log's head): its lines with that header alone (the engine's
+        bare lines, re-logged) are on the harness's clock, not the engine's. None: no such."""
+        for text in texts[:WRAPPER_STAMP_LINES]:
+            first = TIME_COLONS.search(text, 0, WRAPPER_CHARS)
+            if first is None or TIME_COLONS.search(text, first.end(), WRAPPER_CHARS) is None:
+                continue  # one time in the line's start: no two clocks
+            laid = self.layout(text)
+            if laid.opened_by is not None:
+                return laid.opened_by
+        return None
 
     @staticmethod
     def _wrapper(prefix: str) -> tuple[str | None, str | None, int | None]:

@@ -65,6 +65,9 @@ class Collector:
     accepts: Callable[[str, int], bool] | None = None
     process_tag: bool = False
     decoration: bool = False
+    # the prefix names the service or container the line came from (its `service` group): two
+    # servers in one file (`docker compose logs` of two replicas) are told apart by it
+    source_tag: bool = False
 
 
 def _rfc3339_stamp(m: re.Match[str]) -> OuterStamp:
@@ -112,13 +115,22 @@ COLLECTORS: tuple[Collector, ...] = (
         "docker-desktop",
         re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)"),
         r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", frozenset({OTHER}), _local_stamp, _local_accepts),
+    # journald's (syslog's) "Feb 22 06:34:42 host ident[pid]: ": a host that opens no bracket and
+    # an ident that starts with no digit, so moreutils' `ts` before an engine's own header
+    # ("Jun 02 14:21:10 [2026-06-02 14:21:10] ...", "Jun 02 14:21:10 W0602 14:21:09.03 ...") is not it
     Collector(
         "journald",
         re.compile(rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) "
-                   r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: ?"),
+                   r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>[^\s\[]\S*) (?P<ident>[^\s\[:\d][^\s\[:]*)"
+                   r"(?:\[(?P<pid>\d+)\])?: ?"),
+        rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
+    # moreutils' `ts` (`cmd | ts`): "Jun 02 14:21:10 " (its default), no year, no host
+    Collector(
+        "ts",
+        re.compile(rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) (?P<time>\d{{2}}:\d{{2}}:\d{{2}})(?:\.\d{{1,9}})? "),
         rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
     Collector("compose", re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| "), r"[A-Za-z0-9][\w.-]*\s+\| ",
-              frozenset({LETTER, OTHER})),
+              frozenset({LETTER, OTHER}), source_tag=True),
     Collector("djl", re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): "),
               r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ", frozenset({BRACKET})),
     # torch.distributed's "[rank0]: " before every stderr line of a rank (torch 2.3+): tracebacks.

@@ -7,9 +7,9 @@ a differential test holds them to that.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import date
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, timedelta
 from typing import Any
 
 from firedup.formats.base import Format, Header, Rule
@@ -146,6 +146,7 @@ class Parsed:
     proc: str | None = None  # the line's process tag, or one a wrapper ended with
     pid: int | None = None
     wrapper: str | None = None  # a wrapper's source tag (`Event.wrapper`)
+    outer: OuterStamp | None = None  # a harness's own stamp before the engine's (`Scanner.wrapper_stamp`)
 
     @property
     def source(self) -> tuple[int | None, str | None]:
@@ -154,6 +155,19 @@ class Parsed:
 
 
 _LITERAL_INDEX: dict[int, tuple[Format, tuple[str, ...], dict[str, tuple[Rule, ...]], dict[int, int]]] = {}
+
+
+def _outer_stamp(groups: Mapping[str, Any]) -> OuterStamp | None:
+    """A header's date and time as a collector's stamp (a harness's in front of the engine's)."""
+    date_text, time_text = groups.get("date"), groups.get("time")
+    if not date_text or not time_text or len(date_text) != 10:
+        return None
+    try:
+        year, month, day = (int(p) for p in date_text.split("-"))
+    except ValueError:
+        return None
+    frac = groups.get("frac") or ""
+    return OuterStamp(f"{date_text} {time_text}" + (f".{frac}" if frac else ""), year, month, day, time_text, frac)
 
 
 def _literal_index(fmt: Format) -> tuple[tuple[str, ...], dict[str, tuple[Rule, ...]], dict[int, int]]:
@@ -200,6 +214,10 @@ class Scanner:
         self._last_active: tuple[Stamp, int, str] | None = None
         # the same, per source (`Parsed.source`: a wrapper's tag, else a process tag)
         self._last_active_of: dict[tuple[int | None, str | None], tuple[Stamp, int, str]] = {}
+        # the header a harness writes its own stamp with before the engine's (`Format.wrapper_stamp`,
+        # from the log's head): a line with that header alone is on the harness's clock
+        self.wrapper_stamp: Header | None = None
+        self._offset_of: dict[str, timedelta | None] = {}  # per wrapper tag: its collector-to-engine clock offset
         self.watching = True  # recording gaps and unmatched lines (a start-up is under way)
         # the kinds that restart and stop that recording (`Kind.watch`): only a start-up's time
         # is explained, and after ready a server's log is runtime traffic
@@ -227,12 +245,20 @@ class Scanner:
 
     def split(self, line: Line) -> Parsed:
         laid = self.fmt.layout(line.text)
+        if line.tag is not None and laid.wrapper is None:  # a collector's service: the line's source
+            laid = replace(laid, wrapper=line.tag)
         # the line's own process tag; else one its wrapper ended with
         proc, pid = (line.proc, line.pid) if line.proc is not None or line.pid is not None else (laid.proc, laid.pid)
         header, g = laid.header, laid.groups
+        outer = None
+        if self.wrapper_stamp is not None and header is not None and line.outer is None:
+            if laid.opened_by is self.wrapper_stamp and laid.opening is not None:
+                outer = _outer_stamp(laid.opening)  # two clocks on the line: the engine's decides
+            elif header is self.wrapper_stamp and (outer := _outer_stamp(g)) is not None:
+                header = None  # only the harness's stamp: a collector's, moved onto the engine's clock
         if header is None:
             return Parsed(None, laid.msg, None, False, self.fmt.rank_from_proc(proc, pid), None, proc, pid,
-                          laid.wrapper)
+                          laid.wrapper, outer)
         ts = None
         if g.get("time"):
             ts = self.clock.resolve(date_text=g.get("date"), month_day=g.get("md"), time_text=g["time"],
@@ -247,7 +273,7 @@ class Scanner:
             tag_proc, tag_pid = (g["proc"], int(g["pid"]) if g.get("pid") else None) if g.get("proc") else (proc, pid)
             rank = self.fmt.rank_from_proc(tag_proc, tag_pid)
         return Parsed(header, laid.msg, ts, header.clock == "own" and ts is not None, rank, laid.level, proc, pid,
-                      laid.wrapper)
+                      laid.wrapper, outer)
 
     # -- rule layer --------------------------------------------------------------------
     def feed(self, line: Line, rules: Sequence[Rule] | None = None) -> list[Event]:
@@ -266,6 +292,8 @@ class Scanner:
                 self.last_stamp = None
             return []
         parsed = self.split(line)
+        if parsed.outer is not None:
+            line = replace(line, outer=parsed.outer)
         previous_own = self._last_own
         own = parsed.own_clock and parsed.ts is not None
         if own:
@@ -332,8 +360,14 @@ class Scanner:
         (`_last_any`, read only while no own-clock line has come); a collector's stamp read
         before any own-clock line also tells the clock where the dates come from."""
         ts, inherited = parsed.ts, False
+        if parsed.wrapper is not None and line.outer is not None:
+            # a source of its own (a compose service, a harness's worker): the offset between its
+            # collector's clock and its engine's is its own, not the last other server's
+            self.clock.engine_offset = self._offset_of.get(parsed.wrapper)
         if own and line.outer is not None and parsed.ts is not None:
             self.clock.measure_offset(line.outer, parsed.ts)
+            if parsed.wrapper is not None:
+                self._offset_of[parsed.wrapper] = self.clock.engine_offset
         if ts is not None and not own and self._last_own is not None:
             ts, inherited = self._last_own[0], True  # a foreign clock: keep ours
         if ts is None and line.outer is not None and self._last_own is not None:
@@ -342,8 +376,8 @@ class Scanner:
         if ts is None:
             if self._last_own is not None:
                 ts, inherited = self._last_own[0], True
-            elif line.outer is not None:
-                ts = self.clock.resolve(outer=line.outer)
+            elif line.outer is not None:  # a harness's stamp in the engine's header shape dates nothing
+                ts = self.clock.resolve(outer=line.outer, foreign=parsed.outer is not None)
             elif self._last_any is not None:
                 ts, inherited = self._last_any, True
         if ts is not None and not inherited:

@@ -42,6 +42,7 @@ class Line:
     # batches (bs=64 ...)"), which a terminal overwrote: each step's time (timeline.advice reads
     # what each graph size took); at most MAX_REDRAWS, the first of each.
     redraws: tuple[str, ...] = ()
+    tag: str | None = None  # the service a collector names ("server-1  | " -> "server-1": `Collector.source_tag`)
 
 
 # --- normalisation -----------------------------------------------------------------------
@@ -63,9 +64,16 @@ _BLOB = re.compile(r"^\[\d+B blob data\]$")
 def strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | None]:
     """Remove collector prefixes (possibly nested, `collectors.COLLECTORS`) and return what
     they said: the first stamp, the first process tag's name and pid."""
+    text, outer, proc, pid, _tag = strip_tagged(text)
+    return text, outer, proc, pid
+
+
+def strip_tagged(text: str) -> tuple[str, OuterStamp | None, str | None, int | None, str | None]:
+    """`strip_outer`, and the first service a collector named (`Collector.source_tag`)."""
     outer: OuterStamp | None = None
     proc: str | None = None
     pid: int | None = None
+    tag: str | None = None
     for _ in range(4):
         m, collector = _prefix(text)
         if collector is None:
@@ -75,8 +83,10 @@ def strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | No
             outer = outer or collector.stamp(m)
         elif collector.process_tag:
             proc, pid = _process_tag(m, proc, pid)
+        elif collector.source_tag and tag is None:
+            tag = m["service"]
         text = text[m.end():]
-    return text, outer, proc, pid
+    return text, outer, proc, pid, tag
 
 
 def _prefix(text: str) -> tuple[re.Match[str] | None, Collector | None]:
@@ -188,12 +198,16 @@ def _last_redraws(pieces: list[str], keys: list[_Key]) -> list[tuple[str, tuple[
 def normalise(raw: str, number: int) -> list[Line]:
     """One physical line of a log -> the logical lines the server printed on it."""
     text = raw.rstrip("\n").rstrip("\r")
+    if "\x00" in text:  # what `read_lines` drops; `wait` and the batch engine's candidates come here
+        text = text.replace("\x00", "")
+    if text.startswith("\ufeff"):  # `cat a.log b.log`: b.log's byte-order mark starts one line
+        text = text[1:]
     if "[" in text or "\x1b" in text:  # ESC[..m, CloudWatch's "#033[..m", bare "[1;36m" remnants
         text = _ANSI.sub("", text)
     # Notebook and markdown exports indent every line (by 3 or 4 spaces, mixed): undo it before
     # looking for collector prefixes, which are anchored at the start of the line.
     text = text.lstrip()
-    text, outer, proc, pid = strip_outer(text)
+    text, outer, proc, pid, tag = strip_tagged(text)
     repeated = 1
     if "repeated" in text:
         m = _RAY_REPEATED.search(text)
@@ -217,7 +231,7 @@ def normalise(raw: str, number: int) -> list[Line]:
     kept = [(stripped[0], ())] if len(stripped) == 1 else _last_redraws(stripped, keys)
     if not kept:
         kept = [("", ())]
-    return [Line(number, piece, outer, proc, repeated, pid, steps) for piece, steps in kept]
+    return [Line(number, piece, outer, proc, repeated, pid, steps, tag) for piece, steps in kept]
 
 
 # --- opening inputs ----------------------------------------------------------------------
@@ -435,13 +449,15 @@ class _Inflated(io.RawIOBase):
         super().close()
 
 
-def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[Line]:
+def read_lines(source: Source, digest: hashlib._Hash | None = None, notes: list[str] | None = None) -> Iterator[Line]:
     """Yield the logical lines of a source, or raise InputError with a one-line reason.
 
     Lines are streamed: the whole file is never held in memory. A binary file, an empty
     file, an endless line and a broken gzip are refused with a reason that names the file.
     `digest` (objects in object storage only): fed every byte of the object as it is read,
-    the rest too when reading stops early, so its id costs no second download.
+    the rest too when reading stops early, so its id costs no second download. NUL bytes in
+    a text log (a file cut by a power loss ends in a run of them; one inside a line) are
+    dropped, each line's said in `notes`.
     """
     stream = _open_binary(source, digest)
     try:
@@ -452,14 +468,15 @@ def read_lines(source: Source, digest: hashlib._Hash | None = None) -> Iterator[
         encoding = bom_encoding(first) if b"\x00" in first else None
         if encoding is None and b"\x00" in first:
             offset = first.index(b"\x00")
-            raise InputError(source.name, f"not a text log: binary data (NUL byte at offset {offset})")
+            if not text_before_nul(first, offset):
+                raise InputError(source.name, f"not a text log: binary data (NUL byte at offset {offset})")
         buffered = io.BufferedReader(_Prepend(first, stream), buffer_size=1 << 20)  # type: ignore[type-var]
         if encoding is not None:  # UTF-16/32 (a Windows tool's redirect): decoded, the BOM dropped
             yield from _decoded_lines(source, buffered, encoding)
             return
         if first.startswith(_UTF8_BOM):
             buffered.read(len(_UTF8_BOM))
-        yield from _utf8_lines(source, stream, buffered, inflated)
+        yield from _utf8_lines(source, stream, buffered, inflated, notes)
     finally:
         if source.url is not None:
             _finish_object(stream, digest)
@@ -485,11 +502,37 @@ def _first_block(source: Source, stream: BinaryIO, inflated: _Inflated | None) -
     return first
 
 
+def text_before_nul(head: bytes, offset: int) -> bool:
+    """Whether a log's head, whose first NUL is at `offset`, is text with NUL bytes in it: at
+    least one whole line before that NUL, and its bytes without the NULs valid UTF-8 of
+    printable characters (tab, CR, ESC and a rare bell aside). A file that starts as binary
+    (ELF, PNG, SQLite, zip, UTF-16 without its BOM) has its first NUL in its first line, and
+    binary junk after a log has control bytes besides its NULs."""
+    if head.rfind(b"\n", 0, offset) < 0:
+        return False
+    text = head.replace(b"\x00", b"")
+    try:
+        text[:text.rfind(b"\n") + 1].decode("utf-8")  # whole lines: a character the block's end cut is no error
+    except UnicodeDecodeError:
+        return False
+    controls = sum(text.count(bytes((c,))) for c in range(32) if c not in (9, 10, 13, 27))
+    return controls * 100 <= len(text)
+
+
+def _nul_note(number: int, count: int, inside: bool) -> str:
+    nuls = f"{count:,} NUL byte{'s' if count > 1 else ''}"
+    if inside:
+        return f"line {number:,}: {nuls} dropped; the rest of the line is read"
+    return f"after line {number - 1:,}: {nuls} dropped (a file cut short by a power loss or a crash ends in them)"
+
+
 def _utf8_lines(source: Source, stream: BinaryIO, buffered: BinaryIO,
-                inflated: _Inflated | None) -> Iterator[Line]:
+                inflated: _Inflated | None, notes: list[str] | None = None) -> Iterator[Line]:
     """The lines of a UTF-8 input, each bounded by `MAX_LINE_BYTES`; a plain file that shrinks
-    or a gzip that breaks ends in InputError after the lines read before."""
+    or a gzip that breaks ends in InputError after the lines read before. NUL bytes are
+    dropped, said in `notes` (at most `_NUL_NOTES` lines named, then a count)."""
     number = 0
+    nul_lines = 0
     blank = _BLANK_LINES
     size = _plain_size(source, stream)
     while True:
@@ -509,6 +552,19 @@ def _utf8_lines(source: Source, stream: BinaryIO, buffered: BinaryIO,
         if raw in blank:  # a blank line: the same Line every time, no decoding or normalising
             yield Line(number, "")
             continue
+        if b"\x00" in raw:
+            nuls, raw = raw.count(b"\x00"), raw.replace(b"\x00", b"")
+            nul_lines += 1
+            if notes is not None and nul_lines <= _NUL_NOTES:
+                notes.append(_nul_note(number, nuls, bool(raw)))
+            elif notes is not None and nul_lines == _NUL_NOTES + 1:
+                notes.append("more lines held NUL bytes, dropped too")
+            if not raw or raw in blank:
+                if not raw:
+                    number -= 1  # NULs to the end of the file or of a piece of a line: no line
+                else:
+                    yield Line(number, "")
+                continue
         if len(raw) > MAX_LINE_BYTES:
             mb = MAX_LINE_BYTES // (1024 * 1024)
             raise InputError(source.name, f"a line longer than {mb} MB: not a line-oriented text log", number)
@@ -553,6 +609,7 @@ def _finish_object(stream: BinaryIO, digest: hashlib._Hash | None) -> None:
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"
+_NUL_NOTES = 3  # lines with NUL bytes named in a note, then only "more"
 _BLANK_LINES = frozenset((b"\n", b"\r\n", b"\r", b" \n", b"\t\n"))
 # Longest first: the UTF-32LE BOM starts with the UTF-16LE one.
 _BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),

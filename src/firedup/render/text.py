@@ -124,7 +124,8 @@ def _verdict(run: Run) -> tuple[str, str, str]:
     stop_where = f" in {run.stopped_in}" if run.stopped_in else ""
     if excerpt or run.seconds_to_end is None:
         # how long it took is not in the log: an excerpt that reports no duration, or no line with a time
-        why = "an excerpt: time unknown" if excerpt else "no line has a time"
+        why = "an excerpt: time unknown" if excerpt else \
+            "its ready line has no time" if run.outcome == "ready" and run.first_ts else "no line has a time"
         if run.outcome == "ready":
             return f"READY ({'an excerpt: time to ready unknown' if excerpt else why})", "", "green"
         if run.outcome == "crashed":
@@ -262,7 +263,7 @@ def _phase_lines(run: Run, style: Style, width: int) -> list[str]:
 
 def _phase_row(run: Run, label: str, secs: float, p: Phase, total: float) -> str:
     """One row of the phase table: duration, share, start, phase, and where the time came from."""
-    share = f"{100 * secs / total:5.1f}%" if 0 < secs <= total else (">100%" if secs > total else "-")
+    share = f"{100 * secs / total:5.1f}%" if 0 < secs <= total else (">100%" if 0 < total < secs else "-")
     offset = fmt_offset(p.start.minus(run.first_ts)) if p.start and run.first_ts else ""
     src = "reported" if p.source == "reported" else "timestamps"
     if p.open:

@@ -25,7 +25,7 @@ from firedup.core.units import (
     outcome_word,
     without_common_folder,
 )
-from firedup.tables.frames import FLAG_TYPES, Runs, summary, varying_flags
+from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, Runs, summary, varying_flags
 from firedup.timeline.phases import spanned
 
 
@@ -146,7 +146,9 @@ class _Rows:
 
     @classmethod
     def of(cls, frame: pl.DataFrame, top: int) -> _Rows:
-        phase_cols = [c for c in frame.columns if c.endswith("_s") and c != "total_s" and c != "unattributed_s"]
+        # a phase's seconds, never a flag that ends in `_s` (`flag.watchdog_s='abc'`: a TypeError)
+        phase_cols = [c for c in frame.columns if c.endswith("_s") and c != "total_s" and c != "unattributed_s"
+                      and not c.startswith(FLAG_PREFIX) and c not in FLAG_TYPES]
         rows = cls([], [], [], [], [], [])
         for row in frame.iter_rows(named=True):
             rows.started.append(row["first_ts"].strftime("%Y-%m-%d %H:%M") if row["first_ts"] else "-")

@@ -9,12 +9,16 @@ launch (`launch`): computed once here, read by every view.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from firedup.core.units import fmt_duration
 from firedup.formats import Format
-from firedup.formats.vocab import LOAD_WEIGHT_TOOK, SERVER_ARGS
+from firedup.formats.vocab import LOAD_WEIGHT_TOOK, READY, SERVER_ARGS
+from firedup.formats.wrappers import WRAPPER_CHARS
 from firedup.read.clock import Stamp
 from firedup.read.engine import (
     CLOCK_EVENTS,
@@ -60,7 +64,48 @@ def build_timeline(events: Sequence[Event], source: str, fmt: Format, date_sourc
         if several:
             run.warnings.append(engines.note(k))
         runs.append(run)
+    mixed = next((run for run in runs if run.clock_mixed), None)
+    for run in runs:
+        if mixed is not None and not run.clock_mixed:
+            run.clock_mixed = True
+            run.warnings.append(f"this file mixes servers whose lines nothing tells apart (the times of its run "
+                                f"#{mixed.run_index + 1} step back): this run may be a piece of one")
     return runs
+
+
+# A leap forward between two lines of a start-up no server makes (a day): another server's lines.
+FORWARD_LEAP_S = 86400.0
+INTERLEAVED_BEFORE_START = 3  # lines dated before a run's first that make it two servers' (one is a clock set back)
+
+
+def _note_steps_back(run: Run, events: Sequence[Event], before_start: int) -> None:
+    """A run whose own times step back by more than `BACKWARD_TOLERANCE_S` between its lines
+    is two servers' logs interleaved with nothing on their lines (no collector's tag, no
+    process tag) to tell them apart, or a clock set back mid-start: said, and no duration is
+    taken from its first and last times (two untagged servers read as "ready in 3911 h").
+    `before_start`: its lines dated before its first (`_without_backward_times`), of which
+    several are the same sign."""
+    steps, last, most = 0, None, 0.0
+    # lines before the engine's first own time carry a collector's (another clock, another zone)
+    own_from = next((e.line for e in events if e.name == CLOCK_FIRST), None)
+    for event in events:
+        if own_from is None or event.line < own_from:
+            continue
+        if event.name == READY:
+            break  # after ready: a server's traffic, days of it, decides no duration of its start-up
+        if event.ts is None or event.inherited or event.name in CLOCK_EVENTS:
+            continue
+        if last is not None and ((back := last.minus(event.ts)) > BACKWARD_TOLERANCE_S
+                                 or -back > FORWARD_LEAP_S):  # a day without a line: another server's
+            steps += 1
+            most = max(most, abs(back))
+        last = event.ts
+    if steps or before_start >= INTERLEAVED_BEFORE_START:
+        steps = max(steps, before_start)
+        run.clock_mixed = True
+        run.warnings.append(f"its times step back (or leap a day ahead) {steps:,} time{'s' if steps > 1 else ''} (by up to "
+                            f"{fmt_duration(most)}): this file mixes servers whose lines nothing tells apart "
+                            "(two logs interleaved), or a clock was set back; no duration is taken from its times")
 
 
 def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
@@ -71,6 +116,9 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     (`LineStats`), for its silences and unknown lines."""
     run = Run(source=source, run_index=run_index, engine=fmt.name, date_source=date_source)
     _bounds(run, events, fmt)
+    kept = _without_backward_times(run, events)
+    _note_steps_back(run, kept, sum(1 for a, b in zip(events, kept, strict=True) if a is not b))
+    events = kept
     read_config(run, events, fmt.parsing.config_defaults if config_defaults is None else config_defaults, fmt)
     note_dropped(run, events)
     collect_milestones(run, events, fmt)
@@ -78,6 +126,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     _build_phases(run, events, fmt)
     _note_late_start(run)
     _note_excerpt(run, events, fmt)
+    _note_times_out_of_reach(run, events)
     infer_config(run, events, fmt, unmatched)
     run.ranks = sorted({m.rank for m in run.milestones if m.rank}, key=rank_sort_key)
     keyed = fmt.vocab.cache_keys
@@ -106,6 +155,70 @@ def _bounds(run: Run, events: Sequence[Event], fmt: Format) -> None:
         run.first_line = early.line if run.first_line is None else min(run.first_line, early.line)
     candidates = lasts + stamped
     run.last_ts = max(candidates) if candidates else None
+
+
+# A date and time as most headers write it, opening a header: `[2026-06-02 14:21:10`, `[2026-06-02T14:21:10`.
+_WRITTEN_TIME = re.compile(r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
+
+
+def _note_times_out_of_reach(run: Run, events: Sequence[Event]) -> None:
+    """Say so where the lines write a time further in than a header is looked for (behind a
+    harness's prefix of `WRAPPER_CHARS` characters or more): a run without any time, or one
+    timed by what opens its lines (a harness's clock, which need not be the engine's) while
+    its lines' messages carry another time. "Ready" with no time, or a harness's times, are
+    then not taken for the engine's."""
+    hits: list[tuple[Event, re.Match[str]]] = []
+    for event in events[:_OUT_OF_REACH_EVENTS]:
+        if run.first_ts is not None and (event.ts is None or event.inherited):
+            continue
+        m = _WRITTEN_TIME.search(event.text, 0, 4096)
+        if m is not None:
+            hits.append((event, m))
+            if run.first_ts is None or len(hits) >= _OUT_OF_REACH_HITS:
+                break
+    if not hits or (run.first_ts is not None and len(hits) < _OUT_OF_REACH_HITS):
+        return
+    event, m = hits[0]
+    whose = "no line's time is read, so no duration" if run.first_ts is None else \
+        "the times read are those of what opens the line (a harness's clock?), not the engine's"
+    run.warnings.append(f"line {event.line}: a time ({m.group(0)[1:]}) is written {m.start():,} characters into the "
+                        f"message, behind a prefix longer than the {WRAPPER_CHARS} characters firedup looks past for "
+                        f"a header: {whose}")
+
+
+_OUT_OF_REACH_EVENTS = 2000  # the events of a run looked at for a time out of reach
+_OUT_OF_REACH_HITS = 2  # of a timed run: so many such lines (one may quote a header)
+
+
+# How far before the run's first time a line may be dated and still count: ranks and processes
+# write a line or two out of order by a second or so; a clock set back (a ready line dated 2020
+# after 2026 start lines) is minutes or years off.
+BACKWARD_TOLERANCE_S = 60.0
+
+
+def _without_backward_times(run: Run, events: Sequence[Event]) -> Sequence[Event]:
+    """The events with every time more than `BACKWARD_TOLERANCE_S` before the run's first
+    one taken away, said in a warning: a time that goes backwards is never a duration (a
+    ready line dated 2020 after 2026 start lines was "ready in 0 ms")."""
+    start = run.first_ts
+    own_from = next((e.line for e in events if e.name == CLOCK_FIRST), None)
+    if start is None or own_from is None:
+        return events
+    floor = start.plus(-BACKWARD_TOLERANCE_S)
+    # lines before the engine's first own time carry a collector's (another clock, another zone)
+    back = [i for i, e in enumerate(events)
+            if e.ts is not None and not e.inherited and e.ts < floor and e.line >= own_from]
+    if not back:
+        return events
+    out = list(events)
+    for i in back:
+        out[i] = replace(out[i], ts=None, inherited=False)
+    first = events[back[0]]
+    assert first.ts is not None
+    more = f" (and {len(back) - 1} more line{'s' if len(back) > 2 else ''})" if len(back) > 1 else ""
+    run.warnings.append(f"line {first.line}: its time {first.ts.iso} is before the run's first "
+                        f"({start.iso}): the clock stepped back{more}; no duration counts from it")
+    return out
 
 
 def _collector_start(events: Sequence[Event], first_own: Stamp) -> Event | None:

@@ -16,10 +16,20 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, time
 from typing import IO, Any
 
+from firedup.errors import UsageError
 from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff_format
+from firedup.formats.base import WRAPPER_STAMP_LINES
+from firedup.formats.vocab import (
+    HEALTH_FIRST,
+    HTTP_FIRST_REQUEST,
+    HTTP_RUNNING,
+    HTTP_SHUTDOWN,
+    HTTP_STARTED,
+    REQUEST_FIRST,
+)
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
@@ -203,9 +213,13 @@ class DatePolicy:
 
     @staticmethod
     def hint(scanner: Scanner, fmt: Format, sample: str) -> None:
+        """What a log's head tells its scanner before its first line: the engine version's
+        release (a date), and a harness's stamp before the engine's (`Format.wrapper_stamp`)."""
         found = fmt.release_hint(sample) if sample else None
         if found is not None:
             scanner.clock.released = date.fromisoformat(found[0])
+        if sample:
+            scanner.wrapper_stamp = fmt.wrapper_stamp(sample.split("\n", WRAPPER_STAMP_LINES)[:WRAPPER_STAMP_LINES])
 
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
@@ -258,6 +272,7 @@ class LogReader:
         self.max_events = max_events
         self.fmt: Format | None = None
         self.scanner: Scanner | None = None
+        self.sample = ""  # the head the format was chosen from (`_mixed_with`)
         self.events: list[Event] = []
         self.pending: list[Line] = []
         # physical line -> the first time a logical line of it has (`Scanner.last_stamp`:
@@ -366,10 +381,11 @@ class _UntilUnreadable:
         self.digest = digest  # an object's sha256, taken while reading it (`read_lines`)
         self.count = 0
         self.error: InputError | None = None
+        self.notes: list[str] = []  # what reading dropped and kept on (NUL bytes), for each run's warnings
 
     def __iter__(self) -> Iterator[Line]:
         try:
-            for line in read_lines(self.source, self.digest):
+            for line in read_lines(self.source, self.digest, self.notes):
                 self.count += 1
                 yield line
         except InputError as exc:
@@ -378,6 +394,7 @@ class _UntilUnreadable:
             self.error = exc
 
 
+_NUL_LOOK = 64 << 10  # the head and tail looked at for NUL bytes before the batch engine reads a file
 _BATCH_FROM = 4 << 20  # bytes of input from which the batch engine repays its set-up (~60 ms)
 
 
@@ -399,9 +416,13 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
         if not source.path.is_file() or (scanner != "batch" and source.path.stat().st_size < _BATCH_FROM):
             return False
         with open(source.path, "rb") as fh:
-            head = fh.read(4)
+            head = fh.read(_NUL_LOOK)
             if head[:2] == b"\x1f\x8b" or bom_encoding(head) is not None or head.startswith(b"\xef\xbb\xbf"):
                 return False  # gzip, UTF-16/32 and a UTF-8 BOM: the incremental engine decodes them
+            fh.seek(max(len(head), source.path.stat().st_size - _NUL_LOOK))
+            if b"\x00" in head or b"\x00" in fh.read(_NUL_LOOK):
+                return False  # NUL bytes (a power loss's run at the end): the incremental engine drops them, said
+
     except OSError:
         return False
     from firedup.read import batch
@@ -492,6 +513,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
         fmt, stream, head = _sniffed(iter(reader), engine)
         if fmt is None:
             return _unknown(source, stream, reader)
+        log.sample = head
         result = log.read(fmt, stream, head)
     assert fmt is not None
     events, stats, clock = result
@@ -507,9 +529,66 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     report = SourceReport(source.name, fmt.name, len(runs), stats.as_dict(), clock.date_source, stopped)
     report.content_hash = _content_hash(source, content_hash, digest)
     _note_on_runs(runs, report, launched_at)
+    for run in runs:
+        run.warnings.extend(reader.notes)
+    other = _mixed_with(fmt, log.sample) if engine is None else None
+    if other is not None:
+        runs = _both_engines(source, runs, fmt, other, default_date, scanner)
+        report.runs = len(runs)
     if source.path is not None and source.url is None:
         apply_record_beside(source.path, runs, fmt)  # `wait --record`'s process evidence, kept beside the log
     return runs, report
+
+
+# What another engine's lines must weigh in a log's head (`Format.sniff_score`) for the log to
+# mix two servers: 0 on every sample, corpus and real-GPU log of one engine; an interleaved
+# log of two engines scores 40 and more for both.
+MIXED_SCORE = 5.0
+_SERVER_ONLY = frozenset({HTTP_STARTED, HTTP_RUNNING, HTTP_FIRST_REQUEST, HEALTH_FIRST, REQUEST_FIRST, HTTP_SHUTDOWN})
+_MIXED_LOOK = 64 << 10  # the characters of the head those literals are looked for in (a few lines' worth of each server)
+_HEAVY_EVIDENCE = 8.0  # the rules whose literal is looked for first (an engine's banner, its args line)
+
+
+def _mixed_with(fmt: Format, sample: str) -> Format | None:
+    """Another engine whose own lines are in this log's head too (two servers' logs in one
+    file, interleaved): its heavy rules' literals in the head's first `_MIXED_LOOK` characters
+    first (a banner, an args line), its score only where one is there."""
+    if not sample:
+        return None
+    for other in all_formats().values():
+        if other is fmt or not any(sample.find(lit, 0, _MIXED_LOOK) >= 0 for rule in other.sniff_rules
+                                   if rule.evidence >= _HEAVY_EVIDENCE for lit in rule.literals):
+            continue
+        if other.sniff_score(sample) >= MIXED_SCORE:
+            return other
+    return None
+
+
+def _both_engines(source: Source, runs: list[Run], fmt: Format, other: Format, default_date: date | None,
+                  scanner: str) -> list[Run]:
+    """The runs of a log that mixes two engines' servers: each engine's read as its own (the
+    source read again with the other format), in the order of their first lines, each saying
+    so; a source that cannot be read twice (stdin) says only that the other's are not read."""
+    note = (f"this file mixes the logs of two servers, {fmt.display}'s and {other.display}'s: each engine's "
+            "lines are read as its own runs (a line both print counts for each)")
+    if source.path is None and source.url is None:
+        for run in runs:
+            run.warnings.append(f"this file mixes the logs of two servers, {fmt.display}'s and {other.display}'s: "
+                                f"only {fmt.display}'s are read from standard input (give the file to read both)")
+        return runs
+    try:
+        theirs, _ = parse_source(source, other.name, default_date, scanner)
+    except InputError:
+        theirs = []
+    # a run made only of the lines every engine's server prints (uvicorn's) is the other
+    # server's read by the wrong engine: no run of its own
+    both = sorted([run for run in (*runs, *theirs) if run.crash is not None
+                   or any(m.name not in _SERVER_ONLY for m in run.milestones)],
+                  key=lambda run: (run.first_line or 0, run.engine))
+    for i, run in enumerate(both):
+        run.run_index = i
+        run.warnings.append(note)
+    return both
 
 
 def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader,
@@ -530,6 +609,7 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
         fmt = get_format(engine) if engine is not None else batch.sniff_format(sample)
         if fmt is None:  # the incremental engine finds no engine either, and counts the lines
             return None, None
+        log.sample = sample
         result = _events_batch(source, fmt, log.dates, normalised, sample, cut)
         log.fmt = fmt
         return fmt, result
@@ -592,7 +672,21 @@ def _parsed(paths: Iterable[str], engine: str | None, default_date: date | None,
             result: ParseResult, encode: bool = False, launched_at: LaunchedAt = None) -> Iterator[list[Any]]:
     """The runs of each source in order (each run's contract JSON with `encode`), while its
     errors and reports go into `result`: the one loop behind `parse_paths` and `write_parse_json`.
-    An unknown engine raises here, before anything is read or written."""
+    An unknown engine raises here, before anything is read or written, as do arguments of the
+    wrong kind (firedup's UsageError, never a TypeError from deep inside)."""
+    paths = _path_list(paths)
+    if progress is not None and not callable(progress):
+        raise UsageError(f"progress: give a function (done, total, name), or None, not {_shown(progress)}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise UsageError(f"jobs: give a whole number of at least 1, or None, not {_shown(jobs)}")
+    if engine is not None and not isinstance(engine, str):
+        raise UsageError(f"engine: give an engine's name (a str), not {_shown(engine)}")
+    if default_date is not None and (not isinstance(default_date, date) or isinstance(default_date, datetime)):
+        raise UsageError(f"date: give a datetime.date, or None, not {_shown(default_date)}")
+    if launched_at is not None and not isinstance(launched_at, (datetime, time)):
+        raise UsageError(f"launched_at: give a datetime or a time of day, or None, not {_shown(launched_at)}")
+    if scanner not in SCANNERS:
+        raise UsageError(f"scanner: one of {', '.join(SCANNERS)}, not {_shown(scanner)}")
     if engine is not None:
         get_format(engine)  # UnknownEngineError: the caller's mistake, not a file's, so before any file
     sources, errors = expand_inputs(paths, all_files=all_files)
@@ -653,24 +747,55 @@ def _parse_one_encoded(source: Source, engine: str | None, default_date: date | 
 # A folder of CI logs is thousands of independent files: from this many on, a pool of
 # processes (one per core) parses them, when processes can be forked (Linux). Below it,
 # or for stdin, starting the pool costs more than it saves.
+SCANNERS = ("auto", "batch", "incremental")
 POOL_FROM_FILES = 32
 MAX_JOBS = 8
 
 
 def _pool_size(sources: list[Source], jobs: int | None) -> int:
+    """Processes to parse with: `jobs` as asked, but never more than the files nor more than
+    `JOBS_PER_CORE` per core (`parse(jobs=10**6)` forked without end); else chosen here."""
     if jobs is not None:
-        return max(1, jobs)
+        return max(1, min(jobs, len(sources), JOBS_PER_CORE * _cores()))
     if len(sources) < POOL_FROM_FILES or any(source.is_stdin for source in sources):
         return 1
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods() or sys.platform != "linux":
         return 1  # a spawned worker would re-run `python -m firedup` itself
+    return max(1, min(_cores(), MAX_JOBS, len(sources) // (POOL_FROM_FILES // 2)))
+
+
+JOBS_PER_CORE = 4
+
+
+def _cores() -> int:
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_JOBS, len(sources) // (POOL_FROM_FILES // 2)))
+        return os.cpu_count() or 1
+
+
+def _shown(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _path_list(paths: object) -> list[str]:
+    """Paths as a list of str: one path (str or os.PathLike) or an iterable of them; a str is
+    one path, never its characters (`parse_paths("x.log")` walked "/" as one of them)."""
+    if isinstance(paths, (str, os.PathLike)):
+        items: list[object] = [paths]
+    elif isinstance(paths, (bytes, bytearray, dict)) or not isinstance(paths, Iterable):
+        raise UsageError(f"paths: give a path or a list of paths (str or os.PathLike), not {_shown(paths)}")
+    else:
+        items = list(paths)
+    out = []
+    for item in items:
+        text = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
+        if not isinstance(text, str) or not text:
+            raise UsageError(f"paths: each path must be a non-empty str or os.PathLike of str, not {_shown(item)}")
+        out.append(text)
+    return out
 
 
 _Outcome = tuple[list[Any], SourceReport] | InputError

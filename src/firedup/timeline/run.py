@@ -136,11 +136,16 @@ class Run:
     # What would have made it ready sooner (timeline.advice), largest saving first.
     advice: list[Item] = field(default_factory=list)
 
+    # its own times step back between its lines (two untagged servers interleaved, a clock set
+    # back): no duration is taken from them (`timeline.build._note_steps_back`)
+    clock_mixed: bool = False
+
     @property
     def total_seconds(self) -> float | None:
-        """The contract's `total_seconds`: first line to ready, else to the log's last line."""
+        """The contract's `total_seconds`: first line to ready, else to the log's last line;
+        None for a ready run whose ready line has no time (a clock that stepped back)."""
         end = self.ready_ts if self.ready_ts is not None else self.last_ts
-        if self.first_ts is None or end is None:
+        if self.first_ts is None or end is None or self.clock_mixed or (self.ready_ts is None and self.outcome == "ready"):
             return None
         return max(0.0, end.minus(self.first_ts))
 
@@ -149,7 +154,7 @@ class Run:
         """Where the startup ended, the one definition every view shows: the ready line for a
         ready run, the crash's first line (when it has a time) for a crashed run, else the log's
         last line. A crash after ready does not move the end: the startup had succeeded."""
-        if self.ready_ts is not None:
+        if self.ready_ts is not None or self.outcome == "ready":
             return self.ready_ts
         if self.outcome == "crashed" and self.crash is not None and self.crash.ts is not None:
             return self.crash.ts
@@ -164,7 +169,7 @@ class Run:
         It differs from `total_seconds` only for a crash: the lines after the crash's first
         one (its traceback, other ranks shutting down) are not time the startup took."""
         end = self.end_ts
-        if self.first_ts is None or end is None:
+        if self.first_ts is None or end is None or self.clock_mixed:
             return None
         # an excerpt: the phases its lines report reach back before its first line, and that
         # much is known of the time before it
