@@ -302,8 +302,11 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
         mapped = None
     _FORKED[:] = [(fd, size, pre, mapped)]  # what the forked workers scan with
     try:
-        # a worker that dies scans nothing: its window is scanned here instead
-        for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here), strict=True):
+        # a worker that dies scans nothing: its window is scanned here instead. Every window is
+        # handed out at once (a scan's result is a few candidates): the workers scan on while
+        # this process reads a start-up's lines, as it does most of its time
+
+        for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here, ahead=len(bounds)), strict=True):
             window = LazyWindow(fd, pos, end - pos, size)
             # A worker that mapped the file after it shrank read zeros, not a SIGBUS, up to the
             # end of the page where it ends now: this process reads what it looks at only, so the
