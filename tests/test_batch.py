@@ -1023,3 +1023,36 @@ def test_windows_read_lazily_in_tiny_blocks_give_the_same_events(tmp_path: Path,
     path = _write(tmp_path, lines, False)
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
+
+
+def _digits(n: int) -> st.SearchStrategy[str]:
+    """`n` digits, or now and then another number of them."""
+    return st.one_of(st.text(alphabet="0123456789", min_size=n, max_size=n),
+                     st.text(alphabet="0123456789", min_size=1, max_size=3))
+
+
+_DATEISH = st.builds(lambda y, mo, d, h, mi, s, lead, br: f"{lead}{br}{y}-{mo}-{d} {h}:{mi}:{s}",
+                     _digits(4), _digits(2), _digits(2), _digits(2), _digits(2), _digits(2),
+                     st.sampled_from(["", " ", "\t", "x "]), st.sampled_from(["", "["]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_DATEISH, st.text(alphabet=" [-:0123456789a", max_size=30)), min_size=1, max_size=6))
+def test_a_wrapped_headers_mark_split_for_hyperscan_marks_the_same_lines(pieces: list[str]) -> None:
+    """The mark of an own header behind a wrapper is split in five by the month's first digit
+    (`prefilter._literal_friendly`: Hyperscan then finds it by a literal): together they mark
+    exactly the lines the one pattern marks, with Python's `re` and with Hyperscan."""
+    import hyperscan
+
+    line = "".join(pieces)
+    for header in get_format("sglang").parsing.headers:
+        if not header.own_timed:
+            continue
+        whole = r"[ \t]" + header.start
+        split = [r"[ \t]" + part for part in prefilter._literal_friendly(header.start)]
+        want = re.search(whole, line) is not None
+        assert any(re.search(part, line) for part in split) == want, (line, whole)
+        database = prefilter.compile_database([prefilter.to_line_end(p) for p in split], hyperscan.HS_FLAG_MULTILINE)
+        found: list[int] = []
+        database.scan(line.encode(), match_event_handler=lambda i, start, stop, flags, ctx, found=found: found.append(i))
+        assert bool(found) == want, (line, whole)
