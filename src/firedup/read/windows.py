@@ -422,9 +422,26 @@ def scan_window(mm: Scannable, pre: Prefilter, base: int, pos: int = 0, end: int
             counted = low = high
     finally:
         view.release()
+    if pre.verify:
+        candidates = _verified(mm, pre, candidates)
     if pos:
         candidates = [(start - pos, stop - pos, count, patterns) for start, stop, count, patterns in candidates]
     return Window(base, base + end - pos, candidates, newlines)
+
+
+def _verified(mm: Scannable, pre: Prefilter, candidates: list[tuple[int, int, int, list[int]]]
+              ) -> list[tuple[int, int, int, list[int]]]:
+    """The candidates without the marks of patterns that only lead to a line to check
+    (`Prefilter.verify`) where the line fails the check; a line left with no mark is none."""
+    kept = []
+    for start, stop, count, patterns in candidates:
+        if any(p in pre.verify for p in patterns):
+            line = mm[start:stop]
+            patterns = [p for p in patterns if p not in pre.verify or pre.verify[p].search(line) is not None]
+            if not patterns:
+                continue
+        kept.append((start, stop, count, patterns))
+    return kept
 
 
 # Bytes scanned at a time inside a window: small enough that counting its newlines right
