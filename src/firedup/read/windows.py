@@ -283,7 +283,7 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
     read where they are looked at (`LazyWindow`) where a worker did."""
     bounds = _bounds(fd, size)
     jobs = scan_jobs(size)
-    if jobs <= 1:
+    if jobs <= 1 and not _forks(size):
         buffer = WindowBuffer(max((end - pos for pos, end in bounds), default=0))
         for pos, end in bounds:
             data = buffer.read(fd, pos, end - pos, size)
@@ -352,6 +352,19 @@ def _scan_here(bounds: tuple[int, int], _why: str) -> Window:
     fd, size, pre, _mapped = _FORKED[0]
     pos, end = bounds
     return scan_window(_read_at(fd, pos, end - pos, size), pre, pos)
+
+
+def _forks(size: int) -> bool:
+    """Whether a file of `size` bytes is scanned by forked processes even on one core: a big
+    one is, so that it is mapped (by the worker, which a SIGBUS may end) rather than copied
+    into this process window by window (a fifth of the scan's time)."""
+    if size < PARALLEL_FROM or sys.platform != "linux":
+        return False
+    import multiprocessing
+
+    from firedup.core.pool import in_worker
+
+    return not (multiprocessing.current_process().daemon or in_worker())
 
 
 def scan_jobs(size: int) -> int:
