@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=Path, metavar="SRC",
                     help="also time another checkout's src/ (the code before a change) in the same rounds")
     ap.add_argument("--parts", default="long,many,startup",
-                    help="which figures to measure, comma-separated: long, many, startup, scale "
+                    help="which figures to measure, comma-separated: long, many, startup, scale, cliffs "
                          "(default long,many,startup)")
     ap.add_argument("--scale", default="200,2000,20000",
                     help="folder sizes of --parts scale (default 200,2000,20000; 20,000 files are 4 GB)")
@@ -236,9 +236,9 @@ def main(argv: list[str] | None = None) -> int:
             results["rg_version"] = subprocess.run([rg, "--version"], capture_output=True, text=True).stdout.split()[1]
 
     parts = set(args.parts.split(","))
-    unknown = parts - {"long", "many", "startup", "scale"}
+    unknown = parts - {"long", "many", "startup", "scale", "cliffs"}
     if unknown:
-        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (choose from long, many, startup, scale)")
+        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (choose from long, many, startup, scale, cliffs)")
     if "long" in parts:
         _long(args, results, firedup, rg)
     if "many" in parts:
@@ -247,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         results["startup"] = _startup(args)
     if "scale" in parts:
         results["scale"] = _scale(args, firedup, rg)
+    if "cliffs" in parts:
+        results["cliffs"] = _cliffs(args)
     _report(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
@@ -283,6 +285,38 @@ def _scale(args: argparse.Namespace, firedup: list[str], rg: str | None) -> list
                       args.runs if n <= 2000 else 1)
         row["files"] = n
         row["ms_a_file"] = row["firedup_s"] / n * 1000
+        out.append(row)
+    return out
+
+
+# The inputs that once made a cost grow faster than the input (issue 33's class 7): probes
+# after ready (a cliff: millions read one by one), restarts in one file, flags of a run. Each
+# is timed at n and 4n: linear is a ratio near 4 (less with the start-up), quadratic 16.
+CLIFFS = (("probe lines after ready", 1_000_000), ("restarts in one file", 2_500), ("flags of each of 2 runs", 5_000))
+
+
+def _cliffs(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Each of CLIFFS at n and 4n: wall and CPU seconds (median of --runs) of `parse --json`
+    (`runs --format csv` for the flags, where a flag is a column), and the ratio of 4n to n."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_flags import write_runs
+    from hostile_sweep_io import _probes_log, _restarts_log
+
+    makers = {"probe lines after ready": lambda p, n: _probes_log(p, n, None, "/health"),
+              "restarts in one file": lambda p, n: _restarts_log(p, n),
+              "flags of each of 2 runs": lambda p, n: (write_runs(p, n), p)[1]}
+    out = []
+    for name, n in CLIFFS:
+        row: dict[str, Any] = {"case": name, "sizes": [n, 4 * n], "wall_s": [], "cpu_s": []}
+        for size in (n, 4 * n):
+            path = cached(args.cache, f"cliff-{name.split()[0]}-{size}", lambda p, size=size, name=name: makers[name](p, size))
+            cmd = ([sys.executable, "-m", "firedup", "runs", "--format", "csv", str(path)] if name.startswith("flags")
+                   else [sys.executable, "-m", "firedup", "parse", "--json", str(path)])
+            run(cmd)
+            timed = [run(cmd) for _ in range(max(1, min(args.runs, 3)))]
+            row["wall_s"].append(statistics.median(t[0] for t in timed))
+            row["cpu_s"].append(statistics.median(t[2] for t in timed))
+        row["ratio"] = row["cpu_s"][1] / max(row["cpu_s"][0], 1e-3)
         out.append(row)
     return out
 
@@ -461,6 +495,11 @@ def _report(r: dict[str, Any]) -> None:
             print(f"   where it goes, {kind} (ms a file): {shown}")
     if "startup" in r:
         _report_startup(r["startup"])
+    for row in r.get("cliffs", []):
+        (n, n4), (w, w4), (c, c4) = row["sizes"], row["wall_s"], row["cpu_s"]
+        verdict = "linear" if row["ratio"] <= 6 else "SUPERLINEAR"
+        print(f"5. {n:,} -> {n4:,} {row['case']}: wall {w:.2f} -> {w4:.2f} s, CPU {c:.2f} -> {c4:.2f} s "
+              f"(x{row['ratio']:.1f} for x4: {verdict})")
     for row in r.get("scale", []):
         ratio = row.get("ratio")
         label = f"4. folder of {row['files']:,} logs"
