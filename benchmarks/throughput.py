@@ -2,6 +2,7 @@
 
     python benchmarks/throughput.py                       # the issue's sizes: 1 GiB, 2,000 x 200 kB
     python benchmarks/throughput.py --size 20MB --files 50 --runs 1   # a smoke run (CI)
+    python benchmarks/throughput.py --quick --baseline ../main/src     # the guard: about a minute
 
 Three figures, each against a reference measured in the same run, runs alternating:
 1. one long log (4 startups + runtime traffic): `firedup parse --json > /dev/null` over
@@ -19,6 +20,7 @@ noisy: trust the ratios (medians of runs that alternate with the reference), not
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -43,6 +45,8 @@ MILESTONES = ("server_args=", "Init torch distributed begin", "Load weight begin
               "max_total_num_tokens=", "Uvicorn running on", "fired up and ready to roll")
 ALTERNATION = "|".join(re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", m) for m in MILESTONES)
 GOALS = {"long": 2.0, "many": 20.0, "startup_ms": 150.0, "rss_mb": 300.0}
+# --quick: a few hundred MB of long log and a few hundred files, about a minute with --baseline
+QUICK: dict[str, Any] = {"size": "300MB", "files": 300, "runs": 5, "parts": "long,many"}
 
 
 def parse_size(text: str) -> int:
@@ -65,8 +69,9 @@ def _env(src: Path = SRC) -> dict[str, str]:
     return env
 
 
-def run(cmd: list[str], src: Path = SRC) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one child process, its output thrown away.
+def run(cmd: list[str], src: Path = SRC) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MB) and CPU seconds (user and system, its reaped children's
+    included: a long log's scanning processes) of one child process, its output thrown away.
 
     firedup scans a big file with worker processes, so the peak is of the whole process
     tree: the sum of the resident sets, sampled every 10 ms from /proc (Linux), or the
@@ -83,7 +88,7 @@ def run(cmd: list[str], src: Path = SRC) -> tuple[float, float]:
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if code not in (0, 1):  # rg -c exits 1 when nothing matches
         raise SystemExit(f"{' '.join(cmd[:4])}... exited {code}: {err.strip()[-500:]}")
-    return elapsed, max(usage.ru_maxrss, tree_peak[0]) / 1024
+    return elapsed, max(usage.ru_maxrss, tree_peak[0]) / 1024, usage.ru_utime + usage.ru_stime
 
 
 def _sample_tree_rss(pid: int, peak: list[int]) -> None:
@@ -116,6 +121,7 @@ def compare(label: str, ours: list[str], reference: list[str] | None, runs: int)
     ref_t: list[float] = []
     base_t: list[float] = []
     rss: list[float] = []
+    cpu: dict[str, list[float]] = {"firedup": [], "rg": [], "before": []}
     run(ours)  # warm the page cache and the bytecode cache
     if reference:
         run(reference)
@@ -123,21 +129,58 @@ def compare(label: str, ours: list[str], reference: list[str] | None, runs: int)
         run(ours, src)
     for _ in range(runs):
         if reference:
-            ref_t.append(run(reference)[0])
-        t, peak = run(ours)
+            t, _peak, used = run(reference)
+            ref_t.append(t)
+            cpu["rg"].append(used)
+        t, peak, used = run(ours)
         ours_t.append(t)
         rss.append(peak)
+        cpu["firedup"].append(used)
         for src in BASELINE:
-            base_t.append(run(ours, src)[0])
+            t, _peak, used = run(ours, src)
+            base_t.append(t)
+            cpu["before"].append(used)
     out: dict[str, Any] = {"label": label, "firedup_s": statistics.median(ours_t), "peak_rss_mb": max(rss)}
+    out.update({f"{who}_cpu_s": statistics.median(spent) for who, spent in cpu.items() if spent})
     if reference:
         out["rg_s"] = statistics.median(ref_t)
         out["ratio"] = statistics.median(o / r for o, r in zip(ours_t, ref_t, strict=True))
     if base_t:
         out["before_s"] = statistics.median(base_t)
+        out["vs_before"] = statistics.median(o / b for o, b in zip(ours_t, base_t, strict=True))
         if reference:
             out["before_ratio"] = statistics.median(b / r for b, r in zip(base_t, ref_t, strict=True))
     return out
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on: the CPU's model, the cores this process may use
+    and the machine's, its SIMD extensions, and what the Hyperscan library was built for
+    (a portable build uses none of them; ripgrep does)."""
+    info: dict[str, Any] = {"cpu": "unknown", "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                            else os.cpu_count(), "cpus": os.cpu_count(), "simd": []}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        text = ""
+    model = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    flags = re.search(r"^flags\s*:\s*(.+)$", text, re.MULTILINE)
+    if model:
+        info["cpu"] = model[1].strip()
+    if flags:
+        have = set(flags[1].split())
+        info["simd"] = [f for f in ("sse4_2", "avx", "avx2", "avx512f", "avx512bw", "avx512vl", "avx512_vbmi2")
+                        if f in have]
+    try:
+        import hyperscan
+
+        database = hyperscan.Database()
+        database.compile(expressions=[b"x"])
+        built = database.info().decode()
+        info["hyperscan"] = re.sub(r"\s+", " ", built).strip()
+    except Exception as exc:  # no Hyperscan: firedup runs its incremental engine
+        info["hyperscan"] = f"absent ({type(exc).__name__})"
+    return info
 
 
 def cached(cache: Path, name: str, make: Any) -> Path:
@@ -164,10 +207,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=Path, metavar="SRC",
                     help="also time another checkout's src/ (the code before a change) in the same rounds")
     ap.add_argument("--parts", default="long,many,startup",
-                    help="which figures to measure, comma-separated: long, many, startup, scale "
+                    help="which figures to measure, comma-separated: long, many, startup, scale, cliffs "
                          "(default long,many,startup)")
     ap.add_argument("--scale", default="200,2000,20000",
                     help="folder sizes of --parts scale (default 200,2000,20000; 20,000 files are 4 GB)")
+    ap.add_argument("--quick", action="store_true",
+                    help="the guard every change to read/, formats/ or timeline/ runs (about a minute): "
+                         f"--size {QUICK['size']} --files {QUICK['files']} --runs {QUICK['runs']} --parts {QUICK['parts']}; "
+                         "flags given with it still count")
+    if "--quick" in (sys.argv[1:] if argv is None else argv):
+        ap.set_defaults(size=parse_size(QUICK["size"]), files=QUICK["files"], runs=QUICK["runs"], parts=QUICK["parts"])
     args = ap.parse_args(argv)
 
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -180,12 +229,16 @@ def main(argv: list[str] | None = None) -> int:
         print("ripgrep (rg) not found: ratios are skipped, only firedup's own times are shown "
               "(Debian: apt-get install ripgrep)", file=sys.stderr)
     firedup = [sys.executable, "-m", "firedup", "parse", "--json"]
-    results: dict[str, Any] = {"python": sys.version.split()[0], "rg": rg, "alternation": ALTERNATION}
+    results: dict[str, Any] = {"python": sys.version.split()[0], "rg": rg, "alternation": ALTERNATION,
+                               "machine": machine(), "quick": args.quick}
+    if rg is not None:
+        with contextlib.suppress(OSError, subprocess.SubprocessError, IndexError):
+            results["rg_version"] = subprocess.run([rg, "--version"], capture_output=True, text=True).stdout.split()[1]
 
     parts = set(args.parts.split(","))
-    unknown = parts - {"long", "many", "startup", "scale"}
+    unknown = parts - {"long", "many", "startup", "scale", "cliffs"}
     if unknown:
-        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (choose from long, many, startup, scale)")
+        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (choose from long, many, startup, scale, cliffs)")
     if "long" in parts:
         _long(args, results, firedup, rg)
     if "many" in parts:
@@ -194,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         results["startup"] = _startup(args)
     if "scale" in parts:
         results["scale"] = _scale(args, firedup, rg)
+    if "cliffs" in parts:
+        results["cliffs"] = _cliffs(args)
     _report(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
@@ -214,8 +269,9 @@ def _many(args: argparse.Namespace, results: dict[str, Any], firedup: list[str],
     results["many"] = compare("folder", [*firedup, str(folder)], [rg, "-c", ALTERNATION, str(folder)] if rg else None,
                               args.runs)
     results["many"]["files"] = args.files
-    results["many"]["per_file_ms"] = _per_file(folder, args.runs)
-    results["many"]["stages_ms"] = _stages(folder)
+    if not args.quick:  # where a file's time goes: a profile, not a guard
+        results["many"]["per_file_ms"] = _per_file(folder, args.runs)
+        results["many"]["stages_ms"] = _stages(folder)
 
 
 def _scale(args: argparse.Namespace, firedup: list[str], rg: str | None) -> list[dict[str, Any]]:
@@ -229,6 +285,38 @@ def _scale(args: argparse.Namespace, firedup: list[str], rg: str | None) -> list
                       args.runs if n <= 2000 else 1)
         row["files"] = n
         row["ms_a_file"] = row["firedup_s"] / n * 1000
+        out.append(row)
+    return out
+
+
+# The inputs that once made a cost grow faster than the input (issue 33's class 7): probes
+# after ready (a cliff: millions read one by one), restarts in one file, flags of a run. Each
+# is timed at n and 4n: linear is a ratio near 4 (less with the start-up), quadratic 16.
+CLIFFS = (("probe lines after ready", 1_000_000), ("restarts in one file", 2_500), ("flags of each of 2 runs", 5_000))
+
+
+def _cliffs(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Each of CLIFFS at n and 4n: wall and CPU seconds (median of --runs) of `parse --json`
+    (`runs --format csv` for the flags, where a flag is a column), and the ratio of 4n to n."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_flags import write_runs
+    from hostile_sweep_io import _probes_log, _restarts_log
+
+    makers = {"probe lines after ready": lambda p, n: _probes_log(p, n, None, "/health"),
+              "restarts in one file": lambda p, n: _restarts_log(p, n),
+              "flags of each of 2 runs": lambda p, n: (write_runs(p, n), p)[1]}
+    out = []
+    for name, n in CLIFFS:
+        row: dict[str, Any] = {"case": name, "sizes": [n, 4 * n], "wall_s": [], "cpu_s": []}
+        for size in (n, 4 * n):
+            path = cached(args.cache, f"cliff-{name.split()[0]}-{size}", lambda p, size=size, name=name: makers[name](p, size))
+            cmd = ([sys.executable, "-m", "firedup", "runs", "--format", "csv", str(path)] if name.startswith("flags")
+                   else [sys.executable, "-m", "firedup", "parse", "--json", str(path)])
+            run(cmd)
+            timed = [run(cmd) for _ in range(max(1, min(args.runs, 3)))]
+            row["wall_s"].append(statistics.median(t[0] for t in timed))
+            row["cpu_s"].append(statistics.median(t[2] for t in timed))
+        row["ratio"] = row["cpu_s"][1] / max(row["cpu_s"][0], 1e-3)
         out.append(row)
     return out
 
@@ -349,11 +437,25 @@ def _startup(args: argparse.Namespace) -> dict[str, float | dict[str, float]]:
 
 
 def _before(row: dict[str, Any]) -> str:
-    """The baseline's figure on the same line, when --baseline was timed."""
+    """The baseline's figure on the same line, when --baseline was timed: its wall time, its
+    ratio to rg, and this code's time over the baseline's (the median of the runs' ratios)."""
     if "before_s" not in row:
         return ""
     ratio = row.get("before_ratio")
-    return f"   before: {row['before_s']:.2f}s" + (f" ({ratio:.1f}x)" if ratio is not None else "")
+    return (f"   before: {row['before_s']:.2f}s" + (f" ({ratio:.1f}x)" if ratio is not None else "")
+            + f", now/before {row['vs_before']:.2f}")
+
+
+def _report_cpu(name: str, row: dict[str, Any]) -> None:
+    """CPU seconds (user and system, all processes) of the same runs, medians."""
+    if "firedup_cpu_s" not in row:
+        return
+    parts = [f"firedup {row['firedup_cpu_s']:.2f}s"]
+    if "rg_cpu_s" in row:
+        parts.append(f"rg {row['rg_cpu_s']:.2f}s ({row['firedup_cpu_s'] / max(row['rg_cpu_s'], 1e-3):.1f}x)")
+    if "before_cpu_s" in row:
+        parts.append(f"before {row['before_cpu_s']:.2f}s")
+    print(f"   CPU, {name.split('. ', 1)[-1]}: " + ", ".join(parts))
 
 
 def _verdict(value: float | None, goal: float) -> str:
@@ -363,7 +465,10 @@ def _verdict(value: float | None, goal: float) -> str:
 
 
 def _report(r: dict[str, Any]) -> None:
-    print(f"python {r['python']}; rg: {r['rg'] or 'absent'}")
+    m = r["machine"]
+    print(f"machine: {m['cpu']}, {m['cores']} cores usable of {m['cpus']}, SIMD: {' '.join(m['simd']) or 'none found'}; "
+          f"hyperscan: {m['hyperscan']}")
+    print(f"python {r['python']}; rg: {r['rg'] or 'absent'} {r.get('rg_version', '')}".rstrip())
     print(f"{'figure':<46}{'firedup':>10}{'rg':>9}{'ratio':>8}{'goal':>8}  verdict")
     rows = []
     if "long" in r:
@@ -375,6 +480,8 @@ def _report(r: dict[str, Any]) -> None:
         print(f"{name:<46}{row['firedup_s']:>9.2f}s{row.get('rg_s', float('nan')):>8.2f}s"
               f"{ratio if ratio is not None else float('nan'):>7.1f}x{goal:>7.1f}x  {_verdict(ratio, goal)}"
               + _before(row))
+    for name, row, _goal in rows:
+        _report_cpu(name, row)
     if "long" in r:
         rss = r["long"]["peak_rss_mb"]
         print(f"{'   peak RSS, long log (all processes)':<46}{rss:>8.0f}MB{'':>17}{GOALS['rss_mb']:>6.0f}MB  {_verdict(rss, GOALS['rss_mb'])}")
@@ -388,6 +495,11 @@ def _report(r: dict[str, Any]) -> None:
             print(f"   where it goes, {kind} (ms a file): {shown}")
     if "startup" in r:
         _report_startup(r["startup"])
+    for row in r.get("cliffs", []):
+        (n, n4), (w, w4), (c, c4) = row["sizes"], row["wall_s"], row["cpu_s"]
+        verdict = "linear" if row["ratio"] <= 6 else "SUPERLINEAR"
+        print(f"5. {n:,} -> {n4:,} {row['case']}: wall {w:.2f} -> {w4:.2f} s, CPU {c:.2f} -> {c4:.2f} s "
+              f"(x{row['ratio']:.1f} for x4: {verdict})")
     for row in r.get("scale", []):
         ratio = row.get("ratio")
         label = f"4. folder of {row['files']:,} logs"

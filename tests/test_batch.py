@@ -1023,3 +1023,71 @@ def test_windows_read_lazily_in_tiny_blocks_give_the_same_events(tmp_path: Path,
     path = _write(tmp_path, lines, False)
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
+
+
+def _digits(n: int) -> st.SearchStrategy[str]:
+    """`n` digits, or now and then another number of them."""
+    return st.one_of(st.text(alphabet="0123456789", min_size=n, max_size=n),
+                     st.text(alphabet="0123456789", min_size=1, max_size=3))
+
+
+_DATEISH = st.builds(lambda y, mo, d, h, mi, s, lead, br: f"{lead}{br}{y}-{mo}-{d} {h}:{mi}:{s}",
+                     _digits(4), _digits(2), _digits(2), _digits(2), _digits(2), _digits(2),
+                     st.sampled_from(["", " ", "\t", "x "]), st.sampled_from(["", "["]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_DATEISH, st.text(alphabet=" [-:0123456789a", max_size=30)), min_size=1, max_size=6))
+def test_a_wrapped_headers_mark_split_for_hyperscan_marks_the_same_lines(pieces: list[str]) -> None:
+    """The mark of an own header behind a wrapper is split in five by the month's first digit
+    (`prefilter._literal_friendly`: Hyperscan then finds it by a literal): together they mark
+    exactly the lines the one pattern marks, with Python's `re` and with Hyperscan."""
+    import hyperscan
+
+    line = "".join(pieces)
+    for header in get_format("sglang").parsing.headers:
+        if not header.own_timed:
+            continue
+        whole = r"[ \t]" + header.start
+        split = [r"[ \t]" + part for part in prefilter._literal_friendly(header.start)]
+        want = re.search(whole, line) is not None
+        assert any(re.search(part, line) for part in split) == want, (line, whole)
+        database = prefilter.compile_database([prefilter.to_line_end(p) for p in split], hyperscan.HS_FLAG_MULTILINE)
+        found: list[int] = []
+        database.scan(line.encode(), match_event_handler=lambda i, start, stop, flags, ctx, found=found: found.append(i))
+        assert bool(found) == want, (line, whole)
+
+
+_TAGGY = st.lists(st.sampled_from(["(", ")", " (", "Z (", "x (", " pid=", "pid=7", " rank=2", " TP0_EP1", "Worker",
+                                   "APIServer", "_a-b", "\t", " ", "x", "1", "Z", "(token/s)", "Decode batch",
+                                   "[2026-01-01 10:00:00 TP0] ", "\x1b[0m"]), max_size=12).map("".join)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TAGGY, min_size=1, max_size=8))
+def test_a_process_tag_behind_a_wrapper_marks_the_lines_its_exact_pattern_does(lines: list[str]) -> None:
+    """The scan finds a process tag behind a wrapper by what leads to it (` pid=`, rare where
+    no process tag decorates the lines) and checks those lines with the exact pattern
+    (`Prefilter.verify`): the candidates are those of a scan with the exact pattern."""
+    import hyperscan
+
+    pre = prefilter.for_format(get_format("sglang"))
+    assert pre.verify  # SGLang's lines carry no process tag: the lead is in its scan
+    (lead,) = pre.verify
+    data = ("\n".join(lines) + "\n").encode()
+    got = [(start, stop) for start, stop, _n, _p in windows.scan_window(data, pre, 0).candidates]
+
+    exact = prefilter.compile_database(
+        [prefilter.to_line_end(p) for p in [*_scan_patterns(pre, get_format("sglang"))[:lead], prefilter._PROC_BEHIND]],
+        hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY)
+    ends: set[int] = set()
+    exact.scan(data, match_event_handler=lambda i, start, stop, flags, ctx, ends=ends: ends.add(max(stop - 1, 0)))
+    want = sorted({(data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)) for at in ends})
+    assert got == want
+
+
+def _scan_patterns(pre: prefilter.Prefilter, fmt: Format) -> list[str]:
+    """The patterns of `pre`'s scan, in id order (as `Prefilter` builds them)."""
+    literals = sorted({lit for rule in fmt.parsing.rules for lit in rule.literals}
+                      - {lit.decode() for lit in pre.access_literals})
+    return [re.escape(lit) for lit in literals] + prefilter._markers(fmt)

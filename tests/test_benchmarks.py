@@ -27,12 +27,30 @@ def test_throughput_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
     assert figures["long"]["bytes"] >= 1_500_000
     assert figures["long"]["peak_rss_mb"] > 0 and figures["many"]["files"] == 4
     assert set(figures["startup"]) >= {"--help", "parse small.log"}
-    for line in ("1. long log", "2. folder of 4 logs", "3. firedup --help"):
+    for line in ("1. long log", "2. folder of 4 logs", "3. firedup --help", "machine: ", "   CPU, long log"):
         assert line in proc.stdout
+    assert figures["machine"]["cores"] >= 1 and figures["long"]["firedup_cpu_s"] > 0
     if figures["rg"] is None:
         assert "ripgrep (rg) not found" in proc.stderr
     else:
         assert figures["long"]["ratio"] > 0
+
+
+def test_throughput_quick_mode_is_the_guard_with_a_baseline(tmp_path: Path) -> None:
+    """`--quick` measures the long log and the folder only (no per-file profile), here at a
+    tiny size, with a baseline's figures beside ours."""
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "throughput.py"), "--quick", "--size", "2MB", "--files", "4",
+         "--file-size", "60kB", "--runs", "1", "--cache", str(tmp_path / "cache"), "--json", str(out),
+         "--baseline", str(ROOT / "src")],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(out.read_text())
+    assert figures["quick"] and set(figures) >= {"long", "many"} and "startup" not in figures
+    assert "per_file_ms" not in figures["many"]
+    assert figures["long"]["before_s"] > 0 and figures["many"]["vs_before"] > 0
+    assert "now/before" in proc.stdout
 
 
 @pytest.mark.slow

@@ -87,13 +87,17 @@ def _isolated(fn: Callable[[T], R], item: T, on_death: Callable[[T, str], R]) ->
 
 
 def ordered_map(fn: Callable[[T], R], items: Sequence[T], jobs: int, on_death: Callable[[T, str], R],
-                chunksize: int = 1) -> Iterator[R]:
+                chunksize: int = 1, ahead: int | None = None) -> Iterator[R]:
     """`fn(item)` for each item, in order, by `jobs` forked processes (`fn` must be picklable
     by reference: a module-level function or a partial of one). A worker that dies makes
     `on_death(item, reason)` the outcome of the item it was running, and only of that one;
-    an exception `fn` raises is raised here, as `map` would."""
+    an exception `fn` raises is raised here, as `map` would.
+
+    `ahead`: chunks in flight at most (default twice the workers: enough to keep every worker
+    busy while results wait their turn, memory bounded). Small results may all be in flight:
+    then the workers never wait for the caller to take the one whose turn it is."""
     chunks = [items[i:i + chunksize] for i in range(0, len(items), max(1, chunksize))]
-    ahead = max(2, 2 * jobs)  # chunks in flight: enough to keep every worker busy, memory bounded
+    ahead = max(2, 2 * jobs) if ahead is None else max(1, ahead)
     todo = collections.deque(chunks)
     while todo:
         broken: list[Sequence[T]] = []

@@ -30,6 +30,12 @@ PREFIX_STARTS = tuple(collector.start for collector in COLLECTORS)
 # A process tag behind a wrapper, as `formats.wrappers.PROC_INSIDE` finds it; not one behind
 # kubectl's stamp (its `Z`), which `sources` strips with the stamp.
 _PROC_BEHIND = r"[^Z \t\r\f\v\x1b\n][ \t]\([A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)? pid=\d"
+# What every line `_PROC_BEHIND` marks holds (the tag's last character, then ` pid=` and a
+# digit), led by a literal: Hyperscan tries `_PROC_BEHIND` after every ` (` (an SGLang
+# `Decode batch` line has one, `(token/s)`), which cost a sixth of the scan; ` pid=` is rare
+# in a log whose lines carry no process tag, and the lines it marks are then checked by
+# `_PROC_BEHIND` itself (`Prefilter.verify`).
+_PROC_BEHIND_LEAD = r"[\w-] pid=\d"
 # The decorations a format whose unread lines carry no clock may leave unread (`_decorated_markers`).
 DECORATION_STARTS = frozenset(collector.start for collector in COLLECTORS if collector.decoration)
 _LINE_START = r"^[ \t\r\f\v]*"  # normalise() strips indentation before reading prefixes
@@ -70,6 +76,13 @@ class Prefilter:
         self.decorations = skips_decorations(fmt)
         patterns = [re.escape(lit) for lit in literals]
         patterns += _markers(fmt)
+        # pattern id -> what a line it marks must also match (`_PROC_BEHIND_LEAD`), else the
+        # mark does not count: where process tags decorate the lines (`skips_decorations`),
+        # every line holds ` pid=`, and the exact pattern stays in the scan
+        self.verify: dict[int, re.Pattern[bytes]] = {}
+        if not self.decorations and patterns[-1] == _PROC_BEHIND:
+            patterns[-1] = _PROC_BEHIND_LEAD
+            self.verify[len(patterns) - 1] = re.compile(_PROC_BEHIND.encode())
         self._rules: dict[frozenset[int], tuple[Rule, ...] | None] = {}
         self._order = {id(rule): i for i, rule in enumerate(fmt.parsing.rules)}
         self._with_access: dict[tuple[int, ...], tuple[Rule, ...]] = {}
@@ -207,9 +220,24 @@ def _markers(fmt: Format) -> list[str]:
     # a line behind an unknown wrapper (`Format.layout`): the engine's own header after a blank,
     # or a process tag after a blank that does not end a collector's stamp. Every event behind a
     # wrapper then comes from a line the scan marks, which `compact` relies on (its point 5).
-    out += [r"[ \t]" + header.start for header in fmt.parsing.headers if header.own_timed]
+    out += [r"[ \t]" + start for header in fmt.parsing.headers if header.own_timed
+            for start in _literal_friendly(header.start)]
     out.append(_PROC_BEHIND)
     return out
+
+
+# Hyperscan looks for a pattern by a literal factor of it. A date's `-\d{2}-` has 100 (too
+# many: a wrapped header's mark, `[ \t]\[?` and a date, was then tried after every blank and
+# digit of the runtime traffic, three times the scan's time), `-[01]\d-` has 20.
+_MONTH = r"-\d{2}-"
+
+
+def _literal_friendly(pattern: str) -> list[str]:
+    """`pattern` as patterns that mark the same lines together, each with a literal factor
+    Hyperscan can use: a date's month split by its first digit."""
+    if _MONTH not in pattern:
+        return [pattern]
+    return [pattern.replace(_MONTH, f"-[{low}{low + 1}]\\d-", 1) for low in (0, 2, 4, 6, 8)]
 
 
 # -- decorated lines ---------------------------------------------------------------------

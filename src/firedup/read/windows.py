@@ -283,7 +283,7 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
     read where they are looked at (`LazyWindow`) where a worker did."""
     bounds = _bounds(fd, size)
     jobs = scan_jobs(size)
-    if jobs <= 1:
+    if jobs <= 1 and not _forks(size):
         buffer = WindowBuffer(max((end - pos for pos, end in bounds), default=0))
         for pos, end in bounds:
             data = buffer.read(fd, pos, end - pos, size)
@@ -302,8 +302,11 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
         mapped = None
     _FORKED[:] = [(fd, size, pre, mapped)]  # what the forked workers scan with
     try:
-        # a worker that dies scans nothing: its window is scanned here instead
-        for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here), strict=True):
+        # a worker that dies scans nothing: its window is scanned here instead. Every window is
+        # handed out at once (a scan's result is a few candidates): the workers scan on while
+        # this process reads a start-up's lines, as it does most of its time
+
+        for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here, ahead=len(bounds)), strict=True):
             window = LazyWindow(fd, pos, end - pos, size)
             # A worker that mapped the file after it shrank read zeros, not a SIGBUS, up to the
             # end of the page where it ends now: this process reads what it looks at only, so the
@@ -349,6 +352,19 @@ def _scan_here(bounds: tuple[int, int], _why: str) -> Window:
     fd, size, pre, _mapped = _FORKED[0]
     pos, end = bounds
     return scan_window(_read_at(fd, pos, end - pos, size), pre, pos)
+
+
+def _forks(size: int) -> bool:
+    """Whether a file of `size` bytes is scanned by forked processes even on one core: a big
+    one is, so that it is mapped (by the worker, which a SIGBUS may end) rather than copied
+    into this process window by window (a fifth of the scan's time)."""
+    if size < PARALLEL_FROM or sys.platform != "linux":
+        return False
+    import multiprocessing
+
+    from firedup.core.pool import in_worker
+
+    return not (multiprocessing.current_process().daemon or in_worker())
 
 
 def scan_jobs(size: int) -> int:
@@ -419,9 +435,26 @@ def scan_window(mm: Scannable, pre: Prefilter, base: int, pos: int = 0, end: int
             counted = low = high
     finally:
         view.release()
+    if pre.verify:
+        candidates = _verified(mm, pre, candidates)
     if pos:
         candidates = [(start - pos, stop - pos, count, patterns) for start, stop, count, patterns in candidates]
     return Window(base, base + end - pos, candidates, newlines)
+
+
+def _verified(mm: Scannable, pre: Prefilter, candidates: list[tuple[int, int, int, list[int]]]
+              ) -> list[tuple[int, int, int, list[int]]]:
+    """The candidates without the marks of patterns that only lead to a line to check
+    (`Prefilter.verify`) where the line fails the check; a line left with no mark is none."""
+    kept = []
+    for start, stop, count, patterns in candidates:
+        if any(p in pre.verify for p in patterns):
+            line = mm[start:stop]
+            patterns = [p for p in patterns if p not in pre.verify or pre.verify[p].search(line) is not None]
+            if not patterns:
+                continue
+        kept.append((start, stop, count, patterns))
+    return kept
 
 
 # Bytes scanned at a time inside a window: small enough that counting its newlines right
