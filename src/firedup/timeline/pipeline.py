@@ -395,13 +395,43 @@ def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: di
     return events, scanner.stats, scanner.clock
 
 
+HASH_BLOCK = 1 << 20  # bytes hashed at a time
+
+
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """sha256 of a file's bytes: what identifies a log whatever its path (run ids, the store)."""
+    """sha256 of a log's content: what identifies a log whatever its path, compression or line
+    endings (run ids, the store, `check`'s new runs against their history). The bytes as read:
+    a gzip file's inflated (by its magic bytes, as `read.sources` reads it), each CRLF as LF, so
+    a `.gz` or a CRLF copy of a log is the same log; a plain LF file's hash is its bytes'."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
+    with open(path, "rb") as raw:
+        stream: Any = raw
+        if raw.peek(2)[:2] == b"\x1f\x8b":
+            import gzip
+            import zlib
+
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+            try:
+                _digest_lf(stream, digest)
+                return digest.hexdigest()
+            except (OSError, EOFError, zlib.error):  # not whole gzip: its bytes, as a plain file's
+                raw.seek(0)
+                digest = hashlib.sha256()
+                stream = raw
+        _digest_lf(stream, digest)
     return digest.hexdigest()
+
+
+def _digest_lf(stream: Any, digest: Any) -> None:
+    """Feed `digest` the stream's bytes with every CRLF as LF (a CR at a block's end waits for the next)."""
+    pending = b""
+    for chunk in iter(lambda: stream.read(HASH_BLOCK), b""):
+        chunk = pending + chunk
+        pending = b""
+        if chunk.endswith(b"\r"):
+            chunk, pending = chunk[:-1], b"\r"
+        digest.update(chunk.replace(b"\r\n", b"\n") if b"\r" in chunk else chunk)
+    digest.update(pending)
 
 
 def parse_source(source: Source, engine: str | None = None, default_date: date | None = None,
