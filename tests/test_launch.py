@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SHARED, run_cli
+from firedup.errors import UsageError
 from firedup.formats import get_format
 from firedup.timeline.launch import Launch, estimate
 from firedup.timeline.pipeline import parse_paths
@@ -67,9 +68,8 @@ def test_launched_at_gives_the_launch_and_a_time_after_the_first_line_is_refused
     [run] = _runs(tmp_path, READY, launched_at=time(22, 46, 34))
     assert run.launch is not None and run.launch.source == "given" and run.launch.gap == 21.0
     assert run.launch_to_ready == 58.0
-    [late] = _runs(tmp_path, READY, launched_at=datetime(2026, 12, 5, 22, 50))
-    assert late.launch is not None and late.launch.source == "estimated"
-    assert any("--launched-at" in w and "after the log's first line" in w for w in late.warnings)
+    with pytest.raises(UsageError, match="after the log's first line"):  # issue 40: refused, not a warning
+        _runs(tmp_path, READY, launched_at=datetime(2026, 12, 5, 22, 50))
 
 
 def test_launched_at_on_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -81,7 +81,7 @@ def test_launched_at_on_the_command_line(tmp_path: Path, monkeypatch: pytest.Mon
     launch = json.loads(out)["runs"][0]["launch"]
     assert (launch["source"], launch["seconds_to_ready"]) == ("given", 58.0)
     code, _, err = run_cli(["parse", str(tmp_path / "a.log"), "--launched-at", "yesterday"], monkeypatch, capsys)
-    assert code == 2 and "not a time like" in err
+    assert code == 2 and "not a time" in err
 
 
 def test_a_restart_is_launched_after_the_previous_starts_last_line(tmp_path: Path) -> None:
@@ -182,3 +182,168 @@ def test_a_launchers_own_stamped_line_is_the_launch(tmp_path: Path, first_line: 
     assert run.launch is not None and run.launch.source == "log" and run.launch.line == 1, run.launch
     assert what in run.launch.basis
     assert run.launch_to_ready == pytest.approx(72.0, abs=1.0)  # 22:46:20 -> 22:47:32
+
+
+# --- issue 40: no line, clock or given time may make a launch lie ------------------------------
+
+from datetime import timedelta  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FIRST = datetime(2026, 12, 5, 22, 46, 55)  # READY's first line
+PLAUSIBLE = getattr(get_format("sglang").timeouts.launch_gap, "plausible", 120.0)
+_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _journald(text: str = READY, host: str = "gpu1") -> str:
+    return "".join(f"{_jd(datetime.fromisoformat(line[1:20]))} {host} python[77]: {line}\n" for line in text.splitlines())
+
+
+def _shifted(first: datetime, text: str = READY) -> str:
+    """`text` with every `[YYYY-MM-DD HH:MM:SS` stamp moved so that its first line is at `first`."""
+    shift = first - datetime.fromisoformat(text[1:20])
+    return "".join(f"[{datetime.fromisoformat(line[1:20]) + shift:%Y-%m-%d %H:%M:%S}{line[20:]}\n"
+                   for line in text.splitlines())
+
+
+def _jd(when: datetime) -> str:
+    return when.strftime("%b %d %H:%M:%S")
+
+
+def _unit(when: datetime, unit: str, verb: str = "Started") -> str:
+    return f"{_jd(when)} gpu1 systemd[1]: {verb} {unit} - {unit.split('.')[0]}.\n"
+
+
+def _docker_logs(text: str = READY) -> str:
+    return "".join(f"{line[1:11]}T{line[12:20]}.100000000Z {line}\n" for line in text.splitlines())
+
+
+def _event(when: datetime, container: str, image: str, what: str = "start", tz: timedelta = timedelta(0)) -> str:
+    local = when + tz
+    sign = "-" if tz < timedelta(0) else "+"
+    minutes = abs(int(tz.total_seconds())) // 60
+    offset = "Z" if not tz else f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+    return f"{local:%Y-%m-%dT%H:%M:%S}.000000000{offset} container {what} {container} (image={image}, name=x)\n"
+
+
+def _merge(*blocks: tuple[datetime, str]) -> str:
+    """Lines of several writers, in time order (journald and `docker events` interleave so)."""
+    return "".join(text for _, text in sorted(blocks, key=lambda b: b[0]))
+
+
+def test_another_units_start_27_min_before_is_not_the_launch_nor_the_first_line(tmp_path: Path) -> None:
+    """Issue 40, class 1: `Started logrotate.service` 27 min before the server made `READY in 27 min
+    32 s` for a 37 s start (the launch line became the first line too)."""
+    text = _unit(FIRST - timedelta(minutes=27, seconds=32), "logrotate.service") + _journald()
+    [run] = _runs(tmp_path, text, default_date=FIRST.date())
+    assert run.total_seconds == 37.0 and run.first_ts is not None and run.first_ts.dt == FIRST
+    assert run.launch is not None and run.launch.source == "estimated"
+    assert "logrotate.service" in run.launch.basis and "27 min 32 s before the first line" in run.launch.basis
+
+
+@given(st.floats(0.0, PLAUSIBLE), st.lists(st.tuples(st.sampled_from(["logrotate", "node-exporter", "cron", "sshd"]),
+                                                    st.floats(-3600.0, 3600.0)), max_size=6))
+@_SETTINGS
+def test_the_servers_unit_is_the_launch_among_unrelated_ones(tmp_path: Path, gap: float,
+                                                             others: list[tuple[str, float]]) -> None:
+    """Random unrelated units started around the server's: the server's own (named by its unit)
+    is its launch; the first line is the server's own."""
+    gap = round(gap)
+    start = FIRST - timedelta(seconds=gap)
+    blocks = [(start, _unit(start, "sglang.service")), (FIRST, _journald())]
+    blocks += [(FIRST + timedelta(seconds=round(t)) - timedelta(microseconds=1), _unit(FIRST + timedelta(seconds=round(t)),
+                                                                                      f"{name}.service"))
+               for name, t in others]
+    [run] = _runs(tmp_path, _merge(*blocks), default_date=FIRST.date())
+    assert run.first_ts is not None and run.first_ts.dt == FIRST and run.total_seconds == 37.0
+    assert run.launch is not None and run.launch.source == "log", run.launch
+    assert run.launch.ts is not None and run.launch.ts.dt == start
+
+
+@given(st.floats(0.0, PLAUSIBLE), st.lists(st.floats(-600.0, 600.0), max_size=4))
+@_SETTINGS
+def test_an_unnamed_unit_counts_alone_and_never_beside_others(tmp_path: Path, gap: float, others: list[float]) -> None:
+    """A unit that does not name the engine (`llm.service`) is the launch when it is the only one
+    started within the plausible gap; beside another, which is the server's is not known: the
+    run stays estimated, and says so."""
+    gap = round(gap)
+    start = FIRST - timedelta(seconds=gap)
+    moments = [FIRST + timedelta(seconds=round(t)) for t in others]
+    blocks = [(start, _unit(start, "llm.service")), (FIRST, _journald())]
+    blocks += [(m - timedelta(microseconds=1), _unit(m, f"job{i}.service")) for i, m in enumerate(moments)]
+    [run] = _runs(tmp_path, _merge(*blocks), default_date=FIRST.date())
+    rivals = [m for m in moments if timedelta(0) <= FIRST - m <= timedelta(seconds=PLAUSIBLE)]
+    assert run.launch is not None
+    if rivals:
+        assert run.launch.source == "estimated" and "which launched this server is not known" in run.launch.basis
+    else:
+        assert run.launch.source == "log" and run.launch.ts is not None and run.launch.ts.dt == start
+
+
+@given(st.floats(0.0, PLAUSIBLE), st.lists(st.floats(-3600.0, 3600.0), max_size=5),
+       st.integers(-12 * 60, 14 * 60).map(lambda m: timedelta(minutes=m)))
+@_SETTINGS
+def test_the_servers_container_is_the_launch_on_any_utc_offset(tmp_path: Path, gap: float, others: list[float],
+                                                              tz: timedelta) -> None:
+    """Class 1 and 3: `docker events` of every container (node-exporter's start) beside
+    `docker logs -t` of the server, the events on any UTC offset (`+01:00` was ignored)."""
+    gap = round(gap)
+    start = FIRST - timedelta(seconds=gap)
+    blocks = [(start, _event(start, "3f2a6b9c0d1e", "lmsysorg/sglang:v0.5.16", tz=tz)), (FIRST, _docker_logs())]
+    blocks += [(FIRST + timedelta(seconds=round(t)) - timedelta(microseconds=1),
+                _event(FIRST + timedelta(seconds=round(t)), f"{i:012x}", "prom/node-exporter", tz=tz))
+               for i, t in enumerate(others)]
+    [run] = _runs(tmp_path, _merge(*blocks))
+    assert run.first_ts is not None and run.first_ts.dt == FIRST
+    assert run.launch is not None and run.launch.source == "log", run.launch
+    assert run.launch.ts is not None and abs((run.launch.ts.dt - (start - timedelta(seconds=0.1))).total_seconds()) < 0.01
+
+
+def test_a_yearless_journald_launch_on_new_years_eve_is_dated_the_year_before(tmp_path: Path) -> None:
+    """Class 3: `Dec 31 23:59:50` before 2027 server lines was dated 2027-12-31."""
+    ready = _shifted(datetime(2027, 1, 1, 0, 0, 15))
+    text = "Dec 31 23:59:50 gpu1 systemd[1]: Started sglang.service - SGLang.\n" + _journald(ready)
+    [run] = _runs(tmp_path, text)
+    assert run.launch is not None and run.launch.source == "log", run.launch
+    assert run.launch.ts is not None and run.launch.ts.dt == datetime(2026, 12, 31, 23, 59, 50)
+    assert run.launch.gap == 25.0 and run.launch_to_ready == 25.0 + 37.0
+
+
+@given(st.lists(st.tuples(st.integers(5, 60), st.integers(10, 300), st.booleans()), min_size=1, max_size=4),
+       st.booleans(), st.booleans())
+@_SETTINGS
+def test_each_restart_keeps_its_own_launch(tmp_path: Path, starts: list[tuple[int, int, bool]], docker: bool,
+                                           trailing: bool) -> None:
+    """Class 2: random restarts (a crash with its line, or a start killed without a word), each
+    started by its own launch line some seconds before its first line: each run's launch is its
+    own line, never the estimate; a launch line after the last ready opens no run."""
+    crash = ("[{t0}] server_args=ServerArgs(model_path='/m', tp_size=1)\n"
+             "[{t1} TP0] Init torch distributed begin.\n")
+    fatal = "[{t2}] Received sigquit from a child process. It usually means the child failed.\n"
+    at = FIRST
+    blocks: list[tuple[datetime, str]] = []
+    launches = []
+    for gap, length, with_fatal in [*starts, (21, 0, False)]:
+        launch = at
+        first = launch + timedelta(seconds=gap)
+        launches.append((launch, first))
+        if length:  # a crashed start
+            stamp = [f"{first + timedelta(seconds=s):%Y-%m-%d %H:%M:%S}" for s in (0, 2, 4)]
+            text = crash.format(t0=stamp[0], t1=stamp[1]) + (fatal.format(t2=stamp[2]) if with_fatal else "")
+            at = first + timedelta(seconds=length)
+        else:  # the last: ready
+            text = _shifted(first)
+        blocks.append((first, _docker_logs(text) if docker else _journald(text)))
+        blocks.append((launch, _event(launch, "3f2a6b9c0d1e", "lmsysorg/sglang") if docker else
+                       _unit(launch, "sglang.service")))
+    if trailing:
+        end = at + timedelta(minutes=30)
+        blocks.append((end, _event(end, "3f2a6b9c0d1e", "lmsysorg/sglang") if docker else _unit(end, "sglang.service")))
+    runs = _runs(tmp_path, _merge(*blocks), default_date=FIRST.date())
+    assert len(runs) == len(launches), [(r.outcome, r.first_ts) for r in runs]
+    for run, (launch, first) in zip(runs, launches, strict=True):
+        assert run.first_ts is not None and abs((run.first_ts.dt - first).total_seconds()) < 1
+        assert run.launch is not None and run.launch.source == "log", run.launch
+        assert run.launch.ts is not None and abs((run.launch.ts.dt - launch).total_seconds()) < 1
+    assert runs[-1].outcome == "ready"

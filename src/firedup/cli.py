@@ -150,17 +150,9 @@ def _closed_stdin() -> bool:
 
 def _parse_launched_at(ctx: click.Context, param: click.Parameter, value: str | None) -> _dt.datetime | _dt.time | None:
     """`--launched-at`: a time of day (`22:46:34`) or a date and time, on the log's clock."""
-    if value is None:
-        return None
-    try:
-        if len(value) <= 15 and ":" in value and "-" not in value and "T" not in value:
-            return _dt.time.fromisoformat(value)
-        when = _dt.datetime.fromisoformat(value.replace(" ", "T", 1))
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a time like 22:46:34 or 2026-12-05T22:46:34") from None
-    if when.tzinfo is not None:
-        raise click.BadParameter(f"{value!r} has a time zone: give the time as the log's own lines show it")
-    return when
+    from firedup.timeline.launch import parse_launched_at
+
+    return None if value is None else parse_launched_at(value)
 
 
 LAUNCHED_AT_HELP = ("When the server process was launched, on the log's clock (22:46:34, or with its date): "
@@ -280,6 +272,12 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
 
     from firedup.render.text import parse_table_text
 
+    if as_json and launched_at is not None:  # whole: a time no run can take is refused before any output
+        from firedup.timeline.pipeline import write_contract_json
+
+        result = _read(paths, engine, default_date, all_files, launched_at)
+        write_contract_json(result, _SafeStream(sys.stdout, json_text=True))  # type: ignore[arg-type]
+        _exit(len(result.errors), len(result.runs))
     if as_json:  # streamed: each run written as it is parsed, memory flat over any number of files
         streamed = api.write_parse_json(paths, _SafeStream(sys.stdout, json_text=True),  # type: ignore[arg-type]
                                         engine=engine, date=default_date, all_files=all_files,

@@ -90,17 +90,23 @@ def with_measured_estimates(runs: pl.DataFrame) -> pl.DataFrame:
     known = runs.filter(pl.col("launch_source").is_in(list(KNOWN)) & pl.col("launch_gap").is_not_null())
     if known.is_empty():
         return runs
-    rows = known.select("engine", "launch_gap", *(c for c in _CONFIG if c in known.columns)).to_dicts()
-    by_engine: dict[str, list[dict[str, Any]]] = {}
+    kind = "launch_first_kind"
+    rows = known.select("engine", "launch_gap", *(c for c in (*_CONFIG, kind) if c in known.columns)).to_dicts()
+    # a gap counts only for runs whose first line is of the same kind: one measured before a
+    # collector-stamped line printed during the imports (`docker logs -t`: a second) says
+    # nothing of the gap before a server's own first stamp (twenty)
+    by_engine: dict[tuple[str, str], list[dict[str, Any]]] = {}
     by_config: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
-        by_engine.setdefault(row["engine"], []).append(row)
-        by_config.setdefault((row["engine"], *_config_key(row)), []).append(row)
+        first = row.get(kind) or "own"
+        by_engine.setdefault((row["engine"], first), []).append(row)
+        by_config.setdefault((row["engine"], first, *_config_key(row)), []).append(row)
     updated = []
     for row in runs.to_dicts():
         if row["launch_source"] == "estimated" and row["first_ts"] is not None:
-            same = by_config.get((row["engine"], *_config_key(row)))
-            gaps = _gaps(same) if same else _gaps(by_engine.get(row["engine"], []))
+            first = row.get(kind) or "own"
+            same = by_config.get((row["engine"], first, *_config_key(row)))
+            gaps = _gaps(same) if same else _gaps(by_engine.get((row["engine"], first), []))
             if gaps is not None and same:
                 gaps = MeasuredGaps(gaps.low, gaps.typical, gaps.high, gaps.n, "config")
             if gaps is not None:

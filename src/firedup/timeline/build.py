@@ -101,6 +101,7 @@ def _bounds(run: Run, events: Sequence[Event], fmt: Format) -> None:
     early = _collector_start(events, firsts[0]) if firsts else None
     if early is not None and early.ts is not None:
         run.first_ts = early.ts
+        run.first_from_collector = True
         run.first_line = early.line if run.first_line is None else min(run.first_line, early.line)
     candidates = lasts + stamped
     run.last_ts = max(candidates) if candidates else None
@@ -173,10 +174,11 @@ def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
 def _launch_of(run: Run, events: Sequence[Event], fmt: Format, previous_end: Stamp | None, restart: bool) -> Launch:
     """The run's launch as its own lines show it: a line that states it, else the format's
     estimate (capped, for a restart, by the previous run's last line)."""
+    note = None
     if run.first_ts is not None:
         stated = stated_launch(events, run.first_ts, fmt)
-        if stated is not None:
-            return stated
-    launch = estimate(run.first_ts, fmt.timeouts.launch_gap, fmt.display, previous_end if restart else None,
-                      run.begins_mid_startup)
-    return launch
+        if stated.launch is not None:
+            return stated.launch
+        note = stated.note
+    return estimate(run.first_ts, fmt.timeouts.launch_gap, fmt.display, previous_end if restart else None,
+                    run.begins_mid_startup, note)

@@ -12,18 +12,19 @@ import hashlib
 import itertools
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import IO, Any
 
+from firedup.errors import UsageError
 from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff_format
 from firedup.read.clock import Clock, Stamp
 from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
 from firedup.read.sources import InputError, Line, Source, bom_encoding, expand_inputs, file_date, read_lines
 from firedup.timeline.build import build_timeline
-from firedup.timeline.launch import LaunchedAt, give_launch
+from firedup.timeline.launch import LaunchedAt, give_launch, parse_launched_at
 from firedup.timeline.run import Run
 
 SNIFF_LINES = 2000
@@ -132,6 +133,8 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
     by the process that parsed it and written as soon as its turn comes. Over a folder of
     thousands of logs the main process no longer unpickles every run (45 kB each) and encodes
     it alone while the workers wait, and memory stays flat however many files there are."""
+    if launched_at is not None:
+        launched_at = parse_launched_at(launched_at)
     result = StreamedParse()
     encoded = _parsed(paths, engine, default_date, all_files, progress, "auto", jobs, False, result, encode=True,
                       launched_at=launched_at)
@@ -551,11 +554,25 @@ def parse_paths(
     Runs, errors and their order are the same either way. `content_hash`, `launched_at`: see
     `parse_source`.
     """
+    if launched_at is not None:
+        launched_at = parse_launched_at(launched_at)
     result = ParseResult()
     for runs in _parsed(paths, engine, default_date, all_files, progress, scanner, jobs, content_hash, result,
                         launched_at=launched_at):
         result.runs.extend(runs)
+    if launched_at is not None:
+        _refuse_untaken_launch(result.runs)
     return result
+
+
+def _refuse_untaken_launch(runs: Sequence[Run]) -> None:
+    """`--launched-at` that no run could take (after every first line, another day): a usage
+    error saying why, not a run silently counted from a time that is not its launch."""
+    if not runs or any(r.launch is not None and r.launch.source == "given" for r in runs):
+        return
+    reasons = [w for r in runs for w in r.warnings if w.startswith("--launched-at")]
+    if reasons:
+        raise UsageError(reasons[0].removesuffix(", left out"))
 
 
 def _parsed(paths: Iterable[str], engine: str | None, default_date: date | None, all_files: bool,
