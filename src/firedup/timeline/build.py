@@ -90,12 +90,14 @@ def _bounds(run: Run, events: Sequence[Event], fmt: Format) -> None:
     """The run's first and last lines and times: the reader's clock marks first, then every
     stamped line (an access line only where its time is the server's own), and a collector's
     stamp before the server's first one."""
-    lines = [e.line for e in events if e.name != CLOCK_OUTER_FIRST]
+    lines = [e.line for e in events if e.name != CLOCK_OUTER_FIRST and e.name not in fmt.vocab.launch]
+    lines = lines or [e.line for e in events if e.name != CLOCK_OUTER_FIRST]
     run.first_line, run.last_line = (min(lines), max(lines)) if lines else (None, None)
     firsts = [e.ts for e in events if e.name == CLOCK_FIRST and e.ts]
     lasts = [e.ts for e in events if e.name == CLOCK_LAST and e.ts]
     own_time = own_time_headers(fmt)
-    stamped = [e.ts for e in events if e.ts is not None and e.name not in CLOCK_EVENTS
+    launch = fmt.vocab.launch  # a launcher's line: the run's launch (timeline.launch), not its first line
+    stamped = [e.ts for e in events if e.ts is not None and e.name not in CLOCK_EVENTS and e.name not in launch
                and (e.name != ACCESS or access_time_counts(e, own_time))]
     run.first_ts = firsts[0] if firsts else (min(stamped) if stamped else None)
     early = _collector_start(events, firsts[0]) if firsts else None

@@ -111,8 +111,8 @@ def _identity(event: Event) -> str:
 
 
 def _names_engine(event: Event, fmt: Format) -> bool:
-    """Whether a launch line names this engine: a unit `sglang.service`, an image
-    `lmsysorg/sglang`, or the engine's own command (`argv`, read by the engine's rule)."""
+    """Whether a launch line names this engine (`Format.name`): in its unit (`<engine>.service`),
+    its container's image or name, or the engine's own command (`argv`, read by the engine's rule)."""
     if event.fields.get("argv") is not None:
         return True
     text = " ".join(str(event.fields.get(k) or "") for k in ("unit", "container", "attrs")).lower()
@@ -132,8 +132,9 @@ def stated_launch(events: Sequence[Event], first: Stamp, fmt: Format) -> StatedL
     its own time (not an inherited one), at most the engine's plausible gap before the first line
     (`LaunchGap.plausible`; further back it is another start: a unit started an hour earlier, a
     `logrotate.service`), and of the server: the last such line of a unit or container that names
-    the engine (`sglang.service`, image `lmsysorg/sglang`), else of the only unit or container
-    started in that window. Several unnamed ones: which is the server's is not known, and the
+    the engine (`<engine>.service`, its image), else of the only unit or container started in
+    that window, unless a line naming the engine lies further back (the server's own start, too
+    far: a bystander's is not taken for it). Several unnamed ones: which is the server's is not known, and the
     run stays estimated; so does a run whose launch lines are all too far back. Each such line
     not taken is said in the note."""
     gap = fmt.timeouts.launch_gap
@@ -149,14 +150,14 @@ def stated_launch(events: Sequence[Event], first: Stamp, fmt: Format) -> StatedL
     note: str | None = None
     if named:
         found = named[-1]
-    elif near and len({_identity(e) for e in near}) == 1:
+    elif near and len({_identity(e) for e in near}) == 1 and not any(_names_engine(e, fmt) for e in far):
         found = near[-1]
     elif near:
         starts = ", ".join(dict.fromkeys(f"{_identity(e)} (line {e.line})" for e in near))
         note = (f"launch lines of several units or containers within {plausible:.0f} s before the first line, none "
                 f"naming {fmt.display}: {visible(starts, one_line=True)}; which launched this server is not known")
     elif far:
-        last = far[-1]
+        last = next((e for e in reversed(far) if _names_engine(e, fmt)), far[-1])
         assert last.ts is not None
         note = (f"line {last.line} ({visible(_identity(last), one_line=True)} started at {last.ts.iso}) is "
                 f"{fmt_duration(first.minus(last.ts))} before the first line: more than the {plausible:.0f} s a "
