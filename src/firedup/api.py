@@ -144,8 +144,10 @@ def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None,
     `engine` forces a format (a name from `firedup.formats.known_engines()`) instead of sniffing it; `date` dates logs that
     print only times; `all_files` reads every file of a folder, not only *.log/.txt/.out/.gz.
     Raises UnknownEngineError for an engine no format knows (before reading anything).
-    `launched_at`: when the server was launched, on the log's clock (a time of day takes the first
-    line's date): each source's first run counts from it (`Run.launch`, source "given").
+    `launched_at`: when the server was launched, on the log's clock (a `datetime`, a `time` or a
+    string such as "22:46:34" or "2026-12-05T22:46:34Z"; a time of day takes the first line's
+    date): each source's first run it can be the launch of counts from it (`Run.launch`, source
+    "given"; docs/launch.md). Raises UsageError for anything else, or when no run can take it.
     """
     from firedup.timeline.pipeline import parse_paths
 
