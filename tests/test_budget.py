@@ -286,3 +286,52 @@ def test_too_few_runs_for_their_spread_give_the_slowest_plus_the_margin_never_24
     assert b.risk_label.startswith("risk unknown") and "%" in b.risk_label
     assert b.model is not None and b.beside == f"the bound would be {b.model.bound:.3g} s"
     assert "risk is unknown" in b.statement and "cold and warm" in b.statement
+
+
+# --- issue 40: --group is strict, and no budget writes no snippet ---------------------------
+
+_KEYS = st.sampled_from(["disable_cuda_graph", "tp_size", "model_path", "cache_start"])
+_VALUES = st.sampled_from(["True", "False", "1", "2", "/m", "cold"])
+
+
+@given(st.lists(st.tuples(_KEYS, _VALUES), min_size=1, max_size=4), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_group_selector_takes_each_key_once_and_nothing_else(parts: list[tuple[str, str]], typo: bool) -> None:
+    """`--group a=True,a=False` took the last value, `--group a=True,typo` ignored `typo`: both are
+    usage errors now; a well-formed selector is read exactly."""
+    from firedup.errors import UsageError
+    from firedup.tables.grouping import parse_group_selector
+
+    text = ",".join(f"{k}={v}" for k, v in parts) + (",typo" if typo else "")
+    values: dict[str, set[str]] = {}
+    for k, v in parts:
+        values.setdefault(k, set()).add(v.lower())
+    if typo or any(len(v) > 1 for v in values.values()):
+        with pytest.raises(UsageError):
+            parse_group_selector(text)
+    else:
+        assert parse_group_selector(text) == {k: v for k, v in parts}
+
+
+@pytest.mark.parametrize("group", ["disable_cuda_graph=True,disable_cuda_graph=False", "disable_cuda_graph=True,typo",
+                                   "disable_cuda_graph=True,", "=True"])
+def test_a_lax_group_is_a_usage_error_on_the_command_line(group: str, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import SAMPLE_LOGS, run_cli
+
+    code, out, err = run_cli(["budget", str(SAMPLE_LOGS), "--snippet", "bash", "--group", group], monkeypatch, capsys)
+    assert code == 2 and out == "", (out, err)
+    assert err.startswith("firedup: --group") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", ["bash", "kubernetes", "compose", "timeouts", "all"])
+def test_no_budget_writes_no_snippet_and_exits_non_zero(kind: str, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 40: `budget oom-in-cuda-graph.log --snippet bash` exited 0 with a one-comment
+    "script" that `bash wait.sh` ran to exit 0 ("ready") for a server that never got ready."""
+    from conftest import SAMPLE_LOGS, run_cli
+
+    code, out, err = run_cli(["budget", str(SAMPLE_LOGS / "oom-in-cuda-graph.log"), "--snippet", kind],
+                             monkeypatch, capsys)
+    assert code == 5 and out == "", out
+    assert "no budget, so no snippet" in err

@@ -10,6 +10,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import firedup
 from _live import env
@@ -199,3 +201,60 @@ def test_thousands_of_new_runs_are_judged_against_each_config_once(tmp_path: Pat
     assert len(report.runs) == 300 and all(r.findings for r in report.runs)
     assert calls["config_of"] <= 300 + 200, calls
     assert calls["budget_for"] <= 10, calls  # one config, a few measures
+
+
+@pytest.mark.parametrize("copy", ["gz", "crlf", "crlf.gz"])
+def test_a_copy_of_the_new_log_in_the_history_is_not_its_history(tmp_path: Path, copy: str) -> None:
+    """Issue 40: a `.gz` or CRLF copy of the new log in --history was a second history run: PASS
+    instead of CANNOT JUDGE. The same start-up is one log whatever its compression or line
+    endings (one content identity: timeline.pipeline.file_sha256, what the store keys by)."""
+    import gzip
+
+    folder = tmp_path / "history"
+    folder.mkdir()
+    shutil.copy(SAMPLE_LOGS / "prod-tp8-eagle3-01.log", folder)  # one real history run: too few (MIN_HISTORY 2)
+    data = NEW.read_bytes()
+    if "crlf" in copy:
+        data = data.replace(b"\n", b"\r\n")
+    if copy.endswith("gz"):
+        data = gzip.compress(data)
+    (folder / f"copy.log{'.gz' if copy.endswith('gz') else ''}").write_bytes(data)
+    out = subprocess.run(firedup_cmd("check", str(NEW), "--history", str(folder)), capture_output=True, text=True,
+                         env=env(), timeout=120, check=False)
+    assert out.returncode == 6, (out.stdout, out.stderr)
+    assert "1 history run of this config" in out.stdout, out.stdout
+
+
+@given(st.binary(max_size=3000), st.integers(1, 64))
+@settings(max_examples=200, deadline=None)
+def test_content_identity_ignores_compression_and_line_endings_only(data: bytes, block: int) -> None:
+    """The identity of a log is its LF text: a gzip or CRLF copy hashes the same, at any block
+    boundary a CR falls on; any other change of the text does not."""
+    import gzip
+    import hashlib
+    import os
+    import tempfile
+
+    from firedup.timeline import pipeline
+
+    lf = data.replace(b"\r\n", b"\n")
+    while b"\r\n" in lf:
+        lf = lf.replace(b"\r\n", b"\n")
+    expected = hashlib.sha256(lf).hexdigest() if not lf.startswith(b"\x1f\x8b") else None
+    saved, pipeline.HASH_BLOCK = pipeline.HASH_BLOCK, block  # CRs at block boundaries
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, content in (("plain", lf), ("crlf", lf.replace(b"\n", b"\r\n")), ("gz", gzip.compress(lf)),
+                                  ("crlf.gz", gzip.compress(lf.replace(b"\n", b"\r\n")))):
+                path = os.path.join(tmp, name)
+                with open(path, "wb") as fh:
+                    fh.write(content)
+                if expected is not None:
+                    assert pipeline.file_sha256(path) == expected, name
+            if lf + b"x" != lf:
+                other = os.path.join(tmp, "other")
+                with open(other, "wb") as fh:
+                    fh.write(lf + b"x")
+                assert pipeline.file_sha256(other) != pipeline.file_sha256(os.path.join(tmp, "gz"))
+    finally:
+        pipeline.HASH_BLOCK = saved

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from _live import CRASH_OOM, FIXTURES, NEW_READY, VLLM_READY, env, firedup, free_port, replaying, status_of
 
@@ -231,3 +233,201 @@ def test_a_script_started_with_the_server_outlasts_its_imports(tmp_path: Path) -
     # the budget counted from the first line stops the same healthy start
     too_short = start(runs["debug-0"], first_line / speed)
     assert too_short.returncode == 124, (too_short.stdout, too_short.stderr)
+
+
+# --- issue 40: every snippet kind against a replay with split writes --------------------------
+#
+# Each snippet is made by `budget LOG --snippet KIND` from the ready log, and run (the bash script
+# itself; the Kubernetes probe and the compose healthcheck by an emulator of the kubelet's and
+# Docker's documented semantics, their periods divided by the replay's speed; the timeouts'
+# numbers through the same emulators) against `replay --split-writes` of a ready log, a crash log
+# and a log that never gets ready: 0 ready, 3 crashed (the script sees the crash line or the
+# process exit; a probe sees its container exit), 124 not ready within the budget.
+
+SPEED = 15.0
+# each line in two flushes this far apart: long enough for the bash loop to read between them;
+# short for the probes, which read no log (the pauses of the lines after a crash add up)
+SPLIT = {"bash": "0.15"}
+
+
+def _never_ready(tmp_path: Path) -> Path:
+    """NEW_READY cut before its ready line: the port opens, /health answers 503, never 200."""
+    lines = NEW_READY.read_text().splitlines(keepends=True)
+    path = tmp_path / "never-ready.log"
+    path.write_text("".join(line for line in lines if "fired up and ready" not in line and "/generate" not in line))
+    return path
+
+
+def _snippet(kind: str) -> str:
+    out = subprocess.run(firedup("budget", str(NEW_READY), "--snippet", kind), capture_output=True, text=True,
+                         env=env(), timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _budget_and_delay() -> tuple[float, float]:
+    import json
+
+    data = json.loads(subprocess.run(firedup("budget", str(NEW_READY), "--json"), capture_output=True, text=True,
+                                     env=env(), timeout=60, check=True).stdout)
+    [group] = data["groups"]
+    run = json.loads(subprocess.run(firedup("parse", str(NEW_READY), "--json"), capture_output=True, text=True,
+                                    env=env(), timeout=60, check=True).stdout)["runs"][0]
+    return float(group["budget_seconds"]), float(run["launch"]["range"][1])
+
+
+def _get(port: int, route: str, timeout: float) -> int | None:
+    try:
+        return status_of(port, route, timeout)[0]
+    except OSError:
+        return None
+
+
+def _kubelet(replay: object, port: int, route: str, period: float, threshold: int, timeout: float) -> int:
+    """A startupProbe as the kubelet runs it: a GET every period; 200-399 is a success (ready, 0);
+    `threshold` failures in a row and the container is restarted (124); the container exiting
+    first is a crashed start (3)."""
+    failures = 0
+    while True:
+        time.sleep(period)
+        if replay.poll() not in (None, 0):  # type: ignore[attr-defined]
+            return 3
+        status = _get(port, route, timeout)
+        if status is not None and 200 <= status < 400:
+            return 0
+        failures += 1
+        if failures >= threshold:
+            return 124
+
+
+def _docker(replay: object, command: str, start_period: float, interval: float, retries: int) -> int:
+    """A compose healthcheck as Docker runs it: the command every interval; its first success is
+    healthy (0); failures during start_period do not count, `retries` after it make it unhealthy
+    (124); the container exiting first is a crashed start (3)."""
+    started, failures = time.monotonic(), 0
+    while True:
+        time.sleep(interval)
+        if replay.poll() not in (None, 0):  # type: ignore[attr-defined]
+            return 3
+        ok = subprocess.run(["sh", "-c", command], capture_output=True, timeout=30, check=False).returncode == 0
+        if ok:
+            return 0
+        if time.monotonic() - started > start_period:
+            failures += 1
+            if failures >= retries:
+                return 124
+
+
+def _value(text: str, pattern: str) -> str:
+    import re
+
+    found = re.search(pattern, text)
+    assert found is not None, (pattern, text)
+    return found.group(1)
+
+
+def _run_kind(kind: str, text: str, tmp_path: Path, log: Path, budget: float, delay: float) -> int:
+    port, out = free_port(), tmp_path / f"{kind}-{log.stem}.out"
+    with replaying(log, out, port, SPEED, "--hold", "60", "--launch-delay", f"{delay:g}",
+                   "--split-writes", SPLIT.get(kind, "0.02")) as replay:
+        if kind == "bash":
+            script = tmp_path / "wait.sh"
+            script.write_text(text)
+            route = _value(text, r"URL=http://127\.0\.0\.1:\d+(\S+) ")
+            # BUDGET as a duration, as `wait --timeout` takes it
+            result = _run(script, timeout=120, URL=f"http://127.0.0.1:{port}{route}", SERVER_LOG=str(out),
+                          SERVER_PID=str(replay.pid), INTERVAL="0.05", BUDGET=f"{budget / SPEED / 60:.4f}min")
+            return result.returncode
+        if kind == "kubernetes":
+            import yaml
+
+            probe = yaml.safe_load(text)["startupProbe"]
+            return _kubelet(replay, port, probe["httpGet"]["path"], probe["periodSeconds"] / SPEED,
+                            probe["failureThreshold"], probe["timeoutSeconds"])
+        if kind == "compose":
+            import yaml
+
+            check = yaml.safe_load(text)["healthcheck"]
+            command = check["test"][1].replace(":30000/", f":{port}/")
+            return _docker(replay, command, float(check["start_period"].rstrip("s")) / SPEED,
+                           float(check["interval"].rstrip("s")) / SPEED, check["retries"])
+        # timeouts: the numbers it gives each layer, run by the same emulators
+        route = _value(text, r"startupProbe: path (\S+),")
+        period, threshold = int(_value(text, r"periodSeconds (\d+)")), int(_value(text, r"failureThreshold (\d+)"))
+        assert period * threshold >= budget
+        return _kubelet(replay, port, route, period / SPEED, threshold, 5.0)
+
+
+@pytest.mark.parametrize("kind", ["bash", "kubernetes", "compose", "timeouts"])
+def test_every_snippet_against_a_replay_with_split_writes(tmp_path: Path, kind: str) -> None:
+    budget, delay = _budget_and_delay()
+    text = _snippet(kind)
+    assert f"{budget:g}" in text
+    expected = {NEW_READY: 0, CRASH_OOM: 3, _never_ready(tmp_path): 124}
+    got = {log: _run_kind(kind, text, tmp_path, log, budget, delay) for log in expected}
+    assert got == expected, {log.name: code for log, code in got.items()}
+
+
+@pytest.mark.parametrize("budget, seconds", [("15m", 900), ("1m30s", 90), ("1.5h", 5400), ("90", 90), (".5min", 30),
+                                             ("2 h 30 min", 9000)])
+def test_the_bash_budget_takes_durations_as_wait_timeout_does(tmp_path: Path, budget: str, seconds: int) -> None:
+    """Issue 40: `BUDGET=15m` made the deadline empty and the script never timed out."""
+    from firedup.live.options import parse_duration
+
+    assert parse_duration(budget, "--timeout") == seconds
+    script = tmp_path / "wait.sh"
+    script.write_text(_snippet("bash").replace('sleep "$INTERVAL"', 'echo "deadline in $(( deadline - $(date +%s) ))"'
+                                                                     '; exit 9'))
+    log = tmp_path / "server.log"
+    log.write_text("")
+    result = _run(script, timeout=30, SERVER_LOG=str(log), BUDGET=budget)
+    assert result.returncode == 9, result.stderr
+    left = int(result.stdout.split("deadline in ")[-1].split()[0])
+    assert seconds - 2 <= left <= seconds
+
+
+@pytest.mark.parametrize("budget", ["15x", "soon", "1e400", "-5"])
+def test_a_budget_the_script_cannot_read_is_exit_2(tmp_path: Path, budget: str) -> None:
+    script = tmp_path / "wait.sh"
+    script.write_text(_snippet("bash"))
+    log = tmp_path / "server.log"
+    log.write_text("")
+    result = _run(script, timeout=30, SERVER_LOG=str(log), BUDGET=budget)
+    assert result.returncode == 2 and "BUDGET=" in result.stderr, (result.stdout, result.stderr)
+
+
+@given(st.sampled_from(["ready", "crash"]), st.lists(st.floats(0.0, 1.0), min_size=1, max_size=3))
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_bash_script_reads_lines_whatever_the_flush_points(tmp_path: Path, ending: str, cuts: list[float]) -> None:
+    """Issue 40: a ready or crash line written in two flushes (block-buffered stdout) was never
+    seen: 124 on a healthy start, 124 instead of 3 on a crash. The writer here flushes the last
+    line in pieces at random points, pausing between them longer than the script's interval."""
+    import threading
+
+    script = tmp_path / "wait.sh"
+    if not script.exists():
+        script.write_text(_snippet("bash"))
+    log = tmp_path / f"server-{time.monotonic_ns()}.log"
+    head = "".join(line for line in NEW_READY.read_text().splitlines(keepends=True)[:5])
+    last = ("[2026-10-30 10:00:36] The server is fired up and ready to roll!\n" if ending == "ready" else
+            "[2026-10-30 10:00:36 TP0] Scheduler hit an exception: Traceback (most recent call last):\n")
+    points = sorted({max(1, min(len(last) - 1, int(c * len(last)))) for c in cuts})
+    pieces = [last[a:b] for a, b in zip([0, *points], [*points, len(last)], strict=True)]
+
+    def write() -> None:
+        with log.open("a") as fh:
+            fh.write(head)
+            fh.flush()
+            for piece in pieces:
+                time.sleep(0.3)
+                fh.write(piece)
+                fh.flush()
+
+    log.write_text("")
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        result = _run(script, timeout=30, SERVER_LOG=str(log), INTERVAL="0.05", BUDGET="5")
+    finally:
+        writer.join()
+    assert result.returncode == (0 if ending == "ready" else 3), (pieces, result.stdout, result.stderr)

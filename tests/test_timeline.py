@@ -212,9 +212,12 @@ def test_a_restart_begins_at_its_own_first_collector_stamped_line(tmp_path: Path
         "Feb 22 06:35:30 host env[1700]: (APIServer pid=1700) INFO:     Application startup complete.\n"
     )
     first, second = _runs(tmp_path, text)
-    assert first.outcome == "crashed" and first.first_ts is not None and first.first_ts.iso.endswith("06:34:42")
-    assert second.outcome == "ready" and second.first_ts is not None and second.first_ts.iso.endswith("06:35:02")
-    assert second.first_line == 4 and second.total_seconds == 28.0
+    # systemd's line is each run's launch, never its first line (issue 40): the server's is
+    assert first.outcome == "crashed" and first.first_ts is not None and first.first_ts.iso.endswith("06:34:46")
+    assert first.launch is not None and first.launch.source == "log" and first.launch.line == 2
+    assert second.outcome == "ready" and second.first_ts is not None and second.first_ts.iso.endswith("06:35:09")
+    assert second.first_line == 5 and second.total_seconds == 21.0
+    assert second.launch is not None and second.launch.line == 4 and second.launch_to_ready == 28.0
 
 
 def test_a_run_never_begins_before_the_line_it_was_cut_at(tmp_path: Path) -> None:

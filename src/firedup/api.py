@@ -151,8 +151,10 @@ def parse(paths: Paths, *, engine: str | None = None, date: _date | None = None,
     `engine` forces a format (a name from `firedup.formats.known_engines()`) instead of sniffing it; `date` dates logs that
     print only times; `all_files` reads every file of a folder, not only *.log/.txt/.out/.gz.
     Raises UnknownEngineError for an engine no format knows (before reading anything).
-    `launched_at`: when the server was launched, on the log's clock (a time of day takes the first
-    line's date): each source's first run counts from it (`Run.launch`, source "given").
+    `launched_at`: when the server was launched, on the log's clock (a `datetime`, a `time` or a
+    string such as "22:46:34" or "2026-12-05T22:46:34Z"; a time of day takes the first line's
+    date): each source's first run it can be the launch of counts from it (`Run.launch`, source
+    "given"; docs/launch.md). Raises UsageError for anything else, or when no run can take it.
     """
     from firedup.timeline.pipeline import parse_paths
 
@@ -522,10 +524,11 @@ def _closed_stdin() -> bool:
 
 def replay(log: PathLike, out: PathLike, *, speed: float = 1.0, port: int | None = None,
            server_version: str | None = None, hold: float | str | None = None, launch_delay: float | str = 0.0,
-           engine: str | None = None, err: TextIO | None = None) -> int:
+           split_writes: float | str = 0.0, engine: str | None = None, err: TextIO | None = None) -> int:
     """Re-enact a recorded start-up: write `log`'s lines to `out` at their pace (divided by
     `speed`) and serve its HTTP answers on 127.0.0.1 (`port`: the log's, else the engine's; 0:
-    any free one) until `hold` seconds after the last line (None: until interrupted); the exit
+    any free one) until `hold` seconds after the last line (None: until interrupted), each line in
+    two flushes `split_writes` seconds apart when given (block-buffered output); the exit
     code the server had (0 ready, 1 or 137 for a crash: 137 kills this process as the server was)."""
     import sys
 
@@ -537,8 +540,10 @@ def replay(log: PathLike, out: PathLike, *, speed: float = 1.0, port: int | None
         raise UsageError(f"--port {port!r}: give a port from 0 to 65535")
     held = _seconds(hold, "--hold")
     delay = _seconds(launch_delay, "--launch-delay")
+    split = _seconds(split_writes, "--split-writes")
     return run_replay(Path(_path(log, "log")), Path(_path(out, "out")), float(speed), port, held, _engine(engine),
-                      server_version, err=err if err is not None else sys.stderr, launch_delay=delay or 0.0)
+                      server_version, err=err if err is not None else sys.stderr, launch_delay=delay or 0.0,
+                      split_writes=split or 0.0)
 
 
 __all__ = ["PLOT_KINDS", "advise", "budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse",

@@ -239,17 +239,9 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 def _parse_launched_at(ctx: click.Context, param: click.Parameter, value: str | None) -> _dt.datetime | _dt.time | None:
     """`--launched-at`: a time of day (`22:46:34`) or a date and time, on the log's clock."""
-    if value is None:
-        return None
-    try:
-        if len(value) <= 15 and ":" in value and "-" not in value and "T" not in value:
-            return _dt.time.fromisoformat(value)
-        when = _dt.datetime.fromisoformat(value.replace(" ", "T", 1))
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a time like 22:46:34 or 2026-12-05T22:46:34") from None
-    if when.tzinfo is not None:
-        raise click.BadParameter(f"{value!r} has a time zone: give the time as the log's own lines show it")
-    return when
+    from firedup.timeline.launch import parse_launched_at
+
+    return None if value is None else parse_launched_at(value)
 
 
 LAUNCHED_AT_HELP = ("When the server process was launched, on the log's clock (22:46:34, or with its date): "
@@ -370,6 +362,12 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
 
     from firedup.render.text import parse_table_text
 
+    if as_json and launched_at is not None:  # whole: a time no run can take is refused before any output
+        from firedup.timeline.pipeline import write_contract_json
+
+        result = _read(paths, engine, default_date, all_files, launched_at)
+        write_contract_json(result, _SafeStream(sys.stdout, json_text=True))  # type: ignore[arg-type]
+        _exit(len(result.errors), len(result.runs))
     if as_json:  # streamed: each run written as it is parsed, memory flat over any number of files
         streamed = api.write_parse_json(paths, _SafeStream(sys.stdout, json_text=True),  # type: ignore[arg-type]
                                         engine=engine, date=default_date, all_files=all_files,
@@ -828,9 +826,12 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
 @click.option("--launch-delay", type=Duration(allow_never=False), default=None, metavar="DURATION",
               help="Hold the log back this long after starting (log time: divided by --speed), as a real "
                    "server's imports do (20-30 s): a wait loop started with the replay counts from the launch.")
+@click.option("--split-writes", type=Duration(allow_never=False), default=None, metavar="DURATION",
+              help="Write each line in two flushes this far apart (wall time), as a server with block-buffered "
+                   "output does: a wait loop must read lines, not chunks.")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: float | None,
-           launch_delay: float | None, engine: str | None) -> None:
+           launch_delay: float | None, split_writes: float | None, engine: str | None) -> None:
     """Re-enact a recorded startup: write its log at pace and serve its HTTP answers.
 
     \b
@@ -841,7 +842,7 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     process exits as the server did: 137 (SIGKILL) or 1 for a crash.
     """
     sys.exit(api.replay(log, out, speed=speed, port=port, server_version=server_version, hold=hold,
-                        launch_delay=launch_delay or 0.0, engine=engine))
+                        launch_delay=launch_delay or 0.0, split_writes=split_writes or 0.0, engine=engine))
 
 
 _with_examples(cli)

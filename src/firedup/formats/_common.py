@@ -16,10 +16,13 @@ SERVICE = Rule("run.service", r"^Start(?:ed|ing) (?P<unit>[\w@.:-]+\.service)", 
                examples=(Example("Feb 22 06:34:42 gpu-host systemd[1]: Started vllm.service - vLLM OpenAI Server.",
                                  {"unit": "vllm.service"}),
                          "Dec 05 22:46:30 gpu1 systemd[1]: Starting sglang.service - SGLang..."))
-CONTAINER_START = Rule("run.container", r"^container start (?P<container>[0-9a-f]{12,64})(?:\s|$)", "container start ",
+CONTAINER_START = Rule("run.container",
+                       r"^container start (?P<container>[0-9a-f]{12,64})(?:$|\s(?:\((?P<attrs>[^()]{0,2000})\))?)",
+                       "container start ", starts_run="after_end",
                        evidence=0, examples=(Example("2026-12-05T22:46:20.500000000Z container start 3f2a6b9c0d1e2f3a4b5c "
                                          "(image=lmsysorg/sglang:v0.5.16, name=sglang)",
-                                         {"container": "3f2a6b9c0d1e2f3a4b5c"}),))
+                                         {"container": "3f2a6b9c0d1e2f3a4b5c",
+                                          "attrs": "image=lmsysorg/sglang:v0.5.16, name=sglang"}),))
 
 STARTED = Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process", evidence=0,
                examples=("INFO:     Started server process [3604]",))

@@ -306,17 +306,27 @@ class EngineClock:
 class LaunchGap:
     """Seconds from launching the server process to its first timestamped line, where nothing
     in the log states the launch: imports print nothing with a time. `typical` is the estimate
-    a run carries; `low`-`high` the range seen, whose top budgets allow for; `basis` says where
-    the figures come from (docs/launch.md)."""
+    a run carries; `low`-`high` the range seen, whose top budgets allow for: `high` is the top
+    on a cold page cache (a new node, the first start after boot: Python and the weights read
+    from disk), `warm_high` the top with the page cache warm; `basis` says where the figures
+    come from (docs/launch.md). `plausible`: the most a line stating the launch (a unit's
+    `Started`, a container's start) may precede the first line and still be this run's."""
 
     low: float
     typical: float
     high: float
     basis: str
+    warm_high: float | None = None
+    plausible: float = 120.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.low <= self.typical <= self.high:
             raise ValueError(f"launch gap: need 0 <= low <= typical <= high, got {self.low}, {self.typical}, {self.high}")
+        if self.warm_high is not None and not self.typical <= self.warm_high <= self.high:
+            raise ValueError(f"launch gap: need typical <= warm_high <= high, got {self.warm_high}")
+        if self.plausible < self.high:
+            raise ValueError(f"launch gap: a launch line must be plausible at least {self.high} s before, "
+                             f"got {self.plausible}")
 
 
 @dataclass(frozen=True)

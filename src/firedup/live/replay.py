@@ -571,7 +571,8 @@ def _port_to_serve(script: Script, port: int | None) -> int:
 
 
 def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = None, hold: float | None = None,
-           err: TextIO = sys.stderr, stop: threading.Event | None = None, launch_delay: float = 0.0) -> int:
+           err: TextIO = sys.stderr, stop: threading.Event | None = None, launch_delay: float = 0.0,
+           split_writes: float = 0.0) -> int:
     """Write the script to `out` and serve its HTTP answers; return the server's exit status.
 
     `launch_delay`: seconds (of the log's time, so divided by `speed`) before the first line, as
@@ -582,6 +583,9 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     process tree, `Format.serving.kills_tree_on`; the CLI then kills itself with SIGKILL so that
     shells see exactly what they saw). A log that ends ready or still starting keeps serving
     until `stop` is set or `hold` seconds pass.
+
+    `split_writes`: each line is written in two flushes this many wall seconds apart, as a server
+    whose output is block-buffered writes it: a wait loop under test must read lines, not chunks.
     """
     _check_pace(speed, hold, launch_delay)
     stop = stop or threading.Event()
@@ -606,10 +610,10 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
     try:
         crashed = False
         for index, line in enumerate(script.lines):
-            if not _write_pieces(line, clock.started, speed, stop, writer):
+            if not _write_pieces(line, clock.started, speed, stop, writer, split_writes):
                 clock.say("stopped before the end of the log")
                 return 143
-            crashed = _play_line(script, index, line, served, writer, crashed)
+            crashed = _play_line(script, index, line, served, writer, crashed, split_writes, stop)
         return _end(script, served, crashed, hold, stop)
     finally:
         writer.close()
@@ -620,18 +624,21 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
             print(f"replay: answered {sum(answers.values())} requests: {summary}", file=err, flush=True)
 
 
-def _write_pieces(line: ScriptLine, started: float, speed: float, stop: threading.Event, writer: _Writer) -> bool:
+def _write_pieces(line: ScriptLine, started: float, speed: float, stop: threading.Event, writer: _Writer,
+                  lead: float = 0.0) -> bool:
     """A bar redrawn in place, piece by piece with no newline yet, each at its moment; then waits
-    for the line's own moment. False when stopped first."""
+    for the line's own moment (less `lead`: a line split in two flushes ends at it). False when
+    stopped first."""
     pieces = line.pieces or [(line.raw, line.at)]
     for data, at in pieces[:-1]:
         if not _wait_until(started + at / speed, stop):
             return False
         writer.write(data, end=False)
-    return _wait_until(started + line.at / speed, stop)
+    return _wait_until(started + line.at / speed - lead, stop)
 
 
-def _play_line(script: Script, index: int, line: ScriptLine, served: _Port, writer: _Writer, crashed: bool) -> bool:
+def _play_line(script: Script, index: int, line: ScriptLine, served: _Port, writer: _Writer, crashed: bool,
+               split_writes: float = 0.0, stop: threading.Event | None = None) -> bool:
     """The line's last piece written, with what the server did at it; whether it has crashed."""
     actions = script.actions.get(index, [])
     raw = (line.pieces or [(line.raw, line.at)])[-1][0]
@@ -647,6 +654,10 @@ def _play_line(script: Script, index: int, line: ScriptLine, served: _Port, writ
     if "ready" in actions:
         served.set("ready")
         served.say(f"ready (line {index + 1})")
+    if split_writes > 0 and len(raw) > 1:  # half a line, a pause, the rest: a block-buffered writer
+        writer.write(raw[:len(raw) // 2], end=False)
+        (stop or threading.Event()).wait(split_writes)
+        raw = raw[len(raw) // 2:]
     writer.write(raw)
     if "crash" in actions:
         crashed = True
@@ -703,7 +714,8 @@ def _health_summary(script: Script, health: HealthSemantics) -> str:
 
 
 def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float | None, engine: str | None,
-               server_version: str | None, err: TextIO = sys.stderr, launch_delay: float = 0.0) -> int:
+               server_version: str | None, err: TextIO = sys.stderr, launch_delay: float = 0.0,
+               split_writes: float = 0.0) -> int:
     """The CLI's entry: SIGTERM ends the replay cleanly; a crash exits as the server did."""
     check_replay_args(log, out, speed, hold)
     script = load_script(log, engine=engine, server_version=server_version)
@@ -716,7 +728,8 @@ def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        code = replay(script, out, speed=speed, port=port, hold=hold, err=err, stop=stop, launch_delay=launch_delay)
+        code = replay(script, out, speed=speed, port=port, hold=hold, err=err, stop=stop, launch_delay=launch_delay,
+                      split_writes=split_writes)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if code == 137:

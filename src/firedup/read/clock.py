@@ -192,6 +192,10 @@ class Clock:
         # The same offset as the engine measures it, on lines with the engine's own clock only
         # (`measure_offset`): it moves a line with only a collector's stamp onto that clock.
         self.engine_offset: timedelta | None = None
+        # The UTC offset of the collector's stamps `engine_offset` was measured on, where they
+        # state one: a stamp written on another offset (`docker events` in +01:00 beside
+        # `docker logs -t` in UTC) is moved onto it first.
+        self._tz_base: int | None = None
         # Set by a reader that left dated lines unread (the batch engine): the running day and
         # year are then guesses, and completing a stamp from them raises `UnsureDate`.
         self.history_skipped = False
@@ -209,6 +213,12 @@ class Clock:
         that puts it closest to `near` (the engine's stamp on the same line), else to the latest
         stamp this clock dated; before any, it is None here, and the source's year policy
         (`_year_for`) gives the year of what needs one."""
+        found = self._outer_datetime(outer, near)
+        if found is not None and outer.tz is not None and self._tz_base is not None and outer.tz != self._tz_base:
+            found += timedelta(seconds=self._tz_base - outer.tz)
+        return found
+
+    def _outer_datetime(self, outer: OuterStamp, near: datetime | None) -> datetime | None:
         if not _time_ok(outer.time):
             return None
         if outer.year is None:
@@ -227,6 +237,8 @@ class Clock:
     def measure_offset(self, outer: OuterStamp, own: Stamp) -> None:
         """A line with the engine's own stamp `own` behind a collector's `outer`: the offset
         between the two clocks (`engine_offset`)."""
+        if self._tz_base is None and outer.tz is not None:
+            self._tz_base = outer.tz
         outer_dt = self.outer_datetime(outer, own.dt)
         if outer_dt is not None:
             self.engine_offset = own.dt - outer_dt

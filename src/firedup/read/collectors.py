@@ -28,6 +28,9 @@ class OuterStamp:
     day: int
     time: str  # HH:MM:SS
     frac: str  # digits after the decimal point, "" when none
+    # seconds east of UTC where the stamp says (`Z`: 0, `+01:00`: 3600): `docker events` beside
+    # `docker logs -t` may write the same moment on two offsets (read.clock puts them on one)
+    tz: int | None = None
 
 
 # What a prefix may start with, as `first_key` tells it from the line's first character: a
@@ -72,7 +75,18 @@ class Collector:
 
 def _rfc3339_stamp(m: re.Match[str]) -> OuterStamp:
     y, mo, d = (int(p) for p in m["date"].split("-"))
-    return OuterStamp(m.group(0).rstrip(), y, mo, d, m["time"], m["frac"] or "")
+    return OuterStamp(m.group(0).rstrip(), y, mo, d, m["time"], m["frac"] or "", _tz_seconds(m["tz"]))
+
+
+def _tz_seconds(tz: str | None) -> int | None:
+    """`Z` -> 0, `+01:00` or `+0100` -> 3600, `-05:30` -> -19800; None when the stamp gives none."""
+    if not tz:
+        return None
+    if tz == "Z":
+        return 0
+    digits = tz[1:].replace(":", "")
+    seconds = int(digits[:2]) * 3600 + int(digits[2:4]) * 60
+    return -seconds if tz[0] == "-" else seconds
 
 
 def _local_stamp(m: re.Match[str]) -> OuterStamp:

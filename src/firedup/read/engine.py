@@ -222,6 +222,11 @@ class Scanner:
         # the kinds that restart and stop that recording (`Kind.watch`): only a start-up's time
         # is explained, and after ready a server's log is runtime traffic
         self._watch_on, self._watch_off = fmt.vocab.watch_on, fmt.vocab.watch_off
+        self._launch = fmt.vocab.launch  # a launcher's line (a unit's start): never the server's first line
+        # Launch lines read before any line showed both clocks, with their collector's stamp: put
+        # on the engine's clock once a line does (a journald `Dec 31` takes the year nearest the
+        # server's first stamp; a `docker events` stamp on another UTC offset is moved onto it)
+        self._pending_launch: list[tuple[Event, OuterStamp]] = []
         self._watch_until = WATCH_LINES  # the last line number watched (WATCH_LINES after the start)
 
     # -- header layer ------------------------------------------------------------------
@@ -349,7 +354,15 @@ class Scanner:
         starts_run = bool(event.fields.get("starts_run"))
         if starts_run and previous_own is not None:
             out.append(Event(CLOCK_LAST, previous_own[1], previous_own[0], header="clock"))
-        self._mark_start(out, parsed, line, starts_run)
+        if event.name in self._launch:
+            # systemd's `Started`, a runtime's `container start`, an echoed command: the launcher's
+            # time, before the server printed anything; the run's first line is the server's next
+            if not own and line.outer is not None and self.clock.engine_offset is None:
+                self._pending_launch.append((event, line.outer))
+            if starts_run:
+                self._outer_first, self._want_first = None, True
+        else:
+            self._mark_start(out, parsed, line, starts_run)
         out.append(event)
         return out
 
@@ -368,6 +381,11 @@ class Scanner:
             self.clock.measure_offset(line.outer, parsed.ts)
             if parsed.wrapper is not None:
                 self._offset_of[parsed.wrapper] = self.clock.engine_offset
+            while self._pending_launch:
+                early, outer = self._pending_launch.pop()
+                moved = self.clock.on_engine_clock(outer, parsed.ts)
+                if moved is not None:
+                    early.ts = moved
         if ts is not None and not own and self._last_own is not None:
             ts, inherited = self._last_own[0], True  # a foreign clock: keep ours
         if ts is None and line.outer is not None and self._last_own is not None:

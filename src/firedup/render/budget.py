@@ -125,6 +125,11 @@ def budget_output(report: BudgetReport, snippets: Sequence[str] = (), verbose: b
         return json_text(budget_json(report), indent=1) + "\n"
     kinds = SNIPPET_KINDS if "all" in snippets or (verbose and not snippets) else tuple(
         k for k in snippets if k != "none")
+    asked = [k for k in snippets if k != "none"]
+    if asked and not any(b.budget_seconds is not None for b in report.budgets):
+        from firedup.errors import DataError
+
+        raise DataError(f"--snippet {asked[0]}: no budget, so no snippet: no run in the input reached ready")
     if len(kinds) == 1 and kinds[0] != "timeouts":
         return snippet_only(report, kinds[0])
     return budget_text(report, kinds, width=width, verbose=verbose) + "\n"
@@ -143,9 +148,12 @@ def select_group(report: BudgetReport, group: str | None) -> BudgetReport:
 
     if group is None:
         return report
-    wanted = dict(part.split("=", 1) for part in group.split(",") if "=" in part)
-    if not wanted:
-        raise UsageError(f"--group {group!r}: give KEY=VALUE, one of: {'; '.join(group_labels(report)) or 'none'}")
+    from firedup.tables.grouping import parse_group_selector
+
+    try:
+        wanted = parse_group_selector(group)
+    except UsageError as exc:
+        raise UsageError(f"{exc}; give KEY=VALUE, one of: {'; '.join(group_labels(report)) or 'none'}") from None
     keep = [i for i, b in enumerate(report.budgets)
             if set(wanted) <= set(b.key) and all(str(b.key[k]).lower() == v.strip().lower() for k, v in wanted.items())]
     if not keep:
@@ -161,12 +169,13 @@ def select_group(report: BudgetReport, group: str | None) -> BudgetReport:
 def snippet_only(report: BudgetReport, kind: str) -> str:
     """One kind of snippet and nothing else, so that `firedup budget --snippet bash > wait.sh` is a
     script holding one budget. Several groups with a budget: a UsageError naming them (choose one
-    with --group), never the first one silently. No budget at all: a comment saying why."""
-    from firedup.errors import UsageError
+    with --group), never the first one silently. No budget at all: a DataError (exit 5), no script."""
+    from firedup.errors import DataError, UsageError
 
     with_budget = [i for i, b in enumerate(report.budgets) if b.budget_seconds is not None]
     if not with_budget:
-        return "# no budget: no run reached ready in the input\n"
+        # a script that says "ready" for a server that is not even running must not be written
+        raise DataError(f"--snippet {kind}: no budget, so no snippet: no run in the input reached ready")
     if len(with_budget) > 1:
         raise UsageError(f"--snippet {kind} writes one group's budget, and there are {len(with_budget)}: "
                          f"choose one with --group ({'; '.join(group_labels(report))})")

@@ -98,8 +98,8 @@ BASH = """\
 # @CLOCK@
 # Usage, with a URL, a log, or both (the log adds crash lines and the exact ready line):
 #   URL=http://127.0.0.1:@PORT@@ROUTE@ SERVER_LOG=server.log [SERVER_PID=1234] bash wait.sh
-# Exit 0 ready, 3 the server crashed or its process exited, 124 not ready within BUDGET s,
-# 2 neither URL nor SERVER_LOG given.
+# Exit 0 ready, 3 the server crashed or its process exited, 124 not ready within BUDGET (seconds,
+# or a duration: 90s, 15min, 1h30m), 2 neither URL nor SERVER_LOG given, or a BUDGET it cannot read.
 # Ready over HTTP: a 200 from @ROUTE@ (@ON_VERSIONS@). Only the status code counts, never the body:
 # @NAME@'s health routes answer with an empty body (@WHEN_READY@), and @WHILE_STARTING@.@PITFALL@
 # The log: SERVER_LOG may not exist yet (the script waits for it); in a log that already exists
@@ -119,7 +119,34 @@ if [ -z "$URL" ] && [ -z "$SERVER_LOG" ]; then
   exit 2
 fi
 crash_lines() { grep -F -m 3@MARKERS@; }
-deadline=$(( $(date +%s) + BUDGET ))
+# BUDGET in seconds (900) or as a duration, as `firedup wait --timeout` takes it (90s, 1m30s, 15min, 1.5h)
+to_seconds() {
+  awk -v d="$1" 'BEGIN {
+    s = tolower(d); gsub(/[ \\t]/, "", s)
+    if (s ~ /^([0-9]+|[0-9]*\\.[0-9]+)$/) { t = s + 0 } else {
+      if (s == "") exit 1
+      t = 0
+      while (s != "") {
+        if (!match(s, /^([0-9]+|[0-9]*\\.[0-9]+)[a-z]+/)) exit 1
+        part = substr(s, 1, RLENGTH); s = substr(s, RLENGTH + 1)
+        match(part, /[a-z]+$/); u = substr(part, RSTART); n = substr(part, 1, RSTART - 1) + 0
+        if (u == "ms") f = 0.001
+        else if (u ~ /^(s|sec|secs|second|seconds)$/) f = 1
+        else if (u ~ /^(m|min|mins|minute|minutes)$/) f = 60
+        else if (u ~ /^(h|hr|hrs|hour|hours)$/) f = 3600
+        else if (u ~ /^(d|day|days)$/) f = 86400
+        else exit 1
+        t += n * f
+      }
+    }
+    w = int(t); if (w < t) w += 1; print w
+  }'
+}
+if ! budget_s=$(to_seconds "$BUDGET"); then
+  echo "wait.sh: BUDGET=$BUDGET: give seconds (900) or a duration (90s, 1m30s, 15min, 1h)" >&2
+  exit 2
+fi
+deadline=$(( $(date +%s) + budget_s ))
 start=0
 if [ -n "$SERVER_LOG" ] && [ -f "$SERVER_LOG" ] \\
    && [ -z "${FROM_START:-}" ]; then
@@ -134,8 +161,17 @@ while :; do
     size=$(wc -c < "$SERVER_LOG")
     # truncated or replaced: read it again
     if [ "$size" -lt "$pos" ]; then start=0; pos=0; fi
-    new=$(tail -c +"$(( pos + 1 ))" "$SERVER_LOG" | head -c "$(( size - pos ))")
-    pos=$size
+    # whole lines only: a line written in two flushes (block-buffered output)
+    # is read once it ends
+    lines=$(tail -c +"$(( pos + 1 ))" "$SERVER_LOG" \\
+            | head -c "$(( size - pos ))" | wc -l)
+    new=""
+    if [ "$lines" -gt 0 ]; then
+      new=$(tail -c +"$(( pos + 1 ))" "$SERVER_LOG" | head -n "$lines")
+      got=$(tail -c +"$(( pos + 1 ))" "$SERVER_LOG" | head -n "$lines" \\
+            | wc -c)
+      pos=$(( pos + got ))
+    fi
     crash=$(printf '%s\\n' "$new" | crash_lines || true)
     if [ -n "$crash" ]; then
       echo "crashed: the server log reports a failed start:" >&2
@@ -174,7 +210,7 @@ while :; do
     fi
   fi
   if [ "$(date +%s)" -ge "$deadline" ]; then
-    echo "not ready after $BUDGET s (last HTTP status: $code)" >&2
+    echo "not ready after $budget_s s (last HTTP status: $code)" >&2
     exit 124
   fi
   sleep "$INTERVAL"

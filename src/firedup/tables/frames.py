@@ -97,6 +97,7 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
     "launch_low": pl.Float64(),
     "launch_high": pl.Float64(),
     "launch_basis": pl.Utf8(),
+    "launch_first_kind": pl.Utf8(),  # own | collector: what the first line's time is (Run.first_from_collector)
     "launch_to_ready": pl.Float64(),  # Run.launch_to_ready: launch -> ready
     "launch_to_end": pl.Float64(),  # Run.launch_to_end: launch -> ready, the crash or the log's end
     "cache_keys_json": pl.Utf8(),  # {cache kind: the key its cache was stored under} (Run.cache_keys)
@@ -277,7 +278,8 @@ def _launch_cells(run: Run) -> dict[str, Any]:
         return {"launch_source": "unknown"}
     return {"launch_ts": launch.ts.dt if launch.ts else None, "launch_source": launch.source,
             "launch_gap": launch.gap, "launch_low": launch.low, "launch_high": launch.high,
-            "launch_basis": launch.basis, "launch_to_ready": run.launch_to_ready, "launch_to_end": run.launch_to_end}
+            "launch_basis": launch.basis, "launch_to_ready": run.launch_to_ready, "launch_to_end": run.launch_to_end,
+            "launch_first_kind": "collector" if run.first_from_collector else "own"}
 
 
 def _phase_rows(run: Run, run_id: str, source: str) -> list[dict[str, Any]]:

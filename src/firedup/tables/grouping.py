@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 
 from firedup.core.safe import visible
-from firedup.errors import UnknownFlagError
+from firedup.errors import UnknownFlagError, UsageError
 from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds, shown_flag
 from firedup.tables.launches import from_launch, launch_margin
 
@@ -224,6 +224,23 @@ def group_label(key: dict[str, Any]) -> str:
         if name:
             return f"{name} ({text})"
     return text
+
+
+def parse_group_selector(text: str) -> dict[str, str]:
+    """`--group KEY=VALUE[,KEY=VALUE]` as {key: value}. Every part must be KEY=VALUE and name
+    each key once: a part without `=` (a typo) or a key given twice with two values would
+    otherwise be dropped or overwritten, and the snippet written for a group nobody asked for."""
+    wanted: dict[str, str] = {}
+    for part in text.split(","):
+        key, eq, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key or not value:
+            raise UsageError(f"--group {text!r}: {part.strip()!r} is not KEY=VALUE")
+        if key in wanted and wanted[key].lower() != value.lower():
+            raise UsageError(f"--group {text!r}: {key} is given twice ({wanted[key]} and {value}); a group has one "
+                             "value of each flag")
+        wanted[key] = value
+    return wanted
 
 
 def grouping_keys(runs: Runs) -> list[str]:
@@ -570,4 +587,4 @@ def left_out_lines(left_out: Sequence[LeftOut], title: str, verbose: bool = Fals
 
 
 __all__ = ["Coverage", "Group", "Grouping", "LeftOut", "check_by", "coverage", "flag_names", "fmt_value", "group_runs",
-           "left_out_lines", "population_label", "quantile", "rounded"]
+           "left_out_lines", "parse_group_selector", "population_label", "quantile", "rounded"]

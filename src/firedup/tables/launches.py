@@ -107,16 +107,22 @@ def re_estimated_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = [r for r in rows if r.get("launch_source") in KNOWN and r.get("launch_gap") is not None]
     if not rows:
         return runs
-    by_engine: dict[str, list[dict[str, Any]]] = {}
+    kind = "launch_first_kind"
+    # a gap counts only for runs whose first line is of the same kind: one measured before a
+    # collector-stamped line printed during the imports (`docker logs -t`: a second) says
+    # nothing of the gap before a server's own first stamp (twenty)
+    by_engine: dict[tuple[str, str], list[dict[str, Any]]] = {}
     by_config: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
-        by_engine.setdefault(row["engine"], []).append(row)
-        by_config.setdefault((row["engine"], *_config_key(row)), []).append(row)
+        first = row.get(kind) or "own"
+        by_engine.setdefault((row["engine"], first), []).append(row)
+        by_config.setdefault((row["engine"], first, *_config_key(row)), []).append(row)
     updated = []
     for row in runs:
         if row["launch_source"] == "estimated" and row["first_ts"] is not None:
-            same = by_config.get((row["engine"], *_config_key(row)))
-            gaps = _gaps(same) if same else _gaps(by_engine.get(row["engine"], []))
+            first = row.get(kind) or "own"
+            same = by_config.get((row["engine"], first, *_config_key(row)))
+            gaps = _gaps(same) if same else _gaps(by_engine.get((row["engine"], first), []))
             if gaps is not None and same:
                 gaps = MeasuredGaps(gaps.low, gaps.typical, gaps.high, gaps.n, "config")
             if gaps is not None:

@@ -141,17 +141,20 @@ def _bounds(run: Run, events: Sequence[Event], fmt: Format) -> None:
     """The run's first and last lines and times: the reader's clock marks first, then every
     stamped line (an access line only where its time is the server's own), and a collector's
     stamp before the server's first one."""
-    lines = [e.line for e in events if e.name != CLOCK_OUTER_FIRST]
+    lines = [e.line for e in events if e.name != CLOCK_OUTER_FIRST and e.name not in fmt.vocab.launch]
+    lines = lines or [e.line for e in events if e.name != CLOCK_OUTER_FIRST]
     run.first_line, run.last_line = (min(lines), max(lines)) if lines else (None, None)
     firsts = [e.ts for e in events if e.name == CLOCK_FIRST and e.ts]
     lasts = [e.ts for e in events if e.name == CLOCK_LAST and e.ts]
     own_time = own_time_headers(fmt)
-    stamped = [e.ts for e in events if e.ts is not None and e.name not in CLOCK_EVENTS
+    launch = fmt.vocab.launch  # a launcher's line: the run's launch (timeline.launch), not its first line
+    stamped = [e.ts for e in events if e.ts is not None and e.name not in CLOCK_EVENTS and e.name not in launch
                and (e.name != ACCESS or access_time_counts(e, own_time))]
     run.first_ts = firsts[0] if firsts else (min(stamped) if stamped else None)
     early = _collector_start(events, firsts[0]) if firsts else None
     if early is not None and early.ts is not None:
         run.first_ts = early.ts
+        run.first_from_collector = True
         run.first_line = early.line if run.first_line is None else min(run.first_line, early.line)
     candidates = lasts + stamped
     run.last_ts = max(candidates) if candidates else None
@@ -288,10 +291,11 @@ def _build_phases(run: Run, events: Sequence[Event], fmt: Format) -> None:
 def _launch_of(run: Run, events: Sequence[Event], fmt: Format, previous_end: Stamp | None, restart: bool) -> Launch:
     """The run's launch as its own lines show it: a line that states it, else the format's
     estimate (capped, for a restart, by the previous run's last line)."""
+    note = None
     if run.first_ts is not None:
         stated = stated_launch(events, run.first_ts, fmt)
-        if stated is not None:
-            return stated
-    launch = estimate(run.first_ts, fmt.timeouts.launch_gap, fmt.display, previous_end if restart else None,
-                      run.begins_mid_startup)
-    return launch
+        if stated.launch is not None:
+            return stated.launch
+        note = stated.note
+    return estimate(run.first_ts, fmt.timeouts.launch_gap, fmt.display, previous_end if restart else None,
+                    run.begins_mid_startup, note)

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import IO, Any
@@ -35,7 +35,7 @@ from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
 from firedup.read.sources import InputError, Line, Source, bom_encoding, expand_inputs, file_date, read_lines
 from firedup.timeline.build import build_timeline
-from firedup.timeline.launch import LaunchedAt, give_launch
+from firedup.timeline.launch import LaunchedAt, give_launch, parse_launched_at
 from firedup.timeline.records import apply_record_beside
 from firedup.timeline.run import Run
 from firedup.timeline.silence import TwinFacts, twin_caches, twin_facts, twin_verdicts
@@ -148,6 +148,8 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
     few whose verdicts those rules change encoded again. Over a folder of thousands of logs the
     main process never unpickles every run (45 kB each) nor encodes it alone while the workers
     wait, and memory stays flat however many files there are."""
+    if launched_at is not None:
+        launched_at = parse_launched_at(launched_at)
     result = StreamedParse()
     encoded = _parsed(paths, engine, default_date, all_files, progress, "auto", jobs, False, result, encode=True,
                       launched_at=launched_at)
@@ -441,12 +443,30 @@ def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: di
     return events, scanner.stats, scanner.clock
 
 
+HASH_BLOCK = 1 << 20  # bytes hashed at a time
+
+
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """sha256 of a file's bytes: what identifies a log whatever its path (run ids, the store)."""
+    """sha256 of a log's content: what identifies a log whatever its path, compression or line
+    endings (run ids, the store, `check`'s new runs against their history). The bytes as read:
+    a gzip file's inflated (by its magic bytes, as `read.sources` reads it), each CRLF as LF, so
+    a `.gz` or a CRLF copy of a log is the same log; a plain LF file's hash is its bytes'."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
+    with open(path, "rb") as raw:
+        stream: Any = raw
+        if raw.peek(2)[:2] == b"\x1f\x8b":
+            import gzip
+            import zlib
+
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+            try:
+                _digest_lf(stream, digest)
+                return digest.hexdigest()
+            except (OSError, EOFError, zlib.error):  # not whole gzip: its bytes, as a plain file's
+                raw.seek(0)
+                digest = hashlib.sha256()
+                stream = raw
+        _digest_lf(stream, digest)
     return digest.hexdigest()
 
 
@@ -474,6 +494,18 @@ def firedup_output(source: Source) -> str | None:
     if _WAIT_RECORD.match(head):
         return f"{OWN_OUTPUT} (a `firedup wait --record`), not a server log; skipped"
     return None
+
+
+def _digest_lf(stream: Any, digest: Any) -> None:
+    """Feed `digest` the stream's bytes with every CRLF as LF (a CR at a block's end waits for the next)."""
+    pending = b""
+    for chunk in iter(lambda: stream.read(HASH_BLOCK), b""):
+        chunk = pending + chunk
+        pending = b""
+        if chunk.endswith(b"\r"):
+            chunk, pending = chunk[:-1], b"\r"
+        digest.update(chunk.replace(b"\r\n", b"\n") if b"\r" in chunk else chunk)
+    digest.update(pending)
 
 
 def parse_source(source: Source, engine: str | None = None, default_date: date | None = None,
@@ -659,12 +691,26 @@ def parse_paths(
     Runs, errors and their order are the same either way. `content_hash`, `launched_at`: see
     `parse_source`.
     """
+    if launched_at is not None:
+        launched_at = parse_launched_at(launched_at)
     result = ParseResult()
     for runs in _parsed(paths, engine, default_date, all_files, progress, scanner, jobs, content_hash, result,
                         launched_at=launched_at):
         result.runs.extend(runs)
     twin_caches(result.runs)  # a capture several times its same-config twin's was a cold kernel cache
+    if launched_at is not None:
+        _refuse_untaken_launch(result.runs)
     return result
+
+
+def _refuse_untaken_launch(runs: Sequence[Run]) -> None:
+    """`--launched-at` that no run could take (after every first line, another day): a usage
+    error saying why, not a run silently counted from a time that is not its launch."""
+    if not runs or any(r.launch is not None and r.launch.source == "given" for r in runs):
+        return
+    reasons = [w for r in runs for w in r.warnings if w.startswith("--launched-at")]
+    if reasons:
+        raise UsageError(reasons[0].removesuffix(", left out"))
 
 
 def _parsed(paths: Iterable[str], engine: str | None, default_date: date | None, all_files: bool,

@@ -119,6 +119,10 @@ class Run:
     all_config: dict[str, Any] = field(default_factory=dict)
     begins_mid_startup: bool = False  # the log starts after the startup did: times are lower bounds
     excerpt_lead: float = 0.0  # seconds a reported phase reaches back before the first line
+    # the first line's time is a collector's stamp (`docker logs -t`, kubectl's) on a line the
+    # server printed without its own, not the server's own first stamp: a gap measured before
+    # such a line says nothing of one before a server's own first stamp (tables.launches)
+    first_from_collector: bool = False
     # sha256 of the source's bytes, taken where the source was read (`parse_paths(content_hash=True)`);
     # None for stdin or when not asked for. Run ids come from it, never from re-reading `source`.
     content_hash: str | None = None

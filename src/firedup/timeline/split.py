@@ -17,9 +17,12 @@ from firedup.read.engine import CLOCK_EVENTS, CLOCK_FIRST, CLOCK_OUTER_FIRST, Ev
 
 
 def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
-    """Cut the event stream where a new startup begins."""
+    """Cut the event stream where a new startup begins. A launch line (a unit's `Started`, a
+    container's start) between two starts is the next one's, even where the start before
+    printed no end (killed without a word); one after the last start with nothing of a server
+    after it opens no run."""
     vocab = fmt.vocab
-    milestones, fatal, restarts = vocab.milestones, vocab.fatal, vocab.watch_on
+    milestones, fatal, restarts, launch = vocab.milestones, vocab.fatal, vocab.watch_on, vocab.launch
     segments: list[list[Event]] = [[]]
     ended = False
     substantive = False
@@ -39,6 +42,14 @@ def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
             carried: list[Event] = []
             while current and current[-1].name == CLOCK_FIRST and current[-1].line == event.line:
                 carried.insert(0, current.pop())
+            # the launch lines after the last line of the start before are this start's (the
+            # clock marks among them stay with the start before: its last line)
+            tail = len(current)
+            while tail and (current[tail - 1].name in launch or current[tail - 1].name in CLOCK_EVENTS):
+                tail -= 1
+            moved = [e for e in current[tail:] if e.name in launch]
+            current[tail:] = [e for e in current[tail:] if e.name not in launch]
+            carried[:0] = moved
             segments.append(carried)
             cut_line = event.line
             ended = False
@@ -51,7 +62,15 @@ def split_runs(events: Sequence[Event], fmt: Format) -> list[list[Event]]:
             substantive = True  # a banner or a warning alone does not make a startup
         if event.name == READY or event.name in fatal:
             ended = True
-    return [s for s in segments if any(e.name not in CLOCK_EVENTS for e in s)]
+    out: list[list[Event]] = []
+    for segment in segments:
+        if not any(e.name not in CLOCK_EVENTS for e in segment):
+            continue
+        if out and all(e.name in CLOCK_EVENTS or e.name in launch for e in segment):
+            out[-1].extend(segment)  # launch lines and nothing of a server after them: no run
+            continue
+        out.append(segment)
+    return out
 
 
 # --- telling engines apart ---------------------------------------------------------------
