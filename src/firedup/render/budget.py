@@ -29,12 +29,12 @@ def _timeouts(report: BudgetReport, index: int) -> LayerTimeouts | None:
 
 
 def _seconds(seconds: int) -> str:
-    """`17 min 20 s (1040 s)`, `57 s`: a budget as people read it and as it is pasted."""
+    """`17 min 30 s (1050 s)`, `57 s`: a budget as people read it and as it is pasted."""
     return f"{fmt_duration(seconds)} ({seconds} s)" if seconds >= 60 else fmt_duration(seconds)
 
 
 def answer_line(report: BudgetReport, index: int) -> str:
-    """One group's answer: `production (...): 17 min 20 s (1040 s) from launch; risk < 1 % ...`."""
+    """One group's answer: `production (...): 17 min 30 s (1050 s) from launch; risk < 1 % ...`."""
     b = report.budgets[index]
     if b.budget_seconds is None:
         return f"{b.label}: no budget (no ready run with a time to ready)"

@@ -176,7 +176,7 @@ def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> 
 
 
 def _allowance_phrase(row: dict[str, Any]) -> str:
-    """`first line + 21 s, typical of the usual 16-27 s (docs/launch.md)` for an estimated launch:
+    """`first line + 21 s, typical of the usual 16-37 s (docs/launch.md)` for an estimated launch:
     what every view adds (`launch.seconds_before_first_line`)."""
     gap = row["launch_gap"]
     high = row["launch_high"] if row["launch_high"] is not None else gap
