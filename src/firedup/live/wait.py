@@ -614,35 +614,26 @@ class Waiter:
         return min(self.opts.inspect_after, self.opts.stall_after if self.opts.stall_after is not None else math.inf)
 
     def _inspect(self, now: float, force: bool = False) -> Activity | None:
-        """What the process tree does during a silence, sampled every INSPECT_EVERY_S; said
-        once per kind of activity (no TTY), shown on the status line (TTY)."""
+        """What the process tree does, looked at every second from the start whatever the log
+        does (`TreeWatch.tick`); a settled change said once (no TTY), shown on the status line (TTY)."""
         watch = self.watch
         if watch is None:
             return None
-        silent = self._silent_for(now)
-        if silent < self._inspect_after() and not force:
-            if watch.samples:  # the log spoke again: the next silence is judged afresh
-                watch.samples.clear()
-                self.activity = self.activity_said = None
-            return None
-        if force or now - self.watch_at >= INSPECT_EVERY_S:
-            self.watch_at = now
-            watch.phase = self.current_stage()
-            model = self.run.config.get("model_path") if self.run is not None else None
-            watch.model_dirs = (str(model),) if isinstance(model, str) and model.startswith("/") else ()
-            watch.sample(now)
-            self.activity = watch.activity()
+        model = self.run.config.get("model_path") if self.run is not None else None
+        dirs = (str(model),) if isinstance(model, str) and model.startswith("/") else ()
+        if watch.tick(now, self.current_stage(), dirs, force=force):
+            self.activity = watch.current
             self._observe(now, self.activity)
             if watch.gpu is not None and watch.gpu.off is not None and watch.gpu.source is not None \
                     and "gpu-off" not in self.printer.warned:
                 self.printer.warned.add("gpu-off")  # it answered before: a wedged driver, worth saying
                 self.printer.say(f"note: {watch.gpu.off}; the GPUs are no longer consulted")
-        activity = self.activity
-        if activity is not None and activity.kind != self.activity_said and not force:
-            self.activity_said = activity.kind
-            if not self.opts.quiet and not self.tty and activity.kind != "gone":
-                self.printer.say(f"note: {self.printer.silence_text(now, silent)}; process tree of pid {self.watch_pid}: {activity}")
-        return activity
+        news = None if force else watch.news()
+        if news is not None and not self.opts.quiet and not self.tty and news.kind != "gone":
+            silent = self._silent_for(now)
+            lead = f"{self.printer.silence_text(now, silent)}; " if silent >= self._inspect_after() else ""
+            self.printer.say(f"note: {lead}process tree of pid {self.watch_pid}: {news}")
+        return self.activity
 
     def _observe(self, now: float, activity: Activity | None) -> None:
         """Adds a look's verdict to the classification timeline: the stretch it continues (same
