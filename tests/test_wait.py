@@ -1601,3 +1601,25 @@ def test_wait_needs_neither_polars_nor_matplotlib(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     saved = json.loads(record.read_text())
     assert saved["run"]["launch"]["source"] == "measured" and saved["process_timeline"][-1]["kind"] == "stuck"
+
+
+@pytest.mark.parametrize("how", ["gzip", "utf-16 file", "utf-16 stdin"])
+def test_wait_reads_gzip_and_utf16_logs_as_parse_does(tmp_path: Path, how: str) -> None:
+    """Issue 45 item 2, issue 41 item 3: `parse` reads a gzipped or UTF-16 ready log as ready;
+    `wait` said "the log shows no server startup" (gzip), timed out (a UTF-16 file) or "LOG ENDED"
+    (UTF-16 on stdin)."""
+    import gzip
+
+    text = NEW_READY.read_text()
+    if how == "utf-16 stdin":
+        result = subprocess.run(firedup("wait", "--log", "-", "--timeout", "20"), input=text.encode("utf-16"),
+                                capture_output=True, env=env(), timeout=60)
+        out, err = result.stdout.decode(), result.stderr.decode()
+    else:
+        log = tmp_path / ("base.log.gz" if how == "gzip" else "base.log")
+        log.write_bytes(gzip.compress(text.encode()) if how == "gzip" else text.encode("utf-16"))
+        done = run_wait("--log", str(log), "--timeout", "20")
+        out, err = done.stdout, done.stderr
+        result = done  # type: ignore[assignment]
+    assert result.returncode == 0, out + err
+    assert out.startswith("READY in 36 s"), out
