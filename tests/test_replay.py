@@ -473,3 +473,27 @@ def test_metrics_are_served_only_with_enable_metrics_and_server_info_has_startup
     text = body.decode()
     assert 'sglang:startup_time_seconds{model_name="qwen3-8b",phase="load_weight"} 10.2' in text.splitlines()
     assert 'sglang:startup_cuda_graph_time_seconds{model_name="qwen3-8b",phase="decode"} 8.05' in text.splitlines()
+
+
+def test_a_served_model_name_cannot_forge_a_sample_on_replays_metrics(tmp_path: Path) -> None:
+    """Issue 45: a served model name holding `"}` and a newline made `replay` serve a forged
+    `phase="load_weight"} 999` sample (and `wait --url` then reported load_weight 16 min 39 s)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from firedup.formats.sglang import TELEMETRY
+    from firedup.live.telemetry import parse_metrics
+
+    hostile = 'x"}\\nsglang:startup_time_seconds{phase="load_weight"} 999\\n#'  # as the log's repr writes it
+    log = tmp_path / "metrics.log"
+    log.write_text(NEW_READY.read_text().replace("'attention_backend': 'flashinfer'}",
+                                                 "'attention_backend': 'flashinfer', 'enable_metrics': True}")
+                   .replace("'served_model_name': 'qwen3-8b'", f"'served_model_name': '{hostile}'"))
+    out, port = tmp_path / "live.log", free_port()
+    with replaying(log, out, port, 50, "--hold", "30"):
+        wait_for_text(out, "Uvicorn running on")
+        status, body, _ = status_of(port, "/metrics")
+    assert status == 200
+    text = body.decode()
+    loads = [s for f in text_string_to_metric_families(text) for s in f.samples if s.labels.get("phase") == "load_weight"]
+    assert [(s.labels["model_name"], s.value) for s in loads] == [(hostile.replace("\\n", "\n"), 10.2)]
+    assert parse_metrics(text, TELEMETRY)["load_weight"] == 10.2

@@ -436,7 +436,7 @@ class _Handler(BaseHTTPRequestHandler):
         if spec.metrics_flag is not None and not runs[-1].all_config.get(spec.metrics_flag):
             return None
         timings = self._timings() or {}
-        return metrics_page(spec, timings, labels=f'model_name="{self.server.script.model}"')
+        return metrics_page(spec, timings, labels={"model_name": self.server.script.model})
 
 
 # --- writing ------------------------------------------------------------------------------
