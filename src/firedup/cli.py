@@ -753,9 +753,12 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
 @click.option("--launch-delay", default=None, metavar="DURATION",
               help="Hold the log back this long after starting (log time: divided by --speed), as a real "
                    "server's imports do (20-30 s): a wait loop started with the replay counts from the launch.")
+@click.option("--now", is_flag=True, default=False,
+              help="Restamp each line with the moment it is written (this machine's clock; the log's own first "
+                   "stamp is said): `wait --pid` of the replay then measures its launch.")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: str | None,
-           launch_delay: str | None, engine: str | None) -> None:
+           launch_delay: str | None, now: bool, engine: str | None) -> None:
     """Re-enact a recorded startup: write its log at pace and serve its HTTP answers.
 
     \b
@@ -773,7 +776,7 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     held = parse_duration(hold, "--hold") if hold is not None else None
     delay = parse_duration(launch_delay, "--launch-delay") if launch_delay is not None else 0.0
     check_replay_args(Path(log), Path(out), speed, held)
-    sys.exit(run_replay(Path(log), Path(out), speed, port, held, engine, server_version, launch_delay=delay))
+    sys.exit(run_replay(Path(log), Path(out), speed, port, held, engine, server_version, launch_delay=delay, now=now))
 
 
 def main() -> None:
