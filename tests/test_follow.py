@@ -266,3 +266,29 @@ def test_a_short_plain_log_is_not_held_back(tmp_path: Path) -> None:
     follower = Follower(path)
     assert follower.poll(now=0.0) == []
     assert _texts(follower.drain()) == [(1, "ok")]
+
+
+def test_the_servers_answers_to_probes_are_no_growth(tmp_path: Path) -> None:
+    """Issue 41: the server logs each `/health` probe (wait's own and others'): a warm-up compile
+    behind probes was never a silence. GET/HEAD access lines are not the start-up's progress; the
+    engine's own warm-up POST and every other line are."""
+    path = tmp_path / "server.log"
+    follower = Follower(path)
+    probe = '[2026-01-10 10:00:05] INFO:     127.0.0.1:47550 - "GET /health HTTP/1.1" 503 Service Unavailable\n'
+    with open(path, "w") as f:
+        f.write("[2026-01-10 10:00:00] Capture cuda graph begin.\n")
+        f.flush()
+        follower.poll(now=0.0)
+        for t in (1.0, 2.0, 3.0):
+            f.write(probe + 'INFO:     10.0.0.9:5 - "HEAD /v1/models HTTP/1.1" 200 OK\n')
+            f.flush()
+            assert len(follower.poll(now=t)) == 2
+        assert follower.last_growth == 0.0
+        f.write('[2026-01-10 10:00:09] INFO:     127.0.0.1:47551 - "POST /generate HTTP/1.1" 200 OK\n')
+        f.flush()
+        follower.poll(now=4.0)
+        assert follower.last_growth == 4.0
+        f.write(probe + "[2026-01-10 10:00:10] Capture cuda graph end.\n")
+        f.flush()
+        follower.poll(now=5.0)
+        assert follower.last_growth == 5.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 import threading
 import time
@@ -57,6 +58,11 @@ class FollowNote:
     text: str
 
 
+# An HTTP server's access line for a GET or HEAD (uvicorn's `127.0.0.1:47550 - "GET /health
+# HTTP/1.1" 200 OK`): the server answering a probe, this wait's or another's, never progress of
+# its start-up (a server that logs each /health would otherwise never fall silent). The engine's
+# own warm-up request is a POST.
+_PROBE_ANSWER = re.compile(rb' - "(?:GET|HEAD) /[^ "]{0,400} HTTP/[0-9.]{1,5}" [0-9]{3}')
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _SNIFF = 4  # bytes that name what a log is written in: a gzip header, a UTF-16/32 byte-order mark
@@ -170,7 +176,9 @@ class Follower:
     _ever_opened: bool = False
     _vanished: bool = False
     _not_regular: bool = False  # said once: the path is not a regular file
-    last_growth: float | None = None  # monotonic time any byte last arrived (for stall checks)
+    # monotonic time the log last grew (for stall checks): any byte, but lines that are the
+    # server's answers to probes (`_PROBE_ANSWER`)
+    last_growth: float | None = None
     bytes_read: int = 0
     decoder: Decoder = field(default_factory=Decoder)  # gzip, UTF-16/32: decoded as `parse` does
 
@@ -335,7 +343,6 @@ class Follower:
         """Cut newly read bytes (decoded: `Decoder`) into complete lines, keeping an unfinished last one."""
         if chunk:
             self.bytes_read += len(chunk)
-            self.last_growth = now
             self._partial_since = now
         had_error = self.decoder.error is not None
         chunk = self.decoder.feed(chunk, final)
@@ -343,6 +350,9 @@ class Follower:
             self.notes.append(FollowNote("undecodable", f"{self.path}: {self.decoder.error}"))
         if not chunk:
             return
+        if b"\n" not in chunk or not _PROBE_ANSWER.search(chunk) or any(
+                not _PROBE_ANSWER.search(line) for line in (bytes(self._partial) + chunk).split(b"\n")[:-1]):
+            self.last_growth = now  # bytes other than the server's answers to probes
         if b"\n" not in chunk:  # a bar redrawn in place: the line only grows
             self._partial += chunk
             if len(self._partial) > MAX_PARTIAL:
