@@ -233,8 +233,8 @@ def test_imports_before_the_first_line_are_importing_not_reading_weights(fake: F
     for i in range(4):
         if i:
             fake.set(100, maps=libs[:i + 1])
-            fake.grow(100, read_mb=86, cpu_ticks=150)  # 43 MB/s: the libraries paged in
-        watch.sample(i * 2.0)
+            fake.grow(100, read_mb=43, cpu_ticks=75)  # 43 MB/s: the libraries paged in
+        watch.sample(i * 1.0)  # a look a second (`TreeWatch.tick`)
     activity = watch.activity()
     assert activity is not None and activity.kind == "importing", activity
     assert activity.text.startswith("importing (3 shared libraries loaded: libcudnn.so.9, libc10.so, libtriton.so")

@@ -528,7 +528,7 @@ def test_replay_now_lets_wait_pid_measure_the_launch(tmp_path: Path) -> None:
                                 capture_output=True, text=True, env=env(), timeout=90)
     assert result.returncode == 0, result.stdout + result.stderr
     m = re.search(r"pid \d+ was launched ([\d.]+) s before the log's first line \(measured", result.stderr)
-    assert m is not None and 1.0 <= float(m.group(1)) <= 4.0, result.stderr
+    assert m is not None and 1.5 <= float(m.group(1)) <= 15.0, result.stderr  # 2 s, and the replay's own start
     assert "from now" not in result.stderr
     assert "the log's first stamp was 2026-10-30 10:00:00" in replay.stderr
     first = out.read_text().splitlines()[0]

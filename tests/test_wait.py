@@ -1452,7 +1452,8 @@ def test_a_real_server_stand_in_imports_reads_weights_then_idles(tmp_path: Path)
     saved = json.loads(record.read_text())
     kinds = [x["kind"] for x in saved["process_timeline"]]
     order = [k for k in kinds if k in ("importing", "reading", "stuck")]
-    assert [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k] == ["importing", "reading", "stuck"], kinds
+    assert [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k] == ["importing", "reading", "stuck"], \
+        saved["process_timeline"]
     reading = next(x for x in saved["process_timeline"] if x["kind"] == "reading")
     assert "model-00001-of-00001.safetensors" in reading["text"] and reading["phase"] == "load_weights"
     importing = next(x for x in saved["process_timeline"] if x["kind"] == "importing")

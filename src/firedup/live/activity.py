@@ -157,12 +157,14 @@ class Window:
         """MB/s the process read from weight files: their positions and mapped pages where those
         can be read (a process reading /dev/zero with a weight file open reads no weights), its
         own reads only where they cannot."""
-        old = self.before.get(p.pid)
         if p.weight_bytes is None:
             return self.read_of(p)
-        if old is None or old.weight_bytes is None or self.span <= 0:
+        # from the first look of the span that knew them (a weight file found during the span)
+        since = next(((x.at, s.weight_bytes) for x in self.recent for s in x.procs
+                      if s.pid == p.pid and s.weight_bytes is not None), None)
+        if since is None or self.last.at <= since[0]:
             return 0.0
-        return max(0, p.weight_bytes - old.weight_bytes) / self.span / 1e6
+        return max(0, p.weight_bytes - since[1]) / (self.last.at - since[0]) / 1e6
 
     @cached_property
     def cpu(self) -> float:
@@ -314,10 +316,8 @@ def _allocating(w: Window) -> Activity | None:
 
 def _importing(w: Window) -> Activity | None:
     """Shared libraries mapped during the window, or modules open in a process that reads or works."""
-    libraries = [lib for x in w.looks for p in x.procs for lib in p.new_libraries]
+    libraries = [lib for x in w.recent for p in x.procs for lib in p.new_libraries]
     working = w.cpu >= BUSY_CPU or w.reads >= READ_MB_S
-    if libraries and not (working or any(p.new_libraries for x in w.recent[1:] for p in x.procs)):
-        libraries = []  # loaded seconds ago by a tree that rests now: no import now
     modules = [m for p in w.last.procs if w.read_of(p) > 0 or w.cpu_of(p) >= BUSY_CPU for m in p.modules]
     if not (libraries or (modules and working)):
         return None

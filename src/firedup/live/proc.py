@@ -541,16 +541,19 @@ class TreeWatch:
             return tuple(weights), (), ()  # a baseline
         return tuple(weights), tuple(sorted(libs - old)), tuple(sorted(caches - old))
 
-    def _weights_read(self, pid: int, first_sight: bool) -> int | None:
+    def _weights_read(self, pid: int, first_sight: bool, read: int) -> int | None:
         """Bytes the process has read from weight files while watched: the positions of the weight
         files it holds open, and the pages in of those it maps, each counted from its first sight
-        (a file found already read that far was read before). None when neither can be read."""
+        (a file found already read that far was read before); a weight file closed since the last
+        look takes the process's reads since then (its last pieces: its position is gone with it).
+        None when neither can be read."""
         known = False
         grown = 0
-        for fd, path in list(self._weight_fds.get(pid, {}).items()):
+        closed = False
+        for fd, path in list(self._pos_fds(pid).items()):
             if self.procfs.fd_target(pid, fd) != path:  # closed, or the number reused for another file
-                self._weight_fds[pid].pop(fd, None)
-                self._pos.pop((pid, fd), None)
+                self._weight_fds.get(pid, {}).pop(fd, None)
+                closed = closed or self._pos.pop((pid, fd), None) is not None
                 continue
             pos = self.procfs.fd_pos(pid, fd)
             if pos is None:
@@ -575,9 +578,20 @@ class TreeWatch:
                         grown += max(0, now - old_rss)
                     self._rss[(pid, path)] = now
                 self._weight_maps[pid] = {p for p in maps if p in rss}
+        if closed:
+            known, grown = True, max(grown, read)
         if known or pid in self._weight_bytes:
             self._weight_bytes[pid] = self._weight_bytes.get(pid, 0) + grown
         return self._weight_bytes.get(pid)
+
+    def _pos_fds(self, pid: int) -> dict[str, str]:
+        """The weight files' descriptors whose positions are followed: those open now, and those
+        read at the last look (closed since, they are found gone)."""
+        held = dict(self._weight_fds.get(pid, {}))
+        for (owner, fd), (path, _) in self._pos.items():
+            if owner == pid:
+                held.setdefault(fd, path)
+        return held
 
     def _caches_written(self) -> tuple[str, ...]:
         """The kernel-cache folders of the server's environment changed since the previous look."""
@@ -633,7 +647,7 @@ class TreeWatch:
             weights, caches = weights + mapped, caches + new_caches
         elif self._weight_maps.get(info.pid):
             weights = weights + tuple(sorted(self._weight_maps[info.pid]))
-        weight_bytes = self._weights_read(info.pid, first_sight)
+        weight_bytes = self._weights_read(info.pid, first_sight, max(0, read))
         return Seen(info.pid, printable(info.name), info.state, info.cpu_ticks, info.reads,
                     compiler=child and _is_compiler(info) and not _is_worker(info),
                     worker=child and _is_worker(info), weights=tuple(dict.fromkeys(weights)), modules=modules,
