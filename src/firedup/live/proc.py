@@ -617,7 +617,10 @@ class TreeWatch:
         explained = any(_is_compiler(p) for p in tree[1:]) or (
             gpu is not None and gpu.util is not None and gpu.util >= GPU_BUSY_PCT)
         seen = [self._seen(info, info is not tree[0], now, span, explained) for info in tree]
-        written = self._caches_written() if tree else ()
+        # the cache folders' times only while the tree works (what they would show counts only then)
+        ticks = sum(i.cpu_ticks - self._prev[i.pid].cpu_ticks for i in tree if i.pid in self._prev)
+        working = span > 0 and ticks / self.procfs.ticks / span >= BUSY_CPU
+        written = self._caches_written() if tree and (working or self._cache_dirs is None) else ()
         self._prev = {i.pid: i for i in tree}
         for gone in set(self._fds_at) - set(self._prev):
             self._fds_at.pop(gone, None)
