@@ -71,6 +71,7 @@ SLOW_TESTS = {
     "test_engine_neutral.py::test_a_registered_engine_replays_and_is_waited_for_over_real_http",
     "test_wait.py::test_a_real_server_stand_in_imports_reads_weights_then_idles",
     "test_facts_views.py::test_wait_against_a_replay_prints_the_budget_of_budget",
+    "test_wait.py::test_default_wait_pid_sees_imports_a_weight_read_and_idle_while_the_log_speaks",
     "test_report.py::test_the_same_source_date_epoch_gives_byte_identical_files",
     "test_report.py::test_regenerating_gives_the_same_bytes",
     "test_report.py::test_make_demo_pins_the_committed_report_to_the_last_commit_of_the_samples",

@@ -106,6 +106,11 @@ EXPECTED = {
         "2025-03-12T08:14:23", ("dmesg",)),
     "scheduler_died": Expected(
         "scheduler_died", "cuda_graph", "Rank 0 scheduler is dead", "EOFError", "2025-06-02T14:20:40"),
+    # issue 41: a checkpoint of another shape than the model's config (was `unknown`, no hint)
+    "checkpoint_mismatch": Expected(
+        "checkpoint_mismatch", "load_weights", "Scheduler hit an exception",
+        "RuntimeError: The size of tensor a (4096) must match the size of tensor b (2048) at non-singleton dimension 1",
+        "2026-06-02T09:12:34", ("config.json", "shard of another model")),
     "unknown": Expected(
         "unknown", "load_weights", "Scheduler hit an exception",
         "NameError: name 'is_moe_prefill' is not defined", "2026-05-20T10:03:40"),
@@ -114,7 +119,7 @@ EXPECTED = {
 
 # The categories of issue 2 (SGLang), plus "hang" (a server that declares itself stuck).
 SGLANG_CATEGORIES = {"oom", "distributed", "assertion", "config", "import", "port_in_use", "warmup", "killed",
-                     "scheduler_died", "unknown", "hang"}
+                     "scheduler_died", "unknown", "hang", "checkpoint_mismatch"}
 
 
 def test_every_category_has_a_fixture() -> None:
@@ -330,3 +335,12 @@ def test_a_bare_traceback_takes_the_time_of_the_first_stamped_line_of_its_error(
     assert run.end_ts is not None and run.end_ts.iso == "2025-07-25T02:04:19" and run.seconds_to_end == 19.0
     graph = next(p for p in run.run_phases() if p.name == "cuda_graph")
     assert graph.seconds == 8.0  # open until the crash, not until the traceback's borrowed time
+
+
+def test_a_tensor_size_mismatch_outside_weight_loading_is_no_checkpoint_mismatch() -> None:
+    """The same PyTorch words in a forward pass (graph capture) are no checkpoint's fault."""
+    message = "RuntimeError: The size of tensor a (4096) must match the size of tensor b (2048) at non-singleton dimension 1"
+    traceback = ['  File "/x/model_runner.py", line 1, in capture', "    out = self.model.forward(x)", message]
+    assert diagnose_error(message, message, traceback, [], "cuda_graph", True).category == "unknown"
+    loading = ['  File "/x/linear.py", line 802, in weight_loader', "    param_data.copy_(loaded_weight)", message]
+    assert diagnose_error(message, message, loading, [], "kv_cache", True).category == "checkpoint_mismatch"

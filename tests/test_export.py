@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import corpus_logs, sample_truth
 from firedup.tables.export import chrome_trace, export
@@ -193,3 +198,33 @@ def test_otlp_json_has_a_span_per_phase_per_rank(tmp_path: Path) -> None:
         assert len(phase_spans) == ranked.height > 0
         ranks = {a["value"]["stringValue"] for s in phase_spans for a in s["attributes"] if a["key"] == "firedup.rank"}
         assert ranks == set(ranked["rank"].to_list())
+
+
+@functools.cache
+def _sample_runs() -> Any:
+    from conftest import SAMPLE_LOGS
+
+    return load([str(SAMPLE_LOGS / "prod-tp8-eagle3-01.log"), str(SAMPLE_LOGS / "oom-in-cuda-graph.log")])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(model=st.text(st.sampled_from(['"', "\\", "\n", "}", "{", ",", "=", " ", "#", "\r", "\u2028", "\x1b", "a", "é"])
+                     | st.characters(codec="utf-8"), max_size=24),
+       source=st.text(st.sampled_from(['"', "\\", "}", " ", "#", "\u2028", "a"]), min_size=1, max_size=12))
+def test_prometheus_export_of_any_label_parses_back_the_same_samples_and_no_other(model: str, source: str) -> None:
+    """Issue 45: every label value of `export --format prometheus` escaped: whatever a log's model
+    path or file name holds, the strict OpenMetrics parser reads the samples written, no other."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    from firedup.core.safe import visible
+    from firedup.tables.export import openmetrics
+
+    runs = _sample_runs()
+    frame = runs.runs.with_columns(pl.lit(model).alias("model_path"), pl.lit(f"/logs/{source}").alias("source"))
+    text = openmetrics(dataclasses.replace(runs, runs=frame))
+    families = list(text_string_to_metric_families(text))
+    samples = [s for f in families for s in f.samples]
+    plain = openmetrics(runs)  # the same runs with plain labels: the same samples
+    assert len(samples) == sum(1 for line in plain.splitlines() if line and not line.startswith("#"))
+    assert {s.labels["model"] for s in samples} == {visible(model, one_line=True)}
+    assert {s.labels["source"] for s in samples} == {visible(source, one_line=True)}

@@ -200,3 +200,95 @@ def test_a_stream_is_read_as_it_comes_partial_lines_kept_until_their_end() -> No
     assert follower.ended  # the writer closed its end
     assert _texts(follower.drain()) == [(4, "last, no newline")]
     os.close(read)
+
+
+# --- issue 41 item 3, issue 45 item 2: what `parse` decodes, `wait` decodes -----------------------
+
+LINES = ["[2026-01-10 10:00:00] server_args=ServerArgs(model_path='m')", "[2026-01-10 10:00:01] déjà vu ✓",
+         "[2026-01-10 10:00:02] The server is fired up and ready to roll!"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_utf16_or_utf32_log_with_its_bom_is_followed_decoded(tmp_path: Path, encoding: str) -> None:
+    """Issue 41: `parse` decodes UTF-16 logs (a Windows redirect), `wait` read their bytes as UTF-8."""
+    path = tmp_path / "server.log"
+    data = ("\n".join(LINES) + "\n").encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data
+    half = len(data) // 2 + 1  # cut inside a character: the decoder keeps the odd byte
+    path.write_bytes(data[:half])
+    follower = Follower(path)
+    got = follower.poll(now=0.0)
+    with open(path, "ab") as f:
+        f.write(data[half:])
+    got += follower.poll(now=1.0)
+    assert _texts(got) == list(enumerate(LINES, 1))
+
+
+def test_a_utf16_stream_is_decoded() -> None:
+    read, write = os.pipe()
+    follower = StreamFollower(Path("<stdin>"), fd=read)
+    os.write(write, ("\n".join(LINES) + "\n").encode("utf-16"))
+    os.close(write)
+    assert _texts(_poll_until(follower, 3)) == list(enumerate(LINES, 1))
+    os.close(read)
+
+
+def test_a_gzipped_log_is_followed_inflated(tmp_path: Path) -> None:
+    """Issue 45: `wait --log base.log.gz` read gzip bytes as lines."""
+    import gzip
+
+    path = tmp_path / "server.log.gz"
+    packed = gzip.compress(("\n".join(LINES[:2]) + "\n").encode()) + gzip.compress((LINES[2] + "\n").encode())
+    path.write_bytes(packed[:7])  # less than a header: nothing to say yet
+    follower = Follower(path)
+    assert follower.poll(now=0.0) == []
+    with open(path, "ab") as f:
+        f.write(packed[7:])
+    assert _texts(follower.poll(now=1.0)) == list(enumerate(LINES, 1))  # both members
+
+
+def test_a_broken_gzip_keeps_what_inflated_and_says_why(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "server.log.gz"
+    path.write_bytes(gzip.compress(("\n".join(LINES) + "\n").encode()) + b"GARBAGE after the end")
+    follower = Follower(path)
+    assert _texts(follower.drain()) == list(enumerate(LINES, 1))
+    notes = [n for n in follower.take_notes() if n.kind == "undecodable"]
+    assert len(notes) == 1 and "garbage after the gzip stream's end" in notes[0].text
+
+
+def test_a_short_plain_log_is_not_held_back(tmp_path: Path) -> None:
+    """Fewer bytes than a byte-order mark's: handed out when the writer is done (drain)."""
+    path = tmp_path / "server.log"
+    path.write_bytes(b"ok")
+    follower = Follower(path)
+    assert follower.poll(now=0.0) == []
+    assert _texts(follower.drain()) == [(1, "ok")]
+
+
+def test_the_servers_answers_to_probes_are_no_growth(tmp_path: Path) -> None:
+    """Issue 41: the server logs each `/health` probe (wait's own and others'): a warm-up compile
+    behind probes was never a silence. GET/HEAD access lines are not the start-up's progress; the
+    engine's own warm-up POST and every other line are."""
+    path = tmp_path / "server.log"
+    follower = Follower(path)
+    probe = '[2026-01-10 10:00:05] INFO:     127.0.0.1:47550 - "GET /health HTTP/1.1" 503 Service Unavailable\n'
+    with open(path, "w") as f:
+        f.write("[2026-01-10 10:00:00] Capture cuda graph begin.\n")
+        f.flush()
+        follower.poll(now=0.0)
+        for t in (1.0, 2.0, 3.0):
+            f.write(probe + 'INFO:     10.0.0.9:5 - "HEAD /v1/models HTTP/1.1" 200 OK\n')
+            f.flush()
+            assert len(follower.poll(now=t)) == 2
+        assert follower.last_growth == 0.0
+        f.write('[2026-01-10 10:00:09] INFO:     127.0.0.1:47551 - "POST /generate HTTP/1.1" 200 OK\n')
+        f.flush()
+        follower.poll(now=4.0)
+        assert follower.last_growth == 4.0
+        f.write(probe + "[2026-01-10 10:00:10] Capture cuda graph end.\n")
+        f.flush()
+        follower.poll(now=5.0)
+        assert follower.last_growth == 5.0

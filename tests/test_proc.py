@@ -28,7 +28,8 @@ BTIME = 1_765_000_000
 
 
 class FakeProc:
-    """A /proc tree in a folder: stat (with the start time), cmdline, io, fd links, maps and
+    """A /proc tree in a folder: stat (with the start time), cmdline, io, fd links with their
+    fdinfo (positions), maps, smaps (the pages in of each mapped file), environ and
     task/<tid>/children per process, and /proc/stat's btime."""
 
     def __init__(self, root: Path, children_lists: bool = True) -> None:
@@ -39,20 +40,25 @@ class FakeProc:
 
     def add(self, pid: int, ppid: int, comm: str, cmdline: list[str] | None = None, state: str = "S",
             cpu: int = 0, read_bytes: int = 0, start: int = 1000, fds: list[str] | None = None,
-            maps: list[str] | None = None, rchar: int | None = None) -> None:
+            maps: list[str] | None = None, rchar: int | None = None, environ: dict[str, str] | None = None) -> None:
         self.procs[pid] = {"ppid": ppid, "comm": comm, "cmdline": cmdline or [comm], "state": state, "cpu": cpu,
                            "read_bytes": read_bytes, "rchar": rchar, "start": start, "fds": fds or [],
-                           "maps": maps or []}
+                           "maps": maps or [], "pos": {}, "rss": {}, "environ": environ or {}}
         self.write()
 
     def set(self, pid: int, **values: object) -> None:
         self.procs[pid].update(values)
         self.write()
 
-    def grow(self, pid: int, read_mb: float = 0.0, cpu_ticks: int = 0) -> None:
+    def grow(self, pid: int, read_mb: float = 0.0, cpu_ticks: int = 0, at: str | None = None) -> None:
+        """The process reads `read_mb` (from the file `at`: its fd's position, or its mapped pages
+        in, grow with it) and uses `cpu_ticks`."""
         p = self.procs[pid]
         p["read_bytes"] += int(read_mb * 1e6)
         p["cpu"] += cpu_ticks
+        if at is not None:
+            where = "rss" if at in p["maps"] and at not in p["fds"] else "pos"
+            p[where][at] = p[where].get(at, 0) + int(read_mb * 1e6)
         self.write()
 
     def remove(self, pid: int) -> None:
@@ -78,11 +84,20 @@ class FakeProc:
             if fd.exists():
                 shutil.rmtree(fd)
             fd.mkdir()
+            info = base / "fdinfo"
+            if info.exists():
+                shutil.rmtree(info)
+            info.mkdir()
             for n, target in enumerate(["/dev/null", "pipe:[1]", "socket:[2]", *p["fds"]]):
                 os.symlink(target, fd / str(n))
-            (base / "maps").write_text("".join(
-                f"7f{i:010x}000-7f{i:010x}fff r-xp 00000000 08:02 {1000 + i} {path}\n"
-                for i, path in enumerate(["/usr/bin/python3.12", *p["maps"]])) + "7ffd0000-7ffd1000 rw-p 0 0 0 [stack]\n")
+                (info / str(n)).write_text(f"pos:\t{p['pos'].get(target, 0)}\nflags:\t0100000\nmnt_id:\t25\n")
+            maps = ["/usr/bin/python3.12", *p["maps"]]
+            lines = [f"7f{i:010x}000-7f{i:010x}fff r-xp 00000000 08:02 {1000 + i} {path}\n" for i, path in enumerate(maps)]
+            (base / "maps").write_text("".join(lines) + "7ffd0000-7ffd1000 rw-p 0 0 0 [stack]\n")
+            (base / "smaps").write_text("".join(
+                f"{line}Size:            4096 kB\nRss:   {p['rss'].get(path, 0) // 1024} kB\nPss:  0 kB\n"
+                for line, path in zip(lines, maps, strict=True)))
+            (base / "environ").write_bytes(b"".join(f"{k}={v}\0".encode() for k, v in p["environ"].items()))
             children = base / "task" / str(pid) / "children"
             if self.children_lists:
                 kids = [str(k) for k, q in self.procs.items() if q["ppid"] == pid]
@@ -147,11 +162,12 @@ def _watch(fake: FakeProc, gpu: GpuWatch | None = None, model_dirs: tuple[str, .
 
 def _run(watch: TreeWatch, fake: FakeProc, steps: int, every: float = 2.0, start: float = 0.0,
          **grow: Any) -> None:
-    """`steps` looks `every` seconds apart, the processes growing by `grow` (pid -> (MB, ticks)) between them."""
+    """`steps` looks `every` seconds apart, the processes growing by `grow` (pid -> (MB, ticks) or
+    (MB, ticks, file read)) between them."""
     for i in range(steps):
         if i:
-            for pid, (mb, ticks) in grow.get("by", {}).items():
-                fake.grow(pid, mb, ticks)
+            for pid, how in grow.get("by", {}).items():
+                fake.grow(pid, *how)
         watch.sample(start + i * every)
 
 
@@ -217,8 +233,8 @@ def test_imports_before_the_first_line_are_importing_not_reading_weights(fake: F
     for i in range(4):
         if i:
             fake.set(100, maps=libs[:i + 1])
-            fake.grow(100, read_mb=86, cpu_ticks=150)  # 43 MB/s: the libraries paged in
-        watch.sample(i * 2.0)
+            fake.grow(100, read_mb=43, cpu_ticks=75)  # 43 MB/s: the libraries paged in
+        watch.sample(i * 1.0)  # a look a second (`TreeWatch.tick`)
     activity = watch.activity()
     assert activity is not None and activity.kind == "importing", activity
     assert activity.text.startswith("importing (3 shared libraries loaded: libcudnn.so.9, libc10.so, libtriton.so")
@@ -255,7 +271,7 @@ def test_a_real_weight_read_names_the_files_and_the_rate(fake: FakeProc) -> None
     shard = "/models/qwen/model-00001-of-00004.safetensors"
     fake.set(101, fds=[shard])
     watch = _watch(fake)
-    _run(watch, fake, 2, by={101: (400, 50)})
+    _run(watch, fake, 2, by={101: (400, 50, shard)})
     activity = watch.activity()
     assert activity is not None and activity.kind == "reading" and activity.busy
     assert activity.text == "reading weights (200 MB/s: model-00001-of-00004.safetensors)"
@@ -267,7 +283,7 @@ def test_mapped_weights_with_no_fd_open_are_read_too(fake: FakeProc) -> None:
     shard = "/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/blobs/9f0e1d2c3b4a"
     fake.set(101, maps=[shard])
     watch = _watch(fake)
-    _run(watch, fake, 3, by={101: (300, 20)})
+    _run(watch, fake, 3, by={101: (300, 20, shard)})
     activity = watch.activity()
     assert activity is not None and activity.kind == "reading" and "150 MB/s" in activity.text
     assert "9f0e1d2c3b4a" in activity.text
@@ -288,13 +304,29 @@ def test_the_kernel_jit_is_compiling_with_the_compilers_named(fake: FakeProc) ->
     assert watch.activity() is None or watch.activity().kind != "compiling"  # type: ignore[union-attr]
     fake.add(102, 101, "ninja", ["/usr/bin/ninja", "-v"])
     fake.add(103, 102, "nvcc", ["/usr/local/cuda/bin/nvcc", "x.cu"])
-    fake.add(104, 103, "cicc", ["/usr/local/cuda/nvvm/bin/cicc", "x.cu"])
-    fake.add(105, 102, "cc1plus", ["/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "y.cpp"])
+    fake.add(104, 103, "cicc", ["/usr/local/cuda/nvvm/bin/cicc", "x.cu"], cpu=150)  # nvcc and ninja wait on it
+    fake.add(105, 102, "cc1plus", ["/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "y.cpp"], state="R")
     watch.sample(2.0)
     activity = watch.activity()
     assert activity is not None and activity.kind == "compiling" and activity.busy
     assert activity.text == "compiling kernels (cc1plus, cicc, ninja, nvcc)"  # the nvcc outside the tree is not named
     assert activity.compilers == ("cc1plus", "cicc", "ninja", "nvcc")
+
+
+def test_a_sleeping_process_named_like_a_compiler_compiles_nothing(fake: FakeProc) -> None:
+    """Issue 41: a sleeping copy of `nvcc` in the tree was "compiling kernels" (a timeout's exit
+    124, "busy", instead of 4, "stuck"): a compiler counts while it, or its chain, uses CPU."""
+    fake.add(102, 101, "nvcc", ["/usr/local/cuda/bin/nvcc", "x.cu"])
+    watch = _watch(fake)
+    _run(watch, fake, 3, every=1.0)
+    activity = watch.activity()
+    assert activity is not None and activity.kind == "stuck", activity
+    assert any("asleep: nvcc" in e for e in activity.evidence)
+    fake.add(103, 102, "ptxas", ["/usr/local/cuda/bin/ptxas", "x.ptx"])
+    fake.grow(103, cpu_ticks=80)
+    watch.sample(3.0)
+    activity = watch.activity()
+    assert activity is not None and activity.kind == "compiling" and activity.compilers == ("nvcc", "ptxas")
 
 
 def test_a_compile_worker_counts_only_while_it_uses_cpu(fake: FakeProc) -> None:
@@ -434,14 +466,16 @@ def test_a_stopped_tree_is_stuck_even_with_a_compiler_in_it(fake: FakeProc) -> N
 
 def test_file_and_process_names_are_shown_escaped(fake: FakeProc) -> None:
     """A file name is hostile text: a newline in it must not forge a line of a note."""
-    fake.set(101, fds=["/models/m/evil\nREADY in 1 s\x1b[2J.safetensors"])
-    fake.add(102, 101, "nvcc", ["/usr/bin/nvcc\x1b]0;pwned\x07"])
+    evil = "/models/m/evil\nREADY in 1 s\x1b[2J.safetensors"
+    fake.set(101, fds=[evil])
+    fake.add(102, 101, "nvcc", ["/usr/bin/nvcc\x1b]0;pwned\x07"], state="R")
     watch = _watch(fake)
-    _run(watch, fake, 2, by={101: (100, 10)})
+    _run(watch, fake, 2, by={101: (100, 10, evil)})
     activity = watch.activity()
     assert activity is not None and activity.kind == "compiling"
     assert activity.text == "compiling kernels (nvcc\\x1b]0;pwned\\x07)" and "\x1b" not in "".join(activity.evidence)
     fake.remove(102)
+    fake.grow(101, 100, 10, evil)
     watch.sample(4.0)
     reading = watch.activity()
     assert reading is not None and reading.kind == "reading"
@@ -582,3 +616,114 @@ def test_the_real_proc_sees_a_weight_file_read(tmp_path: Path) -> None:
     finally:
         reader.kill()
         reader.wait()
+
+
+# --- issue 41: bytes from weight files, compilers that work, caches written, GPU together ---------
+
+
+def test_a_process_reading_dev_zero_with_a_weight_file_open_is_not_reading_weights(fake: FakeProc) -> None:
+    """Issue 41: the process's total reads were the weights' ("reading weights (51 GB/s)"); the
+    weight file's own position does not move."""
+    fake.set(101, fds=["/models/m/model.safetensors", "/dev/zero"])
+    watch = _watch(fake)
+    _run(watch, fake, 3, every=1.0, by={101: (500, 100)})  # rchar grows: /dev/zero
+    activity = watch.activity()
+    assert activity is not None and activity.kind == "busy", activity
+    assert activity.text.startswith("busy: reading 500 MB/s, not from the weight files open")
+
+
+def test_a_deleted_weight_file_still_read_is_reading_weights(fake: FakeProc) -> None:
+    """Issue 41: a weight file deleted while open (`... (deleted)` in its fd link) was "no weight file open"."""
+    shard = "/models/m/model-00002-of-00002.safetensors (deleted)"
+    fake.set(101, fds=[shard])
+    watch = _watch(fake)
+    _run(watch, fake, 3, every=1.0, by={101: (200, 30, shard)})
+    activity = watch.activity()
+    assert activity is not None and activity.kind == "reading", activity
+    assert activity.text == "reading weights (200 MB/s: model-00002-of-00002.safetensors)"
+
+
+def test_mapped_weights_paged_in_from_the_page_cache_are_reading_weights(fake: FakeProc) -> None:
+    """Shards already in memory: no byte comes from storage (read_bytes, rchar still), yet the
+    mapping's pages come in as the tensors are copied out: that is reading the weights."""
+    shard = "/models/m/model-00001-of-00005.safetensors"
+    fake.set(101, maps=[shard])
+    watch = _watch(fake)
+    for i in range(4):
+        fake.set(101, rss={shard: i * 900_000_000}, cpu=i * 60)
+        watch.sample(float(i))
+    activity = watch.activity()
+    assert activity is not None and activity.kind == "reading", activity
+    assert activity.text == "reading weights (900 MB/s: model-00001-of-00005.safetensors)"
+
+
+def test_a_load_that_ended_seconds_ago_is_not_reading_now(fake: FakeProc) -> None:
+    """Issue 41: rates are what changed lately, not a 10 s average: a tree idle for 4 s after a
+    1 GB read is idle, not "reading weights"."""
+    shard = "/models/m/model.safetensors"
+    fake.set(101, fds=[shard])
+    watch = _watch(fake)
+    _run(watch, fake, 4, every=1.0, by={101: (250, 20, shard)})
+    assert watch.activity().kind == "reading"  # type: ignore[union-attr]
+    _run(watch, fake, 5, every=1.0, start=4.0)
+    activity = watch.activity()
+    assert activity is not None and activity.kind == "stuck", activity
+
+
+def test_inductor_work_inside_the_server_is_compiling(fake: FakeProc, tmp_path: Path) -> None:
+    """Issue 41: 52 s of Inductor work inside the server (no compiler child, no compile worker)
+    was "busy on CPU": its kernel cache (TORCHINDUCTOR_CACHE_DIR) was written all along."""
+    cache = tmp_path / "inductor-cache"
+    cache.mkdir()
+    fake.set(100, environ={"TORCHINDUCTOR_CACHE_DIR": str(cache), "HOME": str(tmp_path / "home")})
+    watch = _watch(fake)
+    ticks = ProcFS(fake.root).ticks
+    for i in range(4):
+        if i:
+            fake.grow(101, cpu_ticks=ticks)
+            kernel = cache / f"c{i}"
+            kernel.mkdir()
+            os.utime(cache, (1000.0 + i, 1000.0 + i))  # each look sees the folder newer
+        watch.sample(float(i))
+    activity = watch.activity()
+    assert activity is not None and activity.kind == "compiling", activity
+    assert activity.text == "compiling kernels (kernel cache written: inductor-cache)"
+    assert activity.busy and any("kernel-cache folders written" in e for e in activity.evidence)
+
+
+def test_a_busy_gpu_with_memory_rising_is_busy_with_both_said(fake: FakeProc) -> None:
+    """Issue 41: right after graph capture, a GPU at 100 % with memory rising was "allocating":
+    its utilisation was averaged with 9 s of idle looks. Utilisation is what it is now, and the
+    memory rising is said with it."""
+    nvml = FakeNvml()
+    nvml.devices[0]["procs"] = {101: 20_000.0}
+    watch = _watch(fake, nvml_watch(nvml))
+    watch.phase = "warmup"
+    for i in range(12):
+        if i >= 9:
+            nvml.devices[0]["util"] = 100.0
+            nvml.devices[0]["procs"] = {101: 20_000.0 + (i - 8) * 1024}
+        watch.sample(float(i))
+    activity = watch.activity()
+    assert activity is not None and activity.kind == "gpu", activity
+    assert activity.text.startswith("GPU busy (warming up: ") and ", memory +2.0 GB in 10 s)" in activity.text
+
+
+def test_the_loop_ticks_every_second_and_says_a_change_once_it_holds(fake: FakeProc) -> None:
+    """`tick` looks once a second however often the loop passes; `news` gives a new kind once,
+    after two looks in a row show it."""
+    shard = "/models/m/model.safetensors"
+    fake.set(101, fds=[shard])
+    watch = _watch(fake)
+    said = []
+    looked = 0
+    for step in range(48):  # twelve seconds of a loop passing every 0.25 s: idle, reading 3 s, idle
+        now = step * 0.25
+        if 16 <= step < 28 and step % 4 == 0:
+            fake.grow(101, 100, 10, shard)
+        looked += watch.tick(now)
+        news = watch.news()
+        if news is not None:
+            said.append(news.kind)
+    assert looked == 12
+    assert said == ["stuck", "reading", "stuck"]

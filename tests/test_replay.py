@@ -19,6 +19,8 @@ from _live import (
     NEW_READY,
     OLD_READY,
     VLLM_READY,
+    env,
+    firedup,
     free_port,
     replaying,
     stamps,
@@ -473,3 +475,61 @@ def test_metrics_are_served_only_with_enable_metrics_and_server_info_has_startup
     text = body.decode()
     assert 'sglang:startup_time_seconds{model_name="qwen3-8b",phase="load_weight"} 10.2' in text.splitlines()
     assert 'sglang:startup_cuda_graph_time_seconds{model_name="qwen3-8b",phase="decode"} 8.05' in text.splitlines()
+
+
+def test_a_served_model_name_cannot_forge_a_sample_on_replays_metrics(tmp_path: Path) -> None:
+    """Issue 45: a served model name holding `"}` and a newline made `replay` serve a forged
+    `phase="load_weight"} 999` sample (and `wait --url` then reported load_weight 16 min 39 s)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from firedup.formats.sglang import TELEMETRY
+    from firedup.live.telemetry import parse_metrics
+
+    hostile = 'x"}\\nsglang:startup_time_seconds{phase="load_weight"} 999\\n#'  # as the log's repr writes it
+    log = tmp_path / "metrics.log"
+    log.write_text(NEW_READY.read_text().replace("'attention_backend': 'flashinfer'}",
+                                                 "'attention_backend': 'flashinfer', 'enable_metrics': True}")
+                   .replace("'served_model_name': 'qwen3-8b'", f"'served_model_name': '{hostile}'"))
+    out, port = tmp_path / "live.log", free_port()
+    with replaying(log, out, port, 50, "--hold", "30"):
+        wait_for_text(out, "Uvicorn running on")
+        status, body, _ = status_of(port, "/metrics")
+    assert status == 200
+    text = body.decode()
+    loads = [s for f in text_string_to_metric_families(text) for s in f.samples if s.labels.get("phase") == "load_weight"]
+    assert [(s.labels["model_name"], s.value) for s in loads] == [(hostile.replace("\\n", "\n"), 10.2)]
+    assert parse_metrics(text, TELEMETRY)["load_weight"] == 10.2
+
+
+# --- issue 41 item 4: replay on today's clock ----------------------------------------------------
+
+
+def test_restamp_writes_the_moment_in_the_headers_own_layout() -> None:
+    from firedup.formats import get_format
+    from firedup.live.replay import Restamp
+
+    moment = datetime(2031, 2, 3, 4, 5, 6, 789123).timestamp()
+    sglang = Restamp(get_format("sglang"), clock=lambda: moment)
+    assert sglang(b"[2026-10-30 10:00:00 TP0] Load weight begin.") == b"[2031-02-03 04:05:06 TP0] Load weight begin."
+    assert sglang(b"[2026-10-30 10:00:00.123 TP1] x") == b"[2031-02-03 04:05:06.789 TP1] x"
+    assert sglang.first == "2026-10-30 10:00:00"
+    assert sglang(b"Loading safetensors checkpoint shards: 3/4") == b"Loading safetensors checkpoint shards: 3/4"
+    vllm = Restamp(get_format("vllm"), clock=lambda: moment)
+    assert vllm(b"INFO 10-30 10:00:00.5 [api_server.py:12] hi") == b"INFO 02-03 04:05:06.7 [api_server.py:12] hi"
+
+
+def test_replay_now_lets_wait_pid_measure_the_launch(tmp_path: Path) -> None:
+    """Issue 41: a replay kept the log's own dates, so `wait --pid` of it said the launch was
+    "733 h 48 min from now" and left it estimated. With --now the lines carry the moment they are
+    written, and the launch (the replay's start, 4 s of log time at 2x before the first line) is measured."""
+    out, port = tmp_path / "live.log", free_port()
+    with replaying(NEW_READY, out, port, 2, "--hold", "30", "--now", "--launch-delay", "4") as replay:
+        result = subprocess.run(firedup("wait", "--log", str(out), "--pid", str(replay.pid), "--timeout", "60"),
+                                capture_output=True, text=True, env=env(), timeout=90)
+    assert result.returncode == 0, result.stdout + result.stderr
+    m = re.search(r"pid \d+ was launched ([\d.]+) s before the log's first line \(measured", result.stderr)
+    assert m is not None and 1.5 <= float(m.group(1)) <= 15.0, result.stderr  # 2 s, and the replay's own start
+    assert "from now" not in result.stderr
+    assert "the log's first stamp was 2026-10-30 10:00:00" in replay.stderr
+    first = out.read_text().splitlines()[0]
+    assert first.startswith(f"[{datetime.now():%Y-%m-%d}") and "server_args=" in first

@@ -351,3 +351,31 @@ def test_flashinfer_jit_lines_inside_a_silence_are_shown_as_what_filled_it() -> 
     assert (verdict.verdict, verdict.basis) == ("cold", "line")
     assert verdict.reason.startswith("the log's own lines time its work: 22 s in cuda_graph, 32 s in warmup")
     assert [n for n, _ in verdict.evidence] == [16, 17, 27, 28]
+
+
+def test_compilers_seen_after_the_last_line_of_an_unfinished_phase_make_the_kernel_jit_cold(tmp_path: Path) -> None:
+    """Issue 41: a real start with torch.compile ended `kernel_jit unknown` after 6 minutes of
+    ptxas: the unfinished phase was cut at its last stamped line, and what `wait --pid` saw after
+    it was dropped."""
+    from datetime import timedelta
+
+    from firedup.read.clock import Stamp
+    from firedup.timeline.pipeline import parse_paths
+    from firedup.timeline.silence import Observed, observed_caches
+
+    log = tmp_path / "server.log"
+    log.write_text("[2026-01-10 10:00:00] server_args={'model_path': 'm', 'tp_size': 1}\n"
+                   "[2026-01-10 10:00:01] Load weight begin. avail mem=78.5 GB\n"
+                   "[2026-01-10 10:00:05] Load weight end. type=M, avail mem=60.00 GB\n"
+                   "[2026-01-10 10:00:06] Memory pool end. avail mem=10.00 GB\n"
+                   "[2026-01-10 10:00:07] Capture cuda graph begin. This can take up to several minutes. "
+                   "avail mem=9.0 GB\n")
+    (run,) = parse_paths([str(log)]).runs
+    assert run.outcome == "incomplete" and run.stopped_in == "cuda_graph" and run.last_ts is not None
+    start, end = run.last_ts.dt + timedelta(seconds=30), run.last_ts.dt + timedelta(seconds=390)
+    stretch = Observed("compiling", Stamp(start, start.isoformat()), Stamp(end, end.isoformat()),
+                       "compiling kernels (ptxas)", ("ptxas",))
+    observed_caches(run, [stretch], get_format("sglang"))
+    verdict = run.caches.get("kernel_jit")
+    assert verdict is not None and verdict.verdict == "cold" and verdict.phase == "cuda_graph", verdict
+    assert verdict.seconds == 360

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from _live import NEW_READY
 from firedup.formats.sglang import TELEMETRY
-from firedup.live.telemetry import flatten, metrics_page, parse_metrics
+from firedup.live.telemetry import MalformedMetrics, flatten, metrics_page, parse_metrics
 from firedup.timeline.pipeline import parse_paths
 
 PAGE = """# HELP sglang:startup_time_seconds Engine startup duration by phase in seconds.
@@ -58,14 +60,26 @@ def test_a_model_name_cannot_inject_a_phase_into_a_metrics_page() -> None:
         'sglang:startup_time_seconds{phase="load_weight",model_name="z} 999 "} 12.5',
         'sglang:startup_time_seconds{model_name="a\\",phase=\\"total\\"} 888",phase="total"} 30.0',
         'sglang:startup_time_seconds{phase="kv_cache",model_name="x"} 2.0 1700000000000',
-        'sglang:startup_time_seconds{phase="cuda_graph",model_name="x\n'
-        'sglang:startup_time_seconds{phase="cuda_graph"} 777',  # a raw newline: the broken sample is skipped
-        'sglang:startup_time_seconds{phase="warmup"} 3.0 trailing words',
+        'sglang:startup_time_seconds{phase="tab\\\\ and \\"quote\\" and \\nnewline",} 4.0',
     ])
     got = parse_metrics(page, TELEMETRY)
-    assert got["load_weight"] == 12.5 and got["total"] == 30.0 and got["kv_cache"] == 2.0
-    assert "warmup" not in got  # a line with more than a value and a timestamp is not a sample
-    assert got.get("cuda_graph") == 777  # the second line is a whole sample of its own
+    assert got == {"load_weight": 12.5, "total": 30.0, "kv_cache": 2.0, 'tab\\ and "quote" and \nnewline': 4.0}
+
+
+@pytest.mark.parametrize("line", [
+    # issue 45: a raw newline in a label value (a writer that did not escape it) forged the next
+    # line, `... {phase="cuda_graph"} 777`, which was read as a sample of its own
+    'sglang:startup_time_seconds{phase="cuda_graph",model_name="x\nsglang:startup_time_seconds{phase="cuda_graph"} 777',
+    'sglang:startup_time_seconds{phase="warmup"} 3.0 trailing words',
+    'sglang:startup_time_seconds{phase="warmup"} 1_000',  # Python reads it, Prometheus does not
+    'sglang:startup_time_seconds{phase="warmup\\q"} 3.0',  # no such escape
+    'sglang:startup_time_seconds{phase="warmup",phase="load_weight"} 3.0',
+    '"} 999',
+])
+def test_a_malformed_line_makes_the_whole_page_malformed(line: str) -> None:
+    page = 'sglang:startup_time_seconds{phase="load_weight"} 10.0\n' + line + "\n"
+    with pytest.raises(MalformedMetrics, match="line 2"):
+        parse_metrics(page, TELEMETRY)
 
 
 def test_a_200k_deep_server_info_never_crashes_the_telemetry_thread() -> None:
@@ -88,3 +102,33 @@ def test_a_200k_deep_server_info_never_crashes_the_telemetry_thread() -> None:
         threading.excepthook = old
     assert not crashed, crashed
     assert flatten({"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": {"j": 1.0}}}}}}}}}, "t": 2.0}) == {"t": 2.0}
+
+
+# --- issue 45: every label value firedup writes in Prometheus text is escaped ------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_HOSTILE = st.text(st.sampled_from(['"', "\\", "\n", "}", "{", ",", "=", " ", "#", "\r", "\u2028", "\x1b", "a", "é", "9"])
+                   | st.characters(codec="utf-8"), max_size=24)
+
+
+@settings(max_examples=300, deadline=None)
+@given(model=_HOSTILE, phases=st.dictionaries(_HOSTILE.filter(lambda p: "." not in p), st.floats(0, 1e6), max_size=4),
+       graphs=st.dictionaries(_HOSTILE.filter(lambda p: "." not in p), st.floats(0, 1e6), max_size=3))
+def test_replays_metrics_page_parses_back_the_same_samples_and_no_other(model: str, phases: dict[str, float],
+                                                                        graphs: dict[str, float]) -> None:
+    """`replay`'s /metrics: whatever the model name and the phase names (a log's text), a strict
+    parser (prometheus_client's) reads back exactly the samples written, and so does `wait`'s."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    timings: dict[str, object] = {**phases, "cuda_graph": graphs} if graphs else dict(phases)
+    page = metrics_page(TELEMETRY, timings, labels={"model_name": model})
+    got = sorted((s.name, tuple(sorted(s.labels.items())), s.value)
+                 for f in text_string_to_metric_families(page) for s in f.samples)
+    want = sorted([("sglang:startup_time_seconds", tuple(sorted({"model_name": model, "phase": p}.items())), v)
+                   for p, v in phases.items()]
+                  + [("sglang:startup_cuda_graph_time_seconds", tuple(sorted({"model_name": model, "phase": p}.items())), v)
+                     for p, v in graphs.items()])
+    assert got == want
+    assert parse_metrics(page, TELEMETRY) == flatten(timings)

@@ -932,10 +932,12 @@ def _stuck_log(tmp: Path) -> Path:
 
 
 def _fake_server(tmp: Path, compiler: bool) -> subprocess.Popen[bytes]:
-    """A stand-in for the server's main process; with a child whose executable is named `ptxas`."""
+    """A stand-in for the server's main process; with a child whose executable is named `ptxas`,
+    working (a sleeping one compiles nothing)."""
     ptxas = tmp / "ptxas"
     ptxas.symlink_to(Path(sys.executable))
-    child = f"subprocess.Popen([{str(ptxas)!r}, '-c', 'import time; time.sleep(60)'])\n" if compiler else ""
+    work = "import time\\nend = time.time() + 60\\nwhile time.time() < end: pass"
+    child = f"subprocess.Popen([{str(ptxas)!r}, '-c', '{work}'])\n" if compiler else ""
     return subprocess.Popen([sys.executable, "-c", f"import subprocess, time\n{child}time.sleep(60)"])
 
 
@@ -971,8 +973,9 @@ def test_a_silence_with_a_compiler_child_is_compiling_and_times_out_busy(outcome
     assert o.result.returncode == 124, o.result.stdout + o.result.stderr
     assert o.result.stdout.startswith("TIMED OUT while busy after 4")
     assert f"  process tree of pid {o.other}: compiling kernels (ptxas)" in o.result.stdout
-    # without a terminal, said as it was seen, and in the stall warning
-    assert re.search(rf"^note: no log output for [\d.]+ s in cuda_graph; process tree of pid {o.other}: "
+    # without a terminal, said as it was seen (the tree is watched from the start: maybe before the
+    # silence), and in the stall warning
+    assert re.search(rf"^note: (no log output for [\d.]+ s in cuda_graph; )?process tree of pid {o.other}: "
                      r"compiling kernels \(ptxas\)$", o.result.stderr, re.M), o.result.stderr
     assert "Process tree of pid" in next(line for line in o.result.stderr.splitlines() if "stall?" in line)
 
@@ -1080,7 +1083,7 @@ def test_the_status_line_and_the_notes_name_what_a_silent_tree_does(tmp_path: Pa
     log = tmp_path / "server.log"
     log.write_text("".join(_stuck_log(tmp_path).read_text().splitlines(keepends=True)))
     for tty in (True, False):
-        fake.add(101, 100, "ptxas")
+        fake.add(101, 100, "ptxas", state="R")
         script = _Script(log, [])
         out, err = io.StringIO(), io.StringIO()
         opts = WaitOptions(log, timeout=30, auto_timeout=False, inspect_after=5)
@@ -1103,7 +1106,8 @@ def test_the_status_line_and_the_notes_name_what_a_silent_tree_does(tmp_path: Pa
                        for s in seen), seen
             assert any("idle: no CPU" in s for s in seen)
         else:
-            notes = [line for line in err.getvalue().splitlines() if line.startswith("note: no log output")]
+            notes = [line for line in err.getvalue().splitlines()
+                     if line.startswith("note: ") and "process tree of pid 100: " in line]
             assert [n.split("process tree of pid 100: ")[1][:18] for n in notes] == ["compiling kernels ",
                                                                                    "idle: no CPU (0% o"]
             assert "process tree of pid 100: idle: no CPU" in out.getvalue()
@@ -1230,7 +1234,8 @@ def test_no_engine_alarm_before_the_server_log_begins(tmp_path: Path) -> None:
     script.events = sorted(events, key=lambda e: e[0])
     assert waiter.run_loop() == 4  # the fake tree sits idle: stuck
     assert "no known engine" not in err.getvalue()
-    before = [s for s in script.seen if s.startswith("waiting for the server's first log line (launched ")]
+    # (the tree's activity follows a " · ": it is watched from the start)
+    before = [s.split(" · ")[0] for s in script.seen if s.startswith("waiting for the server's first log line (launched ")]
     assert before[0] in ("waiting for the server's first log line (launched 3.0 s ago)",  # the log appeared at 0.5 s
                          "waiting for the server's first log line (launched 4.0 s ago)"), before
     assert before[-1] in ("waiting for the server's first log line (launched 14 s ago)",
@@ -1336,8 +1341,8 @@ def test_compilers_seen_in_graph_capture_make_the_kernel_jit_cold(tmp_path: Path
         (1.0, f"{s[0]} server_args={{'model_path': 'm', 'tp_size': 1}}\n{s[0]} Load weight begin. avail mem=78.5 GB\n"
               f"{s[0]} Load weight end. type=M, avail mem=60.00 GB\n{s[0]} Memory pool end. avail mem=10.00 GB\n"
               f"{s[1]} Capture target decode CUDA graph begin. backend=full, avail mem=9.0 GB\n"),
-        (15.0, lambda: fake.add(101, 100, "nvcc", ["/usr/local/cuda/bin/nvcc", "jit.cu"])),
-        (17.0, lambda: fake.add(102, 101, "cicc", ["/usr/local/cuda/nvvm/bin/cicc", "jit.cu"])),
+        (15.0, lambda: fake.add(101, 100, "nvcc", ["/usr/local/cuda/bin/nvcc", "jit.cu"], state="R")),
+        (17.0, lambda: fake.add(102, 101, "cicc", ["/usr/local/cuda/nvvm/bin/cicc", "jit.cu"], state="R")),
         (25.0, lambda: (fake.remove(102), fake.remove(101))),
         (40.0, f"{s[2]} Capture target decode CUDA graph end. elapsed=38.00 s, avail mem=8.0 GB.\n"
                f"{s[3]} INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
@@ -1435,7 +1440,8 @@ def test_a_real_server_stand_in_imports_reads_weights_then_idles(tmp_path: Path)
     saved = json.loads(record.read_text())
     kinds = [x["kind"] for x in saved["process_timeline"]]
     order = [k for k in kinds if k in ("importing", "reading", "stuck")]
-    assert [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k] == ["importing", "reading", "stuck"], kinds
+    assert [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k] == ["importing", "reading", "stuck"], \
+        saved["process_timeline"]
     reading = next(x for x in saved["process_timeline"] if x["kind"] == "reading")
     assert "model-00001-of-00001.safetensors" in reading["text"] and reading["phase"] == "load_weights"
     importing = next(x for x in saved["process_timeline"] if x["kind"] == "importing")
@@ -1448,6 +1454,63 @@ def test_a_real_server_stand_in_imports_reads_weights_then_idles(tmp_path: Path)
     assert launch["source"] == "measured"
     assert abs(launch["seconds_before_first_line"] - (first.timestamp() - before)) <= 1.5, launch
     assert "process tree of pid" in result.stdout and "idle: no CPU" in result.stdout
+
+
+CHILD_GB = """
+import sys, time
+from datetime import datetime
+log, shard = sys.argv[1], sys.argv[2]
+for name in ("numpy", "yaml", "PIL.Image", "pyarrow", "polars", "duckdb", "matplotlib.pyplot", "hyperscan"):
+    try:
+        __import__(name)  # each maps its shared libraries
+    except ImportError:
+        pass
+    time.sleep(0.5)
+def say(text):
+    with open(log, "a") as f:
+        f.write(datetime.now().strftime("[%Y-%m-%d %H:%M:%S] ") + text + "\\n")
+say("Load weight begin. avail mem=78.50 GB")
+done, said = 0, time.time()
+with open(shard, "rb") as f:
+    while True:
+        piece = f.read(32 << 20)
+        if not piece:
+            break
+        done += len(piece)
+        if time.time() - said >= 1.0:  # a progress line every second: the log never falls silent
+            say(f"Loading safetensors checkpoint shards: {done * 100 // (1 << 30)}% Completed")
+            said = time.time()
+        time.sleep(0.2)
+say("Loading safetensors checkpoint shards: 100% Completed")
+time.sleep(9)
+"""
+
+
+def test_default_wait_pid_sees_imports_a_weight_read_and_idle_while_the_log_speaks(tmp_path: Path) -> None:
+    """Issue 41: a real child imports, reads a 1 GB `.safetensors` file (sparse) in 32 MB pieces
+    while printing a progress line every second, then idles: `wait --pid` with its default
+    options says importing, reading weights, idle, in that order (it looked at the tree only
+    after 10 s without a line, and said nothing of the read)."""
+    shard = tmp_path / "model" / "model-00001-of-00001.safetensors"
+    shard.parent.mkdir()
+    with open(shard, "wb") as f:
+        f.truncate(1 << 30)
+    log = tmp_path / "server.log"
+    child = subprocess.Popen([sys.executable, "-c", CHILD_GB, str(log), str(shard)], env=env())
+    try:
+        result = subprocess.run(firedup("wait", "--log", str(log), "--pid", str(child.pid)),
+                                capture_output=True, text=True, timeout=120, env=env())
+    finally:
+        child.kill()
+        child.wait()
+    notes = [line.split(f"process tree of pid {child.pid}: ", 1)[1] for line in result.stderr.splitlines()
+             if line.startswith("note: ") and f"process tree of pid {child.pid}: " in line]
+    kinds = [k for n in notes for k in ("importing", "reading weights", "idle") if n.startswith(k)]
+    assert kinds[:1] == ["importing"] and "reading weights" in kinds, result.stderr
+    first_read = kinds.index("reading weights")
+    assert "idle" in kinds[first_read:] and "importing" not in kinds[first_read:], result.stderr
+    assert any("model-00001-of-00001.safetensors" in n for n in notes if n.startswith("reading weights"))
+    assert result.returncode == 3, result.stdout + result.stderr  # the child exits before any ready line
 
 
 def test_ingest_keeps_the_measured_launch_in_the_history(tmp_path: Path) -> None:
@@ -1604,3 +1667,25 @@ def test_a_restart_is_not_credited_with_the_supervisors_launch(tmp_path: Path) -
     assert run is not None and run.first_line == 6
     assert run.launch is None or run.launch.source != "measured", run.launch
     assert "from launch" not in out.getvalue().splitlines()[0]
+
+
+@pytest.mark.parametrize("how", ["gzip", "utf-16 file", "utf-16 stdin"])
+def test_wait_reads_gzip_and_utf16_logs_as_parse_does(tmp_path: Path, how: str) -> None:
+    """Issue 45 item 2, issue 41 item 3: `parse` reads a gzipped or UTF-16 ready log as ready;
+    `wait` said "the log shows no server startup" (gzip), timed out (a UTF-16 file) or "LOG ENDED"
+    (UTF-16 on stdin)."""
+    import gzip
+
+    text = NEW_READY.read_text()
+    if how == "utf-16 stdin":
+        result = subprocess.run(firedup("wait", "--log", "-", "--timeout", "20"), input=text.encode("utf-16"),
+                                capture_output=True, env=env(), timeout=60)
+        out, err = result.stdout.decode(), result.stderr.decode()
+    else:
+        log = tmp_path / ("base.log.gz" if how == "gzip" else "base.log")
+        log.write_bytes(gzip.compress(text.encode()) if how == "gzip" else text.encode("utf-16"))
+        done = run_wait("--log", str(log), "--timeout", "20")
+        out, err = done.stdout, done.stderr
+        result = done  # type: ignore[assignment]
+    assert result.returncode == 0, out + err
+    assert out.startswith("READY in 36 s"), out

@@ -524,11 +524,13 @@ def _closed_stdin() -> bool:
 
 def replay(log: PathLike, out: PathLike, *, speed: float = 1.0, port: int | None = None,
            server_version: str | None = None, hold: float | str | None = None, launch_delay: float | str = 0.0,
-           split_writes: float | str = 0.0, engine: str | None = None, err: TextIO | None = None) -> int:
+           split_writes: float | str = 0.0, now: bool = False, engine: str | None = None,
+           err: TextIO | None = None) -> int:
     """Re-enact a recorded start-up: write `log`'s lines to `out` at their pace (divided by
     `speed`) and serve its HTTP answers on 127.0.0.1 (`port`: the log's, else the engine's; 0:
     any free one) until `hold` seconds after the last line (None: until interrupted), each line in
-    two flushes `split_writes` seconds apart when given (block-buffered output); the exit
+    two flushes `split_writes` seconds apart when given (block-buffered output), restamped with
+    the moment each is written when `now` (so `wait --pid` of the replay measures its launch); the exit
     code the server had (0 ready, 1 or 137 for a crash: 137 kills this process as the server was)."""
     import sys
 
@@ -543,7 +545,7 @@ def replay(log: PathLike, out: PathLike, *, speed: float = 1.0, port: int | None
     split = _seconds(split_writes, "--split-writes")
     return run_replay(Path(_path(log, "log")), Path(_path(out, "out")), float(speed), port, held, _engine(engine),
                       server_version, err=err if err is not None else sys.stderr, launch_delay=delay or 0.0,
-                      split_writes=split or 0.0)
+                      split_writes=split or 0.0, now=bool(now))
 
 
 __all__ = ["PLOT_KINDS", "advise", "budgets", "check", "compare", "export", "ingest", "load", "open_store", "parse",

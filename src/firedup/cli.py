@@ -829,9 +829,12 @@ def wait(log: str | None, url: str | None, pid: int | None, timeout: str, histor
 @click.option("--split-writes", type=Duration(allow_never=False), default=None, metavar="DURATION",
               help="Write each line in two flushes this far apart (wall time), as a server with block-buffered "
                    "output does: a wait loop must read lines, not chunks.")
+@click.option("--now", is_flag=True, default=False,
+              help="Restamp each line with the moment it is written (this machine's clock; the log's own first "
+                   "stamp is said): `wait --pid` of the replay then measures its launch.")
 @click.option("--engine", default=None, metavar="NAME", help=ENGINE_HELP)
 def replay(log: str, out: str, speed: float, port: int | None, server_version: str | None, hold: float | None,
-           launch_delay: float | None, split_writes: float | None, engine: str | None) -> None:
+           launch_delay: float | None, split_writes: float | None, now: bool, engine: str | None) -> None:
     """Re-enact a recorded startup: write its log at pace and serve its HTTP answers.
 
     \b
@@ -842,7 +845,8 @@ def replay(log: str, out: str, speed: float, port: int | None, server_version: s
     process exits as the server did: 137 (SIGKILL) or 1 for a crash.
     """
     sys.exit(api.replay(log, out, speed=speed, port=port, server_version=server_version, hold=hold,
-                        launch_delay=launch_delay or 0.0, split_writes=split_writes or 0.0, engine=engine))
+                        launch_delay=launch_delay or 0.0, split_writes=split_writes or 0.0, now=now,
+                        engine=engine))
 
 
 _with_examples(cli)

@@ -186,5 +186,12 @@ def csv_cell(value: str) -> str:
     return visible(value)
 
 
-__all__ = ["csv_cell", "finite", "has_surrogate", "json_text", "json_visible", "valid_text", "valid_values", "visible",
-           "without_credentials"]
+def metric_label(value: str) -> str:
+    """A label value as the Prometheus and OpenMetrics text formats write it between its quotes:
+    backslash, quote and newline escaped, so no value (a model name of `x"} 999` and a newline)
+    can end its label, its sample or its line."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+__all__ = ["csv_cell", "finite", "has_surrogate", "json_text", "json_visible", "metric_label", "valid_text",
+           "valid_values", "visible", "without_credentials"]

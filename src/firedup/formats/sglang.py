@@ -599,6 +599,9 @@ HINTS = {
     ("oom", "warmup"): "the first forward pass ran out of memory: lower --mem-fraction-static{mem_fraction_now} or --chunked-prefill-size",
     ("oom", "*"): "GPU out of memory: lower --mem-fraction-static{mem_fraction_now}, {graph_bs_flag} or the context length",
     ("distributed", "dist_init"): "ranks could not meet: check --dist-init-addr, that every node started, and NCCL_SOCKET_IFNAME / firewalls",
+    ("checkpoint_mismatch", "*"): "a tensor of the checkpoint has another shape than the model's: check that --model-path "
+                                  "holds one model (its config.json describes these weights; no shard of another model "
+                                  "in the folder), and --quantization against the checkpoint",
 }
 
 

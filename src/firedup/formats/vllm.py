@@ -477,6 +477,9 @@ HINTS = {
                             "(-cc.max_cudagraph_capture_size), or lower --gpu-memory-utilization; --enforce-eager "
                             "skips graphs"),
     ("oom", "*"): "GPU out of memory: lower --gpu-memory-utilization, --max-model-len or --max-num-seqs",
+    ("checkpoint_mismatch", "*"): ("a tensor of the checkpoint has another shape than the model's: check that --model "
+                                   "holds one model (its config.json describes these weights; no shard of another "
+                                   "model in the folder), and --quantization against the checkpoint"),
     ("distributed", "*"): ("a collective failed: read the first NCCL error (NCCL_DEBUG=INFO); in containers give "
                            "shared memory (--ipc=host or a large --shm-size); NCCL_P2P_DISABLE=1 helps on GPUs "
                            "without working P2P"),

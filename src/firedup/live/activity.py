@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-WINDOW_S = 10.0  # rates are measured over the newest looks within this span
+WINDOW_S = 10.0  # what the tree opened, mapped or wrote counts over the newest looks within this span ...
+RATE_S = 3.0  # ... and rates over the newest within this one: what changed, not what was (a load that
+# ended 5 s ago is not reading now)
 MIN_SPAN_S = 1.5  # a verdict needs looks at least this far apart
 READ_MB_S = 1.0  # read rate that means "reading"
 BUSY_CPU = 0.10  # share of one core that means "busy"
@@ -39,6 +41,9 @@ class Seen:
     caches: tuple[str, ...] = ()  # kernel cache or build files open (or newly mapped)
     new_libraries: tuple[str, ...] = ()  # shared libraries mapped since the process's last maps read
     gpus: tuple[int, ...] = ()  # /dev/nvidiaN minors it has open
+    # bytes read from weight files while watched (their positions, their mapped pages in); None:
+    # unreadable, and the process's own reads stand in
+    weight_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ class Look:
     at: float
     procs: tuple[Seen, ...]
     gpu: GpuSeen | None = None
+    caches_written: tuple[str, ...] = ()  # kernel-cache folders of the server changed since the look before
 
     @property
     def alive(self) -> bool:
@@ -118,7 +124,12 @@ class Window:
 
     @cached_property
     def first(self) -> Look:
-        return next((x for x in self.looks if x.alive), self.last)
+        """The oldest live look within RATE_S of the newest: the start of every rate."""
+        return next((x for x in self.looks if x.alive and self.last.at - x.at <= RATE_S), self.last)
+
+    @cached_property
+    def recent(self) -> list[Look]:
+        return [x for x in self.looks if x.at >= self.first.at]
 
     @cached_property
     def span(self) -> float:
@@ -142,6 +153,19 @@ class Window:
             return 0.0
         return max(0, p.reads - old.reads) / self.span / 1e6 if self.span > 0 else 0.0
 
+    def weights_of(self, p: Seen) -> float:
+        """MB/s the process read from weight files: their positions and mapped pages where those
+        can be read (a process reading /dev/zero with a weight file open reads no weights), its
+        own reads only where they cannot."""
+        if p.weight_bytes is None:
+            return self.read_of(p)
+        # from the first look of the span that knew them (a weight file found during the span)
+        since = next(((x.at, s.weight_bytes) for x in self.recent for s in x.procs
+                      if s.pid == p.pid and s.weight_bytes is not None), None)
+        if since is None or self.last.at <= since[0]:
+            return 0.0
+        return max(0, p.weight_bytes - since[1]) / (self.last.at - since[0]) / 1e6
+
     @cached_property
     def cpu(self) -> float:
         return sum(self.cpu_of(p) for p in self.last.procs)
@@ -152,7 +176,15 @@ class Window:
 
     @cached_property
     def gpus(self) -> list[GpuSeen]:
+        """The GPU readings over the window (memory growth), ..."""
         return [x.gpu for x in self.looks if x.gpu is not None]
+
+    @cached_property
+    def recent_gpus(self) -> list[GpuSeen]:
+        """... and over the rates' span (utilisation now), with the reading before it (NVML is
+        read every 2 s: the span may hold none)."""
+        older = [x.gpu for x in self.looks if x.gpu is not None and x.at < self.first.at][-1:]
+        return older + [x.gpu for x in self.recent if x.gpu is not None]
 
     @cached_property
     def gpu_where(self) -> tuple[str, str, str]:
@@ -164,8 +196,22 @@ class Window:
 
     @cached_property
     def gpu_util(self) -> float | None:
-        utils = [g.util for g in self.gpus if g.util is not None]
+        utils = [g.util for g in self.recent_gpus if g.util is not None]
         return sum(utils) / len(utils) if utils else None
+
+    @cached_property
+    def gpu_grown(self) -> float | None:
+        """MB the tree's GPU memory grew over the window (the same basis of figures at both ends)."""
+        if not self.gpus:
+            return None
+        now = self.gpus[-1]
+        mem = [g.used_mb for g in self.gpus if g.used_mb is not None and g.basis == now.basis]
+        return mem[-1] - mem[0] if len(mem) >= 2 else None
+
+    @cached_property
+    def gpu_from(self) -> float:
+        """When the window's first GPU reading was taken (memory growth is counted from it)."""
+        return next((x.at for x in self.looks if x.gpu is not None and x.gpu.used_mb is not None), self.first.at)
 
     @cached_property
     def gpu_evidence(self) -> tuple[str, ...]:
@@ -190,10 +236,18 @@ def _stopped(w: Window) -> Activity | None:
                     busy=False, processes=w.n, evidence=("state T (stopped) in every process of the tree",))
 
 
+def _working(w: Window, p: Seen) -> bool:
+    """A compiler that compiles: it used CPU since the rates' first look, or runs now (one look
+    shows a compiler just started). A sleeping process named nvcc compiles nothing."""
+    return p.state in "RD" or (w.span > 0 and w.cpu_of(p) >= WORKER_CPU)
+
+
 def _compilers(w: Window) -> Activity | None:
-    """Compiler children, or compile workers using CPU: one look shows them."""
+    """Compiler children using CPU (the sleeping ones of their chain named with them: nvcc waits
+    while its cicc works), or compile workers using CPU."""
     last = w.last
-    compilers = sorted({p.name for p in last.procs if p.compiler})
+    present = [p for p in last.procs if p.compiler]
+    compilers = sorted({p.name for p in present}) if any(_working(w, p) for p in present) else []
     workers = [p for p in last.procs if p.worker and w.span > 0 and w.cpu_of(p) >= WORKER_CPU]
     if not (compilers or workers):
         return None
@@ -207,25 +261,32 @@ def _compilers(w: Window) -> Activity | None:
 
 
 def _weights(w: Window) -> Activity | None:
-    """Files of a model open (or mapped) in processes whose reads grow."""
-    holders = {p.pid for x in w.looks for p in x.procs if p.weights}
-    weight_rate = sum(w.read_of(p) for p in w.last.procs if p.pid in holders)
-    weights = [f for x in reversed(w.looks) for p in x.procs for f in p.weights]
+    """Bytes read from files of a model (their positions, their mapped pages in)."""
+    holders = {p.pid for x in w.recent for p in x.procs if p.weights}
+    weight_rate = sum(w.weights_of(p) for p in w.last.procs if p.pid in holders)
+    weights = [f for x in reversed(w.recent) for p in x.procs for f in p.weights]
     if not weights or weight_rate < READ_MB_S:
         return None
     return Activity("reading", f"reading weights ({weight_rate:.0f} MB/s: {_names(weights)})", busy=True,
                     processes=w.n, evidence=(f"weight files open: {_paths(weights)}",
-                                             f"{weight_rate:.1f} MB/s read by "
-                                             f"{_plural(len(holders), 'process', 'processes')} holding them"))
+                                             f"{weight_rate:.1f} MB/s read from them by "
+                                             f"{_plural(len(holders), 'process', 'processes')}"))
 
 
 def _caches(w: Window) -> Activity | None:
-    """Kernel build files opened, or cached kernels mapped, during the window, while the tree works."""
+    """Kernel build files opened, cached kernels mapped, or the server's kernel-cache folders
+    written during the window, while the tree works (Inductor and Triton compile inside the
+    server process too: no compiler child shows it)."""
     caches = [c for x in w.looks[1:] for p in x.procs for c in p.caches]
-    if not caches or not (w.cpu >= BUSY_CPU or w.reads >= READ_MB_S):
+    written = [c for x in w.recent[1:] for c in x.caches_written]
+    if not (caches or written) or not (w.cpu >= BUSY_CPU or w.reads >= READ_MB_S):
         return None
-    return Activity("compiling", f"compiling kernels (kernel cache: {_names(caches)})", busy=True, processes=w.n,
-                    evidence=(f"kernel cache or build files: {_paths(caches)}",))
+    evidence = [f"kernel cache or build files: {_paths(caches)}"] if caches else []
+    if written:
+        evidence.append(f"kernel-cache folders written: {_paths(written)}")
+    what = f"kernel cache: {_names(caches)}" if caches else f"kernel cache written: {_names(written)}"
+    return Activity("compiling", f"compiling kernels ({what})", busy=True, processes=w.n,
+                    evidence=(*evidence, f"{w.cpu * 100:.0f}% of a core"))
 
 
 def _gpu_busy(w: Window) -> Activity | None:
@@ -235,32 +296,30 @@ def _gpu_busy(w: Window) -> Activity | None:
     where, memory, _ = w.gpu_where
     doing = GPU_DOING.get((w.phase or "").removeprefix("draft."))
     what = f"{doing}: " if doing else (f"in {w.phase}: " if w.phase else "")
-    return Activity("gpu", f"GPU busy ({what}{util:.0f}% on {where}{memory})", busy=True, processes=w.n,
+    grown = w.gpu_grown
+    rising = f", memory +{grown / 1024:.1f} GB in {w.last.at - w.gpu_from:.0f} s" \
+        if grown is not None and grown >= GPU_GROWTH_MB else ""
+    return Activity("gpu", f"GPU busy ({what}{util:.0f}% on {where}{memory}{rising})", busy=True, processes=w.n,
                     evidence=w.gpu_evidence)
 
 
 def _allocating(w: Window) -> Activity | None:
-    """GPU memory rising over the window (the same basis of figures at both ends)."""
-    if not w.gpu_evidence:
-        return None
-    now = w.gpus[-1]
-    mem = [g for g in w.gpus if g.used_mb is not None and g.basis == now.basis]
-    if len(mem) < 2 or mem[-1].used_mb is None or mem[0].used_mb is None:
-        return None
-    grown = mem[-1].used_mb - mem[0].used_mb
-    if grown < GPU_GROWTH_MB:
+    """GPU memory rising over the window on a GPU not busy now (a busy one is `_gpu_busy`'s)."""
+    grown = w.gpu_grown
+    if not w.gpu_evidence or grown is None or grown < GPU_GROWTH_MB:
         return None
     where, memory, _ = w.gpu_where
     return Activity("allocating", f"allocating (GPU memory rising: +{grown / 1024:.1f} GB in "
-                    f"{w.last.at - w.first.at:.0f} s on {where}{memory})", busy=True, processes=w.n,
+                    f"{w.last.at - w.gpu_from:.0f} s on {where}{memory})", busy=True, processes=w.n,
                     evidence=w.gpu_evidence)
 
 
 def _importing(w: Window) -> Activity | None:
     """Shared libraries mapped during the window, or modules open in a process that reads or works."""
-    libraries = [lib for x in w.looks for p in x.procs for lib in p.new_libraries]
+    libraries = [lib for x in w.recent for p in x.procs for lib in p.new_libraries]
+    working = w.cpu >= BUSY_CPU or w.reads >= READ_MB_S
     modules = [m for p in w.last.procs if w.read_of(p) > 0 or w.cpu_of(p) >= BUSY_CPU for m in p.modules]
-    if not (libraries or (modules and (w.cpu >= BUSY_CPU or w.reads >= READ_MB_S))):
+    if not (libraries or (modules and working)):
         return None
     loaded = f"{_plural(len(set(libraries)), 'shared library', 'shared libraries')} loaded: {_names(libraries)}" \
         if libraries else f"modules open: {_names(modules)}"
@@ -272,7 +331,9 @@ def _importing(w: Window) -> Activity | None:
 def _reading(w: Window) -> Activity | None:
     if w.reads < READ_MB_S:
         return None
-    return Activity("busy", f"busy: reading {w.reads:.0f} MB/s, no weight file open ({w.cpu * 100:.0f}% of a core)",
+    held = any(p.weights for p in w.last.procs)
+    what = "not from the weight files open" if held else "no weight file open"
+    return Activity("busy", f"busy: reading {w.reads:.0f} MB/s, {what} ({w.cpu * 100:.0f}% of a core)",
                     busy=True, processes=w.n, evidence=(f"{w.reads:.1f} MB/s read with no weight file, module or "
                                                         "kernel cache open", *w.gpu_evidence))
 
@@ -297,10 +358,13 @@ def _storage(w: Window) -> Activity | None:
 
 def _idle(w: Window) -> Activity:
     idle_gpu = ", GPU idle" if w.gpu_evidence else ""
+    sleepers = sorted({p.name for p in w.last.procs if p.compiler})
+    asleep = (f"compilers asleep: {', '.join(sleepers)}",) if sleepers else ()
     return Activity("stuck", f"idle: no CPU ({w.cpu * 100:.0f}% of a core), no reads, no compiler{idle_gpu} in "
                              f"{_plural(w.n, 'process', 'processes')}: waiting on a peer (an NCCL rendezvous?) or stuck",
                     busy=False, processes=w.n,
-                    evidence=(f"{w.cpu * 100:.0f}% of a core, {w.reads:.2f} MB/s read, no compiler", *w.gpu_evidence))
+                    evidence=(f"{w.cpu * 100:.0f}% of a core, {w.reads:.2f} MB/s read, no compiler", *asleep,
+                              *w.gpu_evidence))
 
 
 # What one look shows (tried first, whatever the span) ...

@@ -23,10 +23,11 @@ the real one (`ProcFS(root)`).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -72,6 +73,10 @@ READER_BYTES = 256 * 1024  # a process that read this much since the last look h
 FULL_SCAN_S = 30.0  # a working process's fd links are read again this often (a GPU opened later)
 MAX_FDS = 4096  # fd links read per process at most (a server with more is not read whole)
 MAX_MAPS_BYTES = 8 << 20  # of /proc/PID/maps, read at most
+MAX_SMAPS_BYTES = 64 << 20  # of /proc/PID/smaps, read at most (only while weight files are mapped)
+MAX_CACHE_ENTRIES = 1024  # entries of a kernel cache folder whose times are looked at, per look
+SAMPLE_EVERY_S = 1.0  # the loop's ticks look at the tree this often, from the start
+SETTLE_LOOKS = 2  # a new kind of activity is news once this many looks in a row show it
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,12 @@ class ProcFS:
     def fds(self, pid: int) -> list[str] | None:
         """What the process's open file descriptors point at (paths, `socket:[N]`, ...);
         None when they cannot be read (another user's process, gone)."""
+        links = self.fd_links(pid)
+        return None if links is None else [target for _, target in links]
+
+    def fd_links(self, pid: int) -> list[tuple[str, str]] | None:
+        """(fd number, target) of each open file descriptor; a file deleted while open is named
+        by its path (the kernel's ` (deleted)` dropped: a weight file is still read after it)."""
         folder = f"{self.root}/{pid}/fd"
         try:
             names = os.listdir(folder)
@@ -216,7 +227,60 @@ class ProcFS:
         out = []
         for name in names[:MAX_FDS]:
             with contextlib.suppress(OSError):
-                out.append(os.readlink(f"{folder}/{name}"))
+                out.append((name, os.readlink(f"{folder}/{name}").removesuffix(" (deleted)")))
+        return out
+
+    def fd_target(self, pid: int, fd: str) -> str | None:
+        try:
+            return os.readlink(f"{self._root}/{pid}/fd/{fd}").removesuffix(" (deleted)")
+        except OSError:
+            return None
+
+    def fd_pos(self, pid: int, fd: str) -> int | None:
+        """How far into its file a descriptor has read or written (`pos:` of /proc/PID/fdinfo/FD)."""
+        try:
+            for line in self._read(pid, f"fdinfo/{fd}").split(b"\n"):
+                if line.startswith(b"pos:"):
+                    return int(line[4:])
+        except (OSError, ValueError):
+            return None
+        return None
+
+    def mapped_rss(self, pid: int, paths: set[str]) -> dict[str, int] | None:
+        """Bytes of each of `paths` the process has paged in through its mappings (the `Rss:` of
+        its /proc/PID/smaps entries): a mapped weight file is read as its pages come in."""
+        try:
+            with open(f"{self._root}/{pid}/smaps", "rb") as f:
+                data = f.read(MAX_SMAPS_BYTES)
+        except OSError:
+            return None
+        out: dict[str, int] = {}
+        for path in paths:
+            needle = b" " + os.fsencode(path)
+            at = data.find(needle)
+            while at >= 0:
+                end = data.find(b"\n", at)
+                tail = data[at + len(needle):end]
+                if tail in (b"", b" (deleted)"):
+                    rss = data.find(b"\nRss:", end)
+                    if rss >= 0:
+                        value = data[rss + 5:data.find(b"\n", rss + 1)].split()
+                        with contextlib.suppress(ValueError, IndexError):
+                            out[path] = out.get(path, 0) + int(value[0]) * 1024
+                at = data.find(needle, end)
+        return out
+
+    def environ(self, pid: int) -> dict[str, str]:
+        """The process's environment (empty when unreadable): where its kernel caches live."""
+        try:
+            data = self._read(pid, "environ")
+        except OSError:
+            return {}
+        out = {}
+        for item in data.split(b"\0"):
+            key, sep, value = item.partition(b"=")
+            if sep:
+                out[os.fsdecode(key)] = os.fsdecode(value)
         return out
 
     def maps(self, pid: int) -> set[str] | None:
@@ -315,54 +379,142 @@ def file_kind(path: str, model_dirs: Sequence[str] = ()) -> str | None:
     return None
 
 
+def cache_dirs(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The kernel-cache folders a server with environment `env` writes as it compiles (Triton,
+    Inductor, the CUDA driver's PTX cache, C++ extensions, JIT kernel libraries): each given by
+    its variable, else its default place."""
+    home = env.get("HOME", "")
+    cache = env.get("XDG_CACHE_HOME") or (f"{home}/.cache" if home else "")
+    user = env.get("USER") or env.get("LOGNAME") or ""
+    tmp = env.get("TMPDIR") or "/tmp"
+    found = [
+        env.get("TRITON_CACHE_DIR") or (f"{home}/.triton/cache" if home else ""),
+        env.get("TORCHINDUCTOR_CACHE_DIR") or (f"{tmp}/torchinductor_{user}" if user else ""),
+        env.get("CUDA_CACHE_PATH") or (f"{home}/.nv/ComputeCache" if home else ""),
+        env.get("TORCH_EXTENSIONS_DIR") or (f"{cache}/torch_extensions" if cache else ""),
+        *([f"{cache}/flashinfer", f"{cache}/deep_gemm", f"{cache}/tvm-ffi", f"{cache}/torch/kernels"] if cache else []),
+    ]
+    return tuple(dict.fromkeys(d for d in found if d.startswith("/")))
+
+
+def dir_stamp(folder: str) -> float | None:
+    """The newest change in a cache folder: its own time and its entries' (a kernel is a new entry
+    in the folder, or a new file in one of its entries); None when there is no such folder."""
+    try:
+        newest = os.stat(folder).st_mtime
+        with os.scandir(folder) as entries:
+            for n, entry in enumerate(entries):
+                if n >= MAX_CACHE_ENTRIES:
+                    break
+                with contextlib.suppress(OSError):
+                    newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+    except OSError:
+        return None
+    return newest
+
+
 def gpu_minor(path: str) -> int | None:
     m = _GPU_DEVICE.fullmatch(path)
     return int(m.group(1)) if m else None
 
 
 class TreeWatch:
-    """Samples a process tree and says what it is doing (`sample`, then `activity`).
+    """Samples a process tree and says what it is doing (`sample`, then `activity`); the wait
+    loop calls `tick` on every pass (a look every SAMPLE_EVERY_S, from the start, whatever the
+    log does) and says `news` (a settled change of what the tree does).
 
     Only what tells the classes apart is read: `stat`, `cmdline` and `io` of every process;
     the fd links of a process seen for the first time, every FULL_SCAN_S while it works, and
-    whenever it read READER_BYTES since the last look; its maps on first sight (the baseline
-    of its libraries), then only when it reads or works with no weight file or kernel cache
-    open and neither a compiler nor a busy GPU already explains the tree."""
+    whenever it read READER_BYTES since the last look; the positions (`fdinfo`) of the weight
+    files it holds open and the pages it has in (`smaps`) of those it maps, every look while
+    it holds them: the bytes read from weights are those, never the process's total; its maps
+    on first sight (the baseline of its libraries), then only when it reads or works with no
+    weight file or kernel cache open and neither a compiler nor a busy GPU already explains the
+    tree; the times of its kernel-cache folders (`cache_dirs`), every look."""
 
     def __init__(self, pid: int, procfs: ProcFS | None = None, gpu: GpuWatch | None = None,
-                 model_dirs: Sequence[str] = ()) -> None:
+                 model_dirs: Sequence[str] = (), every: float = SAMPLE_EVERY_S) -> None:
         self.pid = pid
         self.procfs = procfs or ProcFS()
         self.gpu = gpu
         self.model_dirs = tuple(model_dirs)
+        self.every = every
         self.phase: str | None = None  # the log's stage, set by the caller
         self.looks: deque[Look] = deque(maxlen=64)
         self.identity = self.procfs.start_ticks(pid)  # a reused pid is another process
+        self.current: Activity | None = None  # the verdict after the newest look
+        self._looked_at = -math.inf
+        self._said: str | None = None
         self._prev: dict[int, ProcInfo] = {}
         self._fds_at: dict[int, float] = {}
         self._gpus: dict[int, tuple[int, ...]] = {}
         self._libs: dict[int, tuple[float, set[str]]] = {}  # pid -> (when, what it mapped then)
+        self._weight_fds: dict[int, dict[str, str]] = {}  # pid -> {fd: weight file}
+        self._weight_maps: dict[int, set[str]] = {}  # pid -> weight files it maps
+        self._pos: dict[tuple[int, str], tuple[str, int]] = {}  # (pid, fd) -> (file, position)
+        self._rss: dict[tuple[int, str], int] = {}  # (pid, file) -> bytes paged in
+        self._weight_bytes: dict[int, int] = {}  # pid -> bytes read from weight files while watched
+        self._cache_dirs: tuple[str, ...] | None = None
+        self._cache_stamps: dict[str, float | None] = {}
 
     @property
     def samples(self) -> deque[Look]:
         return self.looks
 
+    # -- the loop's interface --------------------------------------------------------------------
+
+    def tick(self, now: float, phase: str | None = None, model_dirs: Sequence[str] | None = None,
+             force: bool = False) -> bool:
+        """One pass of the wait loop: a look when one is due (every `every` seconds, or `force`),
+        and the verdict on the looks so far in `current`. True when it looked."""
+        self.phase = phase
+        if model_dirs is not None:
+            self.model_dirs = tuple(model_dirs)
+        if not force and now - self._looked_at < self.every:
+            return False
+        self._looked_at = now
+        self.sample(now)
+        self.current = self.activity()
+        return True
+
+    def news(self) -> Activity | None:
+        """The verdict, once, when what the tree does has changed: a new kind that held for
+        SETTLE_LOOKS looks in a row (one look for a tree gone, stopped or compiling)."""
+        now = self.current
+        if now is None or now.kind == self._said:
+            return None
+        if now.kind not in ("gone", "compiling") and not now.text.startswith("stopped"):
+            recent = [classify(list(self.looks)[:len(self.looks) - back], self.phase, self.procfs.ticks)
+                      for back in range(1, SETTLE_LOOKS)]
+            if any(r is None or r.kind != now.kind for r in recent):
+                return None
+        self._said = now.kind
+        return now
+
+    # -- a look ----------------------------------------------------------------------------------
+
     def _files(self, info: ProcInfo, now: float, read: int, worked: bool) -> tuple[tuple[str, ...], ...]:
         """(weights, modules, caches) open, scanning fd links only when worth it (first sight, a
-        reader, a worker not scanned for FULL_SCAN_S: an idle process opens nothing); also the GPUs."""
+        reader, a worker not scanned for FULL_SCAN_S: an idle process opens nothing); also the
+        GPUs, and the weight files' descriptors (their positions are read every look)."""
         pid = info.pid
         due = pid not in self._fds_at or (worked and now - self._fds_at[pid] >= FULL_SCAN_S)
         if not (due or read >= READER_BYTES):
-            return (), (), ()
-        links = self.procfs.fds(pid)
+            held = self._weight_fds.get(pid, {})
+            return tuple(dict.fromkeys(held.values())), (), ()
+        links = self.procfs.fd_links(pid)
         self._fds_at[pid] = now
         if links is None:
             return (), (), ()
         kinds: dict[str, list[str]] = {"weights": [], "module": [], "cache": [], "gpu": []}
-        for link in links:
+        weight_fds = {}
+        for fd, link in links:
             kind = file_kind(link, self.model_dirs)
             if kind is not None:
                 kinds[kind].append(link)
+            if kind == "weights":
+                weight_fds[fd] = link
+        self._weight_fds[pid] = weight_fds
         self._gpus[pid] = tuple(sorted({m for m in (gpu_minor(g) for g in kinds["gpu"]) if m is not None}))
         return tuple(kinds["weights"]), tuple(kinds["module"]), tuple(kinds["cache"])
 
@@ -382,11 +534,77 @@ class TreeWatch:
                 libs.add(path)
             elif kind == "cache":
                 caches.add(path)
+        self._weight_maps[pid] = set(weights)
         at, old = self._libs.get(pid, (None, set()))
         self._libs[pid] = (now, libs | caches)
         if at is None or not self.looks or at != self.looks[-1].at:
             return tuple(weights), (), ()  # a baseline
         return tuple(weights), tuple(sorted(libs - old)), tuple(sorted(caches - old))
+
+    def _weights_read(self, pid: int, first_sight: bool, read: int) -> int | None:
+        """Bytes the process has read from weight files while watched: the positions of the weight
+        files it holds open, and the pages in of those it maps, each counted from its first sight
+        (a file found already read that far was read before); a weight file closed since the last
+        look takes the process's reads since then (its last pieces: its position is gone with it).
+        None when neither can be read."""
+        known = False
+        grown = 0
+        closed = False
+        for fd, path in list(self._pos_fds(pid).items()):
+            if self.procfs.fd_target(pid, fd) != path:  # closed, or the number reused for another file
+                self._weight_fds.get(pid, {}).pop(fd, None)
+                closed = closed or self._pos.pop((pid, fd), None) is not None
+                continue
+            pos = self.procfs.fd_pos(pid, fd)
+            if pos is None:
+                continue
+            known = True
+            old = self._pos.get((pid, fd))
+            if old is not None and old[0] == path and not first_sight:
+                grown += max(0, pos - old[1])
+            self._pos[(pid, fd)] = (path, pos)
+        maps = self._weight_maps.get(pid)
+        if maps:
+            rss = self.procfs.mapped_rss(pid, maps)
+            if rss is not None:
+                known = True
+                for path in maps:
+                    now = rss.get(path)
+                    if now is None:
+                        self._rss.pop((pid, path), None)
+                        continue
+                    old_rss = self._rss.get((pid, path))
+                    if old_rss is not None:
+                        grown += max(0, now - old_rss)
+                    self._rss[(pid, path)] = now
+                self._weight_maps[pid] = {p for p in maps if p in rss}
+        if closed:
+            known, grown = True, max(grown, read)
+        if known or pid in self._weight_bytes:
+            self._weight_bytes[pid] = self._weight_bytes.get(pid, 0) + grown
+        return self._weight_bytes.get(pid)
+
+    def _pos_fds(self, pid: int) -> dict[str, str]:
+        """The weight files' descriptors whose positions are followed: those open now, and those
+        read at the last look (closed since, they are found gone)."""
+        held = dict(self._weight_fds.get(pid, {}))
+        for (owner, fd), (path, _) in self._pos.items():
+            if owner == pid:
+                held.setdefault(fd, path)
+        return held
+
+    def _caches_written(self) -> tuple[str, ...]:
+        """The kernel-cache folders of the server's environment changed since the previous look."""
+        if self._cache_dirs is None:
+            self._cache_dirs = cache_dirs(self.procfs.environ(self.pid))
+        written = []
+        for folder in self._cache_dirs:
+            stamp = dir_stamp(folder)
+            old = self._cache_stamps.get(folder, stamp)
+            if stamp is not None and (old is None or stamp > old) and folder in self._cache_stamps:
+                written.append(folder)
+            self._cache_stamps[folder] = stamp
+        return tuple(written)
 
     def sample(self, now: float) -> None:
         tree = self.procfs.tree(self.pid)
@@ -399,18 +617,28 @@ class TreeWatch:
         explained = any(_is_compiler(p) for p in tree[1:]) or (
             gpu is not None and gpu.util is not None and gpu.util >= GPU_BUSY_PCT)
         seen = [self._seen(info, info is not tree[0], now, span, explained) for info in tree]
+        # the cache folders' times only while the tree works (what they would show counts only then)
+        ticks = sum(i.cpu_ticks - self._prev[i.pid].cpu_ticks for i in tree if i.pid in self._prev)
+        working = span > 0 and ticks / self.procfs.ticks / span >= BUSY_CPU
+        written = self._caches_written() if tree and (working or self._cache_dirs is None) else ()
         self._prev = {i.pid: i for i in tree}
         for gone in set(self._fds_at) - set(self._prev):
             self._fds_at.pop(gone, None)
             self._gpus.pop(gone, None)
             self._libs.pop(gone, None)
-        self.looks.append(Look(now, tuple(seen), gpu))
+            self._weight_fds.pop(gone, None)
+            self._weight_maps.pop(gone, None)
+            self._weight_bytes.pop(gone, None)
+            self._pos = {k: v for k, v in self._pos.items() if k[0] != gone}
+            self._rss = {k: v for k, v in self._rss.items() if k[0] != gone}
+        self.looks.append(Look(now, tuple(seen), gpu, written))
         while self.looks and now - self.looks[0].at > WINDOW_S:
             self.looks.popleft()
 
     def _seen(self, info: ProcInfo, child: bool, now: float, span: float, explained: bool) -> Seen:
         """One process at this look: its files read where worth it (`_files`, `_mapped`)."""
         old = self._prev.get(info.pid)
+        first_sight = info.pid not in self._fds_at
         read = (info.reads or 0) - ((old.reads or 0) if old is not None else (info.reads or 0))
         worked = old is not None and span > 0 and \
             (info.cpu_ticks - old.cpu_ticks) / self.procfs.ticks / span >= BUSY_CPU
@@ -420,10 +648,14 @@ class TreeWatch:
                 or info.pid not in self._libs:  # first sight: the baseline of what it maps
             mapped, new_libs, new_caches = self._mapped(info.pid, now)
             weights, caches = weights + mapped, caches + new_caches
+        elif self._weight_maps.get(info.pid):
+            weights = weights + tuple(sorted(self._weight_maps[info.pid]))
+        weight_bytes = self._weights_read(info.pid, first_sight, max(0, read))
         return Seen(info.pid, printable(info.name), info.state, info.cpu_ticks, info.reads,
                     compiler=child and _is_compiler(info) and not _is_worker(info),
-                    worker=child and _is_worker(info), weights=weights, modules=modules,
-                    caches=caches, new_libraries=new_libs, gpus=self._gpus.get(info.pid, ()))
+                    worker=child and _is_worker(info), weights=tuple(dict.fromkeys(weights)), modules=modules,
+                    caches=caches, new_libraries=new_libs, gpus=self._gpus.get(info.pid, ()),
+                    weight_bytes=weight_bytes)
 
     def _gpu_seen(self, reading: GpuReading | None, tree: Sequence[ProcInfo]) -> GpuSeen | None:
         """The tree's GPUs: those the driver lists its pids on, else those it has open (a

@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
@@ -436,7 +437,7 @@ class _Handler(BaseHTTPRequestHandler):
         if spec.metrics_flag is not None and not runs[-1].all_config.get(spec.metrics_flag):
             return None
         timings = self._timings() or {}
-        return metrics_page(spec, timings, labels=f'model_name="{self.server.script.model}"')
+        return metrics_page(spec, timings, labels={"model_name": self.server.script.model})
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -446,12 +447,19 @@ class _Writer:
     """Appends lines to FILE and reopens it when it was moved away, like Python's
     WatchedFileHandler, so that rotating the output mid-replay works as with a real server."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, restamp: Restamp | None = None) -> None:
         self.path = path
+        self.restamp = restamp
         self._file: BinaryIO | None = None
         self._ident: tuple[int, int] | None = None
+        self.said_first: str | None = None  # the log's own first stamp, to be said once
 
     def write(self, raw: bytes, end: bool = True) -> None:
+        if self.restamp is not None:
+            seen = self.restamp.first
+            raw = self.restamp(raw)
+            if seen is None and self.restamp.first is not None:
+                self.said_first = self.restamp.first
         if self._file is not None:
             try:
                 st = os.stat(self.path)
@@ -485,6 +493,39 @@ def _wait_until(deadline: float, stop: threading.Event) -> bool:
     """Sleep until `deadline` (monotonic); False when stopped first."""
     delay = deadline - time.monotonic()
     return not (delay > 0 and stop.wait(delay))
+
+
+class Restamp:
+    """Lines restamped to this machine's clock as they are written (`replay --now`): the date
+    and time the engine's header holds (its `date`/`md`, `time` and `frac` fields, in their own
+    layout and precision) become the moment the line is written, so `wait --pid` measures the
+    launch of a replayed start. A collector's stamp in front of the header is left as it was."""
+
+    def __init__(self, fmt: Format, clock: Callable[[], float] = time.time) -> None:
+        self.headers = [h.regex for h in fmt.parsing.headers if "time" in h.regex.groupindex]
+        self.clock = clock
+        self.first: str | None = None  # the log's own first stamp, shown when the replay starts
+
+    def __call__(self, raw: bytes) -> bytes:
+        text = raw.decode("utf-8", errors="replace")
+        for regex in self.headers:
+            m = regex.match(text)
+            if m is None or m.group("time") is None:
+                continue
+            now = datetime.fromtimestamp(self.clock())
+            spans = []
+            for group, value in (("date", f"{now:%Y-%m-%d}"), ("md", f"{now:%m-%d}"), ("time", f"{now:%H:%M:%S}")):
+                if group in regex.groupindex and m.group(group) is not None:
+                    spans.append((m.span(group), value))
+            if "frac" in regex.groupindex and m.group("frac") is not None:
+                digits = len(m.group("frac"))
+                spans.append((m.span("frac"), f"{now.microsecond:06d}{'0' * 3}"[:digits]))
+            if self.first is None:
+                self.first = " ".join(m.group(g) for g in ("date", "md", "time") if g in regex.groupindex and m.group(g))
+            for (start, end), value in sorted(spans, reverse=True):
+                text = text[:start] + value + text[end:]
+            return text.encode()
+        return raw
 
 
 def _rewrite_port(raw: bytes, port: int) -> bytes:
@@ -572,7 +613,8 @@ def _port_to_serve(script: Script, port: int | None) -> int:
 
 def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = None, hold: float | None = None,
            err: TextIO = sys.stderr, stop: threading.Event | None = None, launch_delay: float = 0.0,
-           split_writes: float = 0.0) -> int:
+           split_writes: float = 0.0,
+           now: bool = False) -> int:
     """Write the script to `out` and serve its HTTP answers; return the server's exit status.
 
     `launch_delay`: seconds (of the log's time, so divided by `speed`) before the first line, as
@@ -586,11 +628,12 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
 
     `split_writes`: each line is written in two flushes this many wall seconds apart, as a server
     whose output is block-buffered writes it: a wait loop under test must read lines, not chunks.
+    `now`: each line's stamp is the moment it is written (`Restamp`), the log's own first stamp said.
     """
     _check_pace(speed, hold, launch_delay)
     stop = stop or threading.Event()
     served = _Port(script, _port_to_serve(script, port), lambda text: None)
-    writer = _Writer(out)
+    writer = _Writer(out, Restamp(script.fmt) if now else None)
     clock = _Clock(err)
     served.say = clock.say
     wall = script.duration / speed
@@ -614,6 +657,10 @@ def replay(script: Script, out: Path, speed: float = 1.0, port: int | None = Non
                 clock.say("stopped before the end of the log")
                 return 143
             crashed = _play_line(script, index, line, served, writer, crashed, split_writes, stop)
+            if writer.restamp is not None and writer.said_first is not None:
+                clock.say(f"lines restamped to this machine's clock as written (--now); the log's first stamp "
+                          f"was {writer.said_first}")
+                writer.said_first = None
         return _end(script, served, crashed, hold, stop)
     finally:
         writer.close()
@@ -715,7 +762,8 @@ def _health_summary(script: Script, health: HealthSemantics) -> str:
 
 def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float | None, engine: str | None,
                server_version: str | None, err: TextIO = sys.stderr, launch_delay: float = 0.0,
-               split_writes: float = 0.0) -> int:
+               split_writes: float = 0.0,
+               now: bool = False) -> int:
     """The CLI's entry: SIGTERM ends the replay cleanly; a crash exits as the server did."""
     check_replay_args(log, out, speed, hold)
     script = load_script(log, engine=engine, server_version=server_version)
@@ -729,7 +777,7 @@ def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
         code = replay(script, out, speed=speed, port=port, hold=hold, err=err, stop=stop, launch_delay=launch_delay,
-                      split_writes=split_writes)
+                      split_writes=split_writes, now=now)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if code == 137:
@@ -740,4 +788,4 @@ def run_replay(log: Path, out: Path, speed: float, port: int | None, hold: float
     return code
 
 
-__all__ = ["Script", "ScriptLine", "check_replay_args", "load_script", "replay", "run_replay"]
+__all__ = ["Restamp", "Script", "ScriptLine", "check_replay_args", "load_script", "replay", "run_replay"]

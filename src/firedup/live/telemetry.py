@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firedup.core.health import StartupTelemetry, version_key
+from firedup.core.safe import metric_label
 from firedup.core.units import fmt_duration
 from firedup.timeline.run import Run
 
@@ -32,33 +33,46 @@ EXACT_TOLERANCE_S = 0.05  # the log prints two decimals
 ROUGH_TOLERANCE = (5.0, 0.25)  # seconds, share: firedup's phases are measured between lines
 
 # A sample line of the Prometheus text format, read whole: labels are `name="value"` pairs
-# whose values may hold `}`, `,` and escaped quotes (a model name chosen to look like
-# `x"} 999` stays inside its label), then the value and an optional timestamp, and nothing else.
-_PAIR = r'\s*[A-Za-z_]\w*\s*=\s*"(?:[^"\\\n]|\\.)*"\s*'
-_SAMPLE = re.compile(rf"^(?P<name>[A-Za-z_:][\w:]*)(?:\{{(?P<labels>(?:{_PAIR},)*(?:{_PAIR})?)\}})?"
-                     r"[ \t]+(?P<value>\S+)(?:[ \t]+-?\d+)?[ \t]*$")
-_LABEL = re.compile(r'([A-Za-z_]\w*)\s*=\s*"((?:[^"\\\n]|\\.)*)"')
+# whose values may hold `}`, `,` and the three escapes (`\\`, `\"`, `\n`: a model name chosen
+# to look like `x"} 999` stays inside its label), then the value and an optional timestamp,
+# and nothing else.
+_VALUE = r'"(?:[^"\\\n]|\\[\\"n])*"'
+_PAIR = rf'[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*{_VALUE}[ \t]*'
+_SAMPLE = re.compile(rf"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{{(?P<labels>(?:{_PAIR},)*(?:{_PAIR},?)?)\}})?"
+                     r"[ \t]+(?P<value>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?[Ii]nf|NaN)"
+                     r"(?:[ \t]+-?[0-9]+(?:\.[0-9]+)?)?[ \t]*$")
+_LABEL = re.compile(rf'([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*({_VALUE})')
+_UNESCAPE = re.compile(r"\\([\\\"n])")
+
+
+class MalformedMetrics(ValueError):
+    """A line of a metrics page that is no sample, comment or blank: the page is not trusted
+    (a label value that was not escaped may have forged the samples around it)."""
 
 
 def parse_metrics(text: str, spec: StartupTelemetry) -> dict[str, float]:
     """The phases of `spec.metrics` in a Prometheus text page (the newest sample wins;
     several label sets of one phase, e.g. one per rank, keep the largest, as the log's
-    line is the max over ranks)."""
+    line is the max over ranks). MalformedMetrics names the first line that is neither a
+    sample, a comment nor blank, or a sample naming a label twice: no figure of such a page counts."""
     wanted = {name: (label, prefix) for name, label, prefix in spec.metrics}
     out: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
+    for number, line in enumerate(text.split("\n"), 1):  # the format's only line end (not \u2028)
+        if not line.strip() or line.startswith("#"):
             continue
         m = _SAMPLE.match(line)
-        if m is None or m["name"] not in wanted:
+        if m is None:
+            raise MalformedMetrics(f"line {number} is no sample: {line[:80]!r}")
+        pairs = [(k, _UNESCAPE.sub(lambda e: "\n" if e[1] == "n" else e[1], v[1:-1]))
+                 for k, v in _LABEL.findall(m["labels"] or "")]
+        labels = dict(pairs)
+        if len(labels) != len(pairs):
+            raise MalformedMetrics(f"line {number} names a label twice: {line[:80]!r}")
+        if m["name"] not in wanted:
             continue
         label, prefix = wanted[m["name"]]
-        labels = dict(_LABEL.findall(m["labels"] or ""))
         phase = labels.get(label)
-        try:
-            value = float(m["value"])
-        except ValueError:
-            continue
+        value = float(m["value"])
         if phase is None or not math.isfinite(value) or value < 0:
             continue
         key = prefix + phase
@@ -185,7 +199,11 @@ class TelemetryReader:
             return None
         body = answer.body.decode("utf-8", errors="replace")
         if path == self.spec.metrics_path:
-            return Telemetry(url, parse_metrics(body, self.spec))
+            try:
+                return Telemetry(url, parse_metrics(body, self.spec))
+            except MalformedMetrics as exc:
+                self.errors.append(f"{url}: {exc}; the page is not read")
+                return None
         try:
             data = json.loads(body)
         except (ValueError, RecursionError):  # a 200,000-deep document is no server info
@@ -198,19 +216,20 @@ class TelemetryReader:
         return None
 
 
-def metrics_page(spec: StartupTelemetry, timings: Mapping[str, Any], labels: str = "") -> str:
-    """A Prometheus text page of `timings` in the engine's metric names (what `replay` serves)."""
+def metrics_page(spec: StartupTelemetry, timings: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
+    """A Prometheus text page of `timings` in the engine's metric names (what `replay` serves),
+    every label value escaped (`metric_label`: a log's model name or phase is hostile text)."""
     flat = flatten(timings)
     lines: list[str] = []
+    extra = "".join(f'{key}="{metric_label(value)}",' for key, value in (labels or {}).items())
     for name, label, prefix in spec.metrics:
         rows = [(k[len(prefix):], v) for k, v in flat.items()
                 if (k.startswith(prefix) if prefix else "." not in k)]
         if not rows:
             continue
         lines += [f"# HELP {name} Start-up duration by phase in seconds.", f"# TYPE {name} gauge"]
-        extra = f"{labels}," if labels else ""
-        lines += [f'{name}{{{extra}{label}="{phase}"}} {value!r}' for phase, value in rows]
+        lines += [f'{name}{{{extra}{label}="{metric_label(phase)}"}} {value!r}' for phase, value in rows]
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["Telemetry", "TelemetryReader", "flatten", "metrics_page", "parse_metrics"]
+__all__ = ["MalformedMetrics", "Telemetry", "TelemetryReader", "flatten", "metrics_page", "parse_metrics"]

@@ -73,7 +73,6 @@ DEFAULT_TIMEOUT_S = 30 * 60.0  # --timeout auto without history
 DEFAULT_STALL_S = 180.0  # silence that earns a warning without history
 POLL_MIN_S = 0.1
 POLL_MAX_S = 0.5
-INSPECT_EVERY_S = 2.0  # how often, while the silence lasts
 STREAM_PAUSE_S = 0.3  # `--timeout 0` on a stream: a pause this long ends the one read
 STREAM_ONCE_MAX_S = 10.0  # ... and this long at most (a flood never pauses)
 OBSERVED_GAP_S = 6.0  # looks further apart than this start a new stretch
@@ -114,8 +113,6 @@ class Waiter:
         self.prober = prober_for(opts.url, opts.engine, opts.probe_interval, opts.probe_timeout) if opts.url else None
         # The process tree, looked at during a silence: --pid, else the pid the log names.
         self.watch: TreeWatch | None = None
-        self.watch_at = -math.inf
-        self.activity_said: str | None = None
         self.telemetry_reader: TelemetryReader | None = None
         self.log_pid_line: int | None = None
         self.last_ts: Stamp | None = None
@@ -440,38 +437,28 @@ class Waiter:
             self.printer.say(f"note: looking at the process tree of pid {pid} during silences ({source})")
 
     def _inspect(self, now: float, force: bool = False) -> Activity | None:
-        """What the process tree does during a silence, sampled every INSPECT_EVERY_S; said
-        once per kind of activity (no TTY), shown on the status line (TTY)."""
+        """What the process tree does, looked at every second from the start whatever the log
+        does (`TreeWatch.tick`); a settled change said once (no TTY), shown on the status line (TTY)."""
         watch, seen = self.watch, self.seen
         if watch is None:
             return None
-        last = self.log.follower.last_growth if seen.log_name is not None else None
-        silent = now - (last if last is not None else seen.started)
-        inspect_after = min(self.opts.inspect_after, self.opts.stall_after if self.opts.stall_after is not None
-                            else math.inf)
-        if silent < inspect_after and not force:
-            if watch.samples:  # the log spoke again: the next silence is judged afresh
-                watch.samples.clear()
-                seen.activity = self.activity_said = None
-            return None
-        if force or now - self.watch_at >= INSPECT_EVERY_S:
-            self.watch_at = now
-            watch.phase = seen.current_stage()
-            model = seen.run.config.get("model_path") if seen.run is not None else None
-            watch.model_dirs = (str(model),) if isinstance(model, str) and model.startswith("/") else ()
-            watch.sample(now)
-            seen.activity = watch.activity()
+        model = seen.run.config.get("model_path") if seen.run is not None else None
+        dirs = (str(model),) if isinstance(model, str) and model.startswith("/") else ()
+        if watch.tick(now, seen.current_stage(), dirs, force=force):
+            seen.activity = watch.current
             self._observe(now, seen.activity)
             gpu = watch.gpu
             if gpu is not None and gpu.off is not None and gpu.source is not None:  # it answered before: a wedged driver
                 self.printer.note_once("gpu-off", f"{gpu.off}; the GPUs are no longer consulted")
-        activity = seen.activity
-        if activity is not None and activity.kind != self.activity_said and not force:
-            self.activity_said = activity.kind
-            if not self.opts.quiet and not self.tty and activity.kind != "gone":
-                self.printer.say(f"note: {self.printer.silence_text(seen, now, silent)}; process tree of pid "
-                                 f"{seen.watch_pid}: {activity}")
-        return activity
+        news = None if force else watch.news()
+        if news is not None and not self.opts.quiet and not self.tty and news.kind != "gone":
+            last = self.log.follower.last_growth if seen.log_name is not None else None
+            silent = now - (last if last is not None else seen.started)
+            inspect_after = min(self.opts.inspect_after, self.opts.stall_after if self.opts.stall_after is not None
+                                else math.inf)
+            lead = f"{self.printer.silence_text(seen, now, silent)}; " if silent >= inspect_after else ""
+            self.printer.say(f"note: {lead}process tree of pid {seen.watch_pid}: {news}")
+        return seen.activity
 
     def _observe(self, now: float, activity: Activity | None) -> None:
         """Adds a look's verdict to the classification timeline: the stretch it continues (same

@@ -8,16 +8,20 @@ events stay in order, and never blocks: the caller decides how long to sleep.
 
 from __future__ import annotations
 
+import codecs
 import os
+import re
 import stat
 import threading
 import time
+import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from firedup.errors import FollowError
+from firedup.read.sources import GZIP_RATIO_ENV, GZIP_RATIO_FROM, bom_encoding, gzip_max_ratio
 
 READ_CHUNK = 1 << 20  # bytes per read; a poll returns after at most `max_bytes`
 # A line that has stopped growing for this long without a newline is taken as complete:
@@ -52,6 +56,87 @@ class FollowNote:
 
     kind: str  # "appeared" | "rotated" | "truncated" | "vanished"
     text: str
+
+
+# An HTTP server's access line for a GET or HEAD (uvicorn's `127.0.0.1:47550 - "GET /health
+# HTTP/1.1" 200 OK`): the server answering a probe, this wait's or another's, never progress of
+# its start-up (a server that logs each /health would otherwise never fall silent). The engine's
+# own warm-up request is a POST.
+_PROBE_ANSWER = re.compile(rb' - "(?:GET|HEAD) /[^ "]{0,400} HTTP/[0-9.]{1,5}" [0-9]{3}')
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+_SNIFF = 4  # bytes that name what a log is written in: a gzip header, a UTF-16/32 byte-order mark
+
+
+class Decoder:
+    """What a followed log's bytes are, decided on its first bytes as `parse` decides
+    (`read.sources`): gzip (inflated as it comes, bounded as `parse` bounds it), UTF-16/32 with a
+    byte-order mark (decoded), else UTF-8 as is; `feed` hands out UTF-8 bytes. A stream that
+    stops inflating well ends there, with `error` saying why."""
+
+    def __init__(self) -> None:
+        self.head = b""
+        self.kind: str | None = None  # "plain" | "gzip" | an encoding
+        self.error: str | None = None
+        self._gz: zlib._Decompress | None = None
+        self._text: codecs.IncrementalDecoder | None = None
+        self._bom = False
+        self._packed = 0
+        self._inflated = 0
+        self._ratio = gzip_max_ratio()
+
+    def feed(self, chunk: bytes, final: bool = False) -> bytes:
+        if self.kind is None:
+            self.head += chunk
+            if len(self.head) < _SNIFF and not final:
+                return b""
+            chunk, self.head = self.head, b""
+            self._decide(chunk)
+        if self.error is not None:
+            return b""
+        if self.kind == "gzip":
+            return self._inflate(chunk, final)
+        if self._text is not None:
+            return self._decode(chunk, final)
+        return chunk
+
+    def _decide(self, head: bytes) -> None:
+        encoding = bom_encoding(head) if b"\x00" in head else None
+        if head.startswith(_GZIP_MAGIC):
+            self.kind, self._gz = "gzip", zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding is not None:
+            self.kind, self._text, self._bom = encoding, codecs.getincrementaldecoder(encoding)("replace"), True
+        else:
+            self.kind = "plain"
+
+    def _decode(self, chunk: bytes, final: bool) -> bytes:
+        assert self._text is not None
+        text = self._text.decode(chunk, final)
+        if self._bom and text:
+            text, self._bom = text.removeprefix("\ufeff"), False
+        return text.encode("utf-8", errors="replace")
+
+    def _inflate(self, chunk: bytes, final: bool) -> bytes:
+        out = bytearray()
+        while chunk and self._gz is not None:
+            self._packed += len(chunk)
+            try:
+                out += self._gz.decompress(chunk)
+            except zlib.error as exc:
+                self.error = f"a broken gzip stream ({exc}); read up to there"
+                break
+            chunk = self._gz.unused_data if self._gz.eof else b""
+            if self._gz.eof:  # a member ended: another may follow, else the rest is garbage
+                self._packed -= len(chunk)
+                if chunk and not chunk.startswith(_GZIP_MAGIC[:len(chunk)]):
+                    self.error = "garbage after the gzip stream's end; read up to there"
+                    break
+                self._gz = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._inflated += len(out)
+        if self._ratio and self._inflated > GZIP_RATIO_FROM and self._inflated > self._ratio * max(self._packed, 1):
+            self.error = (f"inflates to more than {self._ratio:g} times its compressed size (a gzip bomb?), so "
+                          f"reading stopped after {self._inflated >> 20} MB ({GZIP_RATIO_ENV}=0 reads it whole)")
+        return bytes(out)  # a stream cut short: what inflated stands
 
 
 @dataclass
@@ -91,8 +176,11 @@ class Follower:
     _ever_opened: bool = False
     _vanished: bool = False
     _not_regular: bool = False  # said once: the path is not a regular file
-    last_growth: float | None = None  # monotonic time any byte last arrived (for stall checks)
+    # monotonic time the log last grew (for stall checks): any byte, but lines that are the
+    # server's answers to probes (`_PROBE_ANSWER`)
+    last_growth: float | None = None
     bytes_read: int = 0
+    decoder: Decoder = field(default_factory=Decoder)  # gzip, UTF-16/32: decoded as `parse` does
 
     @property
     def exists(self) -> bool:
@@ -138,6 +226,7 @@ class Follower:
     def drain(self) -> list[RawLine]:
         """Everything left, the unfinished last line included: the writer is gone."""
         out = self.poll()
+        self._take(b"", out, time.monotonic(), final=True)
         if self._partial:
             out.append(self._emit(self._partial, continued=self._flushed_partial))
             self._partial = bytearray()
@@ -192,6 +281,7 @@ class Follower:
             assert self._file is not None
             self._file.seek(0)
             self._offset = 0
+            self.decoder = Decoder()
 
     def _say_not_regular(self, mode: int) -> None:
         if not self._not_regular:
@@ -218,6 +308,7 @@ class Follower:
         self._file = os.fdopen(fd, "rb")
         self._ident = (st.st_dev, st.st_ino)
         self._offset = 0
+        self.decoder = Decoder()  # a new file: what it is written in is decided afresh
         if self.from_end and not self._ever_opened:
             self._skip_existing(now)
         if not self._ever_opened:
@@ -248,11 +339,20 @@ class Follower:
             self._take(chunk, out, now)
         self.backlog = True
 
-    def _take(self, chunk: bytes, out: list[RawLine], now: float) -> None:
-        """Cut newly read bytes into complete lines, keeping an unfinished last one."""
-        self.bytes_read += len(chunk)
-        self.last_growth = now
-        self._partial_since = now
+    def _take(self, chunk: bytes, out: list[RawLine], now: float, final: bool = False) -> None:
+        """Cut newly read bytes (decoded: `Decoder`) into complete lines, keeping an unfinished last one."""
+        if chunk:
+            self.bytes_read += len(chunk)
+            self._partial_since = now
+        had_error = self.decoder.error is not None
+        chunk = self.decoder.feed(chunk, final)
+        if self.decoder.error is not None and not had_error:
+            self.notes.append(FollowNote("undecodable", f"{self.path}: {self.decoder.error}"))
+        if not chunk:
+            return
+        if b"\n" not in chunk or not _PROBE_ANSWER.search(chunk) or any(
+                not _PROBE_ANSWER.search(line) for line in (bytes(self._partial) + chunk).split(b"\n")[:-1]):
+            self.last_growth = now  # bytes other than the server's answers to probes
         if b"\n" not in chunk:  # a bar redrawn in place: the line only grows
             self._partial += chunk
             if len(self._partial) > MAX_PARTIAL:

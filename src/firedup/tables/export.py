@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from firedup.core.safe import csv_cell, json_text, visible
+from firedup.core.safe import csv_cell, json_text, metric_label, visible
 from firedup.errors import OutputError, UsageError
 from firedup.formats.vocab import CRASH, READY
 from firedup.tables.frames import Runs
@@ -187,8 +187,7 @@ RUN_LABELS = ("tp_size", "disable_cuda_graph", "speculative_algorithm")
 
 def _label(value: Any) -> str:
     # controls shown as text first (`\x1b`), which the OpenMetrics escaping then keeps as text
-    text = "" if value is None else visible(str(value), one_line=True)
-    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    return metric_label("" if value is None else visible(str(value), one_line=True))
 
 
 def _labels(items: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from firedup.formats.base import Format
 
 CATEGORIES = (
-    "kv_cache_too_small", "oom", "port_in_use", "distributed", "hang", "import", "warmup", "config", "assertion",
+    "kv_cache_too_small", "oom", "port_in_use", "checkpoint_mismatch", "distributed", "hang", "import", "warmup", "config", "assertion",
     "killed",
     "scheduler_died", "unknown",
 )
@@ -42,6 +42,14 @@ CATEGORY_RULES: tuple[tuple[str, str], ...] = tuple(
                 r"|KV cache (?:memory|blocks?)[^.]{0,200}(?:too small|not enough|insufficient)"
                 r"|Free memory on device[^)]{0,200}\) on startup is less than"),
         ("port_in_use", r"(?i)address already in use|port \S+ is (?:already )?in use|is already in use|errno 98"),
+        # A tensor of the checkpoint of another shape than the model's parameter: PyTorch's
+        # copy_ in a weight loader, load_state_dict's message, an engine's own check. Counted
+        # only while weights load (`_loading_weights`): the same words in a forward pass are no
+        # checkpoint's fault.
+        ("checkpoint_mismatch", r"The size of tensor a \([0-9]+\) must match the size of tensor b \([0-9]+\)"
+                                r"|size mismatch for \S+: copying a param with shape"
+                                r"|param(?:_data)?\.(?:size|shape)\(?\)? == loaded_weight\.(?:size|shape)"
+                                r"|Attempted to load weight \(torch\.Size"),
         ("distributed", r"NCCL|nccl|[Gg]loo|TCPStore|DistBackendError|DistStoreError|c10d|rendezvous|ProcessGroup"
                         r"|init_process_group|dist_init_addr|torch\.distributed|NIXL|UCX|Mooncake|RDMA"
                         r"|peer-to-peer access|custom_all_reduce"),
@@ -70,6 +78,10 @@ HINTS: dict[tuple[str, str], str] = {
     ("hang", "*"): "a server process stopped responding: py-spy dump the scheduler and detokenizer, check nvidia-smi for a stuck GPU and the log for NCCL errors",
     ("import", "*"): "a package is missing or mismatched: check the image or environment against the engine's requirements",
     ("warmup", "*"): "the warm-up request failed: check that localhost is reachable without a proxy (NO_PROXY=127.0.0.1,localhost)",
+    ("checkpoint_mismatch", "*"): "a tensor of the checkpoint has another shape than the model's: the checkpoint is "
+                                  "not the one its config.json describes (a wrong checkpoint for the model, a shard "
+                                  "of another model in its folder), or the quantization or parallelism given does not "
+                                  "match it",
     ("config", "*"): "the engine rejected this combination of flags or hardware: read the message and the flags of this version",
     ("assertion", "*"): "an internal check failed: the message names it; often an unsupported model/flag/hardware combination",
     ("killed", "*"): "killed by a signal, often the OS OOM killer: check `dmesg -T | grep -i oom` and host memory",
@@ -111,11 +123,20 @@ class Diagnosis:
     hint: str | None
 
 
-def categorise(text: str) -> str:
+def categorise(text: str, skip: tuple[str, ...] = ()) -> str:
     for category, pattern in CATEGORY_RULES:
-        if re.search(pattern, text):
+        if category not in skip and re.search(pattern, text):
             return category
     return "unknown"
+
+
+_WEIGHT_LOADING = r"weight_loader|load_weights|load_state_dict|load_model"
+
+
+def _loading_weights(phase: str | None, traceback: str) -> bool:
+    """The error came while weights loaded: in that phase, or through a weight loader."""
+    return (phase or "").removeprefix("draft.") in ("load_weights", "launch", "") \
+        or re.search(_WEIGHT_LOADING, traceback) is not None
 
 
 def hint_for(category: str, phase: str | None, fmt: Format | None = None,
@@ -149,7 +170,9 @@ def diagnose_error(message: str, first_line: str, traceback: Sequence[str], afte
     texts = [message, first_line, "\n".join(traceback)]
     if not has_exception:
         texts.append("\n".join(aftermath))
-    category = next((c for c in map(categorise, texts) if c != "unknown"), "unknown")
+    loading = _loading_weights(phase, "\n".join(traceback))
+    category = next((c for c in (categorise(t, skip=() if loading else ("checkpoint_mismatch",)) for t in texts)
+                     if c != "unknown"), "unknown")
     if warmup and category not in ("oom", "port_in_use", "distributed"):
         category = "warmup"  # the warm-up request failed; its own error is only the symptom
     everything = "\n".join([*texts, *aftermath])

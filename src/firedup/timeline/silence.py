@@ -619,8 +619,10 @@ def _compilers_in_jit_phases(run: Run, observed: Sequence[Observed],
     for p in run.run_phases():
         if p.name not in phases or p.start is None:
             continue
-        end = p.end or run.last_ts or p.start
         for o in observed:
+            # an unfinished phase lasts as long as what was seen in it: the compilers after its
+            # last stamped line are its (the line that would end it has not come)
+            end = p.end or max(run.last_ts or p.start, o.end)
             if o.compilers and o.start <= end and o.end >= p.start:
                 found.append((p.name, p.line, _overlap(o.start, o.end, p.start, end), o))
     return found
