@@ -111,7 +111,7 @@ def test_never_is_no_limit_where_an_option_has_one_and_refused_in_one_line_elsew
             assert "\n" not in str(exc) and p.opts[0] in str(exc)
             never[p.opts[0]] = "refused"
     assert never == {"--timeout": None, "--stall-after": math.inf, "--url-grace": math.inf, "--hold": None,
-                     "--launch-delay": "refused"}
+                     "--launch-delay": "refused", "--split-writes": "refused"}
 
 
 @pytest.mark.parametrize("bad", ["abc", "-5", "5 parsecs", "inf", "1e400"])

@@ -201,10 +201,16 @@ def test_utf16_and_utf32_logs_with_a_bom_are_decoded(tmp_path: Path) -> None:
     original = SAMPLE_LOGS / "debug-tp8-eagle3-01.log"
     text = original.read_bytes().decode("utf-8")  # as written: its \r redraws kept
 
+    def without_source(value: Any) -> Any:
+        """The facts less the file's name, wherever it is named (the run's, its advice's evidence)."""
+        if isinstance(value, dict):
+            return {k: without_source(v) for k, v in value.items() if k != "source"}
+        return [without_source(v) for v in value] if isinstance(value, list) else value
+
     def facts(path: Path) -> list[dict[str, Any]]:
         result = parse_paths([str(path)])
         assert not result.errors, result.errors
-        return [{k: v for k, v in run.as_contract().items() if k != "source"} for run in result.runs]
+        return [without_source(run.as_contract()) for run in result.runs]
 
     want = facts(original)
     assert want and want[0]["outcome"] == "ready"
@@ -390,7 +396,8 @@ NAME_TEXT = st.text(alphabet=st.one_of(
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
-@given(model=NAME_TEXT, key=NAME_TEXT, value=NAME_TEXT, name=NAME_TEXT)
+# a folder's hidden files (`.name`) are not its logs (sources.expand_inputs): not a name to try here
+@given(model=NAME_TEXT, key=NAME_TEXT, value=NAME_TEXT, name=NAME_TEXT.filter(lambda s: not s.startswith(".")))
 def test_random_unicode_in_names_keys_and_values_reaches_no_output_raw(tmp_path_factory: pytest.TempPathFactory,
                                                                        model: str, key: str, value: str,
                                                                        name: str) -> None:

@@ -481,11 +481,16 @@ def test_systemd_restart_in_one_journal_is_two_runs(tmp_path: Path) -> None:
     assert first.crash.ts is not None and first.crash.ts.iso == "2026-02-22T06:35:27"
     assert _phase(first, "torch_compile") == 9.27 and _phase(first, "model_loading") == 14.16807
     assert second.outcome == "ready"
-    # each run begins at systemd's `Started` line, before vLLM's first line of its own (06:35:38)
-    assert first.first_ts is not None and first.first_ts.iso == "2026-02-22T06:34:42"
-    assert second.first_ts is not None and second.first_ts.iso == "2026-02-22T06:35:31"
+    # each run is launched at systemd's `Started` line and begins at vLLM's first line of its own
+    # (issue 40: a launch line is the launch, never the run's first line)
+    assert first.first_ts is not None and first.first_ts.iso == "2026-02-22T06:34:50"
+    assert first.launch is not None and first.launch.source == "log" and first.launch.ts is not None
+    assert first.launch.ts.iso == "2026-02-22T06:34:42"
+    assert second.first_ts is not None and second.first_ts.iso == "2026-02-22T06:35:38"
+    assert second.launch is not None and second.launch.ts is not None
+    assert second.launch.ts.iso == "2026-02-22T06:35:31"
     assert second.ready_ts is not None and second.ready_ts.iso == "2026-02-22T06:35:57"
-    assert second.total_seconds == 26.0
+    assert second.total_seconds == 19.0 and second.launch_to_ready == 26.0
     assert second.config["disable_cuda_graph"] is True and second.config["enable_torch_compile"] is False
     assert _milestones(second, "health.first") == [("2026-02-22T06:36:10", None)]
     assert _phase(second, "engine_init") == 3.82

@@ -11,9 +11,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from firedup.core.units import fmt_duration
-from firedup.timeline.launch import MAX_STATED_GAP, Launch, measured_launch
+from firedup.timeline.launch import Launch, measured_launch
 from firedup.timeline.run import Run
 
+# How long before the log's first line a process's own start can still be that start's launch:
+# a measured start, so wider than a launch line's plausible gap (`LaunchGap.plausible`, 120 s):
+# imports on a cold node, an image unpacked inside the container, a wrapper script's set-up.
+MAX_PID_GAP_S = 1800.0
 ZONE_STEP_S = 900.0  # a log's stamps and this machine's clock differ by whole quarter hours (time zones)
 LAUNCH_SLACK_S = 1.5  # a launch up to this long after the first line: whole-second stamps, not a later start
 STALE_LOG_S = 60.0  # a log written longer ago than this dates its newest line by its modification time
@@ -117,7 +121,7 @@ class PidClock:
             assert first.first_ts is not None
             first_gap = (first.first_ts.dt - launched).total_seconds()
             self.launch_run = (first.source, first.first_line)
-            if not -LAUNCH_SLACK_S <= first_gap <= MAX_STATED_GAP:
+            if not -LAUNCH_SLACK_S <= first_gap <= MAX_PID_GAP_S:
                 self.launch_run = ("", -1)
                 when = "after" if first_gap < 0 else "before"
                 notes.append(f"note: pid {self.pid} started {fmt_duration(abs(first_gap))} {when} the log's first line "

@@ -31,8 +31,8 @@ PREFIX_STARTS = tuple(collector.start for collector in COLLECTORS)
 # kubectl's stamp (its `Z`), which `sources` strips with the stamp.
 _PROC_BEHIND = r"[^Z \t\r\f\v\x1b\n][ \t]\([A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)? pid=\d"
 # What every line `_PROC_BEHIND` marks holds (the tag's last character, then ` pid=` and a
-# digit), led by a literal: Hyperscan tries `_PROC_BEHIND` after every ` (` (an SGLang
-# `Decode batch` line has one, `(token/s)`), which cost a sixth of the scan; ` pid=` is rare
+# digit), led by a literal: Hyperscan tries `_PROC_BEHIND` after every ` (` (a
+# decode line has one, `(token/s)`), which cost a sixth of the scan; ` pid=` is rare
 # in a log whose lines carry no process tag, and the lines it marks are then checked by
 # `_PROC_BEHIND` itself (`Prefilter.verify`).
 _PROC_BEHIND_LEAD = r"[\w-] pid=\d"

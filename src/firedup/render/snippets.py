@@ -129,7 +129,8 @@ to_seconds() {
       while (s != "") {
         if (!match(s, /^([0-9]+|[0-9]*\\.[0-9]+)[a-z]+/)) exit 1
         part = substr(s, 1, RLENGTH); s = substr(s, RLENGTH + 1)
-        match(part, /[a-z]+$/); u = substr(part, RSTART); n = substr(part, 1, RSTART - 1) + 0
+        match(part, /[a-z]+$/); u = substr(part, RSTART)
+        n = substr(part, 1, RSTART - 1) + 0
         if (u == "ms") f = 0.001
         else if (u ~ /^(s|sec|secs|second|seconds)$/) f = 1
         else if (u ~ /^(m|min|mins|minute|minutes)$/) f = 60
@@ -143,7 +144,8 @@ to_seconds() {
   }'
 }
 if ! budget_s=$(to_seconds "$BUDGET"); then
-  echo "wait.sh: BUDGET=$BUDGET: give seconds (900) or a duration (90s, 1m30s, 15min, 1h)" >&2
+  echo "wait.sh: BUDGET=$BUDGET: give seconds (900) or a duration" \\
+       "(90s, 1m30s, 15min, 1h)" >&2
   exit 2
 fi
 deadline=$(( $(date +%s) + budget_s ))
