@@ -443,6 +443,19 @@ def test_two_model_names_that_differ_by_an_invisible_character_look_different(tm
     assert "Qwen\\u200b/m" in out and "Qwen\\U000e0041/m" in out
 
 
+def test_undecodable_bytes_in_names_and_in_a_tuple_flag_reach_every_table_as_json(tmp_path: Path) -> None:
+    """Each run's advice quotes its twin's file (`a\\udcfe1.log` once decoded): the advice_json
+    column wrote that byte `\\xfe`, no JSON escape, and `compare` ended in JSONDecodeError
+    "Invalid \\escape". Escaping the values before the dump missed a tuple's (a flag printed
+    `('v\\udcff',)`): the raw surrogate reached polars, and `runs` ended in UnicodeEncodeError."""
+    for i, name in enumerate((b"a\xff0.log", b"a\xfe1.log")):
+        with open(os.path.join(os.fsencode(tmp_path), name), "w", encoding="utf-8") as fh:
+            fh.write(VLLM_LOG.replace(VLLM_ARGS, VLLM_ARGS[:-1] + f", 'k': ('v\\udcff', {i})}}"))
+    for command in (["compare"], ["runs"], ["runs", "--format", "csv"]):
+        assert invoke([*command, str(tmp_path)])[0] == 0, command
+    assert invoke(["report", str(tmp_path), "-o", str(tmp_path.parent / "report")])[0] == 0
+
+
 def test_a_file_name_with_a_newline_forges_no_row(tmp_path: Path) -> None:
     (tmp_path / "a.log\nready       1 min 14 s  cuda_graph 51 s      FORGED.log").write_text(SGLANG_LOG)
     for command in (["parse"], ["runs"], ["timeline"]):

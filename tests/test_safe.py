@@ -12,6 +12,7 @@ from firedup.core.safe import (
     csv_cell,
     json_text,
     json_visible,
+    valid_json,
     valid_text,
     valid_values,
     visible,
@@ -102,6 +103,19 @@ def test_lone_surrogates_become_escapes_everywhere() -> None:
     text = json_visible(json.dumps({"m": "x\ud800\U000e0041"}, ensure_ascii=False))
     text.encode("utf-8")  # valid UTF-8
     assert json.loads(text) == {"m": "x\ud800\U000e0041"}  # the same value
+
+
+_SURROGATE_TEXT = st.text(alphabet=st.sampled_from(["a", "\\", '"', "\udc80", "\udcff", "\ud800", "\udfff", "\x1b"]))
+
+
+@given(st.recursive(_SURROGATE_TEXT, lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(_SURROGATE_TEXT, inner, max_size=3), max_leaves=6))
+def test_valid_json_stays_json_with_what_valid_text_writes_of_a_surrogate(value: object) -> None:
+    """`valid_text` over JSON text wrote an undecodable byte of a file name (`\\udcff`) as `\\xff`,
+    no JSON escape: `compare` over two logs whose names held one ended in "Invalid \\escape"."""
+    text = valid_json(json.dumps(value, ensure_ascii=False))
+    text.encode("utf-8")  # valid UTF-8
+    assert json.loads(text) == valid_values(value)
 
 
 def test_json_text_writes_no_nan_or_infinity() -> None:

@@ -78,6 +78,16 @@ def valid_text(text: str) -> str:
     return _SURROGATE.sub(lambda m: _code(ord(m.group(0))), text)
 
 
+def valid_json(text: str) -> str:
+    """JSON text (`ensure_ascii=False`) as UTF-8 can hold it: each lone surrogate, which only a
+    string holds, written as `valid_text` writes it, that text escaped for JSON (`"\\\\xff"`).
+    `valid_text` on the JSON text wrote `\\xff` there, no JSON escape: the reader of the column
+    failed with "Invalid \\escape"."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: _code(ord(m.group(0))).replace("\\", "\\\\"), text)
+
+
 def has_surrogate(texts: Iterable[str]) -> bool:
     """Whether any of `texts` holds a lone surrogate (what `valid_text` escapes): one search over
     them all. True too when one is not text, so the caller checks them one by one."""

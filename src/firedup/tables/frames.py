@@ -33,7 +33,7 @@ import polars as pl
 
 from firedup.core.config import COMMON_FLAGS
 from firedup.core.numbers import INT64_MAX, INT64_MIN
-from firedup.core.safe import finite, valid_text, valid_values, visible
+from firedup.core.safe import finite, valid_json, valid_text, visible
 from firedup.read.sources import InputError
 from firedup.tables.launches import settle_launches
 from firedup.timeline.phases import PHASE_ORDER
@@ -225,16 +225,14 @@ def _coerce(value: Any, dtype: pl.DataType) -> Any:
 
 def _json(value: Any) -> str:
     """A value's JSON for a text column: valid UTF-8, no NaN or Infinity (`finite`). A lone
-    surrogate (an undecodable byte of a file name) is escaped in the values, before the dump
-    (`valid_values`): escaped in the JSON text it became `\\xff`, which no JSON reader takes back."""
+    surrogate (an undecodable byte of a file name) is escaped in the JSON text as a JSON string's
+    `\\\\xff` (`valid_json`): `valid_text` there wrote `\\xff`, which no JSON reader takes back,
+    and escaping the values first missed a tuple's and a `default=str` object's."""
     try:
         text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False, allow_nan=False)
     except ValueError:
-        value = finite(value)
-        text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False, allow_nan=False)
-    if valid_text(text) is text:
-        return text
-    return json.dumps(valid_values(value), sort_keys=True, default=str, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(finite(value), sort_keys=True, default=str, ensure_ascii=False, allow_nan=False)
+    return valid_json(text)
 
 
 def cache_start(run: Run) -> str:
