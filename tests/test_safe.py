@@ -100,6 +100,7 @@ def test_lone_surrogates_become_escapes_everywhere() -> None:
     assert visible("bad\udcff.log") == "bad\\xff.log" and visible("m\ud800") == "m\\ud800"
     assert valid_text("bad\udcff\ud800") == "bad\\xff\\ud800" and valid_text("plain") == "plain"
     assert valid_values({"k\ud800": ["v\udcfe", 1]}) == {"k\\ud800": ["v\\xfe", 1]}
+    assert valid_values({"k": ("v\udcfe", 1)}) == {"k": ("v\\xfe", 1)}  # a tuple's too (a flag's value)
     text = json_visible(json.dumps({"m": "x\ud800\U000e0041"}, ensure_ascii=False))
     text.encode("utf-8")  # valid UTF-8
     assert json.loads(text) == {"m": "x\ud800\U000e0041"}  # the same value

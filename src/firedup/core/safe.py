@@ -102,9 +102,11 @@ def valid_values(value: Any) -> Any:
     when nothing changes."""
     if isinstance(value, str):
         return valid_text(value)
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):  # a tuple too: a flag printed `('a', 'b')` is one
         items = [valid_values(v) for v in value]
-        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        if not any(a is not b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
     if isinstance(value, dict):
         pairs = [(valid_text(k) if isinstance(k, str) else k, valid_values(v)) for k, v in value.items()]
         changed = any(k2 is not k or v2 is not v for (k2, v2), (k, v) in zip(pairs, value.items(), strict=True))
