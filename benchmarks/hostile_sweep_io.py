@@ -378,8 +378,12 @@ print("died" if died else "ok", None if found is None else found.phases)
         'sglang:startup_time_seconds{phase="load_weight",model_name="x\\\\"} 999 "} 12.5',
     ]
     for i, line in enumerate(injections):
-        code = ("from firedup.formats.sglang import TELEMETRY\nfrom firedup.live.telemetry import parse_metrics\n"
-                f"print(parse_metrics({line!r}, TELEMETRY).get('load_weight'))")
+        # a page with a malformed line is refused whole (issue 45): "refused" is as right as a sample
+        # read without the forged value; only 999.0 is an injection
+        code = ("from firedup.formats.sglang import TELEMETRY\nimport firedup.live.telemetry as t\n"
+                "refused = getattr(t, 'MalformedMetrics', ())\n"
+                f"try:\n    print(t.parse_metrics({line!r}, TELEMETRY).get('load_weight'))\n"
+                "except refused:\n    print('refused')")
         proc = s.py(code)
         bad = crashed(proc)
         value = proc.stdout.strip() if proc else ""
