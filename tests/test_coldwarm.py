@@ -92,3 +92,49 @@ def test_a_changed_compile_cache_key_is_named(tmp_path: Path, monkeypatch: pytes
     out = " ".join(out.split())  # the note is wrapped to the width
     assert code == 0 and "the torch_compile cache key changed between runs of this configuration" in out
     assert "d3eb35d1f0" in out and "dca4213087" in out
+
+
+
+def _three_views(paths: list[Path], monkeypatch: pytest.MonkeyPatch,
+                 capsys: pytest.CaptureFixture[str]) -> dict[str, set[str]]:
+    """The logs each view calls cold by a twin: `timeline`'s kernel JIT verdict and `parse --json`'s,
+    the `cache_start` column (`runs`, `compare --by cache_start`), `compare`'s cold/warm split and
+    `advice`'s warm-twin item."""
+    from firedup.tables.advice import run_items
+    from firedup.timeline.advice import WARM_TWIN
+
+    runs = firedup.load([str(p) for p in paths])
+    name = dict(zip(runs.runs["run_id"].to_list(), (Path(s).name for s in runs.runs["source"].to_list()), strict=True))
+    apart = split(runs, list(name))
+    code, text, _ = run_cli(["timeline", *map(str, paths)], monkeypatch, capsys)
+    assert code == 0
+    blocks = {Path(b.splitlines()[1].split()[0]).name: " ".join(b.split()) for b in text.split("\n\nREADY ")}
+    code, parsed, _ = run_cli(["parse", "--json", *map(str, paths)], monkeypatch, capsys)
+    assert code == 0
+    return {
+        "timeline": {n for n, b in blocks.items() if "kernel_jit cold: cuda_graph took" in b},
+        "parse --json": {Path(r["source"]).name for r in json.loads(parsed)["runs"]
+                         if r["caches"]["kernel_jit"]["verdict"] == "cold"},
+        "cache_start": {name[r] for r, c in zip(runs.runs["run_id"], runs.runs["cache_start"], strict=True)
+                        if c == "cold"},
+        "compare's cold/warm split": set() if apart is None else {name[r] for r in apart.cold},
+        "advice": {name[rid] for rid, items in run_items(runs).items()
+                   if any(i.basis == WARM_TWIN and i.phase == "cuda_graph" for i in items)},
+    }
+
+
+def test_one_twin_rule_in_timeline_compare_and_advice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 38: "cold, a same-config twin did it several times faster" was three rules. A 36 s graph
+    capture beside an 11 s twin (3.3 x, 25 s more) was cold by `compare`'s and advice's (20 s more)
+    and not by the timeline's (30 s more): `timeline` called its kernel cache unknown while
+    `compare` split it off as a cold start. Now one rule (`timeline.twins`) for every view."""
+    paths = _twins(tmp_path, (11, 36))
+    views = _three_views(paths, monkeypatch, capsys)
+    assert len(views) == 5 and all(v == {"run-1.log"} for v in views.values()), views
+    from firedup.timeline import twins
+
+    # one rule: moved in its one place, every view moves with it
+    monkeypatch.setattr(twins, "TWIN_SECONDS", 26.0)
+    views = _three_views(paths, monkeypatch, capsys)
+    assert not any(views.values()), views

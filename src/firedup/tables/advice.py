@@ -4,8 +4,9 @@ with what only many runs show, then per group, ranked by saving.
 What many runs add:
 
 * a warm twin: another run of the same configuration (`coldwarm._configs`: the model and every
-  flag that changes start-up time alike; never two runs whose model no line names) whose phase took `TWIN_RATIO` times less and `TWIN_SECONDS` less
-  (`tables.coldwarm`'s rule) measures what a cold cache cost in that phase: the saving, basis
+  flag that changes start-up time alike; never two runs whose model no line names) whose phase
+  took `TWIN_RATIO` times less and `TWIN_SECONDS` less (`timeline.twins`' rule, the one the cache
+  verdicts and `tables.coldwarm` use) measures what a cold cache cost in that phase: the saving, basis
   `warm twin`. The cause is the engine's remedy for a cache that works in that phase without a
   line of its own (`Remedy.phases`: the kernel JIT inside graph capture); a cold cache the run's
   own lines already showed there gets the twin's saving instead;
@@ -28,7 +29,7 @@ import polars as pl
 from firedup.core.units import fmt_duration
 from firedup.formats import all_formats
 from firedup.formats.base import Format
-from firedup.tables.coldwarm import TWIN_RATIO, TWIN_SECONDS, _configs
+from firedup.tables.coldwarm import _configs, model_known, twin_findings
 from firedup.tables.frames import Runs, phase_seconds
 from firedup.tables.grouping import Grouping
 from firedup.timeline.advice import CACHE, UNKNOWN, WARM_TWIN, Item, prove, ranked
@@ -89,7 +90,7 @@ def run_items(runs: Runs, run_ids: Sequence[str] | None = None) -> dict[str, lis
         ready_frame = frame.filter(pl.col("run_id").is_in(pl.Series(ready, dtype=pl.Utf8).implode()))
         for key, same in _configs(ready_frame).items():
             fmt = formats.get(str(rows[same[0]]["engine"]))
-            if fmt is not None and len(same) >= 2 and key[1] is not None:  # a twin's model is known
+            if fmt is not None and len(same) >= 2 and model_known(key):
                 _twins(out, same, wide, texts, rows, fmt)
     return {rid: ranked(items) for rid, items in out.items()}
 
@@ -111,19 +112,11 @@ def _phase_texts(runs: Runs, ids: Sequence[str]) -> dict[tuple[str, str], list[t
 
 def _twins(out: dict[str, list[Item]], same: Sequence[str], wide: pl.DataFrame,
            texts: dict[tuple[str, str], list[tuple[int, str]]], rows: dict[str, dict[str, Any]], fmt: Format) -> None:
-    """Each run of one configuration whose phase took TWIN_RATIO times its fastest twin's and
-    TWIN_SECONDS more: the cold cache that works in that phase unseen, saving the difference."""
-    values = {r["run_id"]: r for r in wide.filter(pl.col("run_id").is_in(
-        pl.Series(list(same), dtype=pl.Utf8).implode())).to_dicts()}
-    for phase in (c for c in wide.columns if c not in ("run_id", "unattributed")):
-        timed = [(float(values[rid][phase] or 0.0), rid) for rid in same if rid in values]
-        fast, twin = min(timed)
-        if fast <= 0:
-            continue
-        for seconds, rid in timed:
-            if seconds < TWIN_RATIO * fast or seconds - fast < TWIN_SECONDS:
-                continue
-            _twin_item(out[rid], phase, seconds, fast, rows[rid], rows[twin], texts, fmt, rid, twin)
+    """Each run of one configuration whose phase was slower than its fastest twin's
+    (`timeline.twins`): the cold cache that works in that phase unseen, saving the difference."""
+    for found in twin_findings(wide, list(same)):
+        _twin_item(out[found.run], found.phase, found.seconds, found.twin_seconds, rows[found.run], rows[found.twin],
+                   texts, fmt, found.run, found.twin)
 
 
 def _twin_item(items: list[Item], phase: str, seconds: float, fast: float, row: dict[str, Any],

@@ -6,9 +6,10 @@ too tight for the next cold start or too loose for a warm one, and a median over
 neither. Evidence, strongest first:
 
 * the run's own cache verdicts (`caches`, timeline.silence): a line or a timing says cold;
-* a phase many times its twin's: the same phase of another run of the same configuration took
-  `TWIN_RATIO` times as long and `TWIN_SECONDS` more (a graph capture of 75 s against 10 s while
-  the kernel JIT compiled, which no line of the log names);
+* a phase many times its twin's: the same phase took `TWIN_RATIO` times as long as in another run
+  of the same configuration, and `TWIN_SECONDS` more (a graph capture of 75 s against 10 s while
+  the kernel JIT compiled, which no line of the log names): `timeline.twins`' rule, the one the
+  run's own cache verdicts and `tables.advice` use;
 * the compilers `wait --pid` saw (recorded in the run's cache verdicts as well).
 
 `split` says which run is which and why; `budget` and `compare` give each side its own figure.
@@ -25,9 +26,7 @@ import polars as pl
 from firedup.core.config import SAME_CONFIG_FLAGS
 from firedup.core.units import fmt_duration
 from firedup.tables.frames import Runs, phase_seconds
-
-TWIN_RATIO = 3.0
-TWIN_SECONDS = 20.0
+from firedup.timeline.twins import TWIN_RATIO, TWIN_SECONDS, SlowerThanTwin, slower_than_twins
 
 
 @dataclass
@@ -57,23 +56,28 @@ def _cold_by_verdict(row: dict[str, Any]) -> str | None:
 
 
 def _cold_by_twin(wide: pl.DataFrame, ids: list[str], sources: dict[str, str]) -> dict[str, str]:
-    """Runs whose phase took TWIN_RATIO times its fastest twin's and TWIN_SECONDS more."""
+    """Runs with a phase slower than its fastest twin's (`timeline.twins`), the first such phase's reason."""
     out: dict[str, str] = {}
-    rows = wide.filter(pl.col("run_id").is_in(pl.Series(ids, dtype=pl.Utf8).implode())).to_dicts()
-    if len(rows) < 2:
-        return out
-    for phase in (c for c in wide.columns if c not in ("run_id", "unattributed")):
-        values = [(float(r[phase] or 0.0), r["run_id"]) for r in rows]
-        fast, fast_id = min(values)
-        if fast <= 0:
-            continue  # a run without this phase is no twin (other flags, another version)
-        for seconds, rid in values:
-            if rid in out or seconds < TWIN_RATIO * fast or seconds - fast < TWIN_SECONDS:
-                continue
-            out[rid] = (f"{phase} took {fmt_duration(seconds)}, {seconds / fast:.1f} x the {fmt_duration(fast)} of the "
-                        f"same configuration in {sources.get(fast_id, fast_id)}: work a warm start skips (a kernel "
-                        f"JIT or a compile cache) ran here")
+    for found in twin_findings(wide, ids):
+        if found.run not in out:
+            out[found.run] = (f"{found.phase} took {fmt_duration(found.seconds)}, {found.ratio:.1f} x the "
+                              f"{fmt_duration(found.twin_seconds)} of the same configuration in "
+                              f"{sources.get(found.twin, found.twin)}: work a warm start skips (a kernel JIT or a "
+                              "compile cache) ran here")
     return out
+
+
+def phase_durations(wide: pl.DataFrame, ids: list[str]) -> dict[str, dict[str, float]]:
+    """What the twin rule reads of `ids` (one configuration's runs): each run's seconds per
+    phase, from `frames.phase_seconds`' wide table (unattributed time is no phase's work)."""
+    rows = wide.filter(pl.col("run_id").is_in(pl.Series(ids, dtype=pl.Utf8).implode())).to_dicts()
+    return {r["run_id"]: {k: float(v or 0.0) for k, v in r.items() if k not in ("run_id", "unattributed")}
+            for r in rows}
+
+
+def twin_findings(wide: pl.DataFrame, ids: list[str]) -> list[SlowerThanTwin[str]]:
+    """`timeline.twins.slower_than_twins` over the runs `ids` of one configuration."""
+    return slower_than_twins(phase_durations(wide, ids))
 
 
 def split(runs: Runs, run_ids: list[str]) -> ColdWarm | None:
@@ -87,9 +91,10 @@ def split(runs: Runs, run_ids: list[str]) -> ColdWarm | None:
     sources = {rid: r["source"] + (f" #{r['run_index'] + 1}" if r["run_index"] else "") for rid, r in rows.items()}
     wide = phase_seconds(runs.select(run_ids))
     reasons: dict[str, str] = {}
-    for same in _configs(frame).values():
+    for key, same in _configs(frame).items():
         found = {rid: why for rid in same if (why := _cold_by_verdict(rows[rid])) is not None}
-        for rid, why in _cold_by_twin(wide, same, sources).items():
+        twins = _cold_by_twin(wide, same, sources) if model_known(key) else {}
+        for rid, why in twins.items():
             found.setdefault(rid, why)
         if found and len(found) < len(same):  # both cold and warm starts of this configuration
             reasons.update(found)
@@ -109,6 +114,12 @@ def _configs(frame: pl.DataFrame) -> dict[tuple[Any, ...], list[str]]:
     for row in frame.select("run_id", "engine", *(f for f in SAME_CONFIG_FLAGS if f in frame.columns)).to_dicts():
         configs.setdefault(tuple(row.get(f) for f in ("engine", *SAME_CONFIG_FLAGS)), []).append(row["run_id"])
     return configs
+
+
+def model_known(key: tuple[Any, ...]) -> bool:
+    """Whether a line names the model of a `_configs` key: two runs of unknown models are no twins
+    (`timeline.twins.twin_key`)."""
+    return key[1 + SAME_CONFIG_FLAGS.index("model_path")] is not None
 
 
 def _add_key_changes(reasons: dict[str, str], cold: list[str], warm: list[str],
@@ -145,4 +156,4 @@ def key_changes(runs: Runs, run_ids: list[str], label: str) -> list[str]:
     return notes
 
 
-__all__ = ["TWIN_RATIO", "TWIN_SECONDS", "ColdWarm", "key_changes", "split"]
+__all__ = ["TWIN_RATIO", "TWIN_SECONDS", "ColdWarm", "key_changes", "model_known", "phase_durations", "split", "twin_findings"]

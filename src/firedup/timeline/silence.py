@@ -23,6 +23,7 @@ from firedup.core.units import fmt_duration
 from firedup.formats.base import Format
 from firedup.read.clock import Stamp
 from firedup.read.engine import GAP_SECONDS, Event, Gap, Unmatched
+from firedup.timeline.twins import slower, slower_than_twins, twin_key
 
 if TYPE_CHECKING:
     from firedup.timeline.run import Phase, Run
@@ -524,10 +525,6 @@ def _watched_without_compilers(run: Run, observed: Sequence[Observed], fmt: Form
          if p.line is not None], None, phases[0].name)
 
 
-# A run whose graph capture took this many times its same-config twin's compiled in it: cold.
-TWIN_FACTOR = 3.0
-
-
 @dataclass
 class TwinFacts:
     """What the twin rules read of one run (small, so a worker can send it with the run's JSON)."""
@@ -542,10 +539,7 @@ class TwinFacts:
 
 
 def twin_facts(run: Run) -> TwinFacts:
-    from firedup.core.config import SAME_CONFIG_FLAGS
-
-    key = None if run.config.get("model_path") is None else (
-        run.engine, *(repr(run.config.get(flag)) for flag in SAME_CONFIG_FLAGS))
+    key = twin_key(run.engine, run.config)
     p = next((x for x in run.run_phases() if x.name == "cuda_graph"), None)
     line = p.line if p is not None else None
     text = next((m.text for m in run.milestones if m.line == line), "") if line is not None else ""
@@ -563,11 +557,12 @@ def twin_verdicts(facts: Sequence[TwinFacts]) -> dict[int, dict[str, CacheVerdic
     """Runs of the same inputs and config compared, the verdicts that change (by run index):
 
     * a run whose cache work was short and quiet ("unknown" by its own lines) beside a twin whose
-      same cache was cold, its work TWIN_FACTOR times longer, found the cache: warm (a positive
-      sign, the twin named);
-    * a run whose graph capture (cuda_graph) took at least TWIN_FACTOR times a twin's, and
-      COLD_SECONDS more, compiled its kernels in it: its kernel JIT was cold, whatever its own
-      lines leave unsaid (a line saying so stays)."""
+      same cache was cold, the twin's work `slower` than its own (TWIN_RATIO times and
+      TWIN_SECONDS more: `timeline.twins`), found the cache: warm (a positive sign, the twin named);
+    * a run whose graph capture (cuda_graph) was `slower` than its fastest twin's compiled its
+      kernels in it: its kernel JIT was cold, whatever its own lines leave unsaid (a line saying
+      so stays). The same rule marks it cold in `tables.coldwarm` and measures its saving in
+      `tables.advice`."""
     changed: dict[int, dict[str, CacheVerdict]] = {}
     by_config: dict[tuple[Any, ...], list[int]] = {}
     for i, f in enumerate(facts):
@@ -579,8 +574,7 @@ def twin_verdicts(facts: Sequence[TwinFacts]) -> dict[int, dict[str, CacheVerdic
                 if v.verdict != "unknown" or v.basis != "timing" or v.seconds is None or v.seconds > WARM_SECONDS:
                     continue
                 cold = [j for j in twins if j != i and (c := facts[j].caches.get(kind)) is not None
-                        and c.verdict == "cold" and c.seconds is not None
-                        and c.seconds >= max(TWIN_FACTOR * v.seconds, COLD_SECONDS)]
+                        and c.verdict == "cold" and c.seconds is not None and slower(c.seconds, v.seconds)]
                 if not cold:
                     continue
                 c = facts[cold[0]].caches[kind]
@@ -590,23 +584,18 @@ def twin_verdicts(facts: Sequence[TwinFacts]) -> dict[int, dict[str, CacheVerdic
                     f"{v.phase or 'its work'} took {fmt_duration(v.seconds)}, where its same-config twin's cold "
                     f"cache took {fmt_duration(c.seconds)} ({visible(facts[cold[0]].where, one_line=True)}): this "
                     "start found the cache", list(v.evidence), v.seconds, v.phase)
-        timed = [(i, facts[i].capture) for i in twins if facts[i].ready and facts[i].capture
-                 and PROCESS_JIT in facts[i].caches]
-        if len(timed) < 2:
-            continue
-        fastest, quick = min(timed, key=lambda t: t[1] or 0.0)
-        assert quick is not None
-        for i, capture in timed:
-            f = facts[i]
-            assert capture is not None
-            if f.caches[PROCESS_JIT].verdict == "cold" or capture < TWIN_FACTOR * quick or capture - quick < COLD_SECONDS:
+        captures = {i: {"cuda_graph": facts[i].capture} for i in twins
+                    if facts[i].ready and facts[i].capture and PROCESS_JIT in facts[i].caches}
+        for found in slower_than_twins(captures):
+            f = facts[found.run]
+            if f.caches[PROCESS_JIT].verdict == "cold":
                 continue
-            changed.setdefault(i, {})[PROCESS_JIT] = CacheVerdict(
+            changed.setdefault(found.run, {})[PROCESS_JIT] = CacheVerdict(
                 PROCESS_JIT, "cold", "twin",
-                f"cuda_graph took {fmt_duration(capture)}, {capture / quick:.1f} x its same-config twin's "
-                f"({fmt_duration(quick)} in {visible(facts[fastest].where, one_line=True)}): the kernels were "
-                "compiled in it", [(f.capture_line, f.capture_text)] if f.capture_line is not None else [],
-                capture, "cuda_graph")
+                f"cuda_graph took {fmt_duration(found.seconds)}, {found.ratio:.1f} x its same-config twin's "
+                f"({fmt_duration(found.twin_seconds)} in {visible(facts[found.twin].where, one_line=True)}): the "
+                "kernels were compiled in it", [(f.capture_line, f.capture_text)] if f.capture_line is not None else [],
+                found.seconds, "cuda_graph")
     return changed
 
 
