@@ -47,8 +47,8 @@ class Fact:
 FACTS = (
     Fact("time to ready from launch", "Run.launch_to_ready (launch.seconds_to_ready)",
          ("parse", "parse --json", "runs", "timeline", "check", "distribution chart", "report")),
-    Fact("launch margin of a budget", "tables.launches.launch_margin / Budget.launch_margin",
-         ("budget", "budget --json", "check's limit", "wait --timeout auto", "snippets", "report")),
+    Fact("launch margin of a budget", "timeline.launch.launch_margin (Launch.margin, a row's: tables.launches) / "
+         "Budget.launch_margin", ("budget", "budget --json", "check's limit", "wait --timeout auto", "snippets", "report")),
     Fact("a group's budget", "tables.launches.budget_from_launch / tables.budget.budgets",
          ("budget", "budget --json", "report", "distribution chart", "wait --timeout auto")),
     Fact("slowest run of a group, from launch", "Group.launch_seconds / Budget.slowest",
@@ -336,6 +336,25 @@ def test_time_from_launch_is_one_number_in_parse_runs_and_timeline(name: str) ->
     for r, cell in zip(contract, cells, strict=True):
         if r["outcome"] == "ready" and r["launch"]["seconds_to_ready"] is not None and not r["lower_bound"]:
             assert cell == _approx(r) + fmt_duration(r["launch"]["seconds_to_ready"]), (r["source"], cell)
+
+
+@pytest.mark.parametrize("name", sorted(INPUT_SETS))
+def test_a_run_s_launch_margin_is_one_number_in_the_run_the_table_and_wait(name: str) -> None:
+    """The launch margin is one formula (timeline.launch.launch_margin): the run's `Launch.margin`, the
+    runs table's row `budget` and `check` read, and the row `wait`'s history builds from the run."""
+    from firedup.tables.frames import from_runs
+    from firedup.tables.launches import launch_margin, run_row
+
+    _, runs, _ = _runs_of(name)
+    rows = {(r["source"], r["run_index"]): r for r in from_runs(runs).runs.to_dicts()}
+    margins = []
+    for run in runs:
+        margin = run.launch.margin if run.launch is not None else 0.0
+        assert launch_margin(rows[run.source, run.run_index]) == margin, run.source
+        assert launch_margin(run_row(run)) == margin, run.source
+        margins.append(margin)
+    if name == "sample_logs":  # estimated launches: a margin there is to see
+        assert any(m > 0 for m in margins)
 
 
 @pytest.mark.parametrize("name", sorted(INPUT_SETS))

@@ -18,6 +18,7 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from firedup.timeline.launch import KNOWN
+from firedup.timeline.launch import launch_margin as margin_of
 
 # The flags that make "the same configuration" for measured launches (imports differ with the
 # engine, the model and the parallelism; they do not with a port).
@@ -153,11 +154,12 @@ def allowance(row: dict[str, Any]) -> float | None:
 
 
 def launch_margin(row: dict[str, Any]) -> float:
-    """Seconds a budget adds for this run's launch coming earlier than estimated: the top of its
-    range less the estimate (0 for a known launch). A separate fact from the run's time."""
-    if row.get("launch_source") != "estimated" or row.get("launch_high") is None or row.get("launch_gap") is None:
-        return 0.0
-    return max(0.0, float(row["launch_high"]) - float(row["launch_gap"]))
+    """Seconds a budget adds for this run's launch coming earlier than estimated: the row's cells
+    through `timeline.launch.launch_margin`, the formula `Launch.margin` uses. A separate fact
+    from the run's time."""
+    gap, high = row.get("launch_gap"), row.get("launch_high")
+    return margin_of(row.get("launch_source"), None if gap is None else float(gap),
+                     None if high is None else float(high))
 
 
 def from_launch(row: dict[str, Any]) -> tuple[float, str] | None:

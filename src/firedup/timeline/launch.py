@@ -68,12 +68,8 @@ class Launch:
 
     @property
     def margin(self) -> float:
-        """Seconds a budget adds for this launch coming earlier than estimated: the top of its
-        range less the estimate, 0 for a known one (a wait loop must outlast a slow import, not
-        the typical one). A fact of its own: the run's time from launch uses `gap`."""
-        if self.known or self.high is None or self.gap is None:
-            return 0.0
-        return max(0.0, self.high - self.gap)
+        """Seconds a budget adds for this launch coming earlier than estimated (`launch_margin`)."""
+        return launch_margin(self.source, self.gap, self.high)
 
     def as_contract(self, seconds_to_ready: float | None, seconds_to_end: float | None) -> dict[str, Any]:
         return {
@@ -85,6 +81,16 @@ class Launch:
             "range": [_r(self.low), _r(self.high)] if self.low is not None and self.high is not None else None,
             "line": self.line,
         }
+
+
+def launch_margin(source: str | None, gap: float | None, high: float | None) -> float:
+    """Seconds a budget adds for a launch coming earlier than estimated: the top of its range
+    (`high`) less the estimate (`gap`), 0 for any launch that is no estimate (a wait loop must
+    outlast a slow import, not the typical one). A fact of its own: the run's time from launch
+    uses `gap`. The one formula: `Launch.margin` and the rows of `tables.launches` ask it."""
+    if source != "estimated" or high is None or gap is None:
+        return 0.0
+    return max(0.0, high - gap)
 
 
 def _r(value: float | None) -> float | None:
