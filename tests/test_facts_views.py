@@ -176,15 +176,16 @@ def test_row_4_wait_s_auto_timeout_is_budget_s() -> None:
     """production timeout: budget vs wait --timeout auto"""
     from firedup.live.history import select_history
 
-    budget = _group(_json("budget", str(S), "--by", "disable_cuda_graph"), False)
-    runs = parse_paths([str(S)]).runs
-    prod = next(r for r in runs if r.source.endswith("prod-tp8-eagle3-05.log"))
-    history, _ = select_history(runs, prod.config)
-    found = history.budget()
-    assert found is not None and history.n == budget["n"]
-    assert found.seconds == budget["budget_seconds"]
-    assert found.slowest == budget["slowest_seconds"]
-    assert f"+ {budget['launch_margin_seconds']:.0f} s for a slower launch" in found.method
+    for paths in ([str(S)], [str(S), str(REALGPU_H100)]):  # the second: launches measured beside them
+        budget = _group(_json("budget", *paths, "--by", "disable_cuda_graph"), False)
+        runs = parse_paths(paths).runs
+        prod = next(r for r in runs if r.source.endswith("prod-tp8-eagle3-05.log"))
+        history, _ = select_history(runs, prod.config)
+        found = history.budget()
+        assert found is not None and history.n == budget["n"]
+        assert found.seconds == budget["budget_seconds"], paths
+        assert found.slowest == budget["slowest_seconds"]
+        assert f"+ {budget['launch_margin_seconds']:.0f} s for a slower launch" in found.method
 
 
 def test_row_5_distribution_s_budget_line_counts_as_its_dots() -> None:
@@ -433,17 +434,33 @@ def test_cache_verdicts_are_one_fact_in_parse_json_and_the_library(name: str) ->
             k: (v["verdict"], v["basis"]) for k, v in shown["caches"].items()}, run.source
 
 
-def test_wait_against_a_replay_prints_the_budget_of_budget(tmp_path: Path) -> None:
-    """The done-when of issue 38: `wait --timeout auto --history sample_logs/` against a replay of a
-    production run states the budget `budget --json` gives its group (slow: a real replay over HTTP)."""
+@pytest.mark.parametrize("measured", [False, True], ids=["sample_logs", "with-measured-launches"])
+def test_wait_against_a_replay_prints_the_budget_of_budget(tmp_path: Path, measured: bool) -> None:
+    """The done-when of issue 38: `wait --timeout auto` with a history, against a replay of a
+    production run, states to the second the budget `budget --json` gives its group over the same
+    history (slow: a real replay over HTTP). Each history tells a budget computed apart from
+    `budget`'s: over `sample_logs/` the launch margin (16 s) counts; with the H100 start-ups beside
+    them, their launches, measured by their `wait --record` files, re-estimate every SGLang run's
+    launch gap (`tables.launches`), which `budget` counts and a history of this config's runs alone
+    did not (wait said 17 min 30 s where `budget` says 17 min 10 s)."""
     from _live import free_port, replaying, run_wait
+    from firedup.core.units import parse_duration
 
-    group = _group(_json("budget", str(S), "--by", "disable_cuda_graph"), False)
+    history = (str(S), str(REALGPU_H100)) if measured else (str(S),)
+    group = _group(_json("budget", *history, "--by", "disable_cuda_graph"), False)
+    if measured:
+        alone = _group(_json("budget", str(S), "--by", "disable_cuda_graph"), False)
+        assert group["n"] == alone["n"] and group["budget_seconds"] != alone["budget_seconds"]
+    else:
+        assert group["launch_margin_seconds"] >= 10
     out = tmp_path / "server.log"
     port = free_port()
     with replaying(S / "prod-tp8-eagle3-05.log", out, port, 100):
         result = run_wait("--log", str(out), "--url", f"http://127.0.0.1:{port}/health", "--timeout", "auto",
-                          "--history", str(S))
+                          *(a for h in history for a in ("--history", h)))
     assert result.returncode == 0, result.stdout + result.stderr
     said = re.sub(r"\s+", " ", result.stderr + result.stdout)
-    assert f"--timeout auto: {fmt_duration(group['budget_seconds'])} = the budget of `firedup budget`" in said
+    found = re.search(rf"--timeout auto: ({DURATION}) = the budget of `firedup budget` over (\d+) history runs", said)
+    assert found is not None, said
+    assert parse_duration(found.group(1), "--timeout") == group["budget_seconds"]
+    assert int(found.group(2)) == group["n"]

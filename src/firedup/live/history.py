@@ -19,7 +19,7 @@ from firedup.core.units import fmt_duration
 from firedup.errors import FiredupError, StoreError
 from firedup.formats.vocab import CRASH
 from firedup.read.clock import Stamp
-from firedup.tables.launches import budget_from_launch, run_row
+from firedup.tables.launches import budget_from_launch, re_estimated_rows, run_row
 from firedup.timeline.phases import spanned
 from firedup.timeline.run import Run
 from firedup.timeline.stages import next_stage, stage_changes
@@ -110,10 +110,16 @@ class History:
     over `RunProfile`s, so one odd run cannot drag an ETA far.
     """
 
-    def __init__(self, runs: Iterable[Run]) -> None:
+    def __init__(self, runs: Iterable[Run], at_hand: Iterable[Run] = ()) -> None:
+        """`runs`: this config's; `at_hand`: every run of the history, of any config or outcome,
+        whose measured launches re-estimate these runs' launches as `budget` re-estimates them."""
         profiled = [(r, RunProfile.of(r)) for r in runs]
         self.profiles = [p for _, p in profiled if p is not None]
-        self.launch_rows = [run_row(r) for r, p in profiled if p is not None]  # for the budget, as `budget` counts
+        # for the budget, as `budget` counts: launches re-estimated from every launch at hand
+        own = [run_row(r) for r, p in profiled if p is not None]
+        counted = {id(r) for r, p in profiled if p is not None}
+        others = [run_row(r) for r in at_hand if id(r) not in counted]
+        self.launch_rows = re_estimated_rows(own + others)[:len(own)]
 
     @property
     def n(self) -> int:
@@ -163,7 +169,7 @@ def select_history(runs: Sequence[Run], config: Mapping[str, Any]) -> tuple[Hist
     """The runs of `runs` with the same config as the live one, and a sentence saying so."""
     key = config_key(config)
     same = [r for r in runs if config_key(r.config) == key]
-    history = History(same)
+    history = History(same, runs)
     if history.n:
         return history, f"{history.n} of {len(runs)} history runs have this config ({describe_config(config)})"
     ready = sum(1 for r in runs if r.outcome == "ready")

@@ -194,7 +194,8 @@ def run_row(run: Any) -> dict[str, Any]:
            "seconds_to_end": None, "launch_source": launch.source if launch else "unknown",
            "launch_gap": launch.gap if launch else None, "launch_low": launch.low if launch else None,
            "launch_high": launch.high if launch else None, "launch_basis": launch.basis if launch else None,
-           "launch_ts": launch.ts.dt if launch and launch.ts else None}
+           "launch_ts": launch.ts.dt if launch and launch.ts else None,
+           "launch_first_kind": "collector" if run.first_from_collector else "own"}
     row.update({flag: run.config.get(flag) for flag in _CONFIG})
     return row
 
