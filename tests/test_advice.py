@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from conftest import SAMPLE_LOGS, SHARED
 from firedup.formats import get_format
 from firedup.read.sources import normalise
-from firedup.timeline.advice import UNKNOWN, Evidence, Item, ranked
+from firedup.timeline.advice import UNKNOWN, ranked
+from firedup.timeline.findings import Evidence, Item
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.run import Run
 

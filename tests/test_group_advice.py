@@ -11,7 +11,8 @@ import pytest
 import firedup
 from conftest import CORPUS, FIXTURES, SAMPLE_LOGS, SHARED, corpus_logs, run_cli
 from firedup.tables.advice import Advice, advice_line
-from firedup.timeline.advice import WARM_TWIN, Item
+from firedup.timeline.advice import WARM_TWIN
+from firedup.timeline.findings import Item
 from test_advice import check_evidence
 
 REALGPU = SHARED / "realgpu"

@@ -30,11 +30,10 @@ from firedup.core.units import (
 from firedup.core.units import outcome_word as units_outcome_word
 from firedup.formats.vocab import ENGINE_TIMINGS
 from firedup.read.clock import Stamp
-from firedup.timeline.advice import Item
+from firedup.timeline.findings import CacheVerdict, Item, Silence
 from firedup.timeline.phases import spanned, umbrella_phases
 from firedup.timeline.ranks import NO_STRAGGLERS, is_late, is_straggler, late_arrival
 from firedup.timeline.run import Crash, Phase, Run
-from firedup.timeline.silence import CacheVerdict, Silence
 
 _SHOWN_FLAGS = ("tp_size", "dp_size", "pp_size", "ep_size", "disable_cuda_graph", "enable_torch_compile",
                 "speculative_algorithm", "quantization", "cuda_graph_max_bs", "mem_fraction_static")

@@ -32,7 +32,8 @@ from firedup.formats.base import Format
 from firedup.tables.coldwarm import _configs, model_known, twin_findings
 from firedup.tables.frames import Runs, phase_seconds
 from firedup.tables.grouping import Grouping
-from firedup.timeline.advice import CACHE, UNKNOWN, WARM_TWIN, Item, prove, ranked
+from firedup.timeline.advice import CACHE, UNKNOWN, WARM_TWIN, prove, ranked
+from firedup.timeline.findings import Item
 
 
 @dataclass

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from firedup.core.limits import WEIGHTS_BOUND, weight_bounds
@@ -29,6 +28,7 @@ from firedup.core.units import fmt_duration
 from firedup.formats.base import Format, Remedy
 from firedup.formats.vocab import DRAFT_PREFIX, PROGRESS_CUDA_GRAPH
 from firedup.read.engine import Event
+from firedup.timeline.findings import Evidence, Item
 from firedup.timeline.ranks import is_late, is_straggler, late_arrival
 
 if TYPE_CHECKING:
@@ -46,71 +46,6 @@ UNKNOWN = "unknown"
 GIB = 1.073741824  # GB per GiB: engines print GiB as "GB"
 TEXT_CHARS = 160
 DIST_INIT_WAIT = 30.0  # a distributed init this long waited on a peer (an 8-rank NCCL init takes ~16 s: docs/advice.md)
-
-
-@dataclass
-class Evidence:
-    """A line of a log behind an item: its source, number and text (the message, cut), and the
-    remedy (`Remedy.cause`) whose `proves` regex it matches."""
-
-    source: str
-    line: int
-    text: str
-    shows: str
-
-    def as_contract(self) -> dict[str, Any]:
-        return {"source": self.source, "line": self.line, "text": self.text, "shows": self.shows}
-
-    @classmethod
-    def of(cls, d: dict[str, Any]) -> Evidence:
-        return cls(str(d["source"]), int(d["line"]), str(d["text"]), str(d["shows"]))
-
-
-@dataclass
-class Item:
-    """One cause: what it cost, the lines that show it, its fix, and what fixing it saves."""
-
-    kind: str  # the remedy's cause: "cache:deepgemm_jit", "graph_capture", ...
-    cause: str  # in words
-    seconds: float  # what it cost (measured)
-    evidence: list[Evidence]
-    fix: str
-    saving_seconds: float | None  # None: unknown
-    basis: str  # "warm twin" | "physical bound" | "published figure (source)" | "this log" | "unknown"
-    phase: str | None = None
-    efficiency: float | None = None  # bound time / measured, where the phase has a bound
-    bounds: list[dict[str, Any]] = field(default_factory=list)
-    runs: str | None = None  # a group's item: "6 of 6 runs"
-    basis_detail: str | None = None  # which twin, which limit, which of the log's figures
-
-    def as_contract(self) -> dict[str, Any]:
-        return {"kind": self.kind, "cause": self.cause, "seconds": round(self.seconds, 3),
-                "evidence": [e.as_contract() for e in self.evidence], "fix": self.fix,
-                "saving_seconds": None if self.saving_seconds is None else round(self.saving_seconds, 3),
-                "basis": self.basis, "phase": self.phase,
-                "efficiency": None if self.efficiency is None else round(self.efficiency, 3),
-                "bounds": self.bounds, "runs": self.runs, "basis_detail": self.basis_detail}
-
-    @classmethod
-    def of(cls, d: dict[str, Any]) -> Item:
-        return cls(str(d["kind"]), str(d["cause"]), float(d["seconds"]), [Evidence.of(e) for e in d["evidence"]],
-                   str(d["fix"]), None if d.get("saving_seconds") is None else float(d["saving_seconds"]),
-                   str(d["basis"]), d.get("phase"), d.get("efficiency"), list(d.get("bounds") or []), d.get("runs"),
-                   d.get("basis_detail"))
-
-    def basis_text(self) -> str:
-        """`published figure: its source`, `physical bound: which`, `warm twin: which run`."""
-        basis = self.basis
-        if basis.endswith(")") and " (" in basis:
-            basis = basis[:-1].replace(" (", ": ", 1)
-        return basis + (f": {self.basis_detail}" if self.basis_detail else "")
-
-    def line(self) -> str:
-        """One line: `cold DeepGEMM kernel cache: 8 min 46 s; fixing it saves ~8 min 44 s (published
-        figure ...): fill the cache ...`."""
-        saving = (f"fixing it saves {fmt_duration(self.saving_seconds)} ({self.basis_text()})"
-                  if self.saving_seconds is not None else "saving unknown")
-        return f"{self.cause}: {fmt_duration(self.seconds)}; {saving}; fix: {self.fix}"
 
 
 def ranked(items: Iterable[Item]) -> list[Item]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
@@ -29,9 +29,6 @@ from firedup.errors import UsageError
 from firedup.formats.base import Format, LaunchGap
 from firedup.read.clock import Stamp
 from firedup.read.engine import Event
-
-if TYPE_CHECKING:
-    from firedup.timeline.run import Run
 
 # `--launched-at`: a moment on the log's clock, or a time of day (the first line's date)
 LaunchedAt = datetime | time | None
@@ -248,20 +245,17 @@ def _readings(launched_at: datetime | time, first: datetime) -> list[tuple[datet
     return out
 
 
-def give_launch(run: Run, launched_at: datetime | time) -> str | None:
-    """`--launched-at` on a run: the user's time on the log's clock (see `_readings`). It counts
-    only where it can be this run's launch: not after its first line, and no further before it
-    than the engine's plausible gap (`LaunchGap.plausible`: a time of another day, or of another
-    start, is not this run's). Otherwise the run keeps its own launch, says why, and the reason
-    is returned (the caller refuses a time no run could take)."""
-    first = run.first_ts
+def given_launch(first: Stamp | None, engine: str, launched_at: datetime | time) -> Launch | str:
+    """`--launched-at` for a run whose first line is `first`: the user's time on the log's clock
+    (see `_readings`). It counts only where it can be this run's launch: not after its first line,
+    and no further before it than the engine's plausible gap (`LaunchGap.plausible`: a time of
+    another day, or of another start, is not this run's). Otherwise the run keeps its own launch,
+    and the warning saying why is returned instead (the caller refuses a time no run could take)."""
     if first is None:
-        reason = "the log has no timestamped line to place a launch before"
-        run.warnings.append(f"--launched-at: not used: {reason}")
-        return reason
+        return "--launched-at: not used: the log has no timestamped line to place a launch before"
     from firedup.formats import all_formats
 
-    fmt = all_formats().get(run.engine)
+    fmt = all_formats().get(engine)
     gap = fmt.timeouts.launch_gap if fmt is not None else None
     plausible = gap.plausible if gap is not None else MAX_STATED_GAP
     readings = _readings(launched_at, first.dt)
@@ -274,14 +268,12 @@ def give_launch(run: Run, launched_at: datetime | time) -> str | None:
             reason = f"{given} is after the log's first line ({first.iso}): not this run's launch"
         else:
             reason = (f"{given} is {fmt_duration(fits[0])} before the log's first line ({first.iso}): more than the "
-                      f"{plausible:.0f} s a launch can precede {fmt.display if fmt else run.engine}'s first line "
+                      f"{plausible:.0f} s a launch can precede {fmt.display if fmt else engine}'s first line "
                       "(another day, or another start): not this run's launch")
-        run.warnings.append(f"--launched-at {reason}, left out")
-        return reason
+        return f"--launched-at {reason}, left out"
     gap_s, when, how = min(good, key=lambda g: abs(g[0]))
     stamp = _stamp(when)
-    run.launch = Launch("given", f"given: launched at {stamp.iso}{how} (--launched-at)", stamp, max(0.0, gap_s))
-    return None
+    return Launch("given", f"given: launched at {stamp.iso}{how} (--launched-at)", stamp, max(0.0, gap_s))
 
 
 def measured_launch(when: datetime, first: Stamp | None, basis: str) -> Launch:
@@ -290,5 +282,5 @@ def measured_launch(when: datetime, first: Stamp | None, basis: str) -> Launch:
     return Launch("measured", basis, stamp, first.minus(stamp) if first is not None else None)
 
 
-__all__ = ["KNOWN", "SOURCES", "Launch", "LaunchedAt", "StatedLaunch", "estimate", "give_launch", "launch_gap_text",
+__all__ = ["KNOWN", "SOURCES", "Launch", "LaunchedAt", "StatedLaunch", "estimate", "given_launch", "launch_gap_text",
            "measured_launch", "parse_launched_at", "stated_launch"]

@@ -35,7 +35,7 @@ from firedup.read.compact import compact
 from firedup.read.engine import CLOCK_OUTER_FIRST, Event, LineStats, Scanner, iter_scanned
 from firedup.read.sources import InputError, Line, Source, bom_encoding, expand_inputs, file_date, read_lines
 from firedup.timeline.build import build_timeline
-from firedup.timeline.launch import LaunchedAt, give_launch, parse_launched_at
+from firedup.timeline.launch import Launch, LaunchedAt, given_launch, parse_launched_at
 from firedup.timeline.records import apply_record_beside
 from firedup.timeline.run import Run
 from firedup.timeline.silence import TwinFacts, twin_caches, twin_facts, twin_verdicts
@@ -670,7 +670,11 @@ def _note_on_runs(runs: list[Run], report: SourceReport, launched_at: LaunchedAt
         if report.cut_short is not None:
             run.warnings.append(f"the input stops early: {report.cut_short}")
     if launched_at is not None and runs:
-        give_launch(runs[0], launched_at)
+        given = given_launch(runs[0].first_ts, runs[0].engine, launched_at)
+        if isinstance(given, Launch):
+            runs[0].launch = given
+        else:
+            runs[0].warnings.append(given)
 
 
 def parse_paths(

@@ -9,9 +9,8 @@ from typing import Any
 
 from firedup.formats.vocab import DRAFT_PREFIX
 from firedup.read.clock import Stamp
-from firedup.timeline.advice import Item
+from firedup.timeline.findings import CacheVerdict, Item, Silence, UnknownSpan
 from firedup.timeline.launch import Launch
-from firedup.timeline.silence import CacheVerdict, Silence, UnknownSpan
 
 
 @dataclass

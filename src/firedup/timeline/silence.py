@@ -14,15 +14,16 @@ each verdict says its basis (a line, a timing, a silence) and the lines behind i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from firedup.core.drain import Template, mine
+from firedup.core.drain import mine
 from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.formats.base import Format
 from firedup.read.clock import Stamp
 from firedup.read.engine import GAP_SECONDS, Event, Gap, Unmatched
+from firedup.timeline.findings import CacheVerdict, Silence, UnknownSpan
 from firedup.timeline.twins import slower, slower_than_twins, twin_key
 
 if TYPE_CHECKING:
@@ -43,75 +44,6 @@ TEXT_CHARS = 160
 def silence_threshold(run: Run) -> float:
     total = run.seconds_to_end or 0.0
     return max(GAP_SECONDS, SILENCE_SHARE * total)
-
-
-@dataclass
-class Silence:
-    """No line with the engine's own time between `since_line` and `line`."""
-
-    start: Stamp
-    end: Stamp
-    seconds: float
-    since_line: int
-    line: int
-    since_text: str  # the line before the silence (a line without a rule keeps its text too)
-    text: str  # the line that ended it
-    after: str | None = None  # the last milestone before it
-    before: str | None = None  # the first milestone after it
-    phase: str | None = None  # the run-level phase it lies in ("unattributed" included)
-    umbrella: str | None = None  # the umbrella timer around it (Format.meaning.umbrella_phases)
-    lines_inside: int = 0  # lines without the server's own time (bars, other loggers) printed inside it
-    templates: list[Template] = field(default_factory=list)
-    cause: str | None = None  # what it probably was (None: the log does not say)
-    cache: str | None = None  # the cache kind whose cold start it suggests
-    evidence: list[tuple[int, str]] = field(default_factory=list)  # lines behind `cause`
-
-    def as_contract(self, first: Stamp | None) -> dict[str, Any]:
-        return {
-            "start": self.start.iso, "end": self.end.iso, "seconds": round(self.seconds, 3),
-            "offset": None if first is None else round(self.start.minus(first), 3),
-            "since_line": self.since_line, "line": self.line, "since_text": self.since_text, "text": self.text,
-            "after": self.after, "before": self.before, "phase": self.phase, "umbrella": self.umbrella,
-            "lines_inside": self.lines_inside, "templates": [t.as_contract() for t in self.templates],
-            "cause": self.cause, "cache": self.cache,
-            "evidence": [{"line": n, "text": t} for n, t in self.evidence],
-        }
-
-
-@dataclass
-class CacheVerdict:
-    """Whether one cache was cold or warm at this start, and why firedup says so."""
-
-    kind: str
-    verdict: str  # "cold" | "warm" | "unknown"
-    basis: str  # "line" (a line says so) | "timing" | "silence" | "none"
-    reason: str
-    evidence: list[tuple[int, str]] = field(default_factory=list)
-    seconds: float | None = None  # the time the cached work (or the silence) took, when measured
-    phase: str | None = None  # the run-level phase the cached work (or the silence) lies in
-
-    def as_contract(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "basis": self.basis, "reason": self.reason, "phase": self.phase,
-                "seconds": None if self.seconds is None else round(self.seconds, 3),
-                "evidence": [{"line": n, "text": t} for n, t in self.evidence]}
-
-
-@dataclass
-class UnknownSpan:
-    """Unattributed time and the lines no rule knows printed in it, as templates."""
-
-    start: Stamp
-    end: Stamp
-    seconds: float
-    after: str | None
-    before: str | None
-    lines: int
-    templates: list[Template]
-
-    def as_contract(self) -> dict[str, Any]:
-        return {"start": self.start.iso, "end": self.end.iso, "seconds": round(self.seconds, 3),
-                "after": self.after, "before": self.before, "lines": self.lines,
-                "templates": [t.as_contract() for t in self.templates]}
 
 
 def _cut(text: str) -> str:
