@@ -112,13 +112,6 @@ class Comparison:
     # what would have made each group start sooner (tables.advice), largest saving first
     advice: Advice | None = None
 
-    def text(self, width: int = 100, verbose: bool = False) -> str:
-        """What `firedup compare` prints: the headline, a block per group, the deltas and what
-        was left out, fitted to `width` (`verbose`: long values whole, every run left out)."""
-        from firedup.tables.compare_text import comparison_text
-
-        return comparison_text(self, width=width, verbose=verbose)
-
     def as_json(self) -> dict[str, Any]:
         g = self.grouping
         return {
