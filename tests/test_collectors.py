@@ -18,6 +18,9 @@ EXAMPLES = {
     "ts": "Jun 02 14:21:10 INFO ready",
     "compose": "sglang-1  | INFO ready",
     "djl": "[INFO ] PyProcess - Model-stdout: INFO ready",
+    "djl-file": "[INFO ] 2025-02-14 08:22:13 PyProcess - W-123-model-stdout: INFO ready",
+    "djl-plain": "INFO  PyProcess W-162-chat-film-stdout: INFO ready",
+    "mpi-tag": "[1,0]<stdout>:INFO ready",
     "torch-rank": "[rank0]: INFO ready",
     "process-tag": "(EngineCore_DP0 pid=217) INFO ready",
 }
@@ -63,3 +66,28 @@ def test_moreutils_ts_is_stripped_whole_not_read_as_journald(line: str) -> None:
     text, outer, _proc, _pid = strip_outer(line)
     assert text == line[len("Jun 02 14:21:10 "):]
     assert outer is not None and (outer.month, outer.day, outer.time) == (6, 2, "14:21:10")
+
+
+@pytest.mark.parametrize("line", [
+    # issue 42, class 8: DJL Serving's shapes by its log4j pattern, and mpirun's rank tag
+    "[INFO ] PyProcess - W-332-model-stdout: INFO 02-15 22:06:44 llm_engine.py:275] Loading model weights took 13.4966 GB",
+    "[INFO ] - W-332-model-stdout: INFO 02-15 22:06:44 llm_engine.py:275] Loading model weights took 13.4966 GB",
+    "INFO  PyProcess W-123-model-stdout: INFO 02-15 22:06:44 llm_engine.py:275] Loading model weights took 13.4966 GB",
+    "WARN PyProcess W-252-model-stderr: INFO 02-15 22:06:44 llm_engine.py:275] Loading model weights took 13.4966 GB",
+    "[INFO ] 2024-02-15 22:06:44 PyProcess - W-332-model-stdout: INFO 02-15 22:06:44 llm_engine.py:275] Loading "
+    "model weights took 13.4966 GB",
+    "[INFO ] PyProcess - W-144-model-stdout: [1,0]<stdout>:INFO 02-15 22:06:44 llm_engine.py:275] Loading model "
+    "weights took 13.4966 GB",
+])
+def test_djl_prefixes_leave_the_engines_line(line: str) -> None:
+    text, _outer, _proc, _pid = strip_outer(line)
+    assert text == "INFO 02-15 22:06:44 llm_engine.py:275] Loading model weights took 13.4966 GB"
+
+
+@pytest.mark.parametrize("line", [
+    "INFO 02-15 22:06:44 llm_engine.py:275] Loading model weights took 13.4966 GB",  # vLLM's own header
+    "INFO:     Application startup complete.",  # uvicorn's
+    "INFO  ModelServer BOTH API bind to: http://0.0.0.0:8080",  # DJL's own line: no worker's output
+])
+def test_lines_that_are_not_a_djl_workers_keep_their_start(line: str) -> None:
+    assert strip_outer(line)[0] == line

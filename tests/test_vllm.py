@@ -800,3 +800,23 @@ def test_splitting_a_real_engine_config() -> None:
     text = "model='m', speculative_config=None, tokenizer='m', compilation_config={'level': 3, 'x': [1, 2]}, seed=0"
     assert _split_top_level(text) == ["model='m'", "speculative_config=None", "tokenizer='m'",
                                       "compilation_config={'level': 3, 'x': [1, 2]}", "seed=0"]
+
+
+# --- issue 42, class 8: a SageMaker/DJL container's log --------------------------------------
+
+CLASS8 = Path(__file__).resolve().parent / "fixtures" / "class8"
+
+
+@pytest.mark.parametrize("name", ["djl_plain_vllm.log", "cloudwatch_djl_plain_vllm.log", "djl_file_mpi_vllm.log"])
+def test_a_djl_served_vllm_log_finds_its_kv_cache_and_is_ready_when_djl_binds_its_api(name: str) -> None:
+    """DJL 0.29+'s "INFO  PyProcess W-123-model-stdout: ", the same under CloudWatch's timestamp
+    column, and its serving.log's "[INFO ] <date> PyProcess - W-..: [1,0]<stdout>:" (MPI)."""
+    path = CLASS8 / name
+    (run,) = _runs(path)
+    assert run.engine == "vllm"
+    kv = run.milestone("kv_cache.allocated")
+    assert kv is not None and kv.line == _line_of(path, "# cuda blocks")
+    assert run.outcome == "ready"
+    ready = run.milestone("ready")
+    assert ready is not None and ready.line == _line_of(path, "API bind to:")
+    assert run.config.get("tp_size") == 2 and run.config.get("enforce_eager") is False

@@ -145,8 +145,24 @@ COLLECTORS: tuple[Collector, ...] = (
         rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
     Collector("compose", re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| "), r"[A-Za-z0-9][\w.-]*\s+\| ",
               frozenset({LETTER, OTHER}), source_tag=True),
-    Collector("djl", re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): "),
-              r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ", frozenset({BRACKET})),
+    # DJL Serving (SageMaker LMI) before each line of its Python worker: the console's
+    # "[INFO ] PyProcess - W-332-model-stdout: " (older "[INFO ] - W-..."), its serving.log's
+    # "[INFO ] 2025-02-14 08:22:13 PyProcess - W-..." (DJL's own clock), and 0.29+'s plain
+    # "INFO  PyProcess W-123-model-stdout: " (log4j's "%-5level %c{1} %msg"); the worker is
+    # named after the model ("W-162-chat-film-stdout").
+    Collector("djl", re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] (?:\S+ )?- [\w-]+-(?:stdout|stderr): "),
+              r"\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] ", frozenset({BRACKET})),
+    Collector("djl-file",
+              re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] (?P<date>\d{4}-\d{2}-\d{2}) "
+                         r"(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d{1,9}))? \S+ - [\w-]+-(?:stdout|stderr): "),
+              r"\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] \d{4}-\d{2}-\d{2} ", frozenset({BRACKET}), _local_stamp),
+    Collector("djl-plain",
+              re.compile(r"^(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) +[A-Za-z][\w.$]{0,200} (?:- )?[\w-]+-(?:stdout|stderr): "),
+              r"(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) +[A-Za-z][\w.$]* (?:- )?[\w-]+-std", frozenset({LETTER})),
+    # mpirun's --tag-output before each line of a rank (DJL runs multi-GPU workers under MPI):
+    # "[1,0]<stdout>:" (job 1, rank 0)
+    Collector("mpi-tag", re.compile(r"^\[\d{1,6},\d{1,6}\]<std(?:out|err)>: ?"), r"\[\d+,\d+\]<std",
+              frozenset({BRACKET})),
     # torch.distributed's "[rank0]: " before every stderr line of a rank (torch 2.3+): tracebacks.
     Collector("torch-rank", re.compile(r"^\[rank\d+\]: ?"), r"\[rank\d+\]:", frozenset({BRACKET})),
     # "(EngineCore_DP0 pid=1)", "(Worker rank=1 pid=2)", "(Worker PP1_TP0 pid=3)" (engine worker
