@@ -15,6 +15,7 @@ EXAMPLES = {
     "kubectl": "2026-09-22T06:49:56.336833841Z INFO ready",
     "docker-desktop": "2025-02-04 21:21:40.123 INFO ready",
     "journald": "Feb 22 06:34:42 host env[1633]: INFO ready",
+    "journald-iso": "2026-02-22T06:34:42+0000 host env[1633]: INFO ready",
     "ts": "Jun 02 14:21:10 INFO ready",
     "compose": "sglang-1  | INFO ready",
     "djl": "[INFO ] PyProcess - Model-stdout: INFO ready",
@@ -91,3 +92,15 @@ def test_djl_prefixes_leave_the_engines_line(line: str) -> None:
 ])
 def test_lines_that_are_not_a_djl_workers_keep_their_start(line: str) -> None:
     assert strip_outer(line)[0] == line
+
+
+@pytest.mark.parametrize(("line", "written", "frac"), [
+    # issue 42, class 8: journalctl's other outputs; `-o short-precise` has no year either
+    ("Dec 06 10:00:01.123456 gpu-host python3[1633]: INFO ready", "Dec 06 10:00:01.123456", "123456"),
+    ("Dec  6 10:00:01 gpu-host python3[1633]: INFO ready", "Dec 6 10:00:01", ""),
+    ("2025-12-06T10:00:01.123456+00:00 gpu-host python3[1633]: INFO ready", "2025-12-06T10:00:01.123456+00:00", "123456"),
+])
+def test_journalds_outputs_are_stripped_whole_with_their_stamp(line: str, written: str, frac: str) -> None:
+    text, outer, _proc, _pid = strip_outer(line)
+    assert text == "INFO ready"
+    assert outer is not None and outer.text == written and outer.frac == frac and outer.time == "10:00:01"
