@@ -872,3 +872,10 @@ def test_a_v0_engine_lines_flags_are_read_wherever_they_sit(tp: int, eager: bool
     keys.insert(min(at[1], len(keys)), f"enforce_eager={eager}")
     fields = engine_config(head.split("engine ", 1)[1] + " with config: model='/m', " + ", ".join(keys) + trailing)
     assert fields["tensor_parallel_size"] == tp and fields["enforce_eager"] is eager
+
+
+def test_a_v0_engine_lines_closing_paren_is_not_part_of_its_last_value() -> None:
+    """0.4 to 0.6 closed the config string: "..., seed=0, served_model_name=m)"."""
+    fields = engine_config("(v0.4.3) with config: model='meta-llama/Llama-2-7b-hf', enforce_eager=False, seed=0, "
+                           "served_model_name=meta-llama/Llama-2-7b-hf, tensor_parallel_size=2)")
+    assert fields["tensor_parallel_size"] == 2 and fields["served_model_name"] == "meta-llama/Llama-2-7b-hf"
