@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from firedup.read import batch
 from firedup.read.collectors import COLLECTOR, COLLECTORS
@@ -104,3 +106,41 @@ def test_journalds_outputs_are_stripped_whole_with_their_stamp(line: str, writte
     text, outer, _proc, _pid = strip_outer(line)
     assert text == "INFO ready"
     assert outer is not None and outer.text == written and outer.frac == frac and outer.time == "10:00:01"
+
+
+_ENGINE_LINE = "INFO 02-15 22:06:44 llm_engine.py:275] # GPU blocks: 2050, # CPU blocks: 2048"
+
+
+@given(level=st.sampled_from(["INFO", "WARN", "ERROR", "DEBUG"]), shape=st.sampled_from(["console", "plain", "file"]),
+       worker=st.from_regex(r"W-[0-9]{1,5}-[a-z][a-z0-9-]{0,20}", fullmatch=True),
+       stream=st.sampled_from(["stdout", "stderr"]), mpi=st.booleans(),
+       day=st.integers(1, 28), frac=st.sampled_from(["", ".5", ".123456"]))
+def test_a_djl_workers_line_leaves_the_engines_line_whatever_its_shape(level: str, shape: str, worker: str, stream: str,
+                                                                        mpi: bool, day: int, frac: str) -> None:
+    """DJL's three log4j shapes, any level, worker (named after the model) and stream, with or
+    without mpirun's rank tag: what is left is the engine's own line; only serving.log's carries a stamp."""
+    tag = f"{worker}-{stream}: " + ("[1,0]<stdout>:" if mpi else "")
+    prefix = {"console": f"[{level:<5}] PyProcess - ", "plain": f"{level:<5} PyProcess ",
+              "file": f"[{level:<5}] 2025-02-{day:02d} 08:22:13{frac} PyProcess - "}[shape]
+    text, outer, _proc, _pid = strip_outer(prefix + tag + _ENGINE_LINE)
+    assert text == _ENGINE_LINE
+    assert (outer is not None) == (shape == "file")
+    if outer is not None:
+        assert (outer.day, outer.time, outer.frac) == (day, "08:22:13", frac[1:])
+
+
+@given(output=st.sampled_from(["short", "short-precise", "short-iso", "short-iso-precise"]),
+       month=st.integers(1, 12), day=st.integers(1, 28), micro=st.integers(0, 999999),
+       ident=st.from_regex(r"[a-z][a-z0-9_.-]{0,15}", fullmatch=True), pid=st.integers(1, 4194304))
+def test_every_journald_output_leaves_the_servers_line(output: str, month: int, day: int, micro: int, ident: str,
+                                                        pid: int) -> None:
+    """journalctl's year-less outputs (its default `short`, `short-precise`) and its ISO ones:
+    the prefix goes whole and its stamp is read."""
+    mon = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")[month - 1]
+    frac = f".{micro:06d}" if output.endswith("precise") else ""
+    stamp = (f"2026-{month:02d}-{day:02d}T10:00:01{frac}+0000" if "iso" in output
+             else f"{mon} {day:2d} 10:00:01{frac}")
+    text, outer, _proc, _pid = strip_outer(f"{stamp} gpu-host {ident}[{pid}]: INFO ready")
+    assert text == "INFO ready"
+    assert outer is not None and (outer.month, outer.day, outer.time, outer.frac) == (month, day, "10:00:01", frac[1:])
+    assert outer.year == (2026 if "iso" in output else None)
