@@ -556,6 +556,8 @@ CLASS8 = Path(__file__).resolve().parent / "fixtures" / "class8"
     # TP0..TP7, but a line says the run spans nodes (`--nnodes 2`), or NCCL's communicator has 16
     ("sglang_tp0_tp7_nnodes2.log", None, 8, "line 1 says the run spans nodes"),
     ("sglang_tp0_tp7_nccl_nranks16.log", None, 8, "line 1 names a communicator of 16 ranks"),
+    # with two pipeline stages on the node, NCCL's world of 8 is 4 x 2: no sign of more TP ranks
+    ("sglang_pp2_tp4_nccl_nranks8.log", 4, 4, "ranks TP0..TP3 print lines"),
 ])
 def test_rank_tags_give_tp_size_or_only_a_bound(name: str, tp: int | None, least: int, why: str) -> None:
     (run,) = parse_paths([str(CLASS8 / name)]).runs

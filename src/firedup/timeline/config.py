@@ -167,13 +167,17 @@ _NCCL_RANKS = re.compile(r"\bn[Rr]anks[= ](\d{1,6})\b")
 
 
 def _multi_node_sign(events: Sequence[Event], unmatched: Sequence[Unmatched], ranks_seen: int) -> str | None:
-    """The first line that says the run is bigger than the ranks its tags show, as "line N"."""
+    """The first line that says the run is bigger than the ranks its tags show, as "line N". A
+    communicator's size counts only where no pipeline stage past the first tags a line (with
+    pipeline parallelism the world is tensor x pipeline ranks on one node too)."""
     lines = [*((e.line, e.text) for e in events), *((u.line, u.text) for u in unmatched)]
+    stages = {t for r in [*(e.rank for e in events), *(u.rank for u in unmatched)] if r for t in r.split()
+              if t[:2] == "PP" and t[2:].isdigit() and t != "PP0"}
     for line, text in sorted((n, t) for n, t in lines if "ode" in t or "anks" in t):
         if _MULTI_NODE.search(text):
             return f"line {line} says the run spans nodes"
         m = _NCCL_RANKS.search(text)
-        if m is not None and int(m[1]) > ranks_seen:
+        if m is not None and int(m[1]) > ranks_seen and not stages:
             return f"line {line} names a communicator of {int(m[1])} ranks"
     return None
 
