@@ -18,6 +18,7 @@ EXAMPLES = {
     "docker-desktop": "2025-02-04 21:21:40.123 INFO ready",
     "journald": "Feb 22 06:34:42 host env[1633]: INFO ready",
     "journald-iso": "2026-02-22T06:34:42+0000 host env[1633]: INFO ready",
+    "journald-full": "Sun 2026-02-22 06:34:42 UTC host env[1633]: INFO ready",
     "ts": "Jun 02 14:21:10 INFO ready",
     "compose": "sglang-1  | INFO ready",
     "djl": "[INFO ] PyProcess - Model-stdout: INFO ready",
@@ -129,7 +130,7 @@ def test_a_djl_workers_line_leaves_the_engines_line_whatever_its_shape(level: st
         assert (outer.day, outer.time, outer.frac) == (day, "08:22:13", frac[1:])
 
 
-@given(output=st.sampled_from(["short", "short-precise", "short-iso", "short-iso-precise"]),
+@given(output=st.sampled_from(["short", "short-precise", "short-iso", "short-iso-precise", "short-full"]),
        month=st.integers(1, 12), day=st.integers(1, 28), micro=st.integers(0, 999999),
        ident=st.from_regex(r"[a-z][a-z0-9_.-]{0,15}", fullmatch=True), pid=st.integers(1, 4194304))
 def test_every_journald_output_leaves_the_servers_line(output: str, month: int, day: int, micro: int, ident: str,
@@ -139,8 +140,9 @@ def test_every_journald_output_leaves_the_servers_line(output: str, month: int, 
     mon = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")[month - 1]
     frac = f".{micro:06d}" if output.endswith("precise") else ""
     stamp = (f"2026-{month:02d}-{day:02d}T10:00:01{frac}+0000" if "iso" in output
+             else f"Sat 2026-{month:02d}-{day:02d} 10:00:01 UTC" if output == "short-full"
              else f"{mon} {day:2d} 10:00:01{frac}")
     text, outer, _proc, _pid = strip_outer(f"{stamp} gpu-host {ident}[{pid}]: INFO ready")
     assert text == "INFO ready"
     assert outer is not None and (outer.month, outer.day, outer.time, outer.frac) == (month, day, "10:00:01", frac[1:])
-    assert outer.year == (2026 if "iso" in output else None)
+    assert outer.year == (2026 if "iso" in output or "full" in output else None)

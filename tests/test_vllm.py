@@ -822,7 +822,8 @@ def test_a_djl_served_vllm_log_finds_its_kv_cache_and_is_ready_when_djl_binds_it
     assert run.config.get("tp_size") == 2 and run.config.get("enforce_eager") is False
 
 
-@pytest.mark.parametrize("name", ["journald_short_vllm.log", "journald_precise_vllm.log", "journald_iso_vllm.log"])
+@pytest.mark.parametrize("name", ["journald_short_vllm.log", "journald_precise_vllm.log", "journald_iso_vllm.log",
+                                  "journald_full_vllm.log"])
 def test_a_journald_log_reads_its_first_line_with_the_rest(name: str) -> None:
     """Issue 42, class 8: journalctl's short, short-precise (year-less, microseconds) and short-iso
     outputs. systemd's `Started` line is the launch, the engine's first line the run's first, and

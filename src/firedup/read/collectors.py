@@ -153,6 +153,14 @@ COLLECTORS: tuple[Collector, ...] = (
                    r"(?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d{1,9}))? (?P<host>[^\s\[]\S*) (?P<ident>[^\s\[:\d][^\s\[:]*)"
                    r"(?:\[(?P<pid>\d+)\])?: ?"),
         rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
+    # journald's `-o short-full`: "Sat 2025-12-06 10:00:01 UTC host ident[pid]: " (a zone name: the
+    # host's local time as written)
+    Collector(
+        "journald-full",
+        re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})"
+                   r"(?:\.(?P<frac>\d{1,9}))? (?:[A-Z]{1,5}|[+-]\d{2}:?\d{2}) (?P<host>[^\s\[]\S*) "
+                   r"(?P<ident>[^\s\[:\d][^\s\[:]*)(?:\[(?P<pid>\d+)\])?: ?"),
+        r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", frozenset({LETTER}), _local_stamp),
     # moreutils' `ts` (`cmd | ts`): "Jun 02 14:21:10 " (its default), no year, no host
     Collector(
         "ts",
