@@ -344,3 +344,37 @@ def test_a_tensor_size_mismatch_outside_weight_loading_is_no_checkpoint_mismatch
     assert diagnose_error(message, message, traceback, [], "cuda_graph", True).category == "unknown"
     loading = ['  File "/x/linear.py", line 802, in weight_loader', "    param_data.copy_(loaded_weight)", message]
     assert diagnose_error(message, message, loading, [], "kv_cache", True).category == "checkpoint_mismatch"
+
+
+# --- issue 42, class 8: a crash in the custom all-reduce ------------------------------------
+
+CLASS8 = Path(__file__).resolve().parent / "fixtures" / "class8"
+
+
+@pytest.mark.parametrize(("name", "first", "phase"), [
+    # the kernel's CUDACHECK prints one bare line and exits: no Python exception follows
+    ("vllm_custom_ar_cuda_check.log", "Failed: Cuda error", "cuda_graph"),
+    ("vllm_v0_custom_ar_cuda_check.log", "Failed: Cuda error", "cuda_graph"),
+    ("sglang_custom_ar_cuda_check.log", "Failed: Cuda error", "cuda_graph"),
+    # CustomAllreduce.__init__ -> init_custom_ar raising a CUDA error while the ranks start
+    ("vllm_custom_ar_init_traceback.log", "WorkerProc failed to start", "dist_init"),
+    ("sglang_custom_ar_init_traceback.log", "Scheduler hit an exception", "dist_init"),
+])
+def test_a_custom_all_reduce_failure_is_a_crash_with_its_flag_as_the_hint(name: str, first: str, phase: str) -> None:
+    path = CLASS8 / name
+    run = only_run(path)
+    assert run.outcome == "crashed" and run.crash is not None
+    assert run.crash.line == line_number(path, first)
+    assert run.crash.category == "distributed"
+    assert run.crash.phase == phase
+    assert run.crash.hint is not None and "--disable-custom-all-reduce" in run.crash.hint
+
+
+def test_a_cuda_check_line_without_custom_all_reduce_keeps_the_generic_hint() -> None:
+    """The engine's cause hint is for the custom all-reduce only: another kernel's CUDACHECK
+    is a crash, of the category its words give."""
+    fmt = get_format("vllm")
+    diagnosis = diagnose_error("Failed: Cuda error /workspace/csrc/quickreduce/quick_reduce.h:12 'out of memory'",
+                               "", [], [], "cuda_graph", has_exception=False, fmt=fmt)
+    assert diagnosis.category == "oom"
+    assert diagnosis.hint is not None and "--disable-custom-all-reduce" not in diagnosis.hint

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import SAMPLE_LOGS as SAMPLES
 from firedup.timeline.pipeline import parse_paths
@@ -469,8 +472,7 @@ def test_lines_a_second_out_of_order_are_not_a_clock_stepping_back(tmp_path: Pat
 
 # --- two servers in one file (issue 42, class 1) -----------------------------------------------------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck  # noqa: E402
 
 _LOGS = {name: [line + "\n" for line in (SAMPLES / f"{name}.log").read_bytes().decode().split("\n") if line]
          for name in ("small-tp1", "sglang-warm-start", "vllm-warm-start", "vllm-tp2-eager")}
@@ -537,3 +539,58 @@ def test_two_untagged_servers_of_one_engine_are_said_to_mix(tmp_path_factory: py
     for run in runs:
         assert any("mixes servers" in w for w in run.warnings), run.warnings
         assert run.total_seconds is None or run.total_seconds < 3600
+
+
+# --- issue 42, class 8: tp_size from rank tags, exact only where nothing says more ranks exist --
+
+CLASS8 = Path(__file__).resolve().parent / "fixtures" / "class8"
+
+
+@pytest.mark.parametrize(("name", "tp", "least", "why"), [
+    # every rank TP0..TP7 tags a line (vLLM's worker processes): the size
+    ("vllm_worker_tp0_tp7.log", 8, 8, "processes of ranks TP0..TP7"),
+    # an excerpt that kept TP0, TP3 and TP7: at least 8, the size unknown
+    ("sglang_ranks_tp0_tp3_tp7.log", None, 8, "TP7 means 8 ranks or more"),
+    # node 2 of a TP16 run (corpus 020's shape): TP11, TP15 prove 16 or more
+    ("sglang_node2_tp11_tp15.log", None, 16, "TP15 means 16 ranks or more"),
+    # TP0..TP7, but a line says the run spans nodes (`--nnodes 2`), or NCCL's communicator has 16
+    ("sglang_tp0_tp7_nnodes2.log", None, 8, "line 1 says the run spans nodes"),
+    ("sglang_tp0_tp7_nccl_nranks16.log", None, 8, "line 1 names a communicator of 16 ranks"),
+    # with two pipeline stages on the node, NCCL's world of 8 is 4 x 2: no sign of more TP ranks
+    ("sglang_pp2_tp4_nccl_nranks8.log", 4, 4, "ranks TP0..TP3 print lines"),
+])
+def test_rank_tags_give_tp_size_or_only_a_bound(name: str, tp: int | None, least: int, why: str) -> None:
+    (run,) = parse_paths([str(CLASS8 / name)]).runs
+    assert run.config.get("tp_size") == tp
+    assert run.config_at_least == {"tp_size": least}
+    assert run.config_inferred["tp_size"].startswith("inferred from rank tags") and why in run.config_inferred["tp_size"]
+    assert run.as_contract()["config_at_least"] == {"tp_size": least}
+
+
+_SIGNS = ("[2026-03-01 09:59:58] nnodes=2, node_rank=0", "host:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 32 nNodes 4",
+          "[2026-03-01 09:59:58] node_rank=1")
+
+
+@settings(max_examples=60, deadline=None)
+@given(ranks=st.sets(st.integers(0, 15), min_size=1, max_size=16), order=st.randoms(use_true_random=False),
+       deco=st.sampled_from(["TP{r}", "TP{r} EP{r}", "DP{r} TP{r}", "PP0 TP{r}"]),
+       sign=st.sampled_from((None, *_SIGNS)))
+def test_rank_tags_never_give_a_size_below_the_ranks_they_show(tmp_path_factory: pytest.TempPathFactory, ranks: set[int],
+                                                                order: Any, deco: str, sign: str | None) -> None:
+    """Any subset of ranks, any order, any decoration, with or without a line saying there is
+    more: the bound is the highest rank + 1; the size is set only for TP0..TPn-1 with no such line."""
+    shown = sorted(ranks)
+    order.shuffle(shown)
+    lines = [sign] if sign else []
+    lines += [f"[2026-03-01 10:00:{i:02d} {deco.format(r=r)}] Load weight end. type=Qwen3ForCausalLM, "
+              f"avail mem=60.00 GB, mem usage=16.00 GB." for i, r in enumerate(shown)]
+    path = tmp_path_factory.mktemp("ranks") / "excerpt.log"
+    path.write_text("\n".join(lines) + "\n")
+    (run,) = parse_paths([str(path)]).runs
+    top = max(ranks)
+    if top == 0:
+        assert "tp_size" not in run.config_at_least
+        return
+    assert run.config_at_least == {"tp_size": top + 1}
+    exact = ranks == set(range(top + 1)) and sign is None
+    assert run.config.get("tp_size") == (top + 1 if exact else None)

@@ -800,3 +800,83 @@ def test_splitting_a_real_engine_config() -> None:
     text = "model='m', speculative_config=None, tokenizer='m', compilation_config={'level': 3, 'x': [1, 2]}, seed=0"
     assert _split_top_level(text) == ["model='m'", "speculative_config=None", "tokenizer='m'",
                                       "compilation_config={'level': 3, 'x': [1, 2]}", "seed=0"]
+
+
+# --- issue 42, class 8: a SageMaker/DJL container's log --------------------------------------
+
+CLASS8 = Path(__file__).resolve().parent / "fixtures" / "class8"
+
+
+@pytest.mark.parametrize("name", ["djl_plain_vllm.log", "cloudwatch_djl_plain_vllm.log", "djl_file_mpi_vllm.log"])
+def test_a_djl_served_vllm_log_finds_its_kv_cache_and_is_ready_when_djl_binds_its_api(name: str) -> None:
+    """DJL 0.29+'s "INFO  PyProcess W-123-model-stdout: ", the same under CloudWatch's timestamp
+    column, and its serving.log's "[INFO ] <date> PyProcess - W-..: [1,0]<stdout>:" (MPI)."""
+    path = CLASS8 / name
+    (run,) = _runs(path)
+    assert run.engine == "vllm"
+    kv = run.milestone("kv_cache.allocated")
+    assert kv is not None and kv.line == _line_of(path, "# cuda blocks")
+    assert run.outcome == "ready"
+    ready = run.milestone("ready")
+    assert ready is not None and ready.line == _line_of(path, "API bind to:")
+    assert run.config.get("tp_size") == 2 and run.config.get("enforce_eager") is False
+
+
+@pytest.mark.parametrize("name", ["journald_short_vllm.log", "journald_precise_vllm.log", "journald_iso_vllm.log",
+                                  "journald_full_vllm.log"])
+def test_a_journald_log_reads_its_first_line_with_the_rest(name: str) -> None:
+    """Issue 42, class 8: journalctl's short, short-precise (year-less, microseconds) and short-iso
+    outputs. systemd's `Started` line is the launch, the engine's first line the run's first, and
+    uvicorn's ready line (whose prefix is all journald's) is read."""
+    path = CLASS8 / name
+    (run,) = _runs(path)
+    assert run.launch is not None and run.launch.source == "log"
+    assert run.launch.line == _line_of(path, "Started vllm.service")
+    assert run.first_ts is not None and run.first_ts.iso == "2025-12-06T10:00:01"
+    assert run.outcome == "ready"
+    ready = run.milestone("ready")
+    assert ready is not None and ready.line == _line_of(path, "Application startup complete")
+
+
+# --- issue 42, class 8: a V0 engine's flags are in its engine line ----------------------------
+
+@pytest.mark.parametrize(("name", "tp", "eager"), [
+    ("vllm_v0_engine_line_0.6.2.log", 2, False),  # "Initializing an LLM engine (v0.6.2) with config: ..."
+    ("vllm_v0_engine_line_0.7.3.log", 4, True),  # "Initializing a V0 LLM engine (v0.7.3) ...", trailing ", "
+])
+def test_a_v0_engine_line_gives_tp_size_and_enforce_eager(name: str, tp: int, eager: bool) -> None:
+    (run,) = _runs(CLASS8 / name)
+    assert run.config.get("tp_size") == tp and run.config.get("tensor_parallel_size") == tp
+    assert run.config.get("enforce_eager") is eager and run.config.get("disable_cuda_graph") is eager
+    assert "tp_size" not in run.config_inferred  # stated by the line, not inferred
+
+
+_V0_KEYS = ("speculative_config=None", "tokenizer='/m'", "skip_tokenizer_init=False", "revision=None",
+            "dtype=torch.float16", "max_seq_len=4096", "load_format=LoadFormat.AUTO", "pipeline_parallel_size=1",
+            "disable_custom_all_reduce=False", "quantization=None", "kv_cache_dtype=auto",
+            "decoding_config=DecodingConfig(guided_decoding_backend='outlines')",
+            "observability_config=ObservabilityConfig(otlp_traces_endpoint=None, collect_model_forward_time=False)",
+            'compilation_config={"splitting_ops":[],"compile_sizes":[],"cudagraph_capture_sizes":[256,248],"max_capture_size":256}',
+            "use_cached_outputs=True")
+
+
+@given(tp=st.integers(1, 64), eager=st.booleans(), others=st.permutations(_V0_KEYS),
+       at=st.tuples(st.integers(0, len(_V0_KEYS)), st.integers(0, len(_V0_KEYS))),
+       head=st.sampled_from(["Initializing an LLM engine (v0.5.5)", "Initializing a V0 LLM engine (v0.7.3)",
+                             "Initializing a V0 LLM engine (v0.9.2)"]),
+       trailing=st.sampled_from(["", ", ", ")"]))
+def test_a_v0_engine_lines_flags_are_read_wherever_they_sit(tp: int, eager: bool, others: list[str],
+                                                           at: tuple[int, int], head: str, trailing: str) -> None:
+    """The two flags anywhere among the others of a V0 config string, any version's wording."""
+    keys = list(others)
+    keys.insert(at[0], f"tensor_parallel_size={tp}")
+    keys.insert(min(at[1], len(keys)), f"enforce_eager={eager}")
+    fields = engine_config(head.split("engine ", 1)[1] + " with config: model='/m', " + ", ".join(keys) + trailing)
+    assert fields["tensor_parallel_size"] == tp and fields["enforce_eager"] is eager
+
+
+def test_a_v0_engine_lines_closing_paren_is_not_part_of_its_last_value() -> None:
+    """0.4 to 0.6 closed the config string: "..., seed=0, served_model_name=m)"."""
+    fields = engine_config("(v0.4.3) with config: model='meta-llama/Llama-2-7b-hf', enforce_eager=False, seed=0, "
+                           "served_model_name=meta-llama/Llama-2-7b-hf, tensor_parallel_size=2)")
+    assert fields["tensor_parallel_size"] == 2 and fields["served_model_name"] == "meta-llama/Llama-2-7b-hf"

@@ -24,6 +24,16 @@ CONTAINER_START = Rule("run.container",
                                          {"container": "3f2a6b9c0d1e2f3a4b5c",
                                           "attrs": "image=lmsysorg/sglang:v0.5.16, name=sglang"}),))
 
+# DJL Serving (SageMaker LMI) runs the engine inside its own Python worker and serves HTTP itself:
+# no uvicorn line; its front end binds the API once the worker has loaded the model, and the
+# endpoint answers from then on ("INFO  ModelServer BOTH API bind to: http://0.0.0.0:8080", the
+# console's "[INFO ] ModelServer - BOTH API bind to: ...").
+DJL_READY = Rule("ready", r"ModelServer (?:- )?(?:BOTH|INFERENCE|Inference) API bind to: (?P<url>\S+)", "API bind to: ",
+                 evidence=0,
+                 examples=(Example("INFO  ModelServer BOTH API bind to: http://0.0.0.0:8080",
+                                   {"url": "http://0.0.0.0:8080"}),
+                           "2024-02-15T17:07:02.101-05:00 | [INFO ] ModelServer - BOTH API bind to: http://0.0.0.0:8080"))
+
 STARTED = Rule("http.started", r"^Started server process \[(?P<pid>\d+)\]", "Started server process", evidence=0,
                examples=("INFO:     Started server process [3604]",))
 STARTUP_FAILED = Rule("http.startup_failed", r"Application startup failed", "Application startup failed", evidence=0,
@@ -43,6 +53,17 @@ SHUTDOWN = Rule("http.shutdown", r"^(?:Shutting down$|Finished server process|Wa
 
 # Python tracebacks and the NCCL/CUDA errors inside them, in the order the rules are tried.
 PYTHON_ERRORS = (
+    # A native check that prints and exits, no Python exception: the CUDACHECK of the custom
+    # all-reduce kernels both engines ship ("Failed: Cuda error FILE:LINE 'MSG'", older builds
+    # "Failed: FILE:LINE 'MSG'"), then `exit(1)`: the process is gone.
+    Rule("error.native_abort",
+         r"^Failed: (?:Cuda error )?(?P<file>[^\s:']{1,400}\.(?:cuh|cu|cc|cpp|h|hpp)):(?P<lineno>\d{1,7}) "
+         r"'(?P<cuda_msg>[^']{0,300})'",
+         "Failed: ", evidence=0,
+         examples=(Example("Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'invalid argument'",
+                           {"file": "/workspace/csrc/custom_all_reduce.cuh", "lineno": "455",
+                            "cuda_msg": "invalid argument"}),
+                   "Failed: /home/runner/work/vllm/vllm/csrc/custom_all_reduce.cuh:310 'invalid argument'")),
     Rule("error.nccl", r"(?:NCCL WARN|NCCL error|ncclSystemError|ncclInternalError|ncclRemoteError"
                        r"|ncclUnhandledCudaError|Watchdog caught collective operation timeout)",
          ("NCCL", "nccl", "collective operation timeout"), evidence=0,
@@ -75,6 +96,11 @@ PYTHON_ERRORS = (
          ("out of memory", "CUDA error", "OutOfMemoryError"), evidence=0,
          examples=("[2026-03-02 09:14:07 TP3] CUDA error: an illegal memory access was encountered",)),
 )
+
+# The text of an error raised in (or printed by) the custom all-reduce, the all-reduce over CUDA
+# IPC buffers both engines run between the GPUs of one node: its init (`CustomAllreduce`,
+# `init_custom_ar`), its kernels (custom_all_reduce.cuh) or its graph buffers.
+CUSTOM_ALL_REDUCE = r"custom_all_reduce|CustomAllreduce|init_custom_ar|custom_ar\b"
 
 # Frames that place a crash in a phase, by the function the model runner was in; both
 # engines' runners (and the distributed libraries they share) use these names. Graph

@@ -172,7 +172,10 @@ def engine_config(text: str) -> dict[str, Any]:
     if m is None:
         return out
     out["version"] = m["version"]
-    for part in _split_top_level(m["config"]):
+    config = m["config"].rstrip()
+    if config.endswith(")") and config.count(")") > config.count("("):
+        config = config[:-1]  # V0 up to 0.6 closed its config string: "..., served_model_name=m)"
+    for part in _split_top_level(config):
         key, sep, raw = part.partition("=")
         if not sep or key not in _ENGINE_CONFIG_KEYS:
             continue

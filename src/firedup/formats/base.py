@@ -492,6 +492,10 @@ class Advice:
     hint_words: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
     # The causes of a slow start this engine's logs show, each with its fix (timeline.advice).
     remedies: Sequence[Remedy] = ()
+    # (crash category, regex over the error's text, advice naming this engine's flags): a cause
+    # whose remedy is better known than its category's (a custom all-reduce that failed is a
+    # "distributed" crash whose fix is a flag); over crash.SPECIFIC_HINTS and `hints`.
+    cause_hints: Sequence[tuple[str, str, str]] = ()
 
     def remedy(self, cause: str) -> Remedy | None:
         return next((r for r in self.remedies if r.cause == cause), None)

@@ -591,6 +591,14 @@ CLOCKS = (
 )
 
 # Crash advice naming SGLang's flags, over the engine-neutral firedup.timeline.crash.HINTS.
+# Causes whose remedy is a flag of this engine (crash.diagnose_error; `Advice.cause_hints`).
+CAUSE_HINTS = (
+    ("distributed", _common.CUSTOM_ALL_REDUCE,
+     "the custom all-reduce (CUDA IPC between the GPUs of this node) failed: start with "
+     "--disable-custom-all-reduce (all-reduce falls back to NCCL), or fix GPU peer-to-peer "
+     "(IOMMU/ACS settings, driver)"),
+)
+
 HINTS = {
     ("oom", "cuda_graph"): "lower {graph_bs_flag} or --mem-fraction-static{mem_fraction_now} (graph capture needs memory beyond the KV cache)",
     ("oom", "draft.cuda_graph"): "lower {graph_bs_flag} or --mem-fraction-static{mem_fraction_now}, or fewer --speculative-num-steps",
@@ -681,6 +689,7 @@ FORMAT = Format(
     ),
     advice=Advice(
         hints=HINTS,
+        cause_hints=CAUSE_HINTS,
         hint_words=hint_words,
         remedies=REMEDIES,
     ),

@@ -350,6 +350,7 @@ RULES = (
     Rule("http.routes", r"^Available routes are:", "Available routes",
          examples=("(APIServer pid=1) INFO 03-18 06:57:59 [launcher.py:38] Available routes are:",)),
     _common.STARTED,
+    _common.DJL_READY,
     Rule("ready", r"^Application startup complete\.", "Application startup complete", evidence=0,
          examples=("(APIServer pid=1) INFO:     Application startup complete.",)),
     _common.STARTUP_FAILED,
@@ -460,6 +461,14 @@ CLOCKS = (
     EngineClock("router --worker-startup-timeout-secs", "--worker-startup-timeout-secs {seconds} (vllm-router)",
                 "ready", None, "the router stops waiting for the worker's /health and does not add it",
                 component="router"),
+)
+
+# Causes whose remedy is a flag of this engine (crash.diagnose_error; `Advice.cause_hints`).
+CAUSE_HINTS = (
+    ("distributed", _common.CUSTOM_ALL_REDUCE,
+     "the custom all-reduce (CUDA IPC between the GPUs of this node) failed: start with "
+     "--disable-custom-all-reduce (all-reduce falls back to NCCL), or fix GPU peer-to-peer "
+     "(IOMMU/ACS settings, driver)"),
 )
 
 HINTS = {
@@ -575,6 +584,7 @@ FORMAT = Format(
     ),
     advice=Advice(
         hints=HINTS,
+        cause_hints=CAUSE_HINTS,
         remedies=REMEDIES,
     ),
     dating=Dating(

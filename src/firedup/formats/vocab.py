@@ -422,5 +422,8 @@ ERROR_DETAIL: Final = _shared(Kind("error.detail", "the detail NCCL prints after
 ERROR_FRAME: Final = _shared(Kind("error.frame", "a traceback frame (`file`, `lineno`, `func`)"))
 ERROR_EXCEPTION: Final = _shared(Kind("error.exception", "an exception's line (`exc_type`, `exc_msg`)"))
 ERROR_CUDA: Final = _shared(Kind("error.cuda", "a CUDA error or out-of-memory message"))
+ERROR_NATIVE_ABORT: Final = _shared(Kind(
+    "error.native_abort", "a native library's check failed and it exited the process (no Python exception)",
+    fatal=ALWAYS))
 
 SHARED: Final = Vocabulary(_SHARED)

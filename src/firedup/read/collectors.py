@@ -89,6 +89,12 @@ def _tz_seconds(tz: str | None) -> int | None:
     return -seconds if tz[0] == "-" else seconds
 
 
+def _journald_iso_stamp(m: re.Match[str]) -> OuterStamp:
+    y, mo, d = (int(p) for p in m["date"].split("-"))
+    written = f"{m['date']}T{m['time']}" + (f".{m['frac']}" if m["frac"] else "") + m["tz"]
+    return OuterStamp(written, y, mo, d, m["time"], m["frac"] or "", _tz_seconds(m["tz"]))
+
+
 def _local_stamp(m: re.Match[str]) -> OuterStamp:
     y, mo, d = (int(p) for p in m["date"].split("-"))
     written = f"{m['date']} {m['time']}" + (f".{m['frac']}" if m["frac"] else "")
@@ -96,8 +102,9 @@ def _local_stamp(m: re.Match[str]) -> OuterStamp:
 
 
 def _journald_stamp(m: re.Match[str]) -> OuterStamp:
-    month_day_time = " ".join(m.group(0).split(" ", 3)[:3])
-    return OuterStamp(month_day_time, None, MONTHS[m["mon"]], int(m["day"]), m["time"], "")
+    frac = m["frac"] or ""
+    written = f"{m['mon']} {m['day']} {m['time']}" + (f".{frac}" if frac else "")
+    return OuterStamp(written, None, MONTHS[m["mon"]], int(m["day"]), m["time"], frac)
 
 
 # What follows a local stamp when the stamp is really an engine's header whose "[" a paste cut
@@ -117,6 +124,14 @@ _MONTH_NAMES = "|".join(MONTHS)
 
 # In the order `sources.strip_outer` tries them (and the batch engine numbers its marks).
 COLLECTORS: tuple[Collector, ...] = (
+    # journald's `-o short-iso` / `short-iso-precise`: "2025-12-06T10:00:01+0000 host ident[pid]: "
+    # (a numeric offset, never kubectl's `Z`), host and ident as in its short form below
+    Collector(
+        "journald-iso",
+        re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d{1,9}))?"
+                   r"(?P<tz>[+-]\d{2}:?\d{2}) (?P<host>[^\s\[]\S*) (?P<ident>[^\s\[:\d][^\s\[:]*)"
+                   r"(?:\[(?P<pid>\d+)\])?: ?"),
+        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?[+-]\d{2}:?\d{2} ", frozenset({OTHER}), _journald_iso_stamp),
     # kubectl's `--timestamps`, CloudWatch's (and its console table: "<stamp> | <line>")
     Collector(
         "kubectl",
@@ -135,18 +150,42 @@ COLLECTORS: tuple[Collector, ...] = (
     Collector(
         "journald",
         re.compile(rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) "
-                   r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>[^\s\[]\S*) (?P<ident>[^\s\[:\d][^\s\[:]*)"
+                   r"(?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d{1,9}))? (?P<host>[^\s\[]\S*) (?P<ident>[^\s\[:\d][^\s\[:]*)"
                    r"(?:\[(?P<pid>\d+)\])?: ?"),
         rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
+    # journald's `-o short-full`: "Sat 2025-12-06 10:00:01 UTC host ident[pid]: " (a zone name: the
+    # host's local time as written)
+    Collector(
+        "journald-full",
+        re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})"
+                   r"(?:\.(?P<frac>\d{1,9}))? (?:[A-Z]{1,5}|[+-]\d{2}:?\d{2}) (?P<host>[^\s\[]\S*) "
+                   r"(?P<ident>[^\s\[:\d][^\s\[:]*)(?:\[(?P<pid>\d+)\])?: ?"),
+        r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", frozenset({LETTER}), _local_stamp),
     # moreutils' `ts` (`cmd | ts`): "Jun 02 14:21:10 " (its default), no year, no host
     Collector(
         "ts",
-        re.compile(rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) (?P<time>\d{{2}}:\d{{2}}:\d{{2}})(?:\.\d{{1,9}})? "),
+        re.compile(rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) (?P<time>\d{{2}}:\d{{2}}:\d{{2}})(?:\.(?P<frac>\d{{1,9}}))? "),
         rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
     Collector("compose", re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| "), r"[A-Za-z0-9][\w.-]*\s+\| ",
               frozenset({LETTER, OTHER}), source_tag=True),
-    Collector("djl", re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG) ?\] \S+ - [\w-]+-(?:stdout|stderr): "),
-              r"\[(?:INFO|WARN|ERROR|DEBUG) ?\] ", frozenset({BRACKET})),
+    # DJL Serving (SageMaker LMI) before each line of its Python worker: the console's
+    # "[INFO ] PyProcess - W-332-model-stdout: " (older "[INFO ] - W-..."), its serving.log's
+    # "[INFO ] 2025-02-14 08:22:13 PyProcess - W-..." (DJL's own clock), and 0.29+'s plain
+    # "INFO  PyProcess W-123-model-stdout: " (log4j's "%-5level %c{1} %msg"); the worker is
+    # named after the model ("W-162-chat-film-stdout").
+    Collector("djl", re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] (?:\S+ )?- [\w-]+-(?:stdout|stderr): "),
+              r"\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] ", frozenset({BRACKET})),
+    Collector("djl-file",
+              re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] (?P<date>\d{4}-\d{2}-\d{2}) "
+                         r"(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d{1,9}))? \S+ - [\w-]+-(?:stdout|stderr): "),
+              r"\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] \d{4}-\d{2}-\d{2} ", frozenset({BRACKET}), _local_stamp),
+    Collector("djl-plain",
+              re.compile(r"^(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) +[A-Za-z][\w.$]{0,200} (?:- )?[\w-]+-(?:stdout|stderr): "),
+              r"(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) +[A-Za-z][\w.$]* (?:- )?[\w-]+-std", frozenset({LETTER})),
+    # mpirun's --tag-output before each line of a rank (DJL runs multi-GPU workers under MPI):
+    # "[1,0]<stdout>:" (job 1, rank 0)
+    Collector("mpi-tag", re.compile(r"^\[\d{1,6},\d{1,6}\]<std(?:out|err)>: ?"), r"\[\d+,\d+\]<std",
+              frozenset({BRACKET})),
     # torch.distributed's "[rank0]: " before every stderr line of a rank (torch 2.3+): tracebacks.
     Collector("torch-rank", re.compile(r"^\[rank\d+\]: ?"), r"\[rank\d+\]:", frozenset({BRACKET})),
     # "(EngineCore_DP0 pid=1)", "(Worker rank=1 pid=2)", "(Worker PP1_TP0 pid=3)" (engine worker

@@ -43,6 +43,9 @@ def flag_summary(run: Run) -> str:
     parts: list[str] = []
     for flag in _SHOWN_FLAGS:
         value = run.config.get(flag)
+        if value is None and flag in run.config_at_least:  # the log proves a bound only
+            parts.append(f"{flag}~>={run.config_at_least[flag]}")
+            continue
         if value is None or (flag in ("dp_size", "pp_size", "ep_size") and value == 1):
             continue
         if flag == "enable_torch_compile" and value is False:

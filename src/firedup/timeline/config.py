@@ -157,14 +157,59 @@ def _from_implying_lines(run: Run, events: Sequence[Event], fmt: Format, unmatch
                     _infer(run, flag, value, kind.implies_why)
 
 
+# What says a run spans nodes, in any line of it (those no rule knows too): a flag's value
+# (`nnodes=2`, `--nnodes 2`, `node_rank=1`, `--node-rank 1`) or NCCL's communicator line
+# (`nNodes 2`). Rank tags then count one node's ranks: a bound, never the size.
+_MULTI_NODE = re.compile(r"\bn_?nodes['\"]?\s?[=:]\s?'?0*(?:[2-9]|[1-9]\d)|--nnodes[= ]0*(?:[2-9]|[1-9]\d)"
+                         r"|\bnode[_-]rank['\"]?\s?[=:]\s?'?0*[1-9]|--node-rank[= ]0*[1-9]|\bnNodes 0*(?:[2-9]|[1-9]\d)")
+# NCCL's communicator size ("comm 0x... rank 3 nranks 16 cudaDev 3 ..."): more ranks than the tags show
+_NCCL_RANKS = re.compile(r"\bn[Rr]anks[= ](\d{1,6})\b")
+
+
+def _multi_node_sign(events: Sequence[Event], unmatched: Sequence[Unmatched], ranks_seen: int) -> str | None:
+    """The first line that says the run is bigger than the ranks its tags show, as "line N". A
+    communicator's size counts only where no pipeline stage past the first tags a line (with
+    pipeline parallelism the world is tensor x pipeline ranks on one node too)."""
+    lines = [*((e.line, e.text) for e in events), *((u.line, u.text) for u in unmatched)]
+    stages = {t for r in [*(e.rank for e in events), *(u.rank for u in unmatched)] if r for t in r.split()
+              if t[:2] == "PP" and t[2:].isdigit() and t != "PP0"}
+    for line, text in sorted((n, t) for n, t in lines if "ode" in t or "anks" in t):
+        if _MULTI_NODE.search(text):
+            return f"line {line} says the run spans nodes"
+        m = _NCCL_RANKS.search(text)
+        if m is not None and int(m[1]) > ranks_seen and not stages:
+            return f"line {line} names a communicator of {int(m[1])} ranks"
+    return None
+
+
+def _tp_from_tags(run: Run, tps: list[int], events: Sequence[Event], unmatched: Sequence[Unmatched],
+                  seen: str, caveat: str = "") -> bool:
+    """tp_size from the TP ranks tags show (`seen` words what showed them): exact when they are
+    TP0..TPn-1 and no line says the run spans nodes; else, where the highest rank proves more
+    than one, only a bound (`config_at_least`), the size left unknown. True when it set the size."""
+    if not tps or tps[-1] < 1:
+        return False
+    least = tps[-1] + 1
+    run.config_at_least["tp_size"] = least
+    contiguous = tps == list(range(len(tps)))
+    sign = _multi_node_sign(events, unmatched, least) if contiguous else None
+    if contiguous and sign is None:
+        _infer(run, "tp_size", least, f"{RANK_TAGS}: {seen} TP0..TP{least - 1} print lines{caveat}")
+        return True
+    shown = f"TP0..TP{least - 1}" if contiguous else (
+        ", ".join(f"TP{t}" for t in tps[:8]) + (f" and {len(tps) - 8} more" if len(tps) > 8 else ""))
+    why = sign if sign is not None else f"TP{tps[-1]} means {least} ranks or more"
+    run.config_inferred["tp_size"] = f"{RANK_TAGS}: at least {least} ({seen} {shown} print lines; {why})"
+    return False
+
+
 def _tp_from_processes(run: Run, events: Sequence[Event], fmt: Format, unmatched: Sequence[Unmatched]) -> None:
     """tp_size from the processes that print per-rank lines, for engines whose lines always
     carry a process tag: ranks TP0..TPn-1, or n processes printing a line every rank prints."""
     if run.config.get("tp_size") is not None or fmt.meaning.rank_tags_only_when_parallel:
         return
     tps = _tp_numbers([*(e.rank for e in events if e.name != ACCESS), *(u.rank for u in unmatched)])
-    if len(tps) >= 2 and tps == list(range(len(tps))):
-        _infer(run, "tp_size", len(tps), f"{RANK_TAGS}: processes of ranks TP0..TP{len(tps) - 1} print lines")
+    if _tp_from_tags(run, tps, events, unmatched, "processes of ranks") or "tp_size" in run.config_at_least:
         return
     for name in fmt.meaning.every_rank_prints:
         # data-parallel engine cores (`DP1`) are replicas, not tensor-parallel ranks
@@ -202,9 +247,9 @@ def _tp_from_rank_tags(run: Run, events: Sequence[Event], fmt: Format, unmatched
     if sched and not tps and not any(e.rank for e in sched):
         _infer(run, "tp_size", 1, f"{RANK_TAGS}: scheduler lines carry no TP tag, which {fmt.display} "
                                   "prints only when tp_size > 1")
-    elif len(tps) >= 2 and tps == list(range(len(tps))):
-        _infer(run, "tp_size", len(tps), f"{RANK_TAGS}: ranks TP0..TP{len(tps) - 1} print lines (on a "
-                                         "multi-node run this counts this node's ranks only)")
+    elif _tp_from_tags(run, tps, events, unmatched, "ranks",
+                       " (on a multi-node run this counts this node's ranks only)") or "tp_size" in run.config_at_least:
+        return
     elif tps == [0] and _every_rank_era(run, events, fmt):
         _infer(run, "tp_size", 1, f"{RANK_TAGS}: only TP0 prints the per-rank lines of a complete "
                                   "startup, in a version where every rank prints them")

@@ -176,6 +176,7 @@ def diagnose_error(message: str, first_line: str, traceback: Sequence[str], afte
     if warmup and category not in ("oom", "port_in_use", "distributed"):
         category = "warmup"  # the warm-up request failed; its own error is only the symptom
     everything = "\n".join([*texts, *aftermath])
-    specific = next((hint for cat, pattern, hint in SPECIFIC_HINTS
+    own = tuple(fmt.advice.cause_hints) if fmt is not None else ()
+    specific = next((hint for cat, pattern, hint in (*own, *SPECIFIC_HINTS)
                      if cat == category and re.search(pattern, everything)), None)
     return Diagnosis(category, specific or hint_for(category, phase, fmt, flags))

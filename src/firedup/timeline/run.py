@@ -99,6 +99,9 @@ class Run:
     config: dict[str, Any] = field(default_factory=dict)
     config_complete: bool = True
     config_inferred: dict[str, str] = field(default_factory=dict)  # flag -> the evidence
+    # flag -> the least value the log proves where it proves no exact one (ranks TP0, TP3, TP7
+    # tagging lines: tp_size >= 8); the evidence is in `config_inferred`
+    config_at_least: dict[str, int] = field(default_factory=dict)
     milestones: list[Milestone] = field(default_factory=list)
     phases: list[Phase] = field(default_factory=list)
     crash: Crash | None = None
@@ -236,6 +239,7 @@ class Run:
             "ready_evidence": self.ready_evidence,
             "ranks": self.ranks,
             "config_inferred": self.config_inferred,
+            "config_at_least": self.config_at_least,
             "config_complete": self.config_complete,
             "engine_timings": self.engine_timings,
             "date_source": self.date_source,
