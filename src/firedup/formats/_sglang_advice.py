@@ -60,8 +60,9 @@ REMEDIES = (
     Remedy(
         "load_weights", "loading the weights",
         "read the checkpoint from local NVMe or keep it in the page cache between starts (network file "
-        "systems and object storage are slower: docs/advice.md), and load shards in parallel "
-        "(--model-loader-extra-config '{\"enable_multithread_load\": true}')",
+        "systems and object storage are slower: docs/advice.md)",
+        # parallel shard loading is serial_shards' fix, given only where the log shows shards read one
+        # after another: a log that prints "Multi-thread loading shards" already does it
         r"Load weight (?:begin|end)|checkpoint shards|loading shards",
         ("[2026-11-05 08:30:56 TP0] Load weight end. elapsed=186.33 s, type=Qwen3MoeForCausalLM, quant=fp8, "
          "fmt=e4m3, avail mem=108.59 GB, mem usage=29.62 GB.",
