@@ -100,11 +100,11 @@ def test_only_runs_of_the_same_config_are_history(tmp_path: Path) -> None:
     other = tmp_path / "tp4.log"
     other.write_text(NEW_READY.read_text().replace("'tp_size': 2", "'tp_size': 4"))
     runs = _runs(NEW_READY, other, OLD_READY)
-    live = next(r for r in runs if r.source == str(NEW_READY)).config
-    history, sentence = select_history(runs, live)
+    live = next(r for r in runs if r.source == str(NEW_READY))
+    history, sentence = select_history(runs, live.config, live.engine)
     assert history.n == 1
     assert sentence.startswith("1 of 3 history runs have this config")
-    history, sentence = select_history(_runs(other), live)
+    history, sentence = select_history(_runs(other), live.config, live.engine)
     assert history.n == 0
     assert "none of the 1 history runs" in sentence and "tp_size=2" in sentence
 
@@ -119,8 +119,8 @@ def test_the_history_store_gives_the_same_history_as_the_logs(tmp_path: Path) ->
     from_store = store_runs(str(tmp_path / "store"))
     from_logs = _runs(NEW_READY, OLD_READY, CRASH_OOM)
     for live in from_logs[:2]:
-        a, sentence_a = select_history(from_store, live.config)
-        b, sentence_b = select_history(from_logs, live.config)
+        a, sentence_a = select_history(from_store, live.config, live.engine)
+        b, sentence_b = select_history(from_logs, live.config, live.engine)
         assert a.n == b.n == 1 and sentence_a == sentence_b
         assert a.budget() == b.budget()
         for stage in ("launch", "load_weights", "cuda_graph", "warmup"):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
+from firedup.timeline.findings import cache_start
 from firedup.timeline.launch import KNOWN
 from firedup.timeline.launch import launch_margin as margin_of
 
@@ -177,13 +178,18 @@ def from_launch(row: dict[str, Any]) -> tuple[float, str] | None:
 
 
 def budget_from_launch(rows: list[dict[str, Any]], risk: float) -> Budget:
-    """The budget `firedup budget` gives ready runs' rows (`run_row` for `Run`s): their times from
-    launch, re-estimated from the measured launches among them, plus the largest launch margin."""
+    """The budget `firedup budget` gives ready runs' rows of one config (`run_row` for `Run`s): their
+    times from launch, re-estimated from the measured launches among them, plus the largest launch
+    margin; where they hold cold and warm starts (`cache_start`), the cold starts' (`tables.budget`)."""
     from firedup.tables.risk import budget_for
 
     rows = re_estimated_rows(rows)
+    margin = max((launch_margin(r) for r in rows), default=0.0)
+    cold = [r for r in rows if r.get("cache_start") == "cold"]
+    if cold and len(cold) < len(rows):  # never pooled: the cold starts' budget, as `budget` gives it
+        rows = cold
     counted = [c[0] for c in (from_launch(r) for r in rows) if c is not None]
-    return budget_for(counted, risk, launch_margin=max((launch_margin(r) for r in rows), default=0.0))
+    return budget_for(counted, risk, launch_margin=margin)
 
 
 def run_row(run: Any) -> dict[str, Any]:
@@ -195,7 +201,8 @@ def run_row(run: Any) -> dict[str, Any]:
            "launch_gap": launch.gap if launch else None, "launch_low": launch.low if launch else None,
            "launch_high": launch.high if launch else None, "launch_basis": launch.basis if launch else None,
            "launch_ts": launch.ts.dt if launch and launch.ts else None,
-           "launch_first_kind": "collector" if run.first_from_collector else "own"}
+           "launch_first_kind": "collector" if run.first_from_collector else "own",
+           "cache_start": cache_start(run.caches)}
     row.update({flag: run.config.get(flag) for flag in _CONFIG})
     return row
 

@@ -7,6 +7,7 @@ imports one that imports it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,4 +150,11 @@ class Item:
         return f"{self.cause}: {fmt_duration(self.seconds)}; {saving}; fix: {self.fix}"
 
 
-__all__ = ["CacheVerdict", "Evidence", "Item", "Silence", "UnknownSpan"]
+def cache_start(caches: Mapping[str, CacheVerdict]) -> str:
+    """`cold` when any cache of the engine was cold at this start, `warm` when none was and one was
+    warm, else `unknown`: what cold-start and warm-start budgets split on (`budget`, `check`, `wait`)."""
+    verdicts = {v.verdict for v in caches.values()}
+    return "cold" if "cold" in verdicts else "warm" if "warm" in verdicts else "unknown"
+
+
+__all__ = ["CacheVerdict", "Evidence", "Item", "Silence", "UnknownSpan", "cache_start"]
