@@ -50,7 +50,7 @@ def config_pairs(key: ConfigKey) -> tuple[tuple[str, str], ...]:
 
 
 def describe_config(key: ConfigKey) -> str:
-    """`engine=sglang, model_path=m, tp_size=8`: a config key's known values."""
+    """`engine=NAME, model_path=m, tp_size=8`: a config key's known values."""
     parts = [f"{flag}={value.strip(chr(39))}" for flag, value in config_pairs(key) if value != "None"]
     return ", ".join(parts) or "no flags known"
 
