@@ -217,6 +217,7 @@ def runs_from_tables(tables: Any) -> list[Run]:
     outcome, times, config, run-level phases and milestones, the launch)."""
     import json
 
+    from firedup.timeline.findings import CacheVerdict
     from firedup.timeline.launch import SOURCES, Launch
     from firedup.timeline.run import Milestone, Phase
 
@@ -244,6 +245,8 @@ def runs_from_tables(tables: Any) -> list[Run]:
                   begins_mid_startup=bool(row.get("begins_mid_startup")))
         run.milestones = sorted(milestones.get(row["run_id"], []), key=lambda m: m.line)
         run.phases = phases.get(row["run_id"], [])
+        caches = json.loads(row.get("caches_json") or "{}")  # cold or warm: a budget never pools them
+        run.caches = {kind: CacheVerdict.of(kind, v) for kind, v in caches.items() if isinstance(v, dict)}
         if row.get("launch_source") in SOURCES:  # a launch `wait --pid` measured stays measured
             run.launch = Launch(row["launch_source"], row.get("launch_basis") or "", stamp(row.get("launch_ts")),
                                 row.get("launch_gap"), row.get("launch_low"), row.get("launch_high"))

@@ -66,6 +66,13 @@ class CacheVerdict:
                 "seconds": None if self.seconds is None else round(self.seconds, 3),
                 "evidence": [{"line": n, "text": t} for n, t in self.evidence]}
 
+    @classmethod
+    def of(cls, kind: str, d: dict[str, Any]) -> CacheVerdict:
+        """`as_contract`'s dict back (a store's `caches_json`), so a stored run splits cold from warm."""
+        return cls(kind, str(d.get("verdict") or "unknown"), str(d.get("basis") or "none"), str(d.get("reason") or ""),
+                   [(int(e["line"]), str(e.get("text") or "")) for e in d.get("evidence") or [] if e.get("line")],
+                   None if d.get("seconds") is None else float(d["seconds"]), d.get("phase"))
+
 
 @dataclass
 class UnknownSpan:
