@@ -494,6 +494,7 @@ def test_check_s_limit_is_the_config_s_budget_in_budget_and_wait(tmp_path: Path,
     assert ready["limit_seconds"] == group["budget_seconds"]
     text = re.sub(r"\s+", " ", _invoke("check", str(new), "--history", str(history)))
     assert f"limit {fmt_duration(group['budget_seconds'])} = the budget of `firedup budget` for this config" in text
+    assert f"over its {group['n']} cold start" in text  # which of its runs: the cold starts', named
     runs = parse_paths([str(history)]).runs
     live = next(r for r in runs if r.source.endswith(cold))
     found = select_history(runs, live.config, live.engine)[0].budget()

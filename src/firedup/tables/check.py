@@ -11,11 +11,11 @@ log-normal. Time to ready counts from each run's launch, the figure `parse` show
 `firedup budget` gives the config's history runs (`tables.budget.group_budget`: the launch margin
 added, the cold starts' budget where the history holds cold and warm starts), and the line says so.
 The phase `total` is not a measure of its own: it is time to ready on the first line's clock,
-and one regression is one line with one limit. The
-history is the ready runs with the same config (`core.config.config_key`: the engine and the
-flags of `SAME_CONFIG_FLAGS`, the key `wait`'s history and the cold/warm split use); fewer than two such runs cannot judge the run: its verdict is CANNOT JUDGE (exit 6,
-never a pass), naming the nearest configs the history has. A new run that did not get ready
-fails the gate.
+and one regression is one line with one limit. The history is the ready runs with the same
+config (`core.config.config_key`: the engine and the flags of `SAME_CONFIG_FLAGS`, the key `wait`'s
+history and the cold/warm split use); fewer than two such runs cannot judge the run: its verdict
+is CANNOT JUDGE (exit 6, never a pass), naming the nearest configs the history has. A new run
+that did not get ready fails the gate.
 """
 
 from __future__ import annotations
@@ -309,9 +309,11 @@ def ready_limit(history: Runs, same: list[dict[str, Any]], values: list[float], 
     if apart is None:
         return bound, "the budget of `firedup budget` for this config"
     cold, warm = apart[1], apart[2]
-    return bound, (f"the budget of `firedup budget` for this config: its {len(cold.run_ids)} cold "
-                   f"start{'s' if len(cold.run_ids) != 1 else ''}' (its {len(warm.run_ids)} warm: "
-                   f"{fmt_duration(warm.budget.budget_seconds)})")
+    def n(count: int, noun: str) -> str:
+        return f"{count} {noun}{'s' if count != 1 else ''}"
+
+    return bound, (f"the budget of `firedup budget` for this config, over its {n(len(cold.run_ids), 'cold start')}"
+                   f" (its {n(len(warm.run_ids), 'warm start')}: {fmt_duration(warm.budget.budget_seconds)})")
 
 
 def _approx(rows: list[dict[str, Any]]) -> str:
