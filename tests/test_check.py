@@ -188,7 +188,7 @@ def test_thousands_of_new_runs_are_judged_against_each_config_once(tmp_path: Pat
 
     new = firedup.load([str(restarts(tmp_path / "new.log", 300, 1))])
     history = firedup.load([str(restarts(tmp_path / "history.log", 200, 0))])
-    calls = {"config_of": 0, "budget_for": 0}
+    calls = {"row_config_key": 0, "budget_for": 0}
     for name in calls:
         real = getattr(check_module, name)
 
@@ -199,7 +199,7 @@ def test_thousands_of_new_runs_are_judged_against_each_config_once(tmp_path: Pat
         monkeypatch.setattr(check_module, name, counted)
     report = check_module.check(new, history)
     assert len(report.runs) == 300 and all(r.findings for r in report.runs)
-    assert calls["config_of"] <= 300 + 200, calls
+    assert calls["row_config_key"] <= 300 + 200, calls
     assert calls["budget_for"] <= 10, calls  # one config, a few measures
 
 

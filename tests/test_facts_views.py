@@ -180,7 +180,7 @@ def test_row_4_wait_s_auto_timeout_is_budget_s() -> None:
         budget = _group(_json("budget", *paths, "--by", "disable_cuda_graph"), False)
         runs = parse_paths(paths).runs
         prod = next(r for r in runs if r.source.endswith("prod-tp8-eagle3-05.log"))
-        history, _ = select_history(runs, prod.config)
+        history, _ = select_history(runs, prod.config, prod.engine)
         found = history.budget()
         assert found is not None and history.n == budget["n"]
         assert found.seconds == budget["budget_seconds"], paths
@@ -400,7 +400,8 @@ def test_the_live_phase_leaves_a_rank_phase_only_with_its_slowest_rank(name: str
 @pytest.mark.parametrize("name", ["sample_logs", "shared-realgpu", "tests-realgpu"])
 def test_every_group_s_budget_is_one_number(name: str) -> None:
     """budget --json, the report's budget table and wait's --timeout auto (of a one-config group)."""
-    from firedup.live.history import config_key, select_history
+    from firedup.core.config import config_key
+    from firedup.live.history import select_history
     from firedup.render.report import build_context
 
     path, runs, contract = _runs_of(name)
@@ -416,8 +417,8 @@ def test_every_group_s_budget_is_one_number(name: str) -> None:
         assert len(members) == group["n"], group["label"]
         assert group["slowest_seconds"] == max(r["launch"]["seconds_to_ready"] for r in members)
         live = [r for r in runs if (r.source, r.run_index) in {(m["source"], m["run_index"]) for m in members}]
-        if len({config_key(r.config) for r in live}) == 1:
-            history, _ = select_history(runs, live[0].config)
+        if len({config_key(r.engine, r.config) for r in live}) == 1:
+            history, _ = select_history(runs, live[0].config, live[0].engine)
             if history.n == group["n"]:
                 found = history.budget()
                 assert found is not None and found.seconds == group["budget_seconds"], group["label"]
@@ -464,3 +465,37 @@ def test_wait_against_a_replay_prints_the_budget_of_budget(tmp_path: Path, measu
     assert found is not None, said
     assert parse_duration(found.group(1), "--timeout") == group["budget_seconds"]
     assert int(found.group(2)) == group["n"]
+
+
+@pytest.mark.parametrize("pair", [(REALGPU_H100, "sglang_eagle3.log", "sglang_eagle3-warm.log"),
+                                  (S, "sglang-cold-start.log", "sglang-warm-start.log")],
+                         ids=["h100-eagle3", "sample-sglang"])
+def test_check_s_limit_is_the_config_s_budget_in_budget_and_wait(tmp_path: Path, pair: tuple[Path, str, str]) -> None:
+    """check's limit on time to ready, budget --json's budget and wait's --timeout auto are one
+    number for one config: histories of a cold and a warm start of one config, where `budget`
+    gives the cold start's budget and check and wait pooled both (the H100 pair: check and wait
+    said 2 min 20 s, budget 4 min 10 s). The line that prints check's limit says it is the budget."""
+    from firedup.live.history import select_history
+
+    where, cold, warm = pair
+    history = tmp_path / "history"
+    history.mkdir()
+    for name in (cold, warm):
+        shutil.copy(where / name, history / name)
+        if (where / name).with_suffix(".wait.json").exists():  # its measured launch
+            shutil.copy((where / name).with_suffix(".wait.json"), history / Path(name).with_suffix(".wait.json"))
+    new = tmp_path / "new.log"  # the cold start again, not one of the history (another content hash)
+    new.write_text((where / cold).read_text() + "\n")
+    [group] = _json("budget", str(history))["groups"]
+    assert group["cold_warm"] is not None  # the config's history holds a cold and a warm start
+    data = _json("check", str(new), "--history", str(history))
+    [ready] = [f for f in data["runs"][0]["findings"] if f["measure"] == "time to ready from launch"]
+    assert ready["history_n"] == 2
+    assert ready["limit_seconds"] == group["budget_seconds"]
+    text = re.sub(r"\s+", " ", _invoke("check", str(new), "--history", str(history)))
+    assert f"limit {fmt_duration(group['budget_seconds'])} = the budget of `firedup budget` for this config" in text
+    assert f"over its {group['n']} cold start" in text  # which of its runs: the cold starts', named
+    runs = parse_paths([str(history)]).runs
+    live = next(r for r in runs if r.source.endswith(cold))
+    found = select_history(runs, live.config, live.engine)[0].budget()
+    assert found is not None and found.seconds == group["budget_seconds"] and found.n == group["n"]

@@ -100,13 +100,34 @@ def test_only_runs_of_the_same_config_are_history(tmp_path: Path) -> None:
     other = tmp_path / "tp4.log"
     other.write_text(NEW_READY.read_text().replace("'tp_size': 2", "'tp_size': 4"))
     runs = _runs(NEW_READY, other, OLD_READY)
-    live = next(r for r in runs if r.source == str(NEW_READY)).config
-    history, sentence = select_history(runs, live)
+    live = next(r for r in runs if r.source == str(NEW_READY))
+    history, sentence = select_history(runs, live.config, live.engine)
     assert history.n == 1
     assert sentence.startswith("1 of 3 history runs have this config")
-    history, sentence = select_history(_runs(other), live)
+    history, sentence = select_history(_runs(other), live.config, live.engine)
     assert history.n == 0
     assert "none of the 1 history runs" in sentence and "tp_size=2" in sentence
+
+
+def test_a_stored_history_of_cold_and_warm_starts_gives_the_cold_starts_budget(tmp_path: Path) -> None:
+    """A config's cold and warm starts are never pooled (as `budget` gives it): the store keeps
+    each run's cache verdicts, so wait's budget from the store is the one from the logs (pooled,
+    the store's said 3 min 00 s where the logs' say 5 min 10 s)."""
+    from conftest import SAMPLE_LOGS
+    from firedup.live.history import store_runs
+    from firedup.tables.store import open_store
+
+    logs = [str(SAMPLE_LOGS / "sglang-cold-start.log"), str(SAMPLE_LOGS / "sglang-warm-start.log")]
+    open_store(tmp_path / "store").ingest(logs)
+    from_logs = _runs(*map(Path, logs))
+    from_store = store_runs(str(tmp_path / "store"))
+    live = from_logs[0]
+    a, _ = select_history(from_store, live.config, live.engine)
+    b, _ = select_history(from_logs, live.config, live.engine)
+    assert a.n == b.n == 2
+    found = b.budget()
+    assert found is not None and found.n == 1  # the cold start's
+    assert a.budget() == found
 
 
 def test_the_history_store_gives_the_same_history_as_the_logs(tmp_path: Path) -> None:
@@ -119,8 +140,8 @@ def test_the_history_store_gives_the_same_history_as_the_logs(tmp_path: Path) ->
     from_store = store_runs(str(tmp_path / "store"))
     from_logs = _runs(NEW_READY, OLD_READY, CRASH_OOM)
     for live in from_logs[:2]:
-        a, sentence_a = select_history(from_store, live.config)
-        b, sentence_b = select_history(from_logs, live.config)
+        a, sentence_a = select_history(from_store, live.config, live.engine)
+        b, sentence_b = select_history(from_logs, live.config, live.engine)
         assert a.n == b.n == 1 and sentence_a == sentence_b
         assert a.budget() == b.budget()
         for stage in ("launch", "load_weights", "cuda_graph", "warmup"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from keyword import iskeyword
 from typing import Any
@@ -33,6 +34,32 @@ PARSE_BUDGET_CHARS = 2_000_000
 SAME_CONFIG_FLAGS = ("model_path", "tp_size", "dp_size", "pp_size", "ep_size", "nnodes", "disable_cuda_graph",
                      "cuda_graph_max_bs", "enable_torch_compile", "speculative_algorithm", "quantization",
                      "load_format", "attention_backend")
+ConfigKey = tuple[str, ...]
+
+
+def config_key(engine: str | None, config: Mapping[str, Any]) -> ConfigKey:
+    """The one key of "the same configuration": the engine and every flag of `SAME_CONFIG_FLAGS`
+    (each value's repr, so None, False and 0 stay apart). `check`'s history, `wait`'s history,
+    twins and the cold/warm split all group by it, so a config is one set of runs everywhere."""
+    return (repr(engine), *(repr(config.get(flag)) for flag in SAME_CONFIG_FLAGS))
+
+
+def config_pairs(key: ConfigKey) -> tuple[tuple[str, str], ...]:
+    """A `config_key` as (name, repr) pairs, `engine` first: what describes or compares one."""
+    return tuple(zip(("engine", *SAME_CONFIG_FLAGS), key, strict=True))
+
+
+def describe_config(key: ConfigKey) -> str:
+    """`engine=NAME, model_path=m, tp_size=8`: a config key's known values."""
+    parts = [f"{flag}={value.strip(chr(39))}" for flag, value in config_pairs(key) if value != "None"]
+    return ", ".join(parts) or "no flags known"
+
+
+def model_known(key: ConfigKey) -> bool:
+    """Whether a line names a config key's model: two runs of unknown models are no twins."""
+    return key[1 + SAME_CONFIG_FLAGS.index("model_path")] != "None"
+
+
 _FIELD_START = re.compile(r", (?=[A-Za-z_]\w*=)")  # used only to find cut points, never to split values
 
 

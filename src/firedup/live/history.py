@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from firedup.core.config import SAME_CONFIG_FLAGS
+from firedup.core.config import SAME_CONFIG_FLAGS, config_key
 from firedup.core.units import fmt_duration
 from firedup.errors import FiredupError, StoreError
 from firedup.formats.vocab import CRASH
@@ -28,10 +28,6 @@ MIN_STALL_S = 30.0  # never warn on a shorter silence, whatever history says
 AUTO_RISK = 0.01  # --timeout auto: the budget `firedup budget` gives for this risk
 
 CONFIG_FLAGS = SAME_CONFIG_FLAGS  # runs agreeing on all of them are one config
-
-
-def config_key(config: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple((flag, repr(config.get(flag))) for flag in CONFIG_FLAGS)
 
 
 def describe_config(config: Mapping[str, Any]) -> str:
@@ -131,8 +127,11 @@ class History:
             return None
         found = budget_from_launch(self.launch_rows, AUTO_RISK)
         assert found.budget_seconds is not None and found.slowest is not None
-        n = self.n
-        method = (f"the budget of `firedup budget` over {n} history run{'s' if n != 1 else ''} of this config "
+        n = found.n  # the cold starts, where the history holds cold and warm ones (as `budget` counts)
+        runs = f"{n} history run{'s' if n != 1 else ''} of this config"
+        if n < self.n:
+            runs = f"the {n} cold start{'s' if n != 1 else ''} of {self.n} history runs of this config"
+        method = (f"the budget of `firedup budget` over {runs} "
                   f"(slowest {fmt_duration(found.slowest)} from launch): {found.method_label}, {found.risk_label}")
         return WaitBudget(float(found.budget_seconds), n, found.slowest, method, max(p.ready_s for p in self.profiles))
 
@@ -165,10 +164,11 @@ class History:
         return threshold, why
 
 
-def select_history(runs: Sequence[Run], config: Mapping[str, Any]) -> tuple[History, str]:
-    """The runs of `runs` with the same config as the live one, and a sentence saying so."""
-    key = config_key(config)
-    same = [r for r in runs if config_key(r.config) == key]
+def select_history(runs: Sequence[Run], config: Mapping[str, Any], engine: str | None) -> tuple[History, str]:
+    """The runs of `runs` with the same config as the live one (`core.config.config_key`, the key
+    `check` and the cold/warm split group by), and a sentence saying so."""
+    key = config_key(engine, config)
+    same = [r for r in runs if config_key(r.engine, r.config) == key]
     history = History(same, runs)
     if history.n:
         return history, f"{history.n} of {len(runs)} history runs have this config ({describe_config(config)})"
@@ -217,6 +217,7 @@ def runs_from_tables(tables: Any) -> list[Run]:
     outcome, times, config, run-level phases and milestones, the launch)."""
     import json
 
+    from firedup.timeline.findings import CacheVerdict
     from firedup.timeline.launch import SOURCES, Launch
     from firedup.timeline.run import Milestone, Phase
 
@@ -244,6 +245,8 @@ def runs_from_tables(tables: Any) -> list[Run]:
                   begins_mid_startup=bool(row.get("begins_mid_startup")))
         run.milestones = sorted(milestones.get(row["run_id"], []), key=lambda m: m.line)
         run.phases = phases.get(row["run_id"], [])
+        caches = json.loads(row.get("caches_json") or "{}")  # cold or warm: a budget never pools them
+        run.caches = {kind: CacheVerdict.of(kind, v) for kind, v in caches.items() if isinstance(v, dict)}
         if row.get("launch_source") in SOURCES:  # a launch `wait --pid` measured stays measured
             run.launch = Launch(row["launch_source"], row.get("launch_basis") or "", stamp(row.get("launch_ts")),
                                 row.get("launch_gap"), row.get("launch_low"), row.get("launch_high"))

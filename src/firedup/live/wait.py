@@ -35,8 +35,9 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TextIO
+from typing import TextIO
 
+from firedup.core.config import ConfigKey, config_key
 from firedup.core.units import MIN_WIDTH, fmt_duration, plain
 from firedup.formats.base import opens_at
 from firedup.formats.vocab import HTTP_STARTED
@@ -54,7 +55,7 @@ from firedup.live.decide import (
     decide,
 )
 from firedup.live.gpu import GpuWatch
-from firedup.live.history import HistoryLoader, config_key, select_history
+from firedup.live.history import HistoryLoader, select_history
 from firedup.live.logfeed import LogFeed
 from firedup.live.options import WaitOptions, check_options
 from firedup.live.pidclock import PidClock
@@ -117,7 +118,7 @@ class Waiter:
         self.log_pid_line: int | None = None
         self.last_ts: Stamp | None = None
         self.loader = HistoryLoader(opts.history_loader) if opts.history_loader else None
-        self.config_seen: tuple[tuple[str, Any], ...] | None = None
+        self.config_seen: ConfigKey | None = None
         self.stages = StageNews()  # which changes of stage are news yet
         self.stall_warned_for: float | None = None  # last_growth value already warned about
         self.pid_checked = 0.0
@@ -257,7 +258,7 @@ class Waiter:
         run = self.seen.run
         if run is None:
             return
-        key = config_key(run.config) if run.config.get("model_path") is not None else None
+        key = config_key(run.engine, run.config) if run.config.get("model_path") is not None else None
         if key is not None and key != self.config_seen:
             self.config_seen = key
             self._use_history(run)
@@ -284,7 +285,7 @@ class Waiter:
         if not self.opts.history or self.loader is not None:
             return  # none given, or still loading: used once it is there
         seen = self.seen
-        seen.history, seen.history_line = select_history(self.opts.history, run.config)
+        seen.history, seen.history_line = select_history(self.opts.history, run.config, run.engine)
         seen.budget = seen.history.budget()
         if not self.opts.quiet:
             self.printer.say(f"history: {seen.history_line}")

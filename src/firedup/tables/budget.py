@@ -133,6 +133,26 @@ def mixed_cache_notes(runs: Runs, grouping: Grouping) -> list[str]:
     return notes
 
 
+def group_budget(runs: Runs, run_ids: Sequence[str], launch_seconds: Sequence[float], launch_margin: float,
+                 risk: float, key: dict[str, Any] | None = None, label: str = "all runs", cold_warm: bool = True,
+                 ) -> tuple[Budget, tuple[ColdWarm, Side, Side] | None]:
+    """The budget of one group's timed runs (each one's time from launch; the group's launch margin),
+    as `firedup budget` states it: where they hold cold and warm starts (`coldwarm.split`), never
+    pooled: the cold starts' budget, the warm one beside it. `check` takes its limit on time to ready
+    from here too, so a config's limit and its budget are one number."""
+    apart = split(runs, list(run_ids)) if cold_warm else None
+    if apart is None:
+        return budget_for(list(launch_seconds), risk, key, label, launch_margin), None
+    by_id = dict(zip(run_ids, launch_seconds, strict=True))
+    cold = Side("cold", budget_for([by_id[r] for r in apart.cold], risk, key, label, launch_margin), apart.cold)
+    warm = Side("warm", budget_for([by_id[r] for r in apart.warm], risk, key, label, launch_margin), apart.warm)
+    b = cold.budget
+    b.side = (f"The budget of the {_n(len(apart.cold), 'cold start')} of this configuration; its "
+              f"{_n(len(apart.warm), 'warm start')} need {fmt_duration(warm.budget.budget_seconds)} "
+              f"({warm.budget.method_label}).")
+    return b, (apart, cold, warm)
+
+
 def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> BudgetReport:
     """A budget per group of runs (grouped as `compare` does), with every layer's timeout."""
     from firedup.core.health import ready_probe
@@ -145,22 +165,9 @@ def budgets(runs: Runs, by: Sequence[str] | None = None, risk: float = 0.01) -> 
     splits: list[tuple[ColdWarm, Side, Side] | None] = []
     for group in grouping.groups:
         grouping.notes.extend(key_changes(runs, group.run_ids, group.label))
-        apart = split(runs, group.run_ids) if "cache_start" not in grouping.by else None
-        by_id = dict(zip(group.run_ids, group.launch_seconds, strict=True))
-        margin = group.launch_margin
-        if apart is not None:  # never pooled: the budget is the cold starts', the warm one beside it
-            cold = Side("cold", budget_for([by_id[r] for r in apart.cold], risk, group.key, group.label, margin),
-                        apart.cold)
-            warm = Side("warm", budget_for([by_id[r] for r in apart.warm], risk, group.key, group.label, margin),
-                        apart.warm)
-            b = cold.budget
-            b.side = (f"The budget of the {_n(len(apart.cold), 'cold start')} of this configuration; its "
-                      f"{_n(len(apart.warm), 'warm start')} need {fmt_duration(warm.budget.budget_seconds)} "
-                      f"({warm.budget.method_label}).")
-            splits.append((apart, cold, warm))
-        else:
-            b = budget_for(group.launch_seconds, risk, group.key, group.label, margin)
-            splits.append(None)
+        b, apart = group_budget(runs, group.run_ids, group.launch_seconds, group.launch_margin, risk,
+                                group.key, group.label, cold_warm="cache_start" not in grouping.by)
+        splits.append(apart)
         clock = clock_of(runs, group) if group.run_ids else None
         b.clock = clock.text if clock is not None else None
         clocks.append(clock)
@@ -216,4 +223,4 @@ def clock_of(runs: Runs, group: Group) -> Clock:
     return Clock(dict(kinds), text, max(group.ready_seconds) if group.ready_seconds else None)
 
 
-__all__ = ["BudgetReport", "Clock", "Side", "budgets", "clock_of", "mixed_cache_notes", "version_of"]
+__all__ = ["BudgetReport", "Clock", "Side", "budgets", "clock_of", "group_budget", "mixed_cache_notes", "version_of"]

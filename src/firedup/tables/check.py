@@ -7,13 +7,15 @@ slowest + 10 %, rounded up as `budget` rounds it: one limit for one rule), and a
 `MIN_SECONDS` above the slowest history value (log timestamps have 1 s resolution). So a healthy
 run is called a regression with chance at most `risk` per measure when the history's times are
 log-normal. Time to ready counts from each run's launch, the figure `parse` shows
-(`launch.seconds_to_ready`); its limit adds the budget's launch margin, said so (tables.launches).
+(`launch.seconds_to_ready`), and its limit is no formula of this module's: it is the budget
+`firedup budget` gives the config's history runs (`tables.budget.group_budget`: the launch margin
+added, the cold starts' budget where the history holds cold and warm starts), and the line says so.
 The phase `total` is not a measure of its own: it is time to ready on the first line's clock,
-and one regression is one line with one limit. The
-history is the ready runs with the same config (the flags of `SAME_CONFIG_FLAGS` and the
-engine); fewer than two such runs cannot judge the run: its verdict is CANNOT JUDGE (exit 6,
-never a pass), naming the nearest configs the history has. A new run that did not get ready
-fails the gate.
+and one regression is one line with one limit. The history is the ready runs with the same
+config (`core.config.config_key`: the engine and the flags of `SAME_CONFIG_FLAGS`, the key `wait`'s
+history and the cold/warm split use); fewer than two such runs cannot judge the run: its verdict
+is CANNOT JUDGE (exit 6, never a pass), naming the nearest configs the history has. A new run
+that did not get ready fails the gate.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from typing import Any
 
 import polars as pl
 
-from firedup.core.config import SAME_CONFIG_FLAGS
+from firedup.core.config import ConfigKey, config_pairs, describe_config
 from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.formats.vocab import READY as READY_MILESTONE
-from firedup.tables.frames import Runs
+from firedup.tables.frames import Runs, row_config_key
 from firedup.tables.launches import from_launch, launch_margin
 from firedup.tables.risk import Budget, budget_for, pct
 
@@ -52,6 +54,7 @@ class Finding:
     caches: str = ""  # cold caches whose work lies in this phase (any, for time to ready): timeline.silence
     approx: str = ""  # "~" where the value counts from an estimated launch, as `parse` marks it
     history_approx: str = ""  # "~" where a history value does
+    limit_of: str = ""  # what the limit is, where it is a fact of its own (time to ready's: the config's budget)
 
     @property
     def shown(self) -> str:
@@ -66,7 +69,8 @@ class Finding:
         mark = self.history_approx
         return (f"{self.measure}: {self.shown} {verdict}: history of {len(h)} runs median "
                 f"{mark}{fmt_duration(statistics.median(h))}, slowest {mark}{fmt_duration(max(h))}, limit "
-                f"{fmt_duration(self.limit)} ({self.bound.method_label}; {self.bound.risk_label})")
+                f"{fmt_duration(self.limit)}{' = ' + self.limit_of if self.limit_of else ''} "
+                f"({self.bound.method_label}; {self.bound.risk_label})")
 
     @property
     def limit(self) -> float | None:
@@ -81,7 +85,8 @@ class Finding:
                 "history_median": round(statistics.median(self.history), 3) if self.history else None,
                 "history_slowest": round(max(self.history), 3) if self.history else None,
                 "limit_seconds": round(self.limit, 3) if self.limit is not None else None,
-                "method": self.bound.method_label if self.bound else None, "evidence": self.evidence,
+                "method": self.bound.method_label if self.bound else None, "limit_of": self.limit_of or None,
+                "evidence": self.evidence,
                 "caches": self.caches}
 
 
@@ -191,17 +196,6 @@ RULE = ("a run regresses when time to ready or a phase is above the history's up
         "each run's launch")
 
 
-def config_of(row: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    config = json.loads(row.get("config_json") or "{}")
-    return (("engine", repr(row.get("engine"))),
-            *((flag, repr(config.get(flag, row.get(flag)))) for flag in SAME_CONFIG_FLAGS))
-
-
-def _describe(key: tuple[tuple[str, str], ...]) -> str:
-    parts = [f"{flag}={value.strip(chr(39))}" for flag, value in key if value != "None"]
-    return ", ".join(parts) or "no flags known"
-
-
 def _phase_seconds(runs: Runs) -> dict[str, dict[str, float]]:
     """run_id -> phase -> seconds, over the run-level phases (the critical path)."""
     out: dict[str, dict[str, float]] = {}
@@ -231,8 +225,6 @@ def _evidence(runs: Runs, run_id: str, measure: str) -> str:
 def _cold_caches(row: dict[str, Any], measure: str) -> str:
     """The run's cold caches whose work lies in `measure` (any phase, for time to ready), with the
     verdict's reason and first line: a regression a cold cache explains says so."""
-    import json
-
     try:
         verdicts = json.loads(row.get("caches_json") or "{}")
     except ValueError:
@@ -266,15 +258,15 @@ def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
                  and not r.get("begins_mid_startup")]
     new_phases = _phase_seconds(new)
     hist_phases = _phase_seconds(history)
-    by_config: dict[tuple[tuple[str, str], ...], list[dict[str, Any]]] = {}
+    by_config: dict[ConfigKey, list[dict[str, Any]]] = {}
     for h in hist_rows:  # each history run's config once: 10,000 new runs were 10,000 passes over it
-        by_config.setdefault(config_of(h), []).append(h)
-    limits: dict[tuple[Any, str], tuple[list[float], Budget | None]] = {}
+        by_config.setdefault(row_config_key(h), []).append(h)
+    limits: dict[tuple[ConfigKey, str], tuple[list[float], tuple[Budget, str] | None]] = {}
     out = []
     for row in new.runs.iter_rows(named=True):
-        key = config_of(row)
+        key = row_config_key(row)
         same = by_config.get(key, [])
-        rc = RunCheck(row["run_id"], row["source"], row["run_index"], row["outcome"], _describe(key), len(same))
+        rc = RunCheck(row["run_id"], row["source"], row["run_index"], row["outcome"], describe_config(key), len(same))
         if row["outcome"] != "ready" or row["ready_seconds"] is None:
             where = f" in {row['crash_phase'] or row['stopped_in'] or 'an unknown phase'}"
             what = f": {row['crash_message']}" if row.get("crash_message") else ""
@@ -290,12 +282,11 @@ def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
             if (key, measure) not in limits:  # the history of a config and measure, and its limit: once
                 values = [_from_launch(h) for h in same] if measure == READY else [
                     hist_phases[h["run_id"]][measure] for h in same if measure in hist_phases.get(h["run_id"], {})]
-                margin = max((launch_margin(h) for h in same), default=0.0) if measure == READY else 0.0
-                limits[key, measure] = values, (budget_for(values, risk, launch_margin=margin)
-                                                if len(values) >= MIN_HISTORY else None)
+                limits[key, measure] = values, (None if len(values) < MIN_HISTORY else ready_limit(
+                    history, same, values, risk) if measure == READY else (budget_for(values, risk), ""))
             values, limit = limits[key, measure]
-            bound, regressed = judge(seconds, values, risk, limit)
-            finding = Finding(measure, seconds, values, bound, regressed)
+            bound, regressed = judge(seconds, values, risk, limit[0] if limit else None)
+            finding = Finding(measure, seconds, values, bound, regressed, limit_of=limit[1] if limit else "")
             if measure == READY:
                 finding.approx = _approx([row])
                 finding.history_approx = _approx(same)
@@ -305,6 +296,24 @@ def check(new: Runs, history: Runs, risk: float = 0.01) -> CheckReport:
             rc.findings.append(finding)
         out.append(rc)
     return CheckReport(risk, out, RULE.format(risk=pct(risk)))
+
+
+def ready_limit(history: Runs, same: list[dict[str, Any]], values: list[float], risk: float) -> tuple[Budget, str]:
+    """The limit on time to ready from launch: the budget `firedup budget` gives this config's
+    history runs (`tables.budget.group_budget`: their times from launch, the largest launch margin,
+    the cold starts' budget where they hold cold and warm starts), and the words naming it."""
+    from firedup.tables.budget import group_budget
+
+    margin = max((launch_margin(h) for h in same), default=0.0)
+    bound, apart = group_budget(history, [h["run_id"] for h in same], values, margin, risk)
+    if apart is None:
+        return bound, "the budget of `firedup budget` for this config"
+    cold, warm = apart[1], apart[2]
+    def n(count: int, noun: str) -> str:
+        return f"{count} {noun}{'s' if count != 1 else ''}"
+
+    return bound, (f"the budget of `firedup budget` for this config, over its {n(len(cold.run_ids), 'cold start')}"
+                   f" (its {n(len(warm.run_ids), 'warm start')}: {fmt_duration(warm.budget.budget_seconds)})")
 
 
 def _approx(rows: list[dict[str, Any]]) -> str:
@@ -318,16 +327,16 @@ def _from_launch(row: dict[str, Any]) -> float:
     return counted[0]
 
 
-def _nearest(key: tuple[tuple[str, str], ...], rows: list[dict[str, Any]], most: int = 3) -> list[str]:
+def _nearest(key: ConfigKey, rows: list[dict[str, Any]], most: int = 3) -> list[str]:
     """The history's configs closest to `key` (fewest flags apart), each with its runs and what differs."""
-    counts: dict[tuple[tuple[str, str], ...], int] = {}
+    counts: dict[ConfigKey, int] = {}
     for row in rows:
-        other = config_of(row)
+        other = row_config_key(row)
         counts[other] = counts.get(other, 0) + 1
-    mine = dict(key)
+    mine = dict(config_pairs(key))
 
-    def apart(other: tuple[tuple[str, str], ...]) -> list[str]:
-        return [f"{flag}={value.strip(chr(39))}" for flag, value in other if mine.get(flag) != value]
+    def apart(other: ConfigKey) -> list[str]:
+        return [f"{flag}={value.strip(chr(39))}" for flag, value in config_pairs(other) if mine.get(flag) != value]
 
     ranked = sorted(counts.items(), key=lambda kv: (len(apart(kv[0])), -kv[1]))
     return [f"{', '.join(apart(other)) or 'the same flags'} ({n} run{'s' if n != 1 else ''})"

@@ -23,9 +23,9 @@ from typing import Any
 
 import polars as pl
 
-from firedup.core.config import SAME_CONFIG_FLAGS
+from firedup.core.config import SAME_CONFIG_FLAGS, ConfigKey, model_known
 from firedup.core.units import fmt_duration
-from firedup.tables.frames import Runs, phase_seconds
+from firedup.tables.frames import Runs, phase_seconds, row_config_key
 from firedup.timeline.twins import TWIN_RATIO, TWIN_SECONDS, SlowerThanTwin, slower_than_twins
 
 
@@ -106,20 +106,16 @@ def split(runs: Runs, run_ids: list[str]) -> ColdWarm | None:
     return ColdWarm(cold, warm, reasons, sources)
 
 
-def _configs(frame: pl.DataFrame) -> dict[tuple[Any, ...], list[str]]:
-    """The runs of `frame` by configuration: every flag that changes start-up time alike, not only
-    those the runs were grouped by (`--by engine` puts debug and production runs together, and
-    production's graph capture is no cache), so cold and warm are of one configuration."""
-    configs: dict[tuple[Any, ...], list[str]] = {}
-    for row in frame.select("run_id", "engine", *(f for f in SAME_CONFIG_FLAGS if f in frame.columns)).to_dicts():
-        configs.setdefault(tuple(row.get(f) for f in ("engine", *SAME_CONFIG_FLAGS)), []).append(row["run_id"])
+def _configs(frame: pl.DataFrame) -> dict[ConfigKey, list[str]]:
+    """The runs of `frame` by configuration (`core.config.config_key`): every flag that changes
+    start-up time alike, not only those the runs were grouped by (`--by engine` puts debug and
+    production runs together, and production's graph capture is no cache), so cold and warm are of
+    one configuration."""
+    configs: dict[ConfigKey, list[str]] = {}
+    for row in frame.select("run_id", "engine", *(f for f in ("config_json", *SAME_CONFIG_FLAGS)
+                                                   if f in frame.columns)).to_dicts():
+        configs.setdefault(row_config_key(row), []).append(row["run_id"])
     return configs
-
-
-def model_known(key: tuple[Any, ...]) -> bool:
-    """Whether a line names the model of a `_configs` key: two runs of unknown models are no twins
-    (`timeline.twins.twin_key`)."""
-    return key[1 + SAME_CONFIG_FLAGS.index("model_path")] is not None
 
 
 def _add_key_changes(reasons: dict[str, str], cold: list[str], warm: list[str],

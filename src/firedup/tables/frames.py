@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from firedup.core.config import COMMON_FLAGS
+from firedup.core.config import COMMON_FLAGS, SAME_CONFIG_FLAGS, ConfigKey, config_key
 from firedup.core.numbers import INT64_MAX, INT64_MIN
 from firedup.core.safe import finite, valid_json, valid_text, visible
 from firedup.read.sources import InputError
 from firedup.tables.launches import settle_launches
+from firedup.timeline.findings import cache_start as start_of
 from firedup.timeline.phases import PHASE_ORDER
 from firedup.timeline.run import Run
 
@@ -235,11 +236,16 @@ def _json(value: Any) -> str:
     return valid_json(text)
 
 
+def row_config_key(row: Mapping[str, Any]) -> ConfigKey:
+    """A runs row's `core.config.config_key`: its parsed config (`config_json`), each flag's column
+    where the config lacks it (a store's row), so a row and its `Run` are of one config."""
+    config = json.loads(row.get("config_json") or "{}")
+    return config_key(row.get("engine"), {**{f: row.get(f) for f in SAME_CONFIG_FLAGS}, **config})
+
+
 def cache_start(run: Run) -> str:
-    """`cold` when any cache of the engine was cold at this start, `warm` when none was and one was
-    warm, else `unknown`: what cold-start and warm-start budgets split on."""
-    verdicts = {v.verdict for v in run.caches.values()}
-    return "cold" if "cold" in verdicts else "warm" if "warm" in verdicts else "unknown"
+    """The run's `timeline.findings.cache_start`: cold, warm or unknown."""
+    return start_of(run.caches)
 
 
 def _run_row(run: Run, chash: str, source: str) -> dict[str, Any]:
@@ -550,5 +556,5 @@ def summary(runs: Runs) -> pl.DataFrame:
     return base.join(renamed, on="run_id", how="left", maintain_order="left")
 
 
-__all__ = ["MILESTONE_SCHEMA", "PHASE_SCHEMA", "RUN_SCHEMA", "Runs", "from_runs", "load", "phase_seconds",
+__all__ = ["MILESTONE_SCHEMA", "PHASE_SCHEMA", "RUN_SCHEMA", "Runs", "from_runs", "load", "phase_seconds", "row_config_key",
            "summary", "varying_flags"]

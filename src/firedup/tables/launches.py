@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
+from firedup.timeline.findings import cache_start
 from firedup.timeline.launch import KNOWN
 from firedup.timeline.launch import launch_margin as margin_of
 
-# The flags that make "the same configuration" for measured launches (imports differ with the
-# engine, the model and the parallelism; they do not with a port).
-_CONFIG = ("model_path", "tp_size", "pp_size", "dp_size")
+# The flags that make "the same launch" for measured launches: a key of its own, deliberately
+# coarser than `core.config.config_key` (the imports before the first line differ with the engine,
+# the model and the parallelism; they do not with graphs, a port or a backend).
+LAUNCH_FLAGS = ("model_path", "tp_size", "pp_size", "dp_size")
 
 if TYPE_CHECKING:
     import polars as pl
@@ -55,8 +57,10 @@ def _gaps(rows: list[dict[str, Any]]) -> MeasuredGaps | None:
     return MeasuredGaps(values[0], float(median(values)), values[-1], len(values), "engine")
 
 
-def _config_key(row: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(row.get(flag) for flag in _CONFIG)
+def launch_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    """The runs whose measured launches re-estimate each other first (`LAUNCH_FLAGS`; the engine
+    and the first line's kind are added where it is used)."""
+    return tuple(row.get(flag) for flag in LAUNCH_FLAGS)
 
 
 def settle_launches(runs: pl.DataFrame) -> pl.DataFrame:
@@ -117,12 +121,12 @@ def re_estimated_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         first = row.get(kind) or "own"
         by_engine.setdefault((row["engine"], first), []).append(row)
-        by_config.setdefault((row["engine"], first, *_config_key(row)), []).append(row)
+        by_config.setdefault((row["engine"], first, *launch_key(row)), []).append(row)
     updated = []
     for row in runs:
         if row["launch_source"] == "estimated" and row["first_ts"] is not None:
             first = row.get(kind) or "own"
-            same = by_config.get((row["engine"], first, *_config_key(row)))
+            same = by_config.get((row["engine"], first, *launch_key(row)))
             gaps = _gaps(same) if same else _gaps(by_engine.get((row["engine"], first), []))
             if gaps is not None and same:
                 gaps = MeasuredGaps(gaps.low, gaps.typical, gaps.high, gaps.n, "config")
@@ -177,13 +181,18 @@ def from_launch(row: dict[str, Any]) -> tuple[float, str] | None:
 
 
 def budget_from_launch(rows: list[dict[str, Any]], risk: float) -> Budget:
-    """The budget `firedup budget` gives ready runs' rows (`run_row` for `Run`s): their times from
-    launch, re-estimated from the measured launches among them, plus the largest launch margin."""
+    """The budget `firedup budget` gives ready runs' rows of one config (`run_row` for `Run`s): their
+    times from launch, re-estimated from the measured launches among them, plus the largest launch
+    margin; where they hold cold and warm starts (`cache_start`), the cold starts' (`tables.budget`)."""
     from firedup.tables.risk import budget_for
 
     rows = re_estimated_rows(rows)
+    margin = max((launch_margin(r) for r in rows), default=0.0)
+    cold = [r for r in rows if r.get("cache_start") == "cold"]
+    if cold and len(cold) < len(rows):  # never pooled: the cold starts' budget, as `budget` gives it
+        rows = cold
     counted = [c[0] for c in (from_launch(r) for r in rows) if c is not None]
-    return budget_for(counted, risk, launch_margin=max((launch_margin(r) for r in rows), default=0.0))
+    return budget_for(counted, risk, launch_margin=margin)
 
 
 def run_row(run: Any) -> dict[str, Any]:
@@ -195,10 +204,11 @@ def run_row(run: Any) -> dict[str, Any]:
            "launch_gap": launch.gap if launch else None, "launch_low": launch.low if launch else None,
            "launch_high": launch.high if launch else None, "launch_basis": launch.basis if launch else None,
            "launch_ts": launch.ts.dt if launch and launch.ts else None,
-           "launch_first_kind": "collector" if run.first_from_collector else "own"}
-    row.update({flag: run.config.get(flag) for flag in _CONFIG})
+           "launch_first_kind": "collector" if run.first_from_collector else "own",
+           "cache_start": cache_start(run.caches)}
+    row.update({flag: run.config.get(flag) for flag in LAUNCH_FLAGS})
     return row
 
 
-__all__ = ["MeasuredGaps", "allowance", "budget_from_launch", "from_launch", "launch_margin", "re_estimated_rows",
+__all__ = ["LAUNCH_FLAGS", "MeasuredGaps", "allowance", "budget_from_launch", "from_launch", "launch_key", "launch_margin", "re_estimated_rows",
            "run_row", "settle_launches", "with_measured_estimates"]

@@ -7,6 +7,7 @@ imports one that imports it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,13 @@ class CacheVerdict:
         return {"verdict": self.verdict, "basis": self.basis, "reason": self.reason, "phase": self.phase,
                 "seconds": None if self.seconds is None else round(self.seconds, 3),
                 "evidence": [{"line": n, "text": t} for n, t in self.evidence]}
+
+    @classmethod
+    def of(cls, kind: str, d: dict[str, Any]) -> CacheVerdict:
+        """`as_contract`'s dict back (a store's `caches_json`), so a stored run splits cold from warm."""
+        return cls(kind, str(d.get("verdict") or "unknown"), str(d.get("basis") or "none"), str(d.get("reason") or ""),
+                   [(int(e["line"]), str(e.get("text") or "")) for e in d.get("evidence") or [] if e.get("line")],
+                   None if d.get("seconds") is None else float(d["seconds"]), d.get("phase"))
 
 
 @dataclass
@@ -149,4 +157,11 @@ class Item:
         return f"{self.cause}: {fmt_duration(self.seconds)}; {saving}; fix: {self.fix}"
 
 
-__all__ = ["CacheVerdict", "Evidence", "Item", "Silence", "UnknownSpan"]
+def cache_start(caches: Mapping[str, CacheVerdict]) -> str:
+    """`cold` when any cache of the engine was cold at this start, `warm` when none was and one was
+    warm, else `unknown`: what cold-start and warm-start budgets split on (`budget`, `check`, `wait`)."""
+    verdicts = {v.verdict for v in caches.values()}
+    return "cold" if "cold" in verdicts else "warm" if "warm" in verdicts else "unknown"
+
+
+__all__ = ["CacheVerdict", "Evidence", "Item", "Silence", "UnknownSpan", "cache_start"]

@@ -16,7 +16,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from firedup.core.config import SAME_CONFIG_FLAGS
+from firedup.core.config import config_key, model_known
 
 # A phase is slower than its twin's when it took at least TWIN_RATIO times as long and TWIN_SECONDS
 # more: both, so that a 2 s phase against a 0.5 s one is noise, and a 90 s one against 75 s spread.
@@ -29,9 +29,8 @@ K = TypeVar("K", bound=Hashable)
 def twin_key(engine: str, config: Mapping[str, Any]) -> tuple[Any, ...] | None:
     """The configuration twins share: the engine and every flag that changes start-up time alike
     (`SAME_CONFIG_FLAGS`); None where no line names the model (two unknown models are no twins)."""
-    if config.get("model_path") is None:
-        return None
-    return (engine, *(repr(config.get(flag)) for flag in SAME_CONFIG_FLAGS))
+    key = config_key(engine, config)
+    return key if model_known(key) else None
 
 
 def slower(seconds: float, twin_seconds: float) -> bool:
