@@ -494,6 +494,21 @@ def test_compaction_never_changes_a_real_timeline(path: Path) -> None:
     _assert_compaction_is_invisible(path, _format_of(path))
 
 
+def test_a_stepped_back_access_line_compaction_drops_changes_no_warning(tmp_path: Path) -> None:
+    """Found by hypothesis: a probe dated 63 s before the run's first time, between two access
+    lines `compact` keeps, is left out by it; the timeline's "the clock stepped back" warning
+    named that line, so the run said it read in full and not once compacted."""
+    lines = ["[2026-09-28 19:14:55 DP1 TP1] Decode batch, #running-req: 1, #token: 10, token usage: 0.00",
+             '[2026-09-28 19:14:38] INFO:     10.0.0.1:50000 - "GET /get_model_info HTTP/1.1" 200 OK',
+             '[2026-09-28 19:13:52] INFO:     10.0.0.1:50000 - "GET /get_model_info HTTP/1.1" 200 OK',
+             '[2026-09-28 19:13:55] INFO:     10.0.0.7:41234 - "POST /v1/chat/completions HTTP/1.1" 200 OK']
+    path = _write(tmp_path, lines, False)
+    fmt = get_format("sglang")
+    events, _stats, _clock = scan(fmt, read_lines(Source(str(path), path)))
+    assert 3 not in [e.line for e in compact(events, fmt)]
+    _assert_compaction_is_invisible(path, fmt)
+
+
 def test_compaction_drops_the_bulk_of_runtime_access_lines(tmp_path: Path) -> None:
     """2,000 requests after ready leave a handful of access events, and the first request is kept."""
     lines = [_render(t, 1_790_000_000 + i, random.Random(i)) for i, t in enumerate(_STARTUP[:12])]
