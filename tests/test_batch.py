@@ -171,7 +171,10 @@ _STATEFUL = (
     "[{t}] Decode batch, #running-req: 1",
     "INFO {md} {t} [loader.py:12] Loading weights took 3.5 seconds",
 )
-_STATEFUL_SHAPE = re.compile(r"^(?:\S+Z )?(?:\[\d\d:\d\d:\d\d|INFO \d\d-\d\d )")
+# Behind a collector's stamp and the harness's prefix (`_WRAPPER`) alike: the engine's own
+# header is read behind both.
+_STATEFUL_SHAPE = re.compile(r"^(?:\S+Z )?(?:\[[-\d]+ [:.\d]+\] \[harness\.server_manager\] \[INFO\] \[worker_\d\] )?"
+                             r"(?:\[\d\d:\d\d:\d\d|INFO \d\d-\d\d )")
 # Lines without a clock of their own (glog, a launcher's warning, print output): behind a
 # collector they carry only its stamp, and the first of them where a run may start is where
 # it began (engine.CLOCK_OUTER_FIRST, once a line shows both clocks).
@@ -266,6 +269,26 @@ def test_same_events_on_generated_logs(tmp_path: Path, lines: list[str], crlf: b
     path = _write(tmp_path, lines, crlf, last_newline)
     if _assert_same(path, get_format("sglang")) is None:
         assert any(_STATEFUL_SHAPE.match(line) for line in lines), "handed back without a reason"
+
+
+def test_a_time_only_stamp_behind_the_harness_prefix_is_a_reason_to_hand_back(tmp_path: Path) -> None:
+    """Found by hypothesis: a time-only stamp behind `_WRAPPER` after two unread dated lines (the
+    second's own header follows a control byte, not a blank, so the scan leaves it unread) is
+    the documented reason to hand a log back (`Clock.history_skipped`), which `_STATEFUL_SHAPE`
+    did not see behind the harness's prefix: "handed back without a reason"."""
+    lines = ["[2026-09-27 12:02:43] [harness.server_manager] [INFO] [worker_0] \x1b[32m[2026-09-27 12:02:43.253] "
+             "The server is fired up\x1b[0m and ready to roll!",
+             "[2026-09-27 12:03:57 TP0] Prefill batch, #new-seq: 1, #new-token: 512, #cached-token: 0",
+             "[2026-09-27 12:03:59] [harness.server_manager] [INFO] [worker_0] \x1c[2026-09-27 12:03:59 TP0] Decode batch",
+             "[2026-09-27 12:04:04.865] [harness.server_manager] [INFO] [worker_1] [12:04:04] Decode batch, #running-req: 1"]
+    path = _write(tmp_path, lines, False, last_newline=False)
+    fmt = get_format("sglang")
+    with pytest.raises(batch.NeedExact, match="time-only"):
+        _batch(path, fmt)
+    assert _assert_same(path, fmt) is None
+    assert [bool(_STATEFUL_SHAPE.match(line)) for line in lines] == [False, False, False, True]
+    forced = parse_paths([str(path)], scanner="batch").as_contract()
+    assert forced["runs"] == parse_paths([str(path)], scanner="incremental").as_contract()["runs"]
 
 
 # --- generated vLLM logs: every line decorated -------------------------------------------
@@ -492,6 +515,21 @@ def _assert_compaction_is_invisible(path: Path, fmt: Format) -> None:
 @pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
 def test_compaction_never_changes_a_real_timeline(path: Path) -> None:
     _assert_compaction_is_invisible(path, _format_of(path))
+
+
+def test_a_stepped_back_access_line_compaction_drops_changes_no_warning(tmp_path: Path) -> None:
+    """Found by hypothesis: a probe dated 63 s before the run's first time, between two access
+    lines `compact` keeps, is left out by it; the timeline's "the clock stepped back" warning
+    named that line, so the run said it read in full and not once compacted."""
+    lines = ["[2026-09-28 19:14:55 DP1 TP1] Decode batch, #running-req: 1, #token: 10, token usage: 0.00",
+             '[2026-09-28 19:14:38] INFO:     10.0.0.1:50000 - "GET /get_model_info HTTP/1.1" 200 OK',
+             '[2026-09-28 19:13:52] INFO:     10.0.0.1:50000 - "GET /get_model_info HTTP/1.1" 200 OK',
+             '[2026-09-28 19:13:55] INFO:     10.0.0.7:41234 - "POST /v1/chat/completions HTTP/1.1" 200 OK']
+    path = _write(tmp_path, lines, False)
+    fmt = get_format("sglang")
+    events, _stats, _clock = scan(fmt, read_lines(Source(str(path), path)))
+    assert 3 not in [e.line for e in compact(events, fmt)]
+    _assert_compaction_is_invisible(path, fmt)
 
 
 def test_compaction_drops_the_bulk_of_runtime_access_lines(tmp_path: Path) -> None:

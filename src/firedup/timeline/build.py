@@ -93,7 +93,8 @@ def _note_steps_back(run: Run, events: Sequence[Event], before_start: int) -> No
             continue
         if event.name == READY:
             break  # after ready: a server's traffic, days of it, decides no duration of its start-up
-        if event.ts is None or event.inherited or event.name in CLOCK_EVENTS:
+        # access lines: `read.compact` leaves most of them out, and their times are traffic's
+        if event.ts is None or event.inherited or event.name in CLOCK_EVENTS or event.name == ACCESS:
             continue
         if last is not None and ((back := last.minus(event.ts)) > BACKWARD_TOLERANCE_S
                                  or -back > FORWARD_LEAP_S):  # a day without a line: another server's
@@ -117,7 +118,7 @@ def build_run(events: Sequence[Event], source: str, run_index: int, fmt: Format,
     run = Run(source=source, run_index=run_index, engine=fmt.name, date_source=date_source)
     _bounds(run, events, fmt)
     kept = _without_backward_times(run, events)
-    _note_steps_back(run, kept, sum(1 for a, b in zip(events, kept, strict=True) if a is not b))
+    _note_steps_back(run, kept, sum(1 for a, b in zip(events, kept, strict=True) if a is not b and a.name != ACCESS))
     events = kept
     read_config(run, events, fmt.parsing.config_defaults if config_defaults is None else config_defaults, fmt)
     note_dropped(run, events)
@@ -202,7 +203,8 @@ BACKWARD_TOLERANCE_S = 60.0
 def _without_backward_times(run: Run, events: Sequence[Event]) -> Sequence[Event]:
     """The events with every time more than `BACKWARD_TOLERANCE_S` before the run's first
     one taken away, said in a warning: a time that goes backwards is never a duration (a
-    ready line dated 2020 after 2026 start lines was "ready in 0 ms")."""
+    ready line dated 2020 after 2026 start lines was "ready in 0 ms"). The warning names no
+    access line: compaction leaves most of them out, and the timeline must not change with it."""
     start = run.first_ts
     own_from = next((e.line for e in events if e.name == CLOCK_FIRST), None)
     if start is None or own_from is None:
@@ -216,6 +218,12 @@ def _without_backward_times(run: Run, events: Sequence[Event]) -> Sequence[Event
     out = list(events)
     for i in back:
         out[i] = replace(out[i], ts=None, inherited=False)
+    # Said of the lines every reader keeps: an access line may be one `read.compact` leaves out
+    # (those the timeline reads are kept, their times taken away all the same).
+    said = [i for i in back if events[i].name != ACCESS]
+    if not said:
+        return out
+    back = said
     first = events[back[0]]
     assert first.ts is not None
     more = f" (and {len(back) - 1} more line{'s' if len(back) > 2 else ''})" if len(back) > 1 else ""
