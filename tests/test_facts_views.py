@@ -445,9 +445,9 @@ def test_wait_against_a_replay_prints_the_budget_of_budget(tmp_path: Path, measu
     production run, states to the second the budget `budget --json` gives its group over the same
     history (slow: a real replay over HTTP). Each history tells a budget computed apart from
     `budget`'s: over `sample_logs/` the launch margin (16 s) counts; with the H100 start-ups beside
-    them, their launches, measured by their `wait --record` files, re-estimate every SGLang run's
-    launch gap (`tables.launches`), which `budget` counts and a history of this config's runs alone
-    did not (wait said 17 min 30 s where `budget` says 17 min 10 s)."""
+    them, their launches, measured by their `wait --record` files, set the launch margin of every
+    SGLang group (`tables.launches.budget_margin`), which `budget` counts and a history of this
+    config's runs alone did not (wait said 17 min 30 s where `budget` said 17 min 10 s)."""
     from _live import free_port, replaying, run_wait
     from firedup.core.units import parse_duration
 

@@ -108,7 +108,7 @@ class History:
 
     def __init__(self, runs: Iterable[Run], at_hand: Iterable[Run] = ()) -> None:
         """`runs`: this config's; `at_hand`: every run of the history, of any config or outcome,
-        whose measured launches re-estimate these runs' launches as `budget` re-estimates them."""
+        whose measured launches set the budget's launch margin as they do in `budget`."""
         profiled = [(r, RunProfile.of(r)) for r in runs]
         self.profiles = [p for _, p in profiled if p is not None]
         # for the budget, as `budget` counts: each run's own time from launch, and the launch margin
