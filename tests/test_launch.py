@@ -132,9 +132,10 @@ def test_time_from_launch_holds_against_the_outside_pollers_first_200() -> None:
     assert " 0 failed to parse" in proc.stdout
 
 
-def test_estimates_and_budgets_use_the_known_launches_at_hand(tmp_path: Path) -> None:
+def test_known_launches_at_hand_set_the_budget_s_margin_not_the_run_s_time(tmp_path: Path) -> None:
     """A known launch of the same engine and config (here given; `wait --pid` measures them) beats
-    the documented gap: the other runs' estimates and the budget's allowance come from it."""
+    the documented range for the budget's launch margin, and leaves the other run's own time from
+    launch as `parse` gives it (the tables re-estimated its gap to 40 s while `parse` said 21 s)."""
     import firedup
     from firedup.tables.frames import from_runs
 
@@ -142,17 +143,19 @@ def test_estimates_and_budgets_use_the_known_launches_at_hand(tmp_path: Path) ->
     (tmp_path / "b.log").write_text(READY.replace("22:47:32", "22:47:40"))
     [known] = parse_paths([str(tmp_path / "a.log")], launched_at=time(22, 46, 15)).runs  # 40 s before the first line
     [other] = parse_paths([str(tmp_path / "b.log")]).runs
-    assert other.launch is not None and other.launch.gap == 21.0  # alone: the documented gap
+    assert other.launch is not None and other.launch.gap == 21.0 and other.launch_to_ready is not None
     runs = from_runs([known, other])
     row = runs.runs.filter(runs.runs["source"] == str(tmp_path / "b.log")).to_dicts()[0]
-    assert (row["launch_source"], row["launch_gap"], row["launch_high"]) == ("estimated", 40.0, 40.0)
-    assert "1 measured launch of this configuration's runs" in row["launch_basis"]
-    assert row["launch_to_ready"] == 45.0 + 40.0
+    assert (row["launch_source"], row["launch_gap"]) == ("estimated", other.launch.gap)
+    assert row["launch_to_ready"] == other.launch_to_ready
     report = firedup.budgets(runs)
     clock = report.clocks[0]
     assert clock is not None and clock.kinds == {"given": 1, "estimated": 1}
-    assert "first line + 40 s" in clock.text and "the history's measured launches" in clock.text
-    assert report.budgets[0].slowest == 85.0  # b: 45 s by its log + 40 s before it
+    assert "first line + 21 s" in clock.text and "1 measured launch of this configuration's runs" in clock.text
+    margin = 40.0 - other.launch.gap  # the measured gap reaches 19 s beyond the estimate
+    assert f"the budget adds {margin:.0f} s" in clock.text
+    assert report.budgets[0].launch_margin == margin
+    assert report.budgets[0].slowest == max(known.launch_to_ready or 0.0, other.launch_to_ready)
 
 
 def test_a_file_no_format_reads_as_a_servers_is_skipped_not_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

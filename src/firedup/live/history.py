@@ -19,7 +19,7 @@ from firedup.core.units import fmt_duration
 from firedup.errors import FiredupError, StoreError
 from firedup.formats.vocab import CRASH
 from firedup.read.clock import Stamp
-from firedup.tables.launches import budget_from_launch, re_estimated_rows, run_row
+from firedup.tables.launches import budget_from_launch, measured_at_hand, run_row
 from firedup.timeline.phases import spanned
 from firedup.timeline.run import Run
 from firedup.timeline.stages import next_stage, stage_changes
@@ -108,14 +108,16 @@ class History:
 
     def __init__(self, runs: Iterable[Run], at_hand: Iterable[Run] = ()) -> None:
         """`runs`: this config's; `at_hand`: every run of the history, of any config or outcome,
-        whose measured launches re-estimate these runs' launches as `budget` re-estimates them."""
+        whose measured launches set the budget's launch margin as they do in `budget`."""
         profiled = [(r, RunProfile.of(r)) for r in runs]
         self.profiles = [p for _, p in profiled if p is not None]
-        # for the budget, as `budget` counts: launches re-estimated from every launch at hand
+        # for the budget, as `budget` counts: each run's own time from launch, and the launch margin
+        # from every launch measured at hand
         own = [run_row(r) for r, p in profiled if p is not None]
         counted = {id(r) for r, p in profiled if p is not None}
         others = [run_row(r) for r in at_hand if id(r) not in counted]
-        self.launch_rows = re_estimated_rows(own + others)[:len(own)]
+        self.launch_rows = own
+        self.measured = measured_at_hand(own + others)
 
     @property
     def n(self) -> int:
@@ -125,7 +127,7 @@ class History:
         """The budget `firedup budget` gives these runs (one rule for both commands)."""
         if not self.profiles:
             return None
-        found = budget_from_launch(self.launch_rows, AUTO_RISK)
+        found = budget_from_launch(self.launch_rows, AUTO_RISK, self.measured)
         assert found.budget_seconds is not None and found.slowest is not None
         n = found.n  # the cold starts, where the history holds cold and warm ones (as `budget` counts)
         runs = f"{n} history run{'s' if n != 1 else ''} of this config"

@@ -217,7 +217,11 @@ def clock_of(runs: Runs, group: Group) -> Clock:
     names = {"measured": "measured (wait --pid)", "log": "stated by a line", "given": "given (--launched-at)"}
     text = "counted from launch: " + "; ".join(
         (f"{p.split(' ', 1)[0]} {names[p.split(' ', 1)[1]]}" if p.split(" ", 1)[1] in names else p) for p in parts)
-    if group.launch_margin >= 0.5:
+    if group.margin_basis is not None:  # the margin from the measured launches at hand; the times stay each run's
+        text += (f"; {group.margin_basis}: the budget adds {group.launch_margin:.0f} s in case a launch came that "
+                 "much earlier than counted" if group.launch_margin >= 0.5 else
+                 f"; {group.margin_basis}: none longer than the estimate, so the budget adds no launch margin")
+    elif group.launch_margin >= 0.5:
         text += (f"; the budget adds {group.launch_margin:.0f} s in case a launch came that much earlier "
                  "(the top of the range)")
     return Clock(dict(kinds), text, max(group.ready_seconds) if group.ready_seconds else None)

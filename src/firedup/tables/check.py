@@ -32,8 +32,9 @@ from firedup.core.safe import visible
 from firedup.core.units import fmt_duration
 from firedup.formats.vocab import READY as READY_MILESTONE
 from firedup.tables.frames import Runs, row_config_key
-from firedup.tables.launches import from_launch, launch_margin
+from firedup.tables.launches import budget_margin, from_launch, measured_at_hand
 from firedup.tables.risk import Budget, budget_for, pct
+from firedup.timeline.launch import KNOWN
 
 MIN_SECONDS = 1.0
 MIN_HISTORY = 2
@@ -304,7 +305,8 @@ def ready_limit(history: Runs, same: list[dict[str, Any]], values: list[float], 
     the cold starts' budget where they hold cold and warm starts), and the words naming it."""
     from firedup.tables.budget import group_budget
 
-    margin = max((launch_margin(h) for h in same), default=0.0)
+    at_hand = measured_at_hand(history.runs.filter(pl.col("launch_source").is_in(sorted(KNOWN))).to_dicts())
+    margin = max((budget_margin(h, at_hand) for h in same), default=0.0)
     bound, apart = group_budget(history, [h["run_id"] for h in same], values, margin, risk)
     if apart is None:
         return bound, "the budget of `firedup budget` for this config"

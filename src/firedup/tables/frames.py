@@ -419,7 +419,7 @@ def finish(runs: pl.DataFrame, phases: pl.DataFrame, milestones: pl.DataFrame,
     runs = runs.with_columns(pl.col("seconds_to_end").fill_null(pl.col("total_seconds")),
                              pl.col("end_ts").fill_null(pl.coalesce("ready_ts", "last_ts")),
                              pl.col("lower_bound").fill_null(pl.col("begins_mid_startup")))
-    # the launch as budgets read it: estimates from the measured launches at hand (tables.launches)
+    # the launch as every view reads it: a store's rows from before launches get their engine's estimate
     runs = settle_launches(runs)
     # the same log under two paths (or in a store and on disk): keep the rows of the kept copy
     kept = runs.select("run_id", "source")

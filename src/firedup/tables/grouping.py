@@ -25,7 +25,15 @@ import polars as pl
 from firedup.core.safe import visible
 from firedup.errors import UnknownFlagError, UsageError
 from firedup.tables.frames import FLAG_PREFIX, FLAG_TYPES, IDENTITY_FLAGS, Runs, phase_seconds, shown_flag
-from firedup.tables.launches import from_launch, launch_margin
+from firedup.tables.launches import (
+    NO_MEASURED,
+    MeasuredAtHand,
+    budget_margin,
+    from_launch,
+    margin_basis,
+    measured_at_hand,
+)
+from firedup.timeline.launch import KNOWN
 
 # Friendly names for well-known contrasts: the motivating story's debug vs production.
 GROUP_NAMES: dict[tuple[str, Any], str] = {
@@ -116,8 +124,10 @@ class Group:
     # per timed run, its time from launch (`launch.seconds_to_ready`) and how (tables.launches.from_launch)
     launch_seconds: list[float] = field(default_factory=list)
     launch_kinds: list[str] = field(default_factory=list)
-    # per timed run, how much earlier its launch may have come than estimated (tables.launches.launch_margin)
+    # per timed run, how much earlier its launch may have come than counted (tables.launches.budget_margin)
     launch_margins: list[float] = field(default_factory=list)
+    # where the margin comes from the measured launches at hand: their line (tables.launches.margin_basis)
+    margin_basis: str | None = None
 
     @property
     def launch_margin(self) -> float:
@@ -140,7 +150,7 @@ class Group:
     def max(self) -> float | None:
         return max(self.ready_seconds) if self.ready_seconds else None
 
-    def place(self, row: dict[str, Any]) -> LeftOut | None:
+    def place(self, row: dict[str, Any], at_hand: MeasuredAtHand = NO_MEASURED) -> LeftOut | None:
         """Count one run of this group's flags: timed when ready with a whole time to ready, else
         not timed, with why (returned too: the grouping lists every run left out)."""
         if row["outcome"] == "ready" and row.get("begins_mid_startup"):
@@ -154,7 +164,9 @@ class Group:
             assert counted is not None  # a ready run with a time to ready
             self.launch_seconds.append(counted[0])
             self.launch_kinds.append(counted[1])
-            self.launch_margins.append(launch_margin(row))
+            self.launch_margins.append(budget_margin(row, at_hand))
+            if self.margin_basis is None:
+                self.margin_basis = margin_basis([row], at_hand)
             return None
         else:
             lo = LeftOut(row["run_id"], row["source"], row["run_index"], _why_not_timed(row),
@@ -500,13 +512,16 @@ def group_runs(runs: Runs, by: Sequence[str] | None = None) -> Grouping:
     by = list(by or [])
     wide = phase_seconds(runs.select(ready["run_id"].to_list()))
     groups: dict[tuple[Any, ...], Group] = {}
+    # the launches measured among every run at hand: the budgets' launch margins (tables.launches)
+    at_hand = measured_at_hand(runs.runs.filter(pl.col("launch_source").is_in(sorted(KNOWN))).to_dicts()
+                               if "launch_source" in runs.runs.columns else [])
     for row in frame.iter_rows(named=True):
         key = {flag: row.get(flag) for flag in by}
         tkey = tuple(key.values())
         group = groups.get(tkey)
         if group is None:
             group = groups[tkey] = Group(key, group_label(key), [], [])
-        lo = group.place(row)
+        lo = group.place(row, at_hand)
         if lo is not None:
             left_out.append(lo)
     _phase_medians(wide, groups.values())

@@ -1,14 +1,14 @@
-"""Launches over many runs: estimates from the history's measured launches, each run's time from
-launch, and the launch margin a budget adds.
+"""Launches over many runs: each run's time from launch, and the launch margin a budget adds.
 
-A run whose log states no launch carries its engine's documented gap (timeline.launch). Where
-the runs at hand (logs and the history store together) hold launches that were measured, stated
-by a line or given, those are better evidence of this machine's imports: the gap of the other
-runs of the same engine (and the same configuration, where it has some) is re-estimated from
-them, and the basis says so. Every view counts a run from the same launch: its time to ready plus
-the gap (known, or the estimate); a budget adds, as a second named fact, a launch margin: how
-much earlier than estimated a launch may have come (the top of the range less the estimate: see
-docs/launch.md). Polars only where frames are handled, so that `wait` counts the same way.
+A run whose log states no launch carries its engine's documented gap (timeline.launch), and every
+view counts it from that one launch: its time to ready plus the gap (known, or the estimate), the
+number `parse` prints. A budget adds, as a second named fact, a launch margin: how much earlier
+than counted a launch may have come. Where the runs at hand (logs and the history store together)
+hold launches that were measured, stated by a line or given, those are better evidence of this
+machine's imports: an estimated run's margin is how far their longest gap (of the same engine, and
+the same configuration where it has some) reaches beyond its own, else the top of the documented
+range less the estimate (docs/launch.md). Polars only where frames are handled, so that `wait`
+counts the same way.
 """
 
 from __future__ import annotations
@@ -64,9 +64,10 @@ def launch_key(row: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def settle_launches(runs: pl.DataFrame) -> pl.DataFrame:
-    """Every row's launch as budgets read it: rows of a store written before runs carried one get
-    their engine's estimate; estimated ones are re-estimated from the measured launches at hand."""
-    return with_measured_estimates(_with_format_estimates(runs))
+    """Every row's launch as every view reads it: rows of a store written before runs carried one
+    get their engine's estimate; the rest stay as `parse` gave them (measured launches of other
+    runs are the budget's margin, `budget_margin`, never a rewrite of a run's own time)."""
+    return _with_format_estimates(runs)
 
 
 def _with_format_estimates(runs: pl.DataFrame) -> pl.DataFrame:
@@ -94,46 +95,63 @@ def _with_format_estimates(runs: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(updated, schema=runs.schema, orient="row")
 
 
-def with_measured_estimates(runs: pl.DataFrame) -> pl.DataFrame:
-    """`runs` with each estimated launch re-estimated from the known launches of the same engine
-    (of the same configuration where it has some), where there are any; the rest unchanged."""
-    import polars as pl
+@dataclass(frozen=True)
+class MeasuredAtHand:
+    """The launches measured, stated by a line or given among the runs at hand, by engine and by
+    launch configuration (`launch_key`), each of one kind of first line."""
 
-    if runs.is_empty() or "launch_source" not in runs.columns:
-        return runs
-    if runs.filter(pl.col("launch_source").is_in(list(KNOWN)) & pl.col("launch_gap").is_not_null()).is_empty():
-        return runs
-    return pl.DataFrame(re_estimated_rows(runs.to_dicts()), schema=runs.schema, orient="row")
+    by_engine: dict[tuple[str, str], MeasuredGaps]
+    by_config: dict[tuple[Any, ...], MeasuredGaps]
+
+    def of(self, row: dict[str, Any]) -> MeasuredGaps | None:
+        """The measured gaps that speak for this run: its configuration's, else its engine's; only
+        those before the same kind of first line (one measured before a collector-stamped line
+        printed during the imports, `docker logs -t`: a second, says nothing of the gap before a
+        server's own first stamp: twenty)."""
+        first = row.get("launch_first_kind") or "own"
+        same = self.by_config.get((row["engine"], first, *launch_key(row)))
+        return same if same is not None else self.by_engine.get((row["engine"], first))
 
 
-def re_estimated_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`with_measured_estimates` over plain rows (`wait`'s history has no frames)."""
-    runs = rows
-    rows = [r for r in rows if r.get("launch_source") in KNOWN and r.get("launch_gap") is not None]
-    if not rows:
-        return runs
-    kind = "launch_first_kind"
-    # a gap counts only for runs whose first line is of the same kind: one measured before a
-    # collector-stamped line printed during the imports (`docker logs -t`: a second) says
-    # nothing of the gap before a server's own first stamp (twenty)
+def measured_at_hand(rows: list[dict[str, Any]]) -> MeasuredAtHand:
+    """The known launches among `rows` (a runs table's rows, or `run_row`s for `wait`)."""
     by_engine: dict[tuple[str, str], list[dict[str, Any]]] = {}
     by_config: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
-        first = row.get(kind) or "own"
-        by_engine.setdefault((row["engine"], first), []).append(row)
-        by_config.setdefault((row["engine"], first, *launch_key(row)), []).append(row)
-    updated = []
-    for row in runs:
-        if row["launch_source"] == "estimated" and row["first_ts"] is not None:
-            first = row.get(kind) or "own"
-            same = by_config.get((row["engine"], first, *launch_key(row)))
-            gaps = _gaps(same) if same else _gaps(by_engine.get((row["engine"], first), []))
-            if gaps is not None and same:
-                gaps = MeasuredGaps(gaps.low, gaps.typical, gaps.high, gaps.n, "config")
-            if gaps is not None:
-                row = _re_estimated(row, gaps)
-        updated.append(row)
-    return updated
+        if row.get("launch_source") in KNOWN and row.get("launch_gap") is not None:
+            first = row.get("launch_first_kind") or "own"
+            by_engine.setdefault((row["engine"], first), []).append(row)
+            by_config.setdefault((row["engine"], first, *launch_key(row)), []).append(row)
+    engines = {k: g for k, v in by_engine.items() if (g := _gaps(v)) is not None}
+    configs = {k: MeasuredGaps(g.low, g.typical, g.high, g.n, "config")
+               for k, v in by_config.items() if (g := _gaps(v)) is not None}
+    return MeasuredAtHand(engines, configs)
+
+
+NO_MEASURED = MeasuredAtHand({}, {})
+
+
+def budget_margin(row: dict[str, Any], at_hand: MeasuredAtHand = NO_MEASURED) -> float:
+    """Seconds a budget adds for this run's launch coming earlier than counted (`Budget.launch_margin`).
+    Its own (`launch_margin`: the estimate's range) unless measured launches of its engine (its
+    configuration) are at hand and its launch is estimated: then how far their longest gap reaches
+    beyond the gap the run is counted with, never below 0. The run's time stays its own."""
+    if row.get("launch_source") != "estimated" or row.get("launch_gap") is None or row.get("first_ts") is None:
+        return launch_margin(row)
+    measured = at_hand.of(row)
+    if measured is None:
+        return launch_margin(row)
+    return max(0.0, measured.high - float(row["launch_gap"]))
+
+
+def margin_basis(rows: list[dict[str, Any]], at_hand: MeasuredAtHand) -> str | None:
+    """Where a budget's margin comes from measured launches: their line (the first such run's), else None."""
+    for row in rows:
+        if row.get("launch_source") == "estimated" and row.get("first_ts") is not None:
+            measured = at_hand.of(row)
+            if measured is not None:
+                return measured.basis(row["engine"]).removeprefix("no line states the launch; ")
+    return None
 
 
 def _re_estimated(row: dict[str, Any], gaps: MeasuredGaps) -> dict[str, Any]:
@@ -180,14 +198,13 @@ def from_launch(row: dict[str, Any]) -> tuple[float, str] | None:
     return float(ready) + float(extra), str(row["launch_source"])
 
 
-def budget_from_launch(rows: list[dict[str, Any]], risk: float) -> Budget:
+def budget_from_launch(rows: list[dict[str, Any]], risk: float, at_hand: MeasuredAtHand = NO_MEASURED) -> Budget:
     """The budget `firedup budget` gives ready runs' rows of one config (`run_row` for `Run`s): their
-    times from launch, re-estimated from the measured launches among them, plus the largest launch
-    margin; where they hold cold and warm starts (`cache_start`), the cold starts' (`tables.budget`)."""
+    times from launch, plus the largest launch margin (`budget_margin`, from the measured launches
+    `at_hand` where there are some); where they hold cold and warm starts (`cache_start`), the cold starts' (`tables.budget`)."""
     from firedup.tables.risk import budget_for
 
-    rows = re_estimated_rows(rows)
-    margin = max((launch_margin(r) for r in rows), default=0.0)
+    margin = max((budget_margin(r, at_hand) for r in rows), default=0.0)
     cold = [r for r in rows if r.get("cache_start") == "cold"]
     if cold and len(cold) < len(rows):  # never pooled: the cold starts' budget, as `budget` gives it
         rows = cold
@@ -210,5 +227,5 @@ def run_row(run: Any) -> dict[str, Any]:
     return row
 
 
-__all__ = ["LAUNCH_FLAGS", "MeasuredGaps", "allowance", "budget_from_launch", "from_launch", "launch_key", "launch_margin", "re_estimated_rows",
-           "run_row", "settle_launches", "with_measured_estimates"]
+__all__ = ["LAUNCH_FLAGS", "NO_MEASURED", "MeasuredAtHand", "MeasuredGaps", "allowance", "budget_from_launch", "budget_margin",
+           "from_launch", "launch_key", "launch_margin", "margin_basis", "measured_at_hand", "run_row", "settle_launches"]
