@@ -526,6 +526,11 @@ class Caches:
     silent_work: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
 
 
+# `Format.layout` remembers the lines of up to this many characters, this many at a time.
+_LAYOUT_MEMO_CHARS = 512
+_LAYOUT_MEMO_LINES = 2048
+
+
 @dataclass(frozen=True)
 class Format:
     """An engine's line layout and rules, plus how to recognise its logs.
@@ -596,7 +601,25 @@ class Format:
         starts = [re.sub(r"\(\?P<\w+>", "(?:", h.start) for h in self._own_timed_headers]
         return re.compile(r"[ \t](?:" + "|".join(starts) + ")") if starts else None
 
+    @cached_property
+    def _layouts(self) -> dict[str, Layout]:
+        return {}
+
     def layout(self, text: str) -> Layout:
+        """`_lay_out`, remembered for short lines: the batch engine asks about a line before it
+        feeds it (`Scanner.makes_event`), and a log repeats lines (a third of the calls over a
+        folder of logs). A Layout is never changed in place (its readers `replace` it)."""
+        memo = self._layouts
+        laid = memo.get(text)
+        if laid is None:
+            laid = self._lay_out(text)
+            if len(text) <= _LAYOUT_MEMO_CHARS:
+                if len(memo) >= _LAYOUT_MEMO_LINES:
+                    memo.clear()
+                memo[text] = laid
+        return laid
+
+    def _lay_out(self, text: str) -> Layout:
         """How this format reads a line: its header at the line's start, as a rule; or behind an
         unknown wrapper (a harness's own prefix): the engine's own timed header found after a
         blank in the line's first WRAPPER_CHARS characters, whatever precedes it the wrapper

@@ -232,7 +232,8 @@ def _graph_capture(run: Run, fmt: Format, lines: _Lines, items: Sequence[Item], 
     costs = [c for c in (_size_costs(remedy, e) for e in bars) if c]
     item = Item(remedy.cause, remedy.what, own, [], remedy.fix, None, UNKNOWN, "cuda_graph")
     if costs:
-        trimmed = [(size, secs) for bar in costs for size, secs in bar if size > max(s for s, _ in bar) / 2]
+        halves = [max(s for s, _ in bar) / 2 for bar in costs]  # once a bar: a capture times hundreds of sizes
+        trimmed = [(size, secs) for bar, half in zip(costs, halves, strict=True) for size, secs in bar if size > half]
         saving = min(sum(secs for _, secs in trimmed), own)
         largest = sorted({size for size, _ in trimmed}, reverse=True)
         item.saving_seconds, item.basis = saving, THIS_LOG
@@ -258,9 +259,10 @@ def _size_costs(remedy: Remedy, bar: Event) -> list[tuple[int, float]]:
     out: list[tuple[int, float]] = []
     last_n, last_t, size = 0, 0.0, None
     for text in (*bar.fields.get("_redraws", ()), bar.text):
-        named, step = sizes.search(text), _STEP.search(text)
+        step = _STEP.search(text)
         if step is None:
             continue
+        named = sizes.search(text)
         n = int(step["n"])
         t = 3600 * int(step["h"] or 0) + 60 * int(step["m"]) + int(step["s"])
         if n > last_n and size is not None:
@@ -298,7 +300,7 @@ def _weights(run: Run, fmt: Format, lines: _Lines, events: Sequence[Event], floo
         out.append(Item(remedy.cause, remedy.what, seconds, evidence, remedy.fix, saving, basis, "load_weights",
                         efficiency, bounds, basis_detail=detail))
         serial = fmt.advice.remedy("serial_shards")
-        bars = [e for e in events if serial is not None and serial.regex.search(e.text)]
+        bars = [e for e in events if serial.regex.search(e.text)] if serial is not None else []
         if serial is not None and bars:
             out.append(Item(serial.cause, serial.what, seconds, lines.evidence(serial, [(bars[-1].line, bars[-1].text)]),
                             serial.fix, None, UNKNOWN, "load_weights"))
