@@ -661,7 +661,7 @@ class Format:
         matches. Linear: each place tried fails within a header's start, so a line costs the
         same however long it is."""
         start = self._wrapped_start
-        pos = max(low - 1, 0)
+        pos = low - 1 if low else 0
         if start is None or TIME_COLONS.search(text, pos, WRAPPER_CHARS) is None:
             return None  # every such header holds a time: the one cheap test nearly every line fails
         while True:
@@ -808,7 +808,13 @@ class Format:
         """The rules that are evidence and whose literal `sample` holds, heaviest first: the
         most `sniff_score` can give on it, before a line is read."""
         present = sample if found is None else found
-        return [rule for rule in self.sniff_rules if any(literal in present for literal in rule.literals)]
+        out = []
+        for rule in self.sniff_rules:  # a loop, not a generator a rule: asked after every piece of a head
+            for literal in rule.literals:
+                if literal in present:
+                    out.append(rule)
+                    break
+        return out
 
     def recognises(self, rule: Rule, sample: str, found: Container[str] | None = None) -> bool:
         """Whether `rule` matches one of `sample`'s lines. It is tried on the first SNIFF_TRIES
