@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import SAMPLE_LOGS, corpus_logs
@@ -62,6 +64,26 @@ def test_fast_path_and_ast_agree_on_generated_dumps(fields: dict[str, Any]) -> N
     for text in (call, repr(fields)):
         if not _same(text) and config._from_call(text) is not None:  # outside the fast path: ast reads it
             assert parse_args_repr(text) == (config._from_call(text), True)
+
+
+_LIST_ITEMS = st.lists(st.one_of(st.integers(-10**30, 10**30), st.floats(allow_nan=False), st.text(max_size=6)),
+                       max_size=6)
+
+
+@given(text=_LIST_ITEMS.map(repr))
+@example(text="[1e+16, -2, 'a, b', 0.5, 1E-3, -0, 0.0]")
+@example(text="[10000000000000000000000000000001, -1e999]")
+@example(text="['', ' ', '[1]', 'é☃']")
+@example(text="[]")
+@example(text="{}")
+def test_a_flat_list_is_read_as_ast_reads_it(text: str) -> None:
+    # the fast path reads a list value without `ast` (`config._flat_list`): the same items, of the same types
+    m = re.fullmatch(config._VALUE, text, re.ASCII)
+    if m is None or m.lastgroup != "l":
+        return  # not a list the fast path takes (an escape, inf): `ast` reads the dump
+    fast, slow = config._flat_list(text), ast.literal_eval(text)
+    assert repr(fast) == repr(slow)
+    assert [type(x) for x in fast] == [type(x) for x in slow]
 
 
 @pytest.mark.parametrize("text", [

@@ -78,9 +78,7 @@ def sniff_format(sample: str, found: Container[str] | None = None) -> Format | N
     foreign = other[1] if other is not None else 0.0
     low = dict.fromkeys(formats, 0.0)
     high = {name: fmt.sniff_most for name, fmt in formats.items()}
-    queue = sorted(((rule.evidence, name, rule) for name, fmt in formats.items() for rule in fmt.sniff_rules),
-                   key=lambda item: -item[0])
-    for weight, name, rule in queue:
+    for weight, name, rule in _sniff_queue(formats):
         decided = _decided(low, high, foreign)
         if decided is not None:
             return formats[decided] if decided else None
@@ -92,6 +90,21 @@ def sniff_format(sample: str, found: Container[str] | None = None) -> Format | N
     if not scored or scored[0][0] <= 0 or foreign > scored[0][0]:
         return None
     return formats[scored[0][1]]
+
+
+# The registered formats' sniff rules, heaviest first, by the formats (ids, and the formats
+# themselves so an id is never reused while kept): sorted once, not for every log's sniff.
+_QUEUES: dict[tuple[int, ...], tuple[tuple[Format, ...], list[tuple[float, str, Rule]]]] = {}
+
+
+def _sniff_queue(formats: dict[str, Format]) -> list[tuple[float, str, Rule]]:
+    key = tuple(id(fmt) for fmt in formats.values())
+    kept = _QUEUES.get(key)
+    if kept is None or any(a is not b for a, b in zip(kept[0], formats.values(), strict=True)):
+        queue = sorted(((rule.evidence, name, rule) for name, fmt in formats.items() for rule in fmt.sniff_rules),
+                       key=lambda item: -item[0])
+        kept = _QUEUES[key] = (tuple(formats.values()), queue)
+    return kept[1]
 
 
 def _decided(low: dict[str, float], high: dict[str, float], foreign: float) -> str | None:

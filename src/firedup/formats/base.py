@@ -530,6 +530,11 @@ class Caches:
     silent_work: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
 
 
+# `Format.layout` remembers the lines of up to this many characters, this many at a time.
+_LAYOUT_MEMO_CHARS = 512
+_LAYOUT_MEMO_LINES = 2048
+
+
 @dataclass(frozen=True)
 class Format:
     """An engine's line layout and rules, plus how to recognise its logs.
@@ -600,7 +605,25 @@ class Format:
         starts = [re.sub(r"\(\?P<\w+>", "(?:", h.start) for h in self._own_timed_headers]
         return re.compile(r"[ \t](?:" + "|".join(starts) + ")") if starts else None
 
+    @cached_property
+    def _layouts(self) -> dict[str, Layout]:
+        return {}
+
     def layout(self, text: str) -> Layout:
+        """`_lay_out`, remembered for short lines: the batch engine asks about a line before it
+        feeds it (`Scanner.makes_event`), and a log repeats lines (a third of the calls over a
+        folder of logs). A Layout is never changed in place (its readers `replace` it)."""
+        memo = self._layouts
+        laid = memo.get(text)
+        if laid is None:
+            laid = self._lay_out(text)
+            if len(text) <= _LAYOUT_MEMO_CHARS:
+                if len(memo) >= _LAYOUT_MEMO_LINES:
+                    memo.clear()
+                memo[text] = laid
+        return laid
+
+    def _lay_out(self, text: str) -> Layout:
         """How this format reads a line: its header at the line's start, as a rule; or behind an
         unknown wrapper (a harness's own prefix): the engine's own timed header found after a
         blank in the line's first WRAPPER_CHARS characters, whatever precedes it the wrapper
@@ -642,7 +665,7 @@ class Format:
         matches. Linear: each place tried fails within a header's start, so a line costs the
         same however long it is."""
         start = self._wrapped_start
-        pos = max(low - 1, 0)
+        pos = low - 1 if low else 0
         if start is None or TIME_COLONS.search(text, pos, WRAPPER_CHARS) is None:
             return None  # every such header holds a time: the one cheap test nearly every line fails
         while True:
@@ -789,7 +812,13 @@ class Format:
         """The rules that are evidence and whose literal `sample` holds, heaviest first: the
         most `sniff_score` can give on it, before a line is read."""
         present = sample if found is None else found
-        return [rule for rule in self.sniff_rules if any(literal in present for literal in rule.literals)]
+        out = []
+        for rule in self.sniff_rules:  # a loop, not a generator a rule: asked after every piece of a head
+            for literal in rule.literals:
+                if literal in present:
+                    out.append(rule)
+                    break
+        return out
 
     def recognises(self, rule: Rule, sample: str, found: Container[str] | None = None) -> bool:
         """Whether `rule` matches one of `sample`'s lines. It is tried on the first SNIFF_TRIES

@@ -19,7 +19,6 @@ This module imports nothing else of firedup.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -156,6 +155,8 @@ class Vocabulary:
         return name
 
     def _unknown(self, name: str) -> str:
+        import difflib  # only for a name that is not declared: not on every start's import path
+
         close = difflib.get_close_matches(name, list(self._kinds), n=3)
         hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
         return (f"{name!r} is no declared event kind{hint}; declare it in the format's `kinds` "

@@ -149,7 +149,7 @@ def _marked_lines(database: Any, text: bytes) -> list[tuple[int, int]]:
     counted = [0, 0]  # newlines are counted up to this offset; the line there
 
     def on_match(pattern: int, start: int, stop: int, flags: int, context: Any) -> None:
-        at = max(stop - 1, 0)
+        at = stop - 1 if stop else 0  # called for every match: no call to max
         if at < counted[0]:
             marked.append((pattern, text.count(b"\n", 0, at)))
             return
@@ -517,8 +517,10 @@ class _State:
             # No marker: one logical line, its rule literals all in the raw line (see _markers)
             (line,) = self._read(start, end, self.number)
             pre = self.pre
-            if pre.access_rule is not None and pre.access_rule not in rules \
-                    and any(lit in line.text for lit in pre.access_rule.literals):
+            access = pre.access_rule
+            # by identity: `in` would compare every other rule field by field (a dataclass's ==)
+            if access is not None and any(lit in line.text for lit in access.literals) \
+                    and not any(rule is access for rule in rules):
                 rules = pre.with_access(rules)
             return self.scanner.feed(line, rules)
         lines = self.normalised.pop(self.number, None)

@@ -420,7 +420,7 @@ def scan_window(mm: Scannable, pre: Prefilter, base: int, pos: int = 0, end: int
             finally:
                 piece.release()
             for stop, pattern in sorted(zip(hits, ids, strict=True)):
-                at = low + max(stop - 1, 0)  # the match's last byte
+                at = low + (stop - 1 if stop else 0)  # the match's last byte
                 if at > line_end:  # on a line after the last candidate's
                     before = mm.rfind(b"\n", low, at)
                     after = mm.find(b"\n", at, high)
@@ -448,7 +448,7 @@ def _verified(mm: Scannable, pre: Prefilter, candidates: list[tuple[int, int, in
     (`Prefilter.verify`) where the line fails the check; a line left with no mark is none."""
     kept = []
     for start, stop, count, patterns in candidates:
-        if any(p in pre.verify for p in patterns):
+        if not pre.verify.keys().isdisjoint(patterns):
             line = mm[start:stop]
             patterns = [p for p in patterns if p not in pre.verify or pre.verify[p].search(line) is not None]
             if not patterns:

@@ -27,10 +27,17 @@ def rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event], s
     cache, of the target then the draft model; then the durations lines report, and the weight
     load's from its own line (`took`). `cutoff`: where a phase still open ends (the crash)."""
     out: list[Phase] = []
+    keys = [m.key for m in rms]  # a property: read once, not once for each pair of names
+    where: dict[str, list[int]] = defaultdict(list)
+    for i, key in enumerate(keys):
+        where[key].append(i)
     for model_prefix in ("", DRAFT_PREFIX):
         for name, begin_name, end_name in PAIRED_PHASES:
-            out.extend(_paired_phases(model_prefix + name, model_prefix + begin_name, model_prefix + end_name,
-                                      rank, rms, stage_table, cutoff))
+            bname, ename = model_prefix + begin_name, model_prefix + end_name
+            mine = sorted({*where.get(bname, ()), *where.get(ename, ())})  # a pair no milestone names makes none
+            if mine:
+                out.extend(_paired_phases(model_prefix + name, bname, ename, rank, rms, keys, mine, stage_table,
+                                          cutoff))
         out.extend(_kv_cache(model_prefix, rank, rms))
     out.extend(_reported(rank, rms, reported))
     _weights_took(rank, took, out)
@@ -38,22 +45,26 @@ def rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event], s
 
 
 def _paired_phases(name: str, bname: str, ename: str, rank: str | None, rms: Sequence[Milestone],
-                   stage_table: Mapping[str, str], cutoff: Stamp | None) -> list[Phase]:
+                   keys: Sequence[str], mine: Sequence[int], stage_table: Mapping[str, str],
+                   cutoff: Stamp | None) -> list[Phase]:
     """Each end paired with the earliest open begin of the same detail (or of none); a begin
-    never ended lasts to the next milestone that changes the stage, else to `cutoff`, open."""
+    never ended lasts to the next milestone that changes the stage, else to `cutoff`, open.
+    `keys`: each milestone's `key`; `mine`: the places in `rms` of those named `bname` or `ename`."""
     out: list[Phase] = []
     open_begins: dict[str | None, list[Milestone]] = defaultdict(list)
-    for m in rms:
+    for i in mine:
+        m, key = rms[i], keys[i]
         detail = m.fields.get("detail")
-        if m.key == bname:
+        if key == bname:
             open_begins[detail].append(m)
-        elif m.key == ename:
+        elif key == ename:
             queue = open_begins.get(detail) or (open_begins.get(None) if detail else None)
             begin = queue.pop(0) if queue else None
             out.append(_paired(name, rank, begin, m, detail))
     for detail, queue in open_begins.items():
         for begin in queue:
-            nxt = next((m for m in rms if m.line > begin.line and m.key in stage_table and m.key != bname), None)
+            nxt = next((m for m, key in zip(rms, keys, strict=True)
+                        if m.line > begin.line and key in stage_table and key != bname), None)
             end = nxt.ts if nxt else cutoff
             out.append(Phase(name, rank, begin.ts, end, end.minus(begin.ts) if end and begin.ts else None,
                              "timestamps", detail=detail, line=nxt.line if nxt else begin.line, open=nxt is None))

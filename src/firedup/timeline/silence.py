@@ -236,11 +236,13 @@ _CAUSES: tuple[Callable[[Silence, Format, tuple[Event, str] | None], None], ...]
 def _caches(run: Run, events: Sequence[Event], fmt: Format, spans: Sequence[WorkSpan] = ()
             ) -> dict[str, CacheVerdict]:
     out: dict[str, CacheVerdict] = {}
-    stamps = {e.line: e.ts for e in events if e.ts is not None}
+    stamps: dict[int, Stamp] | None = None  # each line's time, once a verdict needs one (a long log has many events)
     for kind in fmt.caches.cache_kinds:
         verdict = (_from_spans(run, kind, spans, fmt) or _from_lines(run, kind, events, fmt)
                    or _from_silence(run, kind, fmt))
         if verdict is not None and verdict.phase is None and verdict.evidence:
+            if stamps is None:
+                stamps = {e.line: e.ts for e in events if e.ts is not None}
             at = stamps.get(verdict.evidence[0][0])
             if at is not None:
                 phase, umbrella = _place(run, at, at, fmt)
