@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from firedup.tables.budget import budgets  # noqa: E402
 from firedup.tables.compare import compare  # noqa: E402
 from firedup.tables.export import chrome_trace  # noqa: E402
-from firedup.tables.frames import load  # noqa: E402
+from firedup.tables.load import load  # noqa: E402
 from firedup.tables.store import Store  # noqa: E402
 from firedup.timeline.pipeline import parse_paths  # noqa: E402
 from logmaker import Spec, write  # noqa: E402

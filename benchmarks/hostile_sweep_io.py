@@ -638,7 +638,7 @@ def _store_facts(s: Sweep, store: Path) -> tuple[dict[str, tuple[int, int, int]]
         duck = {r: (runs.get(r, 0), counts["phases"].get(r, 0), counts["milestones"].get(r, 0)) for r in ids}
     code = f"""
 import json
-from firedup.tables.frames import load
+from firedup.tables.load import load
 from firedup.tables.store import Store
 r = load(Store({str(store)!r}))
 p = dict(r.phases.group_by("run_id").len().iter_rows()); m = dict(r.milestones.group_by("run_id").len().iter_rows())

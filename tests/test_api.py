@@ -20,7 +20,7 @@ from firedup import api
 from firedup.cli import cli
 from firedup.tables.budget import budgets as budgets_of
 from firedup.tables.compare import compare as compare_runs
-from firedup.tables.frames import load as load_frames
+from firedup.tables.load import load as load_frames
 from firedup.timeline.pipeline import parse_paths
 
 READY = ROOT / "tests" / "fixtures" / "crash" / "ready_tp1.log"

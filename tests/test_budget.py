@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from firedup.formats import get_format
 from firedup.render.budget import budget_json, budget_text
 from firedup.tables.budget import budgets
-from firedup.tables.frames import load
+from firedup.tables.load import load
 from firedup.tables.risk import (
     BOUND,
     CAPPED,

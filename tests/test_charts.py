@@ -31,7 +31,8 @@ from firedup.render.charts import (
     timeline_data,
 )
 from firedup.tables.compare import compare
-from firedup.tables.frames import Runs, load
+from firedup.tables.frames import Runs
+from firedup.tables.load import load
 from firedup.timeline.phases import PHASE_ORDER
 from logmaker import Spec, write, write_many_ranks
 

@@ -17,8 +17,8 @@ from firedup.core.units import fmt_duration
 from firedup.errors import UnknownFlagError
 from firedup.tables.compare import compare
 from firedup.tables.compare_text import comparison_text
-from firedup.tables.frames import load
 from firedup.tables.grouping import quantile
+from firedup.tables.load import load
 from logmaker import Spec, fleet, ready_seconds_by_regex, ready_times, write
 
 

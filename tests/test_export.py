@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import corpus_logs, sample_truth
 from firedup.tables.export import chrome_trace, export
-from firedup.tables.frames import load
+from firedup.tables.load import load
 from logmaker import fleet, ready_seconds_by_regex
 from tracecheck import no_nan, validate_trace
 

@@ -195,7 +195,7 @@ def test_row_4_wait_s_auto_timeout_is_budget_s() -> None:
 def test_row_5_distribution_s_budget_line_counts_as_its_dots() -> None:
     """distribution.png: budget line vs its dots"""
     from firedup.render.charts import distribution_data
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
     from firedup.tables.risk import FLOOR, round_up
 
     runs = _parse_json(S)

@@ -269,7 +269,7 @@ def test_concurrent_ingests_into_one_bucket_store_count_each_run_once(s3: S3, tm
     conditional write), stored once, and read back whole."""
     need("duckdb")
     from _race import hourly_logs, race_ingests
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
     from firedup.tables.store import Store
     from logmaker import ready_seconds_by_regex
 

@@ -127,7 +127,7 @@ def test_flags_beyond_64_bits_or_not_finite_are_dropped_with_a_note() -> None:
 def test_a_date_at_either_end_of_time_keeps_its_time_of_day(tmp_path: Path, year: str) -> None:
     """Year 9999 or 1: an OverflowError ("internal error") and OTLP nanos below zero before."""
     from firedup.tables.export import otlp_json
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
 
     path = tmp_path / "y.log"
     text = re.sub(r"\[2026-06-02 14:2(\d)", lambda m: f"[{year}-12-31 23:5{m.group(1)}", SGLANG)
@@ -145,7 +145,7 @@ def test_otlp_nanos_are_never_below_zero(tmp_path: Path) -> None:
     """A time-only log from just after midnight: its placeholder day is 1970-01-01, and a phase the
     log reports reaches back before it."""
     from firedup.tables.export import otlp_json
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
 
     path = tmp_path / "midnight.log"
     path.write_text(re.sub(r"\[2026-06-02 14:2(\d):", r"[00:0\1:", SGLANG))
@@ -158,7 +158,7 @@ def test_otlp_nanos_are_never_below_zero(tmp_path: Path) -> None:
 def test_a_port_in_superscript_digits_is_no_url(tmp_path: Path) -> None:
     """budget, report and plot distribution read the port with int() and raised."""
     from firedup.tables.budget import budgets
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
 
     path = tmp_path / "sup.log"
     path.write_text(SGLANG.replace("127.0.0.1:30000 (Press", "127.0.0.1:³⁰⁰⁰⁰ (Press"))
@@ -200,7 +200,7 @@ def test_any_number_in_any_field_gives_one_ready_run_and_valid_json(tmp_path: Pa
                              min_size=1, max_size=5))
 def test_any_number_in_a_flag_reaches_every_table_as_a_value_it_holds(tmp_path: Path, flags: dict[str, Any]) -> None:
     from firedup.core.safe import json_text
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
 
     def literal(value: Any) -> str:  # what a Python repr prints for each (inf as 1e999, as `ast` reads it)
         if isinstance(value, float) and not math.isfinite(value):

@@ -294,10 +294,10 @@ def runs_csv_facts(path: Path) -> ViewFacts:
 
 
 def frames_facts(path: Path) -> ViewFacts:
-    """`tables.frames.load`: the runs and phases tables behind `runs`, `compare` and the charts."""
+    """`tables.load.load`: the runs and phases tables behind `runs`, `compare` and the charts."""
     import polars as pl
 
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
 
     tables = load([str(path)])
     phases = tables.phases.filter((pl.col("scope") == "run") & (pl.col("phase") != "total")

@@ -437,7 +437,7 @@ def test_the_report_leaves_runs_alone_and_names_them_by_their_ids(tmp_path: Path
     """Regression: `report` rewrote `run.source` to its display name, and the content hash, then
     re-read by that name (no file there), gave the run another id than `firedup runs` does."""
     from firedup.render.report import build_context
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
     from firedup.timeline.pipeline import parse_paths
 
     outside = tmp_path / "elsewhere" / "logs"  # outside the working directory: shown by a shorter name

@@ -19,7 +19,7 @@ from conftest import SAMPLE_LOGS, sample_truth
 from firedup.tables.budget import budgets
 from firedup.tables.compare import compare
 from firedup.tables.export import export
-from firedup.tables.frames import load
+from firedup.tables.load import load
 from tracecheck import no_nan, validate_trace
 
 pytestmark = pytest.mark.skipif(not any(SAMPLE_LOGS.glob("*.log")), reason="sample_logs/ not generated yet")

@@ -21,7 +21,7 @@ from firedup.render.text import timeline_text
 from firedup.tables.budget import budgets
 from firedup.tables.compare import compare
 from firedup.tables.compare_text import comparison_text
-from firedup.tables.frames import load
+from firedup.tables.load import load
 from firedup.timeline.pipeline import parse_paths
 from firedup.timeline.run import Run
 

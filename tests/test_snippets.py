@@ -23,7 +23,7 @@ import pytest
 from conftest import SAMPLE_LOGS
 from firedup.render.snippets import READINESS, snippets_for
 from firedup.tables.budget import budgets
-from firedup.tables.frames import load
+from firedup.tables.load import load
 from firedup.tables.risk import budget_for
 
 FAKE_SERVER = textwrap.dedent('''

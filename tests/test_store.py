@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firedup.tables.frames import load
+from firedup.tables.load import load
 from firedup.tables.store import MARKER, Store, StoreError, default_store_path, open_store
 from logmaker import ready_seconds_by_regex
 

@@ -498,7 +498,7 @@ def test_each_sample_reads_as_its_one_version_everywhere(name: str) -> None:
     from firedup.formats import get_format
     from firedup.live.replay import load_script
     from firedup.tables.budget import version_of
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
 
     path = SAMPLE_LOGS / name
     truth = TRUTH[name]["runs"][-1]

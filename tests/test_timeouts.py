@@ -10,7 +10,7 @@ from pathlib import Path
 from _live import FIXTURES
 from firedup.formats import get_format
 from firedup.tables.budget import budgets
-from firedup.tables.frames import load
+from firedup.tables.load import load
 from firedup.tables.timeouts import advise_clock
 
 OLD_PROBES = FIXTURES / "sglang_0.4.3_health_probes.log"

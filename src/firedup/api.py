@@ -199,7 +199,7 @@ def load(paths: Paths | None = None, *, store: StoreArg = None, engine: str | No
     `store`: a store folder or `Store`, or True for the default store. A log both given and
     stored counts once. Raises UsageError when given neither.
     """
-    from firedup.tables.frames import load as load_frames
+    from firedup.tables.load import load as load_frames
 
     wanted = _paths(paths, required=False)
     _progress(progress)

@@ -204,7 +204,7 @@ def load_history(paths: Sequence[str] = (), store: str | None = None) -> tuple[l
 
 def store_runs(store: str) -> list[Run]:
     """The runs of the history store (`firedup ingest`), rebuilt from its tables."""
-    from firedup.tables.frames import load
+    from firedup.tables.load import load
     from firedup.tables.store import MARKER, open_store
 
     opened = open_store(store or None)

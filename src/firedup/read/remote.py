@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from firedup.errors import InputError
 
 if TYPE_CHECKING:
-    from firedup.read.sources import Source
+    from firedup.read.source import Source
 
 # URL scheme -> (fsspec protocol, the package that implements it)
 SCHEMES = {
@@ -62,7 +62,7 @@ def expand_url(url: str, all_files: bool, suffixes: tuple[str, ...]) -> tuple[li
     """An object, a prefix (every log under it, like a directory) or a glob -> sources, sorted.
 
     Hidden keys (a part starting with ".") under a prefix are skipped, as in a directory."""
-    from firedup.read.sources import Source
+    from firedup.read.source import Source
 
     scheme = url.partition("://")[0]
 

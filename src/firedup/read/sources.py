@@ -23,6 +23,7 @@ from typing import BinaryIO
 
 from firedup.errors import InputError as InputError  # re-exported: it was defined here
 from firedup.read.collectors import BY_FIRST, Collector, OuterStamp, first_key
+from firedup.read.source import Source as Source  # re-exported: it was defined here
 
 LOG_SUFFIXES = (".log", ".txt", ".out", ".gz")
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a server_args dump is ~13 kB; 8 MB is not a log line
@@ -235,24 +236,6 @@ def normalise(raw: str, number: int) -> list[Line]:
 
 
 # --- opening inputs ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Source:
-    """A named input: a path on disk, an object in object storage (`url`), or "-" for stdin."""
-
-    name: str
-    path: Path | None  # None for stdin and for objects
-    url: str | None = None  # s3://, gs://, az:// (firedup.read.remote), read through fsspec
-    mtime: float | None = None  # an object's last modification, from its listing
-
-    @property
-    def is_gzip(self) -> bool:
-        return self.name.endswith(".gz")
-
-    @property
-    def is_stdin(self) -> bool:
-        return self.path is None and self.url is None
 
 
 def _has_magic(arg: str) -> bool:
