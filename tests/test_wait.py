@@ -1073,8 +1073,8 @@ def test_more_usage_errors_exit_2_with_one_line(args: list[str], message: str) -
 def test_the_status_line_and_the_notes_name_what_a_silent_tree_does(tmp_path: Path) -> None:
     """In-process, on a fake /proc tree and a clock the test drives: a compiler child shows on
     the terminal's status line; without a terminal it is said once, then the change to idle."""
+    from _proctree import FakeProc
     from firedup.live.proc import TreeWatch
-    from test_proc import FakeProc
 
     root = tmp_path / "proc"
     root.mkdir()
@@ -1190,7 +1190,7 @@ class _Timed:
 
 def _fake_tree(tmp: Path, started: float) -> Any:
     """A fake /proc holding the server's process 100, launched at `started` (seconds since the epoch)."""
-    from test_proc import BTIME, FakeProc
+    from _proctree import BTIME, FakeProc
 
     root = tmp / "proc"
     root.mkdir()
