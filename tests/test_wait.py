@@ -1031,6 +1031,17 @@ def _real_waiter(opts: WaitOptions) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.parametrize("log", [CRASH_OOM, SAMPLE_LOGS / "oom-in-cuda-graph.log",
+                                 Path(__file__).parent / "fixtures" / "crash" / "bare_traceback_time.log"],
+                         ids=["fatal-line", "sample", "bare-traceback"])
+def test_timeout_0_on_a_finished_crash_log_is_crashed(log: Path) -> None:
+    """`wait --timeout 0` on a log that ends in a crash said TIMED OUT (exit 124): the crash had
+    not "settled" (the log quiet for a second after it) in the one check. The log read once is
+    all there is, judged as a stream read to its end is: a crash in it is a crash."""
+    code, out, _ = _real_waiter(WaitOptions(log, timeout=0, auto_timeout=False))
+    assert code == 3 and out.startswith("CRASHED (oom) in cuda_graph"), out
+
+
 def test_a_200_before_any_line_of_the_log_is_not_readiness(tmp_path: Path, http_server: int) -> None:
     """An old server still on the port answered 200 and `wait` said READY before the new
     server wrote a line (issue 13)."""

@@ -110,6 +110,7 @@ class Waiter:
         self.now = now
         self.sleep = sleep
         self.log = LogFeed(opts, self.printer.say)
+        self.once = opts.timeout == 0 and not opts.auto_timeout  # `--timeout 0`: one check
         self.prober = prober_for(opts.url, opts.engine, opts.probe_interval, opts.probe_timeout) if opts.url else None
         # The process tree, looked at during a silence: --pid, else the pid the log names.
         self.watch: TreeWatch | None = None
@@ -162,7 +163,7 @@ class Waiter:
         self._set_deadline(initial=True)
         if self.loader is not None:
             self.loader.start()
-        once = self.opts.timeout == 0 and not self.opts.auto_timeout
+        once = self.once
         if self.prober is not None:
             if once:
                 self.prober.check()  # `--timeout 0` checks once: the one check comes before the verdict
@@ -410,7 +411,7 @@ class Waiter:
             crash_seen_at=seen.crash_seen_at, pid=self.opts.pid is not None, pid_gone=pid_gone, pid_ran=self.pid_ran,
             stream_ended=log.stream_ended, url=self.prober is not None, probe=seen.probe,
             ready_seen_at=seen.ready_seen_at, http_open_at=seen.http_open_at, url_grace=self.opts.url_grace,
-            deadline=seen.deadline, activity=seen.activity,
+            deadline=seen.deadline, activity=seen.activity, once=self.once,
             named=self.opts.pid is not None and seen.watch_pid == self.opts.pid)
 
     def _pid_alive(self) -> bool:
