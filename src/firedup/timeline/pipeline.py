@@ -98,18 +98,20 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
 @functools.cache
 def _encoder() -> Callable[[Any], str]:
     """One JSON encoder per process (a worker encodes every run it parses): no NaN or Infinity
-    (`allow_nan=False`); a value that holds one after all is written through `core.safe.json_text`,
-    which writes it null."""
+    (`allow_nan=False`); a value that holds one after all, or a dict key JSON cannot hold (a flag
+    printed `{(1, 2): 3}`), is written through `core.safe.json_text`, which writes NaN null and
+    the key as its text. What JSON has no type for (a flag printed as a set, bytes) is made JSON
+    (`core.safe.json_default`: a set as a sorted list)."""
     import json  # not on the start-up path of `parse` without --json
 
-    from firedup.core.safe import json_text
+    from firedup.core.safe import json_default, json_text
 
-    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=json_default).encode
 
     def checked(value: Any) -> str:
         try:
             return encode(value)
-        except ValueError:
+        except (ValueError, TypeError):
             return json_text(value)
 
     return checked
