@@ -1136,7 +1136,7 @@ def test_a_local_log_that_names_the_server_pid_has_its_tree_looked_at(tmp_path: 
         log.write_text("".join(lines[:upto]) + lines[upto].replace("[4321]", f"[{server.pid}]"))
         code, out, err = _real_waiter(WaitOptions(log, timeout=3.5, auto_timeout=False, stall_after=1))
         assert code == 124, out + err
-        assert f"note: looking at the process tree of pid {server.pid} during silences (named by the log, " \
+        assert f"note: watching the process tree of pid {server.pid} every second (named by the log, " \
                f"line {upto + 1})" in err
         assert re.search(rf"^note: no log output for [\d.]+ s in http_start; process tree of pid {server.pid}: idle",
                          err, re.M), err
@@ -1146,7 +1146,7 @@ def test_a_local_log_that_names_the_server_pid_has_its_tree_looked_at(tmp_path: 
         server.wait()
     # a pid of no Python process of this machine (the log came from elsewhere) is left alone
     code, out, err = _real_waiter(WaitOptions(log, timeout=0.5, auto_timeout=False, stall_after=1))
-    assert "looking at the process tree" not in err
+    assert "watching the process tree" not in err
 
 
 def test_a_base_url_moves_from_a_missing_readiness_path_to_the_health_path(http_server: int) -> None:
