@@ -435,13 +435,13 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
 
 
 def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: dict[int, list[Line]] | None = None,
-                  sample: str = "", cut: list[Any] | None = None) -> tuple[list[Event], LineStats, Clock]:
+                  sample: str = "", cut: list[Any] | None = None, whole: int = 0) -> tuple[list[Event], LineStats, Clock]:
     from firedup.read import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, dates.given, file_date=dates.day_of_file())
     DatePolicy.hint(scanner, fmt, sample)
-    events = list(compact(batch.iter_file(source.path, scanner, normalised, cut), fmt))
+    events = list(compact(batch.iter_file(source.path, scanner, normalised, cut, whole), fmt))
     return events, scanner.stats, scanner.clock
 
 
@@ -636,6 +636,7 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
     assert source.path is not None
     fmt: Format | None = None
     try:
+        whole = _size(source.path)  # a file shorter than this when its scan begins was emptied under it
         next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
         sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
                                              until_settled=engine is None)
@@ -644,11 +645,18 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
         if fmt is None:  # the incremental engine finds no engine either, and counts the lines
             return None, None
         log.sample = sample
-        result = _events_batch(source, fmt, log.dates, normalised, sample, cut)
+        result = _events_batch(source, fmt, log.dates, normalised, sample, cut, whole)
         log.fmt = fmt
         return fmt, result
     except batch.NeedExact:
         return fmt, None
+
+
+def _size(path: str | os.PathLike[str]) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:  # gone: read_lines says so
+        return 0
 
 
 def _content_hash(source: Source, wanted: bool, digest: hashlib._Hash | None) -> str | None:
