@@ -225,6 +225,24 @@ def test_a_utf16_or_utf32_log_with_its_bom_is_followed_decoded(tmp_path: Path, e
     assert _texts(got) == list(enumerate(LINES, 1))
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_from_end_on_a_utf16_log_counts_its_lines_and_decodes_what_comes(tmp_path: Path, encoding: str) -> None:
+    """`wait --from-end` on a UTF-16 log counted raw 0x0a bytes as newlines (`Ċ`, U+010A, holds one)
+    and then read the new lines as UTF-8 (the BOM, at offset 0 only, was skipped with the old
+    lines); the file's end, cut inside a code unit, must stay aligned to its code units."""
+    path = tmp_path / "server.log"
+    bom = b"\xfe\xff" if encoding == "utf-16-be" else b""  # the others write their own, once
+    before = "old Ċ one\nold two\nhalf of a li"
+    data = bom + (before + "ne\n" + "\n".join(LINES) + "\n").encode(encoding)
+    cut = len(bom + before.encode(encoding)) + 1  # the writer is inside a code unit
+    path.write_bytes(data[:cut])
+    follower = Follower(path, from_end=True, partial_grace=60.0)
+    assert follower.poll(now=0.0) == []
+    with open(path, "ab") as f:
+        f.write(data[cut:])
+    assert _texts(follower.poll(now=1.0)) == [(3, "half of a line"), *enumerate(LINES, 4)]
+
+
 def test_a_utf16_stream_is_decoded() -> None:
     read, write = os.pipe()
     follower = StreamFollower(Path("<stdin>"), fd=read)

@@ -3,12 +3,17 @@ still parsed, and nothing raises."""
 
 from __future__ import annotations
 
+import ast
 import gzip
+import json
+import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from firedup.timeline.pipeline import parse_paths
 
@@ -216,3 +221,55 @@ def test_firedup_wait_outputs_beside_the_logs_are_skipped_with_a_note(tmp_path: 
     notes = unread_lines(result)
     assert len(notes) == 2 and all(n.startswith("note: ") and "firedup's own output" in n for n in notes)
     assert {"server.wait.txt", "server.wait.json"} == {Path(n.split(": ")[1]).name for n in notes}
+
+
+# --- every value an args dump holds reaches `parse --json` ------------------------------------------
+
+_VLLM = Path(__file__).resolve().parent.parent / "sample_logs" / "vllm-warm-start.log"
+_SCALARS = (st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+            | st.text(st.characters(exclude_categories=("Cs",)), max_size=12))
+# What `ast.literal_eval` reads from a dump and JSON has no type for: sets (of one kind, so they
+# sort), bytes, complex numbers.
+_SETS = st.sets(st.integers(-1000, 1000), max_size=4) | st.sets(st.text(max_size=6), max_size=4)
+_ODD = st.binary(max_size=6) | st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=1e6)
+_VALUES = st.recursive(_SCALARS | _SETS | _ODD, lambda inner: st.lists(inner, max_size=3)
+                       | st.lists(inner, max_size=3).map(tuple)
+                       | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+                       | st.dictionaries(st.tuples(st.integers(0, 9), st.integers(0, 9)), inner, max_size=2),
+                       max_leaves=8)
+
+
+def _as_json(value: Any) -> Any:
+    """What `parse --json` writes for a flag's value: a set as a sorted list, a tuple as a list,
+    bytes and complex numbers as their text, a key JSON cannot hold (a tuple) as its text."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, (list, tuple)):
+        return [_as_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _as_json(v) for k, v in value.items()}
+    if isinstance(value, (bytes, complex)):
+        return str(value)
+    return value
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_VALUES)
+def test_every_value_of_an_args_dump_is_written_by_parse_json(value: Any) -> None:
+    """A vLLM flag printed as a set (`{'a.com', 'b.com'}` in `non-default args`) made `parse
+    --json` raise TypeError: the run's encoder had no `default=`. Every value the config parser
+    reads comes back from `json.loads` (sets as sorted lists)."""
+    from click.testing import CliRunner
+
+    from firedup.cli import cli
+
+    lines = _VLLM.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "non-default args: {" in line)
+    lines[at] = lines[at].replace("non-default args: {", f"non-default args: {{'x_flag': {value!r}, ", 1)
+    with tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch) / "vllm.log"
+        log.write_text("".join(lines), encoding="utf-8")
+        result = CliRunner().invoke(cli, ["parse", str(log), "--json"])
+    assert result.exit_code == 0 and result.exception is None, result.output
+    read = ast.literal_eval(repr(value))  # what the dump says (`(-0+0j)` reads as 0j)
+    assert json.loads(result.output)["runs"][0]["config"]["x_flag"] == _as_json(read)

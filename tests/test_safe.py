@@ -178,3 +178,10 @@ def test_json_visible_of_a_long_text_escapes_where_its_pieces_meet(marks: list[t
     assert json.loads(encoded) == text
     ascii_only = json_visible(json.dumps("b\x7f" * 40_000, ensure_ascii=False))
     assert "\x7f" not in ascii_only and json.loads(ascii_only) == "b\x7f" * 40_000
+
+
+def test_json_text_writes_what_json_has_no_type_for() -> None:
+    """A flag printed `{(1, 2): 3}` made `json_text` (a `wait --record`'s run) raise TypeError; a
+    set was written as its Python text. Keys as the text JSON gives them, a set as a sorted list."""
+    value = {"flag": {(1, 2): 3, None: 1, "s": {"b", "a"}, "b": b"x", "n": float("nan")}}
+    assert json.loads(json_text(value)) == {"flag": {"(1, 2)": 3, "null": 1, "s": ["a", "b"], "b": "b'x'", "n": None}}

@@ -369,3 +369,14 @@ def test_a_flag_named_like_a_phase_column_is_no_phase(tmp_path: Path) -> None:
     (tmp_path / "b.log").write_text(_with_flags(text, {"watchdog_s": "5", "load_weights_s": "3.0"}))
     shown = runs_summary_text(firedup.load([str(tmp_path)]), width=120)
     assert "watchdog" not in shown.split("biggest")[-1].split("\n")[1]
+
+
+def test_a_flag_keyed_by_a_tuple_or_holding_a_set_is_json_text(tmp_path: Path) -> None:
+    """A flag printed `{(1, 2): 3}` (a key JSON cannot hold) made `firedup runs` raise TypeError;
+    a set was written as its Python text. Both are JSON now: the key as its text, the set sorted."""
+    write(tmp_path / "a.log", Spec(datetime(2026, 1, 5, 8), extra_flags={"odd": {(1, 2): 3},
+                                                                        "domains": {"b.com", "a.com"}}))
+    write(tmp_path / "b.log", Spec(datetime(2026, 1, 6, 8), extra_flags={"odd": 1, "domains": "x"}))
+    runs = load([str(tmp_path)])
+    assert sorted(runs.runs["flag.odd"].to_list()) == ['1', '{"(1, 2)": 3}']
+    assert sorted(runs.runs["flag.domains"].to_list()) == ['["a.com", "b.com"]', 'x']

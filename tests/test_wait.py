@@ -1031,6 +1031,17 @@ def _real_waiter(opts: WaitOptions) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.parametrize("log", [CRASH_OOM, SAMPLE_LOGS / "oom-in-cuda-graph.log",
+                                 Path(__file__).parent / "fixtures" / "crash" / "bare_traceback_time.log"],
+                         ids=["fatal-line", "sample", "bare-traceback"])
+def test_timeout_0_on_a_finished_crash_log_is_crashed(log: Path) -> None:
+    """`wait --timeout 0` on a log that ends in a crash said TIMED OUT (exit 124): the crash had
+    not "settled" (the log quiet for a second after it) in the one check. The log read once is
+    all there is, judged as a stream read to its end is: a crash in it is a crash."""
+    code, out, _ = _real_waiter(WaitOptions(log, timeout=0, auto_timeout=False))
+    assert code == 3 and out.startswith("CRASHED (oom) in cuda_graph"), out
+
+
 def test_a_200_before_any_line_of_the_log_is_not_readiness(tmp_path: Path, http_server: int) -> None:
     """An old server still on the port answered 200 and `wait` said READY before the new
     server wrote a line (issue 13)."""
@@ -1073,8 +1084,8 @@ def test_more_usage_errors_exit_2_with_one_line(args: list[str], message: str) -
 def test_the_status_line_and_the_notes_name_what_a_silent_tree_does(tmp_path: Path) -> None:
     """In-process, on a fake /proc tree and a clock the test drives: a compiler child shows on
     the terminal's status line; without a terminal it is said once, then the change to idle."""
+    from _proctree import FakeProc
     from firedup.live.proc import TreeWatch
-    from test_proc import FakeProc
 
     root = tmp_path / "proc"
     root.mkdir()
@@ -1125,7 +1136,7 @@ def test_a_local_log_that_names_the_server_pid_has_its_tree_looked_at(tmp_path: 
         log.write_text("".join(lines[:upto]) + lines[upto].replace("[4321]", f"[{server.pid}]"))
         code, out, err = _real_waiter(WaitOptions(log, timeout=3.5, auto_timeout=False, stall_after=1))
         assert code == 124, out + err
-        assert f"note: looking at the process tree of pid {server.pid} during silences (named by the log, " \
+        assert f"note: watching the process tree of pid {server.pid} every second (named by the log, " \
                f"line {upto + 1})" in err
         assert re.search(rf"^note: no log output for [\d.]+ s in http_start; process tree of pid {server.pid}: idle",
                          err, re.M), err
@@ -1135,7 +1146,7 @@ def test_a_local_log_that_names_the_server_pid_has_its_tree_looked_at(tmp_path: 
         server.wait()
     # a pid of no Python process of this machine (the log came from elsewhere) is left alone
     code, out, err = _real_waiter(WaitOptions(log, timeout=0.5, auto_timeout=False, stall_after=1))
-    assert "looking at the process tree" not in err
+    assert "watching the process tree" not in err
 
 
 def test_a_base_url_moves_from_a_missing_readiness_path_to_the_health_path(http_server: int) -> None:
@@ -1190,7 +1201,7 @@ class _Timed:
 
 def _fake_tree(tmp: Path, started: float) -> Any:
     """A fake /proc holding the server's process 100, launched at `started` (seconds since the epoch)."""
-    from test_proc import BTIME, FakeProc
+    from _proctree import BTIME, FakeProc
 
     root = tmp / "proc"
     root.mkdir()

@@ -761,7 +761,7 @@ def report(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | 
               help="Probe this URL's status code once a second: 200 is ready (e.g. http://127.0.0.1:30000/health).")
 @click.option("--pid", type=int, default=None, metavar="PID",
               help="The server's process: its start is the run's launch (measured), its death ends the wait "
-                   "(exit 3); during a silence its process tree and GPUs tell importing, reading weights, compiling, "
+                   "(exit 3); its process tree and GPUs, sampled every second, tell importing, reading weights, compiling, "
                    "GPU busy, allocating and idle apart.")
 @click.option("--timeout", "timeout", default="auto", show_default=True, metavar="DURATION|auto|never",
               help="Give up after this long (900, 90s, 1m30s, 15min, 1h); 0 checks once, as kubectl wait; "

@@ -149,14 +149,56 @@ _JSON_PIECE = 512
 def json_text(value: Any, *, indent: int | None = None) -> str:
     """`value` as JSON every reader takes: no `NaN` or `Infinity` (`allow_nan=False`; the rare
     non-finite float that reaches here is written `null`), no raw control or invisible
-    character (`json_visible`); what is no JSON type is written as its text (`default=str`)."""
+    character (`json_visible`); what is no JSON type is made one (`json_default`, `json_ready`)."""
     import json
 
     try:
-        text = json.dumps(value, indent=indent, default=str, ensure_ascii=False, allow_nan=False)
-    except ValueError:  # a NaN or an infinity somewhere: the slow walk only then
-        text = json.dumps(finite(value), indent=indent, default=str, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, indent=indent, default=json_default, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError):  # a NaN or an infinity, a key JSON cannot hold: the slow walk only then
+        text = json.dumps(finite(json_ready(value)), indent=indent, default=json_default, ensure_ascii=False,
+                          allow_nan=False)
     return json_visible(text)
+
+
+def json_default(value: Any) -> Any:
+    """What JSON has no type for, as JSON (an encoder's `default=`): a set as a sorted list (an
+    args dump prints `{'a.com', 'b.com'}`, which the config parser reads as a set), anything
+    else (bytes, a complex number, `...`) as its text."""
+    if isinstance(value, (set, frozenset)):
+        return _sorted(value)
+    return str(value)
+
+
+def json_ready(value: Any) -> Any:
+    """`value` with every part JSON has no type for made JSON (`json_default`), a dict's keys
+    too: every key as the text JSON writes for it (`1`, `true`, `null`), one JSON cannot write
+    (a tuple, bytes) as its Python text, so keys of mixed kinds also sort."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {_key(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return [json_ready(v) for v in _sorted(value)]
+    return str(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool):
+        return {None: "null", True: "true", False: "false"}[key]
+    return str(key)
+
+
+def _sorted(items: Iterable[Any]) -> list[Any]:
+    """A set's items in an order that does not depend on hashing: their own, else by type and text
+    (items that do not compare: 1 and 'a')."""
+    try:
+        return sorted(items)
+    except TypeError:
+        return sorted(items, key=lambda v: (type(v).__name__, repr(v)))
 
 
 def finite(value: Any) -> Any:
@@ -205,5 +247,5 @@ def metric_label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-__all__ = ["csv_cell", "finite", "has_surrogate", "json_text", "json_visible", "metric_label", "valid_text",
-           "valid_values", "visible", "without_credentials"]
+__all__ = ["csv_cell", "finite", "has_surrogate", "json_default", "json_ready", "json_text", "json_visible",
+           "metric_label", "valid_text", "valid_values", "visible", "without_credentials"]

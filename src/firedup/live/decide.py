@@ -71,6 +71,7 @@ class Observation:
     pid_ran: bool = True  # ... it was running when the wait began
     stream_ended: bool = False  # the log's stream closed
     drained: bool = False  # ... and what was left of it has been read
+    once: bool = False  # `--timeout 0`: the log as read in the one check is all there is to judge
     url: bool = False  # a URL is probed
     probe: ProbeResult | None = None  # its latest answer
     ready_seen_at: float | None = None  # when the log's ready line was first seen
@@ -115,14 +116,14 @@ def decide(seen: Observation) -> Decision:
         return _process_gone(seen)
     first: tuple[str, ...] = ()
     if not seen.drained:
-        settled, first = _crash(seen)
+        # one check (`--timeout 0`) reads no more: its traceback is judged whole, as a stream's end is
+        settled, first = _crash(_read_whole(seen) if seen.once else seen)
         if settled:
             return Decision(CRASHED, EXIT_CRASHED, first)
         if seen.stream_ended:
             return Decision(DRAIN, first=first)
     elif seen.stream_ended:
-        # all of it read: nothing can follow the traceback any more, as if the log were long silent
-        settled, first = _crash(replace(seen, now=seen.now + CRASH_SETTLE_MAX_S + WEAK_CRASH_QUIET_S))
+        settled, first = _crash(_read_whole(seen))
         if settled:
             return Decision(CRASHED, EXIT_CRASHED, first)
         if not (seen.log_ready and not seen.url):
@@ -140,6 +141,12 @@ def _process_gone(seen: Observation) -> Decision:
     if seen.log_ready:
         return Decision(DIED_READY, EXIT_CRASHED)
     return Decision(DIED if seen.pid_ran else NO_PROCESS, EXIT_CRASHED)
+
+
+def _read_whole(seen: Observation) -> Observation:
+    """The log read as far as it will be (a stream drained, the one check's read): nothing can
+    follow the traceback any more, as if the log were long silent."""
+    return replace(seen, now=seen.now + CRASH_SETTLE_MAX_S + WEAK_CRASH_QUIET_S)
 
 
 def _crash(seen: Observation) -> tuple[bool, tuple[str, ...]]:

@@ -18,7 +18,7 @@ from firedup.timeline.pipeline import DatePolicy
 from firedup.timeline.run import Run
 
 URL_GRACE_S = 30.0  # after the log's ready line, how long the URL may take to answer 200
-INSPECT_AFTER_S = 10.0  # a silence this long makes `wait` look at the process tree
+INSPECT_AFTER_S = 10.0  # a note of what the process tree does names a silence this long (the tree is watched always)
 
 
 @dataclass
@@ -40,8 +40,8 @@ class WaitOptions:
     probe_interval: float = PROBE_INTERVAL_S
     probe_timeout: float = PROBE_TIMEOUT_S
     log_stream: int | None = None  # a file descriptor to read the log from as it comes (`--log -`: stdin)
-    inspect: bool = True  # look at the server's process tree during a silence (`firedup.live.proc`)
-    inspect_after: float = INSPECT_AFTER_S  # the silence after which the process tree is looked at
+    inspect: bool = True  # watch the server's process tree, every second from the start (`live.proc.TreeWatch`)
+    inspect_after: float = INSPECT_AFTER_S  # a silence this long is named first in a note of what the tree does
     telemetry: bool = True  # read the engine's own start-up figures from the URL's server
     record: Path | None = None  # also write the outcome there as JSON
     ingest: str | None = None  # add the log's runs to this history store at the end ("": the default store)

@@ -9,7 +9,9 @@ spin. Three witnesses are watched at once:
   its diagnosis, and the ready line;
 - the URL (optional), probed at most once a second by its status code only: 200 is
   ready, refused or 503 is starting; the body is never read;
-- the process (optional `--pid`): its death ends the wait at once.
+- the process (optional `--pid`, else the pid a local log names): its death ends the wait at
+  once, and its tree (with its GPUs) is sampled every second from the start, whatever the log
+  does (`live.proc.TreeWatch.tick`), to say what it is doing and whether a timeout is stuck.
 
 When the witnesses disagree, the disagreement is the news: a log that says ready while
 the URL never answers 200 means a wrong port or URL; a URL that answers 200 while the log
@@ -23,7 +25,8 @@ reads what the log has grown by (`live.logfeed`), gathers what was seen into its
 (`live.sofar.SoFar`) and from it an `Observation`, asks `live.decide` for the verdict (a pure
 function of it) and hands the `Decision` and the record to its `Printer` (`live.printer`),
 which says it; `--record` (`live.record`) writes the same record. The URL is probed in
-`live.probe`, the process tree looked at in `live.proc`, `live.gpu` and `live.activity`.
+`live.probe`, the process tree sampled in `live.proc` (its GPUs in `live.gpu`) and classed by
+`live.activity`.
 """
 
 from __future__ import annotations
@@ -111,8 +114,9 @@ class Waiter:
         self.now = now
         self.sleep = sleep
         self.log = LogFeed(opts, self.printer.say)
+        self.once = opts.timeout == 0 and not opts.auto_timeout  # `--timeout 0`: one check
         self.prober = prober_for(opts.url, opts.engine, opts.probe_interval, opts.probe_timeout) if opts.url else None
-        # The process tree, looked at during a silence: --pid, else the pid the log names.
+        # The process tree, sampled every second: --pid, else the pid the log names.
         self.watch: TreeWatch | None = None
         self.telemetry_reader: TelemetryReader | None = None
         self.log_pid_line: int | None = None
@@ -163,7 +167,7 @@ class Waiter:
         self._set_deadline(initial=True)
         if self.loader is not None:
             self.loader.start()
-        once = self.opts.timeout == 0 and not self.opts.auto_timeout
+        once = self.once
         if self.prober is not None:
             if once:
                 self.prober.check()  # `--timeout 0` checks once: the one check comes before the verdict
@@ -411,7 +415,7 @@ class Waiter:
             crash_seen_at=seen.crash_seen_at, pid=self.opts.pid is not None, pid_gone=pid_gone, pid_ran=self.pid_ran,
             stream_ended=log.stream_ended, url=self.prober is not None, probe=seen.probe,
             ready_seen_at=seen.ready_seen_at, http_open_at=seen.http_open_at, url_grace=self.opts.url_grace,
-            deadline=seen.deadline, activity=seen.activity,
+            deadline=seen.deadline, activity=seen.activity, once=self.once,
             named=self.opts.pid is not None and seen.watch_pid == self.opts.pid)
 
     def _pid_alive(self) -> bool:
@@ -435,7 +439,7 @@ class Waiter:
         self.watch = TreeWatch(pid, self.procfs, self.make_gpu())
         self.seen.watch_pid = pid
         if source != f"pid {pid}" and not self.opts.quiet:
-            self.printer.say(f"note: looking at the process tree of pid {pid} during silences ({source})")
+            self.printer.say(f"note: watching the process tree of pid {pid} every second ({source})")
 
     def _inspect(self, now: float, force: bool = False) -> Activity | None:
         """What the process tree does, looked at every second from the start whatever the log

@@ -359,14 +359,16 @@ def scan_file(path: str | os.PathLike[str], fmt: Format, default_date: date | No
 
 
 def iter_file(path: str | os.PathLike[str], scanner: Scanner,
-              normalised: dict[int, list[Line]] | None = None, cut: list[Truncated] | None = None) -> Iterator[Event]:
+              normalised: dict[int, list[Line]] | None = None, cut: list[Truncated] | None = None,
+              whole: int = 0) -> Iterator[Event]:
     """The events of a file, streamed, for `compact.compact`: every event it keeps, but
     without the access lines it would drop (left unread). `scanner` from `new_scanner`
     holds stats and clock; `normalised` (from `read_head`) saves normalising lines again.
-    `cut`: where a file that shrinks while it is read says so (the events of the windows
-    read before are kept); without it, Truncated is raised."""
+    `cut`: where a file that shrinks while it is read says so (the events of the lines read
+    before are kept); without it, Truncated is raised. `whole`: the file's size when reading
+    it began (its head read): a file shorter when the scan opens it shrank already."""
     try:
-        for batch in _scan(path, scanner, every_access=False, normalised=normalised):
+        for batch in _scan(path, scanner, every_access=False, normalised=normalised, whole=whole):
             yield from batch
     except Truncated as exc:
         if cut is None:
@@ -382,19 +384,24 @@ def new_scanner(fmt: Format, default_date: date | None = None, file_year: int | 
 
 
 def _scan(path: str | os.PathLike[str], scanner: Scanner, every_access: bool,
-          normalised: dict[int, list[Line]] | None = None) -> Iterator[list[Event]]:
+          normalised: dict[int, list[Line]] | None = None, whole: int = 0) -> Iterator[list[Event]]:
     pre = for_format(scanner.fmt)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        if size == 0:
-            return
         state = _State(scanner, pre, every_access, normalised or {})
-        for found, data in scanned(fh.fileno(), size, pre):
+        for found, data in scanned(fh.fileno(), size, pre) if size else ():
             try:
                 events = state.window(found, data)
             except UnsureDate as exc:  # a stamp the clock would complete from skipped lines
                 raise NeedExact(str(exc)) from None
+            except Truncated:
+                # the file shrank under the window's lines: the events of those read stand with
+                # the lines the scanner counted (dropped, the run they began was missing)
+                yield state.taken()
+                raise
             yield events
+        if size < whole:  # shrank (copytruncate) since its head was read: what is left was read
+            raise Truncated(size, whole)
 
 
 
@@ -456,6 +463,13 @@ class _State:
         self._access_lines(end)
         self._skip_to(end)
         del self._count
+        self.mm = b""
+        return self._out
+
+    def taken(self) -> list[Event]:
+        """The events of the window's lines read so far (a window the file no longer has all of)."""
+        with contextlib.suppress(AttributeError):
+            del self._count  # a view of the window's buffer
         self.mm = b""
         return self._out
 

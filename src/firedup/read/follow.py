@@ -317,13 +317,19 @@ class Follower:
         self.last_growth = now
 
     def _skip_existing(self, now: float) -> None:
-        """Count the complete lines already there and keep only an unfinished last one."""
+        """Count the complete lines already there and keep only an unfinished last one, decoded as
+        what follows will be: a UTF-16/32 log's newlines are whole code units (a 0x0a byte inside
+        a character is none), its BOM is at offset 0 only (the decoder, which saw it, reads on), and
+        an end cut inside a code unit keeps its first bytes for the rest to come."""
         assert self._file is not None
         tail = b""
         while chunk := self._file.read(READ_CHUNK):
-            self.number += chunk.count(b"\n")
             self._offset += len(chunk)
-            tail = (tail + chunk).rsplit(b"\n", 1)[-1] if b"\n" in chunk else tail + chunk
+            text = self.decoder.feed(chunk)
+            self.number += text.count(b"\n")
+            tail = (tail + text).rsplit(b"\n", 1)[-1] if b"\n" in text else tail + text
+        if self.decoder.error is not None:
+            self.notes.append(FollowNote("undecodable", f"{self.path}: {self.decoder.error}"))
         self._partial, self._partial_since = bytearray(tail), now
 
     def _read_available(self, out: list[RawLine], now: float) -> None:

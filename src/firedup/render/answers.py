@@ -32,7 +32,7 @@ def unread_lines(result: ParseResult) -> list[str]:
             from firedup.formats import no_known_engine
 
             out.append(f"firedup: {report.source}: {no_known_engine(report.looks_like)}")
-        elif report.runs == 0:  # readable, but probably not the log the user meant
+        elif report.runs == 0 and report.cut_short is None:  # readable, but probably not the log the user meant
             out.append(f"firedup: {report.source}: no server startup found in it (read as {report.engine})")
     return out
 

@@ -32,7 +32,7 @@ import polars as pl
 
 from firedup.core.config import COMMON_FLAGS, SAME_CONFIG_FLAGS, ConfigKey, config_key
 from firedup.core.numbers import INT64_MAX, INT64_MIN
-from firedup.core.safe import finite, valid_json, valid_text, visible
+from firedup.core.safe import finite, json_default, json_ready, valid_json, valid_text, visible
 from firedup.read.sources import InputError
 from firedup.tables.launches import settle_launches
 from firedup.timeline.findings import cache_start as start_of
@@ -195,7 +195,11 @@ def _hash_of_source(source: str, runs: Sequence[Run]) -> str:
         return taken
     if source != "-" and Path(source).is_file():
         return content_hash(source)
-    payload = json.dumps([r.as_contract() for r in runs], sort_keys=True, default=str)
+    contracts = [r.as_contract() for r in runs]
+    try:
+        payload = json.dumps(contracts, sort_keys=True, default=str)
+    except TypeError:  # a flag's dict keyed by a tuple, or by keys of mixed kinds
+        payload = json.dumps(json_ready(contracts), sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -226,9 +230,10 @@ def _json(value: Any) -> str:
     `\\\\xff` (`valid_json`): `valid_text` there wrote `\\xff`, which no JSON reader takes back,
     and escaping the values first missed a tuple's and a `default=str` object's."""
     try:
-        text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        text = json.dumps(finite(value), sort_keys=True, default=str, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, sort_keys=True, default=json_default, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError):  # a NaN, a key JSON cannot hold (a tuple) or keys that do not sort
+        text = json.dumps(finite(json_ready(value)), sort_keys=True, default=json_default, ensure_ascii=False,
+                          allow_nan=False)
     return valid_json(text)
 
 

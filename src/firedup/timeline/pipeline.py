@@ -98,18 +98,20 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
 @functools.cache
 def _encoder() -> Callable[[Any], str]:
     """One JSON encoder per process (a worker encodes every run it parses): no NaN or Infinity
-    (`allow_nan=False`); a value that holds one after all is written through `core.safe.json_text`,
-    which writes it null."""
+    (`allow_nan=False`); a value that holds one after all, or a dict key JSON cannot hold (a flag
+    printed `{(1, 2): 3}`), is written through `core.safe.json_text`, which writes NaN null and
+    the key as its text. What JSON has no type for (a flag printed as a set, bytes) is made JSON
+    (`core.safe.json_default`: a set as a sorted list)."""
     import json  # not on the start-up path of `parse` without --json
 
-    from firedup.core.safe import json_text
+    from firedup.core.safe import json_default, json_text
 
-    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=json_default).encode
 
     def checked(value: Any) -> str:
         try:
             return encode(value)
-        except ValueError:
+        except (ValueError, TypeError):
             return json_text(value)
 
     return checked
@@ -433,13 +435,13 @@ def _batch_worth_it(source: Source, scanner: str) -> bool:
 
 
 def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: dict[int, list[Line]] | None = None,
-                  sample: str = "", cut: list[Any] | None = None) -> tuple[list[Event], LineStats, Clock]:
+                  sample: str = "", cut: list[Any] | None = None, whole: int = 0) -> tuple[list[Event], LineStats, Clock]:
     from firedup.read import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, dates.given, file_date=dates.day_of_file())
     DatePolicy.hint(scanner, fmt, sample)
-    events = list(compact(batch.iter_file(source.path, scanner, normalised, cut), fmt))
+    events = list(compact(batch.iter_file(source.path, scanner, normalised, cut, whole), fmt))
     return events, scanner.stats, scanner.clock
 
 
@@ -634,6 +636,7 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
     assert source.path is not None
     fmt: Format | None = None
     try:
+        whole = _size(source.path)  # a file shorter than this when its scan begins was emptied under it
         next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
         sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
                                              until_settled=engine is None)
@@ -642,11 +645,18 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
         if fmt is None:  # the incremental engine finds no engine either, and counts the lines
             return None, None
         log.sample = sample
-        result = _events_batch(source, fmt, log.dates, normalised, sample, cut)
+        result = _events_batch(source, fmt, log.dates, normalised, sample, cut, whole)
         log.fmt = fmt
         return fmt, result
     except batch.NeedExact:
         return fmt, None
+
+
+def _size(path: str | os.PathLike[str]) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:  # gone: read_lines says so
+        return 0
 
 
 def _content_hash(source: Source, wanted: bool, digest: hashlib._Hash | None) -> str | None:

@@ -233,6 +233,8 @@ def _by_run(items: Sequence[Any], starts: list[int], mine: Any) -> list[list[Any
     before too), of this engine only where `mine` says. One bisection an item, so 10,000
     restarts in one log cost 10,000 steps per item, not 10,000 passes over every item."""
     out: list[list[Any]] = [[] for _ in starts]
+    if not starts:  # no run (a log whose lines read had no event): the items are no run's
+        return out
     ordered = all(a <= b for a, b in itertools.pairwise(starts))
     for item in items:
         if mine is not None and not mine(item.line):
