@@ -22,10 +22,10 @@ from firedup.tables.frames import (
     RUN_SCHEMA,
     Runs,
     from_runs,
-    load,
     phase_seconds,
     summary,
 )
+from firedup.tables.load import load
 from logmaker import Spec, fleet, ready_seconds_by_regex, write
 
 
