@@ -455,3 +455,19 @@ def test_the_phase_and_group_tables_of_compare_have_one_unit_per_column() -> Non
         cells = [line[2 + 22 + column * 15:][:15].strip() for line in table]
         units = {_unit(c) for c in cells if c not in ("-", "0")}
         assert len(units) == 1, (column, cells)
+
+
+def test_the_library_s_comparison_prints_what_the_command_prints() -> None:
+    """`Comparison.text()` is public (the notebook prints it): removing it broke the notebook."""
+    import os
+    import subprocess
+    import sys
+
+    import firedup
+
+    cmp = firedup.compare([str(SAMPLE_LOGS)], "disable_cuda_graph")
+    out = subprocess.run([sys.executable, "-m", "firedup", "compare", str(SAMPLE_LOGS), "--by", "disable_cuda_graph"],
+                         capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"})
+    first = out.stdout.splitlines()[0]
+    assert cmp.text().startswith(first[: min(len(first), 60)]), (cmp.text()[:200], first)
+    assert "cuda_graph" in cmp.text()

@@ -112,6 +112,15 @@ class Comparison:
     # what would have made each group start sooner (tables.advice), largest saving first
     advice: Advice | None = None
 
+    def text(self, width: int = 100, verbose: bool = False) -> str:
+        """What `firedup compare` prints: the headline, a block per group, the deltas and what
+        was left out, fitted to `width` (`verbose`: long values whole, every run left out). The
+        library's face of the command (the notebook prints it); the view stays in compare_text,
+        imported here only when asked for."""
+        from firedup.tables.compare_text import comparison_text
+
+        return comparison_text(self, width=width, verbose=verbose)
+
     def as_json(self) -> dict[str, Any]:
         g = self.grouping
         return {
