@@ -77,6 +77,20 @@ class Header:
                 break
         return head[1:] if head.startswith("^") else head
 
+    @property
+    def wrapped_starts(self) -> list[str]:
+        """Where this header may begin behind an unknown wrapper's blank (`Format.layout`): its
+        `start`, except that an optional opening bracket before a date is two patterns, with the
+        bracket any date, without it only a date of the years 2000-2099. A blank and four digits
+        are in every line of a log's traffic (`#token: 6410`), and a date in every line's own
+        header: the scan (`read.prefilter`) checked each for a blank before it, a seventh of a
+        long log's scan; a blank and `[`, or a blank, `20` and two digits, are rare."""
+        start = self.start
+        if not start.startswith(_OPEN_BRACKET) or _ANY_YEAR not in start:
+            return [start]
+        rest = start[len(_OPEN_BRACKET):]
+        return [r"\[" + rest, rest.replace(_ANY_YEAR, _THIS_CENTURY, 1)]
+
     @cached_property
     def inner(self) -> re.Pattern[str]:
         """The header found anywhere (`match` at a position), not only at a line's start."""
@@ -88,6 +102,10 @@ class Header:
         a wrapper may precede (a clockless header, such as uvicorn's `INFO:`, says too little
         to be found in the middle of a line)."""
         return self.clock == "own" and self.decode is None and "time" in self.regex.groupindex
+
+
+_OPEN_BRACKET = r"\[?"
+_ANY_YEAR, _THIS_CENTURY = r"(?P<date>\d{4}-", r"(?P<date>20\d{2}-"
 
 
 def _top_level_group_end(pattern: str, at: int) -> int | None:
@@ -601,8 +619,9 @@ class Format:
     @cached_property
     def _wrapped_start(self) -> re.Pattern[str] | None:
         """Where the engine's own header may begin behind a wrapper: a blank, then the start of
-        one of its own timed headers (`Header.start`, groups unnamed to share one pattern)."""
-        starts = [re.sub(r"\(\?P<\w+>", "(?:", h.start) for h in self._own_timed_headers]
+        one of its own timed headers (`Header.wrapped_starts`, groups unnamed to share one pattern)."""
+        starts = list(dict.fromkeys(re.sub(r"\(\?P<\w+>", "(?:", start)
+                                    for h in self._own_timed_headers for start in h.wrapped_starts))
         return re.compile(r"[ \t](?:" + "|".join(starts) + ")") if starts else None
 
     @cached_property

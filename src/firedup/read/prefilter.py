@@ -220,24 +220,10 @@ def _markers(fmt: Format) -> list[str]:
     # a line behind an unknown wrapper (`Format.layout`): the engine's own header after a blank,
     # or a process tag after a blank that does not end a collector's stamp. Every event behind a
     # wrapper then comes from a line the scan marks, which `compact` relies on (its point 5).
-    out += [r"[ \t]" + start for header in fmt.parsing.headers if header.own_timed
-            for start in _literal_friendly(header.start)]
+    out += list(dict.fromkeys(r"[ \t]" + start for header in fmt.parsing.headers if header.own_timed
+                              for start in header.wrapped_starts))
     out.append(_PROC_BEHIND)
     return out
-
-
-# Hyperscan looks for a pattern by a literal factor of it. A date's `-\d{2}-` has 100 (too
-# many: a wrapped header's mark, `[ \t]\[?` and a date, was then tried after every blank and
-# digit of the runtime traffic, three times the scan's time), `-[01]\d-` has 20.
-_MONTH = r"-\d{2}-"
-
-
-def _literal_friendly(pattern: str) -> list[str]:
-    """`pattern` as patterns that mark the same lines together, each with a literal factor
-    Hyperscan can use: a date's month split by its first digit."""
-    if _MONTH not in pattern:
-        return [pattern]
-    return [pattern.replace(_MONTH, f"-[{low}{low + 1}]\\d-", 1) for low in (0, 2, 4, 6, 8)]
 
 
 # -- decorated lines ---------------------------------------------------------------------
