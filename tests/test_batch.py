@@ -760,6 +760,17 @@ def test_a_head_read_until_settled_sniffs_and_dates_as_the_whole_head(path: Path
     assert all(number <= early.count("\n") + 1 for number in normalised)
 
 
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+@pytest.mark.parametrize("until_settled", [False, True])
+def test_the_head_hands_on_the_sniff_literals_of_its_sample(path: Path, until_settled: bool) -> None:
+    """The sniff literals `read_head` collects piece by piece are those one scan of the sample
+    finds: `sniff_format` takes them instead of scanning the head again."""
+    literals: set[str] = set()
+    sample, _ = batch.read_head(path, 2000, until_settled=until_settled, literals=literals)
+    assert literals == batch._sniff_found(sample)
+    assert batch.sniff_format(sample, literals) is batch.sniff_format(sample)
+
+
 def test_a_vllm_head_settles_after_its_first_lines(tmp_path: Path) -> None:
     """The benchmark's vLLM log behind kubectl: 1,400 coloured lines, each normalised to sniff
     before; the sniff settles on the first hundred (the version line is the first)."""

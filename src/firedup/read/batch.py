@@ -178,8 +178,8 @@ def head_sample(path: str | os.PathLike[str], lines: int = 2000) -> str:
     return read_head(path, lines)[0]
 
 
-def read_head(path: str | os.PathLike[str], lines: int = 2000,
-              refuse_mostly_flagged: bool = False, until_settled: bool = False) -> tuple[str, dict[int, list[Line]]]:
+def read_head(path: str | os.PathLike[str], lines: int = 2000, refuse_mostly_flagged: bool = False,
+              until_settled: bool = False, literals: set[str] | None = None) -> tuple[str, dict[int, list[Line]]]:
     """`head_sample`, and the lines it had to normalise (by physical number), which the scan
     then takes instead of normalising them again (progress bars redrawn hundreds of times
     are the costly ones). Lines that only need stripping (the scan says which) are stripped.
@@ -188,7 +188,9 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
     first lines carry a collector prefix or a process tag (`_refuse_if_prefixed`).
     `until_settled`: stop at the first lines whose sniff and release hint no later line can
     change (`settled_format`): the sample may then be shorter than `lines` (a log's 100 first
-    lines, not all its 1,400 colour-tagged ones, each normalised)."""
+    lines, not all its 1,400 colour-tagged ones, each normalised).
+    `literals`: a set this fills with the sniff literals the sample holds (`sniff_format`
+    takes them: the head is not scanned for them twice)."""
     import hyperscan
 
     if not _NORMALISING:
@@ -228,8 +230,12 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000,
             break
         found |= _sniff_found("\n".join(texts[read:]))
         if _settled(found, texts) is not None:
+            if literals is not None:
+                literals |= found
             return "\n".join(texts), normalised
         low, high = high, 2 * high
+    if literals is not None:  # the last piece's, up to the sample's end
+        literals |= found | _sniff_found("\n".join(texts[read:lines]))
     return "\n".join(texts[:lines]), normalised
 
 
@@ -309,13 +315,14 @@ def _settled(found: set[str], texts: list[str]) -> Format | None:
 _SNIFFING: dict[tuple[int, ...], tuple[list[str], Any]] = {}
 
 
-def sniff_format(sample: str) -> Format | None:
+def sniff_format(sample: str, found: set[str] | None = None) -> Format | None:
     """`formats.sniff_format(sample)`, with one Hyperscan pass for every format's sniff literals and
     the foreign engines' instead of one search of the sample per literal (those searches
-    were a quarter of a small log's parse)."""
+    were a quarter of a small log's parse); `found`: that pass's result, where `read_head`
+    made it already."""
     from firedup.formats import sniff_format as sniff_registered
 
-    return sniff_registered(sample, found=_sniff_found(sample))
+    return sniff_registered(sample, found=_sniff_found(sample) if found is None else found)
 
 
 def _sniff_found(sample: str | bytes) -> set[str]:

@@ -638,10 +638,11 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
     try:
         whole = _size(source.path)  # a file shorter than this when its scan begins was emptied under it
         next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
+        literals: set[str] = set()
         sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
-                                             until_settled=engine is None)
-        # `choose_format` on the same lines, in one Hyperscan pass
-        fmt = get_format(engine) if engine is not None else batch.sniff_format(sample)
+                                             until_settled=engine is None, literals=literals)
+        # `choose_format` on the same lines, by the sniff literals the head's scan found
+        fmt = get_format(engine) if engine is not None else batch.sniff_format(sample, literals)
         if fmt is None:  # the incremental engine finds no engine either, and counts the lines
             return None, None
         log.sample = sample
