@@ -1150,3 +1150,19 @@ def _scan_patterns(pre: prefilter.Prefilter, fmt: Format) -> list[str]:
     literals = sorted({lit for rule in fmt.parsing.rules for lit in rule.literals}
                       - {lit.decode() for lit in pre.access_literals})
     return [re.escape(lit) for lit in literals] + prefilter._markers(fmt)
+
+
+def test_two_engines_in_one_file_are_said_to_mix_by_the_batch_engine_too(tmp_path: Path) -> None:
+    """The batch engine hands the head's sniff literals to the check for a second engine's
+    lines (`pipeline._mixed_with`): an SGLang and a vLLM log interleaved are both read and said
+    to mix, as the incremental engine reads them."""
+    sglang = (SAMPLE_LOGS / "small-tp1.log").read_text().splitlines()
+    vllm = (SAMPLE_LOGS / "vllm-warm-start.log").read_text().splitlines()
+    merged = [line for pair in itertools.zip_longest(sglang, vllm) for line in pair if line is not None]
+    path = tmp_path / "mixed.log"
+    path.write_text("\n".join(merged) + "\n")
+    want = parse_paths([str(path)], scanner="incremental").runs
+    got = parse_paths([str(path)], scanner="batch").runs
+    assert sorted(r.engine for r in got) == ["sglang", "vllm"]
+    assert [(r.engine, r.outcome, r.ready_ts, r.warnings) for r in got] == [
+        (r.engine, r.outcome, r.ready_ts, r.warnings) for r in want]

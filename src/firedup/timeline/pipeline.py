@@ -277,6 +277,7 @@ class LogReader:
         self.fmt: Format | None = None
         self.scanner: Scanner | None = None
         self.sample = ""  # the head the format was chosen from (`_mixed_with`)
+        self.literals: set[str] | None = None  # the sniff literals in it, where a scan found them (`read_head`)
         self.events: list[Event] = []
         self.pending: list[Line] = []
         # physical line -> the first time a logical line of it has (`Scanner.last_stamp`:
@@ -565,7 +566,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     _note_on_runs(runs, report, launched_at)
     for run in runs:
         run.warnings.extend(reader.notes)
-    other = _mixed_with(fmt, log.sample) if engine is None else None
+    other = _mixed_with(fmt, log.sample, log.literals) if engine is None else None
     if other is not None:
         runs = _both_engines(source, runs, fmt, other, default_date, scanner)
         report.runs = len(runs)
@@ -583,15 +584,17 @@ _MIXED_LOOK = 64 << 10  # the characters of the head those literals are looked f
 _HEAVY_EVIDENCE = 8.0  # the rules whose literal is looked for first (an engine's banner, its args line)
 
 
-def _mixed_with(fmt: Format, sample: str) -> Format | None:
+def _mixed_with(fmt: Format, sample: str, found: set[str] | None = None) -> Format | None:
     """Another engine whose own lines are in this log's head too (two servers' logs in one
     file, interleaved): its heavy rules' literals in the head's first `_MIXED_LOOK` characters
-    first (a banner, an args line), its score only where one is there."""
+    first (a banner, an args line), its score only where one is there. `found`: the sniff
+    literals of the whole head, where its scan found them: one not there is not searched for."""
     if not sample:
         return None
     for other in all_formats().values():
-        if other is fmt or not any(sample.find(lit, 0, _MIXED_LOOK) >= 0 for rule in other.sniff_rules
-                                   if rule.evidence >= _HEAVY_EVIDENCE for lit in rule.literals):
+        if other is fmt or not any((found is None or lit in found) and sample.find(lit, 0, _MIXED_LOOK) >= 0
+                                   for rule in other.sniff_rules if rule.evidence >= _HEAVY_EVIDENCE
+                                   for lit in rule.literals):
             continue
         if other.sniff_score(sample) >= MIXED_SCORE:
             return other
@@ -645,7 +648,7 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
         fmt = get_format(engine) if engine is not None else batch.sniff_format(sample, literals)
         if fmt is None:  # the incremental engine finds no engine either, and counts the lines
             return None, None
-        log.sample = sample
+        log.sample, log.literals = sample, literals
         result = _events_batch(source, fmt, log.dates, normalised, sample, cut, whole)
         log.fmt = fmt
         return fmt, result
