@@ -12,7 +12,6 @@ import datetime as _dt
 import math
 import os
 import re
-import secrets
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -64,7 +63,7 @@ class _Terminal:
     """
 
     def __init__(self) -> None:
-        self._nonce = secrets.token_hex(6)
+        self._nonce = os.urandom(6).hex()  # what secrets.token_hex does, without importing secrets and hmac
         self._styled: list[str] = []
         self._slot = re.compile(f"\ue000{self._nonce}:(\\d+)\ue001")
 
@@ -359,9 +358,6 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
     The text summary fits the terminal (80 columns when not a terminal, $COLUMNS to choose):
     the folder the sources share is said once, long names are cut in the middle.
     """
-
-    from firedup.render.text import parse_table_text
-
     if as_json and launched_at is not None:  # whole: a time no run can take is refused before any output
         from firedup.timeline.pipeline import write_contract_json
 
@@ -374,6 +370,8 @@ def parse(paths: tuple[str, ...], engine: str | None, default_date: _dt.date | N
                                         progress=_progress_bar(), launched_at=launched_at)
         _say_unread(streamed)
         _exit(len(streamed.errors), streamed.run_count)
+    from firedup.render.text import parse_table_text  # not on --json's path
+
     result = _read(paths, engine, default_date, all_files, launched_at)
     if result.runs:
         echo(_fitted(parse_table_text(result.runs, width=_columns())))
