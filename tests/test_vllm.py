@@ -875,6 +875,12 @@ def test_a_v0_engine_lines_flags_are_read_wherever_they_sit(tp: int, eager: bool
     assert fields["tensor_parallel_size"] == tp and fields["enforce_eager"] is eager
 
 
+def test_a_v0_engine_lines_trailing_comma_is_not_part_of_its_last_value() -> None:
+    """0.7.3 ends the config string with ", ": its last flag was read as a tuple (`1,` -> (1,))."""
+    fields = engine_config("(v0.7.3) with config: model='/m', enforce_eager=False, tensor_parallel_size=1, ")
+    assert fields["tensor_parallel_size"] == 1 and fields["enforce_eager"] is False
+
+
 def test_a_v0_engine_lines_closing_paren_is_not_part_of_its_last_value() -> None:
     """0.4 to 0.6 closed the config string: "..., seed=0, served_model_name=m)"."""
     fields = engine_config("(v0.4.3) with config: model='meta-llama/Llama-2-7b-hf', enforce_eager=False, seed=0, "

@@ -172,7 +172,7 @@ def engine_config(text: str) -> dict[str, Any]:
     if m is None:
         return out
     out["version"] = m["version"]
-    config = m["config"].rstrip()
+    config = m["config"].rstrip().removesuffix(",").rstrip()  # 0.7's line ends with ", "
     if config.endswith(")") and config.count(")") > config.count("("):
         config = config[:-1]  # V0 up to 0.6 closed its config string: "..., served_model_name=m)"
     for part in _split_top_level(config):
