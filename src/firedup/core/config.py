@@ -355,11 +355,12 @@ def checked_flags(fields: dict[str, Any]) -> list[str]:
 
     dropped: list[str] = []
     nested: list[str] = []  # keys of lists, dicts and the like: their text is checked item by item
-    for key in list(fields):
+    # text, flags, None and 64-bit integers (most of a dump) need nothing: left out in one pass
+    others = [key for key, value in fields.items() if not ((kind := type(value)) is str or kind is bool or value is None
+                                                          or (kind is int and INT64_MIN <= value <= INT64_MAX))]
+    for key in others:
         value = fields[key]
         kind = type(value)
-        if kind is str or kind is bool or value is None:
-            continue
         if kind is int:
             ok = INT64_MIN <= value <= INT64_MAX
         elif kind is float:
@@ -374,7 +375,7 @@ def checked_flags(fields: dict[str, Any]) -> list[str]:
         if not ok:
             del fields[key]
             dropped.append(f"{valid_text(key)}={shown_number(_repr(value), 40)}")
-    if not has_surrogate([*fields, *(value for value in fields.values() if type(value) is str)]):
+    if not has_surrogate([*fields, *[value for value in fields.values() if type(value) is str]]):
         for key in nested:  # no key to rename, no plain text to escape
             if key in fields and (clean := valid_values(fields[key])) is not fields[key]:
                 fields[key] = clean
