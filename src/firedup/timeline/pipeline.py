@@ -411,27 +411,29 @@ def _total_size(sources: list[Source]) -> int:
     return total
 
 
-def _batch_worth_it(source: Source, scanner: str) -> bool:
-    """The batch engine for plain files big enough to repay its set-up (see _BATCH_FROM);
-    stdin and .gz stream through the incremental engine."""
+def _batch_head(source: Source, scanner: str) -> bytes | None:
+    """The file's first `_NUL_LOOK` bytes where the batch engine is worth it: a plain file big
+    enough to repay its set-up (see _BATCH_FROM); None for stdin and .gz, which stream through
+    the incremental engine. One stat and one open: this runs on every file of a folder."""
     if scanner == "incremental" or source.path is None:
-        return False
+        return None
     try:
-        if not source.path.is_file() or (scanner != "batch" and source.path.stat().st_size < _BATCH_FROM):
-            return False
+        st = os.stat(source.path)
+        if not stat.S_ISREG(st.st_mode) or (scanner != "batch" and st.st_size < _BATCH_FROM):
+            return None
         with open(source.path, "rb") as fh:
             head = fh.read(_NUL_LOOK)
             if head[:2] == b"\x1f\x8b" or bom_encoding(head) is not None or head.startswith(b"\xef\xbb\xbf"):
-                return False  # gzip, UTF-16/32 and a UTF-8 BOM: the incremental engine decodes them
-            fh.seek(max(len(head), source.path.stat().st_size - _NUL_LOOK))
+                return None  # gzip, UTF-16/32 and a UTF-8 BOM: the incremental engine decodes them
+            fh.seek(max(len(head), os.fstat(fh.fileno()).st_size - _NUL_LOOK))
             if b"\x00" in head or b"\x00" in fh.read(_NUL_LOOK):
-                return False  # NUL bytes (a power loss's run at the end): the incremental engine drops them, said
+                return None  # NUL bytes (a power loss's run at the end): the incremental engine drops them, said
 
     except OSError:
-        return False
+        return None
     from firedup.read import batch
 
-    return batch.available()
+    return head if batch.available() else None
 
 
 def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: dict[int, list[Line]] | None = None,
@@ -627,9 +629,10 @@ def _both_engines(source: Source, runs: list[Run], fmt: Format, other: Format, d
 
 def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader,
                 cut: list[Any]) -> tuple[Format | None, tuple[list[Event], LineStats, Clock] | None]:
-    """The source read by the batch engine, where it is worth it (`_batch_worth_it`) and can
+    """The source read by the batch engine, where it is worth it (`_batch_head`) and can
     prove its events the incremental engine's: the format and the events; (None, None) else."""
-    if not _batch_worth_it(source, scanner):
+    head = _batch_head(source, scanner)
+    if head is None:
         return None, None
     from firedup.read import batch
 
@@ -637,7 +640,10 @@ def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader
     fmt: Format | None = None
     try:
         whole = _size(source.path)  # a file shorter than this when its scan begins was emptied under it
-        next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
+        if b"\n" not in head:
+            # an empty file, a first line longer than the head (endless?): its one-line reason. A
+            # head with a line in it, no NUL, BOM or gzip (`_batch_head`) has a first line to read
+            next(iter(read_lines(source)), None)
         sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
                                              until_settled=engine is None)
         # `choose_format` on the same lines, in one Hyperscan pass
