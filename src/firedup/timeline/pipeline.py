@@ -481,11 +481,14 @@ _WAIT_NOTES = b"firedup wait: "
 _WAIT_RECORD = re.compile(rb'\A\{\s*"exit_code":\s*-?\d+,\s*"headline":')
 
 
-def firedup_output(source: Source) -> str | None:
+def firedup_output(source: Source, head: bytes | None = None) -> str | None:
     """Why a local file is firedup's own output (`wait`'s notes and verdict, or its --record),
-    not a server log, or None: its first bytes say."""
+    not a server log, or None: its first bytes say (`head`: those of a regular file, read
+    already by `_batch_head`; else read here)."""
     if source.path is None or source.is_gzip or source.is_stdin:
         return None
+    if head is not None:
+        return _own_output(head[:256])
     try:
         if not stat.S_ISREG(os.stat(source.path).st_mode):
             return None  # a FIFO or a device: never opened here (an open would wait for a writer)
@@ -493,6 +496,10 @@ def firedup_output(source: Source) -> str | None:
             head = fh.read(256)
     except OSError:
         return None  # the reading proper says why, in its one line
+    return _own_output(head)
+
+
+def _own_output(head: bytes) -> str | None:
     if head.startswith(_WAIT_NOTES):
         return f"{OWN_OUTPUT} (what `firedup wait` printed), not a server log; skipped"
     if _WAIT_RECORD.match(head):
@@ -534,7 +541,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     `launched_at`: when the server of the source's first run was launched, on the log's clock (a
     time of day takes the first line's date): that run's launch is `given` (timeline.launch).
     """
-    own = firedup_output(source)
+    first = _batch_head(source, scanner)  # None: the incremental engine reads it
+    own = firedup_output(source, first)
     if own is not None:  # what `firedup wait` wrote beside the log: never a run of its own
         report = SourceReport(source.name, None, 0, LineStats().as_dict(), None)
         report.skipped = own
@@ -544,7 +552,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     reader = _UntilUnreadable(source, digest)
     log = LogReader(source.name, engine, DatePolicy.of(source, default_date))
     cut: list[Any] = []  # the batch engine's `Truncated`: the file shrank while it was read
-    fmt, result = _read_batch(source, engine, scanner, log, cut)
+    fmt, result = _read_batch(source, engine, first, log, cut) if first is not None else (None, None)
     if result is None:
         fmt, stream, head = _sniffed(iter(reader), engine)
         if fmt is None:
@@ -627,13 +635,10 @@ def _both_engines(source: Source, runs: list[Run], fmt: Format, other: Format, d
     return both
 
 
-def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader,
+def _read_batch(source: Source, engine: str | None, head: bytes, log: LogReader,
                 cut: list[Any]) -> tuple[Format | None, tuple[list[Event], LineStats, Clock] | None]:
-    """The source read by the batch engine, where it is worth it (`_batch_head`) and can
-    prove its events the incremental engine's: the format and the events; (None, None) else."""
-    head = _batch_head(source, scanner)
-    if head is None:
-        return None, None
+    """The source read by the batch engine, where it is worth it (`head`: `_batch_head`'s) and
+    can prove its events the incremental engine's: the format and the events; (None, None) else."""
     from firedup.read import batch
 
     assert source.path is not None
