@@ -194,8 +194,12 @@ def _without_endless_numbers(text: str) -> str:
     """A dump with every run of more than `_MOST_DIGITS` digits written `1e999`: a number no
     flag can hold either way, which `checked_flags` then drops with a note, and the fields
     after it are still read. One pass (`\\d+` resumes after each run): linear; none at all
-    where the dump has too few digits in all (counted at memory speed)."""
-    if len(text) <= _MOST_DIGITS or sum(text.count(digit) for digit in "0123456789") <= _MOST_DIGITS:
+    where the dump has too few digits in all: counted in one pass over its UTF-8 bytes, whose
+    ASCII digits are the text's (ten `str.count`s were a tenth of reading a dump)."""
+    if len(text) <= _MOST_DIGITS:
+        return text
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) - len(raw.translate(None, b"0123456789")) <= _MOST_DIGITS:
         return text
     runs = [m.span() for m in _DIGITS.finditer(text) if m.end() - m.start() > _MOST_DIGITS]
     if not runs:
