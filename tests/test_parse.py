@@ -223,6 +223,19 @@ def test_firedup_wait_outputs_beside_the_logs_are_skipped_with_a_note(tmp_path: 
     assert {"server.wait.txt", "server.wait.json"} == {Path(n.split(": ")[1]).name for n in notes}
 
 
+@pytest.mark.parametrize("scanner", ["batch", "incremental"])
+def test_firedup_wait_output_is_skipped_by_either_engine(tmp_path: Path, scanner: str) -> None:
+    """The batch engine's look at a file's head (`_batch_head`) is also where its first bytes
+    tell firedup's own output: a `wait` transcript the batch engine would read is still skipped."""
+    from firedup.read.sources import expand_inputs
+    from firedup.timeline.pipeline import OWN_OUTPUT, parse_source
+
+    (tmp_path / "server.wait.txt").write_text("firedup wait: following server.log; timeout 4 min 00 s\n" + GOOD)
+    [source], _ = expand_inputs([str(tmp_path / "server.wait.txt")])
+    runs, report = parse_source(source, scanner=scanner)
+    assert runs == [] and report.skipped is not None and report.skipped.startswith(OWN_OUTPUT)
+
+
 # --- every value an args dump holds reaches `parse --json` ------------------------------------------
 
 _VLLM = Path(__file__).resolve().parent.parent / "sample_logs" / "vllm-warm-start.log"

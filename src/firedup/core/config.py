@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from keyword import iskeyword
-from typing import Any
+from typing import Any, cast
 
 # Flags that reports, grouping and budgets talk about; every other field is kept too.
 COMMON_FLAGS = (
@@ -140,7 +140,12 @@ _CONVERT: dict[str, Any] = {"s": str, "d": str, "i": int, "f": float, "c": _CONS
 
 
 def _simple_fields(text: str) -> dict[str, Any] | None:
-    """The fields of a dump of plain literals only; None when any value is more (then `ast`)."""
+    """The fields of a dump of plain literals only; None when any value is more (then `ast`).
+
+    Every run's dump passes here (300 fields, each its own match), so the loop is lean: the
+    matches come from the pattern's scanner, each anchored where the last ended (a search
+    could rescan a long line from every position), and the checks that send a dump to `ast`
+    (a repeated name, `class=`) are made once on the whole."""
     if text.startswith("{"):
         field, pos = _DICT_FIELD, 1
     else:
@@ -148,17 +153,26 @@ def _simple_fields(text: str) -> dict[str, Any] | None:
         if head is None:
             return None
         field, pos = _CALL_FIELD, head.end()
+    # `Pattern.scanner` (undocumented, what `re.Scanner` is built on): `match()` anchored at
+    # the end of the last match, None once no field starts there
     out: dict[str, Any] = {}
-    match = field.match  # anchored at each field: a search (finditer) could rescan a long line from every position
-    while (m := match(text, pos)) is not None:
-        key, kind = m["key"], m.lastgroup  # the value's group: the last one a field's match closes
-        if kind is None or key in out or iskeyword(key):
-            return None  # a repeated name, `class=`: `ast` decides
-        out[key] = _CONVERT[kind](m[kind])
-        pos = m.end()
-        if text[pos - 1] != " ":  # it ended at the closing bracket, not at ", "
-            return out
-    return None  # a value the patterns do not cover: `ast` decides
+    count, m = 0, None
+    for m in iter(cast(Any, field).scanner(text, pos).match, None):
+        count += 1
+        kind = m.lastgroup  # the value's group: the last one a field's match closes
+        if kind == "c":
+            out[m["key"]] = _CONSTANTS[m["c"]]
+        elif kind == "s":
+            out[m["key"]] = m["s"]
+        elif kind is None:
+            return None
+        else:
+            out[m["key"]] = _CONVERT[kind](m[kind])
+    if m is None or text[m.end() - 1] == " ":
+        return None  # the last field is not the dump's end (a value the patterns do not cover): `ast` decides
+    if len(out) != count or any(map(iskeyword, out)):
+        return None  # a repeated name, `class=`: `ast` decides
+    return out
 
 
 def parse_args_repr(text: str) -> tuple[dict[str, Any], bool]:
@@ -180,8 +194,12 @@ def _without_endless_numbers(text: str) -> str:
     """A dump with every run of more than `_MOST_DIGITS` digits written `1e999`: a number no
     flag can hold either way, which `checked_flags` then drops with a note, and the fields
     after it are still read. One pass (`\\d+` resumes after each run): linear; none at all
-    where the dump has too few digits in all (counted at memory speed)."""
-    if len(text) <= _MOST_DIGITS or sum(text.count(digit) for digit in "0123456789") <= _MOST_DIGITS:
+    where the dump has too few digits in all: counted in one pass over its UTF-8 bytes, whose
+    ASCII digits are the text's (ten `str.count`s were a tenth of reading a dump)."""
+    if len(text) <= _MOST_DIGITS:
+        return text
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) - len(raw.translate(None, b"0123456789")) <= _MOST_DIGITS:
         return text
     runs = [m.span() for m in _DIGITS.finditer(text) if m.end() - m.start() > _MOST_DIGITS]
     if not runs:
@@ -341,11 +359,12 @@ def checked_flags(fields: dict[str, Any]) -> list[str]:
 
     dropped: list[str] = []
     nested: list[str] = []  # keys of lists, dicts and the like: their text is checked item by item
-    for key in list(fields):
+    # text, flags, None and 64-bit integers (most of a dump) need nothing: left out in one pass
+    others = [key for key, value in fields.items() if not ((kind := type(value)) is str or kind is bool or value is None
+                                                          or (kind is int and INT64_MIN <= value <= INT64_MAX))]
+    for key in others:
         value = fields[key]
         kind = type(value)
-        if kind is str or kind is bool or value is None:
-            continue
         if kind is int:
             ok = INT64_MIN <= value <= INT64_MAX
         elif kind is float:
@@ -360,7 +379,7 @@ def checked_flags(fields: dict[str, Any]) -> list[str]:
         if not ok:
             del fields[key]
             dropped.append(f"{valid_text(key)}={shown_number(_repr(value), 40)}")
-    if not has_surrogate([*fields, *(value for value in fields.values() if type(value) is str)]):
+    if not has_surrogate([*fields, *[value for value in fields.values() if type(value) is str]]):
         for key in nested:  # no key to rename, no plain text to escape
             if key in fields and (clean := valid_values(fields[key])) is not fields[key]:
                 fields[key] = clean

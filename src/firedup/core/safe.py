@@ -90,11 +90,14 @@ def valid_json(text: str) -> str:
 
 def has_surrogate(texts: Iterable[str]) -> bool:
     """Whether any of `texts` holds a lone surrogate (what `valid_text` escapes): one search over
-    them all. True too when one is not text, so the caller checks them one by one."""
+    them all, none where they are all ASCII (a flag kept by Python: every run's dump comes here, and
+    the search was a third of checking it). True too when one is not text, so the caller checks
+    them one by one."""
     try:
-        return _SURROGATE.search("\x00".join(texts)) is not None
+        text = "\x00".join(texts)
     except TypeError:
         return True
+    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 def valid_values(value: Any) -> Any:

@@ -192,17 +192,19 @@ def _size_costs(remedy: Remedy, bar: Event) -> list[tuple[int, float]]:
         return []
     out: list[tuple[int, float]] = []
     last_n, last_t, size = 0, 0.0, None
-    for text in (*bar.fields.get("_redraws", ()), bar.text):
-        step = _STEP.search(text)
+    step_in, size_in = _STEP.search, sizes.search
+    for text in (*bar.fields.get("_redraws", ()), bar.text):  # a capture's bar: a hundred redraws and more
+        step = step_in(text)
         if step is None:
             continue
-        named = sizes.search(text)
+        named = size_in(text)
         n = int(step["n"])
-        t = 3600 * int(step["h"] or 0) + 60 * int(step["m"]) + int(step["s"])
-        if n > last_n and size is not None:
-            out.append((size, max(t - last_t, 0.0)))
-        if n != last_n:
-            last_n, last_t = n, float(t)
+        if n != last_n:  # the clock counts only where the count steps
+            h, m, s = step.group("h", "m", "s")
+            t = float(3600 * int(h or 0) + 60 * int(m) + int(s))
+            if n > last_n and size is not None:
+                out.append((size, max(t - last_t, 0.0)))
+            last_n, last_t = n, t
         if named is not None:
             size = int(named["size"])
     if len(out) > 1:  # one-time work (a kernel JIT) lands on the first size and would move to the next

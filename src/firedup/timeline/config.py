@@ -41,9 +41,10 @@ def read_config(run: Run, events: Sequence[Event], defaults: Mapping[str, Any], 
         run.warnings.append(_dropped_note("flag values", dropped, "not finite, beyond 64 bits or, for a count, not whole"))
     if fmt.parsing.derive_config is not None:
         fmt.parsing.derive_config(run.all_config, run.config_inferred)
+    # the common flags first (None where unstated), then the others in their order: `update`
+    # gives a common flag the value it already has, in its place
     config = {flag: run.all_config.get(flag) for flag in COMMON_FLAGS}
-    for key, value in run.all_config.items():
-        config.setdefault(key, value)
+    config.update(run.all_config)
     run.config = config
 
 

@@ -412,27 +412,29 @@ def _total_size(sources: list[Source]) -> int:
     return total
 
 
-def _batch_worth_it(source: Source, scanner: str) -> bool:
-    """The batch engine for plain files big enough to repay its set-up (see _BATCH_FROM);
-    stdin and .gz stream through the incremental engine."""
+def _batch_head(source: Source, scanner: str) -> bytes | None:
+    """The file's first `_NUL_LOOK` bytes where the batch engine is worth it: a plain file big
+    enough to repay its set-up (see _BATCH_FROM); None for stdin and .gz, which stream through
+    the incremental engine. One stat and one open: this runs on every file of a folder."""
     if scanner == "incremental" or source.path is None:
-        return False
+        return None
     try:
-        if not source.path.is_file() or (scanner != "batch" and source.path.stat().st_size < _BATCH_FROM):
-            return False
+        st = os.stat(source.path)
+        if not stat.S_ISREG(st.st_mode) or (scanner != "batch" and st.st_size < _BATCH_FROM):
+            return None
         with open(source.path, "rb") as fh:
             head = fh.read(_NUL_LOOK)
             if head[:2] == b"\x1f\x8b" or bom_encoding(head) is not None or head.startswith(b"\xef\xbb\xbf"):
-                return False  # gzip, UTF-16/32 and a UTF-8 BOM: the incremental engine decodes them
-            fh.seek(max(len(head), source.path.stat().st_size - _NUL_LOOK))
+                return None  # gzip, UTF-16/32 and a UTF-8 BOM: the incremental engine decodes them
+            fh.seek(max(len(head), os.fstat(fh.fileno()).st_size - _NUL_LOOK))
             if b"\x00" in head or b"\x00" in fh.read(_NUL_LOOK):
-                return False  # NUL bytes (a power loss's run at the end): the incremental engine drops them, said
+                return None  # NUL bytes (a power loss's run at the end): the incremental engine drops them, said
 
     except OSError:
-        return False
+        return None
     from firedup.read import batch
 
-    return batch.available()
+    return head if batch.available() else None
 
 
 def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: dict[int, list[Line]] | None = None,
@@ -480,11 +482,14 @@ _WAIT_NOTES = b"firedup wait: "
 _WAIT_RECORD = re.compile(rb'\A\{\s*"exit_code":\s*-?\d+,\s*"headline":')
 
 
-def firedup_output(source: Source) -> str | None:
+def firedup_output(source: Source, head: bytes | None = None) -> str | None:
     """Why a local file is firedup's own output (`wait`'s notes and verdict, or its --record),
-    not a server log, or None: its first bytes say."""
+    not a server log, or None: its first bytes say (`head`: those of a regular file, read
+    already by `_batch_head`; else read here)."""
     if source.path is None or source.is_gzip or source.is_stdin:
         return None
+    if head is not None:
+        return _own_output(head[:256])
     try:
         if not stat.S_ISREG(os.stat(source.path).st_mode):
             return None  # a FIFO or a device: never opened here (an open would wait for a writer)
@@ -492,6 +497,10 @@ def firedup_output(source: Source) -> str | None:
             head = fh.read(256)
     except OSError:
         return None  # the reading proper says why, in its one line
+    return _own_output(head)
+
+
+def _own_output(head: bytes) -> str | None:
     if head.startswith(_WAIT_NOTES):
         return f"{OWN_OUTPUT} (what `firedup wait` printed), not a server log; skipped"
     if _WAIT_RECORD.match(head):
@@ -533,7 +542,8 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     `launched_at`: when the server of the source's first run was launched, on the log's clock (a
     time of day takes the first line's date): that run's launch is `given` (timeline.launch).
     """
-    own = firedup_output(source)
+    first = _batch_head(source, scanner)  # None: the incremental engine reads it
+    own = firedup_output(source, first)
     if own is not None:  # what `firedup wait` wrote beside the log: never a run of its own
         report = SourceReport(source.name, None, 0, LineStats().as_dict(), None)
         report.skipped = own
@@ -543,7 +553,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
     reader = _UntilUnreadable(source, digest)
     log = LogReader(source.name, engine, DatePolicy.of(source, default_date))
     cut: list[Any] = []  # the batch engine's `Truncated`: the file shrank while it was read
-    fmt, result = _read_batch(source, engine, scanner, log, cut)
+    fmt, result = _read_batch(source, engine, first, log, cut) if first is not None else (None, None)
     if result is None:
         fmt, stream, head = _sniffed(iter(reader), engine)
         if fmt is None:
@@ -628,19 +638,20 @@ def _both_engines(source: Source, runs: list[Run], fmt: Format, other: Format, d
     return both
 
 
-def _read_batch(source: Source, engine: str | None, scanner: str, log: LogReader,
+def _read_batch(source: Source, engine: str | None, head: bytes, log: LogReader,
                 cut: list[Any]) -> tuple[Format | None, tuple[list[Event], LineStats, Clock] | None]:
-    """The source read by the batch engine, where it is worth it (`_batch_worth_it`) and can
-    prove its events the incremental engine's: the format and the events; (None, None) else."""
-    if not _batch_worth_it(source, scanner):
-        return None, None
+    """The source read by the batch engine, where it is worth it (`head`: `_batch_head`'s) and
+    can prove its events the incremental engine's: the format and the events; (None, None) else."""
     from firedup.read import batch
 
     assert source.path is not None
     fmt: Format | None = None
     try:
         whole = _size(source.path)  # a file shorter than this when its scan begins was emptied under it
-        next(iter(read_lines(source)), None)  # an empty or binary file: its one-line reason
+        if b"\n" not in head:
+            # an empty file, a first line longer than the head (endless?): its one-line reason. A
+            # head with a line in it, no NUL, BOM or gzip (`_batch_head`) has a first line to read
+            next(iter(read_lines(source)), None)
         literals: set[str] = set()
         sample, normalised = batch.read_head(source.path, SNIFF_LINES, refuse_mostly_flagged=True,
                                              until_settled=engine is None, literals=literals)

@@ -38,7 +38,7 @@ def rank_phases(rank: str | None, rms: list[Milestone], took: Sequence[Event], s
             if mine:
                 out.extend(_paired_phases(model_prefix + name, bname, ename, rank, rms, keys, mine, stage_table,
                                           cutoff))
-        out.extend(_kv_cache(model_prefix, rank, rms))
+        out.extend(_kv_cache(model_prefix, rank, rms, keys))
     out.extend(_reported(rank, rms, reported))
     _weights_took(rank, took, out)
     return out
@@ -71,13 +71,16 @@ def _paired_phases(name: str, bname: str, ename: str, rank: str | None, rms: Seq
     return out
 
 
-def _kv_cache(model_prefix: str, rank: str | None, rms: Sequence[Milestone]) -> list[Phase]:
-    """kv_cache: from the milestone before the pool's end to the pool's end."""
+def _kv_cache(model_prefix: str, rank: str | None, rms: Sequence[Milestone], keys: Sequence[str]) -> list[Phase]:
+    """kv_cache: from the milestone before the pool's end to the pool's end. `keys`: each
+    milestone's `key` (a property: read once per rank, not once per milestone and pool end)."""
     out: list[Phase] = []
-    for m in rms:
-        if m.key != model_prefix + MEMORY_POOL_END:
+    pool_end = model_prefix + MEMORY_POOL_END
+    for m, key in zip(rms, keys, strict=True):
+        if key != pool_end:
             continue
-        before = [p for p in rms if p.line < m.line and p.key not in (KV_CACHE_ALLOCATED, DRAFT_KV_CACHE_ALLOCATED)]
+        before = [p for p, k in zip(rms, keys, strict=True)
+                  if p.line < m.line and k not in (KV_CACHE_ALLOCATED, DRAFT_KV_CACHE_ALLOCATED)]
         prev = before[-1] if before else None
         if prev is None or prev.ts is None or m.ts is None:
             continue
