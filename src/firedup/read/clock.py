@@ -199,6 +199,9 @@ class Clock:
         # Set by a reader that left dated lines unread (the batch engine): the running day and
         # year are then guesses, and completing a stamp from them raises `UnsureDate`.
         self.history_skipped = False
+        # The last fully dated stamp read without a collector's (its date, time and fraction as
+        # written, and the stamp): lines of one second repeat them, three in four of a start-up's.
+        self._last_dated: tuple[str | None, str, str, Stamp] | None = None
 
     def _note(self, source: str) -> None:
         # "log" is the default; any completed date is the more telling fact, so it sticks.
@@ -316,6 +319,13 @@ class Clock:
         frac: str,
         outer: OuterStamp | None,
     ) -> Stamp | None:
+        last = self._last_dated
+        if last is not None and outer is None and date_text == last[0] and time_text == last[1] and frac == last[2]:
+            # The last dated stamp's text again: the same stamp (`make_stamp`), and remembering it
+            # again changes nothing (`_remember` only moves forward); only where the dates came
+            # from may have been set back since, by a foreign line (`resolve`).
+            self._note("log")
+            return last[3]
         if time_text is not None and not _time_ok(time_text):
             return None  # a garbled stamp is no stamp
         if outer is not None and not _time_ok(outer.time):
@@ -332,6 +342,8 @@ class Clock:
             if full_outer is not None:
                 self._outer_offset = stamp.dt - full_outer
             self._remember(stamp)
+            if outer is None:
+                self._last_dated = (date_text, time_text, frac, stamp)
             return stamp
         if month_day is not None:
             month, dom = (int(p) for p in month_day.split("-"))
