@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firedup.core.health import READY, REFUSED, STARTING, valid_version, version_key
 from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine, sniff_format
@@ -345,6 +347,57 @@ def test_a_wrappers_tag_is_the_words_that_number_its_source(wrapper: str, tag: s
     from firedup.formats.wrappers import wrapper_tag
 
     assert wrapper_tag(wrapper) == tag
+
+
+# --- the literal a pattern's every match begins with (`literal_prefix`) ---------------------------
+
+@pytest.mark.parametrize(("pattern", "literal"), [
+    ("avail mem=(?P<gb>[\\d.]+) GB", "avail mem="),
+    ("context_len=(?P<n>\\d+)", "context_len="),
+    ("ab?c", "a"),  # a repeat makes the character before it optional
+    ("ab{2}", "a"),
+    ("x\\d", "x"),
+    ("a(?:b|c)", "a"),  # an alternation inside a group leaves the text before it
+    ("a|b", ""),  # ... one outside any group does not
+    ("[|]x|y", ""),
+    ("a[]|]b", "a"),  # a `]` first in a class is a literal one: the `|` is in the class
+    ("[KV]{1,2} size: ", ""),
+    ("^abc", ""),
+    ("(?i)abc", ""),  # a flag may change what matches: none
+])
+def test_a_patterns_literal_prefix_is_what_every_match_begins_with(pattern: str, literal: str) -> None:
+    from firedup.formats.base import literal_prefix
+
+    assert literal_prefix(pattern) == literal
+
+
+_PIECES = ["a", "b", "ab", "b?", "a*", "b+", "|", "(?:", "(", ")", "[ab]", "[]a]", "[^|]", "\\|", "\\d", "c{1,2}", "."]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("ab", min_size=1, max_size=3), st.lists(st.sampled_from(_PIECES), max_size=6), st.data())
+def test_every_match_of_a_pattern_holds_its_literal_prefix(head: str, pieces: list[str], data: st.DataObject) -> None:
+    """What lets `Scanner._match` skip a field's search where its literal is missing."""
+    from firedup.formats.base import literal_prefix
+
+    pattern = head + "".join(pieces)
+    try:
+        regex = re.compile(pattern)
+    except re.error:
+        return
+    text = data.draw(st.from_regex(regex, fullmatch=True))
+    if regex.search(text):
+        assert literal_prefix(pattern) in text
+
+
+_FIELD_SEARCHES = [(regex, literal) for fmt in all_formats().values() for regex, _, _, literal in fmt.field_searches]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_every_field_patterns_match_holds_its_literal(data: st.DataObject) -> None:
+    regex, literal = data.draw(st.sampled_from(_FIELD_SEARCHES))
+    assert literal in data.draw(st.from_regex(regex))
 
 
 # --- excerpts that start with the error: every rule is evidence ----------------------------------

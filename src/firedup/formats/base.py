@@ -121,6 +121,50 @@ def _top_level_group_end(pattern: str, at: int) -> int | None:
     return end
 
 
+_SPECIAL = frozenset("\\.^$*+?{}[]()|")
+_REPEATS = frozenset("*+?{")
+
+
+def literal_prefix(pattern: str) -> str:
+    """The text every match of `pattern` begins with: its characters before the first special
+    one, less the last when a repeat follows it (`ab?c` needs only `a`); "" where an alternation
+    outside any group may leave it out. A string without it holds no match, so a cheap `in`
+    may stand before a search."""
+    if _top_level_bar(pattern):
+        return ""
+    for i, ch in enumerate(pattern):
+        if ch in _SPECIAL:
+            return pattern[:max(i - 1, 0)] if ch in _REPEATS else pattern[:i]
+    return pattern
+
+
+def _top_level_bar(pattern: str) -> bool:
+    """Whether `pattern` may have an alternation outside any group (a `|` not escaped, not in a
+    character class, at depth 0). In doubt (an unbalanced group), True."""
+    depth = 0
+    in_class = escaped = False
+    class_start = -1
+    for i, ch in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            # a `]` first in a class (after a `^`) is a literal one
+            in_class = ch != "]" or i == class_start or (i == class_start + 1 and pattern[class_start] == "^")
+        elif ch == "[":
+            in_class, class_start = True, i + 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif ch == "|" and depth == 0:
+            return True
+    return depth != 0 or in_class
+
+
 # Lines holding a rule's literal that `Format.sniff_score` reads before it gives up on that rule.
 SNIFF_TRIES = 20
 
@@ -585,6 +629,12 @@ class Format:
         """(regex, converter, the fields it names): a rule's own fields are not looked for again."""
         return tuple((regex, c, frozenset(regex.groupindex)) for regex, c in
                      ((re.compile(p), c) for p, c in self.parsing.field_patterns))
+
+    @cached_property
+    def field_searches(self) -> tuple[tuple[re.Pattern[str], Converter, frozenset[str], str], ...]:
+        """`compiled_fields`, each with the text its every match begins with (`literal_prefix`):
+        a message without it is not searched (most matched lines hold none of the fields)."""
+        return tuple((regex, c, names, literal_prefix(regex.pattern)) for regex, c, names in self.compiled_fields)
 
     @cached_property
     def compiled_level(self) -> re.Pattern[str] | None:

@@ -579,8 +579,8 @@ class Scanner:
             if m is None:
                 continue
             fields = rule.convert(m.groupdict())
-            for regex, conv, names in self.fmt.compiled_fields:
-                if not names.isdisjoint(fields):
+            for regex, conv, names, literal in self.fmt.field_searches:
+                if literal not in msg or not names.isdisjoint(fields):
                     continue
                 fm = regex.search(msg)
                 if fm:
