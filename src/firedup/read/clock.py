@@ -53,8 +53,16 @@ class Stamp:
 
 
 @lru_cache(maxsize=4096)
-def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
+def _hms(time_text: str) -> tuple[int, int, int]:
+    """"HH:MM:SS" as numbers: read once per distinct text (a collector's stamp with a fraction of
+    its own is new on every line, its time of day is not)."""
     hh, mm, ss = (int(p) for p in time_text.split(":"))
+    return hh, mm, ss
+
+
+@lru_cache(maxsize=4096)
+def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
+    hh, mm, ss = _hms(time_text)
     micro = int((frac + "000000")[:6]) if frac else 0
     dt = datetime(day.year, day.month, day.day, hh, mm, ss, micro)
     iso = f"{day.isoformat()}T{time_text}" + (f".{frac}" if frac else "")
@@ -64,7 +72,7 @@ def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
 @lru_cache(maxsize=4096)
 def _time_ok(time_text: str) -> bool:
     """A real time of day: "25:61:99" fits the headers' regex but is a garbled line."""
-    hh, mm, ss = (int(p) for p in time_text.split(":"))
+    hh, mm, ss = _hms(time_text)
     return hh < 24 and mm < 60 and ss < 60
 
 
@@ -125,7 +133,7 @@ def _year_not_after(month: int, dom: int, latest: date) -> int:
 def _nearest(outer: OuterStamp, years: tuple[int, ...], near: datetime) -> datetime | None:
     """The collector's stamp in whichever of `years` puts it closest to `near` (None when no
     such year has its day, or lies outside MIN_YEAR-MAX_YEAR)."""
-    hh, mm, ss = (int(p) for p in outer.time.split(":"))
+    hh, mm, ss = _hms(outer.time)
     micro = int((outer.frac + "000000")[:6]) if outer.frac else 0
     best: datetime | None = None
     for year in years:
