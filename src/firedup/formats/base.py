@@ -577,6 +577,8 @@ class Caches:
 # `Format.layout` remembers the lines of up to this many characters, this many at a time.
 _LAYOUT_MEMO_CHARS = 512
 _LAYOUT_MEMO_LINES = 2048
+# `Format.rank_from_proc` remembers this many process tags of at most so many characters at a time.
+_PROC_RANK_MEMO, _PROC_RANK_MEMO_CHARS = 1024, 256
 
 
 @dataclass(frozen=True)
@@ -813,9 +815,27 @@ class Format:
 
     def rank_from_proc(self, proc: str | None, pid: int | None = None) -> str | None:
         """A process tag as a rank. A template may use `{pid}`; an empty template joins the
-        groups that matched as `NAME<value>` in pattern order (`Worker_PP1_TP0` -> `PP1 TP0`)."""
+        groups that matched as `NAME<value>` in pattern order (`Worker_PP1_TP0` -> `PP1 TP0`).
+        Remembered per tag (`_PROC_RANK_MEMO`): every line of a process carries the same."""
         if not proc:
             return None
+        memo = self._proc_ranks
+        key = (proc, pid)
+        if key in memo:
+            return memo[key]
+        rank = self._rank_of(proc, pid)
+        if len(proc) <= _PROC_RANK_MEMO_CHARS:  # a tag a collector's regex leaves unbounded is not kept
+            if len(memo) >= _PROC_RANK_MEMO:
+                memo.clear()
+            memo[key] = rank
+        return rank
+
+    @cached_property
+    def _proc_ranks(self) -> dict[tuple[str, int | None], str | None]:
+        return {}
+
+    def _rank_of(self, proc: str, pid: int | None) -> str | None:
+        """`rank_from_proc`, read from the format's patterns."""
         for regex, template in self.compiled_proc_ranks:
             m = regex.search(proc)
             if m:
