@@ -62,11 +62,15 @@ def _hms(time_text: str) -> tuple[int, int, int]:
 
 @lru_cache(maxsize=4096)
 def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
-    hh, mm, ss = _hms(time_text)
-    micro = int((frac + "000000")[:6]) if frac else 0
-    dt = datetime(day.year, day.month, day.day, hh, mm, ss, micro)
     iso = f"{day.isoformat()}T{time_text}" + (f".{frac}" if frac else "")
-    return Stamp(dt, iso)
+    return Stamp(_point(day, time_text, frac), iso)
+
+
+def _point(day: date, time_text: str, frac: str) -> datetime:
+    """`make_stamp(...).dt` without the stamp: a collector's stamp (nanoseconds, a new one on
+    every line) as a point in time, neither written out nor cached."""
+    hh, mm, ss = _hms(time_text)
+    return datetime(day.year, day.month, day.day, hh, mm, ss, int((frac + "000000")[:6]) if frac else 0)
 
 
 @lru_cache(maxsize=4096)
@@ -243,7 +247,7 @@ class Clock:
         if day is None:
             self._refuse(f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}")
             return None
-        return make_stamp(day, outer.time, outer.frac).dt
+        return _point(day, outer.time, outer.frac)
 
     def measure_offset(self, outer: OuterStamp, own: Stamp) -> None:
         """A line with the engine's own stamp `own` behind a collector's `outer`: the offset
@@ -374,7 +378,7 @@ class Clock:
         if outer.year is not None or self._last is not None:
             return self.outer_datetime(outer)
         day = _safe_date(self._year_for(outer.month, outer.day), outer.month, outer.day)
-        return make_stamp(day, outer.time, outer.frac).dt if day else None
+        return _point(day, outer.time, outer.frac) if day else None
 
     def _day_by_outer(self, time_text: str, frac: str, anchor: datetime) -> date:
         """The day of a time-only line from the collector's stamp in front of it.
