@@ -121,21 +121,71 @@ def _top_level_group_end(pattern: str, at: int) -> int | None:
     return end
 
 
-_SPECIAL = frozenset("\\.^$*+?{}[]()|")
-_REPEATS = frozenset("*+?{")
-
-
-def literal_prefix(pattern: str) -> str:
-    """The text every match of `pattern` begins with: its characters before the first special
-    one, less the last when a repeat follows it (`ab?c` needs only `a`); "" where an alternation
-    outside any group may leave it out. A string without it holds no match, so a cheap `in`
-    may stand before a search."""
-    if _top_level_bar(pattern):
+def required_literal(pattern: str) -> str:
+    """The longest text every match of `pattern` holds: a run of plain characters outside any
+    group, class and escape, none made optional by a repeat after it (`ab?c` holds `a` and `c`);
+    "" where an alternation outside any group, or a flag (`(?i)`, `(?x)`), may leave it out. A
+    string without it holds no match, so a cheap `in` may stand before a search."""
+    if _top_level_bar(pattern) or re.compile(pattern).flags & (re.IGNORECASE | re.VERBOSE):
         return ""
-    for i, ch in enumerate(pattern):
-        if ch in _SPECIAL:
-            return pattern[:max(i - 1, 0)] if ch in _REPEATS else pattern[:i]
-    return pattern
+    best, run = "", ""
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch in "*+?{":  # a repeat: the character before it may be missing
+            best, run = max(best, run[:-1], key=len), ""
+            i = _repeat_end(pattern, i)
+        elif ch in "\\[(.^$":  # no plain character: an escape, a class, a group, any or an anchor
+            best, run = max(best, run, key=len), ""
+            i = _repeat_end(pattern, _atom_end(pattern, i))
+        elif ch in ")]}|":
+            return ""  # none such at the top level of a pattern that compiles: in doubt, no literal
+        else:
+            run += ch
+            i += 1
+    return max(best, run, key=len)
+
+
+def _atom_end(pattern: str, i: int) -> int:
+    """Where the item at `i` ends: an escape with the letters and digits after it (`\\x41`, and
+    a plain `5` after `\\d` too: lost, never misread), a class, a group, or one character."""
+    ch = pattern[i]
+    if ch == "\\":
+        i += 2
+        while i < len(pattern) and pattern[i].isalnum():
+            i += 1
+        return i
+    if ch == "[":
+        i += 1
+        if pattern.startswith("^", i):
+            i += 1
+        if pattern.startswith("]", i):
+            i += 1
+        while i < len(pattern) and pattern[i] != "]":
+            i += 2 if pattern[i] == "\\" else 1
+        return i + 1
+    if ch == "(":
+        depth = 0
+        while i < len(pattern):
+            if pattern[i] in "\\[":
+                i = _atom_end(pattern, i)
+                continue
+            depth += {"(": 1, ")": -1}.get(pattern[i], 0)
+            i += 1
+            if depth == 0:
+                return i
+        return i
+    return i + 1
+
+
+def _repeat_end(pattern: str, i: int) -> int:
+    """Past any repeats at `i` (`*`, `+?`, `{2,3}`; a `{` that is no repeat: to its `}` all the same)."""
+    while i < len(pattern) and pattern[i] in "*+?{":
+        if pattern[i] == "{":
+            close = pattern.find("}", i)
+            i = len(pattern) if close < 0 else close
+        i += 1
+    return i
 
 
 def _top_level_bar(pattern: str) -> bool:
@@ -634,9 +684,9 @@ class Format:
 
     @cached_property
     def field_searches(self) -> tuple[tuple[re.Pattern[str], Converter, frozenset[str], str], ...]:
-        """`compiled_fields`, each with the text its every match begins with (`literal_prefix`):
-        a message without it is not searched (most matched lines hold none of the fields)."""
-        return tuple((regex, c, names, literal_prefix(regex.pattern)) for regex, c, names in self.compiled_fields)
+        """`compiled_fields`, each with the text its every match holds (`required_literal`): a
+        message without it is not searched (most matched lines hold none of the fields)."""
+        return tuple((regex, c, names, required_literal(regex.pattern)) for regex, c, names in self.compiled_fields)
 
     @cached_property
     def compiled_level(self) -> re.Pattern[str] | None:

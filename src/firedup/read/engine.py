@@ -270,8 +270,9 @@ class Scanner:
 
     def split(self, line: Line) -> Parsed:
         laid = self.fmt.layout(line.text)
-        if line.tag is not None and laid.wrapper is None:  # a collector's service: the line's source
-            laid = replace(laid, wrapper=line.tag)
+        wrapper = laid.wrapper
+        if line.tag is not None and wrapper is None:  # a collector's service: the line's source
+            wrapper = line.tag
         # the line's own process tag; else one its wrapper ended with
         proc, pid = (line.proc, line.pid) if line.proc is not None or line.pid is not None else (laid.proc, laid.pid)
         header, g = laid.header, laid.groups
@@ -283,7 +284,7 @@ class Scanner:
                 header = None  # only the harness's stamp: a collector's, moved onto the engine's clock
         if header is None:
             return Parsed(None, laid.msg, None, False, self.fmt.rank_from_proc(proc, pid), None, proc, pid,
-                          laid.wrapper, outer)
+                          wrapper, outer)
         ts = None
         if g.get("time"):
             ts = self.clock.resolve(date_text=g.get("date"), month_day=g.get("md"), time_text=g["time"],
@@ -298,7 +299,7 @@ class Scanner:
             tag_proc, tag_pid = (g["proc"], int(g["pid"]) if g.get("pid") else None) if g.get("proc") else (proc, pid)
             rank = self.fmt.rank_from_proc(tag_proc, tag_pid)
         return Parsed(header, laid.msg, ts, header.clock == "own" and ts is not None, rank, laid.level, proc, pid,
-                      laid.wrapper, outer)
+                      wrapper, outer)
 
     # -- rule layer --------------------------------------------------------------------
     def feed(self, line: Line, rules: Sequence[Rule] | None = None) -> list[Event]:
