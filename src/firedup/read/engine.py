@@ -191,19 +191,20 @@ def _holds_any(text: str, literals: Sequence[str]) -> bool:
 
 def _normalise_ranks(text: str | None) -> str | None:
     """A header's rank tags, one space apart (" TP0" -> "TP0"); a log repeats a few, so each
-    one read is remembered (`_RANKS_MEMO` at most at a time; a rank group is short)."""
+    short one read is remembered (`_RANKS_MEMO` at most at a time)."""
     if not text:
         return None
     ranks = _RANKS.get(text)
     if ranks is None:
         ranks = " ".join(text.split())
-        if len(_RANKS) >= _RANKS_MEMO:
-            _RANKS.clear()
-        _RANKS[text] = ranks
+        if len(text) <= _RANKS_MEMO_CHARS:
+            if len(_RANKS) >= _RANKS_MEMO:
+                _RANKS.clear()
+            _RANKS[text] = ranks
     return ranks or None
 
 
-_RANKS_MEMO = 1024
+_RANKS_MEMO, _RANKS_MEMO_CHARS = 1024, 256
 _RANKS: dict[str, str] = {}
 
 
