@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firedup.core.health import READY, REFUSED, STARTING, valid_version, version_key
 from firedup.formats import Format, all_formats, foreign_engine, get_format, no_known_engine, sniff_format
@@ -345,6 +347,65 @@ def test_a_wrappers_tag_is_the_words_that_number_its_source(wrapper: str, tag: s
     from firedup.formats.wrappers import wrapper_tag
 
     assert wrapper_tag(wrapper) == tag
+
+
+# --- the literal every match of a pattern holds (`required_literal`) -------------------------------
+
+@pytest.mark.parametrize(("pattern", "literal"), [
+    ("avail mem=(?P<gb>[\\d.]+) GB", "avail mem="),
+    ("context_len=(?P<n>\\d+)", "context_len="),
+    ("[KV]{1,2} size: (?P<gb>[\\d.]+) GB", " size: "),  # not where the match begins
+    ("ab?c", "a"),  # a repeat makes the character before it optional
+    ("ab{2}?cd", "cd"),
+    ("ab*cde", "cde"),  # the longest run
+    ("x\\d", "x"),
+    ("x\\x41yz", "x"),  # an escape's letters and digits are its own
+    ("a(?:b|c)", "a"),  # an alternation inside a group leaves the text around it
+    ("(?:a|b)c", "c"),
+    ("a(?:x)?bc", "bc"),
+    ("(?:[)]x)yz", "yz"),  # a group ends at its own `)`, not one in a class or escaped
+    ("(?:\\)x)yz", "yz"),
+    ("a|b", ""),  # ... one outside any group does not
+    ("[|]x|y", ""),
+    ("a[]|]b", "a"),  # a `]` first in a class is a literal one: the `|` is in the class
+    ("^abc", "abc"),
+    ("a{b", ""),  # a brace that is no repeat: in doubt, the text after it is not taken
+    ("(?i)abc", ""),  # a flag may change what matches: none
+    ("(?x)a b c", ""),
+])
+def test_a_patterns_required_literal_is_in_its_every_match(pattern: str, literal: str) -> None:
+    from firedup.formats.base import required_literal
+
+    assert required_literal(pattern) == literal
+
+
+_PIECES = ["a", "b", "ab", "b?", "a*", "b+", "c{1,2}", "d{2}?", "e*+", "|", "(?:", "(", ")", "(?i:", "(?=b)", "[ab]", "[]a]",
+           "[^|]", "[)]", "\\|", "\\d", "\\x41", "\\.", "\\(", "{", "}", ".", "^", "$", " "]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES + ["ab", "ba", "abc"] * 3), min_size=1, max_size=10), st.data())
+def test_every_match_of_a_pattern_holds_its_required_literal(pieces: list[str], data: st.DataObject) -> None:
+    """What lets `Scanner._match` skip a field's search where its literal is missing."""
+    from firedup.formats.base import required_literal
+
+    pattern = "".join(pieces)
+    try:
+        regex = re.compile(pattern)
+    except re.error:
+        return
+    text = data.draw(st.from_regex(regex, fullmatch=True))
+    assert required_literal(pattern) in text
+
+
+_FIELD_SEARCHES = [(regex, literal) for fmt in all_formats().values() for regex, _, _, literal in fmt.field_searches]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_every_field_patterns_match_holds_its_literal(data: st.DataObject) -> None:
+    regex, literal = data.draw(st.sampled_from(_FIELD_SEARCHES))
+    assert literal in data.draw(st.from_regex(regex))
 
 
 # --- excerpts that start with the error: every rule is evidence ----------------------------------

@@ -75,6 +75,17 @@ def test_bare_ansi_remnants_are_stripped(tmp_path: Path, raw: str) -> None:
     assert line.text == "INFO 02-22 06:35:40 [core.py:96] ok"
 
 
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["\x1b", "\x1b[", "\x1b(", "#033[", "#03", "[", "]", "(", "1", "36", ";", "?", "m", "B",
+                                 "a", " ", "00:03<", "%|"]), max_size=12))
+def test_a_line_without_esc_loses_what_the_whole_colour_pattern_takes(parts: list[str]) -> None:
+    """`_uncoloured` looks for bare remnants alone where no ESC or "#033[" is: the same text."""
+    from firedup.read.sources import _ANSI, _uncoloured
+
+    text = "".join(parts)
+    assert _uncoloured(text) == _ANSI.sub("", text)
+
+
 # --- progress bars, CRLF, indentation ----------------------------------------------------
 
 SHARDS = [

@@ -139,6 +139,100 @@ def _top_level_group_end(pattern: str, at: int) -> int | None:
     return end
 
 
+def required_literal(pattern: str) -> str:
+    """The longest text every match of `pattern` holds: a run of plain characters outside any
+    group, class and escape, none made optional by a repeat after it (`ab?c` holds `a` and `c`);
+    "" where an alternation outside any group, or a flag (`(?i)`, `(?x)`), may leave it out. A
+    string without it holds no match, so a cheap `in` may stand before a search."""
+    if _top_level_bar(pattern) or re.compile(pattern).flags & (re.IGNORECASE | re.VERBOSE):
+        return ""
+    best, run = "", ""
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch in "*+?{":  # a repeat: the character before it may be missing
+            best, run = max(best, run[:-1], key=len), ""
+            i = _repeat_end(pattern, i)
+        elif ch in "\\[(.^$":  # no plain character: an escape, a class, a group, any or an anchor
+            best, run = max(best, run, key=len), ""
+            i = _repeat_end(pattern, _atom_end(pattern, i))
+        elif ch in ")]}|":
+            return ""  # none such at the top level of a pattern that compiles: in doubt, no literal
+        else:
+            run += ch
+            i += 1
+    return max(best, run, key=len)
+
+
+def _atom_end(pattern: str, i: int) -> int:
+    """Where the item at `i` ends: an escape with the letters and digits after it (`\\x41`, and
+    a plain `5` after `\\d` too: lost, never misread), a class, a group, or one character."""
+    ch = pattern[i]
+    if ch == "\\":
+        i += 2
+        while i < len(pattern) and pattern[i].isalnum():
+            i += 1
+        return i
+    if ch == "[":
+        i += 1
+        if pattern.startswith("^", i):
+            i += 1
+        if pattern.startswith("]", i):
+            i += 1
+        while i < len(pattern) and pattern[i] != "]":
+            i += 2 if pattern[i] == "\\" else 1
+        return i + 1
+    if ch == "(":
+        depth = 0
+        while i < len(pattern):
+            if pattern[i] in "\\[":
+                i = _atom_end(pattern, i)
+                continue
+            depth += {"(": 1, ")": -1}.get(pattern[i], 0)
+            i += 1
+            if depth == 0:
+                return i
+        return i
+    return i + 1
+
+
+def _repeat_end(pattern: str, i: int) -> int:
+    """Past any repeats at `i` (`*`, `+?`, `{2,3}`; a `{` that is no repeat: to its `}` all the same)."""
+    while i < len(pattern) and pattern[i] in "*+?{":
+        if pattern[i] == "{":
+            close = pattern.find("}", i)
+            i = len(pattern) if close < 0 else close
+        i += 1
+    return i
+
+
+def _top_level_bar(pattern: str) -> bool:
+    """Whether `pattern` may have an alternation outside any group (a `|` not escaped, not in a
+    character class, at depth 0). In doubt (an unbalanced group), True."""
+    depth = 0
+    in_class = escaped = False
+    class_start = -1
+    for i, ch in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            # a `]` first in a class (after a `^`) is a literal one
+            in_class = ch != "]" or i == class_start or (i == class_start + 1 and pattern[class_start] == "^")
+        elif ch == "[":
+            in_class, class_start = True, i + 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif ch == "|" and depth == 0:
+            return True
+    return depth != 0 or in_class
+
+
 # Lines holding a rule's literal that `Format.sniff_score` reads before it gives up on that rule.
 SNIFF_TRIES = 20
 
@@ -551,6 +645,8 @@ class Caches:
 # `Format.layout` remembers the lines of up to this many characters, this many at a time.
 _LAYOUT_MEMO_CHARS = 512
 _LAYOUT_MEMO_LINES = 2048
+# `Format.rank_from_proc` remembers this many process tags of at most so many characters at a time.
+_PROC_RANK_MEMO, _PROC_RANK_MEMO_CHARS = 1024, 256
 
 
 @dataclass(frozen=True)
@@ -603,6 +699,12 @@ class Format:
         """(regex, converter, the fields it names): a rule's own fields are not looked for again."""
         return tuple((regex, c, frozenset(regex.groupindex)) for regex, c in
                      ((re.compile(p), c) for p, c in self.parsing.field_patterns))
+
+    @cached_property
+    def field_searches(self) -> tuple[tuple[re.Pattern[str], Converter, frozenset[str], str], ...]:
+        """`compiled_fields`, each with the text its every match holds (`required_literal`): a
+        message without it is not searched (most matched lines hold none of the fields)."""
+        return tuple((regex, c, names, required_literal(regex.pattern)) for regex, c, names in self.compiled_fields)
 
     @cached_property
     def compiled_level(self) -> re.Pattern[str] | None:
@@ -782,9 +884,27 @@ class Format:
 
     def rank_from_proc(self, proc: str | None, pid: int | None = None) -> str | None:
         """A process tag as a rank. A template may use `{pid}`; an empty template joins the
-        groups that matched as `NAME<value>` in pattern order (`Worker_PP1_TP0` -> `PP1 TP0`)."""
+        groups that matched as `NAME<value>` in pattern order (`Worker_PP1_TP0` -> `PP1 TP0`).
+        Remembered per tag (`_PROC_RANK_MEMO`): every line of a process carries the same."""
         if not proc:
             return None
+        memo = self._proc_ranks
+        key = (proc, pid)
+        if key in memo:
+            return memo[key]
+        rank = self._rank_of(proc, pid)
+        if len(proc) <= _PROC_RANK_MEMO_CHARS:  # a tag a collector's regex leaves unbounded is not kept
+            if len(memo) >= _PROC_RANK_MEMO:
+                memo.clear()
+            memo[key] = rank
+        return rank
+
+    @cached_property
+    def _proc_ranks(self) -> dict[tuple[str, int | None], str | None]:
+        return {}
+
+    def _rank_of(self, proc: str, pid: int | None) -> str | None:
+        """`rank_from_proc`, read from the format's patterns."""
         for regex, template in self.compiled_proc_ranks:
             m = regex.search(proc)
             if m:

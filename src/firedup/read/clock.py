@@ -53,18 +53,30 @@ class Stamp:
 
 
 @lru_cache(maxsize=4096)
-def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
+def _hms(time_text: str) -> tuple[int, int, int]:
+    """"HH:MM:SS" as numbers: read once per distinct text (a collector's stamp with a fraction of
+    its own is new on every line, its time of day is not)."""
     hh, mm, ss = (int(p) for p in time_text.split(":"))
-    micro = int((frac + "000000")[:6]) if frac else 0
-    dt = datetime(day.year, day.month, day.day, hh, mm, ss, micro)
+    return hh, mm, ss
+
+
+@lru_cache(maxsize=4096)
+def make_stamp(day: date, time_text: str, frac: str = "") -> Stamp:
     iso = f"{day.isoformat()}T{time_text}" + (f".{frac}" if frac else "")
-    return Stamp(dt, iso)
+    return Stamp(_point(day, time_text, frac), iso)
+
+
+def _point(day: date, time_text: str, frac: str) -> datetime:
+    """`make_stamp(...).dt` without the stamp: a collector's stamp (nanoseconds, a new one on
+    every line) as a point in time, neither written out nor cached."""
+    hh, mm, ss = _hms(time_text)
+    return datetime(day.year, day.month, day.day, hh, mm, ss, int((frac + "000000")[:6]) if frac else 0)
 
 
 @lru_cache(maxsize=4096)
 def _time_ok(time_text: str) -> bool:
     """A real time of day: "25:61:99" fits the headers' regex but is a garbled line."""
-    hh, mm, ss = (int(p) for p in time_text.split(":"))
+    hh, mm, ss = _hms(time_text)
     return hh < 24 and mm < 60 and ss < 60
 
 
@@ -125,7 +137,7 @@ def _year_not_after(month: int, dom: int, latest: date) -> int:
 def _nearest(outer: OuterStamp, years: tuple[int, ...], near: datetime) -> datetime | None:
     """The collector's stamp in whichever of `years` puts it closest to `near` (None when no
     such year has its day, or lies outside MIN_YEAR-MAX_YEAR)."""
-    hh, mm, ss = (int(p) for p in outer.time.split(":"))
+    hh, mm, ss = _hms(outer.time)
     micro = int((outer.frac + "000000")[:6]) if outer.frac else 0
     best: datetime | None = None
     for year in years:
@@ -199,6 +211,9 @@ class Clock:
         # Set by a reader that left dated lines unread (the batch engine): the running day and
         # year are then guesses, and completing a stamp from them raises `UnsureDate`.
         self.history_skipped = False
+        # The last fully dated stamp read without a collector's (its date, time and fraction as
+        # written, and the stamp): lines of one second repeat them, three in four of a start-up's.
+        self._last_dated: tuple[str | None, str, str, Stamp] | None = None
 
     def _note(self, source: str) -> None:
         # "log" is the default; any completed date is the more telling fact, so it sticks.
@@ -232,7 +247,7 @@ class Clock:
         if day is None:
             self._refuse(f"{outer.year:04d}-{outer.month:02d}-{outer.day:02d}")
             return None
-        return make_stamp(day, outer.time, outer.frac).dt
+        return _point(day, outer.time, outer.frac)
 
     def measure_offset(self, outer: OuterStamp, own: Stamp) -> None:
         """A line with the engine's own stamp `own` behind a collector's `outer`: the offset
@@ -316,6 +331,13 @@ class Clock:
         frac: str,
         outer: OuterStamp | None,
     ) -> Stamp | None:
+        last = self._last_dated
+        if last is not None and outer is None and date_text == last[0] and time_text == last[1] and frac == last[2]:
+            # The last dated stamp's text again: the same stamp (`make_stamp`), and remembering it
+            # again changes nothing (`_remember` only moves forward); only where the dates came
+            # from may have been set back since, by a foreign line (`resolve`).
+            self._note("log")
+            return last[3]
         if time_text is not None and not _time_ok(time_text):
             return None  # a garbled stamp is no stamp
         if outer is not None and not _time_ok(outer.time):
@@ -332,6 +354,8 @@ class Clock:
             if full_outer is not None:
                 self._outer_offset = stamp.dt - full_outer
             self._remember(stamp)
+            if outer is None:
+                self._last_dated = (date_text, time_text, frac, stamp)
             return stamp
         if month_day is not None:
             month, dom = (int(p) for p in month_day.split("-"))
@@ -354,7 +378,7 @@ class Clock:
         if outer.year is not None or self._last is not None:
             return self.outer_datetime(outer)
         day = _safe_date(self._year_for(outer.month, outer.day), outer.month, outer.day)
-        return make_stamp(day, outer.time, outer.frac).dt if day else None
+        return _point(day, outer.time, outer.frac) if day else None
 
     def _day_by_outer(self, time_text: str, frac: str, anchor: datetime) -> date:
         """The day of a time-only line from the collector's stamp in front of it.

@@ -180,11 +180,32 @@ def _literal_index(fmt: Format) -> tuple[tuple[str, ...], dict[str, tuple[Rule, 
     return found[1], found[2], found[3]
 
 
+def _holds_any(text: str, literals: Sequence[str]) -> bool:
+    """Whether `text` holds one of `literals` (`any` over a generator, without the generator:
+    this runs for every line, often over one or two literals)."""
+    for literal in literals:  # noqa: SIM110 - `any` over a generator costs a generator per line
+        if literal in text:
+            return True
+    return False
+
+
 def _normalise_ranks(text: str | None) -> str | None:
+    """A header's rank tags, one space apart (" TP0" -> "TP0"); a log repeats a few, so each
+    short one read is remembered (`_RANKS_MEMO` at most at a time)."""
     if not text:
         return None
-    ranks = text.split()
-    return " ".join(ranks) if ranks else None
+    ranks = _RANKS.get(text)
+    if ranks is None:
+        ranks = " ".join(text.split())
+        if len(text) <= _RANKS_MEMO_CHARS:
+            if len(_RANKS) >= _RANKS_MEMO:
+                _RANKS.clear()
+            _RANKS[text] = ranks
+    return ranks or None
+
+
+_RANKS_MEMO, _RANKS_MEMO_CHARS = 1024, 256
+_RANKS: dict[str, str] = {}
 
 
 normalise_ranks = _normalise_ranks
@@ -244,14 +265,15 @@ class Scanner:
         """Whether `feed` would make an event of this line with these rules, without
         touching the clock or any other state (the batch engine looks before it feeds)."""
         msg = self.fmt.layout(text).msg
-        if any(lit in msg for lit in self.fmt.parsing.runtime_literals):
+        if _holds_any(msg, self.fmt.parsing.runtime_literals):
             return False
-        return any(any(lit in msg for lit in rule.literals) and rule.regex.search(msg) for rule in rules)
+        return any(_holds_any(msg, rule.literals) and rule.regex.search(msg) for rule in rules)
 
     def split(self, line: Line) -> Parsed:
         laid = self.fmt.layout(line.text)
-        if line.tag is not None and laid.wrapper is None:  # a collector's service: the line's source
-            laid = replace(laid, wrapper=line.tag)
+        wrapper = laid.wrapper
+        if line.tag is not None and wrapper is None:  # a collector's service: the line's source
+            wrapper = line.tag
         # the line's own process tag; else one its wrapper ended with
         proc, pid = (line.proc, line.pid) if line.proc is not None or line.pid is not None else (laid.proc, laid.pid)
         header, g = laid.header, laid.groups
@@ -263,7 +285,7 @@ class Scanner:
                 header = None  # only the harness's stamp: a collector's, moved onto the engine's clock
         if header is None:
             return Parsed(None, laid.msg, None, False, self.fmt.rank_from_proc(proc, pid), None, proc, pid,
-                          laid.wrapper, outer)
+                          wrapper, outer)
         ts = None
         if g.get("time"):
             ts = self.clock.resolve(date_text=g.get("date"), month_day=g.get("md"), time_text=g["time"],
@@ -278,7 +300,7 @@ class Scanner:
             tag_proc, tag_pid = (g["proc"], int(g["pid"]) if g.get("pid") else None) if g.get("proc") else (proc, pid)
             rank = self.fmt.rank_from_proc(tag_proc, tag_pid)
         return Parsed(header, laid.msg, ts, header.clock == "own" and ts is not None, rank, laid.level, proc, pid,
-                      laid.wrapper, outer)
+                      wrapper, outer)
 
     # -- rule layer --------------------------------------------------------------------
     def feed(self, line: Line, rules: Sequence[Rule] | None = None) -> list[Event]:
@@ -305,7 +327,7 @@ class Scanner:
             assert parsed.ts is not None
             self._last_own = (parsed.ts, line.number)
         msg = parsed.msg
-        if any(lit in msg for lit in self.fmt.parsing.runtime_literals):
+        if _holds_any(msg, self.fmt.parsing.runtime_literals):
             return self._runtime_line(line, parsed, own)
         ts, inherited = self._time_of(line, parsed, own)
         if self.keep_stamps:
@@ -463,7 +485,7 @@ class Scanner:
         if own:
             assert parsed.ts is not None
             self._last_own = (parsed.ts, line.number)
-        runtime = any(lit in parsed.msg for lit in self.fmt.parsing.runtime_literals)
+        runtime = _holds_any(parsed.msg, self.fmt.parsing.runtime_literals)
         if not runtime:
             self._time_of(line, parsed, own)
         self._mark_start(out, parsed, line)
@@ -573,14 +595,15 @@ class Scanner:
     def _match(self, msg: str, line: Line, parsed: Parsed, ts: Stamp | None, inherited: bool,
                rules: Sequence[Rule]) -> Event | None:
         for rule in rules:
-            if not any(lit in msg for lit in rule.literals):
+            if not _holds_any(msg, rule.literals):
                 continue
             m = rule.regex.search(msg)
             if m is None:
                 continue
-            fields = rule.convert(m.groupdict())
-            for regex, conv, names in self.fmt.compiled_fields:
-                if not names.isdisjoint(fields):
+            groups = m.groupdict()
+            fields = rule.convert(groups)
+            for regex, conv, names, literal in self.fmt.field_searches:
+                if literal not in msg or not names.isdisjoint(fields):
                     continue
                 fm = regex.search(msg)
                 if fm:
@@ -598,7 +621,7 @@ class Scanner:
             rank = parsed.rank
             if rank is None and rule.rank is not None:
                 try:
-                    rank = rule.rank.format(**m.groupdict())
+                    rank = rule.rank.format(**groups)
                 except (KeyError, IndexError):
                     rank = None
             header = parsed.header.name if parsed.header else "bare"

@@ -50,7 +50,12 @@ class Line:
 
 # Each alternative starts with one character (ESC, "#", "["), which lets `re` skip to where
 # one may match: three times quicker on a coloured line than with `(?:\x1b|#033)` first.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|#033\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]|\[[0-9]{1,2}(?:;[0-9]{1,2})*m")
+# The last alternative, a colour code that lost its ESC ("[1;36m"), is the only one a line without
+# ESC and "#033[" can hold: such a line (a progress bar's, hundreds of "[00:03<..." deep) is
+# searched for it alone (`_ANSI_BARE`), which skips from "[" to "[" instead of testing each character.
+_BARE_SGR = r"\[[0-9]{1,2}(?:;[0-9]{1,2})*m"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|#033\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]|" + _BARE_SGR)
+_ANSI_BARE = re.compile(_BARE_SGR)
 _RAY_REPEATED = re.compile(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
 # Every repeat below is bounded, so a long line that almost is a bar (a million digits, a bar
 # drawn half-way) costs time linear in its length: an unbounded `[\d:?]+[^\]\[]*` tried every
@@ -112,40 +117,55 @@ def _process_tag(m: re.Match[str], proc: str | None, pid: int | None) -> tuple[s
 
 def _split_glued(segment: str) -> list[str]:
     """Split a tqdm bar from a log line printed right after it on the same line."""
-    return _split_bars(segment)[0]
+    pieces: list[str] = []
+    _split_bars(segment, pieces, [])
+    return pieces
 
 
 _Key = tuple[str, str] | None
 _NON_SPACE = re.compile(r"\S")
 
 
-def _split_bars(segment: str) -> tuple[list[str], list[_Key]]:
-    """`_split_glued`, and each piece's `_bar_key` (of the piece stripped), read from the
-    searches that split it instead of searching each piece again. A piece ends at a bar's
-    end; its key's bar start is the first in the piece, since a later one would hold the
-    "|" the bar end starts with inside it (a bar match ends at its only "|"). Searches by
-    position, not on slices: a line of hundreds of redraws is not copied once per redraw."""
-    pieces: list[str] = []
-    keys: list[_Key] = []
+def _split_bars(segment: str, pieces: list[str], keys: list[_Key]) -> None:
+    """`_split_glued` onto `pieces`, and each piece's `_bar_key` (of the piece stripped) onto
+    `keys`, read from the searches that split it instead of searching each piece again. A piece
+    ends at a bar's end; its key's bar start is the first in the piece, since a later one would
+    hold the "|" the bar end starts with inside it (a bar match ends at its only "|"). Searches
+    by position, not on slices: a line of hundreds of redraws is not copied once per redraw."""
     begin = 0
     while True:
         m = _BAR_END.search(segment, begin)
         bar = _BAR.search(segment, begin, m.start() + 1) if m else None
         if m is None or bar is None:
-            pieces.append(segment[begin:])
-            keys.append(_bar_key(pieces[-1].strip()) if m is not None and "%" in pieces[-1] else None)
-            return pieces, keys
+            piece = segment[begin:]
+            pieces.append(piece)
+            keys.append(_bar_key(piece.strip()) if m is not None and "%" in piece else None)
+            return
         keys.append(_key_of(segment[begin: bar.start()], m["total"]))
-        if _NON_SPACE.search(segment, m.end()) is None:
+        end = m.end()
+        if end == len(segment) or _NON_SPACE.search(segment, end) is None:  # the common case first: nothing after it
             pieces.append(segment[begin:])
-            return pieces, keys
-        pieces.append(segment[begin: m.end()])
-        begin = m.end()
+            return
+        pieces.append(segment[begin: end])
+        begin = end
 
 
 def _key_of(description: str, total: str) -> tuple[str, str]:
-    desc = _BAR_PARAMS.sub("", description)
-    return " ".join(desc.rstrip(": ").split()), total
+    """A bar's key from its description (`_bar_key`). A line of redraws repeats each description
+    (tqdm draws a step at its `set_description` and again at its update), and a log its bars'
+    descriptions: the words of the short ones are remembered (`_KEY_MEMO` at most at a time)."""
+    words = _DESCRIPTIONS.get(description)
+    if words is None:
+        words = " ".join(_BAR_PARAMS.sub("", description).rstrip(": ").split())
+        if len(description) <= _KEY_MEMO_CHARS:
+            if len(_DESCRIPTIONS) >= _KEY_MEMO:
+                _DESCRIPTIONS.clear()
+            _DESCRIPTIONS[description] = words
+    return words, total
+
+
+_KEY_MEMO, _KEY_MEMO_CHARS = 4096, 256
+_DESCRIPTIONS: dict[str, str] = {}
 
 
 def _bar_key(segment: str) -> tuple[str, str] | None:
@@ -196,6 +216,13 @@ def _last_redraws(pieces: list[str], keys: list[_Key]) -> list[tuple[str, tuple[
     return [(piece, tuple(reversed(steps))) for piece, steps in kept]
 
 
+def _uncoloured(text: str) -> str:
+    """`text` without colour codes: ESC[..m, CloudWatch's "#033[..m", bare "[1;36m" remnants."""
+    if "\x1b" in text or "#033[" in text:
+        return _ANSI.sub("", text)
+    return _ANSI_BARE.sub("", text) if "[" in text else text
+
+
 def normalise(raw: str, number: int) -> list[Line]:
     """One physical line of a log -> the logical lines the server printed on it."""
     text = raw.rstrip("\n").rstrip("\r")
@@ -203,8 +230,7 @@ def normalise(raw: str, number: int) -> list[Line]:
         text = text.replace("\x00", "")
     if text.startswith("\ufeff"):  # `cat a.log b.log`: b.log's byte-order mark starts one line
         text = text[1:]
-    if "[" in text or "\x1b" in text:  # ESC[..m, CloudWatch's "#033[..m", bare "[1;36m" remnants
-        text = _ANSI.sub("", text)
+    text = _uncoloured(text)
     # Notebook and markdown exports indent every line (by 3 or 4 spaces, mixed): undo it before
     # looking for collector prefixes, which are anchored at the start of the line.
     text = text.lstrip()
@@ -220,9 +246,7 @@ def normalise(raw: str, number: int) -> list[Line]:
     keys: list[_Key] = []
     for seg in segments:
         if "<" in seg and "%" in seg:
-            parts, part_keys = _split_bars(seg)
-            pieces.extend(parts)
-            keys.extend(part_keys)
+            _split_bars(seg, pieces, keys)
         else:
             pieces.append(seg)
             keys.append(None)  # a bar's end has "<" and its start "%"
