@@ -554,3 +554,53 @@ def test_random_nul_and_bom_insertions_cost_no_run(tmp_path_factory: pytest.Temp
     assert _facts(folder / "broken.log") == _facts(folder / "good.log")
     if b"\x00" in data + tail:
         assert any("NUL byte" in w for w in _warnings(folder / "broken.log"))
+
+
+# --- collector prefixes: the screen before the table ------------------------------------------
+
+_PREFIX_PIECES = st.sampled_from([
+    "2026-11-01T12:13:34.481156419Z ", "2025-12-06T10:00:01+0000 host ident[7]: ", "2026-06-02 14:22:57 ",
+    "2026-06-02 14:22:57 | ", "Feb 22 06:34:42 host env[2827]: ", "Sat 2025-12-06 10:00:01 UTC host env[1]: ",
+    "Jun 02 14:21:10 ", "server-1  | ", "[INFO ] PyProcess - W-332-model-stdout: ",
+    "[INFO ] 2025-02-14 08:22:13 PyProcess - W-1-m-stdout: ", "INFO  PyProcess W-123-model-stdout: ",
+    "[1,0]<stdout>:", "[rank0]: ", "(APIServer pid=1) ", "(Worker rank=1 pid=300) ", "( pid=3) ", "(pid=4, ip=10.0.0.1) ",
+    "[2026-06-02 14:22:57] ", "INFO 11-01 12:14:42 [launcher.py:46] ", "INFO:     ", "[", "(", "I", "2026-", " ", "x", "",
+])
+
+
+def _strip_by_the_table(text: str) -> tuple[object, ...]:
+    """What `strip_tagged` gives, as the collector table says it plainly: each collector of the
+    first character's kind tried in order, no screen."""
+    from firedup.read.collectors import BY_FIRST, first_key
+
+    outer = proc = pid = tag = None
+    for _ in range(4):
+        for collector in BY_FIRST[first_key(text[:1])]:
+            m = collector.regex.match(text)
+            if m is not None and (collector.accepts is None or collector.accepts(text, m.end())):
+                break
+        else:
+            break
+        if collector.stamp is not None:
+            outer = outer or collector.stamp(m)
+        elif collector.process_tag:
+            if proc is None and pid is None:
+                pid = int(m["pid"])
+            proc = proc or (m["proc"].rsplit(" pid=", 1)[0].strip() if "pid=" in m["proc"] else m["proc"])
+            if proc.startswith("pid="):
+                proc = None
+        elif collector.source_tag and tag is None:
+            tag = m["service"]
+        text = text[m.end():]
+    return text, outer, proc, pid, tag
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PREFIX_PIECES, max_size=6).map("".join), st.text(max_size=20))
+def test_strip_tagged_takes_off_what_the_collector_table_says(prefixes: str, rest: str) -> None:
+    """`strip_tagged` skips a kind of prefix where one pattern of all its collectors fails
+    (`sources._any_prefix`): what it strips, and what the prefixes said, are the table's."""
+    from firedup.read.sources import strip_tagged
+
+    text = prefixes + rest
+    assert strip_tagged(text) == _strip_by_the_table(text)

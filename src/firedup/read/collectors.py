@@ -74,8 +74,9 @@ class Collector:
 
 
 def _rfc3339_stamp(m: re.Match[str]) -> OuterStamp:
-    y, mo, d = (int(p) for p in m["date"].split("-"))
-    return OuterStamp(m.group(0).rstrip(), y, mo, d, m["time"], m["frac"] or "", _tz_seconds(m["tz"]))
+    date, time, frac, tz = m.group("date", "time", "frac", "tz")  # a date of fixed width: YYYY-MM-DD
+    return OuterStamp(m.group(0).rstrip(), int(date[:4]), int(date[5:7]), int(date[8:10]), time, frac or "",
+                      None if tz is None else _tz_seconds(tz))
 
 
 def _tz_seconds(tz: str | None) -> int | None:

@@ -15,14 +15,14 @@ import re
 import stat
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import BinaryIO
 
 from firedup.errors import InputError as InputError  # re-exported: it was defined here
-from firedup.read.collectors import BY_FIRST, Collector, OuterStamp, first_key
+from firedup.read.collectors import BY_FIRST, OTHER, Collector, OuterStamp, first_key
 from firedup.read.source import Source as Source  # re-exported: it was defined here
 
 LOG_SUFFIXES = (".log", ".txt", ".out", ".gz")
@@ -75,44 +75,61 @@ def strip_outer(text: str) -> tuple[str, OuterStamp | None, str | None, int | No
 
 
 def strip_tagged(text: str) -> tuple[str, OuterStamp | None, str | None, int | None, str | None]:
-    """`strip_outer`, and the first service a collector named (`Collector.source_tag`)."""
+    """`strip_outer`, and the first service a collector named (`Collector.source_tag`).
+
+    Only the collectors whose prefix may start with the text's first character are tried
+    (`collectors.first_key`), and none where one pattern of all theirs does not match
+    (`_any_prefix`): every line's stripping ends on text that starts with no prefix (a
+    server's `[2026-...` header, vLLM's `INFO 11-01 ...` after its process tag), which had to
+    fail each collector's pattern in turn. (The loop is written out: it runs for every line.)"""
     outer: OuterStamp | None = None
     proc: str | None = None
     pid: int | None = None
     tag: str | None = None
     for _ in range(4):
-        m, collector = _prefix(text)
-        if collector is None:
+        first = text[:1]
+        key = _FIRST_KEYS.get(first)
+        if key is None:
+            key = first_key(first)
+            if len(_FIRST_KEYS) < _MEMO_KEYS:
+                _FIRST_KEYS[first] = key
+        screen, collectors = _TRIES[key]
+        if screen is not None and screen(text) is None:
             break
-        assert m is not None
+        for collector in collectors:
+            m = collector.regex.match(text)
+            if m is not None and (collector.accepts is None or collector.accepts(text, m.end())):
+                break
+        else:
+            break
         if collector.stamp is not None:
             outer = outer or collector.stamp(m)
-        elif collector.process_tag:
-            proc, pid = _process_tag(m, proc, pid)
+        elif collector.process_tag:  # the first pid and name stand
+            if proc is None and pid is None:
+                pid = int(m["pid"])
+            named = m["proc"]
+            proc = proc or (named.rsplit(" pid=", 1)[0].strip() if "pid=" in named else named)
+            if proc.startswith("pid="):
+                proc = None
         elif collector.source_tag and tag is None:
             tag = m["service"]
         text = text[m.end():]
     return text, outer, proc, pid, tag
 
 
-def _prefix(text: str) -> tuple[re.Match[str] | None, Collector | None]:
-    """The collector prefix `text` starts with, and its match; only the collectors whose prefix
-    may start with its first character are tried (`collectors.first_key`)."""
-    for collector in BY_FIRST[first_key(text[:1])]:
-        m = collector.regex.match(text)
-        if m is not None and (collector.accepts is None or collector.accepts(text, m.end())):
-            return m, collector
-    return None, None
+def _any_prefix(collectors: tuple[Collector, ...]) -> Callable[[str], re.Match[str] | None] | None:
+    """One pattern's `match` that finds a prefix where one of `collectors`' patterns would: theirs
+    as alternatives, groups unnamed; None where one pattern is all there is, or where the first
+    usually matches (a digit starts kubectl's stamp, and the screen would be one call more)."""
+    if len(collectors) < 2 or any(OTHER in c.firsts and c.stamp is not None for c in collectors):
+        return None
+    return re.compile("|".join(f"(?:{_UNNAMED.sub('(?:', c.regex.pattern)})" for c in collectors)).match
 
 
-def _process_tag(m: re.Match[str], proc: str | None, pid: int | None) -> tuple[str | None, int | None]:
-    """The process name and pid so far, given one more tag: the first pid and name stand."""
-    if proc is None and pid is None:
-        pid = int(m["pid"])
-    proc = proc or (m["proc"].rsplit(" pid=", 1)[0].strip() if "pid=" in m["proc"] else m["proc"])
-    if proc.startswith("pid="):
-        proc = None
-    return proc, pid
+_UNNAMED = re.compile(r"\(\?P<\w+>")
+_FIRST_KEYS: dict[str, str] = {}  # a line's first character -> its `first_key`, remembered
+_MEMO_KEYS = 512
+_TRIES = {key: (_any_prefix(collectors), collectors) for key, collectors in BY_FIRST.items()}
 
 
 def _split_glued(segment: str) -> list[str]:
