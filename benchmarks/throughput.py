@@ -351,10 +351,11 @@ def _stages(folder: Path, most: int = 100) -> dict[str, dict[str, float]]:
             t1 = clock()
             spent["first line"] += t1 - t0
             try:
+                literals: set[str] = set()  # the head's sniff literals, handed to the sniff as parse does
                 sample, normalised = batch.read_head(path, pipeline.SNIFF_LINES, refuse_mostly_flagged=True,
-                                                     until_settled=True)
+                                                     until_settled=True, literals=literals)
                 t2 = clock()
-                fmt = batch.sniff_format(sample)
+                fmt = batch.sniff_format(sample, literals)
                 t3 = clock()
                 if fmt is None:
                     raise batch.NeedExact("no engine")
