@@ -80,7 +80,7 @@ def strip_tagged(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
     Only the collectors whose prefix may start with the text's first character are tried
     (`collectors.first_key`), and none where one pattern of all theirs does not match
     (`_any_prefix`): every line's stripping ends on text that starts with no prefix (a
-    server's `[2026-...` header, vLLM's `INFO 11-01 ...` after its process tag), which had to
+    server's `[2026-...` header, an engine's `INFO 11-01 ...` after its process tag), which had to
     fail each collector's pattern in turn. (The loop is written out: it runs for every line.)"""
     outer: OuterStamp | None = None
     proc: str | None = None
