@@ -144,7 +144,7 @@ def required_literal(pattern: str) -> str:
     group, class and escape, none made optional by a repeat after it (`ab?c` holds `a` and `c`);
     "" where an alternation outside any group, or a flag (`(?i)`, `(?x)`), may leave it out. A
     string without it holds no match, so a cheap `in` may stand before a search."""
-    if _top_level_bar(pattern) or re.compile(pattern).flags & (re.IGNORECASE | re.VERBOSE):
+    if re.compile(pattern).flags & (re.IGNORECASE | re.VERBOSE) or _top_level_bar(pattern):
         return ""
     best, run = "", ""
     i, n = 0, len(pattern)
@@ -207,30 +207,15 @@ def _repeat_end(pattern: str, i: int) -> int:
 
 
 def _top_level_bar(pattern: str) -> bool:
-    """Whether `pattern` may have an alternation outside any group (a `|` not escaped, not in a
-    character class, at depth 0). In doubt (an unbalanced group), True."""
-    depth = 0
-    in_class = escaped = False
-    class_start = -1
-    for i, ch in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif in_class:
-            # a `]` first in a class (after a `^`) is a literal one
-            in_class = ch != "]" or i == class_start or (i == class_start + 1 and pattern[class_start] == "^")
-        elif ch == "[":
-            in_class, class_start = True, i + 1
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                return True
-        elif ch == "|" and depth == 0:
+    """Whether `pattern` (one that compiles) has an alternation outside any group: a `|` between
+    its top-level items, the walk `required_literal` makes (`_atom_end` steps over escapes,
+    classes and groups)."""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "|":
             return True
-    return depth != 0 or in_class
+        i = _atom_end(pattern, i)
+    return False
 
 
 # Lines holding a rule's literal that `Format.sniff_score` reads before it gives up on that rule.

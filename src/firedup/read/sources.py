@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from firedup.errors import InputError as InputError  # re-exported: it was defined here
-from firedup.read.collectors import BY_FIRST, OTHER, Collector, OuterStamp, first_key
+from firedup.read.collectors import BRACKET, BY_FIRST, LETTER, Collector, OuterStamp, first_key
 from firedup.read.source import Source as Source  # re-exported: it was defined here
 
 LOG_SUFFIXES = (".log", ".txt", ".out", ".gz")
@@ -117,19 +117,21 @@ def strip_tagged(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
     return text, outer, proc, pid, tag
 
 
-def _any_prefix(collectors: tuple[Collector, ...]) -> Callable[[str], re.Match[str] | None] | None:
-    """One pattern's `match` that finds a prefix where one of `collectors`' patterns would: theirs
-    as alternatives, groups unnamed; None where one pattern is all there is, or where the first
-    usually matches (a digit starts kubectl's stamp, and the screen would be one call more)."""
-    if len(collectors) < 2 or any(OTHER in c.firsts and c.stamp is not None for c in collectors):
+def _any_prefix(key: str, collectors: tuple[Collector, ...]) -> Callable[[str], re.Match[str] | None] | None:
+    """One pattern's `match` that finds a prefix where one of `collectors` (those of `first_key`
+    `key`) would: theirs as alternatives, groups unnamed. Only where lines usually start with no
+    prefix of that kind (`_SCREENED`): where a digit starts the line, kubectl's stamp usually
+    matches, and the screen would be one call more."""
+    if key not in _SCREENED or len(collectors) < 2:
         return None
     return re.compile("|".join(f"(?:{_UNNAMED.sub('(?:', c.regex.pattern)})" for c in collectors)).match
 
 
+_SCREENED = (BRACKET, LETTER)  # a server's own `[2026-...` header; a level word after a process tag
 _UNNAMED = re.compile(r"\(\?P<\w+>")
 _FIRST_KEYS: dict[str, str] = {}  # a line's first character -> its `first_key`, remembered
 _MEMO_KEYS = 512
-_TRIES = {key: (_any_prefix(collectors), collectors) for key, collectors in BY_FIRST.items()}
+_TRIES = {key: (_any_prefix(key, collectors), collectors) for key, collectors in BY_FIRST.items()}
 
 
 def _split_glued(segment: str) -> list[str]:
