@@ -866,26 +866,6 @@ def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() ->
                      ((starts[3], starts[3] + len(lines[3])), (b"2026-11-01T12:14:46", b"123"))]
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.binary(min_size=1, max_size=3 * windows._COPY_COUNT).map(lambda b: b.replace(b"\x00", b"\n")),
-       st.integers(0, 100), st.data())
-def test_newlines_are_counted_alike_in_short_and_long_ranges(tmp_path_factory: Any, data: bytes, base: int,
-                                                             draw: Any) -> None:
-    """`_NewlineCounter` counts a short range on a copy and a long one with numpy: both give
-    what `bytes.count` gives, inside a window that starts anywhere."""
-    import mmap
-
-    path = tmp_path_factory.mktemp("count") / "window.bin"
-    path.write_bytes(b"x" * base + data)
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        counter = windows.NewlineCounter(mm, base, base + len(data))
-        start = draw.draw(st.integers(base, base + len(data)))
-        stop = draw.draw(st.integers(start, base + len(data)))
-        counted = counter.count(start, stop)
-        del counter  # its numpy view holds the map open
-    assert counted == data[start - base: stop - base].count(b"\n")
-
-
 # --- an unknown wrapper ------------------------------------------------------------------------
 
 WRAPPED = Path(__file__).resolve().parent / "fixtures" / "wrapped"

@@ -71,3 +71,46 @@ def test_a_lazy_window_of_a_file_that_shrank_is_truncated(tmp_path: Path) -> Non
         assert caught.value.at == 100_000 and caught.value.size == 500_000
     finally:
         os.close(fd)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(min_size=1, max_size=3000).map(lambda b: bytes(x % 4 + 97 if x % 5 else 10 for x in b)),
+       piece=st.integers(1, 700), copy=st.integers(0, 200), numpy=st.booleans(),
+       ranges=st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 3000)), min_size=1, max_size=8))
+def test_a_newline_counter_counts_as_bytes_count_does(tmp_path_factory: pytest.TempPathFactory, data: bytes,
+                                                      piece: int, copy: int, numpy: bool,
+                                                      ranges: list[tuple[int, int]]) -> None:
+    """In a buffer and in a mapping, with numpy and without, whatever the pieces counted at a time."""
+    import mmap
+
+    import numpy as np
+
+    path = tmp_path_factory.mktemp("count") / "w.bin"
+    path.write_bytes(data)
+    saved = windows._COUNT_PIECE, windows._COPY_COUNT, list(windows._NUMPY)
+    windows._COUNT_PIECE, windows._COPY_COUNT, windows._NUMPY[:] = piece, copy, [np] if numpy else []
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            for held in (bytearray(data), mapped):
+                base = len(data) // 3
+                counter = windows.NewlineCounter(held, base, len(data))
+                for low, high in ranges:
+                    start, stop = base + low % (len(data) - base + 1), base + high % (len(data) - base + 1)
+                    start, stop = min(start, stop), max(start, stop)
+                    assert counter.count(start, stop) == data.count(b"\n", start, stop), (start, stop)
+                del counter  # a numpy view of the buffer
+    finally:
+        windows._COUNT_PIECE, windows._COPY_COUNT = saved[0], saved[1]
+        windows._NUMPY[:] = saved[2]
+
+
+def test_numpy_is_imported_only_for_enough_bytes_to_repay_it() -> None:
+    """`count_in_bulk` below `NUMPY_FROM` leaves numpy out (its import costs more than it
+    saves); from it on, numpy counts. A fresh interpreter, as parse is."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from firedup.read import windows as w; w.count_in_bulk(w.NUMPY_FROM - 1); "
+            "print('numpy' in sys.modules, bool(w._NUMPY)); w.count_in_bulk(w.NUMPY_FROM); print(bool(w._NUMPY))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False", "True"]

@@ -106,10 +106,11 @@ def available() -> bool:
     """True when the batch engine's libraries are installed (Hyperscan has x86-64 wheels)."""
     try:
         import hyperscan  # noqa: F401
-        import numpy  # noqa: F401
     except ImportError:
         return False
-    return True
+    import importlib.util  # numpy: found, not imported (`windows.count_in_bulk` imports it where it pays)
+
+    return importlib.util.find_spec("numpy") is not None
 
 
 
@@ -457,7 +458,7 @@ class _State:
         self.mm = data
         base, end = 0, len(data)
         self._base, self._end = base, end
-        # newlines in a range of the window (a numpy view of a read window: let go below)
+        # newlines in a range of the window (perhaps a numpy view of a read window: let go below)
         self._count = data.newlines if isinstance(data, LazyWindow) else NewlineCounter(data, base, end).count
         self._first = self.number  # the number of the window's first line
         self._next = base  # where the next line not accounted for starts

@@ -464,22 +464,26 @@ _COUNT_PIECE = 1 << 18  # bytes compared at a time when counting newlines
 
 
 class NewlineCounter:
-    """Newlines in byte ranges of the window [base, end) of `mm`: a short range by a copy and
+    """Newlines in byte ranges of the window [base, end) of `mm`. With numpy (`count_in_bulk`),
+    a long range in pieces whose comparison stays in the CPU cache (a third faster than
+    comparing a whole window at once); a short range, and every range without numpy, by
     `bytes.count` (a numpy call costs a microsecond before it compares a byte: six times a
-    copy of a few lines), a long one in pieces whose comparison stays in the CPU cache (a
-    third faster than comparing a whole window at once)."""
+    copy of a few lines)."""
 
     def __init__(self, mm: Scannable, base: int, end: int) -> None:
-        import numpy as np
-
         self.mm, self.base = mm, base
-        self.chunk = np.frombuffer(mm, dtype=np.uint8, count=end - base, offset=base)
-        self.flags = np.empty(_COUNT_PIECE, dtype=bool)
-        self.equal, self.count_nonzero = np.equal, np.count_nonzero
+        # a buffer counts in place; a mapping has no `count`: a piece of it is copied first
+        self.in_place = isinstance(mm, (bytes, bytearray))
+        self.chunk: Any = None
+        if _NUMPY:
+            np = _NUMPY[0]
+            self.chunk = np.frombuffer(mm, dtype=np.uint8, count=end - base, offset=base)
+            self.flags = np.empty(_COUNT_PIECE, dtype=bool)
+            self.equal, self.count_nonzero = np.equal, np.count_nonzero
 
     def count(self, start: int, stop: int) -> int:
-        if stop - start <= _COPY_COUNT:
-            return self.mm[start:stop].count(b"\n")
+        if self.chunk is None or stop - start <= _COPY_COUNT:
+            return _count_plain(self.mm, start, stop, self.in_place)
         total = 0
         chunk, out, stop = self.chunk, self.flags, stop - self.base
         for at in range(start - self.base, stop, _COUNT_PIECE):
@@ -490,7 +494,31 @@ class NewlineCounter:
         return total
 
 
-_COPY_COUNT = 4096  # bytes up to which a range's newlines are counted on a copy
+def _count_plain(mm: Scannable, start: int, stop: int, in_place: bool) -> int:
+    """Newlines in mm[start:stop] by `bytes.count`: in place in a buffer, a piece at a time
+    (in the CPU cache) from a mapping."""
+    if in_place:
+        return cast(bytes, mm).count(b"\n", start, stop)
+    return sum(mm[at:min(at + _COUNT_PIECE, stop)].count(b"\n") for at in range(start, stop, _COUNT_PIECE))
+
+
+_COPY_COUNT = 4096  # bytes up to which a range's newlines are counted without numpy
+# Newlines are counted with numpy once this many bytes are to be read: it compares a long
+# range three times as fast as `bytes.count`, but importing it costs ~45 ms (as long as
+# scanning 60 MB), which counting less than this does not repay.
+NUMPY_FROM = 256 << 20
+_NUMPY: list[Any] = []  # numpy, once `count_in_bulk` has imported it
+
+
+def count_in_bulk(total: int) -> None:
+    """Ready the newline count for `total` bytes to be read, here and in the workers forked
+    after: numpy from `NUMPY_FROM` bytes on, where it is installed (else `bytes.count`)."""
+    if total >= NUMPY_FROM and not _NUMPY:
+        try:
+            import numpy
+        except ImportError:
+            return
+        _NUMPY.append(numpy)
 
 
 def _check_line_lengths(mm: Scannable, pos: int, end: int) -> None:

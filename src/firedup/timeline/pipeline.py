@@ -766,8 +766,13 @@ def _parsed(paths: Iterable[str], engine: str | None, default_date: date | None,
         get_format(engine)  # UnknownEngineError: the caller's mistake, not a file's, so before any file
     sources, errors = expand_inputs(paths, all_files=all_files)
     result.errors.extend(errors)
-    if scanner == "auto" and _total_size(sources) >= _BATCH_FROM:
-        scanner = "batch"  # its one-off set-up (imports, compiling the scan) pays off over the lot
+    if scanner != "incremental":
+        total = _total_size(sources)
+        if scanner == "auto" and total >= _BATCH_FROM:
+            scanner = "batch"  # its one-off set-up (imports, compiling the scan) pays off over the lot
+        from firedup.read.windows import count_in_bulk
+
+        count_in_bulk(total)  # here, so that a pool's workers fork with what it imports
     job = functools.partial(_parse_one_encoded if encode else _parse_one, engine=engine, default_date=default_date,
                             scanner=scanner, content_hash=content_hash, launched_at=launched_at)
     return _outcomes(job, sources, _pool_size(sources, jobs), progress, result)
