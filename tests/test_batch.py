@@ -10,7 +10,7 @@ import itertools
 import os
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -1029,6 +1029,83 @@ def test_a_file_that_cannot_be_mapped_is_read_by_the_workers(tmp_path: Path, mon
     monkeypatch.setattr(windows.mmap, "mmap", unmappable)
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
+
+
+@pytest.mark.parametrize("piece", [61, 997, 1 << 20])
+def test_a_big_file_on_one_core_is_scanned_here_a_piece_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  piece: int) -> None:
+    """One core, a big file: this process scans it, read a piece at a time (`windows.scan_read`),
+    no worker and no mapping. Pieces of a few dozen bytes leave many lines longer than a piece
+    (read on to their end); the events are the incremental engine's."""
+    path = _write(tmp_path, _startups_and_traffic(seed=9, blocks=6, startup_every=3, lines_per_block=200), False)
+    monkeypatch.setattr(windows, "WINDOW", 4096 * 3)
+    monkeypatch.setattr(windows, "PARALLEL_FROM", 4096)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 1)
+    monkeypatch.setattr(windows, "_READ_PIECE", piece)
+    import firedup.core.pool as pool
+
+    def no_pool(*args: object, **kwargs: object) -> object:
+        raise AssertionError("no worker on one core")
+
+    monkeypatch.setattr(pool, "ordered_map", no_pool)
+    monkeypatch.setattr(windows.mmap, "mmap", no_pool)
+    stats = _assert_same(path, get_format("sglang"))
+    assert stats is not None and stats.skipped > 0
+    pre = prefilter.for_format(get_format("sglang"))
+    with open(path, "rb") as fh:  # the windows' candidates and counts, as a whole window's scan finds them
+        whole = path.read_bytes()
+        for found, _data in windows.scanned(fh.fileno(), len(whole), pre):
+            alike = windows.scan_window(whole[found.base:found.end], pre, found.base)
+            assert (found.candidates, found.newlines) == (alike.candidates, alike.newlines)
+
+
+def test_a_big_file_on_one_core_that_shrinks_is_truncated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read, not mapped: a file that shrinks under the one-core scan is a short read, said
+    (`Truncated`) with the windows before it kept, never a signal."""
+    path = _write(tmp_path, _startups_and_traffic(seed=7, blocks=12, startup_every=3, lines_per_block=300), False)
+    size = path.stat().st_size
+    monkeypatch.setattr(windows, "WINDOW", 4096 * 4)
+    monkeypatch.setattr(windows, "PARALLEL_FROM", 4096)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 1)
+    monkeypatch.setattr(windows, "_READ_PIECE", 4096)
+    pre = prefilter.for_format(get_format("sglang"))
+    seen: list[int] = []
+    with open(path, "rb") as fh, pytest.raises(windows.Truncated) as caught:
+        for found, _data in windows.scanned(fh.fileno(), size, pre):
+            seen.append(found.end)
+            if len(seen) == 2:
+                os.truncate(path, size // 2)
+    assert caught.value.size == size and caught.value.at <= size // 2
+    assert len(seen) >= 2 and all(end <= size // 2 for end in seen[2:])
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1, 5000])
+def test_a_line_at_the_limit_on_one_core_is_read_or_handed_back_as_elsewhere(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch,
+                                                                             extra: int) -> None:
+    """A line longer than a piece is read on to its end; one over `MAX_LINE_BYTES` hands the
+    file back (`NeedExact`), as the scan of a whole window does, at the same length."""
+    monkeypatch.setattr(windows, "MAX_LINE_BYTES", 5000)
+    monkeypatch.setattr(windows, "PARALLEL_FROM", 4096)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 1)
+    monkeypatch.setattr(windows, "_READ_PIECE", 300)
+    head = b"[2026-01-01 10:00:00] The server is fired up and ready to roll!\n"
+    data = head + b"y" * (5000 + extra - 1) + b"\n" + head * 100
+    path = tmp_path / "long.log"
+    path.write_bytes(data)
+    pre = prefilter.for_format(get_format("sglang"))
+    whole = _outcome(lambda: windows.scan_window(data, pre, 0))
+    with open(path, "rb") as fh:
+        pieces = _outcome(lambda: [(f.candidates, f.newlines) for f, _ in windows.scanned(fh.fileno(), len(data), pre)])
+    assert (whole == "NeedExact") is (extra > 0)
+    assert pieces == ("NeedExact" if extra > 0 else [(whole.candidates, whole.newlines)])  # type: ignore[union-attr]
+
+
+def _outcome(run: Callable[[], Any]) -> Any:
+    try:
+        return run()
+    except batch.NeedExact:
+        return "NeedExact"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

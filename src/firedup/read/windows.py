@@ -1,6 +1,7 @@
 """The batch engine's windows: a plain file read a window at a time, each scanned for its
 candidate lines (`prefilter.Prefilter`) and its newlines counted, by forked processes for big
-files, before any engine state comes in (`batch` feeds the engine in file order).
+files where there are cores for them, before any engine state comes in (`batch` feeds the
+engine in file order).
 """
 
 from __future__ import annotations
@@ -253,7 +254,8 @@ class Window:
 
 
 # From this size on, windows are scanned by a pool of forked processes, one per core, while
-# this one feeds the engine in order: the scan is nearly all of a long log's time.
+# this one feeds the engine in order: the scan is nearly all of a long log's time. (On one
+# core, by this process, a piece at a time: `scan_read`.)
 PARALLEL_FROM = 64 << 20
 _TAIL = 1 << 16  # bytes read back at a time to find a window's last line end
 
@@ -283,11 +285,17 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
     read where they are looked at (`LazyWindow`) where a worker did."""
     bounds = _bounds(fd, size)
     jobs = scan_jobs(size)
-    if jobs <= 1 and not _forks(size):
+    if jobs <= 1 and size < PARALLEL_FROM:
         buffer = WindowBuffer(max((end - pos for pos, end in bounds), default=0))
         for pos, end in bounds:
             data = buffer.read(fd, pos, end - pos, size)
             yield scan_window(data, pre, pos), data
+        return
+    if jobs <= 1:  # a big file and one core: scanned here, read a piece at a time, never mapped
+        buffer = WindowBuffer(_READ_PIECE)
+        for pos, end in bounds:
+            found = scan_read(fd, pos, end, size, pre, buffer)
+            yield found, LazyWindow(fd, pos, end - pos, size)
         return
     from firedup.core.pool import ordered_map
 
@@ -354,19 +362,6 @@ def _scan_here(bounds: tuple[int, int], _why: str) -> Window:
     return scan_window(_read_at(fd, pos, end - pos, size), pre, pos)
 
 
-def _forks(size: int) -> bool:
-    """Whether a file of `size` bytes is scanned by forked processes even on one core: a big
-    one is, so that it is mapped (by the worker, which a SIGBUS may end) rather than copied
-    into this process window by window (a fifth of the scan's time)."""
-    if size < PARALLEL_FROM or sys.platform != "linux":
-        return False
-    import multiprocessing
-
-    from firedup.core.pool import in_worker
-
-    return not (multiprocessing.current_process().daemon or in_worker())
-
-
 def scan_jobs(size: int) -> int:
     """Processes to scan a file of `size` bytes with: one per core for big files, where
     processes can be forked (Linux), and not from inside a pool's worker (parse's own)."""
@@ -383,6 +378,37 @@ def scan_jobs(size: int) -> int:
     except AttributeError:
         cores = os.cpu_count() or 1
     return min(cores, 8)
+
+
+def scan_read(fd: int, pos: int, end: int, whole: int, pre: Prefilter, buffer: WindowBuffer) -> Window:
+    """`scan_window` of the file's window [pos, end), read into `buffer` a piece at a time
+    (`_READ_PIECE` bytes cut after their last line end, a longer line read whole): on one core
+    a big file is scanned by this process, from pieces that stay in the CPU cache between their
+    read and their scan (which costs what mapping the window's pages costs), and read, not
+    mapped: a truncation is a short read (`Truncated`), never a SIGBUS."""
+    candidates: list[tuple[int, int, int, list[int]]] = []
+    newlines, at = 0, pos
+    while at < end:
+        size = min(_READ_PIECE, end - at)
+        data = buffer.read(fd, at, size, whole)
+        cut = size if at + size == end else data.rfind(b"\n") + 1
+        while not cut:  # no line ends in the piece: read on to its line's end
+            if size > MAX_LINE_BYTES:
+                raise NeedExact("a line longer than the limit")
+            size = min(2 * size, end - at, MAX_LINE_BYTES + 1)
+            data = buffer.read(fd, at, size, whole)
+            cut = size if at + size == end else data.rfind(b"\n") + 1
+        found = scan_window(data, pre, at, 0, cut)
+        shift = at - pos
+        candidates += [(start + shift, stop + shift, count + newlines, patterns)
+                       for start, stop, count, patterns in found.candidates]
+        newlines += found.newlines
+        at += cut
+    return Window(pos, end, candidates, newlines)
+
+
+# Bytes read at a time by `scan_read`: a piece stays in the CPU cache for its scan and count.
+_READ_PIECE = 1 << 20
 
 
 def scan_window(mm: Scannable, pre: Prefilter, base: int, pos: int = 0, end: int | None = None) -> Window:
