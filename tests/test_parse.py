@@ -169,6 +169,47 @@ def test_streamed_json_is_the_contract_json_of_the_whole_result(mixed_dir: tuple
         assert len(streamed.errors) == len(reasons) + 1
 
 
+@pytest.mark.parametrize("in_memory", [0, 30_000, 10**9])
+def test_streamed_runs_wait_in_memory_or_in_a_file_alike(monkeypatch: pytest.MonkeyPatch, in_memory: int) -> None:
+    """The encoded runs wait for the twin rules in memory up to a size, then in a file: the same
+    text whichever, also where the spill comes mid-way and where the twin rules change runs
+    (the samples' cold and warm starts)."""
+    import io
+
+    from firedup.timeline import pipeline
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs"
+    expected = io.StringIO()
+    pipeline.write_contract_json(parse_paths([str(sample)], jobs=1), expected)
+    monkeypatch.setattr(pipeline, "_SPOOL_IN_MEMORY", in_memory)
+    changed: list[int] = []
+    real_verdicts = pipeline.twin_verdicts
+
+    def verdicts(facts: Any) -> Any:
+        found = real_verdicts(facts)
+        changed.append(len(found))
+        return found
+
+    monkeypatch.setattr(pipeline, "twin_verdicts", verdicts)
+    out = io.StringIO()
+    pipeline.write_parse_json([str(sample)], out, jobs=1)
+    assert out.getvalue() == expected.getvalue()
+    assert changed and changed[0] > 0  # some runs were encoded again
+
+
+def test_a_streamed_parse_of_a_small_log_creates_no_temporary_file() -> None:
+    """A parse of a log or a few holds its runs in memory: no `tempfile` import (~3 ms of every
+    `parse --json`), no file created."""
+    import subprocess
+    import sys
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "small-tp1.log"
+    code = ("import io, sys; from firedup.timeline.pipeline import write_parse_json; out = io.StringIO(); "
+            "write_parse_json([sys.argv[1]], out); print(len(out.getvalue()) > 100, 'tempfile' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(sample)], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]
+
+
 def test_streamed_json_refuses_an_unknown_engine_before_writing_anything() -> None:
     import io
 

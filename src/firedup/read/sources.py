@@ -8,7 +8,6 @@ format rules only ever see what the server itself printed.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import re
@@ -19,11 +18,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from firedup.errors import InputError as InputError  # re-exported: it was defined here
 from firedup.read.collectors import BRACKET, BY_FIRST, LETTER, Collector, OuterStamp, first_key
 from firedup.read.source import Source as Source  # re-exported: it was defined here
+
+if TYPE_CHECKING:
+    import hashlib  # sha256 objects in signatures; imported where one is made (OpenSSL, ~3 ms)
 
 LOG_SUFFIXES = (".log", ".txt", ".out", ".gz")
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a server_args dump is ~13 kB; 8 MB is not a log line

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import itertools
 import os
 import re
@@ -17,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from firedup.errors import UsageError
 from firedup.formats import Format, all_formats, foreign_engine, get_format, sniff_format
@@ -39,6 +38,9 @@ from firedup.timeline.launch import Launch, LaunchedAt, given_launch, parse_laun
 from firedup.timeline.records import apply_record_beside
 from firedup.timeline.run import Run
 from firedup.timeline.silence import TwinFacts, twin_caches, twin_facts, twin_verdicts
+
+if TYPE_CHECKING:
+    import hashlib  # sha256 objects in signatures; imported where one is made (OpenSSL, ~3 ms)
 
 SNIFF_LINES = 2000
 DEBUG_ENV = "FIREDUP_DEBUG"  # set: a bug while reading a file raises, with its traceback
@@ -157,24 +159,23 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
                       launched_at=launched_at)
 
     def runs() -> Iterator[str]:
-        # The twin rules read every run, so the encoded runs wait in a file (memory stays flat) with
-        # what those rules read of each; the few runs whose verdicts they change are encoded again.
+        # The twin rules read every run, so the encoded runs wait (in a file past `_SPOOL_IN_MEMORY`:
+        # memory stays flat) with what those rules read of each; the few runs whose verdicts they
+        # change are encoded again.
         import json
-        import tempfile
 
         facts: list[TwinFacts] = []
-        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n") as spool:
+        with _Spool() as spool:
             for items in encoded:
                 result.run_count += len(items)
                 for text, fact in items:
-                    spool.write(text + "\n")  # one run a line: the encoder writes no newline
+                    spool.write(text)
                     facts.append(fact)
             changed = twin_verdicts(facts)
-            spool.seek(0)
             encode = _encoder()
-            for i, text in enumerate(spool):
+            for i, text in enumerate(spool.texts()):
                 if i not in changed:
-                    yield text[:-1]
+                    yield text
                     continue
                 run = json.loads(text)
                 run["caches"].update({kind: v.as_contract() for kind, v in changed[i].items()})
@@ -182,6 +183,52 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
 
     _write_json(out, runs(), result)
     return result
+
+
+class _Spool:
+    """Texts without a newline, kept in order: in memory up to `_SPOOL_IN_MEMORY` characters,
+    then in a temporary file, one a line (a parse of a few logs, most of them, neither imports
+    `tempfile` nor creates a file)."""
+
+    def __init__(self) -> None:
+        self._held: list[str] = []
+        self._chars = 0
+        self._file: IO[str] | None = None
+
+    def write(self, text: str) -> None:
+        if self._file is None:
+            self._held.append(text)
+            self._chars += len(text)
+            if self._chars <= _SPOOL_IN_MEMORY:
+                return
+            import tempfile
+
+            self._file = tempfile.TemporaryFile(  # noqa: SIM115 (closed by __exit__)
+                "w+", encoding="utf-8", errors="surrogatepass", newline="\n")
+            held, self._held = self._held, []
+            self._file.writelines(f"{item}\n" for item in held)
+            return
+        self._file.write(text + "\n")  # one text a line: the encoder writes no newline
+
+    def texts(self) -> Iterator[str]:
+        """The texts written, in order (once)."""
+        if self._file is None:
+            yield from self._held
+            return
+        self._file.seek(0)
+        for line in self._file:
+            yield line[:-1]
+
+    def __enter__(self) -> _Spool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()
+        self._held = []
+
+
+_SPOOL_IN_MEMORY = 8 << 20  # characters of encoded runs held in memory before they go to a file
 
 
 @dataclass(frozen=True)
@@ -451,12 +498,19 @@ def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: di
 HASH_BLOCK = 1 << 20  # bytes hashed at a time
 
 
+def _sha256() -> hashlib._Hash:
+    """A fresh sha256, `hashlib` imported only for it (most parses hash nothing)."""
+    import hashlib
+
+    return hashlib.sha256()
+
+
 def file_sha256(path: str | os.PathLike[str]) -> str:
     """sha256 of a log's content: what identifies a log whatever its path, compression or line
     endings (run ids, the store, `check`'s new runs against their history). The bytes as read:
     a gzip file's inflated (by its magic bytes, as `read.sources` reads it), each CRLF as LF, so
     a `.gz` or a CRLF copy of a log is the same log; a plain LF file's hash is its bytes'."""
-    digest = hashlib.sha256()
+    digest = _sha256()
     with open(path, "rb") as raw:
         stream: Any = raw
         if raw.peek(2)[:2] == b"\x1f\x8b":
@@ -469,7 +523,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
                 return digest.hexdigest()
             except (OSError, EOFError, zlib.error):  # not whole gzip: its bytes, as a plain file's
                 raw.seek(0)
-                digest = hashlib.sha256()
+                digest = _sha256()
                 stream = raw
         _digest_lf(stream, digest)
     return digest.hexdigest()
@@ -549,7 +603,7 @@ def parse_source(source: Source, engine: str | None = None, default_date: date |
         report.skipped = own
         return [], report
     # an object in object storage is hashed as it streams by: it is fetched once
-    digest = hashlib.sha256() if content_hash and source.url is not None else None
+    digest = _sha256() if content_hash and source.url is not None else None
     reader = _UntilUnreadable(source, digest)
     log = LogReader(source.name, engine, DatePolicy.of(source, default_date))
     cut: list[Any] = []  # the batch engine's `Truncated`: the file shrank while it was read
