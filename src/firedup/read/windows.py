@@ -501,10 +501,15 @@ class NewlineCounter:
         # a buffer counts in place; a mapping has no `count`: a piece of it is copied first
         self.in_place = isinstance(mm, (bytes, bytearray))
         self.chunk: Any = None
-        if _NUMPY:
+        if _BULK and _numpy():
             np = _NUMPY[0]
             self.chunk = np.frombuffer(mm, dtype=np.uint8, count=end - base, offset=base)
-            self.flags = np.empty(_COUNT_PIECE, dtype=bool)
+            # one scratch array a process: a fresh 256 kB one a counter is a mapping of its own
+            # (malloc's), faulted in and unmapped again for every piece `scan_read` scans
+            flags = _SCRATCH.get(_COUNT_PIECE)
+            if flags is None:
+                flags = _SCRATCH[_COUNT_PIECE] = np.empty(_COUNT_PIECE, dtype=bool)
+            self.flags = flags
             self.equal, self.count_nonzero = np.equal, np.count_nonzero
 
     def count(self, start: int, stop: int) -> int:
@@ -533,18 +538,30 @@ _COPY_COUNT = 4096  # bytes up to which a range's newlines are counted without n
 # range three times as fast as `bytes.count`, but importing it costs ~45 ms (as long as
 # scanning 60 MB), which counting less than this does not repay.
 NUMPY_FROM = 256 << 20
-_NUMPY: list[Any] = []  # numpy, once `count_in_bulk` has imported it
+_BULK: list[bool] = []  # set by `count_in_bulk`: count with numpy
+_SCRATCH: dict[int, Any] = {}  # piece size -> the bool array its comparisons are written to
+_NUMPY: list[Any] = []  # numpy, once a counter has imported it
 
 
 def count_in_bulk(total: int) -> None:
-    """Ready the newline count for `total` bytes to be read, here and in the workers forked
-    after: numpy from `NUMPY_FROM` bytes on, where it is installed (else `bytes.count`)."""
-    if total >= NUMPY_FROM and not _NUMPY:
+    """Count newlines with numpy where `total` bytes are to be read, here and in the workers
+    forked after, enough to repay its import (`NUMPY_FROM`). A process imports it at its first
+    count: the workers that scan a long log import it side by side once forked, not this
+    process before the fork while the other cores wait (this one counts none of their windows)."""
+    if total >= NUMPY_FROM:
+        _BULK[:] = [True]
+
+
+def _numpy() -> bool:
+    """Whether numpy is imported (now, if not yet); False where it is not installed."""
+    if not _NUMPY:
         try:
             import numpy
         except ImportError:
-            return
+            _BULK.clear()
+            return False
         _NUMPY.append(numpy)
+    return True
 
 
 def _check_line_lengths(mm: Scannable, pos: int, end: int) -> None:
