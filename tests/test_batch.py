@@ -1166,3 +1166,25 @@ def test_two_engines_in_one_file_are_said_to_mix_by_the_batch_engine_too(tmp_pat
     assert sorted(r.engine for r in got) == ["sglang", "vllm"]
     assert [(r.engine, r.outcome, r.ready_ts, r.warnings) for r in got] == [
         (r.engine, r.outcome, r.ready_ts, r.warnings) for r in want]
+
+
+@pytest.mark.parametrize("name", ["small-tp1.log", "vllm-warm-start.log"])
+def test_a_literal_that_colour_splits_on_a_marked_line_is_found_after_normalising(tmp_path: Path, name: str) -> None:
+    """A marked line's rules are those of the literals the scan found in the raw line, where its
+    message is a substring of it (`Scanner.feed`'s `found`); colour inside a literal (the raw
+    line does not hold it, the normalised one does) is looked for in the message: the same
+    events as the incremental engine."""
+    from firedup.read.engine import _literal_index
+
+    text = (SAMPLE_LOGS / name).read_text(encoding="utf-8")
+    fmt = get_format("vllm" if name.startswith("vllm") else "sglang")
+    literals = sorted((lit for lit in _literal_index(fmt)[0] if len(lit) > 3), key=len, reverse=True)
+    lines = []
+    for i, line in enumerate(text.splitlines()):
+        held = next((lit for lit in literals if lit in line), None)
+        if held is not None and i % 2:
+            at = line.find(held) + len(held) // 2
+            line = line[:at] + "\x1b[0m" + line[at:]
+        lines.append(f"2026-02-12T19:46:{i % 60:02d}.000000000Z {line}")
+    path = _write(tmp_path, lines, crlf=False)
+    assert _assert_same(path, fmt) is not None, "handed back"

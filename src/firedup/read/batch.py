@@ -448,6 +448,7 @@ class _State:
         self.number = 1  # physical number of the next line not accounted for
         self.every_access = every_access
         self.needs = AccessNeeds(scanner.fmt.vocab)
+        self._by_literals: dict[frozenset[int], tuple[Rule, ...]] = {}  # `_literal_rules`
 
     def window(self, found: Window, data: bytes | bytearray | LazyWindow) -> list[Event]:
         """Events of one scanned window (its bytes `data`), which starts and ends at line
@@ -466,7 +467,9 @@ class _State:
         self._known_count = [0, *(c[2] for c in found.candidates), found.newlines]
         for start, line_end, _newlines, patterns in found.candidates:
             self._access_lines(start)
-            self._full(start, line_end, self.pre.rules_for(frozenset(patterns)))
+            key = frozenset(patterns)
+            rules = self.pre.rules_for(key)
+            self._full(start, line_end, rules, self._literal_rules(key) if rules is None else None)
         self._access_lines(end)
         self._skip_to(end)
         del self._count
@@ -525,15 +528,30 @@ class _State:
             step(event)
         self._out.extend(events)
 
-    def _full(self, start: int, end: int, rules: tuple[Rule, ...] | None) -> None:
+    def _literal_rules(self, patterns: frozenset[int]) -> tuple[Rule, ...]:
+        """The rules whose literals the scan found on a marked line (`patterns`, markers and
+        all), in table order: `_feed` hands them to the engine with the line's text."""
+        found = self._by_literals.get(patterns)
+        if found is None:
+            pre = self.pre
+            found = self._by_literals[patterns] = cast(
+                tuple[Rule, ...], pre.rules_for(frozenset(p for p in patterns if p < pre.literal_count)))
+        return found
+
+    def _full(self, start: int, end: int, rules: tuple[Rule, ...] | None,
+              literal_rules: tuple[Rule, ...] | None = None) -> None:
         """The line [start, end) through the engine: first the lines since the last one it saw."""
         self._skip_to(start)
-        self._emit(self._feed(start, end, rules))
+        self._emit(self._feed(start, end, rules, literal_rules))
         self._next = min(end + 1, self._end)
         self.number += 1
 
-    def _feed(self, start: int, end: int, rules: tuple[Rule, ...] | None) -> list[Event]:
-        """Feed a line found by the scan through the incremental engine's own code."""
+    def _feed(self, start: int, end: int, rules: tuple[Rule, ...] | None,
+              literal_rules: tuple[Rule, ...] | None = None) -> list[Event]:
+        """Feed a line found by the scan through the incremental engine's own code. A marked
+        line (`rules` None) is normalised; the engine takes the rules of the literals the
+        scan found in it (`literal_rules`) for each logical line whose message is a substring
+        of the raw line (`Scanner.feed`'s `found`), and looks for its literals else."""
         if rules is not None:
             # No marker: one logical line, its rule literals all in the raw line (see _markers)
             (line,) = self._read(start, end, self.number)
@@ -544,12 +562,21 @@ class _State:
                     and not any(rule is access for rule in rules):
                 rules = pre.with_access(rules)
             return self.scanner.feed(line, rules)
+        raw = self.mm[start:end + 1].decode("utf-8", errors="replace")
         lines = self.normalised.pop(self.number, None)
         if lines is None:
-            lines = normalise(self.mm[start:end + 1].decode("utf-8", errors="replace"), self.number)
+            lines = normalise(raw, self.number)
+        found = None
+        if literal_rules is not None:
+            text = raw[:-1] if raw.endswith("\n") else raw  # the line the scan read, without its newline
+            access = self.pre.access_rule  # not in the scan: looked for as above
+            if access is not None and any(lit in text for lit in access.literals) \
+                    and not any(rule is access for rule in literal_rules):
+                literal_rules = self.pre.with_access(literal_rules)
+            found = (text, literal_rules)
         out: list[Event] = []
         for line in lines:
-            out.extend(self.scanner.feed(line))
+            out.extend(self.scanner.feed(line, found=found))
         return out
 
     def _access_lines(self, high: int) -> None:
