@@ -299,6 +299,24 @@ def test_engine_config_line_states_the_resolved_flags() -> None:
                       "cuda_graph_max_bs": 16}
 
 
+def test_an_engine_config_line_read_again_is_read_the_same_and_owned_by_each_caller() -> None:
+    """`engine_config` remembers the lines it read (a fleet prints the same one at every start):
+    a line read again gives what the first read gave, in a dict of its own, whatever a caller
+    did to an earlier one; the same as reading it with nothing remembered."""
+    from firedup.formats._vllm_read import _engine_config
+
+    line = ("(v0.13.0) with config: model='/m', tensor_parallel_size=2, compilation_config={'level': None, "
+            "'mode': <CompilationMode.VLLM_COMPILE: 3>, 'cudagraph_capture_sizes': [1, 2, 4]}")
+    first = engine_config(line)
+    want = dict(first)
+    first["model"] = "changed"
+    first.pop("tensor_parallel_size")
+    again = engine_config(line)
+    assert again == want and again is not first
+    _engine_config.cache_clear()
+    assert engine_config(line) == want
+
+
 def test_an_enum_whose_value_is_a_string_does_not_hide_the_compilation_config() -> None:
     # 0.13 prints `'dynamic_shapes_config': {'type': <DynamicShapesType.BACKED: 'backed'>, ...}` in the
     # same dict as the cudagraph mode; the quoted value used to make the whole dict unreadable, and an
