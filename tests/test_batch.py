@@ -1188,3 +1188,44 @@ def test_a_literal_that_colour_splits_on_a_marked_line_is_found_after_normalisin
         lines.append(f"2026-02-12T19:46:{i % 60:02d}.000000000Z {line}")
     path = _write(tmp_path, lines, crlf=False)
     assert _assert_same(path, fmt) is not None, "handed back"
+
+
+_HEAD_LINES = st.sampled_from([
+    "[2026-02-12 19:46:44] Load weight begin. avail mem=76.40 GB", "", "   ", "plain words",
+    "2026-02-12T19:46:44.123456789Z INFO 02-12 19:46:44 [core.py:1] ready",
+    "Capturing batches (bs=4 avail_mem=9.74 GB):   5%|▌         | 1/20 [00:01<00:25,  1.35s/it]\r"
+    "Capturing batches (bs=2 avail_mem=9.70 GB):  10%|█         | 2/20 [00:02<00:24,  1.35s/it]",
+    "\x1b[32mcoloured\x1b[0m line"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.lists(_HEAD_LINES, min_size=1, max_size=40), lines=st.integers(1, 30), crlf=st.booleans(),
+       last_newline=st.booleans(), piece=st.sampled_from([None, 7, 64]))
+def test_the_head_is_the_first_lines_read_lines_gives(tmp_path: Path, body: list[str], lines: int, crlf: bool,
+                                                      last_newline: bool, piece: int | None) -> None:
+    """`read_head` takes the newlines of its first piece from the split it makes of it, and
+    counts each later piece once: its sample is the first `lines` logical lines `read_lines`
+    gives, for logs shorter and longer than the head, with or without a last newline, read
+    in one piece or in many (`piece` bytes at a time)."""
+    import io
+
+    path = _write(tmp_path, body, crlf, last_newline)
+    if not path.stat().st_size:
+        return  # an empty file: `read_lines` says so, and parse never reads its head
+    want = "\n".join(line.text for line in itertools.islice(read_lines(Source(str(path), path)), lines))
+    if piece is None:
+        assert batch.read_head(path, lines)[0] == want
+        return
+    real_open = open
+
+    class Pieces(io.BufferedReader):
+        def read(self, size: int | None = -1) -> bytes:
+            return super().read(piece)
+
+    def small_reads(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        return Pieces(real_open(file, "rb", buffering=0)) if file == path and mode == "rb" else \
+            real_open(file, mode, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("builtins.open", small_reads)
+        assert batch.read_head(path, lines)[0] == want

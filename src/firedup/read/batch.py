@@ -198,16 +198,28 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000, refuse_mostly_fla
     database = _NORMALISING[0]
     data = b""
     at_end = False
+    # The newlines read so far: the first piece's from its split (the lines are split anyway:
+    # most logs of a folder are one piece, counted then split whole before), each later piece
+    # counted once (counting all that was read at each step was quadratic in a head's length).
+    newlines = 0
+    raws: list[bytes] | None = None  # `data` split, while it is one piece
     with open(path, "rb") as fh:
-        while data.count(b"\n") < lines:
+        while newlines < lines:
             more = fh.read(1 << 20)
             if not more:
                 at_end = True
                 break
+            if data:
+                raws = None
+                newlines += more.count(b"\n")
+            else:
+                raws = more.split(b"\n")
+                newlines = len(raws) - 1
             data += more
             if len(data) > 64 << 20:
                 raise NeedExact("the first lines are too long to sniff quickly")
-    raws = data.split(b"\n")
+    if raws is None:
+        raws = data.split(b"\n")
     last = raws.pop()  # after the last newline: a cut line, or the file's unterminated last one
     if at_end and last:
         raws.append(last)
