@@ -1229,3 +1229,35 @@ def test_the_head_is_the_first_lines_read_lines_gives(tmp_path: Path, body: list
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("builtins.open", small_reads)
         assert batch.read_head(path, lines)[0] == want
+
+
+def _release_texts() -> list[str]:
+    from firedup.formats import release_literals
+
+    return sorted(release_literals())
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(st.one_of(st.sampled_from(_release_texts() + ["] Init nccl", " begin.", "[gpu_id", "=0]", "\n",
+                                                                     "vLLM API server version 0.13.0\n", "█ ▌"]),
+                                 st.text(max_size=12)), max_size=12))
+def test_the_release_hint_by_the_heads_scan_is_the_samples_own(pieces: list[str]) -> None:
+    """The head's scan finds the release hints' literals with the sniff literals (`_sniff_found`),
+    and `release_hint` takes them from it: what it gives searching the sample itself, whole
+    literals, cut ones and none, every format."""
+    from firedup.formats import all_formats
+
+    sample = "".join(pieces)
+    found = batch._sniff_found(sample)
+    for fmt in all_formats().values():
+        assert fmt.release_hint(sample, found) == fmt.release_hint(sample)
+        assert fmt.release_hint_settled(sample, found) == fmt.release_hint_settled(sample)
+
+
+def test_the_release_hint_by_the_heads_scan_on_every_sample_and_corpus_log() -> None:
+    """The same on the heads `parse` reads (`read_head`), for the format each is read as."""
+    for path in LOGS:
+        literals: set[str] = set()
+        sample, _ = batch.read_head(path, 2000, literals=literals)
+        fmt = _format_of(path)
+        assert fmt.release_hint(sample, literals) == fmt.release_hint(sample), path.name

@@ -320,7 +320,7 @@ def _settled(found: set[str], texts: list[str]) -> Format | None:
     bars = _settle_bars(formats[best])
     if bars is None or scores[best] <= bars[0] or scores[best] < bars[1]:
         return None
-    return formats[best] if formats[best].release_hint_settled(sample) else None
+    return formats[best] if formats[best].release_hint_settled(sample, found) else None
 
 
 # The registered formats (a format may join later: `formats.register`) -> their sniff scan.
@@ -338,8 +338,8 @@ def sniff_format(sample: str, found: set[str] | None = None) -> Format | None:
 
 
 def _sniff_found(sample: str | bytes) -> set[str]:
-    """The sniff literals (formats' and foreign engines') present in `sample` (text, or raw
-    lines as bytes), in one scan."""
+    """The sniff literals (formats' and foreign engines') and the release hints' literals
+    (`formats.release_literals`) present in `sample` (text, or raw lines as bytes), in one scan."""
     literals, database = _sniff_scan()
     found: set[str] = set()
 
@@ -353,14 +353,15 @@ def _sniff_found(sample: str | bytes) -> set[str]:
 
 def _sniff_scan() -> tuple[list[str], Any]:
     """Every registered format's sniff literals and the foreign engines' (`formats.sniff_literals`),
-    and their compiled scan (pattern i: literal i)."""
+    and the release hints' (`formats.release_literals`: a head with no such literal was searched
+    for each, a tenth of a millisecond a log), and their compiled scan (pattern i: literal i)."""
     import hyperscan
 
-    from firedup.formats import all_formats, sniff_literals
+    from firedup.formats import all_formats, release_literals, sniff_literals
 
     key = tuple(id(fmt) for fmt in all_formats().values())
     if key not in _SNIFFING:
-        literals = sorted(sniff_literals())
+        literals = sorted(sniff_literals() | release_literals())
         database = compile_database([re.escape(lit) for lit in literals], hyperscan.HS_FLAG_SINGLEMATCH)
         _SNIFFING[key] = (literals, database)
     return _SNIFFING[key]

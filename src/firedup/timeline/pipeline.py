@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import IO, Any
@@ -216,10 +216,11 @@ class DatePolicy:
         return scanner
 
     @staticmethod
-    def hint(scanner: Scanner, fmt: Format, sample: str) -> None:
+    def hint(scanner: Scanner, fmt: Format, sample: str, literals: Container[str] | None = None) -> None:
         """What a log's head tells its scanner before its first line: the engine version's
-        release (a date), and a harness's stamp before the engine's (`Format.wrapper_stamp`)."""
-        found = fmt.release_hint(sample) if sample else None
+        release (a date), and a harness's stamp before the engine's (`Format.wrapper_stamp`).
+        `literals`: the release hints' literals the head's scan found (`Format.release_hint`)."""
+        found = fmt.release_hint(sample, literals) if sample else None
         if found is not None:
             scanner.clock.released = date.fromisoformat(found[0])
         if sample:
@@ -438,12 +439,13 @@ def _batch_head(source: Source, scanner: str) -> bytes | None:
 
 
 def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: dict[int, list[Line]] | None = None,
-                  sample: str = "", cut: list[Any] | None = None, whole: int = 0) -> tuple[list[Event], LineStats, Clock]:
+                  sample: str = "", cut: list[Any] | None = None, whole: int = 0,
+                  literals: Container[str] | None = None) -> tuple[list[Event], LineStats, Clock]:
     from firedup.read import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, dates.given, file_date=dates.day_of_file())
-    DatePolicy.hint(scanner, fmt, sample)
+    DatePolicy.hint(scanner, fmt, sample, literals)
     events = list(compact(batch.iter_file(source.path, scanner, normalised, cut, whole), fmt))
     return events, scanner.stats, scanner.clock
 
@@ -660,7 +662,8 @@ def _read_batch(source: Source, engine: str | None, head: bytes, log: LogReader,
         if fmt is None:  # the incremental engine finds no engine either, and counts the lines
             return None, None
         log.sample, log.literals = sample, literals
-        result = _events_batch(source, fmt, log.dates, normalised, sample, cut, whole)
+        # the literals of the head's scan (`read_head`): the sniff's, and the release hint's
+        result = _events_batch(source, fmt, log.dates, normalised, sample, cut, whole, literals)
         log.fmt = fmt
         return fmt, result
     except batch.NeedExact:
