@@ -1238,8 +1238,8 @@ def _release_texts() -> list[str]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(pieces=st.lists(st.one_of(st.sampled_from(_release_texts() + ["] Init nccl", " begin.", "[gpu_id", "=0]", "\n",
-                                                                     "vLLM API server version 0.13.0\n", "█ ▌"]),
+@given(pieces=st.lists(st.one_of(st.sampled_from([*_release_texts(), "] Init nccl", " begin.", "[gpu_id", "=0]", "\n",
+                                                   "vLLM API server version 0.13.0\n", "█ ▌"]),
                                  st.text(max_size=12)), max_size=12))
 def test_the_release_hint_by_the_heads_scan_is_the_samples_own(pieces: list[str]) -> None:
     """The head's scan finds the release hints' literals with the sniff literals (`_sniff_found`),
