@@ -904,3 +904,27 @@ def test_a_v0_engine_lines_closing_paren_is_not_part_of_its_last_value() -> None
     fields = engine_config("(v0.4.3) with config: model='meta-llama/Llama-2-7b-hf', enforce_eager=False, seed=0, "
                            "served_model_name=meta-llama/Llama-2-7b-hf, tensor_parallel_size=2)")
     assert fields["tensor_parallel_size"] == 2 and fields["served_model_name"] == "meta-llama/Llama-2-7b-hf"
+
+
+def _release_versions() -> list[str]:
+    table = get_format("vllm").dating.releases
+    bounds = {v for first, last, _ in table for v in (first, last)}
+    return sorted(bounds | {"0.0.1", "99.0.0", "0.10.1.post1", "0.6.3.post1", "0.13.1", "0.8", "1.0.0"})
+
+
+@given(version=st.sampled_from(_release_versions()) | st.from_regex(r"\A\d{1,2}\.\d{1,2}(?:\.\d{1,2})?(?:\.post\d)?\Z"))
+def test_a_version_line_is_dated_by_the_release_table(version: str) -> None:
+    """`release_hint` compares the version with each release's bounds, keyed once per format
+    (`Format._release_keys`): the release the table's own comparison finds, first in its order."""
+    import re
+
+    from firedup.core.health import version_key
+
+    fmt = get_format("vllm")
+    sample = f"INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version {version}\n"
+    m = re.search(fmt.dating.version_text, sample)
+    assert m is not None and m["version"] == version
+    want = next(((released, f"{fmt.display} {version}, released {released[:7]}")
+                 for first, last, released in fmt.dating.releases
+                 if version_key(first) <= version_key(version) <= version_key(last)), None)
+    assert fmt.release_hint(sample) == want

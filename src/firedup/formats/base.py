@@ -992,14 +992,23 @@ class Format:
             waiting = m is None
             if m is not None:
                 version = m.group("version")
-                for first, last, released in self.dating.releases:
-                    if version_key(first) <= version_key(version) <= version_key(last):
+                key = version_key(version)
+                for (low, high), (_, _, released) in zip(self._release_keys, self.dating.releases, strict=True):
+                    if low <= key <= high:
                         return (released, f"{self.display} {version}, released {released[:7]}"), True
         present = sample if found is None else found
         for literal, released, why in self.dating.release_literals:
             if literal in present:
                 return (released, why), False
         return None, not waiting and not self.dating.release_literals
+
+    @cached_property
+    def _release_keys(self) -> tuple[tuple[Any, Any], ...]:
+        """`version_key` of each release's first and last version (`Dating.releases`), made once:
+        a log's version was compared with 30 releases, three keys each (a tenth of a millisecond)."""
+        from firedup.core.health import version_key
+
+        return tuple((version_key(first), version_key(last)) for first, last, _ in self.dating.releases)
 
     def rule(self, name: str) -> Rule:
         for rule in self.parsing.rules:
