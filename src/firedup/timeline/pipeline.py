@@ -224,7 +224,21 @@ class DatePolicy:
         if found is not None:
             scanner.clock.released = date.fromisoformat(found[0])
         if sample:
-            scanner.wrapper_stamp = fmt.wrapper_stamp(sample.split("\n", WRAPPER_STAMP_LINES)[:WRAPPER_STAMP_LINES])
+            scanner.wrapper_stamp = fmt.wrapper_stamp(_first_lines(sample, WRAPPER_STAMP_LINES))
+
+
+def _first_lines(text: str, count: int) -> list[str]:
+    """The first `count` lines of `text` (what splitting it at its first `count` newlines keeps
+    of them), without the copy of the rest a split makes: a head of 2,000 lines was copied
+    whole at every log of a folder for its first 64."""
+    if count <= 0:
+        return []
+    end = -1
+    for _ in range(count):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text.split("\n")[:count]
+    return text[:end].split("\n")
 
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
