@@ -1223,3 +1223,98 @@ def test_two_engines_in_one_file_are_said_to_mix_by_the_batch_engine_too(tmp_pat
     assert sorted(r.engine for r in got) == ["sglang", "vllm"]
     assert [(r.engine, r.outcome, r.ready_ts, r.warnings) for r in got] == [
         (r.engine, r.outcome, r.ready_ts, r.warnings) for r in want]
+
+
+@pytest.mark.parametrize("name", ["small-tp1.log", "vllm-warm-start.log"])
+def test_a_literal_that_colour_splits_on_a_marked_line_is_found_after_normalising(tmp_path: Path, name: str) -> None:
+    """A marked line's rules are those of the literals the scan found in the raw line, where its
+    message is a substring of it (`Scanner.feed`'s `found`); colour inside a literal (the raw
+    line does not hold it, the normalised one does) is looked for in the message: the same
+    events as the incremental engine."""
+    from firedup.read.engine import _literal_index
+
+    text = (SAMPLE_LOGS / name).read_text(encoding="utf-8")
+    fmt = get_format("vllm" if name.startswith("vllm") else "sglang")
+    literals = sorted((lit for lit in _literal_index(fmt)[0] if len(lit) > 3), key=len, reverse=True)
+    lines = []
+    for i, line in enumerate(text.splitlines()):
+        held = next((lit for lit in literals if lit in line), None)
+        if held is not None and i % 2:
+            at = line.find(held) + len(held) // 2
+            line = line[:at] + "\x1b[0m" + line[at:]
+        lines.append(f"2026-02-12T19:46:{i % 60:02d}.000000000Z {line}")
+    path = _write(tmp_path, lines, crlf=False)
+    assert _assert_same(path, fmt) is not None, "handed back"
+
+
+_HEAD_LINES = st.sampled_from([
+    "[2026-02-12 19:46:44] Load weight begin. avail mem=76.40 GB", "", "   ", "plain words",
+    "2026-02-12T19:46:44.123456789Z INFO 02-12 19:46:44 [core.py:1] ready",
+    "Capturing batches (bs=4 avail_mem=9.74 GB):   5%|▌         | 1/20 [00:01<00:25,  1.35s/it]\r"
+    "Capturing batches (bs=2 avail_mem=9.70 GB):  10%|█         | 2/20 [00:02<00:24,  1.35s/it]",
+    "\x1b[32mcoloured\x1b[0m line"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.lists(_HEAD_LINES, min_size=1, max_size=40), lines=st.integers(1, 30), crlf=st.booleans(),
+       last_newline=st.booleans(), piece=st.sampled_from([None, 7, 64]))
+def test_the_head_is_the_first_lines_read_lines_gives(tmp_path: Path, body: list[str], lines: int, crlf: bool,
+                                                      last_newline: bool, piece: int | None) -> None:
+    """`read_head` takes the newlines of its first piece from the split it makes of it, and
+    counts each later piece once: its sample is the first `lines` logical lines `read_lines`
+    gives, for logs shorter and longer than the head, with or without a last newline, read
+    in one piece or in many (`piece` bytes at a time)."""
+    import io
+
+    path = _write(tmp_path, body, crlf, last_newline)
+    if not path.stat().st_size:
+        return  # an empty file: `read_lines` says so, and parse never reads its head
+    want = "\n".join(line.text for line in itertools.islice(read_lines(Source(str(path), path)), lines))
+    if piece is None:
+        assert batch.read_head(path, lines)[0] == want
+        return
+    real_open = open
+
+    class Pieces(io.BufferedReader):
+        def read(self, size: int | None = -1) -> bytes:
+            return super().read(piece)
+
+    def small_reads(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        return Pieces(real_open(file, "rb", buffering=0)) if file == path and mode == "rb" else \
+            real_open(file, mode, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("builtins.open", small_reads)
+        assert batch.read_head(path, lines)[0] == want
+
+
+def _release_texts() -> list[str]:
+    from firedup.formats import release_literals
+
+    return sorted(release_literals())
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(st.one_of(st.sampled_from([*_release_texts(), "] Init nccl", " begin.", "[gpu_id", "=0]", "\n",
+                                                   "vLLM API server version 0.13.0\n", "█ ▌"]),
+                                 st.text(max_size=12)), max_size=12))
+def test_the_release_hint_by_the_heads_scan_is_the_samples_own(pieces: list[str]) -> None:
+    """The head's scan finds the release hints' literals with the sniff literals (`_sniff_found`),
+    and `release_hint` takes them from it: what it gives searching the sample itself, whole
+    literals, cut ones and none, every format."""
+    from firedup.formats import all_formats
+
+    sample = "".join(pieces)
+    found = batch._sniff_found(sample)
+    for fmt in all_formats().values():
+        assert fmt.release_hint(sample, found) == fmt.release_hint(sample)
+        assert fmt.release_hint_settled(sample, found) == fmt.release_hint_settled(sample)
+
+
+def test_the_release_hint_by_the_heads_scan_on_every_sample_and_corpus_log() -> None:
+    """The same on the heads `parse` reads (`read_head`), for the format each is read as."""
+    for path in LOGS:
+        literals: set[str] = set()
+        sample, _ = batch.read_head(path, 2000, literals=literals)
+        fmt = _format_of(path)
+        assert fmt.release_hint(sample, literals) == fmt.release_hint(sample), path.name

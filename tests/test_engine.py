@@ -142,3 +142,54 @@ def test_a_prefix_too_long_to_look_past_is_a_note(tmp_path: _Path) -> None:
     run, = parse_paths([str(path)]).runs
     assert run.first_ts is None
     assert any("behind a prefix longer than the 256 characters" in w for w in run.warnings), run.warnings
+
+
+# --- `Scanner.feed`'s `found`: the rules of a raw line's literals, for its normalised lines ---
+_SAMPLE_LINES = {name: [line for path in sorted(SAMPLE_LOGS.glob(f"{name}-*.log"))
+                        for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+                 for name in ("sglang", "vllm")}
+# what `normalise` strips, joins across or splits on: a collector's stamp, a process tag,
+# colour (inside a literal too), NUL bytes, a redraw
+_PREFIXES = ("", "2026-02-12T19:46:44.123456789Z ", "(APIServer pid=1) ", "\x1b[1;36m(EngineCore_DP0 pid=9)\x1b[0;0m ",
+             "web-1  | ", "   ")
+_CUTS = ("\x1b[0m", "\x1b[32m", "\x00", "\r", "#033[0m", "")
+
+
+@st.composite
+def _raw_lines(draw: st.DrawFn) -> tuple[str, str]:
+    """A format's name and a physical line: a sample line, a piece cut into it (often inside
+    one of its rule literals), a prefix before it."""
+    from firedup.read.engine import _literal_index
+
+    name = draw(st.sampled_from(sorted(_SAMPLE_LINES)))
+    line = draw(st.sampled_from(_SAMPLE_LINES[name]))
+    literals, _, _ = _literal_index(get_format(name))
+    held = [(line.find(lit), lit) for lit in literals if lit in line and len(lit) > 1]
+    if held and draw(st.booleans()):
+        at, lit = draw(st.sampled_from(held))
+        cut = at + draw(st.integers(1, len(lit) - 1))
+    else:
+        cut = draw(st.integers(0, len(line)))
+    line = line[:cut] + draw(st.sampled_from(_CUTS)) + line[cut:]
+    return name, draw(st.sampled_from(_PREFIXES)) + line
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines=st.lists(_raw_lines(), min_size=1, max_size=6))
+def test_rules_found_in_the_raw_line_stand_for_the_messages_own(lines: list[tuple[str, str]]) -> None:
+    """The batch engine hands `feed` the rules of the literals its scan found in a marked raw
+    line (`found`): the same events as the engine looking for the message's own literals, a
+    literal that colour or a NUL split in the raw line and `normalise` joined included."""
+    from firedup.read.engine import Scanner
+
+    for name in {name for name, _ in lines}:
+        fmt = get_format(name)
+        told, looked = Scanner(fmt, date(2026, 2, 12)), Scanner(fmt, date(2026, 2, 12))
+        got: list[Event] = []
+        want: list[Event] = []
+        for number, (_, raw) in enumerate((x for x in lines if x[0] == name), start=1):
+            rules = tuple(rule for rule in fmt.parsing.rules if any(lit in raw for lit in rule.literals))
+            for line in normalise(raw, number):
+                got.extend(told.feed(line, found=(raw, rules)))
+                want.extend(looked.feed(line))
+        assert [e.key() for e in got] == [e.key() for e in want]

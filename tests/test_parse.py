@@ -327,3 +327,12 @@ def test_every_value_of_an_args_dump_is_written_by_parse_json(value: Any) -> Non
     assert result.exit_code == 0 and result.exception is None, result.output
     read = ast.literal_eval(repr(value))  # what the dump says (`(-0+0j)` reads as 0j)
     assert json.loads(result.output)["runs"][0]["config"]["x_flag"] == _as_json(read)
+
+
+@given(text=st.text(alphabet="ab\n\r", max_size=40), count=st.integers(0, 12))
+def test_the_first_lines_of_a_head_are_those_a_split_keeps(text: str, count: int) -> None:
+    """`pipeline._first_lines` finds the `count`-th newline and splits only up to it: the lines
+    `text.split("\\n", count)[:count]` gives, for texts of fewer, as many and more lines."""
+    from firedup.timeline.pipeline import _first_lines
+
+    assert _first_lines(text, count) == text.split("\n", count)[:count]

@@ -185,3 +185,21 @@ def test_json_text_writes_what_json_has_no_type_for() -> None:
     set was written as its Python text. Keys as the text JSON gives them, a set as a sorted list."""
     value = {"flag": {(1, 2): 3, None: 1, "s": {"b", "a"}, "b": b"x", "n": float("nan")}}
     assert json.loads(json_text(value)) == {"flag": {"(1, 2)": 3, "null": 1, "s": ["a", "b"], "b": "b'x'", "n": None}}
+
+
+# what a run's JSON holds beyond ASCII (a progress bar's blocks, a cut line's `…`), the characters
+# `json_visible` escapes (DEL, C1, invisible ones, one beyond the BMP, lone surrogates) and ASCII
+_RUN_TEXT = st.lists(st.one_of(
+    st.text(alphabet=st.characters(max_codepoint=0x7F), min_size=1, max_size=600),
+    st.sampled_from(["\u2588", "\u2026", "\u258c", "\xe9", "\u4e2d", "\U0001f600", "\x7f", "\x85", "\x9f", "\xad",
+                     "\u200b", "\u2028", "\ufeff", "\U000e0041", "\ud800", "\udcff"]),
+    st.text(max_size=20)), max_size=40).map("".join)
+
+
+@given(_RUN_TEXT)
+def test_json_visible_is_the_pattern_over_the_whole_text(text: str) -> None:
+    """`json_visible` hands a text back whole where its non-ASCII characters, looked at alone,
+    hold none to escape, and escapes in pieces else: always what the pattern makes of the whole."""
+    from firedup.core.safe import _JSON_RAW, _json_escape
+
+    assert json_visible(text) == _JSON_RAW.sub(_json_escape, text)

@@ -604,3 +604,55 @@ def test_strip_tagged_takes_off_what_the_collector_table_says(prefixes: str, res
 
     text = prefixes + rest
     assert strip_tagged(text) == _strip_by_the_table(text)
+
+
+# what a bar's start is made of, and what may come before or between: digits (an Arabic-Indic
+# one too), `%`, `|`, `Completed`, blanks, a description's words
+_BAR_BITS = st.lists(st.sampled_from(["1", "23", "100", "1234", "\u0663", "%", "|", " ", "  ", " Completed |",
+                                      "Completed", "\u2588", "(bs=4)", "a", ": ", "100%|", "7%|", "1234%|",
+                                      "45%  Completed |", "\u0663\u0663\u0663%|", "%%|"]), max_size=24).map("".join)
+
+
+def _split_bars_long_way(segment: str) -> tuple[list[str], list[object]]:
+    """`sources._split_bars` as it was before its searches were narrowed: each bar start
+    searched from the piece's start, each key through `_key_of`."""
+    from firedup.read.sources import _BAR, _BAR_END, _NON_SPACE, _bar_key, _key_of
+
+    pieces: list[str] = []
+    keys: list[object] = []
+    begin = 0
+    while True:
+        m = _BAR_END.search(segment, begin)
+        bar = _BAR.search(segment, begin, m.start() + 1) if m else None
+        if m is None or bar is None:
+            piece = segment[begin:]
+            pieces.append(piece)
+            keys.append(_bar_key(piece.strip()) if m is not None and "%" in piece else None)
+            return pieces, keys
+        keys.append(_key_of(segment[begin: bar.start()], m["total"]))
+        end = m.end()
+        if end == len(segment) or _NON_SPACE.search(segment, end) is None:
+            pieces.append(segment[begin:])
+            return pieces, keys
+        pieces.append(segment[begin: end])
+        begin = end
+
+
+# a bar's end as tqdm draws it, and what follows one when a log line is glued after it
+_BAR_ENDS = st.sampled_from([" | 1/20 [00:01<00:25,  1.35s/it]", "| 3/3 [00:01<00:00,  2.64it/s]", "| 0/58 [00:00<?, ?it/s]",
+                             " INFO 12:00:01 ready", "  ", "|", "] [", ""])
+
+
+@settings(max_examples=300)
+@given(parts=st.lists(st.tuples(_BAR_BITS, _BAR_ENDS), min_size=1, max_size=4))
+def test_splitting_bars_is_the_long_way(parts: list[tuple[str, str]]) -> None:
+    """`_split_bars` searches a bar start from 3 characters before the first `%` of the piece
+    (a match is 1 to 3 digits and a `%`) and looks a seen description up itself: the pieces
+    and keys of the patterns searched from the piece's start."""
+    from firedup.read.sources import _split_bars
+
+    segment = "".join(start + end for start, end in parts)
+    pieces: list[str] = []
+    keys: list[object] = []
+    _split_bars(segment, pieces, keys)
+    assert (pieces, keys) == _split_bars_long_way(segment)

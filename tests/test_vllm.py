@@ -299,6 +299,24 @@ def test_engine_config_line_states_the_resolved_flags() -> None:
                       "cuda_graph_max_bs": 16}
 
 
+def test_an_engine_config_line_read_again_is_read_the_same_and_owned_by_each_caller() -> None:
+    """`engine_config` remembers the lines it read (a fleet prints the same one at every start):
+    a line read again gives what the first read gave, in a dict of its own, whatever a caller
+    did to an earlier one; the same as reading it with nothing remembered."""
+    from firedup.formats._vllm_read import _engine_config
+
+    line = ("(v0.13.0) with config: model='/m', tensor_parallel_size=2, compilation_config={'level': None, "
+            "'mode': <CompilationMode.VLLM_COMPILE: 3>, 'cudagraph_capture_sizes': [1, 2, 4]}")
+    first = engine_config(line)
+    want = dict(first)
+    first["model"] = "changed"
+    first.pop("tensor_parallel_size")
+    again = engine_config(line)
+    assert again == want and again is not first
+    _engine_config.cache_clear()
+    assert engine_config(line) == want
+
+
 def test_an_enum_whose_value_is_a_string_does_not_hide_the_compilation_config() -> None:
     # 0.13 prints `'dynamic_shapes_config': {'type': <DynamicShapesType.BACKED: 'backed'>, ...}` in the
     # same dict as the cudagraph mode; the quoted value used to make the whole dict unreadable, and an
@@ -886,3 +904,27 @@ def test_a_v0_engine_lines_closing_paren_is_not_part_of_its_last_value() -> None
     fields = engine_config("(v0.4.3) with config: model='meta-llama/Llama-2-7b-hf', enforce_eager=False, seed=0, "
                            "served_model_name=meta-llama/Llama-2-7b-hf, tensor_parallel_size=2)")
     assert fields["tensor_parallel_size"] == 2 and fields["served_model_name"] == "meta-llama/Llama-2-7b-hf"
+
+
+def _release_versions() -> list[str]:
+    table = get_format("vllm").dating.releases
+    bounds = {v for first, last, _ in table for v in (first, last)}
+    return sorted(bounds | {"0.0.1", "99.0.0", "0.10.1.post1", "0.6.3.post1", "0.13.1", "0.8", "1.0.0"})
+
+
+@given(version=st.sampled_from(_release_versions()) | st.from_regex(r"\A\d{1,2}\.\d{1,2}(?:\.\d{1,2})?(?:\.post\d)?\Z"))
+def test_a_version_line_is_dated_by_the_release_table(version: str) -> None:
+    """`release_hint` compares the version with each release's bounds, keyed once per format
+    (`Format._release_keys`): the release the table's own comparison finds, first in its order."""
+    import re
+
+    from firedup.core.health import version_key
+
+    fmt = get_format("vllm")
+    sample = f"INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version {version}\n"
+    m = re.search(fmt.dating.version_text, sample)
+    assert m is not None and m["version"] == version
+    want = next(((released, f"{fmt.display} {version}, released {released[:7]}")
+                 for first, last, released in fmt.dating.releases
+                 if version_key(first) <= version_key(version) <= version_key(last)), None)
+    assert fmt.release_hint(sample) == want

@@ -125,6 +125,13 @@ def sniff_literals() -> frozenset[str]:
     return frozenset(lit for fmt in all_formats().values() for lit in fmt.sniff_literals) | _foreign_literals()
 
 
+def release_literals() -> frozenset[str]:
+    """Every literal a registered format's `release_hint` looks for (`Dating.release_literals`):
+    a caller whose scan finds them with the sniff literals passes what it found as
+    `release_hint(sample, found)`."""
+    return frozenset(lit for fmt in all_formats().values() for lit, _, _ in fmt.dating.release_literals)
+
+
 def foreign_engine(sample: str) -> str | None:
     """The engine firedup does not read that `sample` looks like ("TGI (text-generation-inference)"), if any."""
     other = looks_like(sample)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from firedup.core.config import parse_args_repr
@@ -166,7 +167,16 @@ _ENGINE_CONFIG_KEYS = {
 
 
 def engine_config(text: str) -> dict[str, Any]:
-    """`(v0.13.0) with config: model='/m', tensor_parallel_size=2, ...` -> the flags it states."""
+    """`(v0.13.0) with config: model='/m', tensor_parallel_size=2, ...` -> the flags it states.
+    A new dict each call (nested values are shared: read them, do not change them)."""
+    return dict(_engine_config(text))
+
+
+# A fleet restarts the same deployment over and over: most engine config lines in a folder of
+# logs are the same text, and reading one costs most of a millisecond (its compilation config
+# through `ast`: a twentieth of a small log's parse).
+@lru_cache(maxsize=64)
+def _engine_config(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     m = re.match(r"\(v(?P<version>[^)]+)\) with config: (?P<config>.*)$", text, re.DOTALL)
     if m is None:

@@ -199,16 +199,28 @@ def read_head(path: str | os.PathLike[str], lines: int = 2000, refuse_mostly_fla
     database = _NORMALISING[0]
     data = b""
     at_end = False
+    # The newlines read so far: the first piece's from its split (the lines are split anyway:
+    # most logs of a folder are one piece, counted then split whole before), each later piece
+    # counted once (counting all that was read at each step was quadratic in a head's length).
+    newlines = 0
+    raws: list[bytes] | None = None  # `data` split, while it is one piece
     with open(path, "rb") as fh:
-        while data.count(b"\n") < lines:
+        while newlines < lines:
             more = fh.read(1 << 20)
             if not more:
                 at_end = True
                 break
+            if data:
+                raws = None
+                newlines += more.count(b"\n")
+            else:
+                raws = more.split(b"\n")
+                newlines = len(raws) - 1
             data += more
             if len(data) > 64 << 20:
                 raise NeedExact("the first lines are too long to sniff quickly")
-    raws = data.split(b"\n")
+    if raws is None:
+        raws = data.split(b"\n")
     last = raws.pop()  # after the last newline: a cut line, or the file's unterminated last one
     if at_end and last:
         raws.append(last)
@@ -296,12 +308,14 @@ def settled_format(sample: str) -> Format | None:
 def _settled(found: set[str], texts: list[str]) -> Format | None:
     """`settled_format` of the lines `texts`, whose sniff literals are `found`."""
     formats = _formats()
-    sample = "\n".join(texts)
     # the most each score can be before a line is read: a head no format's could settle (that
-    # of a format whose rules weigh less than another's could) is not read for its rules
-    if not any((bars := _settle_bars(fmt)) is not None and sum(rule.evidence for rule in fmt.candidates(sample, found))
+    # of a format whose rules weigh less than another's could) is not read for its rules; its
+    # literals are `found` (the lines are joined only past this: most heads stop here, a
+    # join of up to 2,000 lines each time)
+    if not any((bars := _settle_bars(fmt)) is not None and sum(rule.evidence for rule in fmt.candidates("", found))
                > bars[0] for fmt in formats):
         return None
+    sample = "\n".join(texts)
     scores = [fmt.sniff_score(sample, found) for fmt in formats]
     best = max(range(len(formats)), key=scores.__getitem__, default=None)
     if best is None or scores[best] <= 0:
@@ -309,7 +323,7 @@ def _settled(found: set[str], texts: list[str]) -> Format | None:
     bars = _settle_bars(formats[best])
     if bars is None or scores[best] <= bars[0] or scores[best] < bars[1]:
         return None
-    return formats[best] if formats[best].release_hint_settled(sample) else None
+    return formats[best] if formats[best].release_hint_settled(sample, found) else None
 
 
 # The registered formats (a format may join later: `formats.register`) -> their sniff scan.
@@ -327,8 +341,8 @@ def sniff_format(sample: str, found: set[str] | None = None) -> Format | None:
 
 
 def _sniff_found(sample: str | bytes) -> set[str]:
-    """The sniff literals (formats' and foreign engines') present in `sample` (text, or raw
-    lines as bytes), in one scan."""
+    """The sniff literals (formats' and foreign engines') and the release hints' literals
+    (`formats.release_literals`) present in `sample` (text, or raw lines as bytes), in one scan."""
     literals, database = _sniff_scan()
     found: set[str] = set()
 
@@ -342,14 +356,15 @@ def _sniff_found(sample: str | bytes) -> set[str]:
 
 def _sniff_scan() -> tuple[list[str], Any]:
     """Every registered format's sniff literals and the foreign engines' (`formats.sniff_literals`),
-    and their compiled scan (pattern i: literal i)."""
+    and the release hints' (`formats.release_literals`: a head with no such literal was searched
+    for each, a tenth of a millisecond a log), and their compiled scan (pattern i: literal i)."""
     import hyperscan
 
-    from firedup.formats import all_formats, sniff_literals
+    from firedup.formats import all_formats, release_literals, sniff_literals
 
     key = tuple(id(fmt) for fmt in all_formats().values())
     if key not in _SNIFFING:
-        literals = sorted(sniff_literals())
+        literals = sorted(sniff_literals() | release_literals())
         database = compile_database([re.escape(lit) for lit in literals], hyperscan.HS_FLAG_SINGLEMATCH)
         _SNIFFING[key] = (literals, database)
     return _SNIFFING[key]
@@ -449,6 +464,7 @@ class _State:
         self.number = 1  # physical number of the next line not accounted for
         self.every_access = every_access
         self.needs = AccessNeeds(scanner.fmt.vocab)
+        self._by_literals: dict[frozenset[int], tuple[Rule, ...]] = {}  # `_literal_rules`
 
     def window(self, found: Window, data: bytes | bytearray | LazyWindow) -> list[Event]:
         """Events of one scanned window (its bytes `data`), which starts and ends at line
@@ -467,7 +483,9 @@ class _State:
         self._known_count = [0, *(c[2] for c in found.candidates), found.newlines]
         for start, line_end, _newlines, patterns in found.candidates:
             self._access_lines(start)
-            self._full(start, line_end, self.pre.rules_for(frozenset(patterns)))
+            key = frozenset(patterns)
+            rules = self.pre.rules_for(key)
+            self._full(start, line_end, rules, self._literal_rules(key) if rules is None else None)
         self._access_lines(end)
         self._skip_to(end)
         del self._count
@@ -526,15 +544,30 @@ class _State:
             step(event)
         self._out.extend(events)
 
-    def _full(self, start: int, end: int, rules: tuple[Rule, ...] | None) -> None:
+    def _literal_rules(self, patterns: frozenset[int]) -> tuple[Rule, ...]:
+        """The rules whose literals the scan found on a marked line (`patterns`, markers and
+        all), in table order: `_feed` hands them to the engine with the line's text."""
+        found = self._by_literals.get(patterns)
+        if found is None:
+            pre = self.pre
+            found = self._by_literals[patterns] = cast(
+                tuple[Rule, ...], pre.rules_for(frozenset(p for p in patterns if p < pre.literal_count)))
+        return found
+
+    def _full(self, start: int, end: int, rules: tuple[Rule, ...] | None,
+              literal_rules: tuple[Rule, ...] | None = None) -> None:
         """The line [start, end) through the engine: first the lines since the last one it saw."""
         self._skip_to(start)
-        self._emit(self._feed(start, end, rules))
+        self._emit(self._feed(start, end, rules, literal_rules))
         self._next = min(end + 1, self._end)
         self.number += 1
 
-    def _feed(self, start: int, end: int, rules: tuple[Rule, ...] | None) -> list[Event]:
-        """Feed a line found by the scan through the incremental engine's own code."""
+    def _feed(self, start: int, end: int, rules: tuple[Rule, ...] | None,
+              literal_rules: tuple[Rule, ...] | None = None) -> list[Event]:
+        """Feed a line found by the scan through the incremental engine's own code. A marked
+        line (`rules` None) is normalised; the engine takes the rules of the literals the
+        scan found in it (`literal_rules`) for each logical line whose message is a substring
+        of the raw line (`Scanner.feed`'s `found`), and looks for its literals else."""
         if rules is not None:
             # No marker: one logical line, its rule literals all in the raw line (see _markers)
             (line,) = self._read(start, end, self.number)
@@ -545,12 +578,21 @@ class _State:
                     and not any(rule is access for rule in rules):
                 rules = pre.with_access(rules)
             return self.scanner.feed(line, rules)
+        raw = self.mm[start:end + 1].decode("utf-8", errors="replace")
         lines = self.normalised.pop(self.number, None)
         if lines is None:
-            lines = normalise(self.mm[start:end + 1].decode("utf-8", errors="replace"), self.number)
+            lines = normalise(raw, self.number)
+        found = None
+        if literal_rules is not None:
+            text = raw[:-1] if raw.endswith("\n") else raw  # the line the scan read, without its newline
+            access = self.pre.access_rule  # not in the scan: looked for as above
+            if access is not None and any(lit in text for lit in access.literals) \
+                    and not any(rule is access for rule in literal_rules):
+                literal_rules = self.pre.with_access(literal_rules)
+            found = (text, literal_rules)
         out: list[Event] = []
         for line in lines:
-            out.extend(self.scanner.feed(line))
+            out.extend(self.scanner.feed(line, found=found))
         return out
 
     def _access_lines(self, high: int) -> None:

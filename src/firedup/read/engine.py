@@ -303,9 +303,14 @@ class Scanner:
                       wrapper, outer)
 
     # -- rule layer --------------------------------------------------------------------
-    def feed(self, line: Line, rules: Sequence[Rule] | None = None) -> list[Event]:
+    def feed(self, line: Line, rules: Sequence[Rule] | None = None,
+             found: tuple[str, Sequence[Rule]] | None = None) -> list[Event]:
         """The events of one logical line. `rules` narrows the rules tried to those whose
-        literals the caller found in the raw line (the batch engine); None tries them all."""
+        literals the caller found in the raw line (the batch engine); None tries them all.
+        `found` (with `rules` None): a text and the rules whose literals it holds, as the
+        batch engine's scan found them in the raw line this one was normalised from; they
+        stand for the line's own where its message is a substring of that text (a prefix
+        stripped: every literal of the message is in the text), and are looked for else."""
         stats = self.stats
         stats.logical += 1
         if line.number > stats.physical:
@@ -334,7 +339,9 @@ class Scanner:
             # on the engine's clock: its own stamp, or a collector's moved by the offset
             on_own = own or (ts is not None and parsed.ts is None and self._last_own is not None)
             self.last_stamp = (ts, on_own) if ts is not None and not inherited else None
-        event = self._match(msg, line, parsed, ts, inherited, self._rules_in(msg) if rules is None else rules)
+        if rules is None:
+            rules = found[1] if found is not None and msg in found[0] else self._rules_in(msg)
+        event = self._match(msg, line, parsed, ts, inherited, rules)
         if event is None:
             return self._unmatched_line(line, parsed, own)
         return self._matched_line(line, parsed, own, event, previous_own)

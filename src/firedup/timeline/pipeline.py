@@ -13,7 +13,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import IO, TYPE_CHECKING, Any
@@ -263,14 +263,29 @@ class DatePolicy:
         return scanner
 
     @staticmethod
-    def hint(scanner: Scanner, fmt: Format, sample: str) -> None:
+    def hint(scanner: Scanner, fmt: Format, sample: str, literals: Container[str] | None = None) -> None:
         """What a log's head tells its scanner before its first line: the engine version's
-        release (a date), and a harness's stamp before the engine's (`Format.wrapper_stamp`)."""
-        found = fmt.release_hint(sample) if sample else None
+        release (a date), and a harness's stamp before the engine's (`Format.wrapper_stamp`).
+        `literals`: the release hints' literals the head's scan found (`Format.release_hint`)."""
+        found = fmt.release_hint(sample, literals) if sample else None
         if found is not None:
             scanner.clock.released = date.fromisoformat(found[0])
         if sample:
-            scanner.wrapper_stamp = fmt.wrapper_stamp(sample.split("\n", WRAPPER_STAMP_LINES)[:WRAPPER_STAMP_LINES])
+            scanner.wrapper_stamp = fmt.wrapper_stamp(_first_lines(sample, WRAPPER_STAMP_LINES))
+
+
+def _first_lines(text: str, count: int) -> list[str]:
+    """The first `count` lines of `text` (what splitting it at its first `count` newlines keeps
+    of them), without the copy of the rest a split makes: a head of 2,000 lines was copied
+    whole at every log of a folder for its first 64."""
+    if count <= 0:
+        return []
+    end = -1
+    for _ in range(count):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text.split("\n")[:count]
+    return text[:end].split("\n")
 
 
 def choose_format(texts: list[str], engine: str | None = None, final: bool = True) -> Format | None:
@@ -485,12 +500,13 @@ def _batch_head(source: Source, scanner: str) -> bytes | None:
 
 
 def _events_batch(source: Source, fmt: Format, dates: DatePolicy, normalised: dict[int, list[Line]] | None = None,
-                  sample: str = "", cut: list[Any] | None = None, whole: int = 0) -> tuple[list[Event], LineStats, Clock]:
+                  sample: str = "", cut: list[Any] | None = None, whole: int = 0,
+                  literals: Container[str] | None = None) -> tuple[list[Event], LineStats, Clock]:
     from firedup.read import batch
 
     assert source.path is not None
     scanner = batch.new_scanner(fmt, dates.given, file_date=dates.day_of_file())
-    DatePolicy.hint(scanner, fmt, sample)
+    DatePolicy.hint(scanner, fmt, sample, literals)
     events = list(compact(batch.iter_file(source.path, scanner, normalised, cut, whole), fmt))
     return events, scanner.stats, scanner.clock
 
@@ -714,7 +730,8 @@ def _read_batch(source: Source, engine: str | None, head: bytes, log: LogReader,
         if fmt is None:  # the incremental engine finds no engine either, and counts the lines
             return None, None
         log.sample, log.literals = sample, literals
-        result = _events_batch(source, fmt, log.dates, normalised, sample, cut, whole)
+        # the literals of the head's scan (`read_head`): the sniff's, and the release hint's
+        result = _events_batch(source, fmt, log.dates, normalised, sample, cut, whole, literals)
         log.fmt = fmt
         return fmt, result
     except batch.NeedExact:
