@@ -87,9 +87,8 @@ def test_a_newline_counter_counts_as_bytes_count_does(tmp_path_factory: pytest.T
 
     path = tmp_path_factory.mktemp("count") / "w.bin"
     path.write_bytes(data)
-    saved = windows._COUNT_PIECE, windows._COPY_COUNT, list(windows._NUMPY), list(windows._BULK)
-    windows._COUNT_PIECE, windows._COPY_COUNT, windows._NUMPY[:] = piece, copy, [np]
-    windows._BULK[:] = [True] if numpy else []
+    saved = windows._COUNT_PIECE, windows._COPY_COUNT, list(windows._NUMPY)
+    windows._COUNT_PIECE, windows._COPY_COUNT, windows._NUMPY[:] = piece, copy, [np] if numpy else []
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             for held in (bytearray(data), mapped):
@@ -102,12 +101,13 @@ def test_a_newline_counter_counts_as_bytes_count_does(tmp_path_factory: pytest.T
                 del counter  # a numpy view of the buffer
     finally:
         windows._COUNT_PIECE, windows._COPY_COUNT = saved[0], saved[1]
-        windows._NUMPY[:], windows._BULK[:] = saved[2], saved[3]
+        windows._NUMPY[:] = saved[2]
 
 
 def test_numpy_is_imported_only_for_enough_bytes_to_repay_it(tmp_path: Path) -> None:
     """`count_in_bulk` below `NUMPY_FROM` leaves numpy out (its import costs more than it
-    saves); from it on, the first counter imports it. A fresh interpreter, as parse is."""
+    saves) and the count is `bytes.count`'s; from it on, numpy is imported at once (before any
+    worker forks) and counts. A fresh interpreter, as parse is."""
     import subprocess
     import sys
 
@@ -116,7 +116,6 @@ def test_numpy_is_imported_only_for_enough_bytes_to_repay_it(tmp_path: Path) -> 
     code = ("import sys, mmap; from firedup.read import windows as w; f = open(sys.argv[1], 'rb'); "
             "m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)\n"
             "w.count_in_bulk(w.NUMPY_FROM - 1); print(w.NewlineCounter(m, 0, len(m)).count(0, len(m)), 'numpy' in sys.modules)\n"
-            "w.count_in_bulk(w.NUMPY_FROM); print('numpy' in sys.modules, w.NewlineCounter(m, 0, len(m)).count(0, len(m)), "
-            "'numpy' in sys.modules)")
+            "w.count_in_bulk(w.NUMPY_FROM); print('numpy' in sys.modules, w.NewlineCounter(m, 0, len(m)).chunk is not None)")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["5000", "False", "False", "5000", "True"]
+    assert out == ["5000", "False", "True", "True"]
