@@ -197,6 +197,36 @@ def test_streamed_runs_wait_in_memory_or_in_a_file_alike(monkeypatch: pytest.Mon
     assert changed and changed[0] > 0  # some runs were encoded again
 
 
+def test_a_runs_caches_are_found_in_its_encoded_text_or_said_unknown() -> None:
+    """The twin rules change a run's caches alone: the parent splices their new value into the
+    run's text at the span the worker gave (`_encoded_run`). The span holds exactly the caches'
+    encoding, in the very text of the whole run; a run whose text holds the span's mark (a log
+    line can) or a value only `json_text` writes (NaN) gives no span, and the whole text."""
+    import math
+
+    from firedup.timeline import pipeline
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs"
+    runs = parse_paths([str(sample)], jobs=1).runs
+    encode = pipeline._encoder()
+    for run in runs:
+        text, span = pipeline._encoded_run(run)
+        assert text == encode(run.as_contract())
+        assert span is not None and text[span[0]:span[1]] == encode(run.as_contract()["caches"])
+    hostile = runs[0]
+    hostile.warnings.append(f"a log line holding {pipeline._CACHES_MARK} inside")  # not the mark's JSON
+    text, span = pipeline._encoded_run(hostile)
+    assert text == encode(hostile.as_contract())
+    assert span is not None and text[span[0]:span[1]] == encode(hostile.as_contract()["caches"])
+    hostile.warnings.append(pipeline._CACHES_MARK)  # the mark's very JSON, before the caches
+    text, span = pipeline._encoded_run(hostile)
+    assert span is None and text == encode(hostile.as_contract())
+    odd = runs[1]
+    odd.config["nan_flag"] = math.nan
+    text, span = pipeline._encoded_run(odd)
+    assert span is None and text == encode(odd.as_contract()) and '"nan_flag": null' in text
+
+
 def test_a_streamed_parse_of_a_small_log_creates_no_temporary_file() -> None:
     """A parse of a log or a few holds its runs in memory: no `tempfile` import (~3 ms of every
     `parse --json`), no file created."""

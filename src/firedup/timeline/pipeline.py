@@ -98,17 +98,25 @@ def write_contract_json(result: ParseResult, out: IO[str]) -> None:
 
 
 @functools.cache
+def _strict_encoder() -> Callable[[Any], str]:
+    """`_encoder`'s JSON encoder alone: raises where `_encoder` falls back to `json_text`."""
+    import json  # not on the start-up path of `parse` without --json
+
+    from firedup.core.safe import json_default
+
+    return json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=json_default).encode
+
+
+@functools.cache
 def _encoder() -> Callable[[Any], str]:
     """One JSON encoder per process (a worker encodes every run it parses): no NaN or Infinity
     (`allow_nan=False`); a value that holds one after all, or a dict key JSON cannot hold (a flag
     printed `{(1, 2): 3}`), is written through `core.safe.json_text`, which writes NaN null and
     the key as its text. What JSON has no type for (a flag printed as a set, bytes) is made JSON
     (`core.safe.json_default`: a set as a sorted list)."""
-    import json  # not on the start-up path of `parse` without --json
+    from firedup.core.safe import json_text
 
-    from firedup.core.safe import json_default, json_text
-
-    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=json_default).encode
+    encode = _strict_encoder()
 
     def checked(value: Any) -> str:
         try:
@@ -160,16 +168,18 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
 
     def runs() -> Iterator[str]:
         # The twin rules read every run, so the encoded runs wait (in a file past `_SPOOL_IN_MEMORY`:
-        # memory stays flat) with what those rules read of each; the few runs whose verdicts they
-        # change are encoded again.
+        # memory stays flat) with what those rules read of each; the caches of the few runs whose
+        # verdicts they change are encoded again.
         import json
 
         facts: list[TwinFacts] = []
+        spans: list[tuple[int, int] | None] = []
         with _Spool() as spool:
             for items in encoded:
                 result.run_count += len(items)
-                for text, fact in items:
+                for text, span, fact in items:
                     spool.write(text)
+                    spans.append(span)
                     facts.append(fact)
             changed = twin_verdicts(facts)
             encode = _encoder()
@@ -177,9 +187,17 @@ def write_parse_json(paths: Iterable[str], out: IO[str], engine: str | None = No
                 if i not in changed:
                     yield text
                     continue
-                run = json.loads(text)
-                run["caches"].update({kind: v.as_contract() for kind, v in changed[i].items()})
-                yield encode(run)
+                updates = {kind: v.as_contract() for kind, v in changed[i].items()}
+                span = spans[i]
+                if span is None:
+                    run = json.loads(text)
+                    run["caches"].update(updates)
+                    yield encode(run)
+                    continue
+                start, end = span  # the caches' value alone, decoded, updated and encoded in its place
+                caches = json.loads(text[start:end])
+                caches.update(updates)
+                yield text[:start] + encode(caches) + text[end:]
 
     _write_json(out, runs(), result)
     return result
@@ -884,15 +902,43 @@ def _parse_one(source: Source, engine: str | None, default_date: date | None,
 
 def _parse_one_encoded(source: Source, engine: str | None, default_date: date | None,
                        scanner: str, content_hash: bool = False,
-                       launched_at: LaunchedAt = None) -> tuple[list[tuple[str, TwinFacts]], SourceReport] | InputError:
-    """`_parse_one`, each run as its contract's JSON text (encoded in the worker: see write_parse_json)
-    with what the twin rules read of it."""
+                       launched_at: LaunchedAt = None) -> tuple[list[tuple[str, tuple[int, int] | None, TwinFacts]],
+                                                                SourceReport] | InputError:
+    """`_parse_one`, each run as its contract's JSON text (encoded in the worker: see write_parse_json),
+    where in it its caches are (`_encoded_run`) and what the twin rules read of it."""
     outcome = _parse_one(source, engine, default_date, scanner, content_hash, launched_at)
     if isinstance(outcome, InputError):
         return outcome
     runs, report = outcome
-    encode = _encoder()
-    return [(encode(run.as_contract()), twin_facts(run)) for run in runs], report
+    return [(*_encoded_run(run), twin_facts(run)) for run in runs], report
+
+
+# A text no contract holds but where `_encoded_run` puts it (a private-use character on each side).
+_CACHES_MARK = "\ue000firedup caches\ue000"
+
+
+def _encoded_run(run: Run) -> tuple[str, tuple[int, int] | None]:
+    """A run's contract JSON, and where in it the value of its `caches` is: the twin rules may
+    change that value alone (`write_parse_json`), which is then decoded and encoded in its place,
+    not the whole run (45 kB). The run is encoded with a mark for the value, and the value alone
+    put in the mark's place: JSON without indentation encodes a value the same wherever it sits.
+    None where the span cannot be told: a value `json_text` writes, or a log that holds the mark."""
+    contract = run.as_contract()
+    caches = contract["caches"]
+    strict = _strict_encoder()
+    try:
+        contract["caches"] = _CACHES_MARK
+        marked = strict(contract)
+        value = strict(caches)
+    except (ValueError, TypeError):
+        contract["caches"] = caches
+        return _encoder()(contract), None
+    mark = strict(_CACHES_MARK)
+    head, found, tail = marked.partition(mark)
+    if not found or mark in tail:
+        contract["caches"] = caches
+        return _encoder()(contract), None
+    return head + value + tail, (len(head), len(head) + len(value))
 
 
 # A folder of CI logs is thousands of independent files: from this many on, a pool of
