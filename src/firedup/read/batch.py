@@ -44,8 +44,8 @@ exactly what it keeps from the incremental engine's.
 
 The scan is nearly all of a long log's time, and needs no engine state: files of
 `PARALLEL_FROM` bytes and more are scanned window by window by forked processes (one per
-core; on one core by this process, a piece at a time), which also count the lines up to each candidate, while this process feeds the
-engine in file order. Every scan pattern runs to the end of its line, so Hyperscan reports
+core; on one core by this process, a piece at a time), which also count the lines up to
+each candidate, while this process feeds the engine in file order. Every scan pattern runs to the end of its line, so Hyperscan reports
 it once per line (a progress bar redrawn 300 times is one match), and compiled databases
 are kept in the user's cache directory (loading one takes a tenth of a millisecond,
 compiling it 50-100).
