@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import os
 import re
 from collections.abc import Iterator
@@ -102,8 +103,10 @@ from firedup.read.windows import (
 from firedup.read.windows import NeedExact as NeedExact
 
 
+@functools.cache
 def available() -> bool:
-    """True when the batch engine's libraries are installed (Hyperscan has x86-64 wheels)."""
+    """True when the batch engine's libraries are installed (Hyperscan has x86-64 wheels). Asked
+    once a process: every file of a folder asks, and finding numpy unimported is a path search."""
     try:
         import hyperscan  # noqa: F401
     except ImportError:

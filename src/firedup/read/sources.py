@@ -167,7 +167,7 @@ def _split_bars(segment: str, pieces: list[str], keys: list[_Key]) -> None:
             stop = m.start() + 1
             percent = segment.find("%", begin, stop)
             if percent >= 0:
-                bar = _BAR.search(segment, begin if percent - 3 < begin else percent - 3, stop)
+                bar = _BAR.search(segment, max(begin, percent - 3), stop)
         if m is None or bar is None:
             piece = segment[begin:]
             pieces.append(piece)

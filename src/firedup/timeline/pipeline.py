@@ -924,19 +924,15 @@ def _encoded_run(run: Run) -> tuple[str, tuple[int, int] | None]:
     put in the mark's place: JSON without indentation encodes a value the same wherever it sits.
     None where the span cannot be told: a value `json_text` writes, or a log that holds the mark."""
     contract = run.as_contract()
-    caches = contract["caches"]
     strict = _strict_encoder()
     try:
-        contract["caches"] = _CACHES_MARK
-        marked = strict(contract)
-        value = strict(caches)
+        marked = strict({**contract, "caches": _CACHES_MARK})  # the same keys, in the same order
+        value = strict(contract["caches"])
     except (ValueError, TypeError):
-        contract["caches"] = caches
         return _encoder()(contract), None
     mark = strict(_CACHES_MARK)
     head, found, tail = marked.partition(mark)
     if not found or mark in tail:
-        contract["caches"] = caches
         return _encoder()(contract), None
     return head + value + tail, (len(head), len(head) + len(value))
 
