@@ -1162,15 +1162,18 @@ def test_the_scan_marks_the_lines_where_the_engine_finds_a_header_behind_a_wrapp
     assert bool(found) == want, line
 
 
-def test_behind_a_wrapper_a_bracketless_date_is_the_engines_only_in_this_century(tmp_path: Path) -> None:
-    """SGLang's header may open without its bracket; behind a wrapper's blank such a date counts
-    only from 2000 to 2099 (the scan finds it by `20`; a blank and four digits are in every
-    traffic line), with its bracket any year. Both engines read the lines alike."""
+def test_behind_a_wrapper_only_a_bracketed_header_is_the_engines(tmp_path: Path) -> None:
+    """SGLang's header may lose its opening bracket where a paste cut a line's first character:
+    at a line's start it is still the engine's, any year. Behind a wrapper, which prefixes the
+    whole line, only the bracketed header is (the scan looks for a blank and `[`, not for a
+    blank and four digits, which every traffic line's ` 200 OK` holds). Both engines alike."""
     fmt = get_format("sglang")
-    assert fmt.layout("worker-1 | 2026-12-07 10:00:00] Load weight begin.").header is not None
+    assert fmt.layout("2026-12-07 10:00:00] Load weight begin.").header is not None
+    assert fmt.layout("1999-12-07 10:00:00 TP0] Load weight begin.").header is not None
     assert fmt.layout("worker-1 | [1999-12-07 10:00:00] Load weight begin.").header is not None
-    assert fmt.layout("worker-1 | 1999-12-07 10:00:00] Load weight begin.").header is None
-    lines = [f"worker-1 | {y}-12-07 10:00:0{i}] Load weight begin." for i, y in enumerate((2026, 1999))]
+    assert fmt.layout("worker-1 | 2026-12-07 10:00:00] Load weight begin.").header is None
+    lines = [f"{lead}{y}-12-07 10:00:0{i}] Load weight begin."
+             for i, (lead, y) in enumerate((("worker-1 | ", 2026), ("worker-1 | [", 1999), ("", 2026), ("", 1999)))]
     _assert_same(_write(tmp_path, lines, False), fmt)
 
 

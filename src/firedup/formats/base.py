@@ -80,16 +80,13 @@ class Header:
     @property
     def wrapped_starts(self) -> list[str]:
         """Where this header may begin behind an unknown wrapper's blank (`Format.layout`): its
-        `start`, except that an optional opening bracket before a date is two patterns, with the
-        bracket any date, without it only a date of the years 2000-2099. A blank and four digits
-        are in every line of a log's traffic (`#token: 6410`), and a date in every line's own
-        header: the scan (`read.prefilter`) checked each for a blank before it, a seventh of a
-        long log's scan; a blank and `[`, or a blank, `20` and two digits, are rare."""
+        `start`, with an optional opening bracket made required. A header loses
+        its bracket where a paste cut a line's first character, at the line's start, never
+        behind a wrapper that prefixed the whole line; and a blank then four digits is in every
+        traffic line (` 200 OK`, `#token: 6410`), which the scan (`read.prefilter`) would
+        otherwise check, a twelfth of a long log's scan. A blank and `[` is rare."""
         start = self.start
-        if not start.startswith(_OPEN_BRACKET) or _ANY_YEAR not in start:
-            return [start]
-        rest = start[len(_OPEN_BRACKET):]
-        return [r"\[" + rest, rest.replace(_ANY_YEAR, _THIS_CENTURY, 1)]
+        return [r"\[" + start[len(_OPEN_BRACKET):] if start.startswith(_OPEN_BRACKET) else start]
 
     @cached_property
     def inner(self) -> re.Pattern[str]:
@@ -105,7 +102,6 @@ class Header:
 
 
 _OPEN_BRACKET = r"\[?"
-_ANY_YEAR, _THIS_CENTURY = r"(?P<date>\d{4}-", r"(?P<date>20\d{2}-"
 
 
 def _top_level_group_end(pattern: str, at: int) -> int | None:
