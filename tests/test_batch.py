@@ -1321,3 +1321,18 @@ def test_the_release_hint_by_the_heads_scan_on_every_sample_and_corpus_log() -> 
         sample, _ = batch.read_head(path, 2000, literals=literals)
         fmt = _format_of(path)
         assert fmt.release_hint(sample, literals) == fmt.release_hint(sample), path.name
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity (Linux)")
+def test_on_one_core_the_scan_asks_for_one_process_without_importing_the_pool() -> None:
+    """On one core a big file is scanned by this process: saying so imports neither
+    multiprocessing nor `core.pool` (~10 ms, a hundredth of the 1 GiB log's time there)."""
+    import subprocess
+    import sys
+
+    code = ("import os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "from firedup.read import windows; print(windows.scan_jobs(1 << 30), "
+            "'firedup.core.pool' in sys.modules, 'multiprocessing' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1", "False", "False"]
+    assert windows.scan_jobs(windows.PARALLEL_FROM - 1) == 1
