@@ -18,13 +18,15 @@ from typing import Any
 
 import pytest
 
-from firedup.core import config, safe
+from firedup.core import config, lazy, safe
 from firedup.core.config import parse_args_repr
 from firedup.formats import _common as common
 from firedup.formats import _sglang_read, _vllm_read, all_formats, base, sglang, vllm, wrappers
 from firedup.read import sources
+from firedup.read.collectors import COLLECTORS
 from firedup.read.sources import normalise
 from firedup.render.report import md_text
+from firedup.timeline import config as timeline_config  # noqa: F401 (its lazy regexes: `lazy.MADE`)
 from firedup.timeline import crash
 
 SMALL, MID, BIG = 10_000, 100_000, 1_000_000
@@ -78,6 +80,8 @@ def _regexes() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
         if fmt.compiled_level is not None:
             out.append((f"{fmt.name} level", fmt.compiled_level, ("",)))
     out += [(f"sources {n}", v, ("",)) for n, v in vars(sources).items() if isinstance(v, re.Pattern)]
+    out += [(f"collector {c.name}", c.regex, ("",)) for c in COLLECTORS]
+    out += [(f"lazy {make().pattern[:24]}", make(), ("",)) for make in lazy.MADE]
     out += [(f"formats.base {n}", v, ("",)) for n, v in vars(base).items() if isinstance(v, re.Pattern)]
     out += [(f"{fmt.name} wrapped header start", fmt._wrapped_start, (" ",)) for fmt in all_formats().values()
             if fmt._wrapped_start is not None]

@@ -83,7 +83,7 @@ def test_a_line_without_esc_loses_what_the_whole_colour_pattern_takes(parts: lis
     from firedup.read.sources import _ANSI, _uncoloured
 
     text = "".join(parts)
-    assert _uncoloured(text) == _ANSI.sub("", text)
+    assert _uncoloured(text) == _ANSI().sub("", text)
 
 
 # --- progress bars, CRLF, indentation ----------------------------------------------------

@@ -24,6 +24,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from firedup.core.lazy import lazy_regex
+
 # C0 but tab and newline, DEL, C1; the Unicode line and paragraph separators and the
 # bidirectional overrides and isolates, which reorder what a reader sees ("Trojan Source"); and
 # what shows as nothing at all, so that two different names look the same: every format
@@ -35,8 +37,8 @@ _INVISIBLE = ("\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u11
               "\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff"
               "\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
               "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff")
-_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
-_CONTROL_ONE_LINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
+_CONTROL = lazy_regex(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
+_CONTROL_ONE_LINE = lazy_regex(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -63,7 +65,7 @@ def visible(text: str, *, one_line: bool = False) -> str:
 
     Tab and newline stay unless `one_line` (a label, a flag value, a file name in a table, a
     snippet comment: a newline there would start a line of its own, in a shell snippet a command)."""
-    pattern = _CONTROL_ONE_LINE if one_line else _CONTROL
+    pattern = _CONTROL_ONE_LINE() if one_line else _CONTROL()
     if pattern.search(text) is None:  # the common case costs one scan
         return text
     return pattern.sub(_escape, text)
@@ -236,7 +238,7 @@ def finite(value: Any) -> Any:
 
 # The user and password of a URL (`http://user:secret@host/`): the scheme at most 32 characters,
 # so a long run of letters and dots costs linear time, not a rescan from every letter.
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^/?#@\s]*@")
+_USERINFO = lazy_regex(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^/?#@\s]*@")
 
 
 def without_credentials(text: str) -> str:
@@ -245,7 +247,7 @@ def without_credentials(text: str) -> str:
     the verdict and errors, and recorded, but its password never is."""
     if "@" not in text or "://" not in text:
         return text
-    return _USERINFO.sub(r"\1***@", text)
+    return _USERINFO().sub(r"\1***@", text)
 
 
 # OWASP "CSV Injection": a cell starting with one of these is a formula to Excel,

@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
+from firedup.core.lazy import lazy_regex
 from firedup.errors import UsageError
 
 Style = Callable[..., str]
@@ -148,7 +149,7 @@ def fit_lines(text: str, width: int | None) -> str:
         if len(line) <= width:
             out.append(line)
             continue
-        body = _DURATION.sub(lambda m: m.group(0).replace(" ", _GLUE), line.lstrip(" "))
+        body = _DURATION().sub(lambda m: m.group(0).replace(" ", _GLUE), line.lstrip(" "))
         indent = " " * min(len(line) - len(line.lstrip(" ")), width // 2)
         out.extend(piece.replace(_GLUE, " ") for piece in textwrap.wrap(
             body, width, initial_indent=indent, subsequent_indent=indent + "  ", break_long_words=True,
@@ -160,14 +161,17 @@ def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str
     """`textwrap.wrap` that never cuts a duration between its number and its unit (`32 | s`)."""
     import textwrap
 
-    glued = _DURATION.sub(lambda m: m.group(0).replace(" ", _GLUE), text)
+    glued = _DURATION().sub(lambda m: m.group(0).replace(" ", _GLUE), text)
     return [piece.replace(_GLUE, " ") for piece in textwrap.wrap(
         glued, width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
         break_on_hyphens=False)]
 
 
 # a duration or a share is not cut between its number and its unit ("+11 | min 10 s" read badly)
-_DURATION = re.compile(r"\d+ h \d+ min|\d+ min \d+ s|\d+(?:\.\d+)? (?:h|min|s|ms|%)(?![\w])")
+# (each number starts where no digit precedes it, and is bounded: a run of a million digits in
+# rendered text costs linear time, not a search from each of its digits to its end)
+_DURATION = lazy_regex(r"(?<!\d)(?:\d{1,12} h \d{1,12} min|\d{1,12} min \d{1,12} s"
+                       r"|\d{1,12}(?:\.\d{1,12})? (?:h|min|s|ms|%)(?![\w]))")
 _GLUE = "\x00"
 
 
@@ -245,7 +249,7 @@ _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0
                    "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
                    "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
                    "d": 86400.0, "day": 86400.0, "days": 86400.0}
-_DURATION_PART = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)\s*")
+_DURATION_PART = lazy_regex(r"\s{0,16}(\d{1,12}(?:\.\d{1,12})?|\.\d{1,12})\s{0,16}([a-z]{1,16})\s{0,16}")
 MAX_DURATION_S = 366 * 86400.0  # a year: more is a typo (and past what a thread can sleep)
 
 
@@ -263,7 +267,7 @@ def parse_duration(text: str, option: str) -> float:
         seconds = float(value)
     else:
         seconds, at = 0.0, 0
-        for m in _DURATION_PART.finditer(value):
+        for m in _DURATION_PART().finditer(value):
             if m.start() != at or m.group(2) not in _DURATION_UNITS:
                 raise UsageError(hint)
             seconds += float(m.group(1)) * _DURATION_UNITS[m.group(2)]

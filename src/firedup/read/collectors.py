@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from firedup.core.lazy import lazy_regex
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
@@ -53,7 +55,8 @@ def first_key(first: str) -> str:
 class Collector:
     """One collector's prefix.
 
-    `regex` (anchored) is what `sources` strips; `start`, a Hyperscan pattern of what every
+    `pattern` (anchored) is what `sources` strips, compiled on first use (`regex`: most logs
+    have no collector prefix, and compiling every collector's cost ~5 ms a run); `start`, a Hyperscan pattern of what every
     such prefix starts with (the batch engine's scan). `firsts`: the `first_key`s its prefix
     may start with. `stamp` reads the collector's time a prefix carries (None: it carries none);
     `process_tag`: the prefix names a process (its name and pid). `accepts`: whether a match is
@@ -61,7 +64,7 @@ class Collector:
     of a format whose batch engine may leave such lines unread (`prefilter.skips_decorations`)."""
 
     name: str
-    regex: re.Pattern[str]
+    pattern: str
     start: str
     firsts: frozenset[str]
     stamp: Callable[[re.Match[str]], OuterStamp] | None = None
@@ -71,6 +74,15 @@ class Collector:
     # the prefix names the service or container the line came from (its `service` group): two
     # servers in one file (`docker compose logs` of two replicas) are told apart by it
     source_tag: bool = False
+    _regex: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        compiled = self._regex
+        if compiled is None:
+            compiled = re.compile(self.pattern)
+            object.__setattr__(self, "_regex", compiled)  # a cache, not a field's value
+        return compiled
 
 
 def _rfc3339_stamp(m: re.Match[str]) -> OuterStamp:
@@ -112,13 +124,13 @@ def _journald_stamp(m: re.Match[str]) -> OuterStamp:
 # ("2026-06-28 23:41:27 DP1 PP1 TP1] Scheduler hit ..." from a paste): rank tags closing a
 # bracket never opened. No collector content starts that way, so the stamp is left in place
 # for the header to read, and the line stays on the server's clock instead of the host's.
-_CUT_HEADER_CLOSE = re.compile(r"(?:[A-Z][A-Z_]{0,15}\d{1,6} ){0,8}[A-Z][A-Z_]{0,15}\d{1,6}\] ")
+_CUT_HEADER_CLOSE = lazy_regex(r"(?:[A-Z][A-Z_]{0,15}\d{1,6} ){0,8}[A-Z][A-Z_]{0,15}\d{1,6}\] ")
 
 
 def _local_accepts(text: str, end: int) -> bool:
     """A local stamp is a collector's unless the rest of a Python logging line follows
     ("2026-04-05 16:52:19,388 - CUTE_DSL - WARNING" keeps its own comma format) or a cut header."""
-    return not text[end:].startswith("-") and not _CUT_HEADER_CLOSE.match(text, end)
+    return not text[end:].startswith("-") and not _CUT_HEADER_CLOSE().match(text, end)
 
 
 _MONTH_NAMES = "|".join(MONTHS)
@@ -129,72 +141,72 @@ COLLECTORS: tuple[Collector, ...] = (
     # (a numeric offset, never kubectl's `Z`), host and ident as in its short form below
     Collector(
         "journald-iso",
-        re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d{1,9}))?"
-                   r"(?P<tz>[+-]\d{2}:?\d{2}) (?P<host>[^\s\[]\S*) (?P<ident>[^\s\[:\d][^\s\[:]*)"
-                   r"(?:\[(?P<pid>\d+)\])?: ?"),
+        r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d{1,9}))?"
+        r"(?P<tz>[+-]\d{2}:?\d{2}) (?P<host>[^\s\[]\S*) (?P<ident>[^\s\[:\d][^\s\[:]*)"
+        r"(?:\[(?P<pid>\d+)\])?: ?",
         r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?[+-]\d{2}:?\d{2} ", frozenset({OTHER}), _journald_iso_stamp),
     # kubectl's `--timestamps`, CloudWatch's (and its console table: "<stamp> | <line>")
     Collector(
         "kubectl",
-        re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d+))?"
-                   r"(?P<tz>Z|[+-]\d{2}:?\d{2})?(?: +\| +|\s+)"),
+        r"^(?P<date>\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d+))?"
+        r"(?P<tz>Z|[+-]\d{2}:?\d{2})?(?: +\| +|\s+)",
         r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", frozenset({OTHER}), _rfc3339_stamp, decoration=True),
     # Docker Desktop's view and Dozzle-like viewers: host-local "YYYY-MM-DD HH:MM:SS[.mmm] " or
     # "... | ", or alone on a line (Docker Desktop stamps the newline tqdm writes before a bar).
     Collector(
         "docker-desktop",
-        re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)"),
+        r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: \| | +|$)",
         r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", frozenset({OTHER}), _local_stamp, _local_accepts),
     # journald's (syslog's) "Feb 22 06:34:42 host ident[pid]: ": a host that opens no bracket and
     # an ident that starts with no digit, so moreutils' `ts` before an engine's own header
     # ("Jun 02 14:21:10 [2026-06-02 14:21:10] ...", "Jun 02 14:21:10 W0602 14:21:09.03 ...") is not it
     Collector(
         "journald",
-        re.compile(rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) "
-                   r"(?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d{1,9}))? (?P<host>[^\s\[]\S*) (?P<ident>[^\s\[:\d][^\s\[:]*)"
-                   r"(?:\[(?P<pid>\d+)\])?: ?"),
+        rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) "
+        r"(?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d{1,9}))? (?P<host>[^\s\[]\S*) (?P<ident>[^\s\[:\d][^\s\[:]*)"
+        r"(?:\[(?P<pid>\d+)\])?: ?",
         rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
     # journald's `-o short-full`: "Sat 2025-12-06 10:00:01 UTC host ident[pid]: " (a zone name: the
     # host's local time as written)
     Collector(
         "journald-full",
-        re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})"
-                   r"(?:\.(?P<frac>\d{1,9}))? (?:[A-Z]{1,5}|[+-]\d{2}:?\d{2}) (?P<host>[^\s\[]\S*) "
-                   r"(?P<ident>[^\s\[:\d][^\s\[:]*)(?:\[(?P<pid>\d+)\])?: ?"),
+        r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})"
+        r"(?:\.(?P<frac>\d{1,9}))? (?:[A-Z]{1,5}|[+-]\d{2}:?\d{2}) (?P<host>[^\s\[]\S*) "
+        r"(?P<ident>[^\s\[:\d][^\s\[:]*)(?:\[(?P<pid>\d+)\])?: ?",
         r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", frozenset({LETTER}), _local_stamp),
     # moreutils' `ts` (`cmd | ts`): "Jun 02 14:21:10 " (its default), no year, no host
     Collector(
         "ts",
-        re.compile(rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) (?P<time>\d{{2}}:\d{{2}}:\d{{2}})(?:\.(?P<frac>\d{{1,9}}))? "),
+        rf"^(?P<mon>{_MONTH_NAMES}) +(?P<day>\d{{1,2}}) (?P<time>\d{{2}}:\d{{2}}:\d{{2}})(?:\.(?P<frac>\d{{1,9}}))? ",
         rf"(?:{_MONTH_NAMES}) +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}", frozenset({LETTER}), _journald_stamp),
-    Collector("compose", re.compile(r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| "), r"[A-Za-z0-9][\w.-]*\s+\| ",
+    Collector("compose", r"^(?P<service>[A-Za-z0-9][\w.-]*)\s+\| ", r"[A-Za-z0-9][\w.-]*\s+\| ",
               frozenset({LETTER, OTHER}), source_tag=True),
     # DJL Serving (SageMaker LMI) before each line of its Python worker: the console's
     # "[INFO ] PyProcess - W-332-model-stdout: " (older "[INFO ] - W-..."), its serving.log's
     # "[INFO ] 2025-02-14 08:22:13 PyProcess - W-..." (DJL's own clock), and 0.29+'s plain
     # "INFO  PyProcess W-123-model-stdout: " (log4j's "%-5level %c{1} %msg"); the worker is
     # named after the model ("W-162-chat-film-stdout").
-    Collector("djl", re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] (?:\S+ )?- [\w-]+-(?:stdout|stderr): "),
+    Collector("djl", r"^\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] (?:\S+ )?- [\w-]+-(?:stdout|stderr): ",
               r"\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] ", frozenset({BRACKET})),
     Collector("djl-file",
-              re.compile(r"^\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] (?P<date>\d{4}-\d{2}-\d{2}) "
-                         r"(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d{1,9}))? \S+ - [\w-]+-(?:stdout|stderr): "),
+              r"^\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] (?P<date>\d{4}-\d{2}-\d{2}) "
+              r"(?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d{1,9}))? \S+ - [\w-]+-(?:stdout|stderr): ",
               r"\[(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) ?\] \d{4}-\d{2}-\d{2} ", frozenset({BRACKET}), _local_stamp),
     Collector("djl-plain",
-              re.compile(r"^(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) +[A-Za-z][\w.$]{0,200} (?:- )?[\w-]+-(?:stdout|stderr): "),
+              r"^(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) +[A-Za-z][\w.$]{0,200} (?:- )?[\w-]+-(?:stdout|stderr): ",
               r"(?:INFO|WARN|ERROR|DEBUG|TRACE|FATAL) +[A-Za-z][\w.$]* (?:- )?[\w-]+-std", frozenset({LETTER})),
     # mpirun's --tag-output before each line of a rank (DJL runs multi-GPU workers under MPI):
     # "[1,0]<stdout>:" (job 1, rank 0)
-    Collector("mpi-tag", re.compile(r"^\[\d{1,6},\d{1,6}\]<std(?:out|err)>: ?"), r"\[\d+,\d+\]<std",
+    Collector("mpi-tag", r"^\[\d{1,6},\d{1,6}\]<std(?:out|err)>: ?", r"\[\d+,\d+\]<std",
               frozenset({BRACKET})),
     # torch.distributed's "[rank0]: " before every stderr line of a rank (torch 2.3+): tracebacks.
-    Collector("torch-rank", re.compile(r"^\[rank\d+\]: ?"), r"\[rank\d+\]:", frozenset({BRACKET})),
+    Collector("torch-rank", r"^\[rank\d+\]: ?", r"\[rank\d+\]:", frozenset({BRACKET})),
     # "(EngineCore_DP0 pid=1)", "(Worker rank=1 pid=2)", "(Worker PP1_TP0 pid=3)" (engine worker
     # processes), Ray's "(pid=4, ip=10.0.0.1)".
     Collector(
         "process-tag",
-        re.compile(r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)?)? ?pid=(?P<pid>\d+)"
-                   r"(?:, ip=[\d.:a-fA-F]+)?)\) ?"),
+        r"^\((?P<proc>(?:[A-Za-z_][\w-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)?)? ?pid=(?P<pid>\d+)"
+        r"(?:, ip=[\d.:a-fA-F]+)?)\) ?",
         r"\(", frozenset({PAREN}), process_tag=True, decoration=True),
 )
 

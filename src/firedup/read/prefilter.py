@@ -19,7 +19,7 @@ from typing import Any
 from firedup.formats.base import Format, Header, Rule
 from firedup.read.collectors import COLLECTOR, COLLECTORS
 from firedup.read.compact import ACCESS
-from firedup.read.sources import _ANSI, _BAR
+from firedup.read.sources import _BAR, ANSI_PATTERN
 
 # kubectl's stamp at a line's start, as `sources.strip_outer` reads it (`Prefilter.access_line`)
 _KUBECTL_AT_START = re.compile(rb"[ \t\r\f\v]*(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
@@ -179,7 +179,7 @@ _REWRITING = (
 
 def normalising_markers() -> list[str]:
     """Patterns of lines that `sources.normalise` does more to than strip them."""
-    return [_ANSI.pattern, *_REWRITING, *(_LINE_START + p for p in PREFIX_STARTS)]
+    return [ANSI_PATTERN, *_REWRITING, *(_LINE_START + p for p in PREFIX_STARTS)]
 
 
 # The id of the first collector-prefix mark in `normalising_markers()` (they come last).

@@ -20,6 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from firedup.core.lazy import lazy_regex
 from firedup.errors import InputError as InputError  # re-exported: it was defined here
 from firedup.read.collectors import BRACKET, BY_FIRST, LETTER, Collector, OuterStamp, first_key
 from firedup.read.source import Source as Source  # re-exported: it was defined here
@@ -56,9 +57,10 @@ class Line:
 # ESC and "#033[" can hold: such a line (a progress bar's, hundreds of "[00:03<..." deep) is
 # searched for it alone (`_ANSI_BARE`), which skips from "[" to "[" instead of testing each character.
 _BARE_SGR = r"\[[0-9]{1,2}(?:;[0-9]{1,2})*m"
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|#033\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]|" + _BARE_SGR)
+ANSI_PATTERN = r"\x1b\[[0-9;?]*[A-Za-z]|#033\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-B]|" + _BARE_SGR
+_ANSI = lazy_regex(ANSI_PATTERN)
 _ANSI_BARE = re.compile(_BARE_SGR)
-_RAY_REPEATED = re.compile(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
+_RAY_REPEATED = lazy_regex(r" \[repeated (?P<n>\d+)x across cluster\]\s*$")
 # Every repeat below is bounded, so a long line that almost is a bar (a million digits, a bar
 # drawn half-way) costs time linear in its length: an unbounded `[\d:?]+[^\]\[]*` tried every
 # split of a run of digits, and a `\d+%` searched a run of digits from each of its positions.
@@ -95,11 +97,14 @@ def strip_tagged(text: str) -> tuple[str, OuterStamp | None, str | None, int | N
             key = first_key(first)
             if len(_FIRST_KEYS) < _MEMO_KEYS:
                 _FIRST_KEYS[first] = key
-        screen, collectors = _TRIES[key]
+        tries = _TRIES.get(key)
+        if tries is None:
+            tries = _TRIES[key] = _tries(key)
+        screen, matchers = tries
         if screen is not None and screen(text) is None:
             break
-        for collector in collectors:
-            m = collector.regex.match(text)
+        for match, collector in matchers:
+            m = match(text)
             if m is not None and (collector.accepts is None or collector.accepts(text, m.end())):
                 break
         else:
@@ -126,14 +131,25 @@ def _any_prefix(key: str, collectors: tuple[Collector, ...]) -> Callable[[str], 
     matches, and the screen would be one call more."""
     if key not in _SCREENED or len(collectors) < 2:
         return None
-    return re.compile("|".join(f"(?:{_UNNAMED.sub('(?:', c.regex.pattern)})" for c in collectors)).match
+    return re.compile("|".join(f"(?:{_UNNAMED.sub('(?:', c.pattern)})" for c in collectors)).match
 
 
 _SCREENED = (BRACKET, LETTER)  # a server's own `[2026-...` header; a level word after a process tag
 _UNNAMED = re.compile(r"\(\?P<\w+>")
 _FIRST_KEYS: dict[str, str] = {}  # a line's first character -> its `first_key`, remembered
 _MEMO_KEYS = 512
-_TRIES = {key: (_any_prefix(key, collectors), collectors) for key, collectors in BY_FIRST.items()}
+_Matcher = Callable[[str], "re.Match[str] | None"]
+
+
+def _tries(key: str) -> tuple[_Matcher | None, tuple[tuple[_Matcher, Collector], ...]]:
+    """What `strip_tagged` tries on a line whose first character has `first_key` `key`: the
+    screen, then each collector's `match`. Made on first use: a log's lines start with a few
+    kinds of character, and compiling the patterns of all cost ~5 ms a run."""
+    collectors = BY_FIRST.get(key, ())
+    return _any_prefix(key, collectors), tuple((c.regex.match, c) for c in collectors)
+
+
+_TRIES: dict[str, tuple[_Matcher | None, tuple[tuple[_Matcher, Collector], ...]]] = {}
 
 
 def _split_glued(segment: str) -> list[str]:
@@ -253,7 +269,7 @@ def _last_redraws(pieces: list[str], keys: list[_Key]) -> list[tuple[str, tuple[
 def _uncoloured(text: str) -> str:
     """`text` without colour codes: ESC[..m, CloudWatch's "#033[..m", bare "[1;36m" remnants."""
     if "\x1b" in text or "#033[" in text:
-        return _ANSI.sub("", text)
+        return _ANSI().sub("", text)
     return _ANSI_BARE.sub("", text) if "[" in text else text
 
 
@@ -271,7 +287,7 @@ def normalise(raw: str, number: int) -> list[Line]:
     text, outer, proc, pid, tag = strip_tagged(text)
     repeated = 1
     if "repeated" in text:
-        m = _RAY_REPEATED.search(text)
+        m = _RAY_REPEATED().search(text)
         if m:
             repeated = int(m["n"])
             text = text[: m.start()]

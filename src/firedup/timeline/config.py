@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from firedup.core.config import COMMON_FLAGS, checked_flags, read_server_args
+from firedup.core.lazy import lazy_regex
 from firedup.formats import Format
 from firedup.formats.convert import DROPPED
 from firedup.formats.vocab import CONFIG_STATED, ERROR_PREFIX, MEMORY_POOL_END, SCHEDULER_READY, SERVER_ARGS
@@ -161,10 +162,10 @@ def _from_implying_lines(run: Run, events: Sequence[Event], fmt: Format, unmatch
 # What says a run spans nodes, in any line of it (those no rule knows too): a flag's value
 # (`nnodes=2`, `--nnodes 2`, `node_rank=1`, `--node-rank 1`) or NCCL's communicator line
 # (`nNodes 2`). Rank tags then count one node's ranks: a bound, never the size.
-_MULTI_NODE = re.compile(r"\bn_?nodes['\"]?\s?[=:]\s?'?0*(?:[2-9]|[1-9]\d)|--nnodes[= ]0*(?:[2-9]|[1-9]\d)"
+_MULTI_NODE = lazy_regex(r"\bn_?nodes['\"]?\s?[=:]\s?'?0*(?:[2-9]|[1-9]\d)|--nnodes[= ]0*(?:[2-9]|[1-9]\d)"
                          r"|\bnode[_-]rank['\"]?\s?[=:]\s?'?0*[1-9]|--node-rank[= ]0*[1-9]|\bnNodes 0*(?:[2-9]|[1-9]\d)")
 # NCCL's communicator size ("comm 0x... rank 3 nranks 16 cudaDev 3 ..."): more ranks than the tags show
-_NCCL_RANKS = re.compile(r"\bn[Rr]anks[= ](\d{1,6})\b")
+_NCCL_RANKS = lazy_regex(r"\bn[Rr]anks[= ](\d{1,6})\b")
 
 
 def _multi_node_sign(events: Sequence[Event], unmatched: Sequence[Unmatched], ranks_seen: int) -> str | None:
@@ -175,9 +176,9 @@ def _multi_node_sign(events: Sequence[Event], unmatched: Sequence[Unmatched], ra
     stages = {t for r in [*(e.rank for e in events), *(u.rank for u in unmatched)] if r for t in r.split()
               if t[:2] == "PP" and t[2:].isdigit() and t != "PP0"}
     for line, text in sorted((n, t) for n, t in lines if "ode" in t or "anks" in t):
-        if _MULTI_NODE.search(text):
+        if _MULTI_NODE().search(text):
             return f"line {line} says the run spans nodes"
-        m = _NCCL_RANKS.search(text)
+        m = _NCCL_RANKS().search(text)
         if m is not None and int(m[1]) > ranks_seen and not stages:
             return f"line {line} names a communicator of {int(m[1])} ranks"
     return None
