@@ -728,6 +728,13 @@ def test_compiled_scans_are_cached_and_a_broken_cache_is_compiled_again(tmp_path
     cached.write_bytes(b"not a database" * 100)
     assert matches(prefilter.compile_database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
     assert cached.read_bytes() != b"not a database" * 100  # written again
+    # a file under the same name compiled from other patterns (a checksum's collision, another
+    # firedup's table) is a database too, but not this one: its header says so, and it is not used
+    other = [prefilter.to_line_end(p) for p in ("nothing",)]
+    prefilter.compile_database(other, hyperscan.HS_FLAG_MULTILINE)
+    (other_file,) = set((tmp_path / "firedup").glob("hyperscan-*.db")) - {cached}
+    other_file.replace(cached)
+    assert matches(prefilter.compile_database(patterns, hyperscan.HS_FLAG_MULTILINE)) == want
 
 
 def test_a_request_whose_path_holds_another_rules_literal_is_still_a_request(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -335,18 +336,23 @@ def _cpu() -> str:
 def compile_database(patterns: list[str], flags: int) -> Any:
     """A Hyperscan block-mode database of `patterns` (pattern i reports id i), from the
     user's cache when an identical one was compiled before: compiling takes 50-100 ms, which
-    every `firedup parse` of a big input would pay, loading a tenth of a millisecond."""
-    import hashlib
+    every `firedup parse` of a big input would pay, loading a tenth of a millisecond.
 
+    A cached file starts with what it was compiled from (Hyperscan's version, the CPU, the
+    flags, the patterns), checked whole on loading: its name's checksum only finds it, so the
+    name needs no cryptographic hash (importing hashlib cost ~3 ms a run)."""
     import hyperscan
 
     version = getattr(hyperscan, "__version__", "")
-    key = hashlib.sha256(repr((version, _cpu(), flags, patterns)).encode()).hexdigest()[:32]
+    identity = repr((version, _cpu(), flags, patterns)).encode()  # a repr holds no NUL byte
+    key = f"{zlib.crc32(identity):08x}{zlib.adler32(identity):08x}"
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "firedup" / f"hyperscan-{key}.db"
     with contextlib.suppress(OSError, hyperscan.HyperscanError):
-        database = hyperscan.loadb(cache.read_bytes(), hyperscan.HS_MODE_BLOCK)
-        database.scratch = hyperscan.Scratch(database)
-        return database
+        stored = cache.read_bytes()
+        if stored.startswith(identity + b"\0"):
+            database = hyperscan.loadb(stored[len(identity) + 1:], hyperscan.HS_MODE_BLOCK)
+            database.scratch = hyperscan.Scratch(database)
+            return database
     database = hyperscan.Database()
     database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
                      elements=len(patterns), flags=[flags] * len(patterns))
@@ -355,7 +361,8 @@ def compile_database(patterns: list[str], flags: int) -> Any:
 
     with contextlib.suppress(OSError, OutputError, hyperscan.HyperscanError):
         cache.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes(cache, hyperscan.dumpb(database), named=False)  # whole or not at all, even with parallel runs
+        # whole or not at all, even with parallel runs
+        write_bytes(cache, identity + b"\0" + hyperscan.dumpb(database), named=False)
     return database
 
 
