@@ -26,6 +26,8 @@ REFUSED = "refused"  # `starting` value: nothing listens on the port yet (TCP co
 # is open (docs/engines/<engine>.md).
 @dataclass(frozen=True)
 class Route:
+    """An endpoint besides the health one and what it answers (a wait snippet may probe it)."""
+
     path: str
     body: str = "empty"  # "empty" | "models" (OpenAI model list) | "model_info" | "server_info"
     since: str | None = None

@@ -119,6 +119,8 @@ def is_exception_line(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Diagnosis:
+    """A crash's category and the hint a user acts on."""
+
     category: str
     hint: str | None
 

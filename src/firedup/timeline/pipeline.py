@@ -48,6 +48,8 @@ DEBUG_ENV = "FIREDUP_DEBUG"  # set: a bug while reading a file raises, with its 
 
 @dataclass
 class SourceReport:
+    """What reading one input gave: its engine, runs, line counts and why it stopped early."""
+
     source: str
     engine: str | None  # None: no known engine's lines (`formats.no_known_engine`)
     runs: int
@@ -65,6 +67,8 @@ class SourceReport:
 
 @dataclass
 class ParseResult:
+    """A parse's runs, the inputs that failed, and a report per input read."""
+
     runs: list[Run] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     sources: list[SourceReport] = field(default_factory=list)

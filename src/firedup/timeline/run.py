@@ -15,6 +15,8 @@ from firedup.timeline.launch import Launch
 
 @dataclass
 class Milestone:
+    """A line that marks a point of the start-up (its name, stamp, rank, line and fields)."""
+
     name: str
     ts: Stamp | None
     rank: str | None
@@ -41,6 +43,8 @@ class Milestone:
 
 @dataclass
 class Phase:
+    """A stretch of the start-up on one rank (or the run), with where its length comes from."""
+
     name: str
     rank: str | None  # None for the run-level (critical path) phase
     start: Stamp | None
@@ -63,6 +67,8 @@ class Phase:
 
 @dataclass
 class Crash:
+    """Why a run died: the line that says so, its category and the phase it ended."""
+
     category: str
     ts: Stamp | None
     line: int
