@@ -995,15 +995,13 @@ def test_a_file_truncated_under_the_worker_processes_is_said_not_a_signal(tmp_pa
     size = path.stat().st_size
     monkeypatch.setattr(windows, "WINDOW", 4096 * 4)
     monkeypatch.setattr(windows, "scan_jobs", lambda size: 2)
-    import firedup.core.pool as pool
-
-    real_map = pool.ordered_map
+    real_scans = windows.forked_scans
 
     def truncating_first(*args: object, **kwargs: object) -> object:
         os.truncate(path, size // 2)  # after the mapping is made, before a worker reads a page
-        return real_map(*args, **kwargs)  # type: ignore[arg-type]
+        return real_scans(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pool, "ordered_map", truncating_first)
+    monkeypatch.setattr(windows, "forked_scans", truncating_first)
     pre = prefilter.for_format(get_format("sglang"))
     seen: list[int] = []
     with open(path, "rb") as fh, pytest.raises(windows.Truncated) as caught:
@@ -1049,12 +1047,11 @@ def test_a_big_file_on_one_core_is_scanned_here_a_piece_at_a_time(tmp_path: Path
     monkeypatch.setattr(windows, "PARALLEL_FROM", 4096)
     monkeypatch.setattr(windows, "scan_jobs", lambda size: 1)
     monkeypatch.setattr(windows, "_READ_PIECE", piece)
-    import firedup.core.pool as pool
-
     def no_pool(*args: object, **kwargs: object) -> object:
         raise AssertionError("no worker on one core")
 
-    monkeypatch.setattr(pool, "ordered_map", no_pool)
+    monkeypatch.setattr(windows, "forked_scans", no_pool)
+    monkeypatch.setattr(windows.os, "fork", no_pool)
     monkeypatch.setattr(windows.mmap, "mmap", no_pool)
     stats = _assert_same(path, get_format("sglang"))
     assert stats is not None and stats.skipped > 0
@@ -1331,15 +1328,56 @@ def test_the_release_hint_by_the_heads_scan_on_every_sample_and_corpus_log() -> 
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity (Linux)")
-def test_on_one_core_the_scan_asks_for_one_process_without_importing_the_pool() -> None:
-    """On one core a big file is scanned by this process: saying so imports neither
-    multiprocessing nor `core.pool` (~10 ms, a hundredth of the 1 GiB log's time there)."""
+@pytest.mark.parametrize(("cores", "in_worker", "want"), [(1, False, 1), (2, False, 2), (2, True, 1)])
+def test_the_scan_asks_for_its_processes_without_importing_the_pool(cores: int, in_worker: bool, want: int) -> None:
+    """One process on one core, and inside a pool's worker (parse's own, of a folder); one per
+    core else. Saying so imports neither multiprocessing nor `core.pool` (~10 ms a run)."""
     import subprocess
     import sys
 
-    code = ("import os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+    if len(os.sched_getaffinity(0)) < cores:
+        pytest.skip(f"needs {cores} cores")
+    worker = "import firedup.core.pool as p; p._IN_WORKER[0] = True; " if in_worker else ""
+    code = (f"import os, sys; os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:{cores}]); {worker}"
             "from firedup.read import windows; print(windows.scan_jobs(1 << 30), "
             "'firedup.core.pool' in sys.modules, 'multiprocessing' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["1", "False", "False"]
+    assert out == [str(want), str(in_worker), str(in_worker)]
     assert windows.scan_jobs(windows.PARALLEL_FROM - 1) == 1
+
+
+def test_a_scanner_killed_mid_file_leaves_its_windows_to_this_process(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forked scanner that dies (the OOM killer's SIGKILL) sends no more: its window and its
+    later ones are scanned here, and every window's scan is what one whole scan finds, in order."""
+    import signal
+
+    path = _write(tmp_path, _startups_and_traffic(seed=3, blocks=8, startup_every=3, lines_per_block=300), False)
+    monkeypatch.setattr(windows, "WINDOW", 4096 * 2)
+    monkeypatch.setattr(windows, "scan_jobs", lambda size: 2)
+    real_scan = windows._scan_forked
+    parent = os.getpid()
+
+    def dying(bounds: tuple[int, int]) -> windows.Window:
+        if os.getpid() != parent and bounds[0] > 4 * 4096 * 2 and bounds[0] // (4096 * 2) % 2 == 1:
+            os.kill(os.getpid(), signal.SIGKILL)  # a child of odd windows dies at its third or so
+        return real_scan(bounds)
+
+    monkeypatch.setattr(windows, "_scan_forked", dying)
+    here: list[int] = []
+    real_here = windows._scan_here
+
+    def counted_here(bounds: tuple[int, int], why: str) -> windows.Window:
+        here.append(bounds[0])
+        return real_here(bounds, why)
+
+    monkeypatch.setattr(windows, "_scan_here", counted_here)
+    pre = prefilter.for_format(get_format("sglang"))
+    whole = path.read_bytes()
+    with open(path, "rb") as fh:
+        got = [(f.base, f.end, f.candidates, f.newlines) for f, _ in windows.scanned(fh.fileno(), len(whole), pre)]
+    assert len(got) > 8 and got[-1][1] == len(whole)
+    assert here and min(here) > 4 * 4096 * 2  # the dead child's windows, from where it died
+    for base, end, candidates, newlines in got:
+        alike = windows.scan_window(whole[base:end], pre, base)
+        assert (candidates, newlines) == (alike.candidates, alike.newlines)

@@ -11,7 +11,7 @@ import mmap
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 from firedup.read.prefilter import Prefilter
 from firedup.read.sources import MAX_LINE_BYTES
@@ -253,7 +253,7 @@ class Window:
         self.newlines = newlines  # in the whole window
 
 
-# From this size on, windows are scanned by a pool of forked processes, one per core, while
+# From this size on, windows are scanned by forked processes, one per core (`forked_scans`), while
 # this one feeds the engine in order: the scan is nearly all of a long log's time. (On one
 # core, by this process, a piece at a time: `scan_read`.)
 PARALLEL_FROM = 64 << 20
@@ -297,8 +297,6 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
             found = scan_read(fd, pos, end, size, pre, buffer)
             yield found, LazyWindow(fd, pos, end - pos, size)
         return
-    from firedup.core.pool import ordered_map
-
     # The workers scan the file mapped (no copy); this process never touches the mapping, so a
     # truncation's SIGBUS ends only a worker, whose window is then read here (`_scan_here`).
     mapped: mmap.mmap | None
@@ -314,7 +312,7 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
         # handed out at once (a scan's result is a few candidates): the workers scan on while
         # this process reads a start-up's lines, as it does most of its time
 
-        for (pos, end), found in zip(bounds, ordered_map(_scan_forked, bounds, jobs, _scan_here, ahead=len(bounds)), strict=True):
+        for (pos, end), found in zip(bounds, forked_scans(bounds, jobs), strict=True):
             window = LazyWindow(fd, pos, end - pos, size)
             # A worker that mapped the file after it shrank read zeros, not a SIGBUS, up to the
             # end of the page where it ends now: this process reads what it looks at only, so the
@@ -329,6 +327,86 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
 
 
 _FORKED: list[tuple[int, int, Prefilter, mmap.mmap | None]] = []
+
+
+def forked_scans(bounds: Sequence[tuple[int, int]], jobs: int) -> Iterator[Window]:
+    """`_scan_forked` of each window, in order, by `jobs` forked processes: window i by process
+    i % jobs, each sending its windows' scans down a pipe of its own as it finishes them. A
+    process that dies (a SIGBUS of a truncated file, the OOM killer) sends no more: its window
+    and its later ones are scanned here (`_scan_here`); an exception a scan raises (NeedExact)
+    is raised here, in its window's turn.
+
+    Plain `fork` and pipes, not `core.pool`: a long log's scan is one round of equal windows,
+    and the pool's imports, threads and queues (concurrent.futures, multiprocessing: ~10 ms
+    before the first window) were a sixtieth of the 1 GiB log's time on 2 cores."""
+    import marshal
+
+    children: list[tuple[int, BinaryIO]] = []
+    try:
+        for k in range(jobs):
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: it never returns
+                _scan_in_child(bounds[k::jobs], write_end, [fh for _pid, fh in children], read_end)
+            os.close(write_end)
+            children.append((pid, os.fdopen(read_end, "rb")))
+        alive = [True] * jobs
+        for i, window in enumerate(bounds):
+            k = i % jobs
+            message: Any = None
+            if alive[k]:
+                try:
+                    message = marshal.load(children[k][1])
+                except (EOFError, ValueError, TypeError):  # it died, maybe mid-message
+                    alive[k] = False
+            if message is None:
+                yield _scan_here(window, "")
+            elif message[0] == "raised":
+                import pickle
+
+                raise pickle.loads(message[1])
+            else:
+                yield Window(*message[1:])
+    finally:
+        import signal
+
+        for pid, fh in children:
+            fh.close()
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)  # done already, or no longer needed
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def _scan_in_child(bounds: Sequence[tuple[int, int]], write_end: int, inherited: list[BinaryIO], own_read: int) -> None:
+    """A forked scanner: each window's scan, marshalled down `write_end` as soon as it is done
+    (a scan's exception pickled instead, and the rest left), then `_exit` (no atexit, no
+    buffered output of the parent's flushed twice)."""
+    code = 0
+    try:
+        import faulthandler
+
+        faulthandler.disable()  # a SIGBUS here is said by the parent, not dumped as a fatal error
+        os.close(own_read)
+        for fh in inherited:
+            fh.close()
+        import marshal
+
+        with open(write_end, "wb") as out:
+            for window in bounds:
+                try:
+                    found = _scan_forked(window)
+                except Exception as exc:  # handed to the parent, which raises it in its turn
+                    import pickle
+
+                    out.write(marshal.dumps(("raised", pickle.dumps(exc))))
+                    break
+                out.write(marshal.dumps(("scanned", found.base, found.end, found.candidates, found.newlines)))
+                out.flush()
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
 
 # Linux 5.14+: map a window's pages (already in the page cache) in one call, not a fault
 # per page as the scan first touches them.
@@ -364,9 +442,7 @@ def _scan_here(bounds: tuple[int, int], _why: str) -> Window:
 
 def scan_jobs(size: int) -> int:
     """Processes to scan a file of `size` bytes with: one per core for big files, where
-    processes can be forked (Linux), and not from inside a pool's worker (parse's own).
-    On one core nothing is imported to say so: `core.pool` and multiprocessing cost ~10 ms,
-    a hundredth of the 1 GiB log's time there."""
+    processes can be forked (Linux), and not from inside a pool's worker (parse's own)."""
     if size < PARALLEL_FROM or sys.platform != "linux":
         return 1
     try:
@@ -375,11 +451,10 @@ def scan_jobs(size: int) -> int:
         cores = os.cpu_count() or 1
     if cores <= 1:
         return 1
-    import multiprocessing
-
-    from firedup.core.pool import in_worker
-
-    if multiprocessing.current_process().daemon or in_worker():
+    # A worker of a pool was forked from a process that had imported the pool: where its
+    # module is absent, this is no worker, and nothing is imported to say so (~10 ms).
+    pool, processes = sys.modules.get("firedup.core.pool"), sys.modules.get("multiprocessing")
+    if (pool is not None and pool.in_worker()) or (processes is not None and processes.current_process().daemon):
         return 1
     return min(cores, 8)
 
