@@ -11,7 +11,7 @@ import mmap
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO, cast
+from typing import Any, cast
 
 from firedup.read.prefilter import Prefilter
 from firedup.read.sources import MAX_LINE_BYTES
@@ -330,83 +330,125 @@ _FORKED: list[tuple[int, int, Prefilter, mmap.mmap | None]] = []
 
 
 def forked_scans(bounds: Sequence[tuple[int, int]], jobs: int) -> Iterator[Window]:
-    """`_scan_forked` of each window, in order, by `jobs` forked processes: window i by process
-    i % jobs, each sending its windows' scans down a pipe of its own as it finishes them. A
-    process that dies (a SIGBUS of a truncated file, the OOM killer) sends no more: its window
-    and its later ones are scanned here (`_scan_here`); an exception a scan raises (NeedExact)
-    is raised here, in its window's turn.
+    """`_scan_forked` of each window, in order, by `jobs` forked processes. The windows' numbers
+    wait in a pipe that each process takes the next from (whole 4-byte records, written before
+    any fork), so a process slowed by this one's work takes fewer; each says which window it
+    takes, then sends its scan, down a pipe of its own (`_scan_in_child`). A process that dies
+    (a SIGBUS of a truncated file, the OOM killer) sends no more: the window it had taken is
+    scanned here (`_scan_here`), and so is every window left once all have ended. An exception
+    a scan raises (NeedExact) is raised here, in its window's turn.
 
     Plain `fork` and pipes, not `core.pool`: a long log's scan is one round of equal windows,
     and the pool's imports, threads and queues (concurrent.futures, multiprocessing: ~10 ms
     before the first window) were a sixtieth of the 1 GiB log's time on 2 cores."""
     import marshal
+    import select
+    import struct
 
-    children: list[tuple[int, BinaryIO]] = []
+    tasks_read, tasks_write = os.pipe()
+    with open(tasks_write, "wb") as tasks:  # 4 bytes a window: far below a pipe's 64 kB
+        tasks.write(b"".join(struct.pack("<I", i) for i in range(len(bounds))))
+    children: dict[int, int] = {}  # result pipe -> pid
     try:
-        for k in range(jobs):
+        for _k in range(jobs):
             read_end, write_end = os.pipe()
             pid = os.fork()
             if pid == 0:  # the child: it never returns
-                _scan_in_child(bounds[k::jobs], write_end, [fh for _pid, fh in children], read_end)
+                _scan_in_child(bounds, tasks_read, write_end, [read_end, *children])
             os.close(write_end)
-            children.append((pid, os.fdopen(read_end, "rb")))
-        alive = [True] * jobs
+            children[read_end] = pid
+        os.close(tasks_read)
+        tasks_read = -1
+        pending: dict[int, bytearray] = {fd: bytearray() for fd in children}
+        taken: dict[int, int | None] = {fd: None for fd in children}  # the window each is on
+        done: dict[int, Any] = {}  # window -> its message, until its turn
+        lost: set[int] = set()  # taken by a process that died
         for i, window in enumerate(bounds):
-            k = i % jobs
-            message: Any = None
-            if alive[k]:
-                try:
-                    message = marshal.load(children[k][1])
-                except (EOFError, ValueError, TypeError):  # it died, maybe mid-message
-                    alive[k] = False
-            if message is None:
+            while i not in done and i not in lost and pending:
+                ready, _, _ = select.select(list(pending), [], [])
+                for fd in ready:
+                    data = os.read(fd, 1 << 16)
+                    buffer = pending[fd]
+                    if not data:  # it ended: finished, or died on the window it had taken
+                        if taken[fd] is not None:
+                            lost.add(cast(int, taken[fd]))
+                        del pending[fd]
+                        continue
+                    buffer += data
+                    while len(buffer) >= 4:
+                        size = int.from_bytes(buffer[:4], "little")
+                        if len(buffer) < 4 + size:
+                            break
+                        message = marshal.loads(bytes(buffer[4:4 + size]))
+                        del buffer[:4 + size]
+                        if message[0] == "taking":
+                            taken[fd] = message[1]
+                        else:
+                            taken[fd] = None
+                            done[message[1]] = message
+            message = done.pop(i, None)
+            if message is None:  # lost, or left when every process had ended
                 yield _scan_here(window, "")
             elif message[0] == "raised":
                 import pickle
 
-                raise pickle.loads(message[1])
+                raise pickle.loads(message[2])
             else:
-                yield Window(*message[1:])
+                yield Window(*message[2:])
     finally:
         import signal
 
-        for pid, fh in children:
-            fh.close()
+        if tasks_read >= 0:
+            os.close(tasks_read)
+        for fd, pid in children.items():
+            os.close(fd)
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)  # done already, or no longer needed
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
 
 
-def _scan_in_child(bounds: Sequence[tuple[int, int]], write_end: int, inherited: list[BinaryIO], own_read: int) -> None:
-    """A forked scanner: each window's scan, marshalled down `write_end` as soon as it is done
-    (a scan's exception pickled instead, and the rest left), then `_exit` (no atexit, no
-    buffered output of the parent's flushed twice)."""
+def _scan_in_child(bounds: Sequence[tuple[int, int]], tasks: int, write_end: int, inherited: list[int]) -> None:
+    """A forked scanner: takes the next window's number from `tasks` until none is left, and
+    for each sends, down `write_end`, that it takes it, then its scan (a scan's exception
+    pickled instead, and no more taken), each a length and a marshalled tuple; then `_exit`
+    (no atexit, no buffered output of the parent's flushed twice)."""
     code = 0
     try:
         import faulthandler
 
         faulthandler.disable()  # a SIGBUS here is said by the parent, not dumped as a fatal error
-        os.close(own_read)
-        for fh in inherited:
-            fh.close()
+        for fd in inherited:  # the other processes' result pipes: their ends are the parent's
+            os.close(fd)
         import marshal
 
-        with open(write_end, "wb") as out:
-            for window in bounds:
-                try:
-                    found = _scan_forked(window)
-                except Exception as exc:  # handed to the parent, which raises it in its turn
-                    import pickle
+        def send(message: tuple[Any, ...]) -> None:
+            data = marshal.dumps(message)
+            _write_all(write_end, len(data).to_bytes(4, "little") + data)
 
-                    out.write(marshal.dumps(("raised", pickle.dumps(exc))))
-                    break
-                out.write(marshal.dumps(("scanned", found.base, found.end, found.candidates, found.newlines)))
-                out.flush()
+        while len(record := os.read(tasks, 4)) == 4:
+            i = int.from_bytes(record, "little")
+            send(("taking", i))
+            try:
+                found = _scan_forked(bounds[i])
+            except Exception as exc:  # handed to the parent, which raises it in its turn
+                import pickle
+
+                send(("raised", i, pickle.dumps(exc)))
+                break
+            send(("scanned", i, found.base, found.end, found.candidates, found.newlines))
     except BaseException:
         code = 1
     finally:
         os._exit(code)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """All of `data` down `fd` (a pipe takes a long message a part at a time)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
 
 # Linux 5.14+: map a window's pages (already in the page cache) in one call, not a fault
 # per page as the scan first touches them.
