@@ -60,3 +60,20 @@ def test_a_worker_killed_by_a_signal_prints_no_fatal_error_dump() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "killed by SIGBUS (its file changed under it?)"
     assert "Fatal Python error" not in proc.stderr and proc.stderr == ""
+
+
+def _frozen(_x: int) -> int:
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_the_workers_are_forked_with_this_processs_objects_frozen_and_thawed_after() -> None:
+    """A worker's collections never walk (and so copy) the objects its parent made before the
+    fork: they are frozen while the map runs, and collected as usual again after it."""
+    import gc
+
+    before = gc.get_freeze_count()
+    counts = list(ordered_map(_frozen, [1, 2, 3, 4], 2, lambda x, why: -1))
+    assert all(count > 1000 for count in counts)
+    assert gc.get_freeze_count() == before
