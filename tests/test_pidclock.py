@@ -105,7 +105,9 @@ def test_the_supervisors_start_launches_the_first_run_after_it_only() -> None:
 
 
 def test_a_pid_started_after_the_first_line_or_long_before_is_not_the_launch() -> None:
-    w0 = time.time()
+    # a quarter second into a second: the log's stamps are whole seconds, and from 0.95 s into
+    # one the gap (5 s and that fraction) was worded "6.0 s" (CI failed once on it)
+    w0 = int(time.time()) + 0.25
     runs = _runs([f"{_stamp(w0 - 10)} {ARGS}"])
     clock = _clock(w0 - 5, w0)  # started after the log's first line
     notes = clock.apply(runs, 0.0, live=True)
