@@ -1369,9 +1369,9 @@ def test_a_scanner_killed_mid_file_leaves_its_windows_to_this_process(tmp_path: 
     here: list[int] = []
     real_here = windows._scan_here
 
-    def counted_here(bounds: tuple[int, int], why: str) -> windows.Window:
+    def counted_here(bounds: tuple[int, int]) -> windows.Window:
         here.append(bounds[0])
-        return real_here(bounds, why)
+        return real_here(bounds)
 
     monkeypatch.setattr(windows, "_scan_here", counted_here)
     pre = prefilter.for_format(get_format("sglang"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from firedup.core.lazy import lazy_regex
 
@@ -56,9 +56,9 @@ class Collector:
     """One collector's prefix.
 
     `pattern` (anchored) is what `sources` strips, compiled on first use (`regex`: most logs
-    have no collector prefix, and compiling every collector's cost ~5 ms a run); `start`, a Hyperscan pattern of what every
-    such prefix starts with (the batch engine's scan). `firsts`: the `first_key`s its prefix
-    may start with. `stamp` reads the collector's time a prefix carries (None: it carries none);
+    have no collector prefix, and compiling every collector's cost ~5 ms a run); `start`, a
+    Hyperscan pattern of what every such prefix starts with (the batch engine's scan).
+    `firsts`: the `first_key`s its prefix may start with. `stamp` reads the collector's time a prefix carries (None: it carries none);
     `process_tag`: the prefix names a process (its name and pid). `accepts`: whether a match is
     really this prefix, given the line and the match's end. `decoration`: a prefix on every line
     of a format whose batch engine may leave such lines unread (`prefilter.skips_decorations`)."""
@@ -74,15 +74,10 @@ class Collector:
     # the prefix names the service or container the line came from (its `service` group): two
     # servers in one file (`docker compose logs` of two replicas) are told apart by it
     source_tag: bool = False
-    _regex: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def regex(self) -> re.Pattern[str]:
-        compiled = self._regex
-        if compiled is None:
-            compiled = re.compile(self.pattern)
-            object.__setattr__(self, "_regex", compiled)  # a cache, not a field's value
-        return compiled
+        return re.compile(self.pattern)  # `re`'s own cache keeps it after the first use
 
 
 def _rfc3339_stamp(m: re.Match[str]) -> OuterStamp:

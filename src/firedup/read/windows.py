@@ -308,10 +308,8 @@ def scanned(fd: int, size: int, pre: Prefilter) -> Iterator[tuple[Window, bytear
         mapped = None
     _FORKED[:] = [(fd, size, pre, mapped)]  # what the forked workers scan with
     try:
-        # a worker that dies scans nothing: its window is scanned here instead. Every window is
-        # handed out at once (a scan's result is a few candidates): the workers scan on while
-        # this process reads a start-up's lines, as it does most of its time
-
+        # the workers scan on, taking window after window, while this process reads a
+        # start-up's lines, as it does most of its time
         for (pos, end), found in zip(bounds, forked_scans(bounds, jobs), strict=True):
             window = LazyWindow(fd, pos, end - pos, size)
             # A worker that mapped the file after it shrank read zeros, not a SIGBUS, up to the
@@ -343,11 +341,10 @@ def forked_scans(bounds: Sequence[tuple[int, int]], jobs: int) -> Iterator[Windo
     before the first window) were a sixtieth of the 1 GiB log's time on 2 cores."""
     import marshal
     import select
-    import struct
 
     tasks_read, tasks_write = os.pipe()
     with open(tasks_write, "wb") as tasks:  # 4 bytes a window: far below a pipe's 64 kB
-        tasks.write(b"".join(struct.pack("<I", i) for i in range(len(bounds))))
+        tasks.write(b"".join(i.to_bytes(4, "little") for i in range(len(bounds))))
     children: dict[int, int] = {}  # result pipe -> pid
     try:
         for _k in range(jobs):
@@ -370,8 +367,8 @@ def forked_scans(bounds: Sequence[tuple[int, int]], jobs: int) -> Iterator[Windo
                     data = os.read(fd, 1 << 16)
                     buffer = pending[fd]
                     if not data:  # it ended: finished, or died on the window it had taken
-                        if taken[fd] is not None:
-                            lost.add(cast(int, taken[fd]))
+                        if (on := taken[fd]) is not None:
+                            lost.add(on)
                         del pending[fd]
                         continue
                     buffer += data
@@ -388,7 +385,7 @@ def forked_scans(bounds: Sequence[tuple[int, int]], jobs: int) -> Iterator[Windo
                             done[message[1]] = message
             message = done.pop(i, None)
             if message is None:  # lost, or left when every process had ended
-                yield _scan_here(window, "")
+                yield _scan_here(window)
             elif message[0] == "raised":
                 import pickle
 
@@ -460,7 +457,7 @@ def _scan_forked(bounds: tuple[int, int]) -> Window:
     """A worker's scan of one window, on the mapped file."""
     _fd, _size, pre, mapped = _FORKED[0]
     if mapped is None:
-        return _scan_here(bounds, "")
+        return _scan_here(bounds)
     pos, end = bounds
     page = pos - pos % mmap.PAGESIZE
     if _populate[0]:
@@ -474,7 +471,7 @@ def _scan_forked(bounds: tuple[int, int]) -> Window:
     return found
 
 
-def _scan_here(bounds: tuple[int, int], _why: str) -> Window:
+def _scan_here(bounds: tuple[int, int]) -> Window:
     """A window read, then scanned: where its worker died (a SIGBUS of a truncated file, the
     OOM killer), here."""
     fd, size, pre, _mapped = _FORKED[0]
