@@ -485,7 +485,10 @@ def _timed(s: Sweep, args: list[str], timeout: float = 300) -> tuple[float, subp
 
 
 def _probes_log(path: Path, n: int, request_at: int | None, probe: str) -> Path:
-    head = LOG.read_text().split("The server is fired up and ready to roll!")[0]
+    text = LOG.read_text()
+    # the sample log's start-up up to the line that holds ready (its whole line: cut inside it,
+    # the new ready line would follow that line's header and read as a harness's re-logged line)
+    head = text[:text.rfind("\n", 0, text.index("The server is fired up and ready to roll!")) + 1]
     with open(path, "w") as fh:
         fh.write(head + "[2026-11-12 14:06:00] The server is fired up and ready to roll!\n")
         chunk = 100_000

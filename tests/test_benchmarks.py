@@ -34,6 +34,34 @@ def test_throughput_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
         assert "ripgrep (rg) not found" in proc.stderr
     else:
         assert figures["long"]["ratio"] > 0
+        # the floor (scan_floor.py) is timed beside rg for both inputs
+        for part, label in (("long", "long log"), ("many", "folder")):
+            assert figures[part]["floor"]["floor_s"] > 0 and figures[part]["floor"]["ratio"] > 0
+            assert f"   floor, {label}: scan only" in proc.stdout
+
+
+def test_scan_floor_fails_loudly_when_a_scanner_fails(tmp_path: Path) -> None:
+    """A floor that scanned nothing must not pass for a fast one: a scanner that raises makes
+    the script exit 2 (1 is what `throughput.run` accepts, for rg -c finding nothing)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scan_floor.py"), str(tmp_path / "absent.log"),
+                           "--jobs", "2"], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "absent.log" in proc.stderr
+
+
+def test_probes_cliff_input_has_a_whole_ready_line(tmp_path: Path) -> None:
+    """The probe cliff's ready line follows a whole line of the sample log: it once followed a
+    header the split cut mid-line, a line with two stamps that read as a harness's re-logged
+    line, and the benchmark timed that instead of probes after ready."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from hostile_sweep_io import _probes_log
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    lines = _probes_log(tmp_path / "probes.log", 10, None, "/health").read_text().splitlines()
+    ready = [line for line in lines if "fired up" in line]
+    assert ready == ["[2026-11-12 14:06:00] The server is fired up and ready to roll!"]
+    assert len(lines) - lines.index(ready[0]) - 1 == 10
 
 
 def test_throughput_quick_mode_is_the_guard_with_a_baseline(tmp_path: Path) -> None:
@@ -48,7 +76,7 @@ def test_throughput_quick_mode_is_the_guard_with_a_baseline(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     figures = json.loads(out.read_text())
     assert figures["quick"] and set(figures) >= {"long", "many"} and "startup" not in figures
-    assert "per_file_ms" not in figures["many"]
+    assert "per_file_ms" not in figures["many"] and "floor" not in figures["long"]
     assert figures["long"]["before_s"] > 0 and figures["many"]["vs_before"] > 0
     assert "now/before" in proc.stdout
 

@@ -1,0 +1,119 @@
+"""The floor under `throughput.py`'s long-log and folder figures: what any design of firedup
+in Python pays before it reads a single line, and nothing more.
+
+One process starts, imports the formats, loads each engine's compiled scan (`Prefilter`, from
+the Hyperscan cache as `parse` does), then forks one scanner per core; each scans its share
+with the engine's database (a Python callback per match), a long log mapped and cut in equal
+parts, a folder's files read whole, file by file. No line is split, no event made, no JSON
+written. `throughput.py` times it beside `rg -c` in the same rounds: the ratio it prints is the
+least firedup's own ratio can be while the rule tables are scanned this way.
+
+    python benchmarks/scan_floor.py LOG_OR_FOLDER [--jobs N]
+
+The engine of a folder's file is the generator's (`truth.json`), not sniffed (sniffing is
+firedup's work); a long log is SGLang's, as `fleet.write_long_log` writes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import mmap
+import os
+import sys
+import traceback
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from firedup.formats import get_format  # noqa: E402
+from firedup.read.prefilter import for_format  # noqa: E402
+
+PIECE = 16 << 20  # bytes of a long log scanned per call, as the batch engine's windows
+
+
+def _engines(folder: Path, files: list[Path]) -> list[str]:
+    """Each file's engine, as the generator wrote it."""
+    try:
+        truth = json.loads((folder / "truth.json").read_text())["files"]
+    except (OSError, ValueError, KeyError):
+        truth = {}
+    return [(truth.get(f.name, {}).get("runs") or [{}])[0].get("engine", "sglang") for f in files]
+
+
+def _scan_file_part(path: Path, part: int, parts: int, engine: str) -> int:
+    """Scan the part-th of `parts` equal byte ranges of a mapped file: the matches."""
+    database = for_format(get_format(engine)).database
+    hits = [0]
+
+    def on_match(pattern: int, start: int, stop: int, flags: int, context: object) -> None:
+        hits[0] += 1
+
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if not size:
+            return 0
+        with mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ) as mapped:
+            view = memoryview(mapped)
+            low, high = size * part // parts, size * (part + 1) // parts
+            for at in range(low, high, PIECE):
+                database.scan(view[at:min(high, at + PIECE)], match_event_handler=on_match)
+            view.release()
+    return hits[0]
+
+
+def _scan_files(files: list[Path], engines: list[str]) -> int:
+    """Read each file whole and scan it: the matches."""
+    databases = {engine: for_format(get_format(engine)).database for engine in set(engines)}
+    hits = [0]
+
+    def on_match(pattern: int, start: int, stop: int, flags: int, context: object) -> None:
+        hits[0] += 1
+
+    for path, engine in zip(files, engines, strict=True):
+        databases[engine].scan(path.read_bytes(), match_event_handler=on_match)
+    return hits[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("path", type=Path, help="a long log, or a folder of logs")
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                    else (os.cpu_count() or 1), help="scanning processes (default: the cores this process may use)")
+    args = ap.parse_args(argv)
+    if args.path.is_dir():
+        files = sorted(args.path.glob("*.log"))
+        engines = _engines(args.path, files)
+        for engine in set(engines):
+            for_format(get_format(engine))  # compiled (or loaded) once, before the fork
+        work = [partial(_scan_files, files[j::args.jobs], engines[j::args.jobs]) for j in range(args.jobs)]
+    else:
+        for_format(get_format("sglang"))
+        work = [partial(_scan_file_part, args.path, j, args.jobs, "sglang") for j in range(args.jobs)]
+    if args.jobs == 1:
+        work[0]()
+        return 0
+    children = []
+    for job in work:
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                job()
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)
+        children.append(pid)
+    failed = 0
+    for pid in children:
+        _pid, status = os.waitpid(pid, 0)
+        failed += status != 0
+    return 2 if failed else 0  # not 1: `throughput.run` takes 1 for rg -c finding nothing
+
+
+if __name__ == "__main__":
+    sys.exit(main())
