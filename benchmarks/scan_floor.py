@@ -9,6 +9,10 @@ written. `throughput.py` times it beside `rg -c` in the same rounds: the ratio i
 least firedup's own ratio can be while the rule tables are scanned this way.
 
     python benchmarks/scan_floor.py LOG_OR_FOLDER [--jobs N]
+    python benchmarks/scan_floor.py --dump-patterns FILE [--engine sglang]
+
+`--dump-patterns` writes the engine's database patterns, one a line, for `hs_host_scan.c` (the
+same scan with a Hyperscan built for this machine), and prints the flags they compile with.
 
 The engine of a folder's file is the generator's (`truth.json`), not sniffed (sniffing is
 firedup's work); a long log is SGLang's, as `fleet.write_long_log` writes it.
@@ -77,12 +81,42 @@ def _scan_files(files: list[Path], engines: list[str]) -> int:
     return hits[0]
 
 
+def dump_patterns(engine: str, out: Path) -> int:
+    """Write the patterns `Prefilter` compiles for `engine`, one a line; print their flags."""
+    from firedup.read import prefilter
+
+    seen: dict[str, object] = {}
+    compile_database = prefilter.compile_database
+
+    def capture(patterns: list[str], flags: int) -> object:
+        seen.update(patterns=patterns, flags=flags)
+        return compile_database(patterns, flags)
+
+    prefilter.compile_database = capture
+    try:
+        prefilter.Prefilter(get_format(engine))
+    finally:
+        prefilter.compile_database = compile_database
+    patterns = seen["patterns"]
+    assert isinstance(patterns, list) and not any("\n" in p for p in patterns)
+    out.write_text("".join(p + "\n" for p in patterns))
+    print(f"{len(patterns)} patterns to {out}; flags {seen['flags']}; the first "
+          f"{prefilter.Prefilter(get_format(engine)).literal_count} are the rule literals")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("path", type=Path, help="a long log, or a folder of logs")
+    ap.add_argument("path", type=Path, nargs="?", help="a long log, or a folder of logs")
+    ap.add_argument("--dump-patterns", type=Path, metavar="FILE", help="write the database's patterns and stop")
+    ap.add_argument("--engine", default="sglang", help="whose patterns --dump-patterns writes (default sglang)")
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                     else (os.cpu_count() or 1), help="scanning processes (default: the cores this process may use)")
     args = ap.parse_args(argv)
+    if args.dump_patterns is not None:
+        return dump_patterns(args.engine, args.dump_patterns)
+    if args.path is None:
+        ap.error("a long log or a folder is needed (or --dump-patterns FILE)")
     if args.path.is_dir():
         files = sorted(args.path.glob("*.log"))
         engines = _engines(args.path, files)

@@ -49,6 +49,22 @@ def test_scan_floor_fails_loudly_when_a_scanner_fails(tmp_path: Path) -> None:
     assert "absent.log" in proc.stderr
 
 
+def test_scan_floor_dumps_the_databases_patterns(tmp_path: Path) -> None:
+    """`--dump-patterns` writes what `Prefilter` compiles, one a line, the rule literals first
+    (what `hs_host_scan.c` compiles for the host), and says how many of them are literals."""
+    from firedup.formats import get_format
+    from firedup.read.prefilter import for_format
+
+    out = tmp_path / "patterns.txt"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scan_floor.py"), "--dump-patterns", str(out)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    patterns = out.read_text().splitlines()
+    pre = for_format(get_format("sglang"))
+    assert f"{len(patterns)} patterns" in proc.stdout and f"the first {pre.literal_count} are" in proc.stdout
+    assert len(patterns) > pre.literal_count > 0 and all(patterns)
+
+
 def test_probes_cliff_input_has_a_whole_ready_line(tmp_path: Path) -> None:
     """The probe cliff's ready line follows a whole line of the sample log: it once followed a
     header the split cut mid-line, a line with two stamps that read as a harness's re-logged
