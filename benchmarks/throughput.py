@@ -220,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=parse_size, default=parse_size("1GiB"), help="long log size (default 1GiB)")
     ap.add_argument("--files", type=int, default=2000, help="logs in the folder (default 2000)")
+    ap.add_argument("--vllm-size", type=parse_size, default=parse_size("100MB"),
+                    help="the vLLM log behind kubectl, for --parts vllm (default 100MB)")
     ap.add_argument("--file-size", type=parse_size, default=parse_size("200kB"), help="each (default 200kB)")
     ap.add_argument("--runs", type=int, default=3, help="timed runs of each command (default 3)")
     ap.add_argument("--seed", type=int, default=0)
@@ -257,9 +259,9 @@ def main(argv: list[str] | None = None) -> int:
             results["rg_version"] = subprocess.run([rg, "--version"], capture_output=True, text=True).stdout.split()[1]
 
     parts = set(args.parts.split(","))
-    unknown = parts - {"long", "many", "startup", "scale", "cliffs"}
+    unknown = parts - {"long", "many", "startup", "scale", "cliffs", "vllm"}
     if unknown:
-        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (choose from long, many, startup, scale, cliffs)")
+        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (choose from long, many, startup, scale, cliffs, vllm)")
     if "long" in parts:
         _long(args, results, firedup, rg)
     if "many" in parts:
@@ -270,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         results["scale"] = _scale(args, firedup, rg)
     if "cliffs" in parts:
         results["cliffs"] = _cliffs(args)
+    if "vllm" in parts:
+        _vllm_long(args, results, firedup, rg)
     _report(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
@@ -284,6 +288,53 @@ def _long(args: argparse.Namespace, results: dict[str, Any], firedup: list[str],
     results["long"]["bytes"] = long_log.stat().st_size
     if rg and not args.quick:
         results["long"]["floor"] = floor(long_log, [rg, "-c", ALTERNATION, str(long_log)], args.runs)
+
+
+def write_vllm_long(path: Path, target_bytes: int, seed: int) -> None:
+    """A vLLM 0.13 start-up behind `kubectl logs --timestamps` (the folder's generator), then its
+    traffic up to `target_bytes`: access lines (probes, and a request in ten) every few ms by
+    kubectl's clock, and the engine's throughput line every 500 lines: the layout of vLLM on
+    Kubernetes, nearly all of it access lines."""
+    import random
+    import tempfile
+    from datetime import UTC, datetime, timedelta
+
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        made = write_many(Path(tmp), n=8, seed=seed)
+        head = next(p for p in made if p.stem.endswith("-vllm") and "-prod-" in p.stem).read_bytes()
+    last = head.rstrip(b"\n").rsplit(b"\n", 1)[-1].decode()
+    moment = datetime.strptime(last[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    tag = "\x1b[1;36m(APIServer pid=1)\x1b[0;0m "
+    with open(path, "wb") as out:
+        out.write(head if head.endswith(b"\n") else head + b"\n")
+        written, i = len(head), 0
+        while written < target_bytes:
+            lines = []
+            for _ in range(10_000):
+                moment += timedelta(microseconds=rng.randint(1, 20_000))
+                stamp = moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{moment.microsecond * 1000 + rng.randint(0, 999):09d}Z "
+                if i % 500 == 499:
+                    lines.append(f"{stamp}{tag}INFO {moment:%m-%d %H:%M:%S} [loggers.py:236] Engine 000: Avg prompt "
+                                 "throughput: 812.4 tokens/s, Avg generation throughput: 55.0 tokens/s, Running: 2 reqs, "
+                                 "Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 20.8%")
+                elif rng.random() < 0.1:
+                    lines.append(f'{stamp}{tag}INFO:     10.42.{rng.randint(0, 9)}.{rng.randint(1, 254)}:{rng.randint(30000, 60000)} '
+                                 '- "POST /v1/chat/completions HTTP/1.1" 200 OK')
+                else:
+                    lines.append(f'{stamp}{tag}INFO:     10.42.0.1:{rng.randint(30000, 60000)} - "GET /health HTTP/1.1" 200 OK')
+                i += 1
+            block = ("\n".join(lines) + "\n").encode()
+            out.write(block)
+            written += len(block)
+
+
+def _vllm_long(args: argparse.Namespace, results: dict[str, Any], firedup: list[str], rg: str | None) -> None:
+    log = cached(args.cache, f"vllm-long-{args.vllm_size}-s{args.seed}.log",
+                 lambda p: write_vllm_long(p, args.vllm_size, args.seed))
+    results["vllm"] = compare("vLLM log behind kubectl", [*firedup, str(log)],
+                              [rg, "-c", ALTERNATION, str(log)] if rg else None, args.runs)
+    results["vllm"]["bytes"] = log.stat().st_size
 
 
 def _many(args: argparse.Namespace, results: dict[str, Any], firedup: list[str], rg: str | None) -> None:
@@ -504,6 +555,8 @@ def _report(r: dict[str, Any]) -> None:
         rows.append((f"1. long log {r['long']['bytes'] / 2**20:,.0f} MiB, 4 startups", r["long"], GOALS["long"]))
     if "many" in r:
         rows.append((f"2. folder of {r['many']['files']} logs", r["many"], GOALS["many"]))
+    if "vllm" in r:  # no goal of its own: the long log's
+        rows.append((f"6. vLLM behind kubectl {r['vllm']['bytes'] / 2**20:,.0f} MiB", r["vllm"], GOALS["long"]))
     for name, row, goal in rows:
         ratio = row.get("ratio")
         print(f"{name:<46}{row['firedup_s']:>9.2f}s{row.get('rg_s', float('nan')):>8.2f}s"

@@ -873,6 +873,67 @@ def test_the_access_line_search_finds_lines_with_and_without_kubectls_stamp() ->
                      ((starts[3], starts[3] + len(lines[3])), (b"2026-11-01T12:14:46", b"123"))]
 
 
+_STAMPED_ACCESS = '{stamp} \x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO:     10.0.0.1:1 - "GET /health HTTP/1.1" 200 OK'
+
+
+@settings(max_examples=60, deadline=None)
+@given(stamps=st.lists(st.tuples(st.integers(0, 3), st.text("0123456789", max_size=9).filter(lambda f: f != "")
+                                 | st.just("")), min_size=0, max_size=40),
+       chunk=st.sampled_from([1, 2, 3, 4096]))
+def test_earliest_and_latest_are_the_first_of_the_stable_sorts(stamps: list[tuple[int, str]], chunk: int) -> None:
+    """`_earliest_and_latest` keys every access line a chunk at a time with C-level calls: it
+    picks what the per-line path's stable sorts pick first, ties and fractions of every length
+    (cut to six digits, padded) and chunk edges included."""
+    lines = [_STAMPED_ACCESS.format(stamp=f"2026-11-01T12:00:0{second}{'.' + frac if frac else ''}Z")
+             for second, frac in stamps]
+    text = "\n".join(lines).encode()
+    pre = prefilter.for_format(get_format("vllm"))
+    assert pre.access_line is not None
+    keyed = [(batch._kubectl_key(m[1], m[2]), *m.span()) for m in pre.access_line.finditer(text)]
+    assert len(keyed) == len(lines)
+    want = ([] if not keyed else
+            [sorted(keyed, key=lambda k: k[0])[0], sorted(keyed, key=lambda k: k[0], reverse=True)[0]])
+    old = batch._CHUNK_LINES
+    batch._CHUNK_LINES = chunk
+    try:
+        assert batch._earliest_and_latest(pre.access_line.finditer(text)) == want
+        # a line without kubectl's stamp at its start: its stamp is read from the normalised line
+        bare = "\n".join([*lines, _STAMPED_ACCESS.format(stamp="").lstrip()]).encode()
+        assert batch._earliest_and_latest(pre.access_line.finditer(bare)) is None
+    finally:
+        batch._CHUNK_LINES = old
+
+
+@pytest.mark.parametrize("change", ["invalid earliest", "invalid latest", "unstamped line", "none"])
+def test_access_stamps_that_do_not_count_are_read_line_by_line(tmp_path: Path, change: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's vLLM log behind kubectl, one access line after ready changed: an
+    earliest or latest stamp that is no time (month 0 or 13), or a line without kubectl's stamp, sends
+    its stretch to the per-line path, which looks on in the stamps' order; both engines agree."""
+    path = _vllm_file(tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    ready = next(i for i, line in enumerate(lines) if b"Application startup complete" in line)
+    access = [i for i, line in enumerate(lines) if i > ready and b"HTTP/1.1" in line]
+    assert len(access) > 50
+    if change == "invalid earliest":
+        lines[access[20]] = b"2026-00-01T00:00:00Z" + lines[access[20]][lines[access[20]].index(b"Z ") + 1:]
+    elif change == "invalid latest":
+        lines[access[20]] = b"2026-13-31T23:59:59Z" + lines[access[20]][lines[access[20]].index(b"Z ") + 1:]
+    elif change == "unstamped line":
+        lines[access[20]] = lines[access[20]][lines[access[20]].index(b"Z ") + 2:]
+    path.write_bytes(b"\n".join(lines))
+    calls = []
+    per_line = batch._State._spanning_access_lines
+
+    def counted(self: Any, *args: Any) -> None:
+        calls.append(args)
+        per_line(self, *args)
+
+    monkeypatch.setattr(batch._State, "_spanning_access_lines", counted)
+    assert _assert_same(path, get_format("vllm")) is not None, "handed back"
+    assert bool(calls) == (change != "none")
+
+
 # --- an unknown wrapper ------------------------------------------------------------------------
 
 WRAPPED = Path(__file__).resolve().parent / "fixtures" / "wrapped"

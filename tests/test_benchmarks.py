@@ -20,14 +20,25 @@ def test_throughput_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "throughput.py"), "--size", "2MB", "--files", "4",
-         "--file-size", "60kB", "--runs", "1", "--cache", str(tmp_path / "cache"), "--json", str(out)],
+         "--file-size", "60kB", "--runs", "1", "--cache", str(tmp_path / "cache"), "--json", str(out),
+         "--parts", "long,many,startup,vllm", "--vllm-size", "1MB"],
         capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     figures = json.loads(out.read_text())
     assert figures["long"]["bytes"] >= 1_500_000
     assert figures["long"]["peak_rss_mb"] > 0 and figures["many"]["files"] == 4
     assert set(figures["startup"]) >= {"--help", "parse small.log"}
-    for line in ("1. long log", "2. folder of 4 logs", "3. firedup --help", "machine: ", "   CPU, long log"):
+    assert figures["vllm"]["bytes"] >= 1_000_000 and figures["vllm"]["firedup_s"] > 0
+    # the vLLM log is a start-up behind kubectl and then its traffic, every line stamped
+    from firedup.timeline.pipeline import parse_paths
+
+    vllm_log = tmp_path / "cache" / "vllm-long-1000000-s0.log"
+    runs = parse_paths([str(vllm_log)]).as_contract()["runs"]
+    assert [(r["engine"], r["outcome"]) for r in runs] == [("vllm", "ready")]
+    tail = vllm_log.read_bytes().rstrip().rsplit(b"\n", 3)[1:]
+    assert all(line[:2] == b"20" and b"Z \x1b[1;36m(APIServer pid=1)" in line for line in tail)
+    for line in ("1. long log", "2. folder of 4 logs", "3. firedup --help", "machine: ", "   CPU, long log",
+                 "6. vLLM behind kubectl 1 MiB"):
         assert line in proc.stdout
     assert figures["machine"]["cores"] >= 1 and figures["long"]["firedup_cpu_s"] > 0
     if figures["rg"] is None:

@@ -70,7 +70,8 @@ import os
 import re
 from collections.abc import Iterator
 from datetime import date, datetime
-from operator import itemgetter
+from itertools import islice
+from operator import add, itemgetter, methodcaller
 from typing import Any, cast
 
 from firedup.formats.base import Format, Rule
@@ -437,6 +438,34 @@ def _kubectl_key(stamp: bytes, frac: bytes | None) -> bytes:
     return bytes(stamp + (frac or b"")[:6].ljust(6, b"0"))
 
 
+_STAMP_GROUPS = methodcaller("groups", b"")  # (kubectl's stamp, its fraction); b"" where absent
+_SIX = itemgetter(slice(0, 6))  # a fraction's first six digits (`_kubectl_key`)
+_PADDED = methodcaller("ljust", 6, b"0")
+_SPAN = methodcaller("span")
+_CHUNK_LINES = 4096  # access lines keyed at a time: their match objects are held together
+
+
+def _earliest_and_latest(matches: Iterator[re.Match[bytes]]) -> list[tuple[bytes, int, int]] | None:
+    """Of access-line matches (`Prefilter.access_line`), the first with the smallest
+    `_kubectl_key` and the first with the largest, as (key, start, end); [] for none. None where
+    a line has no kubectl stamp at its start (its stamp is read from the normalised line). The
+    keys of a chunk of lines are made by `map` over C methods, and `min` and `max` with `index`
+    find the first of each, as the stable sorts of `_spanning_access_lines` would."""
+    earliest: tuple[bytes, int, int] | None = None
+    latest: tuple[bytes, int, int] | None = None
+    while chunk := list(islice(matches, _CHUNK_LINES)):
+        stamps, fractions = zip(*map(_STAMP_GROUPS, chunk), strict=True)
+        if b"" in stamps:
+            return None
+        keys = list(map(add, stamps, map(_PADDED, map(_SIX, fractions))))
+        low, high = min(keys), max(keys)
+        if earliest is None or low < earliest[0]:  # strictly: of equal keys the earlier line stays
+            earliest = (low, *_SPAN(chunk[keys.index(low)]))
+        if latest is None or high > latest[0]:
+            latest = (high, *_SPAN(chunk[keys.index(high)]))
+    return [] if earliest is None or latest is None else [earliest, latest]
+
+
 def _valid_stamp(key: bytes) -> bool:
     """Whether a `_State._stamp_key` is a real time: the engine gives a line with an invalid
     collector stamp an inherited time, which does not count for a run's span."""
@@ -631,16 +660,39 @@ class _State:
         first with the earliest and the first with the latest stamp. Only decorated lines go
         unread with such a stamp (`skips_decorations`); until an own-clock line comes, or from
         when one with a collector's stamp too has given the offset, it dates them, and their
-        times are in their stamps' order (the offset stays until an own-clock line)."""
+        times are in their stamps' order (the offset stays until an own-clock line).
+
+        Every access line of the stretch is found in one search (a log behind kubectl is nearly
+        all access lines: a million of them in 100 MB), and its stamp's key is made, compared
+        and kept by C-level calls a chunk of lines at a time (`_earliest_and_latest`), not by a
+        Python loop a line. A line without kubectl's stamp at its start, or an earliest or latest
+        stamp that does not count, sends the stretch to `_spanning_access_lines`, which reads
+        each line's stamp in turn and looks on in the stamps' order."""
         if not self.pre.decorations or not self.scanner.collector_times_count:
             return
         assert self.pre.access_line is not None  # decorations and access literals: a format with access lines
-        stamped: list[tuple[bytes, int, int]] = []  # (the stamp as sortable text, line start, end)
-        # every access line of the stretch in one search (a thousand in a log behind kubectl: a Python loop
-        # of finds per line was a third of its events' time); a stamp other than kubectl's at
-        # the line's start is read by `_stamp_key`, from the normalised line
         # a lazy window's stretch is read once (a bytes copy); `^` still meets only line starts
         text, shift = (self.mm.range(low, high), low) if isinstance(self.mm, LazyWindow) else (self.mm, 0)
+        found = _earliest_and_latest(self.pre.access_line.finditer(text, low - shift, high - shift))
+        if found is None:
+            self._spanning_access_lines(text, shift, low, high)
+            return
+        chosen: set[tuple[int, int]] = set()
+        for key, start, end in found:
+            start, end = start + shift, end + shift
+            if not (_valid_stamp(key) and self.scanner.makes_event(self._message(start, end), self.pre.access_rules)):
+                self._spanning_access_lines(text, shift, low, high)  # look on in the stamps' order
+                return
+            chosen.add((start, end))
+        for start, end in sorted(chosen):
+            self._full(start, end, self.pre.access_rules)
+
+    def _spanning_access_lines(self, text: Any, shift: int, low: int, high: int) -> None:
+        """`_spanning_access` line by line: each access line's stamp, kubectl's from the search
+        or another collector's from the normalised line (`_stamp_key`), then the first line in
+        the stamps' order, each way, whose stamp counts and which makes an event."""
+        assert self.pre.access_line is not None
+        stamped: list[tuple[bytes, int, int]] = []  # (the stamp as sortable text, line start, end)
         for m in self.pre.access_line.finditer(text, low - shift, high - shift):
             start, end = m.start() + shift, m.end() + shift
             # `_kubectl_key`, inline: a call a line was a tenth of this search
