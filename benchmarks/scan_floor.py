@@ -15,7 +15,7 @@ least firedup's own ratio can be while the rule tables are scanned this way.
 same scan with a Hyperscan built for this machine), and prints the flags they compile with.
 
 The engine of a folder's file is the generator's (`truth.json`), not sniffed (sniffing is
-firedup's work); a long log is SGLang's, as `fleet.write_long_log` writes it.
+firedup's work); a long log is SGLang's, as `firedup.synth.bulk.write_long_log` writes it.
 """
 
 from __future__ import annotations
@@ -47,38 +47,33 @@ def _engines(folder: Path, files: list[Path]) -> list[str]:
     return [(truth.get(f.name, {}).get("runs") or [{}])[0].get("engine", "sglang") for f in files]
 
 
-def _scan_file_part(path: Path, part: int, parts: int, engine: str) -> int:
-    """Scan the part-th of `parts` equal byte ranges of a mapped file: the matches."""
+_MATCHES = [0]  # what a scanner's callbacks counted: the least a callback a match can do
+
+
+def _on_match(pattern: int, start: int, stop: int, flags: int, context: object) -> None:
+    _MATCHES[0] += 1
+
+
+def _scan_file_part(path: Path, part: int, parts: int, engine: str) -> None:
+    """Scan the part-th of `parts` equal byte ranges of a mapped file."""
     database = for_format(get_format(engine)).database
-    hits = [0]
-
-    def on_match(pattern: int, start: int, stop: int, flags: int, context: object) -> None:
-        hits[0] += 1
-
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if not size:
-            return 0
+            return
         with mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ) as mapped:
             view = memoryview(mapped)
             low, high = size * part // parts, size * (part + 1) // parts
             for at in range(low, high, PIECE):
-                database.scan(view[at:min(high, at + PIECE)], match_event_handler=on_match)
+                database.scan(view[at:min(high, at + PIECE)], match_event_handler=_on_match)
             view.release()
-    return hits[0]
 
 
-def _scan_files(files: list[Path], engines: list[str]) -> int:
-    """Read each file whole and scan it: the matches."""
+def _scan_files(files: list[Path], engines: list[str]) -> None:
+    """Read each file whole and scan it."""
     databases = {engine: for_format(get_format(engine)).database for engine in set(engines)}
-    hits = [0]
-
-    def on_match(pattern: int, start: int, stop: int, flags: int, context: object) -> None:
-        hits[0] += 1
-
     for path, engine in zip(files, engines, strict=True):
-        databases[engine].scan(path.read_bytes(), match_event_handler=on_match)
-    return hits[0]
+        databases[engine].scan(path.read_bytes(), match_event_handler=_on_match)
 
 
 def dump_patterns(engine: str, out: Path) -> int:
@@ -94,14 +89,14 @@ def dump_patterns(engine: str, out: Path) -> int:
 
     prefilter.compile_database = capture
     try:
-        prefilter.Prefilter(get_format(engine))
+        pre = prefilter.Prefilter(get_format(engine))
     finally:
         prefilter.compile_database = compile_database
     patterns = seen["patterns"]
     assert isinstance(patterns, list) and not any("\n" in p for p in patterns)
     out.write_text("".join(p + "\n" for p in patterns))
     print(f"{len(patterns)} patterns to {out}; flags {seen['flags']}; the first "
-          f"{prefilter.Prefilter(get_format(engine)).literal_count} are the rule literals")
+          f"{pre.literal_count} are the rule literals")
     return 0
 
 

@@ -114,9 +114,12 @@ def _sample_tree_rss(pid: int, peak: list[int]) -> None:
         time.sleep(0.01)
 
 
-def compare(label: str, ours: list[str], reference: list[str] | None, runs: int) -> dict[str, Any]:
+def compare(label: str, ours: list[str], reference: list[str] | None, runs: int,
+            baselines: list[Path] | None = None) -> dict[str, Any]:
     """Alternate the commands `runs` times; medians and the median of per-run ratios. With
-    --baseline, the same command from the baseline's sources runs in the same rounds."""
+    --baseline, the same command from the baseline's sources runs in the same rounds
+    (`baselines`: other sources than --baseline's, [] for none)."""
+    baselines = BASELINE if baselines is None else baselines
     ours_t: list[float] = []
     ref_t: list[float] = []
     base_t: list[float] = []
@@ -125,7 +128,7 @@ def compare(label: str, ours: list[str], reference: list[str] | None, runs: int)
     run(ours)  # warm the page cache and the bytecode cache
     if reference:
         run(reference)
-    for src in BASELINE:
+    for src in baselines:
         run(ours, src)
     for _ in range(runs):
         if reference:
@@ -136,7 +139,7 @@ def compare(label: str, ours: list[str], reference: list[str] | None, runs: int)
         ours_t.append(t)
         rss.append(peak)
         cpu["firedup"].append(used)
-        for src in BASELINE:
+        for src in baselines:
             t, _peak, used = run(ours, src)
             base_t.append(t)
             cpu["before"].append(used)
@@ -154,24 +157,14 @@ def compare(label: str, ours: list[str], reference: list[str] | None, runs: int)
 
 
 def floor(path: Path, reference: list[str], runs: int) -> dict[str, Any]:
-    """`scan_floor.py` on the same input beside `reference` (rg), alternated as `compare` does:
-    the least a design in Python that scans the rule tables with Hyperscan pays (start, load
-    the scan, read, scan; no line read after), so the part of firedup's ratio to rg that is
-    its own work is the rest."""
-    cmd = [sys.executable, str(Path(__file__).with_name("scan_floor.py")), str(path)]
-    run(cmd)
-    run(reference)
-    floor_t: list[float] = []
-    ref_t: list[float] = []
-    cpu: list[float] = []
-    for _ in range(runs):
-        ref_t.append(run(reference)[0])
-        t, _peak, used = run(cmd)
-        floor_t.append(t)
-        cpu.append(used)
-    return {"floor_s": statistics.median(floor_t), "floor_cpu_s": statistics.median(cpu),
-            "rg_s": statistics.median(ref_t),
-            "ratio": statistics.median(f / r for f, r in zip(floor_t, ref_t, strict=True))}
+    """`scan_floor.py` on the same input beside `reference` (rg), alternated as `compare` does
+    (no baseline: the floor is the design's, not a checkout's): the least a design in Python
+    that scans the rule tables with Hyperscan pays (start, load the scan, read, scan; no line
+    read after), so the part of firedup's ratio to rg that is its own work is the rest."""
+    row = compare("scan floor", [sys.executable, str(Path(__file__).with_name("scan_floor.py")), str(path)],
+                  reference, runs, baselines=[])
+    return {"floor_s": row["firedup_s"], "floor_cpu_s": row["firedup_cpu_s"], "rg_s": row["rg_s"],
+            "ratio": row["ratio"]}
 
 
 def machine() -> dict[str, Any]:

@@ -925,9 +925,9 @@ def test_access_stamps_that_do_not_count_are_read_line_by_line(tmp_path: Path, c
     calls = []
     per_line = batch._State._spanning_access_lines
 
-    def counted(self: Any, *args: Any) -> None:
+    def counted(self: Any, *args: Any) -> set[tuple[int, int]]:
         calls.append(args)
-        per_line(self, *args)
+        return per_line(self, *args)
 
     monkeypatch.setattr(batch._State, "_spanning_access_lines", counted)
     assert _assert_same(path, get_format("vllm")) is not None, "handed back"

@@ -674,23 +674,22 @@ class _State:
         # a lazy window's stretch is read once (a bytes copy); `^` still meets only line starts
         text, shift = (self.mm.range(low, high), low) if isinstance(self.mm, LazyWindow) else (self.mm, 0)
         found = _earliest_and_latest(self.pre.access_line.finditer(text, low - shift, high - shift))
-        if found is None:
-            self._spanning_access_lines(text, shift, low, high)
-            return
-        chosen: set[tuple[int, int]] = set()
-        for key, start, end in found:
-            start, end = start + shift, end + shift
-            if not (_valid_stamp(key) and self.scanner.makes_event(self._message(start, end), self.pre.access_rules)):
-                self._spanning_access_lines(text, shift, low, high)  # look on in the stamps' order
-                return
-            chosen.add((start, end))
+        if found is not None and all(self._counts(key, start + shift, end + shift) for key, start, end in found):
+            chosen = {(start + shift, end + shift) for _key, start, end in found}
+        else:  # look on in the stamps' order, line by line
+            chosen = self._spanning_access_lines(text, shift, low, high)
         for start, end in sorted(chosen):
             self._full(start, end, self.pre.access_rules)
 
-    def _spanning_access_lines(self, text: Any, shift: int, low: int, high: int) -> None:
-        """`_spanning_access` line by line: each access line's stamp, kubectl's from the search
-        or another collector's from the normalised line (`_stamp_key`), then the first line in
-        the stamps' order, each way, whose stamp counts and which makes an event."""
+    def _counts(self, key: bytes, start: int, end: int) -> bool:
+        """Whether the access line [start, end) with this stamp key is one `compact` keeps for
+        its stretch's span: its stamp a real time, the line an event."""
+        return _valid_stamp(key) and self.scanner.makes_event(self._message(start, end), self.pre.access_rules)
+
+    def _spanning_access_lines(self, text: Any, shift: int, low: int, high: int) -> set[tuple[int, int]]:
+        """`_spanning_access`'s lines, found line by line: each access line's stamp, kubectl's
+        from the search or another collector's from the normalised line (`_stamp_key`), then
+        the first line in the stamps' order, each way, whose stamp counts (`_counts`)."""
         assert self.pre.access_line is not None
         stamped: list[tuple[bytes, int, int]] = []  # (the stamp as sortable text, line start, end)
         for m in self.pre.access_line.finditer(text, low - shift, high - shift):
@@ -703,11 +702,10 @@ class _State:
         for order in (sorted(stamped, key=itemgetter(0)), sorted(stamped, key=itemgetter(0), reverse=True)):
             # sorted() is stable, with reverse too: of equal stamps the first comes first
             for key, start, end in order:
-                if _valid_stamp(key) and self.scanner.makes_event(self._message(start, end), self.pre.access_rules):
+                if self._counts(key, start, end):
                     chosen.add((start, end))
                     break
-        for start, end in sorted(chosen):
-            self._full(start, end, self.pre.access_rules)
+        return chosen
 
     def _stamp_key(self, start: int, end: int) -> bytes | None:
         """`_kubectl_key` of the collector's stamp that `normalise` finds on the unflagged line

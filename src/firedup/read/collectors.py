@@ -58,10 +58,11 @@ class Collector:
     `pattern` (anchored) is what `sources` strips, compiled on first use (`regex`: most logs
     have no collector prefix, and compiling every collector's cost ~5 ms a run); `start`, a
     Hyperscan pattern of what every such prefix starts with (the batch engine's scan).
-    `firsts`: the `first_key`s its prefix may start with. `stamp` reads the collector's time a prefix carries (None: it carries none);
-    `process_tag`: the prefix names a process (its name and pid). `accepts`: whether a match is
-    really this prefix, given the line and the match's end. `decoration`: a prefix on every line
-    of a format whose batch engine may leave such lines unread (`prefilter.skips_decorations`)."""
+    `firsts`: the `first_key`s its prefix may start with. `stamp` reads the collector's time a
+    prefix carries (None: it carries none); `process_tag`: the prefix names a process (its name
+    and pid). `accepts`: whether a match is really this prefix, given the line and the match's
+    end. `decoration`: a prefix on every line of a format whose batch engine may leave such
+    lines unread (`prefilter.skips_decorations`)."""
 
     name: str
     pattern: str

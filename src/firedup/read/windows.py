@@ -339,7 +339,6 @@ def forked_scans(bounds: Sequence[tuple[int, int]], jobs: int) -> Iterator[Windo
     Plain `fork` and pipes, not `core.pool`: a long log's scan is one round of equal windows,
     and the pool's imports, threads and queues (concurrent.futures, multiprocessing: ~10 ms
     before the first window) were a sixtieth of the 1 GiB log's time on 2 cores."""
-    import marshal
     import select
 
     tasks_read, tasks_write = os.pipe()
@@ -372,12 +371,7 @@ def forked_scans(bounds: Sequence[tuple[int, int]], jobs: int) -> Iterator[Windo
                         del pending[fd]
                         continue
                     buffer += data
-                    while len(buffer) >= 4:
-                        size = int.from_bytes(buffer[:4], "little")
-                        if len(buffer) < 4 + size:
-                            break
-                        message = marshal.loads(bytes(buffer[4:4 + size]))
-                        del buffer[:4 + size]
+                    for message in _whole_messages(buffer):
                         if message[0] == "taking":
                             taken[fd] = message[1]
                         else:
@@ -438,6 +432,20 @@ def _scan_in_child(bounds: Sequence[tuple[int, int]], tasks: int, write_end: int
         code = 1
     finally:
         os._exit(code)
+
+
+def _whole_messages(buffer: bytearray) -> Iterator[Any]:
+    """The messages `_scan_in_child` sent that `buffer` holds whole (a length, then a marshalled
+    tuple), each taken out of it; a message still arriving stays."""
+    import marshal
+
+    while len(buffer) >= 4:
+        size = int.from_bytes(buffer[:4], "little")
+        if len(buffer) < 4 + size:
+            return
+        message = marshal.loads(bytes(buffer[4:4 + size]))
+        del buffer[:4 + size]
+        yield message
 
 
 def _write_all(fd: int, data: bytes) -> None:
